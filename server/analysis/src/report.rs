@@ -1,0 +1,169 @@
+//! The plain-data result of analysing a file: bindings, hovers, diagnostics.
+//!
+//! Everything here speaks in byte offsets into the analysed text; the LSP and
+//! CLI layers convert to their own coordinates.
+
+use std::ops::Range;
+
+/// A half-open byte range into the analysed source.
+pub type TextRange = Range<usize>;
+
+/// The flags of the fake mode the analysis plays when user code builds none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// A real tensor meeting a fake one is silently faked (true) or reported (false).
+    pub allow_non_fake_inputs: bool,
+    /// An op with no shape rule is silently unknown (true) or reported (false).
+    pub allow_fallback_kernels: bool,
+    /// Sizes that call sites make concrete are specialised (true) or stay symbolic (false).
+    pub static_shapes: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { allow_non_fake_inputs: false, allow_fallback_kernels: true, static_shapes: false }
+    }
+}
+
+/// Everything the analysis learned about one file.
+#[derive(Debug, Clone, Default)]
+pub struct FileAnalysis {
+    /// One entry per (statement, bound name), in source order.
+    pub bindings: Vec<Binding>,
+    /// Tensor-valued expressions, for hover; nested ranges are allowed.
+    pub expressions: Vec<ExprInfo>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingKind {
+    Assign,
+    AugAssign,
+    For,
+    With,
+    Param,
+}
+
+/// A name that a statement binds to a tensor.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    /// `x`, `self.fc`, or one name of a tuple target.
+    pub name: String,
+    /// The range of the name as written (the hint goes right after it).
+    pub range: TextRange,
+    pub kind: BindingKind,
+    pub tensor: TensorInfo,
+}
+
+/// A tensor-valued expression and what is known of it.
+#[derive(Debug, Clone)]
+pub struct ExprInfo {
+    pub range: TextRange,
+    pub tensor: TensorInfo,
+}
+
+/// One dimension as shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DimView {
+    Known(i64),
+    /// A symbolic size in Python syntax: `B`, `C // n_head`, `config.n_embd`.
+    Symbol(String),
+    /// Any number of dims (`*batch`, `...`).
+    Variadic(String),
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Fake,
+    Real,
+}
+
+/// The user-facing facts about one abstract tensor.
+#[derive(Debug, Clone)]
+pub struct TensorInfo {
+    /// `None` when even the rank is unknown.
+    pub shape: Option<Vec<DimView>>,
+    /// torch's spelling (`float32`), `None` when unknown.
+    pub dtype: Option<String>,
+    /// torch's spelling (`cpu`, `cuda:0`), `None` when unknown.
+    pub device: Option<String>,
+    pub origin: Origin,
+    /// The op that produced the tensor (`torch.randn`, `nn.Linear`, `view`).
+    pub op: Option<String>,
+    /// A concrete shape seen at a call site, when the shown shape is symbolic.
+    pub example: Option<Vec<DimView>>,
+    /// Guards the analysis assumed, in Python syntax (`C == 768`).
+    pub guards: Vec<String>,
+    /// Extra notes for hover, e.g. that a device is cpu-or-cuda.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "information",
+            Severity::Hint => "hint",
+        }
+    }
+}
+
+/// A problem found in the file.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub range: TextRange,
+    pub severity: Severity,
+    /// A stable kebab-case code, e.g. `matmul-shape`.
+    pub code: &'static str,
+    pub message: String,
+    /// Where an operand's shape or device came from.
+    pub related: Vec<(TextRange, String)>,
+}
+
+impl DimView {
+    /// The dim as Python-ish text: `8`, `B`, `?`, `*batch`.
+    pub fn label(&self) -> String {
+        match self {
+            DimView::Known(n) => n.to_string(),
+            DimView::Symbol(s) | DimView::Variadic(s) => s.clone(),
+            DimView::Unknown => "?".to_string(),
+        }
+    }
+}
+
+impl TensorInfo {
+    /// The shape as the hint shows it: `[8, 128]`, `[B, ?]`, `[?...]`.
+    pub fn shape_label(&self) -> String {
+        match &self.shape {
+            None => "[...]".to_string(),
+            Some(dims) => {
+                let parts: Vec<String> = dims.iter().map(DimView::label).collect();
+                format!("[{}]", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// The innermost tensor expression whose range contains `offset`.
+pub fn expression_at(analysis: &FileAnalysis, offset: usize) -> Option<&ExprInfo> {
+    analysis
+        .expressions
+        .iter()
+        .filter(|e| e.range.start <= offset && offset <= e.range.end)
+        .min_by_key(|e| e.range.end - e.range.start)
+}
+
+/// The binding whose name range contains `offset`.
+pub fn binding_at(analysis: &FileAnalysis, offset: usize) -> Option<&Binding> {
+    analysis.bindings.iter().find(|b| b.range.start <= offset && offset <= b.range.end)
+}
