@@ -167,3 +167,98 @@ pub fn expression_at(analysis: &FileAnalysis, offset: usize) -> Option<&ExprInfo
 pub fn binding_at(analysis: &FileAnalysis, offset: usize) -> Option<&Binding> {
     analysis.bindings.iter().find(|b| b.range.start <= offset && offset <= b.range.end)
 }
+
+/// An inlay hint to draw right after a bound name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlayHint {
+    /// The byte offset the hint is drawn at (the end of the name).
+    pub offset: usize,
+    /// What is drawn: `: [8, 128]`.
+    pub label: String,
+    /// Shown on hover over the hint: dtype, device, origin.
+    pub tooltip: String,
+}
+
+/// How much an inlay hint says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HintDetail {
+    /// `: [8, 128]`
+    #[default]
+    Shape,
+    /// `: [8, 128] float32 cuda:0`
+    Full,
+}
+
+/// The inlay hints of the bindings whose names end inside `range` (all when `None`).
+///
+/// A tensor whose rank is unknown gets no hint: an empty `[...]` after every
+/// name would be noise; hover still tells what is known.
+pub fn inlay_hints(analysis: &FileAnalysis, range: Option<TextRange>, detail: HintDetail) -> Vec<InlayHint> {
+    let mut hints: Vec<InlayHint> = analysis
+        .bindings
+        .iter()
+        .filter(|b| b.tensor.shape.is_some())
+        .filter(|b| range.as_ref().is_none_or(|r| r.start <= b.range.end && b.range.end <= r.end))
+        .map(|b| {
+            let mut label = format!(": {}", b.tensor.shape_label());
+            if detail == HintDetail::Full {
+                for part in [&b.tensor.dtype, &b.tensor.device].into_iter().flatten() {
+                    label.push(' ');
+                    label.push_str(part);
+                }
+            }
+            InlayHint { offset: b.range.end, label, tooltip: b.tensor.summary() }
+        })
+        .collect();
+    hints.sort_by_key(|h| h.offset);
+    hints.dedup_by_key(|h| h.offset);
+    hints
+}
+
+impl TensorInfo {
+    /// One line: `float32 on cpu, fake`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} on {}, {}",
+            self.dtype.as_deref().unwrap_or("unknown dtype"),
+            self.device.as_deref().unwrap_or("unknown device"),
+            match self.origin {
+                Origin::Fake => "fake",
+                Origin::Real => "real",
+            }
+        )
+    }
+
+    /// A Markdown hover text: shape, dtype, device, origin, the op, guards.
+    pub fn hover_markdown(&self, name: Option<&str>) -> String {
+        let mut out = String::from("```text\n");
+        if let Some(name) = name {
+            out.push_str(name);
+            out.push_str(": ");
+        }
+        out.push_str(&format!("Tensor{}\n```\n", self.shape_label()));
+        out.push_str(&format!("- dtype: `{}`\n", self.dtype.as_deref().unwrap_or("?")));
+        out.push_str(&format!("- device: `{}`\n", self.device.as_deref().unwrap_or("?")));
+        out.push_str(&format!(
+            "- {}\n",
+            match self.origin {
+                Origin::Fake => "fake tensor (no data)",
+                Origin::Real => "real tensor (made outside the fake mode)",
+            }
+        ));
+        if let Some(op) = &self.op {
+            out.push_str(&format!("- from `{op}`\n"));
+        }
+        if let Some(example) = &self.example {
+            let dims: Vec<String> = example.iter().map(DimView::label).collect();
+            out.push_str(&format!("- at a call site: `[{}]`\n", dims.join(", ")));
+        }
+        if !self.guards.is_empty() {
+            out.push_str(&format!("- assuming `{}`\n", self.guards.join("`, `")));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("- {note}\n"));
+        }
+        out
+    }
+}
