@@ -4,12 +4,26 @@
 //! `FileAnalysis` of plain data with byte ranges, and anything it cannot
 //! follow is `Unknown`.
 
+mod interp;
+mod record;
 mod report;
+mod rules;
+mod value;
 
 pub use report::*;
 
 /// Analyse one Python file. Never panics on any input.
 pub fn analyze(source: &str, config: &Config) -> FileAnalysis {
-    let _ = (source, config);
-    FileAnalysis::default()
+    let parsed = shapels_syntax::parse(source);
+    analyze_module(source, &parsed.module, config)
+}
+
+/// Analyse an already parsed module (the LSP keeps the tree between edits).
+pub fn analyze_module(source: &str, module: &shapels_syntax::ast::Module, config: &Config) -> FileAnalysis {
+    let mut interp = interp::Interp::new(source, config);
+    interp.run_module(module);
+    let (bindings, expressions) = std::mem::take(&mut interp.recorder).finish(&interp.env, &interp.rank_vars);
+    let mut diagnostics = std::mem::take(&mut interp.diagnostics);
+    diagnostics.sort_by_key(|d| (d.range.start, d.range.end));
+    FileAnalysis { bindings, expressions, diagnostics }
 }

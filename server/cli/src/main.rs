@@ -1,1 +1,52 @@
-fn main() {}
+//! `shapels`: tensor shapes inline for PyTorch code, as a language server
+//! (`shapels lsp`) and on the command line (`shapels check`, `shapels hints`).
+//!
+//! Exit codes: 0 when all is well, 1 when `check` found an error
+//! diagnostic, 2 when shapels could not do what was asked (bad usage, a file
+//! it could not read, a broken configuration file).
+
+mod args;
+mod check;
+mod hints;
+mod logging;
+mod output;
+mod settings;
+mod walk;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = match cli.command {
+        Command::Lsp => "info",
+        Command::Check(_) | Command::Hints(_) => "warn",
+    };
+    logging::init(cli.log_level.as_deref(), default_level);
+    match cli.command {
+        Command::Lsp => lsp(),
+        Command::Check(args) => check::run(&args),
+        Command::Hints(args) => hints::run(&args),
+    }
+}
+
+/// Serves LSP on stdio, then exits the process without waiting for tokio's
+/// stdin reader thread (see `shapels_lsp::serve`).
+fn lsp() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            tracing::error!("cannot start the async runtime: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = runtime.block_on(shapels_lsp::serve(tokio::io::stdin(), tokio::io::stdout()));
+    runtime.shutdown_background();
+    std::process::exit(code)
+}

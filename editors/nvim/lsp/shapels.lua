@@ -1,0 +1,31 @@
+--- shapels: PyTorch tensor shapes as inlay hints, hover and diagnostics.
+---
+--- Neovim >= 0.11 finds this file on 'runtimepath' as `lsp/shapels.lua`, so
+--- `vim.lsp.enable('shapels')` is all a user needs once this directory is on
+--- the runtimepath; `vim.lsp.config('shapels', {...})` overrides any field.
+--- The server reads the `shapels` section of `settings` (Neovim sends it with
+--- workspace/didChangeConfiguration and answers workspace/configuration).
+
+---@type vim.lsp.Config
+return {
+  cmd = { 'shapels', 'lsp' },
+  filetypes = { 'python' },
+  -- A Python project's root holds one of these; the server reads
+  -- `[tool.shapels]` from the pyproject.toml it finds there.
+  root_markers = { 'pyproject.toml', 'setup.py', '.git' },
+  settings = {
+    shapels = {
+      -- The fake-mode flags are deliberately left unset here: a value sent
+      -- by the editor would hide the project's own `[tool.shapels]` table.
+      -- Set them through vim.lsp.config when a project has none:
+      --   allowNonFakeInputs = false,   -- report real tensors meeting fake ones
+      --   allowFallbackKernels = true,  -- ops with no shape rule are silently unknown
+      --   staticShapes = false,         -- keep call-site sizes symbolic
+      inlayHints = {
+        enable = true,
+        -- "shape" draws `: [8, 128]`; "full" adds dtype and device.
+        detail = 'shape',
+      },
+    },
+  },
+}

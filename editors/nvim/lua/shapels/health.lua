@@ -1,0 +1,36 @@
+--- `:checkhealth shapels`: the two things that go wrong in practice are an
+--- old Neovim and a `shapels` binary that is not on PATH.
+
+local M = {}
+
+function M.check()
+  vim.health.start('shapels')
+
+  if vim.fn.has('nvim-0.11') == 1 then
+    vim.health.ok('Neovim ' .. tostring(vim.version()))
+  else
+    vim.health.error('Neovim 0.11 or newer is needed (vim.lsp.config / vim.lsp.enable)')
+  end
+
+  local config = vim.lsp.config and vim.lsp.config.shapels
+  local cmd = config and config.cmd
+  if type(cmd) ~= 'table' or not cmd[1] then
+    vim.health.error('no `cmd` for shapels: is editors/nvim on the runtimepath?')
+    return
+  end
+  if vim.fn.executable(cmd[1]) == 1 then
+    local version = vim.system({ cmd[1], '--version' }, { text = true }):wait(2000)
+    local text = vim.trim(version.stdout or '')
+    vim.health.ok(('`%s` found%s'):format(cmd[1], text ~= '' and (': ' .. text) or ''))
+  else
+    vim.health.error(
+      ('`%s` is not executable'):format(cmd[1]),
+      { 'cargo install --path server/cli', "or vim.lsp.config('shapels', { cmd = { '/path/to/shapels', 'lsp' } })" }
+    )
+  end
+
+  local clients = vim.lsp.get_clients({ name = 'shapels' })
+  vim.health.info(('%d shapels client(s) running'):format(#clients))
+end
+
+return M

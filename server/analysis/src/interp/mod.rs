@@ -1,0 +1,269 @@
+//! The abstract interpreter: runs a module's Python the way FakeTensorMode would.
+//!
+//! Statements are executed over abstract `Value`s. Tensors are fake; sizes
+//! are `Dim`s in one `ShapeEnv`. Whatever cannot be followed becomes
+//! `Value::Unknown` and flows on. Every loop, call and expression is bounded
+//! by a step budget and a depth limit, so no input can make it hang.
+
+mod call;
+mod expr;
+mod join;
+mod stmt;
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use shapels_shapes::{Dim, ShapeEnv};
+use shapels_syntax::ast::{self, TextRange};
+
+use crate::record::Recorder;
+use crate::report::{Config, Diagnostic, Severity};
+use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
+
+pub(crate) use expr::slice_indices;
+pub(crate) use join::join_values;
+
+/// A scope: names to values, shared so closures and branches can see it.
+pub(crate) type Scope = Rc<RefCell<HashMap<Rc<str>, Value>>>;
+
+/// How control leaves a statement.
+#[derive(Debug, Clone)]
+pub(crate) enum Flow {
+    Normal,
+    Return(Value),
+    Break,
+    Continue,
+    /// The path cannot continue (`raise`, or the budget ran out).
+    Stop,
+}
+
+/// The execution state of one function call (or of the module body).
+pub(crate) struct Frame {
+    pub locals: Scope,
+    /// The enclosing function's scope for nested functions and lambdas.
+    pub closure: Option<Scope>,
+    /// The function being run, for `super()`.
+    pub function: Option<Rc<Function>>,
+    /// Values returned on paths that ended early inside undecided branches.
+    pub early_returns: Vec<Value>,
+    pub is_module: bool,
+}
+
+/// The fake scope the code currently runs in.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ModeState {
+    /// Tensors made now are fake (inside the analysis' mode or a user mode).
+    pub fake: bool,
+    pub id: u32,
+    pub allow_non_fake_inputs: bool,
+    /// The mode was written by the user (`with FakeTensorMode()`).
+    pub user_mode: bool,
+}
+
+/// The step budget of one file: generous for real model files, small
+/// enough that a pathological file finishes in well under a second.
+const STEP_BUDGET: u64 = 400_000;
+/// Nested user calls beyond this depth are not followed.
+const MAX_CALL_DEPTH: usize = 24;
+/// Expression nesting beyond this is not followed (the syntax layer also caps it).
+pub(crate) const MAX_EXPR_DEPTH: usize = 150;
+/// Loops run at most this many iterations before the rest is summarised.
+pub(crate) const MAX_LOOP_ITERATIONS: usize = 64;
+
+pub(crate) struct Interp<'s> {
+    pub src: &'s str,
+    pub config: Config,
+    pub env: ShapeEnv,
+    pub globals: Scope,
+    /// Rank variables: `Some(dims)` once a use fixed the rank.
+    pub rank_vars: Vec<Option<Rc<Vec<Dim>>>>,
+    /// Symbols minted for `Opaque` values used as sizes, by name.
+    pub opaque_syms: HashMap<Rc<str>, Dim>,
+    pub steps: u64,
+    pub depth: usize,
+    pub expr_depth: usize,
+    pub recorder: Recorder,
+    pub diagnostics: Vec<Diagnostic>,
+    pub mode: ModeState,
+    next_mode_id: u32,
+    /// Functions that some run reached, by the address of their definition.
+    pub reached: HashSet<usize>,
+    /// The functions on the call stack, to cut recursion.
+    pub stack: Vec<usize>,
+    /// The classes defined in the module, in order (for library mode).
+    pub classes: Vec<Rc<Class>>,
+    pub functions: Vec<Rc<Function>>,
+    /// Where the current top-level call came from, for diagnostics that
+    /// belong to a call site rather than to a library line.
+    pub frames: Vec<Frame>,
+}
+
+impl<'s> Interp<'s> {
+    pub fn new(src: &'s str, config: &Config) -> Interp<'s> {
+        let globals: Scope = Rc::new(RefCell::new(HashMap::new()));
+        Interp {
+            src,
+            config: config.clone(),
+            env: ShapeEnv::new(),
+            globals: globals.clone(),
+            rank_vars: Vec::new(),
+            opaque_syms: HashMap::new(),
+            steps: 0,
+            depth: 0,
+            expr_depth: 0,
+            recorder: Recorder::default(),
+            diagnostics: Vec::new(),
+            // Module-level code runs outside any fake mode: tensors it makes are real.
+            mode: ModeState { fake: false, id: 0, allow_non_fake_inputs: config.allow_non_fake_inputs, user_mode: false },
+            next_mode_id: 1,
+            reached: HashSet::new(),
+            stack: Vec::new(),
+            classes: Vec::new(),
+            functions: Vec::new(),
+            frames: vec![Frame {
+                locals: globals,
+                closure: None,
+                function: None,
+                early_returns: Vec::new(),
+                is_module: true,
+            }],
+        }
+    }
+
+    /// Run the module body, then every class and function no run reached,
+    /// with arguments made up from their signatures (library mode).
+    pub fn run_module(&mut self, module: &ast::Module) {
+        let _ = self.exec_block(&module.body);
+        self.run_unreached();
+    }
+
+    /// Count one step; false once the budget is spent.
+    pub fn tick(&mut self) -> bool {
+        self.steps += 1;
+        self.steps <= STEP_BUDGET
+    }
+
+    pub fn out_of_budget(&self) -> bool {
+        self.steps > STEP_BUDGET
+    }
+
+    pub fn frame(&mut self) -> &mut Frame {
+        self.frames.last_mut().expect("the module frame is never popped")
+    }
+
+    pub fn fresh_mode_id(&mut self) -> u32 {
+        let id = self.next_mode_id;
+        self.next_mode_id += 1;
+        id
+    }
+
+    /// A new rank variable (a tensor of unknown rank).
+    pub fn fresh_rank_var(&mut self) -> Shape {
+        self.rank_vars.push(None);
+        Shape::Var((self.rank_vars.len() - 1) as u32)
+    }
+
+    /// The shape with a refined rank variable replaced by its dims.
+    pub fn resolve_shape(&self, shape: &Shape) -> Shape {
+        match shape {
+            Shape::Var(v) => match self.rank_vars.get(*v as usize) {
+                Some(Some(dims)) => Shape::Known(dims.clone()),
+                _ => shape.clone(),
+            },
+            known => known.clone(),
+        }
+    }
+
+    /// Fix the rank of an unknown-rank shape, naming the new dims.
+    pub fn refine_rank(&mut self, var: u32, names: &[Option<String>]) -> Rc<Vec<Dim>> {
+        if let Some(Some(dims)) = self.rank_vars.get(var as usize) {
+            return dims.clone();
+        }
+        let dims: Vec<Dim> = names
+            .iter()
+            .map(|n| match n {
+                Some(name) => self.env.symbol(name),
+                None => self.env.anonymous(),
+            })
+            .collect();
+        let dims = Rc::new(dims);
+        if let Some(slot) = self.rank_vars.get_mut(var as usize) {
+            *slot = Some(dims.clone());
+        }
+        dims
+    }
+
+    /// A tensor made by the current code: fake inside a fake scope, real outside.
+    pub fn new_tensor(&self, shape: Shape, dtype: Option<crate::value::DType>, device: Option<Device>, op: &str) -> Tensor {
+        Tensor {
+            shape,
+            dtype,
+            device,
+            origin: if self.mode.fake { Provenance::Fake } else { Provenance::Real },
+            mode: self.mode.id,
+            op: Rc::from(op),
+            made_at: None,
+            is_param: false,
+        }
+    }
+
+    /// Report a problem once per (range, code, message).
+    pub fn report(&mut self, range: TextRange, severity: Severity, code: &'static str, message: String) {
+        self.report_related(range, severity, code, message, Vec::new());
+    }
+
+    pub fn report_related(
+        &mut self,
+        range: TextRange,
+        severity: Severity,
+        code: &'static str,
+        message: String,
+        related: Vec<(TextRange, String)>,
+    ) {
+        if self.diagnostics.iter().any(|d| d.range == range && d.code == code && d.message == message) {
+            return;
+        }
+        self.diagnostics.push(Diagnostic { range, severity, code, message, related });
+    }
+
+    /// The source text of a range (for names like `config.n_embd`).
+    pub fn text(&self, range: &TextRange) -> &'s str {
+        self.src.get(range.clone()).unwrap_or("")
+    }
+
+    /// Functions and classes never reached by the module's own code are run
+    /// with arguments made from their signatures, so library files get shapes.
+    fn run_unreached(&mut self) {
+        let classes = self.classes.clone();
+        for class in classes {
+            if self.out_of_budget() {
+                return;
+            }
+            let Some(forward) = call::lookup_method(&class, "forward") else {
+                continue;
+            };
+            if self.reached.contains(&(Rc::as_ptr(&forward.def) as usize)) {
+                continue;
+            }
+            self.mode = ModeState { fake: true, ..self.mode };
+            let instance = self.generic_instance(&class);
+            if let Value::Instance(_) = instance {
+                let args = self.generic_args(&forward, true);
+                let _ = self.call_function(&forward, Some(instance), args, Vec::new(), 0..0);
+            }
+        }
+        let functions = self.functions.clone();
+        for function in functions {
+            if self.out_of_budget() {
+                return;
+            }
+            if self.reached.contains(&(Rc::as_ptr(&function.def) as usize)) {
+                continue;
+            }
+            self.mode = ModeState { fake: true, ..self.mode };
+            let args = self.generic_args(&function, false);
+            let _ = self.call_function(&function, None, args, Vec::new(), 0..0);
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! Recording what each binding saw, and merging runs into one shape per site.
+//!
+//! A line may run several times (a module called from two call sites, a
+//! loop). Its hint is the anti-unification of every run: a dim that agrees
+//! everywhere stays; a dim that differs becomes a symbol shared by every
+//! place where it differed in the same way, named after a variable of the
+//! user's that took the same values where there is one (`B`, `T`).
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use shapels_shapes::{Dim, ShapeEnv};
+use shapels_syntax::ast::TextRange;
+
+use crate::report::{Binding, BindingKind, DimView, ExprInfo, Origin, TensorInfo};
+use crate::value::{Provenance, Shape, Tensor};
+
+/// Runs kept per site: enough to see every context, bounded for memory.
+const MAX_HITS: usize = 48;
+
+struct Site {
+    name: String,
+    range: TextRange,
+    kind: BindingKind,
+    hits: Vec<Rc<Tensor>>,
+}
+
+struct ScalarSite {
+    name: String,
+    hits: Vec<Dim>,
+}
+
+#[derive(Default)]
+pub(crate) struct Recorder {
+    sites: Vec<Site>,
+    index: HashMap<(usize, String), usize>,
+    exprs: HashMap<(usize, usize), Vec<Rc<Tensor>>>,
+    scalars: Vec<ScalarSite>,
+    scalar_index: HashMap<(usize, String), usize>,
+}
+
+impl Recorder {
+    pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
+        let key = (range.start, name.to_string());
+        let i = *self.index.entry(key).or_insert_with(|| {
+            self.sites.push(Site { name: name.to_string(), range: range.clone(), kind, hits: Vec::new() });
+            self.sites.len() - 1
+        });
+        let site = &mut self.sites[i];
+        if site.hits.len() < MAX_HITS {
+            site.hits.push(tensor);
+        }
+    }
+
+    pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
+        let hits = self.exprs.entry((range.start, range.end)).or_default();
+        if hits.len() < MAX_HITS {
+            hits.push(tensor);
+        }
+    }
+
+    pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim) {
+        let key = (range.start, name.to_string());
+        let i = *self.scalar_index.entry(key).or_insert_with(|| {
+            self.scalars.push(ScalarSite { name: name.to_string(), hits: Vec::new() });
+            self.scalars.len() - 1
+        });
+        let site = &mut self.scalars[i];
+        if site.hits.len() < MAX_HITS {
+            site.hits.push(value);
+        }
+    }
+
+    /// Merge the runs of every site into the user-facing results.
+    pub fn finish(self, env: &ShapeEnv, rank_vars: &[Option<Rc<Vec<Dim>>>]) -> (Vec<Binding>, Vec<ExprInfo>) {
+        let mut namer = Namer::new(env, &self.scalars);
+        let mut bindings: Vec<Binding> = self
+            .sites
+            .iter()
+            .map(|site| Binding {
+                name: site.name.clone(),
+                range: site.range.clone(),
+                kind: site.kind,
+                tensor: merge(&site.hits, env, rank_vars, &mut namer),
+            })
+            .collect();
+        bindings.sort_by_key(|b| (b.range.start, b.name.clone()));
+        let mut exprs: Vec<ExprInfo> = self
+            .exprs
+            .iter()
+            .map(|((start, end), hits)| ExprInfo { range: *start..*end, tensor: merge(hits, env, rank_vars, &mut namer) })
+            .collect();
+        exprs.sort_by_key(|e| (e.range.start, e.range.end));
+        (bindings, exprs)
+    }
+}
+
+/// Names for dims that differ between runs.
+struct Namer<'a> {
+    env: &'a ShapeEnv,
+    /// Per sequence of per-run values, the name chosen for it.
+    chosen: HashMap<Vec<String>, String>,
+    /// The user's int variables by their sequence of per-run values.
+    candidates: HashMap<Vec<String>, String>,
+    taken: HashSet<String>,
+}
+
+impl<'a> Namer<'a> {
+    fn new(env: &'a ShapeEnv, scalars: &[ScalarSite]) -> Namer<'a> {
+        let mut candidates = HashMap::new();
+        for s in scalars {
+            if s.hits.len() < 2 || !is_identifier(&s.name) {
+                continue;
+            }
+            let key: Vec<String> = s.hits.iter().map(|d| env.display(d)).collect();
+            if key.iter().any(|k| k == "?") || key.iter().all(|k| k == &key[0]) {
+                continue;
+            }
+            candidates.entry(key).or_insert_with(|| s.name.clone());
+        }
+        let taken = (0..env.symbol_count() as u32)
+            .filter_map(|i| env.info(shapels_shapes::SymId(i)).map(|s| s.name.clone()))
+            .collect();
+        Namer { env, chosen: HashMap::new(), candidates, taken }
+    }
+
+    fn name(&mut self, key: Vec<String>) -> String {
+        if let Some(n) = self.chosen.get(&key) {
+            return n.clone();
+        }
+        let base = self.candidates.get(&key).cloned().unwrap_or_else(|| "s".to_string());
+        let mut name = base.clone();
+        let mut k = 1;
+        while self.taken.contains(&name) || (base == "s" && name == "s") {
+            k += 1;
+            name = format!("{base}{k}");
+        }
+        self.taken.insert(name.clone());
+        self.chosen.insert(key, name.clone());
+        let _ = self.env;
+        name
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+fn merge(hits: &[Rc<Tensor>], env: &ShapeEnv, rank_vars: &[Option<Rc<Vec<Dim>>>], namer: &mut Namer<'_>) -> TensorInfo {
+    let shapes: Vec<Option<Vec<Dim>>> = hits
+        .iter()
+        .map(|t| match &t.shape {
+            Shape::Known(d) => Some(d.iter().map(|x| env.resolve(x)).collect()),
+            Shape::Var(v) => match rank_vars.get(*v as usize) {
+                Some(Some(d)) => Some(d.iter().map(|x| env.resolve(x)).collect()),
+                _ => None,
+            },
+        })
+        .collect();
+    let shape = if shapes.iter().any(Option::is_none) || shapes.is_empty() {
+        None
+    } else {
+        let shapes: Vec<Vec<Dim>> = shapes.into_iter().flatten().collect();
+        let rank = shapes[0].len();
+        if shapes.iter().any(|s| s.len() != rank) {
+            None
+        } else {
+            Some(
+                (0..rank)
+                    .map(|i| {
+                        let column: Vec<String> = shapes.iter().map(|s| env.display(&s[i])).collect();
+                        if column.iter().any(|c| c == "?") {
+                            DimView::Unknown
+                        } else if column.iter().all(|c| c == &column[0]) {
+                            match shapes[0][i].as_const() {
+                                Some(n) => DimView::Known(n),
+                                None => DimView::Symbol(column[0].clone()),
+                            }
+                        } else {
+                            DimView::Symbol(namer.name(column))
+                        }
+                    })
+                    .collect(),
+            )
+        }
+    };
+    let first = &hits[0];
+    let example = if hits.len() == 1 {
+        None
+    } else {
+        match &first.shape {
+            Shape::Known(d) if d.iter().all(|x| env.value(x).is_some()) => {
+                Some(d.iter().map(|x| DimView::Known(env.value(x).unwrap_or(0))).collect())
+            }
+            _ => None,
+        }
+    };
+    TensorInfo {
+        shape,
+        dtype: if hits.iter().all(|t| t.dtype == first.dtype) { first.dtype.map(|d| d.name().to_string()) } else { None },
+        device: if hits.iter().all(|t| t.device == first.device) {
+            first.device.as_ref().filter(|d| **d != crate::value::Device::CudaOrCpu).map(|d| d.name())
+        } else {
+            None
+        },
+        origin: match first.origin {
+            Provenance::Fake => Origin::Fake,
+            Provenance::Real => Origin::Real,
+        },
+        op: Some(first.op.to_string()),
+        example,
+        guards: Vec::new(),
+        notes: match &first.device {
+            Some(crate::value::Device::CudaOrCpu) => {
+                vec!["device is `cuda:0` when CUDA is available, else `cpu`".to_string()]
+            }
+            _ => Vec::new(),
+        },
+    }
+}

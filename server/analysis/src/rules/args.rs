@@ -1,0 +1,99 @@
+//! `Args`: the positional and keyword arguments of one op call.
+
+use std::rc::Rc;
+
+use shapels_syntax::ast::TextRange;
+
+use crate::value::{Tensor, Value};
+
+pub(crate) struct Args {
+    pub pos: Vec<Value>,
+    pub kw: Vec<(Rc<str>, Value)>,
+    /// Source ranges of the positional operands when the caller knows them
+    /// (binary operators), for related information.
+    pub ranges: Vec<TextRange>,
+}
+
+impl Args {
+    pub fn new(pos: Vec<Value>, kw: Vec<(Rc<str>, Value)>) -> Args {
+        Args { pos, kw, ranges: Vec::new() }
+    }
+
+    /// The keyword argument `name`, else the positional one at `index`.
+    pub fn get(&self, index: usize, name: &str) -> Option<&Value> {
+        self.kw(name).or_else(|| self.pos.get(index))
+    }
+
+    pub fn kw(&self, name: &str) -> Option<&Value> {
+        self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v)
+    }
+
+    /// The argument as a tensor.
+    pub fn tensor(&self, index: usize, name: &str) -> Option<Rc<Tensor>> {
+        match self.get(index, name) {
+            Some(Value::Tensor(t)) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    /// A known integer argument.
+    pub fn int(&self, index: usize, name: &str) -> Option<i64> {
+        match self.get(index, name) {
+            Some(Value::Int(d)) => d.as_const(),
+            Some(Value::Bool(Some(b))) => Some(*b as i64),
+            _ => None,
+        }
+    }
+
+    /// A known bool argument, `default` when absent.
+    pub fn flag(&self, index: usize, name: &str, default: bool) -> Option<bool> {
+        match self.get(index, name) {
+            None | Some(Value::None) => Some(default),
+            Some(Value::Bool(b)) => *b,
+            Some(Value::Int(d)) => d.as_const().map(|n| n != 0),
+            _ => None,
+        }
+    }
+
+    /// A string argument.
+    pub fn str(&self, index: usize, name: &str) -> Option<Rc<str>> {
+        match self.get(index, name) {
+            Some(Value::Str(s)) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    /// The positional arguments from `start` on, flattened when they are
+    /// a single tuple or list (`x.view(2, 3)` and `x.view((2, 3))`).
+    pub fn varargs(&self, start: usize) -> Vec<Value> {
+        let rest = self.pos.get(start..).unwrap_or(&[]);
+        if let [single] = rest
+            && let Some(items) = single.items()
+        {
+            return items;
+        }
+        if let [Value::SizeOfVar(..)] = rest {
+            return Vec::new();
+        }
+        rest.to_vec()
+    }
+
+    /// The tensor arguments, in order, including inside lists.
+    pub fn tensors(&self) -> Vec<Rc<Tensor>> {
+        let mut out = Vec::new();
+        for v in self.pos.iter().chain(self.kw.iter().map(|(_, v)| v)) {
+            match v {
+                Value::Tensor(t) => out.push(t.clone()),
+                Value::Tuple(_) | Value::List(_) => {
+                    for item in v.items().unwrap_or_default() {
+                        if let Value::Tensor(t) = item {
+                            out.push(t);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,305 @@
+//! Factories (`torch.randn`, `torch.tensor`, `*_like`) and the metadata
+//! methods of a tensor (`size`, `dim`, `to`, `float`, `new_zeros`).
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::Args;
+use super::shape::{numel, wrap_dim};
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::value::{DType, Device, Shape, Tensor, Value};
+
+/// A `torch.<name>(...)` factory, or `None` when `name` is not one.
+pub(crate) fn create(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Option<Value> {
+    let float = Some(DType::Float32);
+    let (shape, dtype) = match name {
+        "randn" | "rand" | "zeros" | "ones" | "empty" => {
+            let sizes = interp.size_dims(&args.varargs(0));
+            (sizes, float)
+        }
+        "full" => {
+            let sizes = match args.get(0, "size") {
+                Some(v) => {
+                    let items = v.items().unwrap_or_default();
+                    interp.size_dims(&items)
+                }
+                None => return Some(Value::Unknown),
+            };
+            let dtype = match args.get(1, "fill_value") {
+                Some(Value::Int(_)) => Some(DType::Int64),
+                Some(Value::Bool(_)) => Some(DType::Bool),
+                _ => float,
+            };
+            (sizes, dtype)
+        }
+        "randint" => {
+            // randint(high, size) or randint(low, high, size)
+            let size = args.kw("size").cloned().or_else(|| args.pos.iter().find(|v| v.items().is_some()).cloned());
+            let items = size.and_then(|s| s.items()).unwrap_or_default();
+            (interp.size_dims(&items), Some(DType::Int64))
+        }
+        "randperm" => {
+            let n = args.get(0, "n").cloned().unwrap_or(Value::Unknown);
+            (interp.size_dims(&[n]), Some(DType::Int64))
+        }
+        "arange" => {
+            let nums: Vec<&Value> = args.pos.iter().collect();
+            let all_int = nums.iter().all(|v| matches!(v, Value::Int(_)))
+                && ["start", "end", "step"].iter().all(|k| !matches!(args.kw(k), Some(Value::Float(_))));
+            let get = |i: usize, k: &str| args.kw(k).or_else(|| nums.get(i).copied());
+            let (start, end, step) = match nums.len() {
+                0 => (args.kw("start").cloned().unwrap_or(Value::int(0)), args.kw("end").cloned(), args.kw("step").cloned()),
+                1 => (Value::int(0), get(0, "end").cloned(), args.kw("step").cloned()),
+                _ => (nums[0].clone(), nums.get(1).map(|v| (*v).clone()), nums.get(2).map(|v| (*v).clone()).or(args.kw("step").cloned())),
+            };
+            let len = arange_len(interp, &start, end.as_ref(), step.as_ref());
+            (vec![len], if all_int { Some(DType::Int64) } else { float })
+        }
+        "linspace" | "logspace" => {
+            let n = args.get(2, "steps").cloned().unwrap_or(Value::Unknown);
+            (interp.size_dims(&[n]), float)
+        }
+        "eye" => {
+            let n = args.get(0, "n").cloned().unwrap_or(Value::Unknown);
+            let m = args.get(1, "m").cloned().unwrap_or_else(|| n.clone());
+            (interp.size_dims(&[n, m]), float)
+        }
+        "tensor" | "as_tensor" => {
+            let data = args.get(0, "data").cloned().unwrap_or(Value::Unknown);
+            match literal_shape(interp, &data) {
+                Some((dims, dtype)) => (dims, dtype),
+                None => {
+                    let shape = interp.fresh_rank_var();
+                    let t = interp.new_tensor(shape, None, Some(Device::Cpu), "torch.tensor");
+                    return Some(Value::Tensor(Rc::new(t)));
+                }
+            }
+        }
+        _ if name.ends_with("_like") => {
+            let base = args.tensor(0, "input")?;
+            let dtype = match name {
+                "randint_like" => base.dtype,
+                "full_like" => base.dtype,
+                _ => base.dtype,
+            };
+            let dtype = dtype_arg(args).or(dtype);
+            let device = device_arg(args).unwrap_or_else(|| base.device.clone());
+            let t = interp.new_tensor(base.shape.clone(), dtype, device, &format!("torch.{name}"));
+            return Some(Value::Tensor(Rc::new(t)));
+        }
+        _ => return None,
+    };
+    if let Some(bad) = shape.iter().find(|d| d.as_const().is_some_and(|n| n < 0)) {
+        interp.report(
+            range,
+            Severity::Error,
+            "negative-size",
+            format!("Trying to create tensor with negative dimension {}: {}", interp.fmt_dim(bad), interp.fmt_dims(&shape)),
+        );
+        return Some(Value::Unknown);
+    }
+    let dtype = dtype_arg(args).or(dtype);
+    let device = device_arg(args).unwrap_or(Some(Device::Cpu));
+    let t = interp.new_tensor(Shape::known(shape), dtype, device, &format!("torch.{name}"));
+    Some(Value::Tensor(Rc::new(Tensor { made_at: Some(range), ..t })))
+}
+
+/// `torch.arange` length: `ceil((end - start) / step)`.
+fn arange_len(interp: &mut Interp<'_>, start: &Value, end: Option<&Value>, step: Option<&Value>) -> Dim {
+    let num = |v: &Value| match v {
+        Value::Int(d) => d.as_const().map(|n| n as f64),
+        Value::Float(f) => *f,
+        _ => None,
+    };
+    let step_v = step.map(num).unwrap_or(Some(1.0));
+    if let (Some(s), Some(e), Some(st)) = (num(start), end.and_then(num), step_v)
+        && st != 0.0
+    {
+        return Dim::konst(((e - s) / st).ceil().max(0.0) as i64);
+    }
+    // Symbolic ints: (end - start + step - 1) // step for a known positive int step.
+    if let (Value::Int(s), Some(Value::Int(e))) = (start, end) {
+        let st = match step {
+            None => Some(1),
+            Some(Value::Int(d)) => d.as_const(),
+            _ => None,
+        };
+        if let Some(st) = st.filter(|st| *st > 0)
+            && let Some(len) = e.sub(s).add(&Dim::konst(st - 1)).floordiv(&Dim::konst(st))
+        {
+            return len;
+        }
+    }
+    interp.env.anonymous()
+}
+
+/// The shape and dtype of a nested list literal.
+fn literal_shape(interp: &mut Interp<'_>, data: &Value) -> Option<(Vec<Dim>, Option<DType>)> {
+    match data {
+        Value::Int(_) => Some((Vec::new(), Some(DType::Int64))),
+        Value::Float(_) => Some((Vec::new(), Some(DType::Float32))),
+        Value::Bool(_) => Some((Vec::new(), Some(DType::Bool))),
+        Value::Tensor(t) => Some((interp.dims(t)?, t.dtype)),
+        Value::Tuple(_) | Value::List(_) => {
+            let items = data.items()?;
+            let mut inner: Option<Vec<Dim>> = None;
+            let mut dtype: Option<DType> = None;
+            for item in &items {
+                let (dims, d) = literal_shape(interp, item)?;
+                if let Some(prev) = &inner
+                    && *prev != dims
+                {
+                    return None;
+                }
+                inner = Some(dims);
+                dtype = match (dtype, d) {
+                    (None, d) => d,
+                    (Some(a), Some(b)) => Some(super::dtype::join(a, b)),
+                    (a, None) => a,
+                };
+            }
+            let mut dims = vec![Dim::konst(items.len() as i64)];
+            dims.extend(inner.unwrap_or_default());
+            Some((dims, dtype.or(Some(DType::Float32))))
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn dtype_arg(args: &Args) -> Option<DType> {
+    match args.kw("dtype") {
+        Some(Value::DType(d)) => Some(*d),
+        _ => None,
+    }
+}
+
+/// The `device=` argument: `None` when absent, `Some(None)` when present but unknown.
+pub(crate) fn device_arg(args: &Args) -> Option<Option<Device>> {
+    args.kw("device").map(device_of)
+}
+
+pub(crate) fn device_of(v: &Value) -> Option<Device> {
+    match v {
+        Value::Device(d) => Some(d.clone()),
+        Value::Str(s) => Device::parse(s),
+        Value::Int(d) => d.as_const().map(|i| Device::Cuda(i as u32)),
+        _ => None,
+    }
+}
+
+/// Tensor methods that read or change metadata rather than compute.
+pub(crate) fn method(interp: &mut Interp<'_>, t: &Rc<Tensor>, name: &str, args: &Args, range: TextRange) -> Option<Value> {
+    let shape = interp.resolve_shape(&t.shape);
+    let this = Value::Tensor(t.clone());
+    let retype = |dtype: Option<DType>, device: Option<Option<Device>>, op: &str| {
+        Value::Tensor(Rc::new(Tensor {
+            shape: shape.clone(),
+            dtype: dtype.or(t.dtype),
+            device: device.unwrap_or_else(|| t.device.clone()),
+            op: Rc::from(op),
+            ..(**t).clone()
+        }))
+    };
+    Some(match name {
+        "size" => match args.get(1, "dim") {
+            None => super::size_value(&shape, &this),
+            Some(Value::Int(d)) => match (shape.dims(), d.as_const()) {
+                (Some(dims), Some(i)) => match wrap_dim(i, dims.len()) {
+                    Ok(i) => Value::Int(dims.get(i).cloned().unwrap_or_else(|| Dim::konst(1))),
+                    Err(message) => {
+                        interp.report(range, Severity::Error, "dim-out-of-range", message);
+                        Value::Unknown
+                    }
+                },
+                _ => Value::Int(interp.env.anonymous()),
+            },
+            _ => Value::Unknown,
+        },
+        "dim" | "ndimension" => match shape.dims() {
+            Some(d) => Value::int(d.len() as i64),
+            None => Value::Unknown,
+        },
+        "numel" | "nelement" => match shape.dims() {
+            Some(d) => Value::Int(numel(d)),
+            None => Value::Int(interp.env.anonymous()),
+        },
+        "is_floating_point" => Value::Bool(t.dtype.map(|d| d.is_floating())),
+        "is_contiguous" | "is_pinned" => Value::Bool(None),
+        "element_size" => Value::Unknown,
+        "get_device" => match &t.device {
+            Some(Device::Cuda(i)) => Value::int(*i as i64),
+            Some(Device::Cpu) => Value::int(-1),
+            _ => Value::Unknown,
+        },
+        "item" => match t.dtype {
+            Some(d) if d.category() <= 1 => Value::Int(interp.env.anonymous()),
+            _ => Value::Float(None),
+        },
+        "tolist" => Value::Unknown,
+        "float" => retype(Some(DType::Float32), None, "float"),
+        "double" => retype(Some(DType::Float64), None, "double"),
+        "half" => retype(Some(DType::Float16), None, "half"),
+        "bfloat16" => retype(Some(DType::BFloat16), None, "bfloat16"),
+        "long" => retype(Some(DType::Int64), None, "long"),
+        "int" => retype(Some(DType::Int32), None, "int"),
+        "short" => retype(Some(DType::Int16), None, "short"),
+        "char" => retype(Some(DType::Int8), None, "char"),
+        "byte" => retype(Some(DType::UInt8), None, "byte"),
+        "bool" => retype(Some(DType::Bool), None, "bool"),
+        "cpu" => retype(None, Some(Some(Device::Cpu)), "cpu"),
+        "cuda" => {
+            let index = args.int(1, "device").unwrap_or(0);
+            retype(None, Some(Some(Device::Cuda(index as u32))), "cuda")
+        }
+        "type_as" => match args.tensor(1, "other") {
+            Some(other) => retype(other.dtype, None, "type_as"),
+            None => retype(None, None, "type_as"),
+        },
+        "type" => match args.get(1, "dtype") {
+            Some(Value::DType(d)) => retype(Some(*d), None, "type"),
+            _ => Value::Unknown,
+        },
+        "to" => {
+            let mut dtype = super::creation::dtype_arg(args);
+            let mut device = device_arg(args);
+            for v in args.pos.iter().skip(1) {
+                match v {
+                    Value::DType(d) => dtype = Some(*d),
+                    Value::Device(_) | Value::Str(_) => device = Some(device_of(v)),
+                    Value::Tensor(other) => {
+                        dtype = other.dtype;
+                        device = Some(other.device.clone());
+                    }
+                    Value::Unknown | Value::Opaque(_) => device = Some(None),
+                    _ => {}
+                }
+            }
+            retype(dtype, device, "to")
+        }
+        "new_zeros" | "new_ones" | "new_empty" | "new_full" | "new_tensor" => {
+            let dims = if name == "new_tensor" {
+                let data = args.get(1, "data").cloned().unwrap_or(Value::Unknown);
+                literal_shape(interp, &data).map(|(d, _)| d)
+            } else if name == "new_full" {
+                args.get(1, "size").and_then(|v| v.items()).map(|items| interp.size_dims(&items))
+            } else {
+                let items = args.varargs(1);
+                Some(interp.size_dims(&items))
+            };
+            let shape = match dims {
+                Some(d) => Shape::known(d),
+                None => interp.fresh_rank_var(),
+            };
+            let dtype = dtype_arg(args).or(t.dtype);
+            let device = device_arg(args).unwrap_or_else(|| t.device.clone());
+            Value::Tensor(Rc::new(interp.new_tensor(shape, dtype, device, name)))
+        }
+        "requires_grad_" | "retain_grad" | "share_memory_" | "pin_memory" => this,
+        "backward" | "register_hook" => Value::None,
+        "numpy" => Value::Unknown,
+        _ => return None,
+    })
+}

@@ -1,0 +1,114 @@
+//! Type promotion (spec §3.1): the dtype of a pointwise op's result.
+
+use crate::value::{DType, Tensor, Value};
+
+/// A pointwise op's result dtype from its operands, torch's way: the
+/// highest category wins; within it, dimensioned tensors beat 0-dim ones,
+/// which beat Python scalars.
+pub(crate) fn promote(operands: &[(&Value, Option<usize>)]) -> Option<DType> {
+    let mut category = 0u8;
+    let mut dimensioned: Option<DType> = None;
+    let mut zero_dim: Option<DType> = None;
+    let mut unknown = false;
+    for (v, rank) in operands {
+        match v {
+            Value::Tensor(t) => {
+                let Some(d) = t.dtype else {
+                    unknown = true;
+                    continue;
+                };
+                category = category.max(d.category());
+                match rank {
+                    Some(0) => zero_dim = Some(join_opt(zero_dim, d)),
+                    Some(_) => dimensioned = Some(join_opt(dimensioned, d)),
+                    None => unknown = true,
+                }
+            }
+            Value::Bool(_) => {}
+            Value::Int(_) => category = category.max(1),
+            Value::Float(_) => category = category.max(2),
+            _ => {}
+        }
+    }
+    if unknown {
+        return None;
+    }
+    let pick = |d: Option<DType>| d.filter(|d| d.category() == category);
+    Some(pick(dimensioned).or(pick(zero_dim)).unwrap_or(match category {
+        0 => DType::Bool,
+        1 => DType::Int64,
+        2 => DType::Float32,
+        _ => match dimensioned.or(zero_dim) {
+            Some(DType::Float64) => DType::Complex128,
+            _ => DType::Complex64,
+        },
+    }))
+}
+
+fn join_opt(a: Option<DType>, b: DType) -> DType {
+    match a {
+        None => b,
+        Some(a) => join(a, b),
+    }
+}
+
+/// The least upper bound of two dtypes in torch's lattice.
+pub(crate) fn join(a: DType, b: DType) -> DType {
+    use DType::*;
+    if a == b {
+        return a;
+    }
+    let rank = |d: DType| match d {
+        Bool => 0,
+        UInt8 | Int8 => 1,
+        Int16 => 2,
+        Int32 => 3,
+        Int64 => 4,
+        Float16 | BFloat16 => 5,
+        Float32 => 6,
+        Float64 => 7,
+        Complex64 => 8,
+        Complex128 => 9,
+    };
+    match (a, b) {
+        (UInt8, Int8) | (Int8, UInt8) => Int16,
+        (Float16, BFloat16) | (BFloat16, Float16) => Float32,
+        _ => {
+            if rank(a) >= rank(b) {
+                a
+            } else {
+                b
+            }
+        }
+    }
+}
+
+/// Integer and bool results become the default float (true division, sqrt, exp, ...).
+pub(crate) fn int_to_float(d: Option<DType>) -> Option<DType> {
+    d.map(|d| if d.category() <= 1 { DType::Float32 } else { d })
+}
+
+/// Sums of bools and integers are int64.
+pub(crate) fn sum_dtype(d: Option<DType>) -> Option<DType> {
+    d.map(|d| if d.category() <= 1 { DType::Int64 } else { d })
+}
+
+/// Used by rules to describe dtype-mixing errors.
+pub(crate) fn torch_name(d: DType) -> &'static str {
+    match d {
+        DType::Float32 => "Float",
+        DType::Float64 => "Double",
+        DType::Float16 => "Half",
+        DType::BFloat16 => "BFloat16",
+        DType::Int64 => "Long",
+        DType::Int32 => "Int",
+        DType::Int16 => "Short",
+        DType::Int8 => "Char",
+        DType::UInt8 => "Byte",
+        DType::Bool => "Bool",
+        DType::Complex64 => "ComplexFloat",
+        DType::Complex128 => "ComplexDouble",
+    }
+}
+
+pub(crate) fn _unused(_t: &Tensor) {}

@@ -1,0 +1,239 @@
+//! The rule table: shape, dtype and device rules of torch functions and Tensor methods.
+//!
+//! Each op is one entry in `op` (tensor ops, with the input first, so that
+//! `torch.sum(x, 1)` and `x.sum(1)` share a rule). Rules check what torch's
+//! meta kernels check and report torch's own message at the call.
+
+pub(crate) mod args;
+mod creation;
+mod dtype;
+mod einops;
+pub(crate) mod index;
+pub(crate) mod nn;
+mod ops;
+mod shape;
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::{BinOp, TextRange, UnaryOp};
+
+use crate::interp::Interp;
+use crate::value::{Device, Shape, Tensor, Value};
+
+pub(crate) use args::Args;
+
+
+type Kwargs = Vec<(Rc<str>, Value)>;
+
+/// A call of something under `torch`, `einops`, or another module path.
+pub(crate) fn call_torch(interp: &mut Interp<'_>, path: &str, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+    let args = Args::new(args, kwargs);
+    let path = normalize_path(path);
+    if let Some(name) = path.strip_prefix("nn.") {
+        return nn::construct(interp, name, args, range);
+    }
+    if let Some(name) = path.strip_prefix("F.") {
+        return nn::functional(interp, name, args, range);
+    }
+    if let Some(name) = path.strip_prefix("einops.") {
+        return einops::call(interp, name, args, range);
+    }
+    if let Some(name) = path.strip_prefix("torch.") {
+        return torch_function(interp, name, args, range);
+    }
+    Value::Unknown
+}
+
+/// Canonical spellings: `torch.nn.functional.relu` → `F.relu`, `torch.nn.Linear` → `nn.Linear`.
+fn normalize_path(path: &str) -> String {
+    for (prefix, canon) in [
+        ("torch.nn.functional.", "F."),
+        ("torch.nn.modules.", "nn."),
+        ("torch.nn.", "nn."),
+        ("einops.layers.torch.", "nn.einops."),
+    ] {
+        if let Some(rest) = path.strip_prefix(prefix) {
+            // `torch.nn.init.*` and `torch.nn.utils.*` are not layers.
+            if canon == "nn." && (rest.starts_with("init.") || rest.starts_with("utils.") || rest.starts_with("parameter.")) {
+                return format!("torch.nn.{rest}");
+            }
+            let rest = rest.rsplit('.').next().filter(|_| canon == "nn." && rest.contains('.')).unwrap_or(rest);
+            return format!("{canon}{rest}");
+        }
+    }
+    path.to_string()
+}
+
+fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+    match name {
+        "device" => match args.get(0, "type") {
+            Some(Value::Str(s)) => {
+                let index = match args.get(1, "index") {
+                    Some(Value::Int(d)) => d.as_const(),
+                    _ => None,
+                };
+                match (Device::parse(s), index) {
+                    (Some(Device::Cuda(_)), Some(i)) => Value::Device(Device::Cuda(i as u32)),
+                    (Some(d), _) => Value::Device(d),
+                    _ => Value::Unknown,
+                }
+            }
+            Some(Value::Device(d)) => Value::Device(d.clone()),
+            _ => Value::Unknown,
+        },
+        "cuda.is_available" => Value::Bool(None),
+        "cuda.device_count" => Value::Unknown,
+        "Size" => match args.get(0, "sizes") {
+            Some(v) => match v.items() {
+                Some(items) => Value::tuple(items),
+                None => v.clone(),
+            },
+            None => Value::tuple(Vec::new()),
+        },
+        "no_grad" | "inference_mode" | "enable_grad" | "autocast" | "amp.autocast" | "cuda.amp.autocast" => Value::None,
+        "manual_seed" | "set_grad_enabled" | "set_default_dtype" | "cuda.manual_seed" | "cuda.manual_seed_all" => Value::None,
+        "get_default_dtype" => Value::DType(crate::value::DType::Float32),
+        "is_tensor" => Value::Bool(Some(matches!(args.get(0, "obj"), Some(Value::Tensor(_))))),
+        "_subclasses.fake_tensor.FakeTensorMode" | "_subclasses.FakeTensorMode" => {
+            let allow = matches!(args.kw("allow_non_fake_inputs"), Some(Value::Bool(Some(true))));
+            let id = interp.fresh_mode_id();
+            Value::FakeMode { id, allow_non_fake_inputs: allow }
+        }
+        "load" | "from_numpy" | "as_tensor" if name != "as_tensor" => {
+            // Loaded or converted from outside: a real tensor nobody knows the shape of.
+            let shape = interp.fresh_rank_var();
+            let mut t = interp.new_tensor(shape, None, Some(Device::Cpu), &format!("torch.{name}"));
+            t.origin = crate::value::Provenance::Real;
+            Value::Tensor(Rc::new(t))
+        }
+        _ => {
+            if let Some(v) = creation::create(interp, name, &args, range.clone()) {
+                return v;
+            }
+            let name = name.strip_prefix("linalg.").map(|n| format!("linalg_{n}")).unwrap_or_else(|| name.to_string());
+            let name = name.strip_prefix("special.").unwrap_or(&name).to_string();
+            ops::op(interp, &name, args, range)
+        }
+    }
+}
+
+/// A method call on a tensor: `x.view(...)`.
+pub(crate) fn tensor_method(
+    interp: &mut Interp<'_>,
+    t: &Rc<Tensor>,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    range: TextRange,
+) -> Value {
+    let mut positional = vec![Value::Tensor(t.clone())];
+    positional.extend(args);
+    let args = Args::new(positional, kwargs);
+    if let Some(v) = creation::method(interp, t, name, &args, range.clone()) {
+        return v;
+    }
+    ops::op(interp, name, args, range)
+}
+
+/// Attributes of a tensor: `x.shape`, `x.T`, `x.device`, and bound methods.
+pub(crate) fn tensor_attr(interp: &mut Interp<'_>, object: &Value, t: &Rc<Tensor>, attr: &str, range: TextRange) -> Value {
+    let shape = interp.resolve_shape(&t.shape);
+    match attr {
+        "shape" => size_value(&shape, object),
+        "ndim" => match shape.dims() {
+            Some(d) => Value::int(d.len() as i64),
+            None => Value::Unknown,
+        },
+        "dtype" => t.dtype.map(Value::DType).unwrap_or(Value::Unknown),
+        "device" => t.device.clone().map(Value::Device).unwrap_or(Value::Unknown),
+        "is_cuda" => match &t.device {
+            Some(Device::Cuda(_)) => Value::Bool(Some(true)),
+            Some(Device::CudaOrCpu) | None => Value::Bool(None),
+            Some(_) => Value::Bool(Some(false)),
+        },
+        "requires_grad" | "is_leaf" => Value::Bool(None),
+        "data" | "grad" => Value::Tensor(t.clone()),
+        "T" | "mT" | "mH" | "H" => ops::op(interp, &format!("__attr_{attr}"), Args::new(vec![object.clone()], Vec::new()), range),
+        "real" | "imag" => Value::Tensor(t.clone()),
+        _ => Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr)),
+    }
+}
+
+/// `x.shape` / `x.size()`: a tuple of sizes, or a placeholder while the rank is unknown.
+pub(crate) fn size_value(shape: &Shape, object: &Value) -> Value {
+    match shape {
+        Shape::Known(dims) => Value::tuple(dims.iter().map(|d| Value::Int(d.clone())).collect()),
+        Shape::Var(v) => {
+            let name = match object {
+                Value::Tensor(t) => t.op.clone(),
+                _ => Rc::from("x"),
+            };
+            Value::SizeOfVar(*v, name)
+        }
+    }
+}
+
+/// Methods of a `torch.Size` (a tuple of ints): `numel`, `index`, `count`.
+pub(crate) fn size_method(interp: &mut Interp<'_>, receiver: &Value, name: &str, args: Vec<Value>, _range: TextRange) -> Value {
+    match (name, receiver) {
+        ("numel", Value::Tuple(items)) => {
+            let mut acc = Dim::konst(1);
+            for item in items.iter() {
+                match interp.as_dim(item) {
+                    Some(d) => acc = acc.mul(&d),
+                    None => return Value::Unknown,
+                }
+            }
+            Value::Int(acc)
+        }
+        ("index" | "count", Value::Tuple(_)) => {
+            let _ = args;
+            Value::Unknown
+        }
+        _ => Value::Unknown,
+    }
+}
+
+pub(crate) fn binary_op(
+    interp: &mut Interp<'_>,
+    op: BinOp,
+    a: &Value,
+    b: &Value,
+    range: TextRange,
+    left: TextRange,
+    right: TextRange,
+) -> Value {
+    let name = match op {
+        BinOp::Add => "add",
+        BinOp::Sub => "sub",
+        BinOp::Mul => "mul",
+        BinOp::Div => "div",
+        BinOp::FloorDiv => "floor_divide",
+        BinOp::Mod => "remainder",
+        BinOp::Pow => "pow",
+        BinOp::MatMul => "matmul",
+        BinOp::BitAnd => "bitwise_and",
+        BinOp::BitOr => "bitwise_or",
+        BinOp::BitXor => "bitwise_xor",
+        BinOp::LShift => "bitwise_left_shift",
+        BinOp::RShift => "bitwise_right_shift",
+    };
+    let mut args = Args::new(vec![a.clone(), b.clone()], Vec::new());
+    args.ranges = vec![left, right];
+    ops::op(interp, name, args, range)
+}
+
+pub(crate) fn compare_op(interp: &mut Interp<'_>, a: &Value, b: &Value, range: TextRange) -> Value {
+    ops::op(interp, "eq", Args::new(vec![a.clone(), b.clone()], Vec::new()), range)
+}
+
+pub(crate) fn unary_op(interp: &mut Interp<'_>, op: UnaryOp, v: &Value, range: TextRange) -> Value {
+    let name = match op {
+        UnaryOp::Neg => "neg",
+        UnaryOp::Pos => "positive",
+        UnaryOp::Not => return Value::Bool(None),
+        UnaryOp::Invert => "bitwise_not",
+    };
+    ops::op(interp, name, Args::new(vec![v.clone()], Vec::new()), range)
+}

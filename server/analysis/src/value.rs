@@ -1,0 +1,338 @@
+//! Abstract values: what a Python expression evaluates to under the fake mode.
+//!
+//! Values are cheap to clone (shared with `Rc`): the interpreter copies
+//! scopes when it explores both arms of an `if` it cannot decide.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::{ClassDef, FunctionDef, TextRange};
+
+/// A tensor element type, spelled as torch spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    UInt8,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Float16,
+    BFloat16,
+    Float32,
+    Float64,
+    Complex64,
+    Complex128,
+}
+
+impl DType {
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::UInt8 => "uint8",
+            DType::Int8 => "int8",
+            DType::Int16 => "int16",
+            DType::Int32 => "int32",
+            DType::Int64 => "int64",
+            DType::Float16 => "float16",
+            DType::BFloat16 => "bfloat16",
+            DType::Float32 => "float32",
+            DType::Float64 => "float64",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
+        }
+    }
+
+    /// The dtype named by a `torch.<attr>` attribute.
+    pub fn from_attr(attr: &str) -> Option<DType> {
+        Some(match attr {
+            "bool" => DType::Bool,
+            "uint8" => DType::UInt8,
+            "int8" => DType::Int8,
+            "int16" | "short" => DType::Int16,
+            "int32" | "int" => DType::Int32,
+            "int64" | "long" => DType::Int64,
+            "float16" | "half" => DType::Float16,
+            "bfloat16" => DType::BFloat16,
+            "float32" | "float" => DType::Float32,
+            "float64" | "double" => DType::Float64,
+            "complex64" | "cfloat" => DType::Complex64,
+            "complex128" | "cdouble" => DType::Complex128,
+            _ => return None,
+        })
+    }
+
+    pub fn is_floating(self) -> bool {
+        matches!(self, DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64)
+    }
+
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
+    }
+
+    pub fn is_integral(self) -> bool {
+        matches!(self, DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64)
+    }
+
+    /// The category used by type promotion: bool < integer < floating < complex.
+    pub fn category(self) -> u8 {
+        if self == DType::Bool {
+            0
+        } else if self.is_integral() {
+            1
+        } else if self.is_floating() {
+            2
+        } else {
+            3
+        }
+    }
+}
+
+/// Where a tensor lives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Device {
+    Cpu,
+    Cuda(u32),
+    Mps,
+    Meta,
+    /// `"cuda" if torch.cuda.is_available() else "cpu"`: either, decided at run time.
+    CudaOrCpu,
+}
+
+impl Device {
+    pub fn name(&self) -> String {
+        match self {
+            Device::Cpu => "cpu".into(),
+            Device::Cuda(i) => format!("cuda:{i}"),
+            Device::Mps => "mps:0".into(),
+            Device::Meta => "meta".into(),
+            Device::CudaOrCpu => "cuda:0|cpu".into(),
+        }
+    }
+
+    /// Parse torch's device strings: `cpu`, `cuda`, `cuda:1`, `mps`, `meta`.
+    pub fn parse(text: &str) -> Option<Device> {
+        let text = text.trim();
+        let (kind, index) = match text.split_once(':') {
+            Some((k, i)) => (k, Some(i.parse::<u32>().ok()?)),
+            None => (text, None),
+        };
+        Some(match kind {
+            "cpu" => Device::Cpu,
+            "cuda" => Device::Cuda(index.unwrap_or(0)),
+            "mps" => Device::Mps,
+            "meta" => Device::Meta,
+            _ => return None,
+        })
+    }
+}
+
+/// Whether a tensor was made inside the fake mode or outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    Fake,
+    Real,
+}
+
+/// A tensor's shape: known rank with `Dim` sizes, or a rank nobody knows yet.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    Known(Rc<Vec<Dim>>),
+    /// An unknown rank; the id refers to the interpreter's rank variables,
+    /// which later uses may refine (`B, T, C = x.size()`).
+    Var(u32),
+}
+
+impl Shape {
+    pub fn known(dims: Vec<Dim>) -> Shape {
+        Shape::Known(Rc::new(dims))
+    }
+
+    pub fn dims(&self) -> Option<&[Dim]> {
+        match self {
+            Shape::Known(d) => Some(d),
+            Shape::Var(_) => None,
+        }
+    }
+}
+
+/// A fake (or real) tensor: metadata only.
+#[derive(Debug, Clone)]
+pub struct Tensor {
+    pub shape: Shape,
+    pub dtype: Option<DType>,
+    pub device: Option<Device>,
+    pub origin: Provenance,
+    /// Which fake scope made it (0 is the analysis' own mode).
+    pub mode: u32,
+    /// The op that produced it, for hover.
+    pub op: Rc<str>,
+    /// Where it was made, for related information in diagnostics.
+    pub made_at: Option<TextRange>,
+    pub is_param: bool,
+}
+
+/// A built-in `torch.nn` layer: its class name and constructor arguments.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub kind: Rc<str>,
+    pub args: Vec<Value>,
+    pub kwargs: Vec<(Rc<str>, Value)>,
+    /// Where its parameters live, moved by `module.to(dev)`.
+    pub device: RefCell<Option<Device>>,
+    pub dtype: RefCell<Option<DType>>,
+    pub origin: Provenance,
+    pub mode: u32,
+    /// Child layers of containers (`Sequential`, `ModuleList`, `ModuleDict` keys in `keys`).
+    pub children: RefCell<Vec<Value>>,
+    pub keys: RefCell<Vec<Rc<str>>>,
+    /// Tensors the layer owns (weight, bias), built on first use.
+    pub params: RefCell<HashMap<Rc<str>, Value>>,
+}
+
+impl Layer {
+    /// A keyword argument, or the positional one at `index`.
+    pub fn arg(&self, index: usize, name: &str) -> Option<&Value> {
+        self.kwargs.iter().find(|(k, _)| &**k == name).map(|(_, v)| v).or_else(|| self.args.get(index))
+    }
+}
+
+/// A user class.
+#[derive(Debug)]
+pub struct Class {
+    pub name: Rc<str>,
+    pub def: Option<Rc<ClassDef>>,
+    pub bases: Vec<Value>,
+    /// Class-level attributes, methods included.
+    pub attrs: RefCell<HashMap<Rc<str>, Value>>,
+    pub is_dataclass: bool,
+}
+
+/// An instance of a user class.
+#[derive(Debug)]
+pub struct Instance {
+    pub class: Rc<Class>,
+    pub attrs: RefCell<HashMap<Rc<str>, Value>>,
+    /// Insertion order of attributes (for `named_children`-like iteration).
+    pub order: RefCell<Vec<Rc<str>>>,
+    pub origin: Provenance,
+    pub device: RefCell<Option<Device>>,
+}
+
+/// A user function together with the scope it closes over.
+#[derive(Debug, Clone)]
+pub struct Function {
+    pub def: Rc<FunctionDef>,
+    pub closure: Option<Rc<RefCell<HashMap<Rc<str>, Value>>>>,
+    /// The class the function was defined in (for `super()`).
+    pub owner: Option<Rc<Class>>,
+    /// Parameter defaults, evaluated where the function was defined.
+    pub defaults: Vec<Option<Value>>,
+}
+
+/// A Python value as the analysis sees it.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// Anything the analysis cannot follow.
+    Unknown,
+    None,
+    Bool(Option<bool>),
+    /// An integer: a known number or a symbolic size.
+    Int(Dim),
+    Float(Option<f64>),
+    Str(Rc<str>),
+    Tuple(Rc<Vec<Value>>),
+    List(Rc<RefCell<Vec<Value>>>),
+    Dict(Rc<RefCell<Vec<(Value, Value)>>>),
+    /// `x.size()` / `x.shape` of a tensor whose rank is not known yet.
+    SizeOfVar(u32, Rc<str>),
+    Tensor(Rc<Tensor>),
+    Device(Device),
+    DType(DType),
+    Layer(Rc<Layer>),
+    Instance(Rc<Instance>),
+    Class(Rc<Class>),
+    Function(Rc<Function>),
+    BoundMethod(Box<Value>, Rc<Function>),
+    /// A method of a built-in value: `x.view`, `layer.to`, `xs.append`.
+    BuiltinMethod(Box<Value>, Rc<str>),
+    /// A module or callable of the outside world by its dotted path:
+    /// `torch`, `torch.nn.functional.relu`, `math.sqrt`, `einops.rearrange`.
+    Path(Rc<str>),
+    /// A value that stands for an unknown argument of an uncalled function,
+    /// named after its source (`config`, `config.n_embd`); used as an int it
+    /// becomes a symbol of that name.
+    Opaque(Rc<str>),
+    /// A `range(start, stop, step)`.
+    Range(Dim, Dim, Dim),
+    /// `super()` inside a method: the instance and the class to look above.
+    Super(Box<Value>, Rc<Class>),
+    /// A `with FakeTensorMode(...)` mode object.
+    FakeMode { id: u32, allow_non_fake_inputs: bool },
+    /// A slice object inside a subscript.
+    Slice(Box<Value>, Box<Value>, Box<Value>),
+    Ellipsis,
+}
+
+impl Value {
+    pub fn int(n: i64) -> Value {
+        Value::Int(Dim::konst(n))
+    }
+
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Rc::new(items))
+    }
+
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(RefCell::new(items)))
+    }
+
+    pub fn as_tensor(&self) -> Option<&Rc<Tensor>> {
+        match self {
+            Value::Tensor(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        matches!(self, Value::None)
+    }
+
+    /// The items of a tuple or list, copied out.
+    pub fn items(&self) -> Option<Vec<Value>> {
+        match self {
+            Value::Tuple(items) => Some(items.as_ref().clone()),
+            Value::List(items) => Some(items.borrow().clone()),
+            _ => None,
+        }
+    }
+
+    /// A short name of the value's type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Unknown | Value::Opaque(_) => "unknown",
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Tuple(_) => "tuple",
+            Value::List(_) => "list",
+            Value::Dict(_) => "dict",
+            Value::SizeOfVar(..) => "torch.Size",
+            Value::Tensor(_) => "Tensor",
+            Value::Device(_) => "torch.device",
+            Value::DType(_) => "torch.dtype",
+            Value::Layer(_) | Value::Instance(_) => "object",
+            Value::Class(_) => "type",
+            Value::Function(_) | Value::BoundMethod(..) | Value::BuiltinMethod(..) | Value::Path(_) => "function",
+            Value::Range(..) => "range",
+            Value::Super(..) => "super",
+            Value::FakeMode { .. } => "FakeTensorMode",
+            Value::Slice(..) => "slice",
+            Value::Ellipsis => "ellipsis",
+        }
+    }
+}

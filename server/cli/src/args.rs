@@ -1,0 +1,94 @@
+//! The command line, as clap derive types.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "shapels", version, about, propagate_version = true)]
+pub(crate) struct Cli {
+    /// Log level for messages on stderr: error, warn, info, debug, trace, or
+    /// a tracing filter such as `shapels_lsp=debug`. Overrides `SHAPELS_LOG`.
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub(crate) log_level: Option<String>,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run the language server on stdin/stdout.
+    Lsp,
+    /// Check files and directories for shape and device errors.
+    Check(CheckArgs),
+    /// Print a file with the shape of each tensor written in after its name.
+    Hints(HintsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+
+    #[command(flatten)]
+    pub(crate) config: ConfigArgs,
+
+    /// Python files, or directories to search for `*.py` files (honouring `.gitignore`).
+    #[arg(required = true, value_name = "PATH")]
+    pub(crate) paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HintsArgs {
+    /// How much each hint says.
+    #[arg(long, value_enum, default_value_t = Detail::Shape)]
+    pub(crate) detail: Detail,
+
+    #[command(flatten)]
+    pub(crate) config: ConfigArgs,
+
+    /// The Python file, or `-` for stdin.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+}
+
+/// Where the fake-mode flags come from, shared by `check` and `hints`.
+#[derive(Debug, Args)]
+pub(crate) struct ConfigArgs {
+    /// Read settings from this file instead of the nearest `pyproject.toml`
+    /// (`[tool.shapels]` of a pyproject, the top-level keys of any other TOML file).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config_file: Option<PathBuf>,
+
+    /// Treat real tensors meeting fake ones as fake instead of reporting them.
+    #[arg(long)]
+    pub(crate) allow_non_fake_inputs: bool,
+
+    /// Report ops that have no shape rule instead of treating their result as unknown.
+    #[arg(long)]
+    pub(crate) no_fallback_kernels: bool,
+
+    /// Specialise every size that a call site makes concrete.
+    #[arg(long)]
+    pub(crate) static_shapes: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// `path:line:col: error[code] message`, one per line.
+    Text,
+    /// The stable JSON document described in the README.
+    Json,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Detail {
+    /// `: [8, 128]`
+    Shape,
+    /// `: [8, 128] float32 cpu`
+    Full,
+}

@@ -1,0 +1,116 @@
+//! `shapels check`: analyse files in parallel and report what was found.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use rayon::prelude::*;
+use shapels_analysis::{Config, FileAnalysis, Severity};
+use shapels_lsp::guarded;
+
+use crate::args::CheckArgs;
+use crate::output;
+use crate::settings::{Problems, Resolver};
+use crate::walk;
+
+/// A file that was read and analysed.
+pub(crate) struct CheckedFile {
+    /// The path as shown to the user.
+    pub(crate) path: PathBuf,
+    pub(crate) source: String,
+    pub(crate) analysis: FileAnalysis,
+}
+
+pub(crate) fn run(args: &CheckArgs) -> ExitCode {
+    let mut problems = Problems::default();
+    let Some(mut resolver) = Resolver::new(&args.config, &mut problems) else {
+        return ExitCode::from(2);
+    };
+    let (files, walk_problems) = walk::collect(&args.paths);
+    for problem in walk_problems {
+        problems.error(problem);
+    }
+    // Settings are resolved up front, in order, so that each problem with a
+    // configuration file is reported once and before any output.
+    let jobs: Vec<(PathBuf, Config)> = files
+        .into_iter()
+        .map(|path| {
+            let config = resolver.config_for(&path, &mut problems);
+            (path, config)
+        })
+        .collect();
+    tracing::info!("checking {} files", jobs.len());
+
+    // `collect` on an indexed parallel iterator keeps the input order, so
+    // the output is sorted by path however the work was scheduled.
+    let outcomes: Vec<Result<CheckedFile, String>> = jobs
+        .into_par_iter()
+        .map(|(path, config)| check_file(path, &config))
+        .collect();
+    let mut checked = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
+        match outcome {
+            Ok(file) => checked.push(file),
+            Err(message) => problems.error(message),
+        }
+    }
+
+    if let Err(err) = output::write(args.format, &checked, !problems.any()) {
+        // A closed pipe (`shapels check . | head`) is the reader's choice, not a failure.
+        if err.kind() != std::io::ErrorKind::BrokenPipe {
+            problems.error(format!("cannot write the report: {err}"));
+        }
+    }
+
+    let has_errors = checked
+        .iter()
+        .flat_map(|file| &file.analysis.diagnostics)
+        .any(|d| d.severity == Severity::Error);
+    if problems.any() {
+        ExitCode::from(2)
+    } else if has_errors {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn check_file(path: PathBuf, config: &Config) -> Result<CheckedFile, String> {
+    let source = read_source(&path)?;
+    let name = path.display().to_string();
+    let analysis = guarded::analyze(&name, &source, config).ok_or_else(|| {
+        format!(
+            "{name}: internal error: the analysis failed on this file (please report it); skipped"
+        )
+    })?;
+    Ok(CheckedFile {
+        path,
+        source,
+        analysis,
+    })
+}
+
+/// Reads a Python source file as UTF-8, without its byte order mark. A file
+/// that is not UTF-8 is not guessed at: its message says where it went wrong.
+pub(crate) fn read_source(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    match String::from_utf8(bytes) {
+        Ok(mut source) => {
+            if source.starts_with('\u{feff}') {
+                source.drain(..'\u{feff}'.len_utf8());
+            }
+            Ok(source)
+        }
+        Err(err) => {
+            let valid = err.utf8_error().valid_up_to();
+            let line = err.as_bytes()[..valid]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            Err(format!(
+                "{}: not UTF-8 (invalid byte on line {line}, at byte offset {valid}); skipped",
+                path.display()
+            ))
+        }
+    }
+}

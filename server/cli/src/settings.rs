@@ -1,0 +1,125 @@
+//! The analysis settings of each checked file: `--config-file` or the
+//! nearest `pyproject.toml` with a `[tool.shapels]` section, then the flags.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use shapels_analysis::Config;
+use shapels_lsp::config::{self, FileSettings, Settings, SettingsPatch};
+
+use crate::args::ConfigArgs;
+
+/// Problems a command met without stopping, reported on stderr as they
+/// happen; any error among them makes the exit code 2. The same message is
+/// reported once, however many files run into it (a broken pyproject above
+/// a whole tree, say).
+#[derive(Debug, Default)]
+pub(crate) struct Problems {
+    count: usize,
+    seen: HashSet<String>,
+}
+
+impl Problems {
+    /// Reports something that kept shapels from doing all it was asked.
+    pub(crate) fn error(&mut self, message: impl std::fmt::Display) {
+        self.count += 1;
+        let message = format!("error: {message}");
+        if self.seen.insert(message.clone()) {
+            eprintln!("{message}");
+        }
+    }
+
+    /// Reports something the user should fix but that did not stop the work.
+    pub(crate) fn warning(&mut self, message: impl std::fmt::Display) {
+        let message = format!("warning: {message}");
+        if self.seen.insert(message.clone()) {
+            eprintln!("{message}");
+        }
+    }
+
+    pub(crate) fn any(&self) -> bool {
+        self.count > 0
+    }
+}
+
+pub(crate) struct Resolver {
+    /// The `--config-file`, which replaces discovery for every file.
+    explicit: Option<SettingsPatch>,
+    flags: SettingsPatch,
+    /// The discovered pyproject patch per directory.
+    by_dir: HashMap<PathBuf, SettingsPatch>,
+}
+
+impl Resolver {
+    /// Reads `--config-file` if given; `None` when it cannot be used, which
+    /// has then been reported.
+    pub(crate) fn new(args: &ConfigArgs, problems: &mut Problems) -> Option<Self> {
+        let explicit = match &args.config_file {
+            None => None,
+            Some(path) => match config::read_config_file(path) {
+                Ok(file) => {
+                    if !file.has_section {
+                        problems
+                            .warning(format!("{} has no [tool.shapels] section", path.display()));
+                    }
+                    Some(report(file, problems))
+                }
+                Err(err) => {
+                    problems.error(err);
+                    return None;
+                }
+            },
+        };
+        let flags = SettingsPatch {
+            allow_non_fake_inputs: args.allow_non_fake_inputs.then_some(true),
+            allow_fallback_kernels: args.no_fallback_kernels.then_some(false),
+            static_shapes: args.static_shapes.then_some(true),
+            ..SettingsPatch::default()
+        };
+        Some(Resolver {
+            explicit,
+            flags,
+            by_dir: HashMap::new(),
+        })
+    }
+
+    pub(crate) fn config_for(&mut self, file: &Path, problems: &mut Problems) -> Config {
+        let mut settings = Settings::default();
+        match &self.explicit {
+            Some(patch) => patch.apply(&mut settings),
+            None => {
+                let dir = file.parent().unwrap_or(Path::new("."));
+                let dir = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                if !self.by_dir.contains_key(dir) {
+                    let patch = match config::discover(dir, None) {
+                        Ok(Some(file)) => {
+                            tracing::info!("using settings from {}", file.path.display());
+                            report(file, problems)
+                        }
+                        Ok(None) => SettingsPatch::default(),
+                        Err(err) => {
+                            problems.error(err);
+                            SettingsPatch::default()
+                        }
+                    };
+                    self.by_dir.insert(dir.to_path_buf(), patch);
+                }
+                self.by_dir[dir].apply(&mut settings);
+            }
+        }
+        self.flags.apply(&mut settings);
+        settings.analysis
+    }
+}
+
+/// Warns about each unusable key of a configuration file and keeps the rest.
+fn report(file: FileSettings, problems: &mut Problems) -> SettingsPatch {
+    for error in &file.errors {
+        problems.warning(format!("{error} (in {})", file.path.display()));
+    }
+    file.patch
+}

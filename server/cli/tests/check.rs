@@ -1,0 +1,374 @@
+//! `shapels check` and `shapels hints` as a user runs them: exit codes,
+//! the JSON contract, the text and GitHub formats, files that cannot be read,
+//! the directory walk and configuration files.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Output;
+
+use common::shapels;
+use serde_json::Value;
+
+const CLEAN: &str = "import torch\nx = torch.randn(8, 128)\n";
+const MATMUL_ERROR: &str = "import torch\nx = torch.randn(8, 128)\ny = x @ torch.randn(5, 3)\n";
+
+fn project(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, contents) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+    dir
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    shapels()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run shapels")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not JSON ({err}):\n{}\n{}",
+            stdout(output),
+            stderr(output)
+        )
+    })
+}
+
+fn keys(value: &Value) -> BTreeSet<&str> {
+    value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+fn paths(report: &Value) -> Vec<&str> {
+    report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn clean_file_exits_0() {
+    let dir = project(&[("model.py", CLEAN.as_bytes())]);
+    let output = run(dir.path(), &["check", "model.py"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("All checks passed!"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn error_diagnostic_exits_1() {
+    let dir = project(&[("model.py", MATMUL_ERROR.as_bytes())]);
+    let output = run(dir.path(), &["check", "model.py"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let text = stdout(&output);
+    let line = text
+        .lines()
+        .find(|l| l.contains("error[matmul-shape]"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.starts_with("model.py:3:"), "{line}");
+    assert!(text.contains("Found 1 error in 1 file."), "{text}");
+}
+
+#[test]
+fn usage_and_io_problems_exit_2() {
+    let dir = project(&[("model.py", CLEAN.as_bytes())]);
+    let missing = run(dir.path(), &["check", "model.py", "missing.py"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("missing.py"),
+        "{}",
+        stderr(&missing)
+    );
+
+    let no_paths = run(dir.path(), &["check"]);
+    assert_eq!(no_paths.status.code(), Some(2));
+
+    let bad_format = run(dir.path(), &["check", "--format", "xml", "model.py"]);
+    assert_eq!(bad_format.status.code(), Some(2));
+
+    let bad_config = run(
+        dir.path(),
+        &["check", "--config-file", "nope.toml", "model.py"],
+    );
+    assert_eq!(bad_config.status.code(), Some(2));
+    assert!(
+        stderr(&bad_config).contains("nope.toml"),
+        "{}",
+        stderr(&bad_config)
+    );
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let help = shapels().arg("--help").output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    for command in ["lsp", "check", "hints"] {
+        assert!(stdout(&help).contains(command), "{}", stdout(&help));
+    }
+    let version = shapels().arg("--version").output().unwrap();
+    assert_eq!(
+        stdout(&version).trim(),
+        format!("shapels {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn json_follows_the_contract() {
+    let source = "import torch\nx = torch.randn(8, 128)\ns = \"🎉\"; z = torch.zeros(2, 3, dtype=torch.int64)\ny = x @ torch.randn(5, 3)\n";
+    let dir = project(&[("model.py", source.as_bytes())]);
+    let output = run(dir.path(), &["check", "--format", "json", "model.py"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(keys(&report), BTreeSet::from(["version", "files"]));
+    assert_eq!(report["version"], 1);
+    let file = &report["files"][0];
+    assert_eq!(
+        keys(file),
+        BTreeSet::from(["path", "bindings", "diagnostics"])
+    );
+    assert_eq!(file["path"], "model.py");
+
+    let bindings = file["bindings"].as_array().unwrap();
+    for binding in bindings {
+        assert_eq!(
+            keys(binding),
+            BTreeSet::from([
+                "line", "column", "name", "shape", "dtype", "device", "origin"
+            ]),
+            "{binding}"
+        );
+    }
+    let x = bindings
+        .iter()
+        .find(|b| b["name"] == "x")
+        .unwrap_or_else(|| panic!("{bindings:#?}"));
+    assert_eq!(x["line"], 2);
+    assert_eq!(x["column"], 1);
+    assert_eq!(x["shape"], serde_json::json!([8, 128]));
+    assert_eq!(x["dtype"], "float32");
+    assert_eq!(x["device"], "cpu");
+    // Built at module level, outside any fake mode, `x` is a real tensor;
+    // the contract only fixes the spelling.
+    assert!(x["origin"] == "real" || x["origin"] == "fake", "{x}");
+    // The column counts code points: the emoji is one.
+    let z = bindings
+        .iter()
+        .find(|b| b["name"] == "z")
+        .unwrap_or_else(|| panic!("{bindings:#?}"));
+    assert_eq!(
+        (z["line"].as_i64(), z["column"].as_i64()),
+        (Some(3), Some(11))
+    );
+    assert_eq!(z["dtype"], "int64");
+    let mut seen = BTreeSet::new();
+    for binding in bindings {
+        assert!(
+            seen.insert((binding["line"].as_i64(), binding["name"].as_str())),
+            "duplicate {binding}"
+        );
+    }
+
+    let diagnostics = file["diagnostics"].as_array().unwrap();
+    let matmul = diagnostics
+        .iter()
+        .find(|d| d["code"] == "matmul-shape")
+        .unwrap();
+    assert_eq!(
+        keys(matmul),
+        BTreeSet::from([
+            "line",
+            "column",
+            "end_line",
+            "end_column",
+            "severity",
+            "code",
+            "message"
+        ])
+    );
+    assert_eq!(matmul["line"], 4);
+    assert_eq!(matmul["severity"], "error");
+    assert!(
+        matmul["end_column"].as_i64() > matmul["column"].as_i64()
+            || matmul["end_line"].as_i64() > Some(4)
+    );
+}
+
+#[test]
+fn github_format_annotates() {
+    let dir = project(&[("model.py", MATMUL_ERROR.as_bytes())]);
+    let output = run(dir.path(), &["check", "--format", "github", "model.py"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    let line = text.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with("::error file=model.py,line=3,col="),
+        "{text}"
+    );
+    assert!(line.contains(",title=shapels(matmul-shape)::"), "{text}");
+}
+
+#[test]
+fn non_utf8_file_is_reported_and_the_rest_checked() {
+    let dir = project(&[
+        ("good.py", CLEAN.as_bytes()),
+        ("latin1.py", b"# caf\xe9\nx = 1\n"),
+    ]);
+    let output = run(dir.path(), &["check", "--format", "json", "."]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("latin1.py: not UTF-8"), "{err}");
+    assert!(err.contains("line 1"), "{err}");
+    assert_eq!(paths(&json(&output)), ["good.py"]);
+}
+
+#[test]
+fn byte_order_mark_is_not_a_column() {
+    let dir = project(&[("bom.py", format!("\u{feff}{CLEAN}").as_bytes())]);
+    let output = run(dir.path(), &["check", "--format", "json", "bom.py"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    let x = &report["files"][0]["bindings"][0];
+    assert_eq!(
+        (x["line"].as_i64(), x["column"].as_i64()),
+        (Some(2), Some(1)),
+        "{report}"
+    );
+}
+
+#[test]
+fn directory_walk_honours_gitignore() {
+    let dir = project(&[
+        (".gitignore", b"ignored.py\nbuild/\n"),
+        ("a.py", CLEAN.as_bytes()),
+        ("ignored.py", CLEAN.as_bytes()),
+        ("build/generated.py", CLEAN.as_bytes()),
+        ("pkg/b.py", CLEAN.as_bytes()),
+        ("pkg/.ignore", b"skip_me.py\n"),
+        ("pkg/skip_me.py", CLEAN.as_bytes()),
+        ("pkg/notes.txt", b"not python"),
+        ("pkg/stub.pyi", b"x: int\n"),
+        (".hidden/c.py", CLEAN.as_bytes()),
+    ]);
+    let output = run(dir.path(), &["check", "--format", "json", "."]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(paths(&json(&output)), ["a.py", "pkg/b.py"]);
+
+    // A file named explicitly is checked even when ignored.
+    let output = run(
+        dir.path(),
+        &["check", "--format", "json", "ignored.py", "pkg"],
+    );
+    assert_eq!(paths(&json(&output)), ["ignored.py", "pkg/b.py"]);
+}
+
+#[test]
+fn hints_writes_shapes_after_names() {
+    let dir = project(&[("model.py", CLEAN.as_bytes())]);
+    let output = run(dir.path(), &["hints", "model.py"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "import torch\nx: [8, 128] = torch.randn(8, 128)\n"
+    );
+
+    let full = run(dir.path(), &["hints", "--detail", "full", "model.py"]);
+    assert!(
+        stdout(&full).contains("x: [8, 128] float32 cpu = "),
+        "{}",
+        stdout(&full)
+    );
+}
+
+#[test]
+fn pyproject_problems_are_reported_by_key() {
+    let dir = project(&[
+        (
+            "pyproject.toml",
+            b"[tool.shapels]\nstatic_shapes = \"yes\"\nallow_non_fake_inputs = true\n",
+        ),
+        ("src/model.py", CLEAN.as_bytes()),
+    ]);
+    let output = run(dir.path(), &["check", "src"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("warning: invalid setting `tool.shapels.static_shapes`"),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("static_shapes").count(),
+        1,
+        "reported once: {err}"
+    );
+}
+
+#[test]
+fn broken_pyproject_exits_2() {
+    let dir = project(&[
+        ("pyproject.toml", b"[tool.shapels\n"),
+        ("model.py", CLEAN.as_bytes()),
+    ]);
+    let output = run(dir.path(), &["check", "model.py"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("pyproject.toml"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn log_level_goes_to_stderr_only() {
+    let dir = project(&[("model.py", CLEAN.as_bytes())]);
+    let output = run(
+        dir.path(),
+        &[
+            "--log-level",
+            "debug",
+            "check",
+            "--format",
+            "json",
+            "model.py",
+        ],
+    );
+    json(&output);
+    let output = shapels()
+        .args(["check", "--format", "json", "model.py"])
+        .env("SHAPELS_LOG", "info")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    json(&output);
+    assert!(stderr(&output).contains("checking"), "{}", stderr(&output));
+}

@@ -1,0 +1,417 @@
+//! Protocol tests: the real `shapels lsp` binary driven over stdio with raw JSON-RPC.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Server, capabilities};
+use serde_json::{Value, json};
+
+const SOURCE: &str = "import torch\nx = torch.randn(8, 128)\ny = x @ torch.randn(5, 3)\n";
+
+/// A `file:` URI in a fresh directory, so no stray `pyproject.toml` applies.
+fn document_uri(dir: &tempfile::TempDir) -> String {
+    format!("file://{}/model.py", dir.path().display())
+}
+
+fn hint_labeled<'a>(hints: &'a [Value], label: &str) -> &'a Value {
+    hints
+        .iter()
+        .find(|h| h["label"] == label)
+        .unwrap_or_else(|| panic!("no hint labelled {label:?} in {hints:#?}"))
+}
+
+/// The whole life of a session in one encoding: open, diagnostics, hints,
+/// hover, edits on a line with an emoji, shutdown, exit with stdin open.
+fn full_session(utf8: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    let init = server.initialize(capabilities(utf8), Value::Null);
+    let caps = &init["capabilities"];
+    assert_eq!(
+        caps["positionEncoding"],
+        if utf8 { "utf-8" } else { "utf-16" }
+    );
+    assert_eq!(caps["textDocumentSync"]["change"], 2, "incremental sync");
+    assert_eq!(caps["hoverProvider"], true);
+    assert!(caps["inlayHintProvider"].is_object());
+    assert_eq!(init["serverInfo"]["name"], "shapels");
+
+    server.open(&uri, 1, SOURCE);
+    let published = server.diagnostics(&uri);
+    assert_eq!(published["version"], 1);
+    let diagnostics = published["diagnostics"].as_array().unwrap();
+    let matmul = diagnostics
+        .iter()
+        .find(|d| d["code"] == "matmul-shape")
+        .unwrap_or_else(|| panic!("no matmul-shape diagnostic in {diagnostics:#?}"));
+    assert_eq!(matmul["severity"], 1);
+    assert_eq!(matmul["source"], "shapels");
+    assert_eq!(matmul["range"]["start"]["line"], 2);
+
+    let hints = server.inlay_hints(&uri);
+    let x = hint_labeled(&hints, ": [8, 128]");
+    assert_eq!(x["position"], json!({"line": 1, "character": 1}));
+    assert_eq!(x["paddingLeft"], false);
+    assert!(x["tooltip"].as_str().unwrap().contains("float32"), "{x}");
+
+    let hover = server.hover(&uri, 1, 0);
+    assert_eq!(hover["contents"]["kind"], "markdown");
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("[8, 128]"),
+        "{hover}"
+    );
+    assert_eq!(
+        hover["range"],
+        json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 1}})
+    );
+
+    // Line 1 becomes `s = "🎉"; x = torch.randn(8, 128)`. The emoji is one
+    // code point, two UTF-16 units and four UTF-8 bytes.
+    server.change(&uri, 2, [1, 0, 1, 0], "s = \"🎉\"; ");
+    let published = server.diagnostics(&uri);
+    assert_eq!(published["version"], 2);
+    let after_x = if utf8 { 13 } else { 11 };
+    let hints = server.inlay_hints(&uri);
+    assert_eq!(
+        hint_labeled(&hints, ": [8, 128]")["position"],
+        json!({"line": 1, "character": after_x})
+    );
+    let hover = server.hover(&uri, 1, after_x - 1);
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("[8, 128]"),
+        "{hover}"
+    );
+
+    // Replace `128`, which sits after the emoji, using positions in the
+    // negotiated encoding.
+    let start = if utf8 { 31 } else { 29 };
+    server.change(&uri, 3, [1, start, 1, start + 3], "64");
+    assert_eq!(server.diagnostics(&uri)["version"], 3);
+    let hints = server.inlay_hints(&uri);
+    assert_eq!(
+        hint_labeled(&hints, ": [8, 64]")["position"],
+        json!({"line": 1, "character": after_x})
+    );
+
+    let status = server.shutdown_and_exit();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn session_in_utf16() {
+    full_session(false);
+}
+
+#[test]
+fn session_in_utf8() {
+    full_session(true);
+}
+
+#[test]
+fn utf8_is_negotiated_only_when_offered() {
+    for (offered, expected) in [
+        (json!(["utf-16", "utf-8"]), "utf-8"),
+        (json!(["utf-32", "utf-16"]), "utf-16"),
+        (Value::Null, "utf-16"),
+    ] {
+        let mut server = Server::start();
+        let init = server.initialize(
+            json!({"general": {"positionEncodings": offered}}),
+            Value::Null,
+        );
+        assert_eq!(
+            init["capabilities"]["positionEncoding"], expected,
+            "offered {offered}"
+        );
+        assert_eq!(server.shutdown_and_exit().code(), Some(0));
+    }
+}
+
+#[test]
+fn shutdown_then_exit_with_stdin_open_exits_zero() {
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    // The harness never closes the server's stdin, as editors do not.
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn exit_without_shutdown_exits_one() {
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.notify("exit", Value::Null);
+    assert_eq!(server.wait_exit().code(), Some(1));
+}
+
+#[test]
+fn diagnostics_carry_the_latest_version_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&uri, 1, SOURCE);
+    assert_eq!(server.diagnostics(&uri)["version"], 1);
+    // A burst of edits faster than the debounce: only the last version may
+    // be published, and never an older one after a newer one.
+    for version in 2..=8 {
+        server.change(
+            &uri,
+            version,
+            [3, 0, 3, 0],
+            &format!("z{version} = torch.randn({version}, 2)\n"),
+        );
+    }
+    let last = server.diagnostics(&uri);
+    let mut versions = vec![last["version"].as_i64().unwrap()];
+    versions.extend(
+        server
+            .drain(Duration::from_millis(600))
+            .iter()
+            .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+            .map(|m| m["params"]["version"].as_i64().unwrap()),
+    );
+    assert!(
+        versions.windows(2).all(|w| w[0] <= w[1]),
+        "published out of order: {versions:?}"
+    );
+    assert_eq!(versions.last(), Some(&8), "{versions:?}");
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn edits_apply_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&uri, 1, "import torch\n");
+    // Each edit appends at the position the previous one ended at: applied
+    // out of order, the text would not be this program.
+    let lines = [
+        "a = torch.randn(2, 3)\n",
+        "b = torch.randn(4, 5)\n",
+        "c = a @ b\n",
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        let at = i as u32 + 1;
+        server.change(&uri, i as i32 + 2, [at, 0, at, 0], line);
+    }
+    let published = server.diagnostics(&uri);
+    assert_eq!(published["version"], 4);
+    let hints = server.inlay_hints(&uri);
+    assert_eq!(
+        hint_labeled(&hints, ": [2, 3]")["position"],
+        json!({"line": 1, "character": 1})
+    );
+    assert_eq!(
+        hint_labeled(&hints, ": [4, 5]")["position"],
+        json!({"line": 2, "character": 1})
+    );
+    let diagnostics = published["diagnostics"].as_array().unwrap();
+    assert!(
+        diagnostics
+            .iter()
+            .any(|d| d["code"] == "matmul-shape" && d["range"]["start"]["line"] == 3)
+    );
+}
+
+#[test]
+fn close_clears_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&uri, 1, SOURCE);
+    server.diagnostics(&uri);
+    server.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let cleared = server.diagnostics(&uri);
+    assert_eq!(cleared["diagnostics"], json!([]));
+    assert!(
+        cleared.get("version").is_none_or(Value::is_null),
+        "{cleared}"
+    );
+    // Requests about a closed document get no answer, not an error.
+    assert_eq!(server.hover(&uri, 1, 0), Value::Null);
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn save_publishes_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&uri, 1, SOURCE);
+    server.diagnostics(&uri);
+    server.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    assert_eq!(server.diagnostics(&uri)["version"], 1);
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn out_of_range_positions_are_clamped() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&uri, 1, "x = 1\n");
+    server.diagnostics(&uri);
+    assert_eq!(server.hover(&uri, 999, 999), Value::Null);
+    let far = server.request_raw(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": uri},
+               "range": {"start": {"line": 50, "character": 4}, "end": {"line": 2, "character": 99}}}),
+    );
+    assert!(far.get("error").is_none(), "{far}");
+    // An edit past the end appends; a reversed range inserts at its start.
+    server.change(&uri, 2, [40, 7, 60, 0], "y = 2\n");
+    assert_eq!(server.diagnostics(&uri)["version"], 2);
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn bad_setting_is_shown_by_key_and_the_rest_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(
+        capabilities(false),
+        json!({"shapels": {"staticShapes": "yes", "inlayHints": {"enable": false}}}),
+    );
+    let message = server.wait_for("a window/showMessage", |m| {
+        m["method"] == "window/showMessage"
+    });
+    let text = message["params"]["message"].as_str().unwrap();
+    assert!(text.contains("shapels.staticShapes"), "{text}");
+    assert_eq!(message["params"]["type"], 2, "a warning");
+    server.open(&uri, 1, SOURCE);
+    server.diagnostics(&uri);
+    assert_eq!(
+        server.inlay_hints(&uri),
+        Vec::<Value>::new(),
+        "inlayHints.enable = false still applied"
+    );
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn pushed_configuration_applies_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&uri, 1, SOURCE);
+    server.diagnostics(&uri);
+    assert!(!server.inlay_hints(&uri).is_empty());
+
+    server.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"shapels": {"inlayHints": {"enable": false}}}}),
+    );
+    assert_eq!(server.inlay_hints(&uri), Vec::<Value>::new());
+
+    server.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"shapels": {"inlayHints": {"enable": true, "detail": "full"}}}}),
+    );
+    let hints = server.inlay_hints(&uri);
+    hint_labeled(&hints, ": [8, 128] float32 cpu");
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn pulled_configuration_applies_and_refreshes_hints() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    *server.configuration.lock().unwrap() = json!({"inlayHints": {"detail": "full"}});
+    let mut caps = capabilities(false);
+    caps["workspace"] = json!({
+        "configuration": true,
+        "inlayHint": {"refreshSupport": true},
+        "didChangeConfiguration": {"dynamicRegistration": true},
+    });
+    server.initialize(caps, Value::Null);
+    let asked = server.wait_for("workspace/configuration", |m| {
+        m["method"] == "workspace/configuration"
+    });
+    assert_eq!(asked["params"]["items"][0]["section"], "shapels");
+    let registered = server.wait_for("client/registerCapability", |m| {
+        m["method"] == "client/registerCapability"
+    });
+    assert_eq!(
+        registered["params"]["registrations"][0]["method"],
+        "workspace/didChangeConfiguration"
+    );
+    server.wait_for("workspace/inlayHint/refresh", |m| {
+        m["method"] == "workspace/inlayHint/refresh"
+    });
+
+    server.open(&uri, 1, SOURCE);
+    server.diagnostics(&uri);
+    hint_labeled(&server.inlay_hints(&uri), ": [8, 128] float32 cpu");
+
+    // In the pull model the notification's payload is ignored and the
+    // server asks again.
+    *server.configuration.lock().unwrap() = json!({"inlayHints": {"detail": "shape"}});
+    server.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": null}),
+    );
+    server.wait_for("a second workspace/configuration", |m| {
+        m["method"] == "workspace/configuration"
+    });
+    server.wait_for("workspace/inlayHint/refresh", |m| {
+        m["method"] == "workspace/inlayHint/refresh"
+    });
+    hint_labeled(&server.inlay_hints(&uri), ": [8, 128]");
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn pyproject_settings_apply_and_bad_values_are_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[tool.shapels]\nallow_fallback_kernels = \"no\"\nstatic_shapes = true\n",
+    )
+    .unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    let root = format!("file://{}", dir.path().display());
+    server.request(
+        "initialize",
+        json!({"processId": null, "rootUri": root, "capabilities": capabilities(false),
+               "workspaceFolders": [{"uri": root, "name": "project"}]}),
+    );
+    server.notify("initialized", json!({}));
+    server.open(&uri, 1, SOURCE);
+    let message = server.wait_for("a window/showMessage", |m| {
+        m["method"] == "window/showMessage"
+    });
+    let text = message["params"]["message"].as_str().unwrap();
+    assert!(
+        text.contains("tool.shapels.allow_fallback_kernels"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pyproject.toml"),
+        "the message names the file: {text}"
+    );
+    assert_eq!(server.diagnostics(&uri)["version"], 1);
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}

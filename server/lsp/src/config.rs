@@ -1,0 +1,440 @@
+//! Settings: what the user can configure, and where it is read from.
+//!
+//! Settings come in layers, each a [`SettingsPatch`] that sets only what it
+//! mentions: the built-in defaults, then `[tool.shapels]` in a
+//! `pyproject.toml`, then the editor's settings (`initializationOptions`,
+//! then `workspace/configuration`), or the command line flags for
+//! `shapels check`. A value of the wrong type is reported with the key it
+//! was found under and skipped; the other keys still apply, so one typo never
+//! turns the whole configuration off.
+//!
+//! The pyproject reader lives here rather than in the CLI so that the server
+//! and `shapels check` agree on what a `pyproject.toml` means.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use shapels_analysis::{Config, HintDetail};
+
+/// Everything that can be configured, fully resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The fake-mode flags the analysis plays with.
+    pub analysis: Config,
+    /// Whether the server answers `textDocument/inlayHint` with anything.
+    pub inlay_hints_enable: bool,
+    /// How much each inlay hint says.
+    pub inlay_hints_detail: HintDetail,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            analysis: Config::default(),
+            inlay_hints_enable: true,
+            inlay_hints_detail: HintDetail::Shape,
+        }
+    }
+}
+
+/// One layer of settings: each field is `Some` only where that layer sets it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettingsPatch {
+    pub allow_non_fake_inputs: Option<bool>,
+    pub allow_fallback_kernels: Option<bool>,
+    pub static_shapes: Option<bool>,
+    pub inlay_hints_enable: Option<bool>,
+    pub inlay_hints_detail: Option<HintDetail>,
+}
+
+impl SettingsPatch {
+    /// Overwrites the fields of `settings` that this layer sets.
+    pub fn apply(&self, settings: &mut Settings) {
+        if let Some(v) = self.allow_non_fake_inputs {
+            settings.analysis.allow_non_fake_inputs = v;
+        }
+        if let Some(v) = self.allow_fallback_kernels {
+            settings.analysis.allow_fallback_kernels = v;
+        }
+        if let Some(v) = self.static_shapes {
+            settings.analysis.static_shapes = v;
+        }
+        if let Some(v) = self.inlay_hints_enable {
+            settings.inlay_hints_enable = v;
+        }
+        if let Some(v) = self.inlay_hints_detail {
+            settings.inlay_hints_detail = v;
+        }
+    }
+}
+
+/// A setting that was present but unusable, named by the key the user wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingError {
+    /// The full key, e.g. `shapels.inlayHints.detail` or `tool.shapels.static_shapes`.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for SettingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid setting `{}`: {}", self.key, self.message)
+    }
+}
+
+/// Reads the editor's settings: the `shapels` section of `initializationOptions`,
+/// of a `workspace/configuration` answer or of `didChangeConfiguration`.
+///
+/// `value` may be the section itself (`{"staticShapes": true}`) or an object
+/// that holds it under `shapels`. Nested (`inlayHints: {enable}`) and dotted
+/// (`"inlayHints.enable"`) spellings are both accepted, because clients
+/// differ in which one they send. Keys shapels does not know are ignored:
+/// editors put their own client-side settings (`trace.server`, the server
+/// path) in the same section.
+pub fn parse_editor_settings(value: &Value) -> (SettingsPatch, Vec<SettingError>) {
+    let mut patch = SettingsPatch::default();
+    let mut errors = Vec::new();
+    let section = match value {
+        Value::Null => return (patch, errors),
+        Value::Object(map) => match map.get("shapels") {
+            Some(Value::Object(inner)) => inner,
+            Some(Value::Null) => return (patch, errors),
+            Some(other) => {
+                errors.push(SettingError {
+                    key: "shapels".into(),
+                    message: format!("expected an object, found {other}"),
+                });
+                return (patch, errors);
+            }
+            None => map,
+        },
+        other => {
+            errors.push(SettingError {
+                key: "shapels".into(),
+                message: format!("expected an object, found {other}"),
+            });
+            return (patch, errors);
+        }
+    };
+
+    let mut flat: Vec<(String, &Value)> = Vec::new();
+    for (key, value) in section {
+        match (key.as_str(), value) {
+            ("inlayHints", Value::Object(inner)) => {
+                flat.extend(inner.iter().map(|(k, v)| (format!("inlayHints.{k}"), v)));
+            }
+            _ => flat.push((key.clone(), value)),
+        }
+    }
+
+    for (key, value) in flat {
+        let full_key = format!("shapels.{key}");
+        let result = match key.as_str() {
+            "allowNonFakeInputs" => json_bool(value).map(|v| patch.allow_non_fake_inputs = v),
+            "allowFallbackKernels" => json_bool(value).map(|v| patch.allow_fallback_kernels = v),
+            "staticShapes" => json_bool(value).map(|v| patch.static_shapes = v),
+            "inlayHints.enable" => json_bool(value).map(|v| patch.inlay_hints_enable = v),
+            "inlayHints.detail" => json_detail(value).map(|v| patch.inlay_hints_detail = v),
+            _ => {
+                tracing::debug!("ignoring unknown setting `{full_key}`");
+                Ok(())
+            }
+        };
+        if let Err(message) = result {
+            errors.push(SettingError {
+                key: full_key,
+                message,
+            });
+        }
+    }
+    (patch, errors)
+}
+
+/// A JSON `null` means "not set here", so it maps to `None` rather than to an error.
+fn json_bool(value: &Value) -> Result<Option<bool>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Bool(b) => Ok(Some(*b)),
+        other => Err(format!("expected true or false, found {other}")),
+    }
+}
+
+fn json_detail(value: &Value) -> Result<Option<HintDetail>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) => parse_detail(s).map(Some),
+        other => Err(format!("expected \"shape\" or \"full\", found {other}")),
+    }
+}
+
+/// Parses the spelling of a [`HintDetail`] shared by the settings and the CLI.
+pub fn parse_detail(s: &str) -> Result<HintDetail, String> {
+    match s {
+        "shape" => Ok(HintDetail::Shape),
+        "full" => Ok(HintDetail::Full),
+        other => Err(format!("expected \"shape\" or \"full\", found {other:?}")),
+    }
+}
+
+/// Why a configuration file could not be used at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigFileError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot parse {}: {message}", path.display())]
+    Toml { path: PathBuf, message: String },
+}
+
+/// The settings found in one configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileSettings {
+    /// The file they were read from.
+    pub path: PathBuf,
+    /// Whether the file has a shapels section at all (`[tool.shapels]` in a pyproject).
+    pub has_section: bool,
+    pub patch: SettingsPatch,
+    /// Keys that were present but unusable; the rest of `patch` still applies.
+    pub errors: Vec<SettingError>,
+}
+
+/// The name of the file that [`discover`] looks for.
+pub const PYPROJECT: &str = "pyproject.toml";
+
+/// Reads a configuration file: `[tool.shapels]` of a file named
+/// `pyproject.toml`, the top-level keys of any other TOML file (such as a
+/// `shapels.toml` given to `shapels check --config-file`).
+pub fn read_config_file(path: &Path) -> Result<FileSettings, ConfigFileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let is_pyproject = path.file_name().is_some_and(|name| name == PYPROJECT);
+    let mut settings =
+        parse_toml_settings(&text, is_pyproject).map_err(|message| ConfigFileError::Toml {
+            path: path.to_path_buf(),
+            message,
+        })?;
+    settings.path = path.to_path_buf();
+    Ok(settings)
+}
+
+/// Parses settings from TOML text; see [`read_config_file`]. The returned
+/// `path` is empty, for the caller to fill.
+pub fn parse_toml_settings(text: &str, is_pyproject: bool) -> Result<FileSettings, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|err: toml::de::Error| err.to_string())?;
+    let mut out = FileSettings::default();
+    let (section, prefix) = if is_pyproject {
+        match table.get("tool").and_then(|tool| tool.get("shapels")) {
+            None => return Ok(out),
+            Some(toml::Value::Table(section)) => (section, "tool.shapels."),
+            Some(_) => {
+                out.has_section = true;
+                out.errors.push(SettingError {
+                    key: "tool.shapels".into(),
+                    message: "expected a table".into(),
+                });
+                return Ok(out);
+            }
+        }
+    } else {
+        (&table, "")
+    };
+    out.has_section = true;
+    for (key, value) in section {
+        let full_key = format!("{prefix}{key}");
+        let result = match key.as_str() {
+            "allow_non_fake_inputs" => toml_bool(value).map(|v| out.patch.allow_non_fake_inputs = Some(v)),
+            "allow_fallback_kernels" => toml_bool(value).map(|v| out.patch.allow_fallback_kernels = Some(v)),
+            "static_shapes" => toml_bool(value).map(|v| out.patch.static_shapes = Some(v)),
+            _ => Err("unknown key; expected one of allow_non_fake_inputs, allow_fallback_kernels, static_shapes".into()),
+        };
+        if let Err(message) = result {
+            out.errors.push(SettingError {
+                key: full_key,
+                message,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn toml_bool(value: &toml::Value) -> Result<bool, String> {
+    value
+        .as_bool()
+        .ok_or_else(|| format!("expected true or false, found {value}"))
+}
+
+/// The settings of the nearest `pyproject.toml` with a `[tool.shapels]`
+/// section in `dir` or above it, up to and including `ceiling` when given.
+/// A pyproject without the section is passed over, so that a sub-package's
+/// packaging file does not hide the project's shapels settings.
+pub fn discover(
+    dir: &Path,
+    ceiling: Option<&Path>,
+) -> Result<Option<FileSettings>, ConfigFileError> {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for ancestor in dir.ancestors() {
+        if ceiling.is_some_and(|ceiling| !ancestor.starts_with(ceiling)) {
+            break;
+        }
+        let candidate = ancestor.join(PYPROJECT);
+        if !candidate.is_file() {
+            continue;
+        }
+        let settings = read_config_file(&candidate)?;
+        if settings.has_section {
+            return Ok(Some(settings));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn editor_settings_nested_and_dotted() {
+        let (patch, errors) = parse_editor_settings(&json!({
+            "shapels": {
+                "allowNonFakeInputs": true,
+                "staticShapes": false,
+                "inlayHints": {"enable": false},
+                "inlayHints.detail": "full",
+                "trace": {"server": "verbose"}
+            }
+        }));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            patch,
+            SettingsPatch {
+                allow_non_fake_inputs: Some(true),
+                allow_fallback_kernels: None,
+                static_shapes: Some(false),
+                inlay_hints_enable: Some(false),
+                inlay_hints_detail: Some(HintDetail::Full),
+            }
+        );
+    }
+
+    #[test]
+    fn editor_settings_section_without_wrapper() {
+        let (patch, errors) = parse_editor_settings(&json!({"allowFallbackKernels": false}));
+        assert!(errors.is_empty());
+        assert_eq!(patch.allow_fallback_kernels, Some(false));
+    }
+
+    #[test]
+    fn bad_values_are_reported_by_key_and_the_rest_applies() {
+        let (patch, errors) = parse_editor_settings(&json!({
+            "shapels": {"staticShapes": "yes", "inlayHints": {"detail": "everything"}, "allowNonFakeInputs": true}
+        }));
+        let keys: Vec<&str> = errors.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["shapels.inlayHints.detail", "shapels.staticShapes"]);
+        assert_eq!(patch.allow_non_fake_inputs, Some(true));
+        assert_eq!(patch.static_shapes, None);
+        assert!(errors[1].to_string().contains("`shapels.staticShapes`"));
+    }
+
+    #[test]
+    fn null_settings_change_nothing() {
+        assert_eq!(
+            parse_editor_settings(&Value::Null),
+            (SettingsPatch::default(), vec![])
+        );
+        assert_eq!(
+            parse_editor_settings(&json!({"shapels": null})),
+            (SettingsPatch::default(), vec![])
+        );
+        let (_, errors) = parse_editor_settings(&json!({"shapels": 3}));
+        assert_eq!(errors[0].key, "shapels");
+    }
+
+    #[test]
+    fn pyproject_section() {
+        let settings = parse_toml_settings(
+            "[project]\nname = \"m\"\n[tool.shapels]\nstatic_shapes = true\nallow_fallback_kernels = 1\nbogus = 2\n",
+            true,
+        )
+        .unwrap();
+        assert!(settings.has_section);
+        assert_eq!(settings.patch.static_shapes, Some(true));
+        assert_eq!(settings.patch.allow_fallback_kernels, None);
+        let keys: Vec<&str> = settings.errors.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["tool.shapels.allow_fallback_kernels", "tool.shapels.bogus"]
+        );
+    }
+
+    #[test]
+    fn pyproject_without_section() {
+        let settings = parse_toml_settings("[project]\nname = \"m\"\n", true).unwrap();
+        assert!(!settings.has_section);
+        assert_eq!(settings.patch, SettingsPatch::default());
+    }
+
+    #[test]
+    fn standalone_file_uses_top_level_keys() {
+        let settings = parse_toml_settings("allow_non_fake_inputs = true\n", false).unwrap();
+        assert_eq!(settings.patch.allow_non_fake_inputs, Some(true));
+    }
+
+    #[test]
+    fn broken_toml_is_an_error() {
+        assert!(parse_toml_settings("[tool.shapels\n", true).is_err());
+    }
+
+    #[test]
+    fn layers_apply_in_order() {
+        let mut settings = Settings::default();
+        SettingsPatch {
+            static_shapes: Some(true),
+            allow_fallback_kernels: Some(false),
+            ..Default::default()
+        }
+        .apply(&mut settings);
+        SettingsPatch {
+            static_shapes: Some(false),
+            ..Default::default()
+        }
+        .apply(&mut settings);
+        assert!(!settings.analysis.static_shapes);
+        assert!(!settings.analysis.allow_fallback_kernels);
+        assert!(settings.inlay_hints_enable);
+    }
+
+    #[test]
+    fn discovery_skips_pyprojects_without_a_section_and_stops_at_the_ceiling() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("project");
+        let package = project.join("pkg");
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::write(
+            root.path().join(PYPROJECT),
+            "[tool.shapels]\nstatic_shapes = false\n",
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(PYPROJECT),
+            "[tool.shapels]\nstatic_shapes = true\n",
+        )
+        .unwrap();
+        std::fs::write(package.join(PYPROJECT), "[project]\nname = \"pkg\"\n").unwrap();
+
+        let found = discover(&package, None).unwrap().unwrap();
+        assert_eq!(found.path, project.join(PYPROJECT));
+        assert_eq!(found.patch.static_shapes, Some(true));
+
+        assert_eq!(discover(&package, Some(&package)).unwrap(), None);
+        let at_root = discover(root.path(), None).unwrap().unwrap();
+        assert_eq!(at_root.patch.static_shapes, Some(false));
+    }
+}

@@ -1,0 +1,136 @@
+//! Publishing diagnostics: when (on open, on save, debounced on change), for
+//! which version, and their conversion to LSP.
+//!
+//! Every publication carries the version of the snapshot it was computed
+//! from, and is sent only if that snapshot is still the document's current
+//! one at the moment of sending; anything older is dropped.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shapels_analysis::{FileAnalysis, Severity};
+use tower_lsp_server::ls_types::{
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
+};
+
+use crate::capabilities::ClientFlags;
+use crate::inlay_hints;
+use crate::proto;
+use crate::session::Session;
+use crate::snapshot::Snapshot;
+
+/// How long typing must pause before a changed document is analysed.
+pub(crate) const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// Publishes the diagnostics of `snapshot`, after `delay` if given. The work
+/// runs in its own task: the caller is a notification handler that must
+/// return at once so the next message can be read.
+pub(crate) fn schedule(session: &Arc<Session>, snapshot: Arc<Snapshot>, delay: Option<Duration>) {
+    let session = session.clone();
+    tokio::spawn(async move {
+        if let Some(delay) = delay {
+            tokio::time::sleep(delay).await;
+            // A newer edit scheduled a run of its own; analysing this
+            // version would only produce a result that is dropped as stale.
+            if !session.is_current(&snapshot) {
+                return;
+            }
+        }
+        publish(&session, &snapshot).await;
+    });
+}
+
+async fn publish(session: &Arc<Session>, snapshot: &Arc<Snapshot>) {
+    let Some(analysis) = snapshot.analysis().await else {
+        return;
+    };
+    let flags = session.flags();
+    let diagnostics = to_lsp(snapshot, &analysis, &flags);
+    {
+        let _guard = session.publish_lock.lock().await;
+        if !session.is_current(snapshot) {
+            tracing::debug!(
+                "dropping diagnostics for {} version {}: stale",
+                snapshot.uri.as_str(),
+                snapshot.version
+            );
+            return;
+        }
+        session
+            .client
+            .publish_diagnostics(snapshot.uri.clone(), diagnostics, Some(snapshot.version))
+            .await;
+    }
+    // Hints already computed from this very snapshot are up to date; only
+    // a client still showing older ones needs to be asked to refresh.
+    if !snapshot.hints_served() {
+        inlay_hints::request_refresh(session);
+    }
+}
+
+/// Clears the diagnostics of a closed document, unless it was opened again
+/// before this task got to run.
+pub(crate) fn clear(session: &Arc<Session>, uri: Uri) {
+    let session = session.clone();
+    tokio::spawn(async move {
+        let _guard = session.publish_lock.lock().await;
+        if session.documents().contains(&uri) {
+            return;
+        }
+        session
+            .client
+            .publish_diagnostics(uri, Vec::new(), None)
+            .await;
+    });
+}
+
+fn to_lsp(snapshot: &Snapshot, analysis: &FileAnalysis, flags: &ClientFlags) -> Vec<Diagnostic> {
+    let text = &snapshot.text;
+    let encoding = flags.encoding;
+    analysis
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let mut message = d.message.clone();
+            let related_information = if flags.related_information {
+                Some(
+                    d.related
+                        .iter()
+                        .map(|(range, note)| DiagnosticRelatedInformation {
+                            location: Location {
+                                uri: snapshot.uri.clone(),
+                                range: proto::lsp_range(text, range, encoding),
+                            },
+                            message: note.clone(),
+                        })
+                        .collect(),
+                )
+                .filter(|related: &Vec<_>| !related.is_empty())
+            } else {
+                // Without related information the notes would be lost; keep
+                // them in the message, where every client shows them.
+                for (range, note) in &d.related {
+                    let line = proto::lsp_position(text, range.start, encoding).line + 1;
+                    message.push_str(&format!("\nline {line}: {note}"));
+                }
+                None
+            };
+            Diagnostic {
+                range: proto::lsp_range(text, &d.range, encoding),
+                severity: Some(match d.severity {
+                    Severity::Error => DiagnosticSeverity::ERROR,
+                    Severity::Warning => DiagnosticSeverity::WARNING,
+                    Severity::Information => DiagnosticSeverity::INFORMATION,
+                    Severity::Hint => DiagnosticSeverity::HINT,
+                }),
+                code: Some(NumberOrString::String(d.code.to_string())),
+                code_description: None,
+                source: Some("shapels".into()),
+                message,
+                related_information,
+                tags: None,
+                data: None,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,266 @@
+//! The open documents: their text, version and current snapshot.
+//!
+//! Edits are applied here, synchronously, by the notification handlers.
+//! tower-lsp-server runs handlers concurrently, but it creates and first polls
+//! their futures in the order the messages arrived; the handlers therefore
+//! take the store's lock and apply an edit before their first `.await`, which
+//! keeps `didChange` strictly ordered per document (and across documents)
+//! without a queue of our own. A version that does not increase is logged as
+//! a client bug but still applied: the edits are all the text we have.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ropey::Rope;
+use shapels_analysis::Config;
+use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
+
+use crate::guarded::Analyzer;
+use crate::position::PositionEncoding;
+use crate::proto;
+use crate::snapshot::Snapshot;
+
+#[derive(Debug)]
+pub(crate) struct DocumentStore {
+    documents: HashMap<Uri, Arc<Snapshot>>,
+    analyzer: Analyzer,
+}
+
+impl DocumentStore {
+    pub(crate) fn new(analyzer: Analyzer) -> Self {
+        DocumentStore {
+            documents: HashMap::new(),
+            analyzer,
+        }
+    }
+
+    /// Opens (or re-opens, replacing) a document and returns its first snapshot.
+    pub(crate) fn open(
+        &mut self,
+        uri: Uri,
+        version: i32,
+        text: &str,
+        config: Config,
+    ) -> Arc<Snapshot> {
+        let snapshot = Arc::new(Snapshot::new(
+            uri.clone(),
+            version,
+            Rope::from_str(text),
+            config,
+            self.analyzer,
+        ));
+        if self.documents.insert(uri, snapshot.clone()).is_some() {
+            tracing::warn!(
+                "didOpen for {} which was already open; replacing it",
+                snapshot.uri.as_str()
+            );
+        }
+        snapshot
+    }
+
+    /// Applies the edits of one `didChange`, in order, and returns the new
+    /// snapshot; `None` when the document is not open.
+    pub(crate) fn change(
+        &mut self,
+        uri: &Uri,
+        version: i32,
+        changes: &[TextDocumentContentChangeEvent],
+        encoding: PositionEncoding,
+    ) -> Option<Arc<Snapshot>> {
+        let current = self.documents.get(uri)?;
+        if version <= current.version {
+            tracing::warn!(
+                "didChange for {} goes from version {} to {version}; applying it anyway",
+                uri.as_str(),
+                current.version
+            );
+        }
+        // Cloning a rope is O(1) and edits copy only the nodes they touch,
+        // so older snapshots still being analysed keep their own text.
+        let mut text = current.text.clone();
+        for change in changes {
+            apply_change(&mut text, change, encoding);
+        }
+        let snapshot = Arc::new(Snapshot::new(
+            uri.clone(),
+            version,
+            text,
+            current.config.clone(),
+            self.analyzer,
+        ));
+        self.documents.insert(uri.clone(), snapshot.clone());
+        Some(snapshot)
+    }
+
+    pub(crate) fn close(&mut self, uri: &Uri) -> bool {
+        self.documents.remove(uri).is_some()
+    }
+
+    pub(crate) fn get(&self, uri: &Uri) -> Option<Arc<Snapshot>> {
+        self.documents.get(uri).cloned()
+    }
+
+    pub(crate) fn contains(&self, uri: &Uri) -> bool {
+        self.documents.contains_key(uri)
+    }
+
+    /// Whether `snapshot` is still what its document holds; a result computed
+    /// from any other snapshot is stale.
+    pub(crate) fn is_current(&self, snapshot: &Arc<Snapshot>) -> bool {
+        self.documents
+            .get(&snapshot.uri)
+            .is_some_and(|current| Arc::ptr_eq(current, snapshot))
+    }
+
+    /// Gives every document whose configuration changed a new snapshot (same
+    /// text and version) and returns those snapshots, to be analysed again.
+    pub(crate) fn reconfigure(
+        &mut self,
+        config_for: impl Fn(&Uri) -> Config,
+    ) -> Vec<Arc<Snapshot>> {
+        let mut changed = Vec::new();
+        for (uri, snapshot) in &mut self.documents {
+            let config = config_for(uri);
+            if config != snapshot.config {
+                *snapshot = Arc::new(Snapshot::new(
+                    uri.clone(),
+                    snapshot.version,
+                    snapshot.text.clone(),
+                    config,
+                    self.analyzer,
+                ));
+                changed.push(snapshot.clone());
+            }
+        }
+        changed
+    }
+}
+
+/// Applies one content change: a whole new text when it has no range,
+/// otherwise a replacement of the range, clamped to the document.
+pub(crate) fn apply_change(
+    text: &mut Rope,
+    change: &TextDocumentContentChangeEvent,
+    encoding: PositionEncoding,
+) {
+    let Some(range) = change.range else {
+        *text = Rope::from_str(&change.text);
+        return;
+    };
+    let bytes = proto::offsets(text, range, encoding);
+    let start = text.byte_to_char(bytes.start);
+    let end = text.byte_to_char(bytes.end);
+    text.remove(start..end);
+    text.insert(start, &change.text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_lsp_server::ls_types::{Position, Range};
+
+    fn edit(start: (u32, u32), end: (u32, u32), text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range: Some(Range::new(
+                Position::new(start.0, start.1),
+                Position::new(end.0, end.1),
+            )),
+            range_length: None,
+            text: text.to_string(),
+        }
+    }
+
+    fn full(text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range: None,
+            range_length: None,
+            text: text.to_string(),
+        }
+    }
+
+    fn apply_all(
+        initial: &str,
+        changes: &[TextDocumentContentChangeEvent],
+        encoding: PositionEncoding,
+    ) -> String {
+        let mut rope = Rope::from_str(initial);
+        for change in changes {
+            apply_change(&mut rope, change, encoding);
+        }
+        rope.to_string()
+    }
+
+    #[test]
+    fn incremental_edits_apply_in_order() {
+        let changes = [
+            edit((0, 0), (0, 1), "xx"),
+            edit((0, 2), (0, 2), "y"),
+            edit((1, 0), (1, 0), "# "),
+        ];
+        assert_eq!(
+            apply_all("x = 1\nz = 2\n", &changes, PositionEncoding::Utf16),
+            "xxy = 1\n# z = 2\n"
+        );
+    }
+
+    #[test]
+    fn full_change_replaces_everything() {
+        let changes = [
+            edit((0, 0), (0, 1), "q"),
+            full("new\n"),
+            edit((0, 3), (0, 3), "er"),
+        ];
+        assert_eq!(
+            apply_all("old\n", &changes, PositionEncoding::Utf16),
+            "newer\n"
+        );
+    }
+
+    #[test]
+    fn edit_after_an_emoji_in_each_encoding() {
+        let text = "s = \"🎉\"; x = 1\n";
+        // `1` is UTF-16 column 14, UTF-8 column 16.
+        assert_eq!(
+            apply_all(
+                text,
+                &[edit((0, 14), (0, 15), "2")],
+                PositionEncoding::Utf16
+            ),
+            "s = \"🎉\"; x = 2\n"
+        );
+        assert_eq!(
+            apply_all(text, &[edit((0, 16), (0, 17), "2")], PositionEncoding::Utf8),
+            "s = \"🎉\"; x = 2\n"
+        );
+    }
+
+    #[test]
+    fn edit_across_crlf_lines() {
+        let text = "a = 1\r\nb = 2\r\nc = 3\r\n";
+        assert_eq!(
+            apply_all(
+                text,
+                &[edit((0, 5), (2, 0), "\r\n")],
+                PositionEncoding::Utf16
+            ),
+            "a = 1\r\nc = 3\r\n"
+        );
+    }
+
+    #[test]
+    fn out_of_range_edits_clamp() {
+        let changes = [edit((0, 99), (7, 7), "!"), edit((9, 0), (9, 0), "?")];
+        assert_eq!(
+            apply_all("ab\ncd", &changes, PositionEncoding::Utf16),
+            "ab!?"
+        );
+    }
+
+    #[test]
+    fn reversed_range_inserts_at_start() {
+        assert_eq!(
+            apply_all("abc", &[edit((0, 2), (0, 1), "X")], PositionEncoding::Utf8),
+            "abXc"
+        );
+    }
+}

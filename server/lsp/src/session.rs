@@ -1,0 +1,104 @@
+//! The server's state, shared by every handler and background task.
+//!
+//! Locks here are `std::sync::Mutex`es held only for a few instructions and
+//! never across an `.await` (the compiler enforces the latter: handler
+//! futures must be `Send`). Taking them before a handler's first `.await` is
+//! what keeps notifications ordered; see `documents`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::{MessageType, Uri};
+
+use crate::capabilities::ClientFlags;
+use crate::config::Settings;
+use crate::documents::DocumentStore;
+use crate::guarded::Analyzer;
+use crate::snapshot::Snapshot;
+use crate::workspace::SettingsLayers;
+
+pub(crate) struct Session {
+    pub(crate) client: Client,
+    documents: Mutex<DocumentStore>,
+    settings: Mutex<SettingsLayers>,
+    flags: OnceLock<ClientFlags>,
+    /// Held while checking that a result is current and sending it, so that a
+    /// stale result can never overtake a newer one on its way to the client.
+    pub(crate) publish_lock: tokio::sync::Mutex<()>,
+    shutdown_requested: Arc<AtomicBool>,
+}
+
+/// Locks a mutex, going on with the data if a panic poisoned it: every
+/// critical section here leaves the data consistent at each step.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Session {
+    pub(crate) fn new(
+        client: Client,
+        shutdown_requested: Arc<AtomicBool>,
+        analyzer: Analyzer,
+    ) -> Self {
+        Session {
+            client,
+            documents: Mutex::new(DocumentStore::new(analyzer)),
+            settings: Mutex::new(SettingsLayers::default()),
+            flags: OnceLock::new(),
+            publish_lock: tokio::sync::Mutex::new(()),
+            shutdown_requested,
+        }
+    }
+
+    pub(crate) fn documents(&self) -> MutexGuard<'_, DocumentStore> {
+        lock(&self.documents)
+    }
+
+    pub(crate) fn settings_layers(&self) -> MutexGuard<'_, SettingsLayers> {
+        lock(&self.settings)
+    }
+
+    /// The settings that apply to a document. Problems met while reading a
+    /// `pyproject.toml` for the first time are reported to the user.
+    pub(crate) fn settings_for(&self, uri: &Uri) -> Settings {
+        let (settings, errors) = self.settings_layers().settings_for(uri);
+        self.report_setting_errors(errors);
+        settings
+    }
+
+    pub(crate) fn set_flags(&self, flags: ClientFlags) {
+        if self.flags.set(flags).is_err() {
+            tracing::warn!("initialize received twice; keeping the first client capabilities");
+        }
+    }
+
+    pub(crate) fn flags(&self) -> ClientFlags {
+        self.flags.get().copied().unwrap_or_default()
+    }
+
+    pub(crate) fn snapshot(&self, uri: &Uri) -> Option<Arc<Snapshot>> {
+        self.documents().get(uri)
+    }
+
+    pub(crate) fn is_current(&self, snapshot: &Arc<Snapshot>) -> bool {
+        self.documents().is_current(snapshot)
+    }
+
+    pub(crate) fn request_shutdown(&self) {
+        self.shutdown_requested.store(true, Ordering::SeqCst);
+    }
+
+    /// Logs each problem and shows it to the user, naming the key; the
+    /// message goes out from a task so that callers need not be async.
+    pub(crate) fn report_setting_errors(&self, errors: Vec<String>) {
+        for error in errors {
+            let message = format!("shapels: {error}");
+            tracing::warn!("{message}");
+            let client = self.client.clone();
+            tokio::spawn(async move { client.show_message(MessageType::WARNING, message).await });
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! `ShapeEnv`: the symbols of one analysis, their names, and what is known of them.
+//!
+//! Like torch's ShapeEnv it mints symbols named after their sources, records
+//! the guards the analysis had to assume, and learns replacements when two
+//! sizes are found equal (a symbol found equal to 768 is 768 from then on).
+//! A guard that contradicts what is known is reported to the caller.
+
+use std::collections::HashMap;
+
+use crate::dim::{Dim, SymId};
+
+/// What the environment knows of one symbol.
+#[derive(Debug, Clone)]
+pub struct SymbolInfo {
+    /// The name shown to the user (unique within the environment).
+    pub name: String,
+    /// An anonymous symbol stands for a size nobody named; it is shown as `?`.
+    pub anonymous: bool,
+}
+
+/// The outcome of asserting that two sizes are equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unified {
+    /// They were already known equal.
+    Equal,
+    /// They are equal from now on (a replacement was learned).
+    Learned,
+    /// They cannot be equal: both sides are known and differ.
+    Contradiction,
+    /// Nothing could be concluded; the equality is kept as a guard.
+    Assumed,
+}
+
+/// A fact the analysis had to assume, in Python syntax for hover.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    pub lhs: Dim,
+    pub rhs: Dim,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ShapeEnv {
+    symbols: Vec<SymbolInfo>,
+    replacements: HashMap<SymId, Dim>,
+    divisible: Vec<(Dim, Dim)>,
+    guards: Vec<Guard>,
+    name_counts: HashMap<String, u32>,
+}
+
+/// How many rounds of substitution `resolve` applies; replacements never
+/// form cycles, so this only bounds pathological chains.
+const RESOLVE_ROUNDS: usize = 16;
+
+impl ShapeEnv {
+    pub fn new() -> ShapeEnv {
+        ShapeEnv::default()
+    }
+
+    /// A new symbol named after its source. Names are unique: a second `B`
+    /// that is not known to be the first becomes `B_2`.
+    pub fn symbol(&mut self, name: &str) -> Dim {
+        let count = self.name_counts.entry(name.to_string()).or_insert(0);
+        *count += 1;
+        let name = if *count == 1 { name.to_string() } else { format!("{name}_{count}") };
+        self.push(SymbolInfo { name, anonymous: false })
+    }
+
+    /// A size nobody named (shown as `?`).
+    pub fn anonymous(&mut self) -> Dim {
+        let name = format!("_{}", self.symbols.len());
+        self.push(SymbolInfo { name, anonymous: true })
+    }
+
+    fn push(&mut self, info: SymbolInfo) -> Dim {
+        let id = SymId(self.symbols.len() as u32);
+        self.symbols.push(info);
+        Dim::sym(id)
+    }
+
+    pub fn info(&self, id: SymId) -> Option<&SymbolInfo> {
+        self.symbols.get(id.0 as usize)
+    }
+
+    pub fn is_anonymous(&self, id: SymId) -> bool {
+        self.info(id).is_none_or(|s| s.anonymous)
+    }
+
+    /// The expression with every learned replacement applied.
+    pub fn resolve(&self, dim: &Dim) -> Dim {
+        let mut current = dim.clone();
+        for _ in 0..RESOLVE_ROUNDS {
+            if !current.symbols().iter().any(|s| self.replacements.contains_key(s)) {
+                break;
+            }
+            current = current.substitute(&mut |id| self.replacements.get(&id).cloned());
+        }
+        if self.divisible.is_empty() {
+            current
+        } else {
+            current.cancel_exact_div(&|a, b| self.divisible.iter().any(|(x, y)| x == a && y == b))
+        }
+    }
+
+    /// Whether the resolved expression mentions an anonymous symbol.
+    pub fn has_anonymous(&self, dim: &Dim) -> bool {
+        self.resolve(dim).symbols().into_iter().any(|s| self.is_anonymous(s))
+    }
+
+    /// The resolved value when it is a known integer.
+    pub fn value(&self, dim: &Dim) -> Option<i64> {
+        self.resolve(dim).as_const()
+    }
+
+    /// Python syntax for the user; `?` when an anonymous symbol is involved.
+    pub fn display(&self, dim: &Dim) -> String {
+        let resolved = self.resolve(dim);
+        if resolved.symbols().into_iter().any(|s| self.is_anonymous(s)) {
+            return "?".to_string();
+        }
+        resolved.display(&|id| self.info(id).map(|s| s.name.clone()).unwrap_or_else(|| "?".to_string()))
+    }
+
+    /// Whether the two sizes are known to be equal.
+    pub fn known_equal(&self, a: &Dim, b: &Dim) -> bool {
+        self.resolve(a) == self.resolve(b)
+    }
+
+    /// Whether the two sizes are known to differ (their difference is a
+    /// non-zero constant).
+    pub fn known_different(&self, a: &Dim, b: &Dim) -> bool {
+        matches!(self.resolve(a).sub(&self.resolve(b)).as_const(), Some(d) if d != 0)
+    }
+
+    /// Assert `a == b`: learn a replacement when one side can be solved for,
+    /// report a contradiction when both sides are known and differ.
+    pub fn unify(&mut self, a: &Dim, b: &Dim) -> Unified {
+        let (ra, rb) = (self.resolve(a), self.resolve(b));
+        if ra == rb {
+            return Unified::Equal;
+        }
+        let diff = ra.sub(&rb);
+        if diff.is_const() {
+            return Unified::Contradiction;
+        }
+        // Prefer to solve for an anonymous symbol, then for the newest named
+        // one, so the user's older names survive.
+        let mut candidates: Vec<SymId> = diff.symbols();
+        candidates.sort_by_key(|s| (!self.is_anonymous(*s), std::cmp::Reverse(s.0)));
+        for s in candidates {
+            if let Some(solution) = solve_linear(&diff, s) {
+                if solution.symbols().contains(&s) {
+                    continue;
+                }
+                self.replacements.insert(s, solution);
+                return Unified::Learned;
+            }
+        }
+        self.guards.push(Guard { lhs: ra, rhs: rb });
+        Unified::Assumed
+    }
+
+    /// Record that `b` divides `a` (from `assert a % b == 0`).
+    pub fn assume_divisible(&mut self, a: &Dim, b: &Dim) {
+        let (ra, rb) = (self.resolve(a), self.resolve(b));
+        if !self.divisible.contains(&(ra.clone(), rb.clone())) {
+            self.divisible.push((ra, rb));
+        }
+    }
+
+    /// Guards recorded so far, as Python text (`C == 768`).
+    pub fn guards(&self) -> Vec<String> {
+        self.guards.iter().map(|g| format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs))).collect()
+    }
+
+    /// The number of symbols minted so far.
+    pub fn symbol_count(&self) -> usize {
+        self.symbols.len()
+    }
+}
+
+/// Solve `diff == 0` for `s` when `s` occurs only as a plain linear term
+/// whose coefficient divides the rest exactly.
+fn solve_linear(diff: &Dim, s: SymId) -> Option<Dim> {
+    let target = Dim::sym(s);
+    // Try coefficient ±1 and small ones by probing: diff = c*s + rest.
+    for c in [1i64, -1, 2, -2, 3, -3, 4, -4] {
+        let rest = diff.sub(&target.mul(&Dim::konst(c)));
+        if rest.symbols().contains(&s) {
+            continue;
+        }
+        // c*s + rest = 0  =>  s = -rest / c, exact division only.
+        let neg = rest.neg();
+        if c == 1 {
+            return Some(neg);
+        }
+        if c == -1 {
+            return Some(rest);
+        }
+        let q = neg.floordiv(&Dim::konst(c))?;
+        if q.mul(&Dim::konst(c)) == neg {
+            return Some(q);
+        }
+        return None;
+    }
+    None
+}

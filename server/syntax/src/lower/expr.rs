@@ -1,0 +1,451 @@
+//! Lowering of expressions, and of assignment targets (tree-sitter's
+//! patterns), which share the `ast::Expr` type.
+
+use tree_sitter::Node;
+
+use super::stmt::binary_op;
+use super::{
+    Lowerer, MAX_DEPTH, all_children, error_child, field_children, first_named_child, literal,
+    named_children, unknown,
+};
+use crate::ast::{Arg, BoolOp, CmpOp, Comprehension, ComprehensionKind, Expr, ExprKind, UnaryOp};
+
+/// Whether `expr` knows a node kind, so that recovery code can tell an
+/// expression from a stray token.
+pub(super) fn is_expression_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "identifier"
+            | "integer"
+            | "float"
+            | "string"
+            | "concatenated_string"
+            | "true"
+            | "false"
+            | "none"
+            | "ellipsis"
+            | "attribute"
+            | "subscript"
+            | "call"
+            | "binary_operator"
+            | "unary_operator"
+            | "not_operator"
+            | "boolean_operator"
+            | "comparison_operator"
+            | "conditional_expression"
+            | "tuple"
+            | "list"
+            | "set"
+            | "dictionary"
+            | "list_comprehension"
+            | "set_comprehension"
+            | "generator_expression"
+            | "dictionary_comprehension"
+            | "lambda"
+            | "await"
+            | "named_expression"
+            | "parenthesized_expression"
+    )
+}
+
+impl Lowerer<'_> {
+    /// Lowers an expression or an assignment target. Parentheses are
+    /// unwrapped: `(x)` lowers to `x` with the range of `x`.
+    pub(super) fn expr(&mut self, node: Node<'_>) -> Expr {
+        if node.is_missing() || self.depth >= MAX_DEPTH {
+            return unknown(node.byte_range());
+        }
+        self.depth += 1;
+        let expr = self.expr_kind(node);
+        self.depth -= 1;
+        expr
+    }
+
+    fn expr_kind(&mut self, node: Node<'_>) -> Expr {
+        // `y = x @ ) w`: an operator with skipped tokens among its operands
+        // would be a guess. Collections keep their other elements instead;
+        // the broken one lowers to `Unknown` in its place.
+        let collection = matches!(
+            node.kind(),
+            "tuple"
+                | "list"
+                | "set"
+                | "dictionary"
+                | "expression_list"
+                | "pattern_list"
+                | "tuple_pattern"
+                | "list_pattern"
+        );
+        if !collection && error_child(node).is_some() {
+            return unknown(node.byte_range());
+        }
+        let kind = match node.kind() {
+            "identifier" => ExprKind::Name(self.text(node).to_string()),
+            "integer" => literal::integer(self.text(node)),
+            "float" => literal::float(self.text(node)),
+            "string" => self.string(node).map_or(ExprKind::FString, ExprKind::Str),
+            "concatenated_string" => self.concatenated_string(node),
+            "true" => ExprKind::Bool(true),
+            "false" => ExprKind::Bool(false),
+            "none" => ExprKind::NoneLit,
+            "ellipsis" => ExprKind::Ellipsis,
+            "attribute" => match node.child_by_field_name("attribute") {
+                Some(attr) => ExprKind::Attribute {
+                    value: Box::new(self.field_expr(node, "object")),
+                    attr: self.name(attr),
+                },
+                None => ExprKind::Unknown,
+            },
+            "subscript" => self.subscript(node),
+            "slice" => self.slice(node),
+            "call" => self.call(node),
+            "binary_operator" => self.binary(node),
+            "unary_operator" => self.unary(node),
+            "not_operator" => ExprKind::UnaryOp {
+                op: UnaryOp::Not,
+                operand: Box::new(self.field_expr(node, "argument")),
+            },
+            "boolean_operator" => self.boolean(node),
+            "comparison_operator" => self.comparison(node),
+            "conditional_expression" => self.conditional(node),
+            "tuple" | "tuple_pattern" | "pattern_list" | "expression_list" => {
+                ExprKind::Tuple(self.elements(node))
+            }
+            "list" | "list_pattern" => ExprKind::List(self.elements(node)),
+            "set" => ExprKind::Set(self.elements(node)),
+            "dictionary" => self.dictionary(node),
+            "list_comprehension" => self.comprehension(node, ComprehensionKind::List),
+            "set_comprehension" => self.comprehension(node, ComprehensionKind::Set),
+            "generator_expression" => self.comprehension(node, ComprehensionKind::Generator),
+            "dictionary_comprehension" => self.dict_comprehension(node),
+            "lambda" => ExprKind::Lambda {
+                params: self.params(node.child_by_field_name("parameters")),
+                body: Box::new(self.field_expr(node, "body")),
+            },
+            "list_splat" | "list_splat_pattern" => {
+                ExprKind::Starred(Box::new(self.only_child(node)))
+            }
+            "dictionary_splat" | "dictionary_splat_pattern" => {
+                ExprKind::DoubleStarred(Box::new(self.only_child(node)))
+            }
+            "await" => ExprKind::Await(Box::new(self.only_child(node))),
+            "named_expression" => match node.child_by_field_name("name") {
+                Some(name) => ExprKind::NamedExpr {
+                    target: self.name(name),
+                    value: Box::new(self.field_expr(node, "value")),
+                },
+                None => ExprKind::Unknown,
+            },
+            // Wrappers whose value is their single child: parentheses, and
+            // the `type` node around annotations.
+            "parenthesized_expression" | "parenthesized_list_splat" | "type" => {
+                return self.only_child(node);
+            }
+            _ => ExprKind::Unknown,
+        };
+        Expr {
+            range: node.byte_range(),
+            kind,
+        }
+    }
+
+    /// The single named child of a wrapper node, lowered.
+    fn only_child(&mut self, node: Node<'_>) -> Expr {
+        let child = first_named_child(node);
+        self.expr_or_unknown(child, node.start_byte())
+    }
+
+    /// The elements of a tuple, list, set, expression list or target pattern.
+    fn elements(&mut self, node: Node<'_>) -> Vec<Expr> {
+        named_children(node)
+            .into_iter()
+            .map(|element| self.expr(element))
+            .collect()
+    }
+
+    /// The value of a plain string literal; `None` for f-strings and
+    /// template strings, whose value is not known.
+    fn string(&self, node: Node<'_>) -> Option<String> {
+        let children = all_children(node);
+        let start = children
+            .iter()
+            .find(|child| child.kind() == "string_start")?;
+        let prefix = literal::prefix(self.text(*start));
+        if prefix.interpolated || children.iter().any(|child| child.kind() == "interpolation") {
+            return None;
+        }
+        // An unterminated string has no `string_end`; its body runs to the
+        // end of the node.
+        let end = children
+            .iter()
+            .find(|child| child.kind() == "string_end" && !child.is_missing())
+            .map_or(node.end_byte(), |end| end.start_byte());
+        let body = self.source.get(start.end_byte()..end).unwrap_or("");
+        Some(if prefix.raw {
+            body.to_string()
+        } else {
+            literal::unescape(body)
+        })
+    }
+
+    /// `"a" "b"` joins into one literal; any interpolated part makes it an f-string.
+    fn concatenated_string(&self, node: Node<'_>) -> ExprKind {
+        let mut value = String::new();
+        for part in named_children(node) {
+            match self.string(part) {
+                Some(text) => value.push_str(&text),
+                None => return ExprKind::FString,
+            }
+        }
+        ExprKind::Str(value)
+    }
+
+    /// `x[i]`, `x[a, b:c]`: each comma-separated part is one index.
+    fn subscript(&mut self, node: Node<'_>) -> ExprKind {
+        let value = Box::new(self.field_expr(node, "value"));
+        let index = field_children(node, "subscript")
+            .into_iter()
+            .map(|part| self.expr(part))
+            .collect();
+        ExprKind::Subscript { value, index }
+    }
+
+    /// `a:b:c` with any part left out; the parts are told apart by the colons
+    /// before them, since the grammar gives them no field names.
+    fn slice(&mut self, node: Node<'_>) -> ExprKind {
+        let mut parts: [Option<Box<Expr>>; 3] = [None, None, None];
+        let mut colons = 0;
+        for child in all_children(node) {
+            if child.kind() == ":" {
+                colons += 1;
+            } else if child.is_named()
+                && let Some(slot) = parts.get_mut(colons)
+            {
+                *slot = Some(Box::new(self.expr(child)));
+            }
+        }
+        let [lower, upper, step] = parts;
+        ExprKind::Slice { lower, upper, step }
+    }
+
+    fn call(&mut self, node: Node<'_>) -> ExprKind {
+        let func = Box::new(self.field_expr(node, "function"));
+        let args = match node.child_by_field_name("arguments") {
+            // `f(x for x in xs)`: the generator is the only argument.
+            Some(generator) if generator.kind() == "generator_expression" => {
+                vec![Arg::Positional(self.expr(generator))]
+            }
+            Some(arguments) => self.arguments(arguments),
+            None => Vec::new(),
+        };
+        ExprKind::Call { func, args }
+    }
+
+    /// The arguments of a call or of a class's bases. A broken argument
+    /// stays in place as an `Unknown` so that later arguments keep their
+    /// positions.
+    pub(super) fn arguments(&mut self, list: Node<'_>) -> Vec<Arg> {
+        let mut args = Vec::new();
+        for child in named_children(list) {
+            let arg = match child.kind() {
+                "list_splat" => Arg::Starred(self.only_child(child)),
+                "dictionary_splat" => Arg::DoubleStarred(self.only_child(child)),
+                "keyword_argument" => match child.child_by_field_name("name") {
+                    Some(name) => Arg::Keyword(self.name(name), self.field_expr(child, "value")),
+                    None => Arg::Positional(unknown(child.byte_range())),
+                },
+                _ => Arg::Positional(self.expr(child)),
+            };
+            args.push(arg);
+        }
+        args
+    }
+
+    fn binary(&mut self, node: Node<'_>) -> ExprKind {
+        let op = node
+            .child_by_field_name("operator")
+            .and_then(|op| binary_op(op.kind()));
+        let Some(op) = op else {
+            return ExprKind::Unknown;
+        };
+        ExprKind::BinOp {
+            left: Box::new(self.field_expr(node, "left")),
+            op,
+            right: Box::new(self.field_expr(node, "right")),
+        }
+    }
+
+    fn unary(&mut self, node: Node<'_>) -> ExprKind {
+        let op = match node.child_by_field_name("operator").map(|op| op.kind()) {
+            Some("-") => UnaryOp::Neg,
+            Some("+") => UnaryOp::Pos,
+            Some("~") => UnaryOp::Invert,
+            _ => return ExprKind::Unknown,
+        };
+        ExprKind::UnaryOp {
+            op,
+            operand: Box::new(self.field_expr(node, "argument")),
+        }
+    }
+
+    /// `a and b and c` is one `BoolOp` with three values. tree-sitter nests
+    /// the chain to the left; it is followed in a loop. A parenthesised
+    /// operand stays nested, as in Python's own `ast`.
+    fn boolean(&mut self, node: Node<'_>) -> ExprKind {
+        let Some(op) = bool_op(node) else {
+            return ExprKind::Unknown;
+        };
+        let mut rights = Vec::new();
+        let mut current = node;
+        let leftmost = loop {
+            rights.push(current.child_by_field_name("right"));
+            match current.child_by_field_name("left") {
+                Some(left) if left.kind() == "boolean_operator" && bool_op(left) == Some(op) => {
+                    current = left
+                }
+                left => break left,
+            }
+        };
+        let mut values = vec![self.expr_or_unknown(leftmost, node.start_byte())];
+        for right in rights.into_iter().rev() {
+            values.push(self.expr_or_unknown(right, node.end_byte()));
+        }
+        ExprKind::BoolOp { op, values }
+    }
+
+    /// `a < b <= c`, `x not in y`, `x is not None`: operands are the named
+    /// children, operators the tokens under the `operators` field.
+    fn comparison(&mut self, node: Node<'_>) -> ExprKind {
+        let mut operands = Vec::new();
+        let mut ops = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if super::is_trivia(child) {
+                continue;
+            }
+            if child.is_named() {
+                operands.push(child);
+                continue;
+            }
+            let op = match child.kind() {
+                "<" => CmpOp::Lt,
+                "<=" => CmpOp::LtE,
+                "==" => CmpOp::Eq,
+                "!=" | "<>" => CmpOp::NotEq,
+                ">=" => CmpOp::GtE,
+                ">" => CmpOp::Gt,
+                "in" => CmpOp::In,
+                "not in" => CmpOp::NotIn,
+                "is" => CmpOp::Is,
+                "is not" => CmpOp::IsNot,
+                _ => continue,
+            };
+            ops.push(op);
+        }
+        let mut operands = operands.into_iter();
+        let left = Box::new(self.expr_or_unknown(operands.next(), node.start_byte()));
+        let comparators: Vec<Expr> = operands.map(|operand| self.expr(operand)).collect();
+        // Broken code can leave an operator without its operand; keep the pairs that are complete.
+        ops.truncate(comparators.len());
+        let comparators = comparators.into_iter().take(ops.len()).collect();
+        ExprKind::Compare {
+            left,
+            ops,
+            comparators,
+        }
+    }
+
+    /// `body if test else orelse`; the grammar gives the three no field names.
+    fn conditional(&mut self, node: Node<'_>) -> ExprKind {
+        let mut parts = named_children(node).into_iter();
+        let at = node.end_byte();
+        let (body, test, orelse) = (parts.next(), parts.next(), parts.next());
+        ExprKind::IfExp {
+            body: Box::new(self.expr_or_unknown(body, at)),
+            test: Box::new(self.expr_or_unknown(test, at)),
+            orelse: Box::new(self.expr_or_unknown(orelse, at)),
+        }
+    }
+
+    fn dictionary(&mut self, node: Node<'_>) -> ExprKind {
+        let mut entries = Vec::new();
+        for entry in named_children(node) {
+            match entry.kind() {
+                "pair" => {
+                    let key = self.field_expr(entry, "key");
+                    entries.push((Some(key), self.field_expr(entry, "value")));
+                }
+                "dictionary_splat" => entries.push((None, self.only_child(entry))),
+                _ => entries.push((None, unknown(entry.byte_range()))),
+            }
+        }
+        ExprKind::Dict(entries)
+    }
+
+    fn comprehension(&mut self, node: Node<'_>, kind: ComprehensionKind) -> ExprKind {
+        let elt = Box::new(self.field_expr(node, "body"));
+        ExprKind::Comprehension {
+            kind,
+            elt,
+            generators: self.generators(node),
+        }
+    }
+
+    fn dict_comprehension(&mut self, node: Node<'_>) -> ExprKind {
+        let Some(pair) = node.child_by_field_name("body") else {
+            return ExprKind::Unknown;
+        };
+        ExprKind::DictComp {
+            key: Box::new(self.field_expr(pair, "key")),
+            value: Box::new(self.field_expr(pair, "value")),
+            generators: self.generators(node),
+        }
+    }
+
+    /// The `for` / `if` clauses of a comprehension; each `if` belongs to the
+    /// `for` before it.
+    fn generators(&mut self, node: Node<'_>) -> Vec<Comprehension> {
+        let mut generators: Vec<Comprehension> = Vec::new();
+        for clause in named_children(node) {
+            match clause.kind() {
+                "for_in_clause" => {
+                    let target = self.field_expr(clause, "left");
+                    let iter = match field_children(clause, "right").as_slice() {
+                        [] => unknown(clause.end_byte()..clause.end_byte()),
+                        [single] => self.expr(*single),
+                        // `for x in a, b` iterates over a tuple.
+                        many => {
+                            let range = many[0].start_byte()..many[many.len() - 1].end_byte();
+                            let elements = many.iter().map(|element| self.expr(*element)).collect();
+                            Expr {
+                                range,
+                                kind: ExprKind::Tuple(elements),
+                            }
+                        }
+                    };
+                    generators.push(Comprehension {
+                        target,
+                        iter,
+                        ifs: Vec::new(),
+                    });
+                }
+                "if_clause" => {
+                    let test = self.only_child(clause);
+                    if let Some(generator) = generators.last_mut() {
+                        generator.ifs.push(test);
+                    }
+                }
+                _ => {}
+            }
+        }
+        generators
+    }
+}
+
+fn bool_op(node: Node<'_>) -> Option<BoolOp> {
+    match node.child_by_field_name("operator")?.kind() {
+        "and" => Some(BoolOp::And),
+        "or" => Some(BoolOp::Or),
+        _ => None,
+    }
+}

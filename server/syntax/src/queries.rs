@@ -1,0 +1,158 @@
+//! The tree-sitter queries in `queries/python`, compiled into the binary,
+//! and what the code reads from them.
+//!
+//! Each query is compiled once per process on first use. A query that fails
+//! to compile (which the tests rule out for the pinned grammar) degrades to
+//! "no information" rather than a panic.
+
+use std::sync::OnceLock;
+
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Language, Node, Query, QueryCursor, Tree};
+
+use crate::ast::TextRange;
+
+/// `imports.scm`: imports of `torch`, `einops` and their submodules.
+pub const IMPORTS: &str = include_str!("../../../queries/python/imports.scm");
+/// `errors.scm`: `ERROR` and `MISSING` nodes.
+pub const ERRORS: &str = include_str!("../../../queries/python/errors.scm");
+/// `comments.scm`: every comment.
+pub const COMMENTS: &str = include_str!("../../../queries/python/comments.scm");
+
+/// The imported module of a torch-related import (`torch.nn`).
+pub const CAPTURE_IMPORT_MODULE: &str = "import.module";
+/// The `as` name of a torch-related import (`nn`), when there is one.
+pub const CAPTURE_IMPORT_ALIAS: &str = "import.alias";
+/// A span the parser could not fit into the grammar.
+pub const CAPTURE_ERROR: &str = "error";
+/// A token the parser had to assume.
+pub const CAPTURE_MISSING: &str = "missing";
+/// A comment, from its `#` to the end of its line.
+pub const CAPTURE_COMMENT: &str = "comment";
+
+/// Every query file with the capture names the code reads from it, so a
+/// test can check that each one exists in its query.
+pub const USED_CAPTURES: &[(&str, &str, &[&str])] = &[
+    ("imports.scm", IMPORTS, &[CAPTURE_IMPORT_MODULE]),
+    ("errors.scm", ERRORS, &[CAPTURE_ERROR, CAPTURE_MISSING]),
+    ("comments.scm", COMMENTS, &[CAPTURE_COMMENT]),
+];
+
+/// The pinned Python grammar.
+pub fn language() -> Language {
+    tree_sitter_python::LANGUAGE.into()
+}
+
+fn compiled(cell: &'static OnceLock<Option<Query>>, source: &str) -> Option<&'static Query> {
+    cell.get_or_init(|| Query::new(&language(), source).ok())
+        .as_ref()
+}
+
+/// Whether the file imports `torch`, `einops` or a module under them,
+/// anywhere in the file. If the query is unavailable the answer is `true`,
+/// so that no file is skipped by mistake.
+pub(crate) fn imports_torch(tree: &Tree, text: &str) -> bool {
+    static QUERY: OnceLock<Option<Query>> = OnceLock::new();
+    let Some(query) = compiled(&QUERY, IMPORTS) else {
+        return true;
+    };
+    let Some(module) = query.capture_index_for_name(CAPTURE_IMPORT_MODULE) else {
+        return true;
+    };
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(query, tree.root_node(), text.as_bytes());
+    // The `#match?` predicates have already filtered the matches to torch
+    // and einops modules.
+    while let Some(found) = matches.next() {
+        if found
+            .captures()
+            .iter()
+            .any(|capture| capture.index == module)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// The byte ranges of all comments, in source order.
+pub(crate) fn comments(tree: &Tree, text: &str) -> Vec<TextRange> {
+    static QUERY: OnceLock<Option<Query>> = OnceLock::new();
+    let Some(query) = compiled(&QUERY, COMMENTS) else {
+        return Vec::new();
+    };
+    let Some(comment) = query.capture_index_for_name(CAPTURE_COMMENT) else {
+        return Vec::new();
+    };
+    let mut ranges = Vec::new();
+    let mut cursor = QueryCursor::new();
+    let mut captures = cursor.captures(query, tree.root_node(), text.as_bytes());
+    while let Some((matched, index)) = captures.next() {
+        let capture = matched.captures()[*index];
+        if capture.index == comment {
+            // The grammar's comment token runs to the `\n`, so in a CRLF
+            // file it would end with the `\r`.
+            let range = capture.node.byte_range();
+            let end = if text.as_bytes().get(range.end.wrapping_sub(1)) == Some(&b'\r') {
+                range.end - 1
+            } else {
+                range.end
+            };
+            ranges.push(range.start..end);
+        }
+    }
+    ranges
+}
+
+/// The syntax errors of a file as (range, message), in source order. An
+/// error inside another one is not reported again.
+pub(crate) fn syntax_errors(tree: &Tree, text: &str) -> Vec<(TextRange, String)> {
+    static QUERY: OnceLock<Option<Query>> = OnceLock::new();
+    let root = tree.root_node();
+    if !root.has_error() {
+        return Vec::new();
+    }
+    let Some(query) = compiled(&QUERY, ERRORS) else {
+        return Vec::new();
+    };
+    let missing = query.capture_index_for_name(CAPTURE_MISSING);
+    let mut found: Vec<(TextRange, String)> = Vec::new();
+    let mut cursor = QueryCursor::new();
+    let mut captures = cursor.captures(query, root, text.as_bytes());
+    while let Some((matched, index)) = captures.next() {
+        let capture = matched.captures()[*index];
+        let message = if Some(capture.index) == missing {
+            missing_message(capture.node)
+        } else {
+            "syntax error".to_string()
+        };
+        found.push((capture.node.byte_range(), message));
+    }
+    // Outer errors first, so that the ones nested in them can be dropped:
+    // once sorted by start, a range is inside an earlier one exactly when it
+    // ends before the furthest end seen so far.
+    found.sort_by_key(|(range, _)| (range.start, std::cmp::Reverse(range.end)));
+    let mut errors: Vec<(TextRange, String)> = Vec::new();
+    let mut covered_until: Option<usize> = None;
+    for (range, message) in found {
+        if covered_until.is_some_and(|end| range.end <= end) {
+            continue;
+        }
+        covered_until = Some(covered_until.map_or(range.end, |end| end.max(range.end)));
+        errors.push((range, message));
+    }
+    errors
+}
+
+/// "missing `)`" for a token, "missing identifier" for a named node.
+fn missing_message(node: Node<'_>) -> String {
+    let kind = node.kind();
+    if node.is_named() {
+        format!("missing {}", kind.replace('_', " "))
+    } else if kind.starts_with('_') || kind.is_empty() {
+        // Hidden tokens of the grammar, such as the end of a line.
+        format!("missing {}", kind.trim_start_matches('_').replace('_', " "))
+    } else {
+        format!("missing `{kind}`")
+    }
+}

@@ -1,0 +1,150 @@
+//! Incremental reparsing gives exactly what a fresh parse gives.
+
+mod common;
+
+use proptest::prelude::*;
+use shapels_syntax::{ByteEdit, ParsedFile, edit_between, parse, reparse};
+
+/// Everything observable about a parse: the lowered tree with its ranges,
+/// the syntax errors, the torch flag and tree-sitter's own tree.
+fn fingerprint(file: &ParsedFile) -> String {
+    format!(
+        "{:?}\n{:?}\n{}\n{}\n{}",
+        file.module,
+        file.syntax_errors,
+        shapels_syntax::imports_torch(file),
+        file.source_len,
+        file.tree
+            .as_ref()
+            .map(|tree| tree.root_node().to_sexp())
+            .unwrap_or_default()
+    )
+}
+
+#[track_caller]
+fn check_edit(old_text: &str, new_text: &str) {
+    let old = parse(old_text);
+    let edit = edit_between(old_text, new_text);
+    let incremental = reparse(&old, old_text, new_text, edit);
+    assert_eq!(
+        fingerprint(&incremental),
+        fingerprint(&parse(new_text)),
+        "{old_text:?} -> {new_text:?}"
+    );
+}
+
+#[test]
+fn typing_a_line_character_by_character() {
+    let prefix = "import torch\n\ndef f(x):\n    ";
+    let line = "y = torch.randn(8, 128) @ x.transpose(0, 1)  # é\n";
+    let suffix = "    return y\n";
+    let mut previous = format!("{prefix}{suffix}");
+    let mut file = parse(&previous);
+    for (end, _) in line.char_indices().skip(1).chain([(line.len(), ' ')]) {
+        let next = format!("{prefix}{}{suffix}", &line[..end]);
+        file = reparse(&file, &previous, &next, edit_between(&previous, &next));
+        assert_eq!(
+            fingerprint(&file),
+            fingerprint(&parse(&next)),
+            "after typing {:?}",
+            &line[..end]
+        );
+        previous = next;
+    }
+}
+
+#[test]
+fn edits_that_change_structure() {
+    check_edit("x = 1\n", "x = (1\n");
+    check_edit("x = (1\n", "x = (1)\n");
+    check_edit("def f():\n    pass\n", "class A:\n    pass\n");
+    check_edit("import numpy\n", "import torch\n");
+    check_edit("if a:\n    x = 1\n", "if a:\nx = 1\n");
+    check_edit("a = 'x'\n", "a = 'x\n");
+    check_edit("x = 1\r\ny = 2\r\n", "x = 1\r\n\r\ny = 2\r\n");
+    check_edit("", "x = torch.randn(2)\n");
+    check_edit("x = torch.randn(2)\n", "");
+}
+
+#[test]
+fn a_wrong_edit_falls_back_to_a_fresh_parse() {
+    let old_text = "x = 1\ny = 2\n";
+    let new_text = "x = 1\ny = 3\nz = 4\n";
+    let old = parse(old_text);
+    let wrong = ByteEdit {
+        start_byte: 0,
+        old_end_byte: 1,
+        new_end_byte: 1,
+    };
+    let file = reparse(&old, old_text, new_text, wrong);
+    assert_eq!(fingerprint(&file), fingerprint(&parse(new_text)));
+    let out_of_range = ByteEdit {
+        start_byte: 100,
+        old_end_byte: 200,
+        new_end_byte: 300,
+    };
+    let file = reparse(&old, old_text, new_text, out_of_range);
+    assert_eq!(fingerprint(&file), fingerprint(&parse(new_text)));
+    // `old` parsed from another text than the one given.
+    let file = reparse(
+        &parse("other\n"),
+        old_text,
+        new_text,
+        edit_between(old_text, new_text),
+    );
+    assert_eq!(fingerprint(&file), fingerprint(&parse(new_text)));
+}
+
+/// Pieces of Python, some of them broken, to build texts and edits from.
+const PIECES: &[&str] = &[
+    "import torch\n",
+    "x = torch.randn(8, 128)\n",
+    "y = x @ w\n",
+    "def f(a, *, b=1):\n    return a\n",
+    "class M(nn.Module):\n    def forward(self, x):\n        return self.fc(x)\n",
+    "if a:\n    b = 1\nelse:\n    b = 2\n",
+    "(",
+    ")",
+    "[",
+    ":",
+    "\n",
+    "    ",
+    "'",
+    "\"\"\"",
+    "é",
+    "日本",
+    "\r\n",
+    "#",
+    ",",
+    "x",
+    " = ",
+    ".",
+    "\0",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// A chain of random edits, each reparsed from the previous result,
+    /// always agrees with a fresh parse of the same text.
+    #[test]
+    fn random_edit_chains_match_fresh_parses(
+        start in prop::collection::vec(0..PIECES.len(), 0..12),
+        edits in prop::collection::vec((0.0f64..=1.0, 0usize..12, prop::option::of(0..PIECES.len())), 1..8),
+    ) {
+        let mut text: String = start.iter().map(|&i| PIECES[i]).collect();
+        let mut file = parse(&text);
+        for (at, delete, insert) in edits {
+            let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+            let index = ((boundaries.len() - 1) as f64 * at) as usize;
+            let start = boundaries[index];
+            let end = boundaries[(index + delete).min(boundaries.len() - 1)];
+            let inserted = insert.map_or("", |i| PIECES[i]);
+            let new_text = format!("{}{inserted}{}", &text[..start], &text[end..]);
+            let edit = ByteEdit { start_byte: start, old_end_byte: end, new_end_byte: start + inserted.len() };
+            file = reparse(&file, &text, &new_text, edit);
+            prop_assert_eq!(fingerprint(&file), fingerprint(&parse(&new_text)));
+            text = new_text;
+        }
+    }
+}
