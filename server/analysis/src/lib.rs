@@ -19,11 +19,20 @@ pub fn analyze(source: &str, config: &Config) -> FileAnalysis {
 }
 
 /// Analyse an already parsed module (the LSP keeps the tree between edits).
-pub fn analyze_module(source: &str, module: &shapels_syntax::ast::Module, config: &Config) -> FileAnalysis {
+pub fn analyze_module(
+    source: &str,
+    module: &shapels_syntax::ast::Module,
+    config: &Config,
+) -> FileAnalysis {
     let mut interp = interp::Interp::new(source, config);
     interp.run_module(module);
-    let (bindings, expressions) = std::mem::take(&mut interp.recorder).finish(&interp.env, &interp.rank_vars);
+    let (bindings, expressions) =
+        std::mem::take(&mut interp.recorder).finish(&interp.env, &interp.rank_vars);
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));
-    FileAnalysis { bindings, expressions, diagnostics }
+    FileAnalysis {
+        bindings,
+        expressions,
+        diagnostics,
+    }
 }

@@ -43,7 +43,12 @@ impl Recorder {
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
         let key = (range.start, name.to_string());
         let i = *self.index.entry(key).or_insert_with(|| {
-            self.sites.push(Site { name: name.to_string(), range: range.clone(), kind, hits: Vec::new() });
+            self.sites.push(Site {
+                name: name.to_string(),
+                range: range.clone(),
+                kind,
+                hits: Vec::new(),
+            });
             self.sites.len() - 1
         });
         let site = &mut self.sites[i];
@@ -62,7 +67,10 @@ impl Recorder {
     pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim) {
         let key = (range.start, name.to_string());
         let i = *self.scalar_index.entry(key).or_insert_with(|| {
-            self.scalars.push(ScalarSite { name: name.to_string(), hits: Vec::new() });
+            self.scalars.push(ScalarSite {
+                name: name.to_string(),
+                hits: Vec::new(),
+            });
             self.scalars.len() - 1
         });
         let site = &mut self.scalars[i];
@@ -72,7 +80,11 @@ impl Recorder {
     }
 
     /// Merge the runs of every site into the user-facing results.
-    pub fn finish(self, env: &ShapeEnv, rank_vars: &[Option<Rc<Vec<Dim>>>]) -> (Vec<Binding>, Vec<ExprInfo>) {
+    pub fn finish(
+        self,
+        env: &ShapeEnv,
+        rank_vars: &[Option<Rc<Vec<Dim>>>],
+    ) -> (Vec<Binding>, Vec<ExprInfo>) {
         let mut namer = Namer::new(env, &self.scalars);
         let mut bindings: Vec<Binding> = self
             .sites
@@ -88,7 +100,10 @@ impl Recorder {
         let mut exprs: Vec<ExprInfo> = self
             .exprs
             .iter()
-            .map(|((start, end), hits)| ExprInfo { range: *start..*end, tensor: merge(hits, env, rank_vars, &mut namer) })
+            .map(|((start, end), hits)| ExprInfo {
+                range: *start..*end,
+                tensor: merge(hits, env, rank_vars, &mut namer),
+            })
             .collect();
         exprs.sort_by_key(|e| (e.range.start, e.range.end));
         (bindings, exprs)
@@ -121,14 +136,23 @@ impl<'a> Namer<'a> {
         let taken = (0..env.symbol_count() as u32)
             .filter_map(|i| env.info(shapels_shapes::SymId(i)).map(|s| s.name.clone()))
             .collect();
-        Namer { env, chosen: HashMap::new(), candidates, taken }
+        Namer {
+            env,
+            chosen: HashMap::new(),
+            candidates,
+            taken,
+        }
     }
 
     fn name(&mut self, key: Vec<String>) -> String {
         if let Some(n) = self.chosen.get(&key) {
             return n.clone();
         }
-        let base = self.candidates.get(&key).cloned().unwrap_or_else(|| "s".to_string());
+        let base = self
+            .candidates
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| "s".to_string());
         let mut name = base.clone();
         let mut k = 1;
         while self.taken.contains(&name) || (base == "s" && name == "s") {
@@ -144,10 +168,16 @@ impl<'a> Namer<'a> {
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
-fn merge(hits: &[Rc<Tensor>], env: &ShapeEnv, rank_vars: &[Option<Rc<Vec<Dim>>>], namer: &mut Namer<'_>) -> TensorInfo {
+fn merge(
+    hits: &[Rc<Tensor>],
+    env: &ShapeEnv,
+    rank_vars: &[Option<Rc<Vec<Dim>>>],
+    namer: &mut Namer<'_>,
+) -> TensorInfo {
     let shapes: Vec<Option<Vec<Dim>>> = hits
         .iter()
         .map(|t| match &t.shape {
@@ -169,7 +199,8 @@ fn merge(hits: &[Rc<Tensor>], env: &ShapeEnv, rank_vars: &[Option<Rc<Vec<Dim>>>]
             Some(
                 (0..rank)
                     .map(|i| {
-                        let column: Vec<String> = shapes.iter().map(|s| env.display(&s[i])).collect();
+                        let column: Vec<String> =
+                            shapes.iter().map(|s| env.display(&s[i])).collect();
                         if column.iter().any(|c| c == "?") {
                             DimView::Unknown
                         } else if column.iter().all(|c| c == &column[0]) {
@@ -190,17 +221,27 @@ fn merge(hits: &[Rc<Tensor>], env: &ShapeEnv, rank_vars: &[Option<Rc<Vec<Dim>>>]
         None
     } else {
         match &first.shape {
-            Shape::Known(d) if d.iter().all(|x| env.value(x).is_some()) => {
-                Some(d.iter().map(|x| DimView::Known(env.value(x).unwrap_or(0))).collect())
-            }
+            Shape::Known(d) if d.iter().all(|x| env.value(x).is_some()) => Some(
+                d.iter()
+                    .map(|x| DimView::Known(env.value(x).unwrap_or(0)))
+                    .collect(),
+            ),
             _ => None,
         }
     };
     TensorInfo {
         shape,
-        dtype: if hits.iter().all(|t| t.dtype == first.dtype) { first.dtype.map(|d| d.name().to_string()) } else { None },
+        dtype: if hits.iter().all(|t| t.dtype == first.dtype) {
+            first.dtype.map(|d| d.name().to_string())
+        } else {
+            None
+        },
         device: if hits.iter().all(|t| t.device == first.device) {
-            first.device.as_ref().filter(|d| **d != crate::value::Device::CudaOrCpu).map(|d| d.name())
+            first
+                .device
+                .as_ref()
+                .filter(|d| **d != crate::value::Device::CudaOrCpu)
+                .map(|d| d.name())
         } else {
             None
         },

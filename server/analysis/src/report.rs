@@ -21,7 +21,11 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { allow_non_fake_inputs: false, allow_fallback_kernels: true, static_shapes: false }
+        Config {
+            allow_non_fake_inputs: false,
+            allow_fallback_kernels: true,
+            static_shapes: false,
+        }
     }
 }
 
@@ -165,7 +169,10 @@ pub fn expression_at(analysis: &FileAnalysis, offset: usize) -> Option<&ExprInfo
 
 /// The binding whose name range contains `offset`.
 pub fn binding_at(analysis: &FileAnalysis, offset: usize) -> Option<&Binding> {
-    analysis.bindings.iter().find(|b| b.range.start <= offset && offset <= b.range.end)
+    analysis
+        .bindings
+        .iter()
+        .find(|b| b.range.start <= offset && offset <= b.range.end)
 }
 
 /// An inlay hint to draw right after a bound name.
@@ -193,12 +200,20 @@ pub enum HintDetail {
 ///
 /// A tensor whose rank is unknown gets no hint: an empty `[...]` after every
 /// name would be noise; hover still tells what is known.
-pub fn inlay_hints(analysis: &FileAnalysis, range: Option<TextRange>, detail: HintDetail) -> Vec<InlayHint> {
+pub fn inlay_hints(
+    analysis: &FileAnalysis,
+    range: Option<TextRange>,
+    detail: HintDetail,
+) -> Vec<InlayHint> {
     let mut hints: Vec<InlayHint> = analysis
         .bindings
         .iter()
         .filter(|b| b.tensor.shape.is_some())
-        .filter(|b| range.as_ref().is_none_or(|r| r.start <= b.range.end && b.range.end <= r.end))
+        .filter(|b| {
+            range
+                .as_ref()
+                .is_none_or(|r| r.start <= b.range.end && b.range.end <= r.end)
+        })
         .map(|b| {
             let mut label = format!(": {}", b.tensor.shape_label());
             if detail == HintDetail::Full {
@@ -207,7 +222,11 @@ pub fn inlay_hints(analysis: &FileAnalysis, range: Option<TextRange>, detail: Hi
                     label.push_str(part);
                 }
             }
-            InlayHint { offset: b.range.end, label, tooltip: b.tensor.summary() }
+            InlayHint {
+                offset: b.range.end,
+                label,
+                tooltip: b.tensor.summary(),
+            }
         })
         .collect();
     hints.sort_by_key(|h| h.offset);
@@ -237,8 +256,14 @@ impl TensorInfo {
             out.push_str(": ");
         }
         out.push_str(&format!("Tensor{}\n```\n", self.shape_label()));
-        out.push_str(&format!("- dtype: `{}`\n", self.dtype.as_deref().unwrap_or("?")));
-        out.push_str(&format!("- device: `{}`\n", self.device.as_deref().unwrap_or("?")));
+        out.push_str(&format!(
+            "- dtype: `{}`\n",
+            self.dtype.as_deref().unwrap_or("?")
+        ));
+        out.push_str(&format!(
+            "- device: `{}`\n",
+            self.device.as_deref().unwrap_or("?")
+        ));
         out.push_str(&format!(
             "- {}\n",
             match self.origin {

@@ -65,7 +65,10 @@ impl DType {
     }
 
     pub fn is_floating(self) -> bool {
-        matches!(self, DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64)
+        matches!(
+            self,
+            DType::Float16 | DType::BFloat16 | DType::Float32 | DType::Float64
+        )
     }
 
     pub fn is_complex(self) -> bool {
@@ -73,7 +76,10 @@ impl DType {
     }
 
     pub fn is_integral(self) -> bool {
-        matches!(self, DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64)
+        matches!(
+            self,
+            DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64
+        )
     }
 
     /// The category used by type promotion: bool < integer < floating < complex.
@@ -195,7 +201,11 @@ pub struct Layer {
 impl Layer {
     /// A keyword argument, or the positional one at `index`.
     pub fn arg(&self, index: usize, name: &str) -> Option<&Value> {
-        self.kwargs.iter().find(|(k, _)| &**k == name).map(|(_, v)| v).or_else(|| self.args.get(index))
+        self.kwargs
+            .iter()
+            .find(|(k, _)| &**k == name)
+            .map(|(_, v)| v)
+            .or_else(|| self.args.get(index))
     }
 }
 
@@ -270,7 +280,10 @@ pub enum Value {
     /// `super()` inside a method: the instance and the class to look above.
     Super(Box<Value>, Rc<Class>),
     /// A `with FakeTensorMode(...)` mode object.
-    FakeMode { id: u32, allow_non_fake_inputs: bool },
+    FakeMode {
+        id: u32,
+        allow_non_fake_inputs: bool,
+    },
     /// A slice object inside a subscript.
     Slice(Box<Value>, Box<Value>, Box<Value>),
     Ellipsis,
@@ -327,7 +340,10 @@ impl Value {
             Value::DType(_) => "torch.dtype",
             Value::Layer(_) | Value::Instance(_) => "object",
             Value::Class(_) => "type",
-            Value::Function(_) | Value::BoundMethod(..) | Value::BuiltinMethod(..) | Value::Path(_) => "function",
+            Value::Function(_)
+            | Value::BoundMethod(..)
+            | Value::BuiltinMethod(..)
+            | Value::Path(_) => "function",
             Value::Range(..) => "range",
             Value::Super(..) => "super",
             Value::FakeMode { .. } => "FakeTensorMode",

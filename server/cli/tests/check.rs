@@ -188,7 +188,7 @@ fn json_follows_the_contract() {
         .unwrap_or_else(|| panic!("{bindings:#?}"));
     assert_eq!(
         (z["line"].as_i64(), z["column"].as_i64()),
-        (Some(3), Some(11))
+        (Some(3), Some(10))
     );
     assert_eq!(z["dtype"], "int64");
     let mut seen = BTreeSet::new();

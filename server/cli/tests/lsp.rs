@@ -2,9 +2,9 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use common::{Server, capabilities};
+use common::{Server, TIMEOUT, capabilities};
 use serde_json::{Value, json};
 
 const SOURCE: &str = "import torch\nx = torch.randn(8, 128)\ny = x @ torch.randn(5, 3)\n";
@@ -366,7 +366,9 @@ fn pulled_configuration_applies_and_refreshes_hints() {
     hint_labeled(&server.inlay_hints(&uri), ": [8, 128] float32 cpu");
 
     // In the pull model the notification's payload is ignored and the
-    // server asks again.
+    // server asks again. Refresh requests already sent (after the
+    // diagnostics of the open, say) must not be mistaken for the one the
+    // new settings cause, so the hints are polled until they change.
     *server.configuration.lock().unwrap() = json!({"inlayHints": {"detail": "shape"}});
     server.notify(
         "workspace/didChangeConfiguration",
@@ -378,7 +380,18 @@ fn pulled_configuration_applies_and_refreshes_hints() {
     server.wait_for("workspace/inlayHint/refresh", |m| {
         m["method"] == "workspace/inlayHint/refresh"
     });
-    hint_labeled(&server.inlay_hints(&uri), ": [8, 128]");
+    let deadline = Instant::now() + TIMEOUT;
+    while server
+        .inlay_hints(&uri)
+        .iter()
+        .all(|h| h["label"] != ": [8, 128]")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the pulled settings never applied"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(server.shutdown_and_exit().code(), Some(0));
 }
 

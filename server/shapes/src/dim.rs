@@ -79,7 +79,10 @@ impl Dim {
 
     /// A rough size measure, used to keep expressions bounded.
     pub fn size(&self) -> usize {
-        self.terms.keys().map(|m| 1 + m.iter().map(Atom::size).sum::<usize>()).sum()
+        self.terms
+            .keys()
+            .map(|m| 1 + m.iter().map(Atom::size).sum::<usize>())
+            .sum()
     }
 
     /// Every symbol the expression mentions, including inside opaque atoms.
@@ -118,7 +121,13 @@ impl Dim {
     }
 
     pub fn neg(&self) -> Dim {
-        Dim { terms: self.terms.iter().map(|(m, c)| (m.clone(), c.saturating_neg())).collect() }
+        Dim {
+            terms: self
+                .terms
+                .iter()
+                .map(|(m, c)| (m.clone(), c.saturating_neg()))
+                .collect(),
+        }
     }
 
     pub fn sub(&self, other: &Dim) -> Dim {
@@ -157,8 +166,12 @@ impl Dim {
             let constant = self.terms.get(&Vec::new()).copied().unwrap_or(0);
             let rest_divisible = self.terms.iter().all(|(m, c)| m.is_empty() || c % d == 0);
             if rest_divisible {
-                let mut terms: BTreeMap<Monomial, i64> =
-                    self.terms.iter().filter(|(m, _)| !m.is_empty()).map(|(m, c)| (m.clone(), c / d)).collect();
+                let mut terms: BTreeMap<Monomial, i64> = self
+                    .terms
+                    .iter()
+                    .filter(|(m, _)| !m.is_empty())
+                    .map(|(m, c)| (m.clone(), c / d))
+                    .collect();
                 let q = floor_div_i64(constant, d);
                 if q != 0 {
                     terms.insert(Vec::new(), q);
@@ -169,7 +182,10 @@ impl Dim {
         if let Some(quotient) = self.exact_div(other) {
             return Some(quotient);
         }
-        Some(self.opaque(Atom::FloorDiv(Box::new(self.clone()), Box::new(other.clone()))))
+        Some(self.opaque(Atom::FloorDiv(
+            Box::new(self.clone()),
+            Box::new(other.clone()),
+        )))
     }
 
     /// Python's `%`. `None` when dividing by zero.
@@ -200,7 +216,11 @@ impl Dim {
             (Some(a), Some(b)) => Dim::konst(a.min(b)),
             _ if self == other => self.clone(),
             _ => {
-                let (a, b) = if self <= other { (self, other) } else { (other, self) };
+                let (a, b) = if self <= other {
+                    (self, other)
+                } else {
+                    (other, self)
+                };
                 self.opaque(Atom::Min(Box::new(a.clone()), Box::new(b.clone())))
             }
         }
@@ -211,7 +231,11 @@ impl Dim {
             (Some(a), Some(b)) => Dim::konst(a.max(b)),
             _ if self == other => self.clone(),
             _ => {
-                let (a, b) = if self <= other { (self, other) } else { (other, self) };
+                let (a, b) = if self <= other {
+                    (self, other)
+                } else {
+                    (other, self)
+                };
                 self.opaque(Atom::Max(Box::new(a.clone()), Box::new(b.clone())))
             }
         }
@@ -258,11 +282,13 @@ impl Dim {
                     Atom::Sym(id) => f(*id).unwrap_or_else(|| Dim::sym(*id)),
                     Atom::FloorDiv(a, b) => {
                         let (a, b) = (a.substitute(f), b.substitute(f));
-                        a.floordiv(&b).unwrap_or_else(|| Dim::atom(Atom::FloorDiv(Box::new(a), Box::new(b))))
+                        a.floordiv(&b)
+                            .unwrap_or_else(|| Dim::atom(Atom::FloorDiv(Box::new(a), Box::new(b))))
                     }
                     Atom::Mod(a, b) => {
                         let (a, b) = (a.substitute(f), b.substitute(f));
-                        a.modulo(&b).unwrap_or_else(|| Dim::atom(Atom::Mod(Box::new(a), Box::new(b))))
+                        a.modulo(&b)
+                            .unwrap_or_else(|| Dim::atom(Atom::Mod(Box::new(a), Box::new(b))))
                     }
                     Atom::Min(a, b) => a.substitute(f).minimum(&b.substitute(f)),
                     Atom::Max(a, b) => a.substitute(f).maximum(&b.substitute(f)),
@@ -319,7 +345,11 @@ impl Dim {
         let mut out = String::new();
         for (i, (mono, coeff)) in terms.iter().enumerate() {
             let coeff = **coeff;
-            let (sign, magnitude) = if coeff < 0 { ("-", coeff.unsigned_abs()) } else { ("+", coeff as u64) };
+            let (sign, magnitude) = if coeff < 0 {
+                ("-", coeff.unsigned_abs())
+            } else {
+                ("+", coeff as u64)
+            };
             if i == 0 {
                 if sign == "-" {
                     out.push('-');
@@ -338,21 +368,26 @@ impl Dim {
         }
         out
     }
-
 }
 
 impl Atom {
     fn size(&self) -> usize {
         match self {
             Atom::Sym(_) => 1,
-            Atom::FloorDiv(a, b) | Atom::Mod(a, b) | Atom::Min(a, b) | Atom::Max(a, b) => 1 + a.size() + b.size(),
+            Atom::FloorDiv(a, b) | Atom::Mod(a, b) | Atom::Min(a, b) | Atom::Max(a, b) => {
+                1 + a.size() + b.size()
+            }
         }
     }
 
     fn display(&self, name: &dyn Fn(SymId) -> String, in_product: bool) -> String {
         let operand = |d: &Dim| {
             let text = d.display(name);
-            if d.terms.len() > 1 || d.terms.keys().any(|m| m.len() > 1 || m.iter().any(|a| !matches!(a, Atom::Sym(_)))) {
+            if d.terms.len() > 1
+                || d.terms
+                    .keys()
+                    .any(|m| m.len() > 1 || m.iter().any(|a| !matches!(a, Atom::Sym(_))))
+            {
                 format!("({text})")
             } else if d.terms.values().any(|c| *c != 1) && !d.is_const() {
                 format!("({text})")
@@ -367,14 +402,22 @@ impl Atom {
             Atom::Min(a, b) => return format!("min({}, {})", a.display(name), b.display(name)),
             Atom::Max(a, b) => return format!("max({}, {})", a.display(name), b.display(name)),
         };
-        if in_product { format!("({text})") } else { text }
+        if in_product {
+            format!("({text})")
+        } else {
+            text
+        }
     }
 }
 
 /// Python's floor division on integers (rounds toward negative infinity).
 pub fn floor_div_i64(n: i64, d: i64) -> i64 {
     let q = n.wrapping_div(d);
-    if (n % d != 0) && ((n < 0) != (d < 0)) { q - 1 } else { q }
+    if (n % d != 0) && ((n < 0) != (d < 0)) {
+        q - 1
+    } else {
+        q
+    }
 }
 
 impl From<i64> for Dim {
@@ -410,7 +453,11 @@ impl Dim {
                                         None => ok = false,
                                     }
                                 }
-                                if ok { Some(((**a).clone(), others)) } else { None }
+                                if ok {
+                                    Some(((**a).clone(), others))
+                                } else {
+                                    None
+                                }
                             }
                             _ => None,
                         }
@@ -418,7 +465,11 @@ impl Dim {
                     _ => None,
                 };
                 match replaced {
-                    Some((value, others)) if value == Dim::konst(0) && others.is_empty() && matches!(rest[i], Atom::Mod(..)) => {
+                    Some((value, others))
+                        if value == Dim::konst(0)
+                            && others.is_empty()
+                            && matches!(rest[i], Atom::Mod(..)) =>
+                    {
                         product = Dim::konst(0);
                         rest.clear();
                     }

@@ -61,14 +61,24 @@ impl ShapeEnv {
     pub fn symbol(&mut self, name: &str) -> Dim {
         let count = self.name_counts.entry(name.to_string()).or_insert(0);
         *count += 1;
-        let name = if *count == 1 { name.to_string() } else { format!("{name}_{count}") };
-        self.push(SymbolInfo { name, anonymous: false })
+        let name = if *count == 1 {
+            name.to_string()
+        } else {
+            format!("{name}_{count}")
+        };
+        self.push(SymbolInfo {
+            name,
+            anonymous: false,
+        })
     }
 
     /// A size nobody named (shown as `?`).
     pub fn anonymous(&mut self) -> Dim {
         let name = format!("_{}", self.symbols.len());
-        self.push(SymbolInfo { name, anonymous: true })
+        self.push(SymbolInfo {
+            name,
+            anonymous: true,
+        })
     }
 
     fn push(&mut self, info: SymbolInfo) -> Dim {
@@ -89,7 +99,11 @@ impl ShapeEnv {
     pub fn resolve(&self, dim: &Dim) -> Dim {
         let mut current = dim.clone();
         for _ in 0..RESOLVE_ROUNDS {
-            if !current.symbols().iter().any(|s| self.replacements.contains_key(s)) {
+            if !current
+                .symbols()
+                .iter()
+                .any(|s| self.replacements.contains_key(s))
+            {
                 break;
             }
             current = current.substitute(&mut |id| self.replacements.get(&id).cloned());
@@ -103,7 +117,10 @@ impl ShapeEnv {
 
     /// Whether the resolved expression mentions an anonymous symbol.
     pub fn has_anonymous(&self, dim: &Dim) -> bool {
-        self.resolve(dim).symbols().into_iter().any(|s| self.is_anonymous(s))
+        self.resolve(dim)
+            .symbols()
+            .into_iter()
+            .any(|s| self.is_anonymous(s))
     }
 
     /// The resolved value when it is a known integer.
@@ -117,7 +134,11 @@ impl ShapeEnv {
         if resolved.symbols().into_iter().any(|s| self.is_anonymous(s)) {
             return "?".to_string();
         }
-        resolved.display(&|id| self.info(id).map(|s| s.name.clone()).unwrap_or_else(|| "?".to_string()))
+        resolved.display(&|id| {
+            self.info(id)
+                .map(|s| s.name.clone())
+                .unwrap_or_else(|| "?".to_string())
+        })
     }
 
     /// Whether the two sizes are known to be equal.
@@ -169,7 +190,10 @@ impl ShapeEnv {
 
     /// Guards recorded so far, as Python text (`C == 768`).
     pub fn guards(&self) -> Vec<String> {
-        self.guards.iter().map(|g| format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs))).collect()
+        self.guards
+            .iter()
+            .map(|g| format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs)))
+            .collect()
     }
 
     /// The number of symbols minted so far.

@@ -23,8 +23,10 @@ fn expr() -> impl Strategy<Value = E> {
             (inner.clone(), inner.clone()).prop_map(|(a, b)| E::Add(Box::new(a), Box::new(b))),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| E::Sub(Box::new(a), Box::new(b))),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| E::Mul(Box::new(a), Box::new(b))),
-            (inner.clone(), prop_oneof![-5i64..-1, 1i64..6]).prop_map(|(a, d)| E::FloorDiv(Box::new(a), d)),
-            (inner.clone(), prop_oneof![-5i64..-1, 1i64..6]).prop_map(|(a, d)| E::Mod(Box::new(a), d)),
+            (inner.clone(), prop_oneof![-5i64..-1, 1i64..6])
+                .prop_map(|(a, d)| E::FloorDiv(Box::new(a), d)),
+            (inner.clone(), prop_oneof![-5i64..-1, 1i64..6])
+                .prop_map(|(a, d)| E::Mod(Box::new(a), d)),
             (inner, 0u32..3).prop_map(|(a, v)| E::DivSym(Box::new(a), v)),
         ]
     })
@@ -94,7 +96,11 @@ fn equal_expressions_compare_equal() {
 #[test]
 fn floor_division_by_a_divisor_of_every_term_is_exact() {
     let t = Dim::sym(SymId(0));
-    let e = Dim::konst(2).mul(&t).add(&Dim::konst(1)).floordiv(&Dim::konst(2)).unwrap();
+    let e = Dim::konst(2)
+        .mul(&t)
+        .add(&Dim::konst(1))
+        .floordiv(&Dim::konst(2))
+        .unwrap();
     assert_eq!(e, t);
 }
 
@@ -125,6 +131,9 @@ fn unification_learns_and_contradicts() {
     let anon = env.anonymous();
     assert_eq!(env.display(&anon), "?");
     let t = env.symbol("T");
-    assert_eq!(env.unify(&anon.mul(&Dim::konst(2)), &t.mul(&Dim::konst(2))), Unified::Learned);
+    assert_eq!(
+        env.unify(&anon.mul(&Dim::konst(2)), &t.mul(&Dim::konst(2))),
+        Unified::Learned
+    );
     assert_eq!(env.display(&anon), "T");
 }

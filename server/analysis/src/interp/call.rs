@@ -57,16 +57,31 @@ impl Interp<'_> {
         Value::Unknown
     }
 
-    pub(crate) fn call_value(&mut self, callee: &Value, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+    pub(crate) fn call_value(
+        &mut self,
+        callee: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
         match callee {
             Value::Function(f) => self.call_function(f, None, args, kwargs, range),
-            Value::BoundMethod(receiver, f) => self.call_function(f, Some((**receiver).clone()), args, kwargs, range),
+            Value::BoundMethod(receiver, f) => {
+                self.call_function(f, Some((**receiver).clone()), args, kwargs, range)
+            }
             Value::Class(class) => self.instantiate(class, args, kwargs, range),
             Value::Instance(inst) => {
-                let method = lookup_method(&inst.class, "forward").or_else(|| lookup_method(&inst.class, "__call__"));
+                let method = lookup_method(&inst.class, "forward")
+                    .or_else(|| lookup_method(&inst.class, "__call__"));
                 match method {
                     Some(f) => {
-                        let result = self.call_function(&f, Some(callee.clone()), args.clone(), kwargs, range.clone());
+                        let result = self.call_function(
+                            &f,
+                            Some(callee.clone()),
+                            args.clone(),
+                            kwargs,
+                            range.clone(),
+                        );
                         self.check_module_device(callee, &args, range);
                         result
                     }
@@ -75,7 +90,9 @@ impl Interp<'_> {
             }
             Value::Layer(layer) => rules::nn::call_layer(self, callee, layer, args, kwargs, range),
             Value::Path(path) => self.call_path(path, args, kwargs, range),
-            Value::BuiltinMethod(receiver, name) => self.call_builtin_method(receiver, name, args, kwargs, range),
+            Value::BuiltinMethod(receiver, name) => {
+                self.call_builtin_method(receiver, name, args, kwargs, range)
+            }
             _ => Value::Unknown,
         }
     }
@@ -93,7 +110,10 @@ impl Interp<'_> {
     ) -> Value {
         let key = Rc::as_ptr(&f.def) as usize;
         self.reached.insert(key);
-        if self.depth >= MAX_CALL_DEPTH || self.stack.iter().filter(|k| **k == key).count() >= 2 || self.out_of_budget() {
+        if self.depth >= MAX_CALL_DEPTH
+            || self.stack.iter().filter(|k| **k == key).count() >= 2
+            || self.out_of_budget()
+        {
             return Value::Unknown;
         }
         let locals = Rc::new(RefCell::new(HashMap::new()));
@@ -107,7 +127,8 @@ impl Interp<'_> {
                 ParamKind::Normal { .. } => {
                     if let Some(v) = positional.next() {
                         Some(v)
-                    } else if let Some(pos) = kwargs.iter().position(|(k, _)| **k == *param.name.id) {
+                    } else if let Some(pos) = kwargs.iter().position(|(k, _)| **k == *param.name.id)
+                    {
                         Some(kwargs.remove(pos).1)
                     } else {
                         f.defaults.get(i).cloned().flatten()
@@ -133,11 +154,21 @@ impl Interp<'_> {
         }
         for (i, value) in bindings {
             let param = &params[i];
-            locals.borrow_mut().insert(Rc::from(param.name.id.as_str()), value.clone());
+            locals
+                .borrow_mut()
+                .insert(Rc::from(param.name.id.as_str()), value.clone());
             if let Value::Tensor(t) = &value {
-                let t = Rc::new(crate::value::Tensor { shape: self.resolve_shape(&t.shape), ..(**t).clone() });
+                let t = Rc::new(crate::value::Tensor {
+                    shape: self.resolve_shape(&t.shape),
+                    ..(**t).clone()
+                });
                 if range != (0..0) || true {
-                    self.recorder.binding(&param.name.id, param.name.range.clone(), BindingKind::Param, t.clone());
+                    self.recorder.binding(
+                        &param.name.id,
+                        param.name.range.clone(),
+                        BindingKind::Param,
+                        t.clone(),
+                    );
                 }
                 self.recorder.expression(param.name.range.clone(), t);
             }
@@ -170,12 +201,22 @@ impl Interp<'_> {
         result.unwrap_or(Value::Unknown)
     }
 
-    fn instantiate(&mut self, class: &Rc<Class>, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+    fn instantiate(
+        &mut self,
+        class: &Rc<Class>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
         let instance = Rc::new(Instance {
             class: class.clone(),
             attrs: RefCell::new(HashMap::new()),
             order: RefCell::new(Vec::new()),
-            origin: if self.mode.fake { Provenance::Fake } else { Provenance::Real },
+            origin: if self.mode.fake {
+                Provenance::Fake
+            } else {
+                Provenance::Real
+            },
             device: RefCell::new(None),
         });
         let value = Value::Instance(instance.clone());
@@ -190,7 +231,13 @@ impl Interp<'_> {
     }
 
     /// A dataclass gets its fields from the class's annotated assignments.
-    fn init_dataclass(&mut self, class: &Rc<Class>, instance: &Rc<Instance>, args: Vec<Value>, kwargs: Kwargs) {
+    fn init_dataclass(
+        &mut self,
+        class: &Rc<Class>,
+        instance: &Rc<Instance>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+    ) {
         let mut fields: Vec<(String, Option<Value>)> = Vec::new();
         let mut chain = vec![class.clone()];
         let mut i = 0;
@@ -206,7 +253,11 @@ impl Interp<'_> {
         for c in chain.iter().rev() {
             let Some(def) = &c.def else { continue };
             for stmt in &def.body {
-                if let shapels_syntax::ast::StmtKind::Assign { targets, annotation: Some(_), .. } = &stmt.kind
+                if let shapels_syntax::ast::StmtKind::Assign {
+                    targets,
+                    annotation: Some(_),
+                    ..
+                } = &stmt.kind
                     && let [target] = targets.as_slice()
                     && let ExprKind::Name(name) = &target.kind
                 {
@@ -220,7 +271,12 @@ impl Interp<'_> {
         for (name, default) in fields {
             let v = positional
                 .next()
-                .or_else(|| kwargs.iter().find(|(k, _)| **k == *name).map(|(_, v)| v.clone()))
+                .or_else(|| {
+                    kwargs
+                        .iter()
+                        .find(|(k, _)| **k == *name)
+                        .map(|(_, v)| v.clone())
+                })
                 .or(default)
                 .unwrap_or(Value::Unknown);
             self.set_attr(&Value::Instance(instance.clone()), &name, v);
@@ -251,10 +307,22 @@ impl Interp<'_> {
                 break;
             }
             if let Some(Some(default)) = f.defaults.get(i) {
-                out.push(default.clone());
+                // A default is one choice among many a caller may make: a
+                // number stays symbolic (named after the parameter), a flag
+                // stays undecided, so no shape rests on a guess.
+                let value = match default {
+                    Value::Int(_) => Value::Int(self.env.symbol(&param.name.id)),
+                    Value::Float(_) => Value::Float(None),
+                    Value::Bool(_) => Value::Bool(None),
+                    other => other.clone(),
+                };
+                out.push(value);
                 continue;
             }
-            let annotation = param.annotation.as_ref().map(|a| self.text(&a.range).to_string());
+            let annotation = param
+                .annotation
+                .as_ref()
+                .map(|a| self.text(&a.range).to_string());
             let value = match annotation.as_deref() {
                 Some("int") => Value::Int(self.env.symbol(&param.name.id)),
                 Some("float") => Value::Float(None),
@@ -264,7 +332,9 @@ impl Interp<'_> {
                     self.generic_tensor(&param.name.id)
                 }
                 Some(a) => match self.lookup(a) {
-                    Some(Value::Class(c)) if c.is_dataclass => self.instantiate(&c, Vec::new(), Vec::new(), 0..0),
+                    Some(Value::Class(c)) if c.is_dataclass => {
+                        self.instantiate(&c, Vec::new(), Vec::new(), 0..0)
+                    }
                     _ if tensors => self.generic_tensor(&param.name.id),
                     _ => Value::Opaque(Rc::from(param.name.id.as_str())),
                 },
@@ -276,26 +346,47 @@ impl Interp<'_> {
         out
     }
 
-    fn generic_tensor(&mut self, _name: &str) -> Value {
+    fn generic_tensor(&mut self, name: &str) -> Value {
         let shape = self.fresh_rank_var();
-        let t = self.new_tensor(shape, Some(crate::value::DType::Float32), None, "input");
+        // Nothing says what dtype an argument has: unknown, so no dtype rule
+        // can fire on a guess.
+        let t = self.new_tensor(shape, None, None, name);
         Value::Tensor(Rc::new(t))
     }
 
-    fn call_path(&mut self, path: &Rc<str>, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+    fn call_path(
+        &mut self,
+        path: &Rc<str>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
         if let Some(name) = path.strip_prefix("builtins.") {
             return self.call_builtin(name, args, kwargs, range);
         }
         if let Some(name) = path.strip_prefix("math.") {
             return math_call(name, &args);
         }
-        if matches!(&**path, "dataclasses.dataclass" | "dataclasses.field" | "functools.partial") {
-            return kwargs.iter().find(|(k, _)| &**k == "default").map(|(_, v)| v.clone()).unwrap_or(Value::Unknown);
+        if matches!(
+            &**path,
+            "dataclasses.dataclass" | "dataclasses.field" | "functools.partial"
+        ) {
+            return kwargs
+                .iter()
+                .find(|(k, _)| &**k == "default")
+                .map(|(_, v)| v.clone())
+                .unwrap_or(Value::Unknown);
         }
         rules::call_torch(self, path, args, kwargs, range)
     }
 
-    fn call_builtin(&mut self, name: &str, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+    fn call_builtin(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
         match (name, args.as_slice()) {
             ("len", [v]) => match v {
                 Value::Tensor(t) => {
@@ -324,10 +415,16 @@ impl Interp<'_> {
             }
             ("int", [v]) => match v {
                 Value::Int(_) => v.clone(),
-                Value::Float(Some(f)) if f.is_finite() && f.abs() < 9.0e18 => Value::int(f.trunc() as i64),
+                Value::Float(Some(f)) if f.is_finite() && f.abs() < 9.0e18 => {
+                    Value::int(f.trunc() as i64)
+                }
                 Value::Bool(Some(b)) => Value::int(*b as i64),
                 Value::Opaque(n) => Value::Int(self.opaque_symbol(n)),
-                Value::Str(s) => s.trim().parse::<i64>().map(Value::int).unwrap_or(Value::Unknown),
+                Value::Str(s) => s
+                    .trim()
+                    .parse::<i64>()
+                    .map(Value::int)
+                    .unwrap_or(Value::Unknown),
                 Value::Tensor(_) => Value::Int(self.env.anonymous()),
                 _ => Value::Unknown,
             },
@@ -355,45 +452,79 @@ impl Interp<'_> {
             },
             ("round", [Value::Int(_)]) => args[0].clone(),
             ("min" | "max", _) => {
-                let items = if args.len() == 1 { self.iterate(&args[0]).unwrap_or_default() } else { args.clone() };
+                let items = if args.len() == 1 {
+                    self.iterate(&args[0]).unwrap_or_default()
+                } else {
+                    args.clone()
+                };
                 self.min_max(name == "max", &items)
             }
             ("sum", [v, rest @ ..]) => {
-                let Some(items) = self.iterate(v) else { return Value::Unknown };
+                let Some(items) = self.iterate(v) else {
+                    return Value::Unknown;
+                };
                 let mut acc = rest.first().cloned().unwrap_or(Value::int(0));
                 for item in items {
-                    acc = self.binop(shapels_syntax::ast::BinOp::Add, acc, item, range.clone(), range.clone(), range.clone());
+                    acc = self.binop(
+                        shapels_syntax::ast::BinOp::Add,
+                        acc,
+                        item,
+                        range.clone(),
+                        range.clone(),
+                        range.clone(),
+                    );
                 }
                 acc
             }
             ("isinstance", [v, class]) => self.isinstance(v, class),
-            ("list" | "tuple", []) => if name == "list" { Value::list(Vec::new()) } else { Value::tuple(Vec::new()) },
+            ("list" | "tuple", []) => {
+                if name == "list" {
+                    Value::list(Vec::new())
+                } else {
+                    Value::tuple(Vec::new())
+                }
+            }
             ("list" | "tuple" | "sorted" | "reversed", [v, ..]) => match self.iterate(v) {
                 Some(mut items) => {
                     if name == "reversed" {
                         items.reverse();
                     }
-                    if name == "tuple" { Value::tuple(items) } else { Value::list(items) }
+                    if name == "tuple" {
+                        Value::tuple(items)
+                    } else {
+                        Value::list(items)
+                    }
                 }
                 None => Value::Unknown,
             },
             ("dict", []) => Value::Dict(Rc::new(RefCell::new(
-                kwargs.into_iter().map(|(k, v)| (Value::Str(k), v)).collect(),
+                kwargs
+                    .into_iter()
+                    .map(|(k, v)| (Value::Str(k), v))
+                    .collect(),
             ))),
             ("zip", _) => {
                 let lists: Option<Vec<Vec<Value>>> = args.iter().map(|a| self.iterate(a)).collect();
                 match lists {
                     Some(lists) if !lists.is_empty() => {
                         let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-                        Value::list((0..n).map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect())).collect())
+                        Value::list(
+                            (0..n)
+                                .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+                                .collect(),
+                        )
                     }
                     _ => Value::Unknown,
                 }
             }
             ("enumerate", [v, ..]) => match self.iterate(v) {
-                Some(items) => {
-                    Value::list(items.into_iter().enumerate().map(|(i, x)| Value::tuple(vec![Value::int(i as i64), x])).collect())
-                }
+                Some(items) => Value::list(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| Value::tuple(vec![Value::int(i as i64), x]))
+                        .collect(),
+                ),
                 None => Value::Unknown,
             },
             ("super", _) => {
@@ -415,17 +546,32 @@ impl Interp<'_> {
                     (v, _) => v,
                 }
             }
-            ("hasattr", [Value::Instance(inst), Value::Str(attr)]) => {
-                Value::Bool(Some(inst.attrs.borrow().contains_key(&**attr) || class_lookup(&inst.class, attr).is_some()))
-            }
+            ("hasattr", [Value::Instance(inst), Value::Str(attr)]) => Value::Bool(Some(
+                inst.attrs.borrow().contains_key(&**attr)
+                    || class_lookup(&inst.class, attr).is_some(),
+            )),
             ("setattr", [obj, Value::Str(attr), v]) => {
                 self.set_attr(obj, attr, v.clone());
                 Value::None
             }
             ("print", _) => Value::None,
             ("divmod", [a, b]) => {
-                let q = self.binop(shapels_syntax::ast::BinOp::FloorDiv, a.clone(), b.clone(), range.clone(), range.clone(), range.clone());
-                let r = self.binop(shapels_syntax::ast::BinOp::Mod, a.clone(), b.clone(), range.clone(), range.clone(), range);
+                let q = self.binop(
+                    shapels_syntax::ast::BinOp::FloorDiv,
+                    a.clone(),
+                    b.clone(),
+                    range.clone(),
+                    range.clone(),
+                    range.clone(),
+                );
+                let r = self.binop(
+                    shapels_syntax::ast::BinOp::Mod,
+                    a.clone(),
+                    b.clone(),
+                    range.clone(),
+                    range.clone(),
+                    range,
+                );
                 Value::tuple(vec![q, r])
             }
             ("any" | "all", _) => Value::Bool(None),
@@ -438,7 +584,9 @@ impl Interp<'_> {
         for item in items {
             acc = Some(match (acc, item) {
                 (None, v) => v.clone(),
-                (Some(Value::Int(a)), Value::Int(b)) => Value::Int(if is_max { a.maximum(b) } else { a.minimum(b) }),
+                (Some(Value::Int(a)), Value::Int(b)) => {
+                    Value::Int(if is_max { a.maximum(b) } else { a.minimum(b) })
+                }
                 (Some(a), b) => {
                     let num = |v: &Value| match v {
                         Value::Int(d) => d.as_const().map(|n| n as f64),
@@ -447,7 +595,11 @@ impl Interp<'_> {
                     };
                     match (num(&a), num(b)) {
                         (Some(x), Some(y)) => {
-                            if (is_max && y > x) || (!is_max && y < x) { b.clone() } else { a }
+                            if (is_max && y > x) || (!is_max && y < x) {
+                                b.clone()
+                            } else {
+                                a
+                            }
                         }
                         _ => Value::Unknown,
                     }
@@ -469,10 +621,22 @@ impl Interp<'_> {
                 (Value::List(_), Value::Path(p)) if &**p == "builtins.list" => Some(true),
                 (Value::Str(_), Value::Path(p)) if &**p == "builtins.str" => Some(true),
                 (Value::Tensor(_), Value::Path(p)) if p.ends_with("Tensor") => Some(true),
-                (Value::Instance(inst), Value::Class(c)) => Some(class_chain(&inst.class).iter().any(|k| Rc::ptr_eq(k, c))),
-                (Value::Layer(l), Value::Path(p)) => Some(p.rsplit('.').next() == Some(&*l.kind) || p.ends_with("Module")),
+                (Value::Instance(inst), Value::Class(c)) => {
+                    Some(class_chain(&inst.class).iter().any(|k| Rc::ptr_eq(k, c)))
+                }
+                (Value::Layer(l), Value::Path(p)) => {
+                    Some(p.rsplit('.').next() == Some(&*l.kind) || p.ends_with("Module"))
+                }
                 (Value::Unknown | Value::Opaque(_), _) => None,
-                (Value::Int(_) | Value::Float(_) | Value::Tuple(_) | Value::List(_) | Value::Str(_) | Value::None, Value::Path(_)) => Some(false),
+                (
+                    Value::Int(_)
+                    | Value::Float(_)
+                    | Value::Tuple(_)
+                    | Value::List(_)
+                    | Value::Str(_)
+                    | Value::None,
+                    Value::Path(_),
+                ) => Some(false),
                 (Value::Tensor(_), _) => Some(false),
                 _ => None,
             };
@@ -485,7 +649,14 @@ impl Interp<'_> {
         Value::Bool(answer)
     }
 
-    fn call_builtin_method(&mut self, receiver: &Value, name: &str, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+    fn call_builtin_method(
+        &mut self,
+        receiver: &Value,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
         match receiver {
             Value::Tensor(t) => rules::tensor_method(self, t, name, args, kwargs, range),
             Value::List(items) => match (name, args.as_slice()) {
@@ -512,7 +683,12 @@ impl Interp<'_> {
                 _ => Value::Unknown,
             },
             Value::Dict(d) => match (name, args.as_slice()) {
-                ("items", []) => Value::list(d.borrow().iter().map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()])).collect()),
+                ("items", []) => Value::list(
+                    d.borrow()
+                        .iter()
+                        .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
+                        .collect(),
+                ),
                 ("keys", []) => Value::list(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
                 ("values", []) => Value::list(d.borrow().iter().map(|(_, v)| v.clone()).collect()),
                 ("get", [key, rest @ ..]) => {
@@ -544,22 +720,37 @@ impl Interp<'_> {
                 ("setdefault", _) | ("copy", _) => Value::Unknown,
                 _ => Value::Unknown,
             },
-            Value::Tuple(_) | Value::SizeOfVar(..) => rules::size_method(self, receiver, name, args, range),
+            Value::Tuple(_) | Value::SizeOfVar(..) => {
+                rules::size_method(self, receiver, name, args, range)
+            }
             Value::Str(s) => match name {
-                "format" | "join" | "upper" | "lower" | "strip" | "replace" => Value::Str(Rc::from("")),
+                "format" | "join" | "upper" | "lower" | "strip" | "replace" => {
+                    Value::Str(Rc::from(""))
+                }
                 "startswith" | "endswith" => match args.first() {
-                    Some(Value::Str(p)) => Value::Bool(Some(if name == "startswith" { s.starts_with(&**p) } else { s.ends_with(&**p) })),
+                    Some(Value::Str(p)) => Value::Bool(Some(if name == "startswith" {
+                        s.starts_with(&**p)
+                    } else {
+                        s.ends_with(&**p)
+                    })),
                     _ => Value::Bool(None),
                 },
                 _ => Value::Unknown,
             },
-            Value::Instance(_) | Value::Layer(_) => rules::nn::module_method(self, receiver, name, args, kwargs, range),
+            Value::Instance(_) | Value::Layer(_) => {
+                rules::nn::module_method(self, receiver, name, args, kwargs, range)
+            }
             Value::FakeMode { .. } => {
                 // `mode.from_tensor(real)` makes a fake copy inside that mode.
                 if name == "from_tensor"
-                    && let (Some(Value::Tensor(t)), Value::FakeMode { id, .. }) = (args.first(), receiver)
+                    && let (Some(Value::Tensor(t)), Value::FakeMode { id, .. }) =
+                        (args.first(), receiver)
                 {
-                    return Value::Tensor(Rc::new(crate::value::Tensor { origin: Provenance::Fake, mode: *id, ..(**t).clone() }));
+                    return Value::Tensor(Rc::new(crate::value::Tensor {
+                        origin: Provenance::Fake,
+                        mode: *id,
+                        ..(**t).clone()
+                    }));
                 }
                 Value::Unknown
             }
@@ -589,7 +780,9 @@ pub(crate) fn class_chain(class: &Rc<Class>) -> Vec<Rc<Class>> {
 
 /// A class attribute, searched along the bases.
 pub(crate) fn class_lookup(class: &Rc<Class>, name: &str) -> Option<Value> {
-    class_chain(class).iter().find_map(|c| c.attrs.borrow().get(name).cloned())
+    class_chain(class)
+        .iter()
+        .find_map(|c| c.attrs.borrow().get(name).cloned())
 }
 
 /// A plain method (not a property) along the bases.
@@ -602,9 +795,11 @@ pub(crate) fn lookup_method(class: &Rc<Class>, name: &str) -> Option<Rc<Function
 
 /// Whether the class derives from `nn.Module` (or any torch class).
 pub(crate) fn is_module_class(class: &Rc<Class>) -> bool {
-    class_chain(class)
-        .iter()
-        .any(|c| c.bases.iter().any(|b| matches!(b, Value::Path(p) if p.starts_with("torch.") || p.contains("Module"))))
+    class_chain(class).iter().any(|c| {
+        c.bases
+            .iter()
+            .any(|b| matches!(b, Value::Path(p) if p.starts_with("torch.") || p.contains("Module")))
+    })
 }
 
 fn math_call(name: &str, args: &[Value]) -> Value {
@@ -621,7 +816,9 @@ fn math_call(name: &str, args: &[Value]) -> Value {
         "log2" => Value::Float(x.map(f64::log2)),
         "ceil" | "floor" => match (args.first(), x) {
             (Some(Value::Int(d)), _) => Value::Int(d.clone()),
-            (_, Some(x)) if x.is_finite() => Value::int(if name == "ceil" { x.ceil() } else { x.floor() } as i64),
+            (_, Some(x)) if x.is_finite() => {
+                Value::int(if name == "ceil" { x.ceil() } else { x.floor() } as i64)
+            }
             _ => Value::Unknown,
         },
         "prod" => Value::Unknown,

@@ -13,11 +13,52 @@ use crate::value::{DType, Device, Value};
 
 /// Python built-ins the interpreter models; any other global name is unknown.
 const BUILTINS: &[&str] = &[
-    "len", "range", "int", "float", "bool", "str", "min", "max", "sum", "abs", "round", "print", "isinstance",
-    "list", "tuple", "dict", "set", "zip", "enumerate", "super", "getattr", "hasattr", "setattr", "reversed",
-    "sorted", "any", "all", "map", "type", "divmod", "pow", "iter", "next", "callable", "id", "hash", "repr",
-    "object", "Exception", "ValueError", "RuntimeError", "NotImplementedError", "TypeError", "KeyError",
-    "AssertionError", "IndexError",
+    "len",
+    "range",
+    "int",
+    "float",
+    "bool",
+    "str",
+    "min",
+    "max",
+    "sum",
+    "abs",
+    "round",
+    "print",
+    "isinstance",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "zip",
+    "enumerate",
+    "super",
+    "getattr",
+    "hasattr",
+    "setattr",
+    "reversed",
+    "sorted",
+    "any",
+    "all",
+    "map",
+    "type",
+    "divmod",
+    "pow",
+    "iter",
+    "next",
+    "callable",
+    "id",
+    "hash",
+    "repr",
+    "object",
+    "Exception",
+    "ValueError",
+    "RuntimeError",
+    "NotImplementedError",
+    "TypeError",
+    "KeyError",
+    "AssertionError",
+    "IndexError",
 ];
 
 impl Interp<'_> {
@@ -38,7 +79,9 @@ impl Interp<'_> {
         match &e.kind {
             ExprKind::Name(name) => match self.lookup(name) {
                 Some(v) => v,
-                None if BUILTINS.contains(&name.as_str()) => Value::Path(Rc::from(format!("builtins.{name}"))),
+                None if BUILTINS.contains(&name.as_str()) => {
+                    Value::Path(Rc::from(format!("builtins.{name}")))
+                }
                 None => Value::Unknown,
             },
             ExprKind::Int(n) => Value::int(*n),
@@ -58,7 +101,8 @@ impl Interp<'_> {
                 self.get_item(&object, indices, e.range.clone())
             }
             ExprKind::Slice { lower, upper, step } => {
-                let mut part = |p: &Option<Box<Expr>>| p.as_ref().map(|x| self.eval(x)).unwrap_or(Value::None);
+                let mut part =
+                    |p: &Option<Box<Expr>>| p.as_ref().map(|x| self.eval(x)).unwrap_or(Value::None);
                 let (l, u, s) = (part(lower), part(upper), part(step));
                 Value::Slice(Box::new(l), Box::new(u), Box::new(s))
             }
@@ -66,14 +110,25 @@ impl Interp<'_> {
             ExprKind::BinOp { left, op, right } => {
                 let a = self.eval(left);
                 let b = self.eval(right);
-                self.binop(*op, a, b, e.range.clone(), left.range.clone(), right.range.clone())
+                self.binop(
+                    *op,
+                    a,
+                    b,
+                    e.range.clone(),
+                    left.range.clone(),
+                    right.range.clone(),
+                )
             }
             ExprKind::UnaryOp { op, operand } => {
                 let v = self.eval(operand);
                 self.unary(*op, v, e.range.clone())
             }
             ExprKind::BoolOp { op, values } => self.eval_boolop(*op, values),
-            ExprKind::Compare { left, ops, comparators } => self.eval_compare(e, left, ops, comparators),
+            ExprKind::Compare {
+                left,
+                ops,
+                comparators,
+            } => self.eval_compare(e, left, ops, comparators),
             ExprKind::IfExp { test, body, orelse } => {
                 let cond = self.eval(test);
                 match self.truth(&cond) {
@@ -110,7 +165,11 @@ impl Interp<'_> {
                 }
                 Value::Dict(Rc::new(RefCell::new(out)))
             }
-            ExprKind::Comprehension { kind, elt, generators } => {
+            ExprKind::Comprehension {
+                kind,
+                elt,
+                generators,
+            } => {
                 let mut items = Vec::new();
                 let complete = self.comprehend(generators, &mut |this| {
                     let v = this.eval(elt);
@@ -122,21 +181,35 @@ impl Interp<'_> {
                     (_, false) => Value::Unknown,
                 }
             }
-            ExprKind::DictComp { key, value, generators } => {
+            ExprKind::DictComp {
+                key,
+                value,
+                generators,
+            } => {
                 let mut items = Vec::new();
                 let complete = self.comprehend(generators, &mut |this| {
                     let k = this.eval(key);
                     let v = this.eval(value);
                     items.push((k, v));
                 });
-                if complete { Value::Dict(Rc::new(RefCell::new(items))) } else { Value::Unknown }
+                if complete {
+                    Value::Dict(Rc::new(RefCell::new(items)))
+                } else {
+                    Value::Unknown
+                }
             }
             ExprKind::Lambda { params, body } => {
                 let def = ast::FunctionDef {
-                    name: ast::Name { id: "<lambda>".into(), range: e.range.clone() },
+                    name: ast::Name {
+                        id: "<lambda>".into(),
+                        range: e.range.clone(),
+                    },
                     params: params.clone(),
                     returns: None,
-                    body: vec![ast::Stmt { range: body.range.clone(), kind: ast::StmtKind::Return(Some((**body).clone())) }],
+                    body: vec![ast::Stmt {
+                        range: body.range.clone(),
+                        kind: ast::StmtKind::Return(Some((**body).clone())),
+                    }],
                     decorators: Vec::new(),
                     is_async: false,
                     range: e.range.clone(),
@@ -144,7 +217,9 @@ impl Interp<'_> {
                 let f = self.make_function(Rc::new(def), None);
                 Value::Function(f)
             }
-            ExprKind::Starred(inner) | ExprKind::DoubleStarred(inner) | ExprKind::Await(inner) => self.eval(inner),
+            ExprKind::Starred(inner) | ExprKind::DoubleStarred(inner) | ExprKind::Await(inner) => {
+                self.eval(inner)
+            }
             ExprKind::NamedExpr { target, value } => {
                 let v = self.eval(value);
                 self.bind_name(&target.id, v.clone());
@@ -172,14 +247,22 @@ impl Interp<'_> {
 
     /// Run `body` once per element of the comprehension's generators, in a
     /// scope of its own. Returns false when some iterable was not enumerable.
-    fn comprehend(&mut self, generators: &[ast::Comprehension], body: &mut dyn FnMut(&mut Self)) -> bool {
+    fn comprehend(
+        &mut self,
+        generators: &[ast::Comprehension],
+        body: &mut dyn FnMut(&mut Self),
+    ) -> bool {
         let saved = self.snapshot_locals();
         let complete = self.comprehend_level(generators, body);
         self.restore_locals(saved);
         complete
     }
 
-    fn comprehend_level(&mut self, generators: &[ast::Comprehension], body: &mut dyn FnMut(&mut Self)) -> bool {
+    fn comprehend_level(
+        &mut self,
+        generators: &[ast::Comprehension],
+        body: &mut dyn FnMut(&mut Self),
+    ) -> bool {
         let Some((first, rest)) = generators.split_first() else {
             body(self);
             return true;
@@ -243,7 +326,13 @@ impl Interp<'_> {
         }
     }
 
-    fn eval_compare(&mut self, e: &Expr, left: &Expr, ops: &[CmpOp], comparators: &[Expr]) -> Value {
+    fn eval_compare(
+        &mut self,
+        e: &Expr,
+        left: &Expr,
+        ops: &[CmpOp],
+        comparators: &[Expr],
+    ) -> Value {
         let mut lhs = self.eval(left);
         let mut result = Value::Bool(Some(true));
         for (op, rhs_e) in ops.iter().zip(comparators) {
@@ -274,7 +363,8 @@ impl Interp<'_> {
             CmpOp::Is | CmpOp::IsNot => {
                 let same = match (a, b) {
                     (Value::None, Value::None) => Some(true),
-                    (Value::None, Value::Unknown | Value::Opaque(_)) | (Value::Unknown | Value::Opaque(_), Value::None) => None,
+                    (Value::None, Value::Unknown | Value::Opaque(_))
+                    | (Value::Unknown | Value::Opaque(_), Value::None) => None,
                     (Value::None, _) | (_, Value::None) => Some(false),
                     (Value::Bool(Some(x)), Value::Bool(Some(y))) => Some(x == y),
                     _ => None,
@@ -315,7 +405,13 @@ impl Interp<'_> {
                                 _ => {}
                             }
                         }
-                        if found { Some(true) } else if any_unknown { None } else { Some(false) }
+                        if found {
+                            Some(true)
+                        } else if any_unknown {
+                            None
+                        } else {
+                            Some(false)
+                        }
                     }
                     Value::Dict(d) => {
                         let keys: Vec<Value> = d.borrow().iter().map(|(k, _)| k.clone()).collect();
@@ -363,11 +459,21 @@ impl Interp<'_> {
             (Value::Str(x), Value::Str(y)) => Some(x == y),
             (Value::Bool(Some(x)), Value::Bool(Some(y))) => Some(x == y),
             (Value::None, Value::None) => Some(true),
-            (Value::None, Value::Int(_) | Value::Str(_) | Value::Bool(Some(_)) | Value::Float(Some(_))) => Some(false),
-            (Value::Int(_) | Value::Str(_) | Value::Bool(Some(_)) | Value::Float(Some(_)), Value::None) => Some(false),
+            (
+                Value::None,
+                Value::Int(_) | Value::Str(_) | Value::Bool(Some(_)) | Value::Float(Some(_)),
+            ) => Some(false),
+            (
+                Value::Int(_) | Value::Str(_) | Value::Bool(Some(_)) | Value::Float(Some(_)),
+                Value::None,
+            ) => Some(false),
             (Value::Str(_), Value::Int(_)) | (Value::Int(_), Value::Str(_)) => Some(false),
             (Value::Device(x), Value::Device(y)) => {
-                if *x == Device::CudaOrCpu || *y == Device::CudaOrCpu { None } else { Some(x == y) }
+                if *x == Device::CudaOrCpu || *y == Device::CudaOrCpu {
+                    None
+                } else {
+                    Some(x == y)
+                }
             }
             (Value::DType(x), Value::DType(y)) => Some(x == y),
             (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_)) => {
@@ -463,14 +569,23 @@ impl Interp<'_> {
                     _ => Value::Float(None),
                 }
             }
-            (Value::Str(x), Value::Str(y)) if op == BinOp::Add => Value::Str(Rc::from(format!("{x}{y}"))),
+            (Value::Str(x), Value::Str(y)) if op == BinOp::Add => {
+                Value::Str(Rc::from(format!("{x}{y}")))
+            }
             (Value::Str(_), _) if op == BinOp::Mod => Value::Str(Rc::from("")),
-            (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_)) if op == BinOp::Add => {
+            (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_))
+                if op == BinOp::Add =>
+            {
                 let mut items = a.items().unwrap_or_default();
                 items.extend(b.items().unwrap_or_default());
-                if matches!(a, Value::List(_)) { Value::list(items) } else { Value::tuple(items) }
+                if matches!(a, Value::List(_)) {
+                    Value::list(items)
+                } else {
+                    Value::tuple(items)
+                }
             }
-            (Value::Tuple(_) | Value::List(_), Value::Int(n)) | (Value::Int(n), Value::Tuple(_) | Value::List(_))
+            (Value::Tuple(_) | Value::List(_), Value::Int(n))
+            | (Value::Int(n), Value::Tuple(_) | Value::List(_))
                 if op == BinOp::Mul =>
             {
                 let seq = if matches!(a, Value::Int(_)) { &b } else { &a };
@@ -481,7 +596,11 @@ impl Interp<'_> {
                         for _ in 0..k {
                             out.extend(items.iter().cloned());
                         }
-                        if matches!(seq, Value::List(_)) { Value::list(out) } else { Value::tuple(out) }
+                        if matches!(seq, Value::List(_)) {
+                            Value::list(out)
+                        } else {
+                            Value::tuple(out)
+                        }
                     }
                     _ => Value::Unknown,
                 }
@@ -502,7 +621,11 @@ impl Interp<'_> {
     /// Keep symbolic expressions small: one that grew past the limit (a loop
     /// multiplying a size again and again) is replaced by an unknown size.
     pub(crate) fn bounded(&mut self, d: Dim) -> Dim {
-        if d.size() > 48 { self.env.anonymous() } else { d }
+        if d.size() > 48 {
+            self.env.anonymous()
+        } else {
+            d
+        }
     }
 
     fn unary(&mut self, op: UnaryOp, v: Value, range: TextRange) -> Value {
@@ -528,7 +651,11 @@ impl Interp<'_> {
             Value::Opaque(name) => Value::Opaque(Rc::from(format!("{name}.{attr}"))),
             Value::Instance(inst) => self.instance_attr(object, inst, attr),
             Value::Class(class) => match super::call::class_lookup(class, attr) {
-                Some(Value::Tuple(t)) if t.len() == 2 && matches!(&t[0], Value::Str(s) if s.starts_with('@')) => t[1].clone(),
+                Some(Value::Tuple(t))
+                    if t.len() == 2 && matches!(&t[0], Value::Str(s) if s.starts_with('@')) =>
+                {
+                    t[1].clone()
+                }
                 Some(v) => v,
                 None => Value::Unknown,
             },
@@ -569,33 +696,57 @@ impl Interp<'_> {
                 }),
                 _ => Value::Unknown,
             },
-            Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Str(_) | Value::SizeOfVar(..) | Value::Int(_) => {
+            Value::Tuple(_)
+            | Value::List(_)
+            | Value::Dict(_)
+            | Value::Str(_)
+            | Value::SizeOfVar(..)
+            | Value::Int(_) => Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr)),
+            Value::FakeMode { .. } => {
                 Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
             }
-            Value::FakeMode { .. } => Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr)),
             _ => Value::Unknown,
         }
     }
 
-    fn instance_attr(&mut self, object: &Value, inst: &Rc<crate::value::Instance>, attr: &str) -> Value {
+    fn instance_attr(
+        &mut self,
+        object: &Value,
+        inst: &Rc<crate::value::Instance>,
+        attr: &str,
+    ) -> Value {
         if let Some(v) = inst.attrs.borrow().get(attr) {
             return v.clone();
         }
         match super::call::class_lookup(&inst.class, attr) {
             Some(Value::Function(f)) => Value::BoundMethod(Box::new(object.clone()), f),
-            Some(Value::Tuple(t)) if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@property") => {
+            Some(Value::Tuple(t))
+                if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@property") =>
+            {
                 if let Value::Function(f) = &t[1] {
                     let f = f.clone();
-                    return self.call_function(&f, Some(object.clone()), Vec::new(), Vec::new(), 0..0);
+                    return self.call_function(
+                        &f,
+                        Some(object.clone()),
+                        Vec::new(),
+                        Vec::new(),
+                        0..0,
+                    );
                 }
                 Value::Unknown
             }
-            Some(Value::Tuple(t)) if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@staticmethod") => {
+            Some(Value::Tuple(t))
+                if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@staticmethod") =>
+            {
                 t[1].clone()
             }
-            Some(Value::Tuple(t)) if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@classmethod") => {
+            Some(Value::Tuple(t))
+                if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@classmethod") =>
+            {
                 match &t[1] {
-                    Value::Function(f) => Value::BoundMethod(Box::new(Value::Class(inst.class.clone())), f.clone()),
+                    Value::Function(f) => {
+                        Value::BoundMethod(Box::new(Value::Class(inst.class.clone())), f.clone())
+                    }
                     other => other.clone(),
                 }
             }
@@ -621,7 +772,12 @@ impl Interp<'_> {
         }
     }
 
-    pub(crate) fn get_item(&mut self, object: &Value, index: Vec<Value>, range: TextRange) -> Value {
+    pub(crate) fn get_item(
+        &mut self,
+        object: &Value,
+        index: Vec<Value>,
+        range: TextRange,
+    ) -> Value {
         match object {
             Value::Tensor(t) => rules::index::index_tensor(self, t, &index, range),
             Value::Tuple(_) | Value::List(_) => {
@@ -634,7 +790,11 @@ impl Interp<'_> {
                         Some(i) => {
                             let n = items.len() as i64;
                             let i = if i < 0 { i + n } else { i };
-                            if (0..n).contains(&i) { items[i as usize].clone() } else { Value::Unknown }
+                            if (0..n).contains(&i) {
+                                items[i as usize].clone()
+                            } else {
+                                Value::Unknown
+                            }
                         }
                         None => Value::Unknown,
                     },
@@ -642,8 +802,13 @@ impl Interp<'_> {
                         let Some(picked) = slice_indices(items.len(), lo, hi, step) else {
                             return Value::Unknown;
                         };
-                        let out: Vec<Value> = picked.into_iter().map(|i| items[i].clone()).collect();
-                        if matches!(object, Value::List(_)) { Value::list(out) } else { Value::tuple(out) }
+                        let out: Vec<Value> =
+                            picked.into_iter().map(|i| items[i].clone()).collect();
+                        if matches!(object, Value::List(_)) {
+                            Value::list(out)
+                        } else {
+                            Value::tuple(out)
+                        }
                     }
                     _ => Value::Unknown,
                 }
@@ -676,7 +841,13 @@ impl Interp<'_> {
         }
     }
 
-    pub(crate) fn set_item(&mut self, object: &Value, index: Vec<Value>, value: Value, range: TextRange) {
+    pub(crate) fn set_item(
+        &mut self,
+        object: &Value,
+        index: Vec<Value>,
+        value: Value,
+        range: TextRange,
+    ) {
         match object {
             Value::List(items) => {
                 if let [Value::Int(d)] = index.as_slice()
@@ -717,7 +888,11 @@ impl Interp<'_> {
                 if s == 0 {
                     return None;
                 }
-                let count = if s > 0 { (b - a + s - 1).max(0) / s } else { (a - b - s - 1).max(0) / -s };
+                let count = if s > 0 {
+                    (b - a + s - 1).max(0) / s
+                } else {
+                    (a - b - s - 1).max(0) / -s
+                };
                 if count as usize > MAX_LOOP_ITERATIONS * 4 {
                     return None;
                 }
@@ -729,7 +904,14 @@ impl Interp<'_> {
                     return None;
                 }
                 if &*layer.kind == "ModuleDict" {
-                    return Some(layer.keys.borrow().iter().map(|k| Value::Str(k.clone())).collect());
+                    return Some(
+                        layer
+                            .keys
+                            .borrow()
+                            .iter()
+                            .map(|k| Value::Str(k.clone()))
+                            .collect(),
+                    );
                 }
                 Some(children)
             }
@@ -741,12 +923,17 @@ impl Interp<'_> {
                     return None;
                 }
                 let rest = crate::value::Shape::known(dims[1..].to_vec());
-                let item = Value::Tensor(Rc::new(crate::value::Tensor { shape: rest, ..(**t).clone() }));
+                let item = Value::Tensor(Rc::new(crate::value::Tensor {
+                    shape: rest,
+                    ..(**t).clone()
+                }));
                 Some((0..first).map(|_| item.clone()).collect())
             }
-            Value::Str(s) if s.len() <= MAX_LOOP_ITERATIONS => {
-                Some(s.chars().map(|c| Value::Str(Rc::from(c.to_string()))).collect())
-            }
+            Value::Str(s) if s.len() <= MAX_LOOP_ITERATIONS => Some(
+                s.chars()
+                    .map(|c| Value::Str(Rc::from(c.to_string())))
+                    .collect(),
+            ),
             _ => None,
         }
     }
@@ -758,10 +945,12 @@ impl Interp<'_> {
             Value::Tensor(t) => {
                 let shape = self.resolve_shape(&t.shape);
                 match shape.dims() {
-                    Some(dims) if !dims.is_empty() => Value::Tensor(Rc::new(crate::value::Tensor {
-                        shape: crate::value::Shape::known(dims[1..].to_vec()),
-                        ..(**t).clone()
-                    })),
+                    Some(dims) if !dims.is_empty() => {
+                        Value::Tensor(Rc::new(crate::value::Tensor {
+                            shape: crate::value::Shape::known(dims[1..].to_vec()),
+                            ..(**t).clone()
+                        }))
+                    }
                     _ => Value::Unknown,
                 }
             }
@@ -770,10 +959,19 @@ impl Interp<'_> {
     }
 
     /// Record a tensor (or a size) bound to a name, for hints and naming.
-    pub(crate) fn record_binding(&mut self, name: &str, target: &Expr, value: &Value, kind: BindingKind) {
+    pub(crate) fn record_binding(
+        &mut self,
+        name: &str,
+        target: &Expr,
+        value: &Value,
+        kind: BindingKind,
+    ) {
         match value {
             Value::Tensor(t) => {
-                let t = Rc::new(crate::value::Tensor { shape: self.resolve_shape(&t.shape), ..(**t).clone() });
+                let t = Rc::new(crate::value::Tensor {
+                    shape: self.resolve_shape(&t.shape),
+                    ..(**t).clone()
+                });
                 self.recorder.binding(name, target.range.clone(), kind, t);
             }
             Value::Int(d) => self.recorder.scalar(name, target.range.clone(), d.clone()),
@@ -793,7 +991,12 @@ fn path_attr(path: &str, attr: &str) -> Value {
 }
 
 /// The indices a Python slice picks from a sequence of `len` items.
-pub(crate) fn slice_indices(len: usize, lo: &Value, hi: &Value, step: &Value) -> Option<Vec<usize>> {
+pub(crate) fn slice_indices(
+    len: usize,
+    lo: &Value,
+    hi: &Value,
+    step: &Value,
+) -> Option<Vec<usize>> {
     let n = len as i64;
     let get = |v: &Value| -> Option<Option<i64>> {
         match v {

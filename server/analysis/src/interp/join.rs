@@ -14,12 +14,21 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
             if Rc::ptr_eq(x, y) {
                 return a.clone();
             }
-            let (sx, sy) = (interp.resolve_shape(&x.shape), interp.resolve_shape(&y.shape));
+            let (sx, sy) = (
+                interp.resolve_shape(&x.shape),
+                interp.resolve_shape(&y.shape),
+            );
             let shape = match (sx.dims(), sy.dims()) {
                 (Some(dx), Some(dy)) if dx.len() == dy.len() => Shape::known(
                     dx.iter()
                         .zip(dy)
-                        .map(|(p, q)| if interp.env.known_equal(p, q) { p.clone() } else { interp.env.anonymous() })
+                        .map(|(p, q)| {
+                            if interp.env.known_equal(p, q) {
+                                p.clone()
+                            } else {
+                                interp.env.anonymous()
+                            }
+                        })
                         .collect(),
                 ),
                 _ if sx == sy => sx.clone(),
@@ -27,7 +36,8 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
             };
             let device = match (&x.device, &y.device) {
                 (Some(p), Some(q)) if p == q => Some(p.clone()),
-                (Some(Device::Cpu), Some(Device::Cuda(0))) | (Some(Device::Cuda(0)), Some(Device::Cpu)) => Some(Device::CudaOrCpu),
+                (Some(Device::Cpu), Some(Device::Cuda(0)))
+                | (Some(Device::Cuda(0)), Some(Device::Cpu)) => Some(Device::CudaOrCpu),
                 _ => None,
             };
             Value::Tensor(Rc::new(Tensor {
@@ -65,9 +75,12 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         }
         (Value::DType(x), Value::DType(y)) if x == y => a.clone(),
         (Value::None, Value::None) => Value::None,
-        (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => {
-            Value::tuple(x.iter().zip(y.iter()).map(|(p, q)| join_values(interp, p, q)).collect())
-        }
+        (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => Value::tuple(
+            x.iter()
+                .zip(y.iter())
+                .map(|(p, q)| join_values(interp, p, q))
+                .collect(),
+        ),
         (Value::List(x), Value::List(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Instance(x), Value::Instance(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Layer(x), Value::Layer(y)) if Rc::ptr_eq(x, y) => a.clone(),

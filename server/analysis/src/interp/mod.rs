@@ -78,6 +78,8 @@ pub(crate) struct Interp<'s> {
     pub globals: Scope,
     /// Rank variables: `Some(dims)` once a use fixed the rank.
     pub rank_vars: Vec<Option<Rc<Vec<Dim>>>>,
+    /// Symbols for `x.size(i)` of unknown-rank tensors, by (rank variable, index).
+    pub var_dims: HashMap<(u32, i64), Dim>,
     /// Symbols minted for `Opaque` values used as sizes, by name.
     pub opaque_syms: HashMap<Rc<str>, Dim>,
     pub steps: u64,
@@ -108,6 +110,7 @@ impl<'s> Interp<'s> {
             env: ShapeEnv::new(),
             globals: globals.clone(),
             rank_vars: Vec::new(),
+            var_dims: HashMap::new(),
             opaque_syms: HashMap::new(),
             steps: 0,
             depth: 0,
@@ -115,7 +118,12 @@ impl<'s> Interp<'s> {
             recorder: Recorder::default(),
             diagnostics: Vec::new(),
             // Module-level code runs outside any fake mode: tensors it makes are real.
-            mode: ModeState { fake: false, id: 0, allow_non_fake_inputs: config.allow_non_fake_inputs, user_mode: false },
+            mode: ModeState {
+                fake: false,
+                id: 0,
+                allow_non_fake_inputs: config.allow_non_fake_inputs,
+                user_mode: false,
+            },
             next_mode_id: 1,
             reached: HashSet::new(),
             stack: Vec::new(),
@@ -149,7 +157,9 @@ impl<'s> Interp<'s> {
     }
 
     pub fn frame(&mut self) -> &mut Frame {
-        self.frames.last_mut().expect("the module frame is never popped")
+        self.frames
+            .last_mut()
+            .expect("the module frame is never popped")
     }
 
     pub fn fresh_mode_id(&mut self) -> u32 {
@@ -175,16 +185,79 @@ impl<'s> Interp<'s> {
         }
     }
 
+    /// `x.size(i)` of a tensor whose rank is unknown: one named symbol per
+    /// (tensor, index), so repeated reads agree.
+    pub fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim {
+        if let Some(d) = self.var_dims.get(&(var, index)) {
+            return d.clone();
+        }
+        let name = if index == 0 {
+            "N".to_string()
+        } else {
+            format!("{source}_{index}")
+        };
+        let name = if name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            name
+        } else {
+            format!("d{index}")
+        };
+        let d = self.env.symbol(&name);
+        self.var_dims.insert((var, index), d.clone());
+        d
+    }
+
+    /// Give an unknown-rank tensor the rank an op demands, with dims named
+    /// after their conventional meaning (`N, C, H, W` for images). An earlier
+    /// `x.size(i)` keeps its symbol.
+    pub fn demand_rank(&mut self, shape: &Shape, names: &[&str]) {
+        let Shape::Var(v) = shape else { return };
+        if matches!(self.rank_vars.get(*v as usize), Some(Some(_))) {
+            return;
+        }
+        let n = names.len() as i64;
+        let dims: Vec<Dim> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let i = i as i64;
+                match self
+                    .var_dims
+                    .get(&(*v, i))
+                    .or_else(|| self.var_dims.get(&(*v, i - n)))
+                {
+                    Some(d) => d.clone(),
+                    None => self.env.symbol(name),
+                }
+            })
+            .collect();
+        if let Some(slot) = self.rank_vars.get_mut(*v as usize) {
+            *slot = Some(Rc::new(dims));
+        }
+    }
+
     /// Fix the rank of an unknown-rank shape, naming the new dims.
     pub fn refine_rank(&mut self, var: u32, names: &[Option<String>]) -> Rc<Vec<Dim>> {
         if let Some(Some(dims)) = self.rank_vars.get(var as usize) {
             return dims.clone();
         }
+        let count = names.len() as i64;
         let dims: Vec<Dim> = names
             .iter()
-            .map(|n| match n {
-                Some(name) => self.env.symbol(name),
-                None => self.env.anonymous(),
+            .enumerate()
+            .map(|(i, n)| {
+                let earlier = self
+                    .var_dims
+                    .get(&(var, i as i64))
+                    .or_else(|| self.var_dims.get(&(var, i as i64 - count)))
+                    .cloned();
+                let fresh = match n {
+                    Some(name) => self.env.symbol(name),
+                    None => self.env.anonymous(),
+                };
+                if let Some(e) = earlier {
+                    let _ = self.env.unify(&fresh, &e);
+                }
+                fresh
             })
             .collect();
         let dims = Rc::new(dims);
@@ -195,12 +268,22 @@ impl<'s> Interp<'s> {
     }
 
     /// A tensor made by the current code: fake inside a fake scope, real outside.
-    pub fn new_tensor(&self, shape: Shape, dtype: Option<crate::value::DType>, device: Option<Device>, op: &str) -> Tensor {
+    pub fn new_tensor(
+        &self,
+        shape: Shape,
+        dtype: Option<crate::value::DType>,
+        device: Option<Device>,
+        op: &str,
+    ) -> Tensor {
         Tensor {
             shape,
             dtype,
             device,
-            origin: if self.mode.fake { Provenance::Fake } else { Provenance::Real },
+            origin: if self.mode.fake {
+                Provenance::Fake
+            } else {
+                Provenance::Real
+            },
             mode: self.mode.id,
             op: Rc::from(op),
             made_at: None,
@@ -209,7 +292,13 @@ impl<'s> Interp<'s> {
     }
 
     /// Report a problem once per (range, code, message).
-    pub fn report(&mut self, range: TextRange, severity: Severity, code: &'static str, message: String) {
+    pub fn report(
+        &mut self,
+        range: TextRange,
+        severity: Severity,
+        code: &'static str,
+        message: String,
+    ) {
         self.report_related(range, severity, code, message, Vec::new());
     }
 
@@ -221,10 +310,20 @@ impl<'s> Interp<'s> {
         message: String,
         related: Vec<(TextRange, String)>,
     ) {
-        if self.diagnostics.iter().any(|d| d.range == range && d.code == code && d.message == message) {
+        if self
+            .diagnostics
+            .iter()
+            .any(|d| d.range == range && d.code == code && d.message == message)
+        {
             return;
         }
-        self.diagnostics.push(Diagnostic { range, severity, code, message, related });
+        self.diagnostics.push(Diagnostic {
+            range,
+            severity,
+            code,
+            message,
+            related,
+        });
     }
 
     /// The source text of a range (for names like `config.n_embd`).
@@ -246,7 +345,10 @@ impl<'s> Interp<'s> {
             if self.reached.contains(&(Rc::as_ptr(&forward.def) as usize)) {
                 continue;
             }
-            self.mode = ModeState { fake: true, ..self.mode };
+            self.mode = ModeState {
+                fake: true,
+                ..self.mode
+            };
             let instance = self.generic_instance(&class);
             if let Value::Instance(_) = instance {
                 let args = self.generic_args(&forward, true);
@@ -261,7 +363,10 @@ impl<'s> Interp<'s> {
             if self.reached.contains(&(Rc::as_ptr(&function.def) as usize)) {
                 continue;
             }
-            self.mode = ModeState { fake: true, ..self.mode };
+            self.mode = ModeState {
+                fake: true,
+                ..self.mode
+            };
             let args = self.generic_args(&function, false);
             let _ = self.call_function(&function, None, args, Vec::new(), 0..0);
         }

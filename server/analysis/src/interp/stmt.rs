@@ -32,7 +32,11 @@ impl Interp<'_> {
                 self.check_discarded(e, &v);
                 Flow::Normal
             }
-            StmtKind::Assign { targets, annotation, value } => {
+            StmtKind::Assign {
+                targets,
+                annotation,
+                value,
+            } => {
                 let v = match value {
                     Some(value) => self.eval(value),
                     None => return Flow::Normal,
@@ -46,7 +50,14 @@ impl Interp<'_> {
             StmtKind::AugAssign { target, op, value } => {
                 let current = self.eval(target);
                 let rhs = self.eval(value);
-                let result = self.binop(*op, current, rhs, stmt.range.clone(), target.range.clone(), value.range.clone());
+                let result = self.binop(
+                    *op,
+                    current,
+                    rhs,
+                    stmt.range.clone(),
+                    target.range.clone(),
+                    value.range.clone(),
+                );
                 self.assign(target, result, BindingKind::AugAssign);
                 Flow::Normal
             }
@@ -67,13 +78,23 @@ impl Interp<'_> {
                 Flow::Return(v)
             }
             StmtKind::If { test, body, orelse } => self.exec_if(test, body, orelse),
-            StmtKind::For { target, iter, body, orelse } => {
+            StmtKind::For {
+                target,
+                iter,
+                body,
+                orelse,
+            } => {
                 let iterable = self.eval(iter);
                 self.exec_for(target, iterable, body, orelse)
             }
             StmtKind::While { test, body, orelse } => self.exec_while(test, body, orelse),
             StmtKind::With { items, body } => self.exec_with(items, body),
-            StmtKind::Try { body, handlers, orelse, finalbody } => {
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
                 // The body is taken as the path that runs; handlers are explored
                 // too but their bindings only join in where the body's are unknown.
                 let snapshot = self.snapshot_locals();
@@ -99,7 +120,9 @@ impl Interp<'_> {
             StmtKind::Import(aliases) => {
                 for alias in aliases {
                     match &alias.asname {
-                        Some(asname) => self.bind_name(&asname.id, Value::Path(Rc::from(alias.name.as_str()))),
+                        Some(asname) => {
+                            self.bind_name(&asname.id, Value::Path(Rc::from(alias.name.as_str())))
+                        }
                         None => {
                             let top = alias.name.split('.').next().unwrap_or("");
                             self.bind_name(top, Value::Path(Rc::from(top)));
@@ -113,7 +136,11 @@ impl Interp<'_> {
                     if alias.name == "*" {
                         continue;
                     }
-                    let bound = alias.asname.as_ref().map(|n| n.id.as_str()).unwrap_or(alias.name.as_str());
+                    let bound = alias
+                        .asname
+                        .as_ref()
+                        .map(|n| n.id.as_str())
+                        .unwrap_or(alias.name.as_str());
                     let path = if module.starts_with('.') {
                         Value::Unknown
                     } else {
@@ -146,8 +173,14 @@ impl Interp<'_> {
     /// a new tensor and leaves the old one where it was.
     fn check_discarded(&mut self, e: &Expr, value: &Value) {
         if let (ExprKind::Call { func, .. }, Value::Tensor(_)) = (&e.kind, value)
-            && let ExprKind::Attribute { value: receiver, attr } = &func.kind
-            && matches!(attr.id.as_str(), "to" | "cuda" | "cpu" | "half" | "float" | "double" | "long" | "int" | "bfloat16")
+            && let ExprKind::Attribute {
+                value: receiver,
+                attr,
+            } = &func.kind
+            && matches!(
+                attr.id.as_str(),
+                "to" | "cuda" | "cpu" | "half" | "float" | "double" | "long" | "int" | "bfloat16"
+            )
             && matches!(self.peek(receiver), Some(Value::Tensor(_)))
         {
             self.report(
@@ -179,7 +212,10 @@ impl Interp<'_> {
                 self.record_binding(name, target, &value, kind);
                 self.bind_name(name, value);
             }
-            ExprKind::Attribute { value: object, attr } => {
+            ExprKind::Attribute {
+                value: object,
+                attr,
+            } => {
                 let object_value = self.eval(object);
                 let name = format!("{}.{}", self.text(&object.range), attr.id);
                 self.record_binding(&name, target, &value, kind);
@@ -187,7 +223,9 @@ impl Interp<'_> {
             }
             ExprKind::Tuple(elts) | ExprKind::List(elts) => {
                 let n = elts.len();
-                let star = elts.iter().position(|e| matches!(e.kind, ExprKind::Starred(_)));
+                let star = elts
+                    .iter()
+                    .position(|e| matches!(e.kind, ExprKind::Starred(_)));
                 let items = self.unpack(&value, elts, star);
                 match items {
                     Some(items) => {
@@ -211,7 +249,10 @@ impl Interp<'_> {
                     }
                 }
             }
-            ExprKind::Subscript { value: object, index } => {
+            ExprKind::Subscript {
+                value: object,
+                index,
+            } => {
                 let object_value = self.eval(object);
                 let index_values: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
                 self.set_item(&object_value, index_values, value, target.range.clone());
@@ -223,7 +264,12 @@ impl Interp<'_> {
 
     /// Split a value into `targets.len()` items for tuple unpacking. Unpacking
     /// the size of a tensor of unknown rank fixes its rank and names its dims.
-    fn unpack(&mut self, value: &Value, targets: &[Expr], star: Option<usize>) -> Option<Vec<Value>> {
+    fn unpack(
+        &mut self,
+        value: &Value,
+        targets: &[Expr],
+        star: Option<usize>,
+    ) -> Option<Vec<Value>> {
         let n = targets.len();
         match value {
             Value::SizeOfVar(var, _) if star.is_none() => {
@@ -259,7 +305,10 @@ impl Interp<'_> {
     }
 
     pub(crate) fn bind_name(&mut self, name: &str, value: Value) {
-        self.frame().locals.borrow_mut().insert(Rc::from(name), value);
+        self.frame()
+            .locals
+            .borrow_mut()
+            .insert(Rc::from(name), value);
     }
 
     pub(crate) fn lookup(&mut self, name: &str) -> Option<Value> {
@@ -283,7 +332,11 @@ impl Interp<'_> {
     }
 
     /// Merge two branch states name by name.
-    fn join_locals(&mut self, a: HashMap<Rc<str>, Value>, b: HashMap<Rc<str>, Value>) -> HashMap<Rc<str>, Value> {
+    fn join_locals(
+        &mut self,
+        a: HashMap<Rc<str>, Value>,
+        b: HashMap<Rc<str>, Value>,
+    ) -> HashMap<Rc<str>, Value> {
         let mut out = HashMap::new();
         for (k, va) in &a {
             let v = match b.get(k) {
@@ -304,7 +357,12 @@ impl Interp<'_> {
             // fake mode: tensors made there are fake.
             let saved = self.mode;
             let id = self.fresh_mode_id();
-            self.mode = ModeState { fake: true, id, allow_non_fake_inputs: self.config.allow_non_fake_inputs, user_mode: false };
+            self.mode = ModeState {
+                fake: true,
+                id,
+                allow_non_fake_inputs: self.config.allow_non_fake_inputs,
+                user_mode: false,
+            };
             let flow = self.exec_block(body);
             self.mode = saved;
             return flow;
@@ -428,8 +486,17 @@ impl Interp<'_> {
         let saved = self.mode;
         for item in items {
             let ctx = self.eval(&item.context);
-            if let Value::FakeMode { id, allow_non_fake_inputs } = &ctx {
-                self.mode = ModeState { fake: true, id: *id, allow_non_fake_inputs: *allow_non_fake_inputs, user_mode: true };
+            if let Value::FakeMode {
+                id,
+                allow_non_fake_inputs,
+            } = &ctx
+            {
+                self.mode = ModeState {
+                    fake: true,
+                    id: *id,
+                    allow_non_fake_inputs: *allow_non_fake_inputs,
+                    user_mode: true,
+                };
             }
             if let Some(target) = &item.target {
                 self.assign(target, ctx, BindingKind::With);
@@ -442,12 +509,20 @@ impl Interp<'_> {
 
     /// Learn from `assert` what the user states as fact.
     fn assume(&mut self, test: &Expr) {
-        if let ExprKind::Compare { left, ops, comparators } = &test.kind
+        if let ExprKind::Compare {
+            left,
+            ops,
+            comparators,
+        } = &test.kind
             && ops.len() == 1
             && ops[0] == ast::CmpOp::Eq
         {
             // `assert a % b == 0` records divisibility; `assert a == b` unifies.
-            if let ExprKind::BinOp { left: a, op: ast::BinOp::Mod, right: b } = &left.kind
+            if let ExprKind::BinOp {
+                left: a,
+                op: ast::BinOp::Mod,
+                right: b,
+            } = &left.kind
                 && matches!(comparators[0].kind, ExprKind::Int(0))
             {
                 let (va, vb) = (self.eval(a), self.eval(b));
@@ -465,10 +540,27 @@ impl Interp<'_> {
         let _ = self.eval(test);
     }
 
-    pub(crate) fn make_function(&mut self, def: Rc<ast::FunctionDef>, owner: Option<Rc<Class>>) -> Rc<Function> {
-        let closure = if self.frame().is_module { None } else { Some(self.frame().locals.clone()) };
-        let defaults = def.params.iter().map(|p| p.default.as_ref().map(|d| self.eval(d))).collect();
-        Rc::new(Function { def, closure, owner, defaults })
+    pub(crate) fn make_function(
+        &mut self,
+        def: Rc<ast::FunctionDef>,
+        owner: Option<Rc<Class>>,
+    ) -> Rc<Function> {
+        let closure = if self.frame().is_module {
+            None
+        } else {
+            Some(self.frame().locals.clone())
+        };
+        let defaults = def
+            .params
+            .iter()
+            .map(|p| p.default.as_ref().map(|d| self.eval(d)))
+            .collect();
+        Rc::new(Function {
+            def,
+            closure,
+            owner,
+            defaults,
+        })
     }
 
     fn define_class(&mut self, def: Rc<ast::ClassDef>) {
@@ -497,16 +589,39 @@ impl Interp<'_> {
             match &stmt.kind {
                 StmtKind::FunctionDef(f) => {
                     let function = self.make_function(f.clone(), Some(class.clone()));
-                    let function = Rc::new(Function { closure: None, ..(*function).clone() });
+                    let function = Rc::new(Function {
+                        closure: None,
+                        ..(*function).clone()
+                    });
                     let mut value = Value::Function(function);
-                    if f.decorators.iter().any(|d| matches!(&d.kind, ExprKind::Name(n) if n == "property")) {
-                        value = Value::Tuple(Rc::new(vec![Value::Str(Rc::from("@property")), value]));
-                    } else if f.decorators.iter().any(|d| matches!(&d.kind, ExprKind::Name(n) if n == "staticmethod")) {
-                        value = Value::Tuple(Rc::new(vec![Value::Str(Rc::from("@staticmethod")), value]));
-                    } else if f.decorators.iter().any(|d| matches!(&d.kind, ExprKind::Name(n) if n == "classmethod")) {
-                        value = Value::Tuple(Rc::new(vec![Value::Str(Rc::from("@classmethod")), value]));
+                    if f.decorators
+                        .iter()
+                        .any(|d| matches!(&d.kind, ExprKind::Name(n) if n == "property"))
+                    {
+                        value =
+                            Value::Tuple(Rc::new(vec![Value::Str(Rc::from("@property")), value]));
+                    } else if f
+                        .decorators
+                        .iter()
+                        .any(|d| matches!(&d.kind, ExprKind::Name(n) if n == "staticmethod"))
+                    {
+                        value = Value::Tuple(Rc::new(vec![
+                            Value::Str(Rc::from("@staticmethod")),
+                            value,
+                        ]));
+                    } else if f
+                        .decorators
+                        .iter()
+                        .any(|d| matches!(&d.kind, ExprKind::Name(n) if n == "classmethod"))
+                    {
+                        value = Value::Tuple(Rc::new(vec![
+                            Value::Str(Rc::from("@classmethod")),
+                            value,
+                        ]));
                     }
-                    scope.borrow_mut().insert(Rc::from(f.name.id.as_str()), value);
+                    scope
+                        .borrow_mut()
+                        .insert(Rc::from(f.name.id.as_str()), value);
                 }
                 _ => {
                     let _ = self.exec_stmt(stmt);
@@ -531,7 +646,11 @@ impl Interp<'_> {
             Value::Str(s) => Some(!s.is_empty()),
             Value::Tuple(items) => Some(!items.is_empty()),
             Value::List(items) => Some(!items.borrow().is_empty()),
-            Value::Layer(_) | Value::Instance(_) | Value::Class(_) | Value::Function(_) | Value::Device(_) => Some(true),
+            Value::Layer(_)
+            | Value::Instance(_)
+            | Value::Class(_)
+            | Value::Function(_)
+            | Value::Device(_) => Some(true),
             _ => None,
         }
     }
@@ -558,13 +677,18 @@ impl Interp<'_> {
 
 /// `if __name__ == "__main__":`
 fn is_main_guard(test: &Expr) -> bool {
-    if let ExprKind::Compare { left, ops, comparators } = &test.kind
+    if let ExprKind::Compare {
+        left,
+        ops,
+        comparators,
+    } = &test.kind
         && ops.len() == 1
         && ops[0] == ast::CmpOp::Eq
     {
         let is_name = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == "__name__");
         let is_main = |e: &Expr| matches!(&e.kind, ExprKind::Str(s) if s == "__main__");
-        return (is_name(left) && is_main(&comparators[0])) || (is_main(left) && is_name(&comparators[0]));
+        return (is_name(left) && is_main(&comparators[0]))
+            || (is_main(left) && is_name(&comparators[0]));
     }
     false
 }

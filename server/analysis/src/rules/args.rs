@@ -16,7 +16,11 @@ pub(crate) struct Args {
 
 impl Args {
     pub fn new(pos: Vec<Value>, kw: Vec<(Rc<str>, Value)>) -> Args {
-        Args { pos, kw, ranges: Vec::new() }
+        Args {
+            pos,
+            kw,
+            ranges: Vec::new(),
+        }
     }
 
     /// The keyword argument `name`, else the positional one at `index`.

@@ -13,7 +13,12 @@ use crate::report::Severity;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// A `torch.<name>(...)` factory, or `None` when `name` is not one.
-pub(crate) fn create(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Option<Value> {
+pub(crate) fn create(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: &Args,
+    range: TextRange,
+) -> Option<Value> {
     let float = Some(DType::Float32);
     let (shape, dtype) = match name {
         "randn" | "rand" | "zeros" | "ones" | "empty" => {
@@ -37,7 +42,10 @@ pub(crate) fn create(interp: &mut Interp<'_>, name: &str, args: &Args, range: Te
         }
         "randint" => {
             // randint(high, size) or randint(low, high, size)
-            let size = args.kw("size").cloned().or_else(|| args.pos.iter().find(|v| v.items().is_some()).cloned());
+            let size = args
+                .kw("size")
+                .cloned()
+                .or_else(|| args.pos.iter().find(|v| v.items().is_some()).cloned());
             let items = size.and_then(|s| s.items()).unwrap_or_default();
             (interp.size_dims(&items), Some(DType::Int64))
         }
@@ -48,12 +56,28 @@ pub(crate) fn create(interp: &mut Interp<'_>, name: &str, args: &Args, range: Te
         "arange" => {
             let nums: Vec<&Value> = args.pos.iter().collect();
             let all_int = nums.iter().all(|v| matches!(v, Value::Int(_)))
-                && ["start", "end", "step"].iter().all(|k| !matches!(args.kw(k), Some(Value::Float(_))));
+                && ["start", "end", "step"]
+                    .iter()
+                    .all(|k| !matches!(args.kw(k), Some(Value::Float(_))));
             let get = |i: usize, k: &str| args.kw(k).or_else(|| nums.get(i).copied());
             let (start, end, step) = match nums.len() {
-                0 => (args.kw("start").cloned().unwrap_or(Value::int(0)), args.kw("end").cloned(), args.kw("step").cloned()),
-                1 => (Value::int(0), get(0, "end").cloned(), args.kw("step").cloned()),
-                _ => (nums[0].clone(), nums.get(1).map(|v| (*v).clone()), nums.get(2).map(|v| (*v).clone()).or(args.kw("step").cloned())),
+                0 => (
+                    args.kw("start").cloned().unwrap_or(Value::int(0)),
+                    args.kw("end").cloned(),
+                    args.kw("step").cloned(),
+                ),
+                1 => (
+                    Value::int(0),
+                    get(0, "end").cloned(),
+                    args.kw("step").cloned(),
+                ),
+                _ => (
+                    nums[0].clone(),
+                    nums.get(1).map(|v| (*v).clone()),
+                    nums.get(2)
+                        .map(|v| (*v).clone())
+                        .or(args.kw("step").cloned()),
+                ),
             };
             let len = arange_len(interp, &start, end.as_ref(), step.as_ref());
             (vec![len], if all_int { Some(DType::Int64) } else { float })
@@ -97,18 +121,30 @@ pub(crate) fn create(interp: &mut Interp<'_>, name: &str, args: &Args, range: Te
             range,
             Severity::Error,
             "negative-size",
-            format!("Trying to create tensor with negative dimension {}: {}", interp.fmt_dim(bad), interp.fmt_dims(&shape)),
+            format!(
+                "Trying to create tensor with negative dimension {}: {}",
+                interp.fmt_dim(bad),
+                interp.fmt_dims(&shape)
+            ),
         );
         return Some(Value::Unknown);
     }
     let dtype = dtype_arg(args).or(dtype);
     let device = device_arg(args).unwrap_or(Some(Device::Cpu));
     let t = interp.new_tensor(Shape::known(shape), dtype, device, &format!("torch.{name}"));
-    Some(Value::Tensor(Rc::new(Tensor { made_at: Some(range), ..t })))
+    Some(Value::Tensor(Rc::new(Tensor {
+        made_at: Some(range),
+        ..t
+    })))
 }
 
 /// `torch.arange` length: `ceil((end - start) / step)`.
-fn arange_len(interp: &mut Interp<'_>, start: &Value, end: Option<&Value>, step: Option<&Value>) -> Dim {
+fn arange_len(
+    interp: &mut Interp<'_>,
+    start: &Value,
+    end: Option<&Value>,
+    step: Option<&Value>,
+) -> Dim {
     let num = |v: &Value| match v {
         Value::Int(d) => d.as_const().map(|n| n as f64),
         Value::Float(f) => *f,
@@ -191,7 +227,13 @@ pub(crate) fn device_of(v: &Value) -> Option<Device> {
 }
 
 /// Tensor methods that read or change metadata rather than compute.
-pub(crate) fn method(interp: &mut Interp<'_>, t: &Rc<Tensor>, name: &str, args: &Args, range: TextRange) -> Option<Value> {
+pub(crate) fn method(
+    interp: &mut Interp<'_>,
+    t: &Rc<Tensor>,
+    name: &str,
+    args: &Args,
+    range: TextRange,
+) -> Option<Value> {
     let shape = interp.resolve_shape(&t.shape);
     let this = Value::Tensor(t.clone());
     let retype = |dtype: Option<DType>, device: Option<Option<Device>>, op: &str| {
@@ -213,6 +255,10 @@ pub(crate) fn method(interp: &mut Interp<'_>, t: &Rc<Tensor>, name: &str, args: 
                         interp.report(range, Severity::Error, "dim-out-of-range", message);
                         Value::Unknown
                     }
+                },
+                (None, Some(i)) => match &shape {
+                    Shape::Var(v) => Value::Int(interp.var_dim(*v, i, &t.op)),
+                    _ => Value::Int(interp.env.anonymous()),
                 },
                 _ => Value::Int(interp.env.anonymous()),
             },
@@ -284,7 +330,9 @@ pub(crate) fn method(interp: &mut Interp<'_>, t: &Rc<Tensor>, name: &str, args: 
                 let data = args.get(1, "data").cloned().unwrap_or(Value::Unknown);
                 literal_shape(interp, &data).map(|(d, _)| d)
             } else if name == "new_full" {
-                args.get(1, "size").and_then(|v| v.items()).map(|items| interp.size_dims(&items))
+                args.get(1, "size")
+                    .and_then(|v| v.items())
+                    .map(|items| interp.size_dims(&items))
             } else {
                 let items = args.varargs(1);
                 Some(interp.size_dims(&items))

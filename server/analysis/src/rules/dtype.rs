@@ -34,15 +34,19 @@ pub(crate) fn promote(operands: &[(&Value, Option<usize>)]) -> Option<DType> {
         return None;
     }
     let pick = |d: Option<DType>| d.filter(|d| d.category() == category);
-    Some(pick(dimensioned).or(pick(zero_dim)).unwrap_or(match category {
-        0 => DType::Bool,
-        1 => DType::Int64,
-        2 => DType::Float32,
-        _ => match dimensioned.or(zero_dim) {
-            Some(DType::Float64) => DType::Complex128,
-            _ => DType::Complex64,
-        },
-    }))
+    Some(
+        pick(dimensioned)
+            .or(pick(zero_dim))
+            .unwrap_or(match category {
+                0 => DType::Bool,
+                1 => DType::Int64,
+                2 => DType::Float32,
+                _ => match dimensioned.or(zero_dim) {
+                    Some(DType::Float64) => DType::Complex128,
+                    _ => DType::Complex64,
+                },
+            }),
+    )
 }
 
 fn join_opt(a: Option<DType>, b: DType) -> DType {

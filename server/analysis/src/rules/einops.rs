@@ -15,18 +15,25 @@ use crate::value::{Tensor, Value};
 
 /// `torch.einsum("bij,bjk->bik", a, b)` (operands may also come as one list).
 pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Value {
-    let Some(eq) = args.str(0, "equation") else { return Value::Unknown };
+    let Some(eq) = args.str(0, "equation") else {
+        return Value::Unknown;
+    };
     let mut operands: Vec<Value> = args.pos[1..].to_vec();
     if let [single] = operands.as_slice()
         && let Some(items) = single.items()
     {
         operands = items;
     }
-    let tensors: Vec<Rc<Tensor>> = operands.iter().filter_map(|v| v.as_tensor().cloned()).collect();
+    let tensors: Vec<Rc<Tensor>> = operands
+        .iter()
+        .filter_map(|v| v.as_tensor().cloned())
+        .collect();
     if tensors.len() != operands.len() || tensors.is_empty() {
         return Value::Unknown;
     }
-    let Some(device) = check_inputs(interp, args, "einsum", range.clone()) else { return Value::Unknown };
+    let Some(device) = check_inputs(interp, args, "einsum", range.clone()) else {
+        return Value::Unknown;
+    };
     let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
     let (lhs, rhs) = match eq.split_once("->") {
         Some((l, r)) => (l.to_string(), Some(r.to_string())),
@@ -34,7 +41,12 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
     };
     let inputs: Vec<&str> = lhs.split(',').collect();
     if inputs.len() > tensors.len() {
-        interp.report(range, Severity::Error, "einsum-shape", "einsum(): fewer operands were provided than specified in the equation".into());
+        interp.report(
+            range,
+            Severity::Error,
+            "einsum-shape",
+            "einsum(): fewer operands were provided than specified in the equation".into(),
+        );
         return Value::Unknown;
     }
     let mut sizes: HashMap<char, Dim> = HashMap::new();
@@ -43,11 +55,18 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
     for (i, (spec, t)) in inputs.iter().zip(&tensors).enumerate() {
         let Some(dims) = interp.dims(t) else {
             let shape = interp.fresh_rank_var();
-            return Value::Tensor(Rc::new(interp.new_tensor(shape, t.dtype, device, "torch.einsum")));
+            return Value::Tensor(Rc::new(interp.new_tensor(
+                shape,
+                t.dtype,
+                device,
+                "torch.einsum",
+            )));
         };
         let has_ellipsis = spec.contains("...");
         let letters: Vec<char> = spec.replace("...", "").chars().collect();
-        if (!has_ellipsis && letters.len() != dims.len()) || (has_ellipsis && letters.len() > dims.len()) {
+        if (!has_ellipsis && letters.len() != dims.len())
+            || (has_ellipsis && letters.len() > dims.len())
+        {
             let message = format!(
                 "einsum(): the number of subscripts in the equation ({}) does not match the number of dimensions ({}) for operand {i} and no ellipsis was given",
                 letters.len(),
@@ -125,7 +144,11 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
             parts
         }
         None => {
-            let mut once: Vec<char> = counts.iter().filter(|(_, n)| **n == 1).map(|(c, _)| *c).collect();
+            let mut once: Vec<char> = counts
+                .iter()
+                .filter(|(_, n)| **n == 1)
+                .map(|(c, _)| *c)
+                .collect();
             once.sort();
             let mut parts: Vec<String> = Vec::new();
             if ellipsis.is_some() {
@@ -206,7 +229,9 @@ fn parse_side(text: &str) -> Option<Vec<Group>> {
 pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
     if name == "einsum" {
         // einops.einsum(x, y, "b i d, b j d -> b i j"): the pattern is last.
-        let Some(Value::Str(pattern)) = args.pos.last().cloned() else { return Value::Unknown };
+        let Some(Value::Str(pattern)) = args.pos.last().cloned() else {
+            return Value::Unknown;
+        };
         let tensors: Vec<Value> = args.pos[..args.pos.len() - 1].to_vec();
         let (lhs, rhs) = match pattern.split_once("->") {
             Some(p) => p,
@@ -247,22 +272,41 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
             && !items.is_empty()
         {
             // A list of tensors is stacked first.
-            let stacked = super::ops::op(interp, "stack", Args::new(vec![Value::list(items)], Vec::new()), range.clone());
+            let stacked = super::ops::op(
+                interp,
+                "stack",
+                Args::new(vec![Value::list(items)], Vec::new()),
+                range.clone(),
+            );
             let mut pos = vec![stacked];
             pos.extend(args.pos[1..].iter().cloned());
             return call(interp, name, Args::new(pos, args.kw), range);
         }
         return Value::Unknown;
     };
-    let Some(pattern) = args.str(1, "pattern") else { return Value::Unknown };
-    let Some((lhs, rhs)) = pattern.split_once("->") else { return Value::Unknown };
+    let Some(pattern) = args.str(1, "pattern") else {
+        return Value::Unknown;
+    };
+    let Some((lhs, rhs)) = pattern.split_once("->") else {
+        return Value::Unknown;
+    };
     let (Some(left), Some(right)) = (parse_side(lhs), parse_side(rhs)) else {
-        interp.report(range, Severity::Error, "einops-pattern", format!("could not parse the einops pattern '{pattern}'"));
+        interp.report(
+            range,
+            Severity::Error,
+            "einops-pattern",
+            format!("could not parse the einops pattern '{pattern}'"),
+        );
         return Value::Unknown;
     };
     let Some(dims) = interp.dims(&x) else {
         let shape = interp.fresh_rank_var();
-        return Value::Tensor(Rc::new(Tensor { shape, op: Rc::from(format!("einops.{name}")), made_at: None, ..(*x).clone() }));
+        return Value::Tensor(Rc::new(Tensor {
+            shape,
+            op: Rc::from(format!("einops.{name}")),
+            made_at: None,
+            ..(*x).clone()
+        }));
     };
     let mut sizes: HashMap<String, Dim> = HashMap::new();
     for (k, v) in &args.kw {
@@ -271,9 +315,16 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         }
     }
     let has_ellipsis = left.iter().any(|g| matches!(g, Group::Ellipsis));
-    let fixed = left.iter().filter(|g| !matches!(g, Group::Ellipsis)).count();
+    let fixed = left
+        .iter()
+        .filter(|g| !matches!(g, Group::Ellipsis))
+        .count();
     if (!has_ellipsis && fixed != dims.len()) || fixed > dims.len() {
-        let message = format!("Wrong shape: expected {} dims. Received {}-dim tensor.", fixed, dims.len());
+        let message = format!(
+            "Wrong shape: expected {} dims. Received {}-dim tensor.",
+            fixed,
+            dims.len()
+        );
         interp.report(range, Severity::Error, "einops-pattern", message);
         return Value::Unknown;
     }
@@ -289,25 +340,49 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
             Group::Axes(axes) => {
                 let d = dims[i].clone();
                 i += 1;
-                let unknown: Vec<&String> = axes.iter().filter(|a| !sizes.contains_key(*a) && a.parse::<i64>().is_err()).collect();
+                let unknown: Vec<&String> = axes
+                    .iter()
+                    .filter(|a| !sizes.contains_key(*a) && a.parse::<i64>().is_err())
+                    .collect();
                 let known: Vec<Dim> = axes
                     .iter()
-                    .filter_map(|a| a.parse::<i64>().ok().map(Dim::konst).or_else(|| sizes.get(a).cloned()))
+                    .filter_map(|a| {
+                        a.parse::<i64>()
+                            .ok()
+                            .map(Dim::konst)
+                            .or_else(|| sizes.get(a).cloned())
+                    })
                     .collect();
                 match unknown.as_slice() {
                     [] => {
                         if interp.env.known_different(&numel(&known), &d) {
-                            let message = format!("Shape mismatch, {} != {}", interp.fmt_dim(&numel(&known)), interp.fmt_dim(&d));
+                            let message = format!(
+                                "Shape mismatch, {} != {}",
+                                interp.fmt_dim(&numel(&known)),
+                                interp.fmt_dim(&d)
+                            );
                             interp.report(range, Severity::Error, "einops-pattern", message);
                             return Value::Unknown;
                         }
                     }
                     [one] => {
-                        let v = if known.is_empty() { d } else { d.floordiv(&numel(&known)).unwrap_or_else(|| interp.env.anonymous()) };
+                        let v = if known.is_empty() {
+                            d
+                        } else {
+                            d.floordiv(&numel(&known))
+                                .unwrap_or_else(|| interp.env.anonymous())
+                        };
                         sizes.insert((*one).clone(), v);
                     }
                     _ => {
-                        let message = format!("Could not infer sizes for {{{}}}", unknown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "));
+                        let message = format!(
+                            "Could not infer sizes for {{{}}}",
+                            unknown
+                                .iter()
+                                .map(|s| s.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
                         interp.report(range, Severity::Error, "einops-pattern", message);
                         return Value::Unknown;
                     }
@@ -327,7 +402,9 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
                         Err(_) => match sizes.get(a) {
                             Some(s) => s.clone(),
                             None => {
-                                let message = format!("Unknown axis {a} on the right side of the pattern; give its size as a keyword");
+                                let message = format!(
+                                    "Unknown axis {a} on the right side of the pattern; give its size as a keyword"
+                                );
                                 interp.report(range, Severity::Error, "einops-pattern", message);
                                 return Value::Unknown;
                             }

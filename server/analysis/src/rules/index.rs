@@ -5,14 +5,19 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use super::Args;
 use super::ops::{check_inputs, out_known};
 use super::shape::broadcast;
-use super::Args;
 use crate::interp::Interp;
 use crate::report::Severity;
 use crate::value::{DType, Tensor, Value};
 
-pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Value], range: TextRange) -> Value {
+pub(crate) fn index_tensor(
+    interp: &mut Interp<'_>,
+    t: &Rc<Tensor>,
+    index: &[Value],
+    range: TextRange,
+) -> Value {
     let mut entries: Vec<Value> = Vec::new();
     for v in index {
         match v {
@@ -22,24 +27,37 @@ pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Val
     }
     let mut all = vec![Value::Tensor(t.clone())];
     all.extend(entries.iter().cloned());
-    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), "index", range.clone()) else {
+    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), "index", range.clone())
+    else {
         return Value::Unknown;
     };
     let device = device.or_else(|| t.device.clone());
     let Some(dims) = interp.dims(t) else {
         let shape = interp.fresh_rank_var();
-        return Value::Tensor(Rc::new(Tensor { shape, op: Rc::from("index"), made_at: None, ..(**t).clone() }));
+        return Value::Tensor(Rc::new(Tensor {
+            shape,
+            op: Rc::from("index"),
+            made_at: None,
+            ..(**t).clone()
+        }));
     };
     let consumed = entries
         .iter()
         .map(|e| match e {
             Value::None | Value::Ellipsis => 0,
-            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => interp.dims(ix).map(|d| d.len()).unwrap_or(1),
+            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => {
+                interp.dims(ix).map(|d| d.len()).unwrap_or(1)
+            }
             _ => 1,
         })
         .sum::<usize>();
     if consumed > dims.len() {
-        interp.report(range, Severity::Error, "index-out-of-range", format!("too many indices for tensor of dimension {}", dims.len()));
+        interp.report(
+            range,
+            Severity::Error,
+            "index-out-of-range",
+            format!("too many indices for tensor of dimension {}", dims.len()),
+        );
         return Value::Unknown;
     }
     let mut out: Vec<Dim> = Vec::new();
@@ -52,7 +70,9 @@ pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Val
         match e {
             Value::None => out.push(Dim::konst(1)),
             Value::Ellipsis => {
-                let rest = dims.len() - pos - (consumed - entries_before_consumed(&entries, e, interp, pos));
+                let rest = dims.len()
+                    - pos
+                    - (consumed - entries_before_consumed(&entries, e, interp, pos));
                 let _ = rest;
                 let remaining_after = consumed_after(&entries, e, interp);
                 let take = dims.len().saturating_sub(pos + remaining_after);
@@ -64,7 +84,8 @@ pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Val
                 if let (Some(i), Some(s)) = (i.as_const(), interp.env.value(size))
                     && (i >= s || i < -s)
                 {
-                    let message = format!("index {i} is out of bounds for dimension {pos} with size {s}");
+                    let message =
+                        format!("index {i} is out of bounds for dimension {pos} with size {s}");
                     interp.report(range, Severity::Error, "index-out-of-range", message);
                     return Value::Unknown;
                 }
@@ -72,7 +93,9 @@ pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Val
             }
             Value::Slice(lo, hi, step) => {
                 let len = slice_len(interp, &dims[pos], lo, hi, step, range.clone());
-                let Some(len) = len else { return Value::Unknown };
+                let Some(len) = len else {
+                    return Value::Unknown;
+                };
                 out.push(len);
                 pos += 1;
             }
@@ -93,27 +116,58 @@ pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Val
                     }
                 }
                 let n = interp.env.anonymous();
-                note_adv(&mut advanced, &mut adv_separated, &mut last_adv_end, out.len(), vec![n]);
+                note_adv(
+                    &mut advanced,
+                    &mut adv_separated,
+                    &mut last_adv_end,
+                    out.len(),
+                    vec![n],
+                );
                 pos += k;
             }
             Value::Tensor(ix) => {
                 if let Some(dt) = ix.dtype
                     && dt.is_floating()
                 {
-                    interp.report(range, Severity::Error, "dtype-mismatch", "tensors used as indices must be long, int, byte or bool tensors".into());
+                    interp.report(
+                        range,
+                        Severity::Error,
+                        "dtype-mismatch",
+                        "tensors used as indices must be long, int, byte or bool tensors".into(),
+                    );
                     return Value::Unknown;
                 }
-                let Some(idims) = interp.dims(ix) else { return Value::Unknown };
-                note_adv(&mut advanced, &mut adv_separated, &mut last_adv_end, out.len(), idims);
+                let Some(idims) = interp.dims(ix) else {
+                    return Value::Unknown;
+                };
+                note_adv(
+                    &mut advanced,
+                    &mut adv_separated,
+                    &mut last_adv_end,
+                    out.len(),
+                    idims,
+                );
                 pos += 1;
             }
             Value::List(_) | Value::Tuple(_) => {
                 let items = e.items().unwrap_or_default();
                 if items.iter().any(|v| matches!(v, Value::Bool(_))) {
                     let n = interp.env.anonymous();
-                    note_adv(&mut advanced, &mut adv_separated, &mut last_adv_end, out.len(), vec![n]);
+                    note_adv(
+                        &mut advanced,
+                        &mut adv_separated,
+                        &mut last_adv_end,
+                        out.len(),
+                        vec![n],
+                    );
                 } else {
-                    note_adv(&mut advanced, &mut adv_separated, &mut last_adv_end, out.len(), vec![Dim::konst(items.len() as i64)]);
+                    note_adv(
+                        &mut advanced,
+                        &mut adv_separated,
+                        &mut last_adv_end,
+                        out.len(),
+                        vec![Dim::konst(items.len() as i64)],
+                    );
                 }
                 pos += 1;
             }
@@ -121,7 +175,12 @@ pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Val
                 // An index we cannot read (an unknown int or object): the rank
                 // depends on what it is.
                 let shape = interp.fresh_rank_var();
-                return Value::Tensor(Rc::new(Tensor { shape, op: Rc::from("index"), made_at: None, ..(**t).clone() }));
+                return Value::Tensor(Rc::new(Tensor {
+                    shape,
+                    op: Rc::from("index"),
+                    made_at: None,
+                    ..(**t).clone()
+                }));
             }
         }
     }
@@ -132,7 +191,12 @@ pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Val
             match broadcast(interp, &shape, part) {
                 Ok(s) => shape = s,
                 Err(_) => {
-                    interp.report(range, Severity::Error, "index-shape", "shape mismatch: indexing tensors could not be broadcast together".into());
+                    interp.report(
+                        range,
+                        Severity::Error,
+                        "index-shape",
+                        "shape mismatch: indexing tensors could not be broadcast together".into(),
+                    );
                     return Value::Unknown;
                 }
             }
@@ -146,7 +210,13 @@ pub(crate) fn index_tensor(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Val
     out_known(interp, t, out, t.dtype, device, "index")
 }
 
-fn note_adv(advanced: &mut Vec<(usize, Vec<Dim>)>, separated: &mut bool, last_end: &mut Option<usize>, at: usize, shape: Vec<Dim>) {
+fn note_adv(
+    advanced: &mut Vec<(usize, Vec<Dim>)>,
+    separated: &mut bool,
+    last_end: &mut Option<usize>,
+    at: usize,
+    shape: Vec<Dim>,
+) {
     if let Some(end) = last_end
         && *end != at
     {
@@ -156,32 +226,55 @@ fn note_adv(advanced: &mut Vec<(usize, Vec<Dim>)>, separated: &mut bool, last_en
     advanced.push((at, shape));
 }
 
-fn entries_before_consumed(_entries: &[Value], _e: &Value, _interp: &Interp<'_>, pos: usize) -> usize {
+fn entries_before_consumed(
+    _entries: &[Value],
+    _e: &Value,
+    _interp: &Interp<'_>,
+    pos: usize,
+) -> usize {
     pos
 }
 
 /// How many dims the entries after the ellipsis consume.
 fn consumed_after(entries: &[Value], ellipsis: &Value, interp: &Interp<'_>) -> usize {
-    let start = entries.iter().position(|e| std::ptr::eq(e, ellipsis)).map(|i| i + 1).unwrap_or(entries.len());
+    let start = entries
+        .iter()
+        .position(|e| std::ptr::eq(e, ellipsis))
+        .map(|i| i + 1)
+        .unwrap_or(entries.len());
     entries[start..]
         .iter()
         .map(|e| match e {
             Value::None | Value::Ellipsis => 0,
-            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => interp.dims(ix).map(|d| d.len()).unwrap_or(1),
+            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => {
+                interp.dims(ix).map(|d| d.len()).unwrap_or(1)
+            }
             _ => 1,
         })
         .sum()
 }
 
 /// The length of `size[lo:hi:step]`.
-fn slice_len(interp: &mut Interp<'_>, size: &Dim, lo: &Value, hi: &Value, step: &Value, range: TextRange) -> Option<Dim> {
+fn slice_len(
+    interp: &mut Interp<'_>,
+    size: &Dim,
+    lo: &Value,
+    hi: &Value,
+    step: &Value,
+    range: TextRange,
+) -> Option<Dim> {
     let step = match step {
         Value::None => 1,
         Value::Int(d) => d.as_const()?,
         _ => return Some(interp.env.anonymous()),
     };
     if step <= 0 {
-        interp.report(range, Severity::Error, "index-out-of-range", "step must be greater than zero".into());
+        interp.report(
+            range,
+            Severity::Error,
+            "index-out-of-range",
+            "step must be greater than zero".into(),
+        );
         return None;
     }
     let bound = |interp: &mut Interp<'_>, v: &Value, default: Dim| -> Option<Dim> {
@@ -195,7 +288,10 @@ fn slice_len(interp: &mut Interp<'_>, size: &Dim, lo: &Value, hi: &Value, step: 
             _ => None,
         }
     };
-    let (Some(start), Some(stop)) = (bound(interp, lo, Dim::konst(0)), bound(interp, hi, size.clone())) else {
+    let (Some(start), Some(stop)) = (
+        bound(interp, lo, Dim::konst(0)),
+        bound(interp, hi, size.clone()),
+    ) else {
         return Some(interp.env.anonymous());
     };
     // Clamp to [0, size] where the values are known.
@@ -214,7 +310,9 @@ fn slice_len(interp: &mut Interp<'_>, size: &Dim, lo: &Value, hi: &Value, step: 
             if step == 1 {
                 len
             } else {
-                len.add(&Dim::konst(step - 1)).floordiv(&Dim::konst(step)).unwrap_or_else(|| Dim::konst(0))
+                len.add(&Dim::konst(step - 1))
+                    .floordiv(&Dim::konst(step))
+                    .unwrap_or_else(|| Dim::konst(0))
             }
         }
     };
@@ -222,7 +320,13 @@ fn slice_len(interp: &mut Interp<'_>, size: &Dim, lo: &Value, hi: &Value, step: 
 }
 
 /// `x[idx] = value`: the value must broadcast to the indexed region.
-pub(crate) fn index_put(interp: &mut Interp<'_>, t: &Rc<Tensor>, index: &[Value], value: &Value, range: TextRange) {
+pub(crate) fn index_put(
+    interp: &mut Interp<'_>,
+    t: &Rc<Tensor>,
+    index: &[Value],
+    value: &Value,
+    range: TextRange,
+) {
     let region = index_tensor(interp, t, index, range.clone());
     if let (Value::Tensor(r), Value::Tensor(v)) = (&region, value)
         && let (Some(rd), Some(vd)) = (interp.dims(r), interp.dims(v))

@@ -23,11 +23,16 @@ use crate::value::{Device, Shape, Tensor, Value};
 
 pub(crate) use args::Args;
 
-
 type Kwargs = Vec<(Rc<str>, Value)>;
 
 /// A call of something under `torch`, `einops`, or another module path.
-pub(crate) fn call_torch(interp: &mut Interp<'_>, path: &str, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+pub(crate) fn call_torch(
+    interp: &mut Interp<'_>,
+    path: &str,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    range: TextRange,
+) -> Value {
     let args = Args::new(args, kwargs);
     let path = normalize_path(path);
     if let Some(name) = path.strip_prefix("nn.") {
@@ -55,10 +60,18 @@ fn normalize_path(path: &str) -> String {
     ] {
         if let Some(rest) = path.strip_prefix(prefix) {
             // `torch.nn.init.*` and `torch.nn.utils.*` are not layers.
-            if canon == "nn." && (rest.starts_with("init.") || rest.starts_with("utils.") || rest.starts_with("parameter.")) {
+            if canon == "nn."
+                && (rest.starts_with("init.")
+                    || rest.starts_with("utils.")
+                    || rest.starts_with("parameter."))
+            {
                 return format!("torch.nn.{rest}");
             }
-            let rest = rest.rsplit('.').next().filter(|_| canon == "nn." && rest.contains('.')).unwrap_or(rest);
+            let rest = rest
+                .rsplit('.')
+                .next()
+                .filter(|_| canon == "nn." && rest.contains('.'))
+                .unwrap_or(rest);
             return format!("{canon}{rest}");
         }
     }
@@ -91,14 +104,25 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
             },
             None => Value::tuple(Vec::new()),
         },
-        "no_grad" | "inference_mode" | "enable_grad" | "autocast" | "amp.autocast" | "cuda.amp.autocast" => Value::None,
-        "manual_seed" | "set_grad_enabled" | "set_default_dtype" | "cuda.manual_seed" | "cuda.manual_seed_all" => Value::None,
+        "no_grad" | "inference_mode" | "enable_grad" | "autocast" | "amp.autocast"
+        | "cuda.amp.autocast" => Value::None,
+        "manual_seed"
+        | "set_grad_enabled"
+        | "set_default_dtype"
+        | "cuda.manual_seed"
+        | "cuda.manual_seed_all" => Value::None,
         "get_default_dtype" => Value::DType(crate::value::DType::Float32),
         "is_tensor" => Value::Bool(Some(matches!(args.get(0, "obj"), Some(Value::Tensor(_))))),
         "_subclasses.fake_tensor.FakeTensorMode" | "_subclasses.FakeTensorMode" => {
-            let allow = matches!(args.kw("allow_non_fake_inputs"), Some(Value::Bool(Some(true))));
+            let allow = matches!(
+                args.kw("allow_non_fake_inputs"),
+                Some(Value::Bool(Some(true)))
+            );
             let id = interp.fresh_mode_id();
-            Value::FakeMode { id, allow_non_fake_inputs: allow }
+            Value::FakeMode {
+                id,
+                allow_non_fake_inputs: allow,
+            }
         }
         "load" | "from_numpy" | "as_tensor" if name != "as_tensor" => {
             // Loaded or converted from outside: a real tensor nobody knows the shape of.
@@ -111,7 +135,10 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
             if let Some(v) = creation::create(interp, name, &args, range.clone()) {
                 return v;
             }
-            let name = name.strip_prefix("linalg.").map(|n| format!("linalg_{n}")).unwrap_or_else(|| name.to_string());
+            let name = name
+                .strip_prefix("linalg.")
+                .map(|n| format!("linalg_{n}"))
+                .unwrap_or_else(|| name.to_string());
             let name = name.strip_prefix("special.").unwrap_or(&name).to_string();
             ops::op(interp, &name, args, range)
         }
@@ -137,7 +164,13 @@ pub(crate) fn tensor_method(
 }
 
 /// Attributes of a tensor: `x.shape`, `x.T`, `x.device`, and bound methods.
-pub(crate) fn tensor_attr(interp: &mut Interp<'_>, object: &Value, t: &Rc<Tensor>, attr: &str, range: TextRange) -> Value {
+pub(crate) fn tensor_attr(
+    interp: &mut Interp<'_>,
+    object: &Value,
+    t: &Rc<Tensor>,
+    attr: &str,
+    range: TextRange,
+) -> Value {
     let shape = interp.resolve_shape(&t.shape);
     match attr {
         "shape" => size_value(&shape, object),
@@ -146,7 +179,11 @@ pub(crate) fn tensor_attr(interp: &mut Interp<'_>, object: &Value, t: &Rc<Tensor
             None => Value::Unknown,
         },
         "dtype" => t.dtype.map(Value::DType).unwrap_or(Value::Unknown),
-        "device" => t.device.clone().map(Value::Device).unwrap_or(Value::Unknown),
+        "device" => t
+            .device
+            .clone()
+            .map(Value::Device)
+            .unwrap_or(Value::Unknown),
         "is_cuda" => match &t.device {
             Some(Device::Cuda(_)) => Value::Bool(Some(true)),
             Some(Device::CudaOrCpu) | None => Value::Bool(None),
@@ -154,7 +191,12 @@ pub(crate) fn tensor_attr(interp: &mut Interp<'_>, object: &Value, t: &Rc<Tensor
         },
         "requires_grad" | "is_leaf" => Value::Bool(None),
         "data" | "grad" => Value::Tensor(t.clone()),
-        "T" | "mT" | "mH" | "H" => ops::op(interp, &format!("__attr_{attr}"), Args::new(vec![object.clone()], Vec::new()), range),
+        "T" | "mT" | "mH" | "H" => ops::op(
+            interp,
+            &format!("__attr_{attr}"),
+            Args::new(vec![object.clone()], Vec::new()),
+            range,
+        ),
         "real" | "imag" => Value::Tensor(t.clone()),
         _ => Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr)),
     }
@@ -175,7 +217,13 @@ pub(crate) fn size_value(shape: &Shape, object: &Value) -> Value {
 }
 
 /// Methods of a `torch.Size` (a tuple of ints): `numel`, `index`, `count`.
-pub(crate) fn size_method(interp: &mut Interp<'_>, receiver: &Value, name: &str, args: Vec<Value>, _range: TextRange) -> Value {
+pub(crate) fn size_method(
+    interp: &mut Interp<'_>,
+    receiver: &Value,
+    name: &str,
+    args: Vec<Value>,
+    _range: TextRange,
+) -> Value {
     match (name, receiver) {
         ("numel", Value::Tuple(items)) => {
             let mut acc = Dim::konst(1);
@@ -225,7 +273,12 @@ pub(crate) fn binary_op(
 }
 
 pub(crate) fn compare_op(interp: &mut Interp<'_>, a: &Value, b: &Value, range: TextRange) -> Value {
-    ops::op(interp, "eq", Args::new(vec![a.clone(), b.clone()], Vec::new()), range)
+    ops::op(
+        interp,
+        "eq",
+        Args::new(vec![a.clone(), b.clone()], Vec::new()),
+        range,
+    )
 }
 
 pub(crate) fn unary_op(interp: &mut Interp<'_>, op: UnaryOp, v: &Value, range: TextRange) -> Value {

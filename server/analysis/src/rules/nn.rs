@@ -16,15 +16,56 @@ use crate::value::{DType, Device, Layer, Provenance, Shape, Tensor, Value};
 
 type Kwargs = Vec<(Rc<str>, Value)>;
 
-const CONTAINERS: &[&str] = &["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"];
+const CONTAINERS: &[&str] = &[
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+];
 
 /// Layers whose forward keeps the input's shape.
 const SAME_SHAPE: &[&str] = &[
-    "ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "LeakyReLU", "ELU", "SELU", "CELU", "Mish", "Hardswish",
-    "Hardsigmoid", "Hardtanh", "PReLU", "Softplus", "Softsign", "Tanhshrink", "Threshold", "LogSigmoid", "GLU_same",
-    "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-    "FeatureAlphaDropout", "Identity", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
-    "CrossMapLRN2d", "Hardshrink", "Softshrink", "RReLU",
+    "ReLU",
+    "ReLU6",
+    "GELU",
+    "SiLU",
+    "Tanh",
+    "Sigmoid",
+    "LeakyReLU",
+    "ELU",
+    "SELU",
+    "CELU",
+    "Mish",
+    "Hardswish",
+    "Hardsigmoid",
+    "Hardtanh",
+    "PReLU",
+    "Softplus",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
+    "LogSigmoid",
+    "GLU_same",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
+    "Softmax2d",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "FeatureAlphaDropout",
+    "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LocalResponseNorm",
+    "CrossMapLRN2d",
+    "Hardshrink",
+    "Softshrink",
+    "RReLU",
 ];
 
 pub(crate) fn is_container(kind: &str) -> bool {
@@ -32,11 +73,20 @@ pub(crate) fn is_container(kind: &str) -> bool {
 }
 
 /// `nn.<name>(...)`: a layer value, `nn.Parameter`, or a container.
-pub(crate) fn construct(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+pub(crate) fn construct(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: Args,
+    range: TextRange,
+) -> Value {
     match name {
         "Parameter" | "parameter.Parameter" | "Buffer" => {
             return match args.get(0, "data") {
-                Some(Value::Tensor(t)) => Value::Tensor(Rc::new(Tensor { is_param: true, op: Rc::from("nn.Parameter"), ..(**t).clone() })),
+                Some(Value::Tensor(t)) => Value::Tensor(Rc::new(Tensor {
+                    is_param: true,
+                    op: Rc::from("nn.Parameter"),
+                    ..(**t).clone()
+                })),
                 _ => Value::Unknown,
             };
         }
@@ -62,7 +112,12 @@ pub(crate) fn construct(interp: &mut Interp<'_>, name: &str, args: Args, range: 
                 }
             }
         }
-        "ModuleList" | "ParameterList" => children = args.get(0, "modules").and_then(|v| v.items()).unwrap_or_default(),
+        "ModuleList" | "ParameterList" => {
+            children = args
+                .get(0, "modules")
+                .and_then(|v| v.items())
+                .unwrap_or_default()
+        }
         "ModuleDict" | "ParameterDict" => {
             if let Some(Value::Dict(d)) = args.get(0, "modules") {
                 for (k, v) in d.borrow().iter() {
@@ -86,7 +141,11 @@ pub(crate) fn construct(interp: &mut Interp<'_>, name: &str, args: Args, range: 
         kwargs: args.kw,
         device: RefCell::new(device),
         dtype: RefCell::new(Some(DType::Float32)),
-        origin: if interp.mode.fake { Provenance::Fake } else { Provenance::Real },
+        origin: if interp.mode.fake {
+            Provenance::Fake
+        } else {
+            Provenance::Real
+        },
         mode: interp.mode.id,
         children: RefCell::new(children),
         keys: RefCell::new(keys),
@@ -102,7 +161,12 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                 && h > 0
                 && e % h != 0
             {
-                interp.report(range, Severity::Error, "layer-config", "embed_dim must be divisible by num_heads".into());
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "layer-config",
+                    "embed_dim must be divisible by num_heads".into(),
+                );
             }
         }
         "GroupNorm" => {
@@ -110,7 +174,12 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                 && g > 0
                 && c % g != 0
             {
-                interp.report(range, Severity::Error, "layer-config", format!("num_channels ({c}) must be divisible by num_groups ({g})"));
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "layer-config",
+                    format!("num_channels ({c}) must be divisible by num_groups ({g})"),
+                );
             }
         }
         "Conv1d" | "Conv2d" | "Conv3d" => {
@@ -118,15 +187,34 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             if groups > 0 {
                 if let Some(c) = int(0, "in_channels").filter(|c| c % groups != 0) {
                     let _ = c;
-                    interp.report(range.clone(), Severity::Error, "layer-config", "in_channels must be divisible by groups".into());
+                    interp.report(
+                        range.clone(),
+                        Severity::Error,
+                        "layer-config",
+                        "in_channels must be divisible by groups".into(),
+                    );
                 }
                 if let Some(c) = int(1, "out_channels").filter(|c| c % groups != 0) {
                     let _ = c;
-                    interp.report(range.clone(), Severity::Error, "layer-config", "out_channels must be divisible by groups".into());
+                    interp.report(
+                        range.clone(),
+                        Severity::Error,
+                        "layer-config",
+                        "out_channels must be divisible by groups".into(),
+                    );
                 }
             }
-            if matches!(args.get(4, "padding"), Some(Value::Str(s)) if &**s == "same") && spatial(args.get(3, "stride"), 1).iter().any(|s| s.as_const() != Some(1)) {
-                interp.report(range, Severity::Error, "layer-config", "padding='same' is not supported for strided convolutions".into());
+            if matches!(args.get(4, "padding"), Some(Value::Str(s)) if &**s == "same")
+                && spatial(args.get(3, "stride"), 1)
+                    .iter()
+                    .any(|s| s.as_const() != Some(1))
+            {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "layer-config",
+                    "padding='same' is not supported for strided convolutions".into(),
+                );
             }
         }
         _ => {}
@@ -134,7 +222,12 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
 }
 
 /// Attributes of a built-in layer: its parameters and constructor settings.
-pub(crate) fn layer_attr(interp: &mut Interp<'_>, object: &Value, layer: &Rc<Layer>, attr: &str) -> Value {
+pub(crate) fn layer_attr(
+    interp: &mut Interp<'_>,
+    object: &Value,
+    layer: &Rc<Layer>,
+    attr: &str,
+) -> Value {
     let int_arg = |i: usize, n: &str| layer.arg(i, n).cloned();
     let kind = &*layer.kind;
     let named = match (kind, attr) {
@@ -142,16 +235,28 @@ pub(crate) fn layer_attr(interp: &mut Interp<'_>, object: &Value, layer: &Rc<Lay
         ("Linear", "out_features") => int_arg(1, "out_features"),
         ("Embedding", "num_embeddings") => int_arg(0, "num_embeddings"),
         ("Embedding", "embedding_dim") => int_arg(1, "embedding_dim"),
-        ("Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d", "in_channels") => int_arg(0, "in_channels"),
-        ("Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d", "out_channels") => int_arg(1, "out_channels"),
+        (
+            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
+            | "ConvTranspose3d",
+            "in_channels",
+        ) => int_arg(0, "in_channels"),
+        (
+            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
+            | "ConvTranspose3d",
+            "out_channels",
+        ) => int_arg(1, "out_channels"),
         ("LayerNorm", "normalized_shape") => int_arg(0, "normalized_shape").map(|v| match v {
             Value::Int(_) => Value::tuple(vec![v]),
             other => other,
         }),
-        ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", "num_features") => int_arg(0, "num_features"),
+        ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", "num_features") => {
+            int_arg(0, "num_features")
+        }
         ("LSTM" | "GRU" | "RNN", "hidden_size") => int_arg(1, "hidden_size"),
         ("LSTM" | "GRU" | "RNN", "input_size") => int_arg(0, "input_size"),
-        ("LSTM" | "GRU" | "RNN", "num_layers") => Some(int_arg(2, "num_layers").unwrap_or(Value::int(1))),
+        ("LSTM" | "GRU" | "RNN", "num_layers") => {
+            Some(int_arg(2, "num_layers").unwrap_or(Value::int(1)))
+        }
         ("MultiheadAttention", "embed_dim") => int_arg(0, "embed_dim"),
         ("MultiheadAttention", "num_heads") => int_arg(1, "num_heads"),
         _ => None,
@@ -163,7 +268,12 @@ pub(crate) fn layer_attr(interp: &mut Interp<'_>, object: &Value, layer: &Rc<Lay
         return layer_param(interp, layer, attr);
     }
     if let Some(i) = layer.keys.borrow().iter().position(|k| &**k == attr) {
-        return layer.children.borrow().get(i).cloned().unwrap_or(Value::Unknown);
+        return layer
+            .children
+            .borrow()
+            .get(i)
+            .cloned()
+            .unwrap_or(Value::Unknown);
     }
     Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
 }
@@ -178,7 +288,9 @@ fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value 
         ("Linear", "weight") => Some(vec![a(1, "out_features"), a(0, "in_features")]),
         ("Linear", "bias") => Some(vec![a(1, "out_features")]),
         ("Embedding", "weight") => Some(vec![a(0, "num_embeddings"), a(1, "embedding_dim")]),
-        ("LayerNorm", _) => a(0, "normalized_shape").items().or(Some(vec![a(0, "normalized_shape")])),
+        ("LayerNorm", _) => a(0, "normalized_shape")
+            .items()
+            .or(Some(vec![a(0, "normalized_shape")])),
         ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", _) => Some(vec![a(0, "num_features")]),
         ("Conv1d" | "Conv2d" | "Conv3d", "bias") => Some(vec![a(1, "out_channels")]),
         ("Conv1d" | "Conv2d" | "Conv3d", "weight") => {
@@ -189,12 +301,18 @@ fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value 
                 _ => Value::Unknown,
             };
             let mut d = vec![a(1, "out_channels"), cin];
-            d.extend(spatial(layer.arg(2, "kernel_size"), n as usize).into_iter().map(Value::Int));
+            d.extend(
+                spatial(layer.arg(2, "kernel_size"), n as usize)
+                    .into_iter()
+                    .map(Value::Int),
+            );
             Some(d)
         }
         _ => None,
     };
-    let Some(dims) = dims else { return Value::Unknown };
+    let Some(dims) = dims else {
+        return Value::Unknown;
+    };
     let dims = interp.size_dims(&dims);
     let t = Tensor {
         shape: Shape::known(dims),
@@ -228,7 +346,9 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
             None => Value::Unknown,
         },
         [Value::Slice(lo, hi, step)] => {
-            let Some(picked) = crate::interp::slice_indices(children.len(), lo, hi, step) else { return Value::Unknown };
+            let Some(picked) = crate::interp::slice_indices(children.len(), lo, hi, step) else {
+                return Value::Unknown;
+            };
             let _ = interp;
             Value::Layer(Rc::new(Layer {
                 kind: layer.kind.clone(),
@@ -248,14 +368,36 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
 }
 
 /// Methods of modules (user instances and built-in layers): `to`, `eval`, `register_buffer`, ...
-pub(crate) fn module_method(interp: &mut Interp<'_>, receiver: &Value, name: &str, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+pub(crate) fn module_method(
+    interp: &mut Interp<'_>,
+    receiver: &Value,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    range: TextRange,
+) -> Value {
     let args = Args::new(args, kwargs);
     match name {
         "to" | "cuda" | "cpu" | "half" | "float" | "double" | "bfloat16" => {
             let device = match name {
-                "cuda" => Some(Some(Device::Cuda(args.int(0, "device").unwrap_or(0) as u32))),
+                "cuda" => Some(Some(
+                    Device::Cuda(args.int(0, "device").unwrap_or(0) as u32),
+                )),
                 "cpu" => Some(Some(Device::Cpu)),
-                "to" => args.kw("device").or_else(|| args.pos.iter().find(|v| matches!(v, Value::Device(_) | Value::Str(_) | Value::Unknown | Value::Opaque(_)))).map(super::creation::device_of),
+                "to" => args
+                    .kw("device")
+                    .or_else(|| {
+                        args.pos.iter().find(|v| {
+                            matches!(
+                                v,
+                                Value::Device(_)
+                                    | Value::Str(_)
+                                    | Value::Unknown
+                                    | Value::Opaque(_)
+                            )
+                        })
+                    })
+                    .map(super::creation::device_of),
                 _ => None,
             };
             let dtype = match name {
@@ -263,15 +405,20 @@ pub(crate) fn module_method(interp: &mut Interp<'_>, receiver: &Value, name: &st
                 "float" => Some(DType::Float32),
                 "double" => Some(DType::Float64),
                 "bfloat16" => Some(DType::BFloat16),
-                _ => args.kw("dtype").or_else(|| args.pos.iter().find(|v| matches!(v, Value::DType(_)))).and_then(|v| match v {
-                    Value::DType(d) => Some(*d),
-                    _ => None,
-                }),
+                _ => args
+                    .kw("dtype")
+                    .or_else(|| args.pos.iter().find(|v| matches!(v, Value::DType(_))))
+                    .and_then(|v| match v {
+                        Value::DType(d) => Some(*d),
+                        _ => None,
+                    }),
             };
             move_module(interp, receiver, device, dtype, 0);
             receiver.clone()
         }
-        "eval" | "train" | "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => receiver.clone(),
+        "eval" | "train" | "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => {
+            receiver.clone()
+        }
         "register_buffer" | "register_parameter" | "add_module" | "register_module" => {
             if let (Some(Value::Str(n)), Some(v)) = (args.pos.first(), args.pos.get(1)) {
                 interp.set_attr(receiver, n, v.clone());
@@ -296,7 +443,13 @@ pub(crate) fn module_method(interp: &mut Interp<'_>, receiver: &Value, name: &st
             Value::None
         }
         "keys" => match receiver {
-            Value::Layer(l) => Value::list(l.keys.borrow().iter().map(|k| Value::Str(k.clone())).collect()),
+            Value::Layer(l) => Value::list(
+                l.keys
+                    .borrow()
+                    .iter()
+                    .map(|k| Value::Str(k.clone()))
+                    .collect(),
+            ),
             _ => Value::Unknown,
         },
         "values" | "children" => match receiver {
@@ -305,7 +458,12 @@ pub(crate) fn module_method(interp: &mut Interp<'_>, receiver: &Value, name: &st
         },
         "items" => match receiver {
             Value::Layer(l) => Value::list(
-                l.keys.borrow().iter().zip(l.children.borrow().iter()).map(|(k, v)| Value::tuple(vec![Value::Str(k.clone()), v.clone()])).collect(),
+                l.keys
+                    .borrow()
+                    .iter()
+                    .zip(l.children.borrow().iter())
+                    .map(|(k, v)| Value::tuple(vec![Value::Str(k.clone()), v.clone()]))
+                    .collect(),
             ),
             _ => Value::Unknown,
         },
@@ -315,7 +473,13 @@ pub(crate) fn module_method(interp: &mut Interp<'_>, receiver: &Value, name: &st
 }
 
 /// `module.to(dev)` moves parameters in place, children included.
-fn move_module(interp: &mut Interp<'_>, module: &Value, device: Option<Option<Device>>, dtype: Option<DType>, depth: usize) {
+fn move_module(
+    interp: &mut Interp<'_>,
+    module: &Value,
+    device: Option<Option<Device>>,
+    dtype: Option<DType>,
+    depth: usize,
+) {
     if depth > 32 {
         return;
     }
@@ -336,18 +500,31 @@ fn move_module(interp: &mut Interp<'_>, module: &Value, device: Option<Option<De
             if let Some(d) = &device {
                 *inst.device.borrow_mut() = d.clone();
             }
-            let attrs: Vec<(Rc<str>, Value)> = inst.attrs.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let attrs: Vec<(Rc<str>, Value)> = inst
+                .attrs
+                .borrow()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             for (k, v) in attrs {
                 match &v {
                     Value::Tensor(t) => {
                         let moved = Tensor {
                             device: device.clone().unwrap_or_else(|| t.device.clone()),
-                            dtype: if t.dtype.is_some_and(|d| d.is_floating()) { dtype.or(t.dtype) } else { t.dtype },
+                            dtype: if t.dtype.is_some_and(|d| d.is_floating()) {
+                                dtype.or(t.dtype)
+                            } else {
+                                t.dtype
+                            },
                             ..(**t).clone()
                         };
-                        inst.attrs.borrow_mut().insert(k, Value::Tensor(Rc::new(moved)));
+                        inst.attrs
+                            .borrow_mut()
+                            .insert(k, Value::Tensor(Rc::new(moved)));
                     }
-                    Value::Layer(_) | Value::Instance(_) => move_module(interp, &v, device.clone(), dtype, depth + 1),
+                    Value::Layer(_) | Value::Instance(_) => {
+                        move_module(interp, &v, device.clone(), dtype, depth + 1)
+                    }
                     Value::List(_) | Value::Tuple(_) => {
                         for item in v.items().unwrap_or_default() {
                             move_module(interp, &item, device.clone(), dtype, depth + 1);
@@ -367,7 +544,16 @@ fn spatial(v: Option<&Value>, n: usize) -> Vec<Dim> {
         Some(Value::Int(d)) => vec![d.clone(); n],
         Some(v @ (Value::Tuple(_) | Value::List(_))) => {
             let items = v.items().unwrap_or_default();
-            let dims: Vec<Dim> = items.iter().filter_map(|i| if let Value::Int(d) = i { Some(d.clone()) } else { None }).collect();
+            let dims: Vec<Dim> = items
+                .iter()
+                .filter_map(|i| {
+                    if let Value::Int(d) = i {
+                        Some(d.clone())
+                    } else {
+                        None
+                    }
+                })
+                .collect();
             if dims.len() == n {
                 dims
             } else if dims.len() == 1 {
@@ -388,7 +574,14 @@ fn spatial_or(v: Option<&Value>, n: usize, default: i64) -> Vec<Dim> {
 }
 
 /// Calling a built-in layer: its forward rule.
-pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Layer>, args: Vec<Value>, kwargs: Kwargs, range: TextRange) -> Value {
+pub(crate) fn call_layer(
+    interp: &mut Interp<'_>,
+    callee: &Value,
+    layer: &Rc<Layer>,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    range: TextRange,
+) -> Value {
     let kind = layer.kind.clone();
     let a = |i: usize, n: &str| layer.arg(i, n).cloned();
     let input = args.first().cloned().unwrap_or(Value::Unknown);
@@ -400,50 +593,106 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
         }
         return v;
     }
-    let Value::Tensor(x) = &input else { return Value::Unknown };
+    let Value::Tensor(x) = &input else {
+        return Value::Unknown;
+    };
+    // An input of unknown rank takes the rank the layer needs, batched.
+    let demanded: &[&str] = match &*kind {
+        "Conv1d" | "ConvTranspose1d" | "MaxPool1d" | "AvgPool1d" | "BatchNorm1d_3" => {
+            &["N", "C", "L"]
+        }
+        "Conv2d" | "ConvTranspose2d" | "MaxPool2d" | "AvgPool2d" | "BatchNorm2d"
+        | "AdaptiveAvgPool2d" | "AdaptiveMaxPool2d" | "InstanceNorm2d" => &["N", "C", "H", "W"],
+        "Conv3d" | "ConvTranspose3d" | "MaxPool3d" | "AvgPool3d" | "BatchNorm3d" => {
+            &["N", "C", "D", "H", "W"]
+        }
+        _ => &[],
+    };
+    if !demanded.is_empty() {
+        interp.demand_rank(&x.shape, demanded);
+    }
     // The layer's parameters take part in the device and fake-mode checks.
     let weight = layer_param(interp, layer, "weight");
     let mut with_weight = args.clone();
     if let Value::Tensor(_) = weight {
         with_weight.push(weight.clone());
     } else if !matches!(*layer.device.borrow(), None) && !SAME_SHAPE.contains(&&*kind) {
-        let t = interp.new_tensor(Shape::known(Vec::new()), None, layer.device.borrow().clone(), "weight");
-        let t = Tensor { origin: layer.origin, mode: layer.mode, shape: Shape::known(vec![Dim::konst(2)]), ..t };
+        let t = interp.new_tensor(
+            Shape::known(Vec::new()),
+            None,
+            layer.device.borrow().clone(),
+            "weight",
+        );
+        let t = Tensor {
+            origin: layer.origin,
+            mode: layer.mode,
+            shape: Shape::known(vec![Dim::konst(2)]),
+            ..t
+        };
         with_weight.push(Value::Tensor(Rc::new(t)));
     }
-    let Some(device) = check_inputs(interp, &Args::new(with_weight, Vec::new()), &format!("{kind}"), range.clone()) else {
+    let Some(device) = check_inputs(
+        interp,
+        &Args::new(with_weight, Vec::new()),
+        &format!("{kind}"),
+        range.clone(),
+    ) else {
         return Value::Unknown;
     };
     let _ = callee;
     if SAME_SHAPE.contains(&&*kind) {
         if matches!(&*kind, "Softmax" | "LogSoftmax" | "Softmin") {
             let dim = a(0, "dim").unwrap_or(Value::None);
-            return op(interp, "softmax", Args::new(vec![input.clone(), dim], Vec::new()), range);
+            return op(
+                interp,
+                "softmax",
+                Args::new(vec![input.clone(), dim], Vec::new()),
+                range,
+            );
         }
         return out_like(interp, x, x.shape.clone(), x.dtype, device, &kind);
     }
     let fa = |v: Vec<Value>, kw: Vec<(&str, Option<Value>)>| {
-        Args::new(v, kw.into_iter().filter_map(|(k, v)| v.map(|v| (Rc::from(k), v))).collect())
+        Args::new(
+            v,
+            kw.into_iter()
+                .filter_map(|(k, v)| v.map(|v| (Rc::from(k), v)))
+                .collect(),
+        )
     };
     match &*kind {
-        "Linear" => linear(interp, x, &a(0, "in_features").unwrap_or(Value::Unknown), &a(1, "out_features").unwrap_or(Value::Unknown), device, range),
+        "Linear" => linear(
+            interp,
+            x,
+            &a(0, "in_features").unwrap_or(Value::Unknown),
+            &a(1, "out_features").unwrap_or(Value::Unknown),
+            device,
+            range,
+        ),
         "LazyLinear" => {
-            let Some(dims) = interp.dims(x) else { return Value::Unknown };
+            let Some(dims) = interp.dims(x) else {
+                return Value::Unknown;
+            };
             let mut out = dims.clone();
             if let Some(last) = out.last_mut() {
-                *last = interp.size_dims(&[a(0, "out_features").unwrap_or(Value::Unknown)])[0].clone();
+                *last =
+                    interp.size_dims(&[a(0, "out_features").unwrap_or(Value::Unknown)])[0].clone();
             }
             out_known(interp, x, out, x.dtype, device, "nn.LazyLinear")
         }
         "Bilinear" => {
-            let Some(dims) = interp.dims(x) else { return Value::Unknown };
+            let Some(dims) = interp.dims(x) else {
+                return Value::Unknown;
+            };
             let mut out = dims;
             if let Some(last) = out.last_mut() {
-                *last = interp.size_dims(&[a(2, "out_features").unwrap_or(Value::Unknown)])[0].clone();
+                *last =
+                    interp.size_dims(&[a(2, "out_features").unwrap_or(Value::Unknown)])[0].clone();
             }
             out_known(interp, x, out, x.dtype, device, "nn.Bilinear")
         }
-        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
+        | "ConvTranspose3d" => {
             let transposed = kind.starts_with("ConvTranspose");
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
             let conv = ConvSpec {
@@ -453,8 +702,15 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
                 kernel: spatial(layer.arg(2, "kernel_size"), n),
                 stride: spatial_or(layer.arg(3, "stride"), n, 1),
                 padding: layer.arg(4, "padding").cloned(),
-                output_padding: if transposed { spatial_or(layer.arg(5, "output_padding"), n, 0) } else { vec![Dim::konst(0); n] },
-                groups: layer.arg(if transposed { 6 } else { 6 }, "groups").cloned().unwrap_or(Value::int(1)),
+                output_padding: if transposed {
+                    spatial_or(layer.arg(5, "output_padding"), n, 0)
+                } else {
+                    vec![Dim::konst(0); n]
+                },
+                groups: layer
+                    .arg(if transposed { 6 } else { 6 }, "groups")
+                    .cloned()
+                    .unwrap_or(Value::int(1)),
                 dilation: spatial_or(layer.arg(if transposed { 8 } else { 5 }, "dilation"), n, 1),
                 transposed,
             };
@@ -469,23 +725,42 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
                 s => spatial(s, n),
             };
             let padding = spatial_or(layer.arg(2, "padding"), n, 0);
-            let dilation = if is_max { spatial_or(layer.arg(3, "dilation"), n, 1) } else { vec![Dim::konst(1); n] };
-            let ceil = matches!(layer.arg(if is_max { 5 } else { 3 }, "ceil_mode"), Some(Value::Bool(Some(true))));
-            let out = pool(interp, x, n, &kernel, &stride, &padding, &dilation, ceil, device, range);
-            if is_max && matches!(layer.arg(4, "return_indices"), Some(Value::Bool(Some(true))))
+            let dilation = if is_max {
+                spatial_or(layer.arg(3, "dilation"), n, 1)
+            } else {
+                vec![Dim::konst(1); n]
+            };
+            let ceil = matches!(
+                layer.arg(if is_max { 5 } else { 3 }, "ceil_mode"),
+                Some(Value::Bool(Some(true)))
+            );
+            let out = pool(
+                interp, x, n, &kernel, &stride, &padding, &dilation, ceil, device, range,
+            );
+            if is_max
+                && matches!(
+                    layer.arg(4, "return_indices"),
+                    Some(Value::Bool(Some(true)))
+                )
                 && let Value::Tensor(t) = &out
             {
-                let idx = Value::Tensor(Rc::new(Tensor { dtype: Some(DType::Int64), ..(**t).clone() }));
+                let idx = Value::Tensor(Rc::new(Tensor {
+                    dtype: Some(DType::Int64),
+                    ..(**t).clone()
+                }));
                 return Value::tuple(vec![out, idx]);
             }
             out
         }
-        "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" | "AdaptiveMaxPool1d" | "AdaptiveMaxPool2d" | "AdaptiveMaxPool3d" => {
+        "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" | "AdaptiveMaxPool1d"
+        | "AdaptiveMaxPool2d" | "AdaptiveMaxPool3d" => {
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
             adaptive_pool(interp, x, n, a(0, "output_size").as_ref(), device, range)
         }
         "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "SyncBatchNorm" | "LazyBatchNorm2d" => {
-            let Some(dims) = interp.dims(x) else { return out_like(interp, x, x.shape.clone(), x.dtype, device, &kind) };
+            let Some(dims) = interp.dims(x) else {
+                return out_like(interp, x, x.shape.clone(), x.dtype, device, &kind);
+            };
             let expected: &[usize] = match &*kind {
                 "BatchNorm1d" => &[2, 3],
                 "BatchNorm2d" => &[4],
@@ -496,14 +771,25 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
                 let message = if expected.len() == 2 {
                     format!("expected 2D or 3D input (got {}D input)", dims.len())
                 } else {
-                    format!("expected {}D input (got {}D input)", expected[0], dims.len())
+                    format!(
+                        "expected {}D input (got {}D input)",
+                        expected[0],
+                        dims.len()
+                    )
                 };
                 interp.report(range, Severity::Error, "layer-input", message);
                 return Value::Unknown;
             }
-            if let (Some(c), Some(nf)) = (dims.get(1), a(0, "num_features").and_then(|v| interp.as_dim(&v))) {
+            if let (Some(c), Some(nf)) = (
+                dims.get(1),
+                a(0, "num_features").and_then(|v| interp.as_dim(&v)),
+            ) {
                 if interp.env.known_different(c, &nf) {
-                    let message = format!("running_mean should contain {} elements not {}", interp.fmt_dim(c), interp.fmt_dim(&nf));
+                    let message = format!(
+                        "running_mean should contain {} elements not {}",
+                        interp.fmt_dim(c),
+                        interp.fmt_dim(&nf)
+                    );
                     interp.report(range, Severity::Error, "layer-input", message);
                     return Value::Unknown;
                 }
@@ -516,8 +802,13 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
             layer_norm(interp, x, &ns, device, range, &kind)
         }
         "GroupNorm" => {
-            let Some(dims) = interp.dims(x) else { return out_like(interp, x, x.shape.clone(), x.dtype, device, &kind) };
-            if let (Some(c), Some(nc)) = (dims.get(1), a(1, "num_channels").and_then(|v| interp.as_dim(&v))) {
+            let Some(dims) = interp.dims(x) else {
+                return out_like(interp, x, x.shape.clone(), x.dtype, device, &kind);
+            };
+            if let (Some(c), Some(nc)) = (
+                dims.get(1),
+                a(1, "num_channels").and_then(|v| interp.as_dim(&v)),
+            ) {
                 if interp.env.known_different(c, &nc) {
                     let message = format!(
                         "Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [{}] and input of shape {}",
@@ -531,57 +822,126 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
             }
             out_known(interp, x, dims, x.dtype, device, &kind)
         }
-        "Embedding" => embedding(interp, x, &a(0, "num_embeddings"), &a(1, "embedding_dim").unwrap_or(Value::Unknown), device, range),
+        "Embedding" => embedding(
+            interp,
+            x,
+            &a(0, "num_embeddings"),
+            &a(1, "embedding_dim").unwrap_or(Value::Unknown),
+            device,
+            range,
+        ),
         "EmbeddingBag" => {
-            let Some(dims) = interp.dims(x) else { return Value::Unknown };
+            let Some(dims) = interp.dims(x) else {
+                return Value::Unknown;
+            };
             let d = interp.size_dims(&[a(1, "embedding_dim").unwrap_or(Value::Unknown)])[0].clone();
-            let b = if dims.len() == 2 { dims[0].clone() } else { interp.env.anonymous() };
-            out_known(interp, x, vec![b, d], Some(DType::Float32), device, "nn.EmbeddingBag")
+            let b = if dims.len() == 2 {
+                dims[0].clone()
+            } else {
+                interp.env.anonymous()
+            };
+            out_known(
+                interp,
+                x,
+                vec![b, d],
+                Some(DType::Float32),
+                device,
+                "nn.EmbeddingBag",
+            )
         }
         "Flatten" => {
             let s = a(0, "start_dim").unwrap_or(Value::int(1));
             let e = a(1, "end_dim").unwrap_or(Value::int(-1));
-            op(interp, "flatten", Args::new(vec![input.clone(), s, e], Vec::new()), range)
+            op(
+                interp,
+                "flatten",
+                Args::new(vec![input.clone(), s, e], Vec::new()),
+                range,
+            )
         }
         "Unflatten" => {
             let d = a(0, "dim").unwrap_or(Value::Unknown);
             let s = a(1, "unflattened_size").unwrap_or(Value::Unknown);
-            op(interp, "unflatten", Args::new(vec![input.clone(), d, s], Vec::new()), range)
+            op(
+                interp,
+                "unflatten",
+                Args::new(vec![input.clone(), d, s], Vec::new()),
+                range,
+            )
         }
         "Upsample" | "UpsamplingNearest2d" | "UpsamplingBilinear2d" => {
-            let args = fa(vec![input.clone()], vec![("size", a(0, "size")), ("scale_factor", a(1, "scale_factor")), ("mode", a(2, "mode"))]);
+            let args = fa(
+                vec![input.clone()],
+                vec![
+                    ("size", a(0, "size")),
+                    ("scale_factor", a(1, "scale_factor")),
+                    ("mode", a(2, "mode")),
+                ],
+            );
             functional(interp, "interpolate", args, range)
         }
         "PixelShuffle" | "PixelUnshuffle" => {
-            let r = a(0, "upscale_factor").or(a(0, "downscale_factor")).unwrap_or(Value::Unknown);
-            functional(interp, if &*kind == "PixelShuffle" { "pixel_shuffle" } else { "pixel_unshuffle" }, Args::new(vec![input.clone(), r], Vec::new()), range)
+            let r = a(0, "upscale_factor")
+                .or(a(0, "downscale_factor"))
+                .unwrap_or(Value::Unknown);
+            functional(
+                interp,
+                if &*kind == "PixelShuffle" {
+                    "pixel_shuffle"
+                } else {
+                    "pixel_unshuffle"
+                },
+                Args::new(vec![input.clone(), r], Vec::new()),
+                range,
+            )
         }
-        "ZeroPad1d" | "ZeroPad2d" | "ZeroPad3d" | "ConstantPad1d" | "ConstantPad2d" | "ConstantPad3d" | "ReflectionPad1d" | "ReflectionPad2d" | "ReflectionPad3d" | "ReplicationPad1d" | "ReplicationPad2d" | "ReplicationPad3d" | "CircularPad1d" | "CircularPad2d" | "CircularPad3d" => {
+        "ZeroPad1d" | "ZeroPad2d" | "ZeroPad3d" | "ConstantPad1d" | "ConstantPad2d"
+        | "ConstantPad3d" | "ReflectionPad1d" | "ReflectionPad2d" | "ReflectionPad3d"
+        | "ReplicationPad1d" | "ReplicationPad2d" | "ReplicationPad3d" | "CircularPad1d"
+        | "CircularPad2d" | "CircularPad3d" => {
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
             let pad = match a(0, "padding") {
                 Some(Value::Int(d)) => Value::tuple(vec![Value::Int(d); 2 * n]),
                 Some(v) => v,
                 None => Value::Unknown,
             };
-            functional(interp, "pad", Args::new(vec![input.clone(), pad], Vec::new()), range)
+            functional(
+                interp,
+                "pad",
+                Args::new(vec![input.clone(), pad], Vec::new()),
+                range,
+            )
         }
         "LSTM" | "GRU" | "RNN" => rnn(interp, layer, x, &args, device, range),
         "LSTMCell" | "GRUCell" | "RNNCell" => {
-            let Some(dims) = interp.dims(x) else { return Value::Unknown };
+            let Some(dims) = interp.dims(x) else {
+                return Value::Unknown;
+            };
             let h = interp.size_dims(&[a(1, "hidden_size").unwrap_or(Value::Unknown)])[0].clone();
             let mut out = dims;
             if let Some(last) = out.last_mut() {
                 *last = h;
             }
             let v = out_known(interp, x, out, x.dtype, device, &kind);
-            if &*kind == "LSTMCell" { Value::tuple(vec![v.clone(), v]) } else { v }
+            if &*kind == "LSTMCell" {
+                Value::tuple(vec![v.clone(), v])
+            } else {
+                v
+            }
         }
         "MultiheadAttention" => mha(interp, layer, &call_args, device, range),
-        "TransformerEncoderLayer" | "TransformerDecoderLayer" | "TransformerEncoder" | "TransformerDecoder" => {
+        "TransformerEncoderLayer"
+        | "TransformerDecoderLayer"
+        | "TransformerEncoder"
+        | "TransformerDecoder" => {
             if let (Some(dims), Some(d_model)) = (interp.dims(x), layer_d_model(interp, layer)) {
                 if let Some(last) = dims.last() {
                     if interp.env.known_different(last, &d_model) {
-                        let message = format!("was expecting embedding dimension of {}, but got {}", interp.fmt_dim(&d_model), interp.fmt_dim(last));
+                        let message = format!(
+                            "was expecting embedding dimension of {}, but got {}",
+                            interp.fmt_dim(&d_model),
+                            interp.fmt_dim(last)
+                        );
                         interp.report(range, Severity::Error, "layer-input", message);
                         return Value::Unknown;
                     }
@@ -594,11 +954,19 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
         "Transformer" => {
             let tgt = call_args.tensor(1, "tgt");
             match tgt {
-                Some(t) => out_like(interp, &t, t.shape.clone(), t.dtype, device, "nn.Transformer"),
+                Some(t) => out_like(
+                    interp,
+                    &t,
+                    t.shape.clone(),
+                    t.dtype,
+                    device,
+                    "nn.Transformer",
+                ),
                 None => Value::Unknown,
             }
         }
-        "CrossEntropyLoss" | "NLLLoss" | "MSELoss" | "L1Loss" | "BCELoss" | "BCEWithLogitsLoss" | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss" => {
+        "CrossEntropyLoss" | "NLLLoss" | "MSELoss" | "L1Loss" | "BCELoss" | "BCEWithLogitsLoss"
+        | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss" => {
             let f = match &*kind {
                 "CrossEntropyLoss" => "cross_entropy",
                 "NLLLoss" => "nll_loss",
@@ -619,15 +987,32 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
         "Rearrange" | "Reduce" => {
             let pattern = a(0, "pattern").unwrap_or(Value::Unknown);
             let mut kw: Kwargs = layer.kwargs.clone();
-            let name = if &*kind == "Rearrange" { "rearrange" } else { "reduce" };
+            let name = if &*kind == "Rearrange" {
+                "rearrange"
+            } else {
+                "reduce"
+            };
             if &*kind == "Reduce" {
-                kw.push((Rc::from("reduction"), a(1, "reduction").unwrap_or(Value::Unknown)));
+                kw.push((
+                    Rc::from("reduction"),
+                    a(1, "reduction").unwrap_or(Value::Unknown),
+                ));
             }
-            super::einops::call(interp, name, Args::new(vec![input.clone(), pattern], kw), range)
+            super::einops::call(
+                interp,
+                name,
+                Args::new(vec![input.clone(), pattern], kw),
+                range,
+            )
         }
         _ => {
             if !interp.config.allow_fallback_kernels {
-                interp.report(range, Severity::Warning, "unsupported-op", format!("no shape rule for `nn.{kind}`; its result is unknown"));
+                interp.report(
+                    range,
+                    Severity::Warning,
+                    "unsupported-op",
+                    format!("no shape rule for `nn.{kind}`; its result is unknown"),
+                );
             }
             Value::Unknown
         }
@@ -636,8 +1021,14 @@ pub(crate) fn call_layer(interp: &mut Interp<'_>, callee: &Value, layer: &Rc<Lay
 
 fn layer_d_model(interp: &mut Interp<'_>, layer: &Rc<Layer>) -> Option<Dim> {
     match &*layer.kind {
-        "TransformerEncoderLayer" | "TransformerDecoderLayer" => layer.arg(0, "d_model").cloned().and_then(|v| interp.as_dim(&v)),
-        "TransformerEncoder" | "TransformerDecoder" => match layer.arg(0, "encoder_layer").or(layer.arg(0, "decoder_layer")) {
+        "TransformerEncoderLayer" | "TransformerDecoderLayer" => layer
+            .arg(0, "d_model")
+            .cloned()
+            .and_then(|v| interp.as_dim(&v)),
+        "TransformerEncoder" | "TransformerDecoder" => match layer
+            .arg(0, "encoder_layer")
+            .or(layer.arg(0, "decoder_layer"))
+        {
             Some(Value::Layer(inner)) => layer_d_model(interp, &inner.clone()),
             _ => None,
         },
@@ -645,7 +1036,14 @@ fn layer_d_model(interp: &mut Interp<'_>, layer: &Rc<Layer>) -> Option<Dim> {
     }
 }
 
-fn out_like(interp: &mut Interp<'_>, x: &Rc<Tensor>, shape: Shape, dtype: Option<DType>, device: Option<Device>, op: &str) -> Value {
+fn out_like(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    shape: Shape,
+    dtype: Option<DType>,
+    device: Option<Device>,
+    op: &str,
+) -> Value {
     let shape = interp.resolve_shape(&shape);
     let mut t = interp.new_tensor(shape, dtype, device, op);
     if !interp.mode.fake {
@@ -655,13 +1053,25 @@ fn out_like(interp: &mut Interp<'_>, x: &Rc<Tensor>, shape: Shape, dtype: Option
 }
 
 /// `x [*, in] -> [*, out]`, with the `addmm` message on a mismatch.
-fn linear(interp: &mut Interp<'_>, x: &Rc<Tensor>, in_features: &Value, out_features: &Value, device: Option<Device>, range: TextRange) -> Value {
+fn linear(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    in_features: &Value,
+    out_features: &Value,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let out_dim = interp.size_dims(std::slice::from_ref(out_features))[0].clone();
     let Some(dims) = interp.dims(x) else {
         return out_var(interp, x, x.dtype, device, "nn.Linear");
     };
     if dims.is_empty() {
-        interp.report(range, Severity::Error, "linear-shape", "both arguments to linear need to be at least 1D, but they are 0D and 2D".into());
+        interp.report(
+            range,
+            Severity::Error,
+            "linear-shape",
+            "both arguments to linear need to be at least 1D, but they are 0D and 2D".into(),
+        );
         return Value::Unknown;
     }
     let last = dims[dims.len() - 1].clone();
@@ -703,9 +1113,17 @@ struct ConvSpec {
     transposed: bool,
 }
 
-fn conv_forward(interp: &mut Interp<'_>, x: &Rc<Tensor>, c: &ConvSpec, device: Option<Device>, range: TextRange) -> Value {
+fn conv_forward(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    c: &ConvSpec,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let name = format!("conv{}d", c.n);
-    let Some(dims) = interp.dims(x) else { return out_var(interp, x, x.dtype, device, &name) };
+    let Some(dims) = interp.dims(x) else {
+        return out_var(interp, x, x.dtype, device, &name);
+    };
     let n = c.n;
     if dims.len() != n + 1 && dims.len() != n + 2 {
         let message = format!(
@@ -719,12 +1137,20 @@ fn conv_forward(interp: &mut Interp<'_>, x: &Rc<Tensor>, c: &ConvSpec, device: O
     }
     let batched = dims.len() == n + 2;
     let ch = &dims[if batched { 1 } else { 0 }];
-    let cout = c.out_channels.as_ref().map(|v| interp.size_dims(std::slice::from_ref(v))[0].clone()).unwrap_or_else(|| interp.env.anonymous());
+    let cout = c
+        .out_channels
+        .as_ref()
+        .map(|v| interp.size_dims(std::slice::from_ref(v))[0].clone())
+        .unwrap_or_else(|| interp.env.anonymous());
     if let Some(cin) = c.in_channels.as_ref().and_then(|v| interp.as_dim(v)) {
         if interp.env.known_different(ch, &cin) {
             let groups = interp.as_dim(&c.groups).unwrap_or_else(|| Dim::konst(1));
             let per_group = cin.floordiv(&groups).unwrap_or_else(|| cin.clone());
-            let mut weight = if c.transposed { vec![cin.clone(), cout.floordiv(&groups).unwrap_or(cout.clone())] } else { vec![cout.clone(), per_group] };
+            let mut weight = if c.transposed {
+                vec![cin.clone(), cout.floordiv(&groups).unwrap_or(cout.clone())]
+            } else {
+                vec![cout.clone(), per_group]
+            };
             weight.extend(c.kernel.iter().cloned());
             let message = if c.transposed {
                 format!(
@@ -777,7 +1203,11 @@ fn conv_forward(interp: &mut Interp<'_>, x: &Rc<Tensor>, c: &ConvSpec, device: O
         let len = if same {
             l.clone()
         } else if c.transposed {
-            l.sub(&Dim::konst(1)).mul(&s).sub(&p.mul(&Dim::konst(2))).add(&keff).add(&c.output_padding[i])
+            l.sub(&Dim::konst(1))
+                .mul(&s)
+                .sub(&p.mul(&Dim::konst(2)))
+                .add(&keff)
+                .add(&c.output_padding[i])
         } else {
             let padded = l.add(&p.mul(&Dim::konst(2)));
             if let (Some(pv), Some(kv)) = (interp.env.value(&padded), interp.env.value(&keff))
@@ -803,11 +1233,29 @@ fn conv_forward(interp: &mut Interp<'_>, x: &Rc<Tensor>, c: &ConvSpec, device: O
 }
 
 #[allow(clippy::too_many_arguments)]
-fn pool(interp: &mut Interp<'_>, x: &Rc<Tensor>, n: usize, kernel: &[Dim], stride: &[Dim], padding: &[Dim], dilation: &[Dim], ceil: bool, device: Option<Device>, range: TextRange) -> Value {
-    let Some(dims) = interp.dims(x) else { return out_var(interp, x, x.dtype, device, "pool") };
+fn pool(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    n: usize,
+    kernel: &[Dim],
+    stride: &[Dim],
+    padding: &[Dim],
+    dilation: &[Dim],
+    ceil: bool,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let Some(dims) = interp.dims(x) else {
+        return out_var(interp, x, x.dtype, device, "pool");
+    };
     if dims.len() < n + 1 || kernel.len() != n || stride.len() != n || padding.len() != n {
         if dims.len() < n + 1 {
-            let message = format!("max_pool{n}d: Expected {}D or {}D (batch mode) tensor for input, but got: {}", n + 1, n + 2, interp.fmt_dims(&dims));
+            let message = format!(
+                "max_pool{n}d: Expected {}D or {}D (batch mode) tensor for input, but got: {}",
+                n + 1,
+                n + 2,
+                interp.fmt_dims(&dims)
+            );
             interp.report(range, Severity::Error, "pool-input", message);
             return Value::Unknown;
         }
@@ -823,13 +1271,22 @@ fn pool(interp: &mut Interp<'_>, x: &Rc<Tensor>, n: usize, kernel: &[Dim], strid
         let d = dilation.get(i).cloned().unwrap_or_else(|| Dim::konst(1));
         let keff = d.mul(&kernel[i].sub(&Dim::konst(1))).add(&Dim::konst(1));
         let num = l.add(&padding[i].mul(&Dim::konst(2))).sub(&keff);
-        let num = if ceil { num.add(&stride[i]).sub(&Dim::konst(1)) } else { num };
+        let num = if ceil {
+            num.add(&stride[i]).sub(&Dim::konst(1))
+        } else {
+            num
+        };
         let mut len = match num.floordiv(&stride[i]) {
             Some(q) => q.add(&Dim::konst(1)),
             None => interp.env.anonymous(),
         };
         if ceil
-            && let (Some(lv), Some(sv), Some(pv), Some(ov)) = (interp.env.value(l), interp.env.value(&stride[i]), interp.env.value(&padding[i]), interp.env.value(&len))
+            && let (Some(lv), Some(sv), Some(pv), Some(ov)) = (
+                interp.env.value(l),
+                interp.env.value(&stride[i]),
+                interp.env.value(&padding[i]),
+                interp.env.value(&len),
+            )
             && (ov - 1) * sv >= lv + pv
         {
             len = Dim::konst(ov - 1);
@@ -837,7 +1294,10 @@ fn pool(interp: &mut Interp<'_>, x: &Rc<Tensor>, n: usize, kernel: &[Dim], strid
         if let Some(v) = interp.env.value(&len)
             && v < 1
         {
-            let message = format!("Given input size: {}. Calculated output size: ({v}). Output size is too small", interp.fmt_dims(&dims));
+            let message = format!(
+                "Given input size: {}. Calculated output size: ({v}). Output size is too small",
+                interp.fmt_dims(&dims)
+            );
             interp.report(range, Severity::Error, "pool-input", message);
             return Value::Unknown;
         }
@@ -846,16 +1306,41 @@ fn pool(interp: &mut Interp<'_>, x: &Rc<Tensor>, n: usize, kernel: &[Dim], strid
     out_known(interp, x, out, x.dtype, device, "pool")
 }
 
-fn adaptive_pool(interp: &mut Interp<'_>, x: &Rc<Tensor>, n: usize, output: Option<&Value>, device: Option<Device>, range: TextRange) -> Value {
-    let Some(dims) = interp.dims(x) else { return out_var(interp, x, x.dtype, device, "adaptive_pool") };
+fn adaptive_pool(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    n: usize,
+    output: Option<&Value>,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let Some(dims) = interp.dims(x) else {
+        return out_var(interp, x, x.dtype, device, "adaptive_pool");
+    };
     if dims.len() < n + 1 {
-        let message = format!("Expected {}D or {}D tensor, but got {}", n + 1, n + 2, interp.fmt_dims(&dims));
+        let message = format!(
+            "Expected {}D or {}D tensor, but got {}",
+            n + 1,
+            n + 2,
+            interp.fmt_dims(&dims)
+        );
         interp.report(range, Severity::Error, "pool-input", message);
         return Value::Unknown;
     }
     let sizes: Vec<Option<Dim>> = match output {
         Some(Value::Int(d)) => vec![Some(d.clone()); n],
-        Some(v) => v.items().unwrap_or_default().iter().map(|i| if let Value::Int(d) = i { Some(d.clone()) } else { None }).collect(),
+        Some(v) => v
+            .items()
+            .unwrap_or_default()
+            .iter()
+            .map(|i| {
+                if let Value::Int(d) = i {
+                    Some(d.clone())
+                } else {
+                    None
+                }
+            })
+            .collect(),
         None => vec![None; n],
     };
     let mut out = dims[..dims.len() - n].to_vec();
@@ -868,8 +1353,17 @@ fn adaptive_pool(interp: &mut Interp<'_>, x: &Rc<Tensor>, n: usize, output: Opti
     out_known(interp, x, out, x.dtype, device, "adaptive_pool")
 }
 
-fn layer_norm(interp: &mut Interp<'_>, x: &Rc<Tensor>, ns: &Value, device: Option<Device>, range: TextRange, op: &str) -> Value {
-    let Some(dims) = interp.dims(x) else { return out_like(interp, x, x.shape.clone(), x.dtype, device, op) };
+fn layer_norm(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    ns: &Value,
+    device: Option<Device>,
+    range: TextRange,
+    op: &str,
+) -> Value {
+    let Some(dims) = interp.dims(x) else {
+        return out_like(interp, x, x.shape.clone(), x.dtype, device, op);
+    };
     let normalized = match ns {
         Value::Int(_) | Value::Opaque(_) => interp.size_dims(std::slice::from_ref(ns)),
         v => match v.items() {
@@ -878,24 +1372,42 @@ fn layer_norm(interp: &mut Interp<'_>, x: &Rc<Tensor>, ns: &Value, device: Optio
         },
     };
     let k = normalized.len();
-    let mismatch = k > dims.len() || normalized.iter().zip(&dims[dims.len().saturating_sub(k)..]).any(|(a, b)| interp.env.known_different(a, b));
+    let mismatch = k > dims.len()
+        || normalized
+            .iter()
+            .zip(&dims[dims.len().saturating_sub(k)..])
+            .any(|(a, b)| interp.env.known_different(a, b));
     if mismatch {
         let message = format!(
             "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
             interp.fmt_dims(&normalized),
-            normalized.iter().map(|d| interp.fmt_dim(d)).collect::<Vec<_>>().join(", "),
+            normalized
+                .iter()
+                .map(|d| interp.fmt_dim(d))
+                .collect::<Vec<_>>()
+                .join(", "),
             interp.fmt_dims(&dims)
         );
         interp.report(range, Severity::Error, "layer-input", message);
         return Value::Unknown;
     }
-    for (a, b) in normalized.iter().zip(dims[dims.len() - k..].to_vec().iter()) {
+    for (a, b) in normalized
+        .iter()
+        .zip(dims[dims.len() - k..].to_vec().iter())
+    {
         let _ = interp.require_equal(b, a);
     }
     out_known(interp, x, dims, x.dtype, device, op)
 }
 
-fn embedding(interp: &mut Interp<'_>, idx: &Rc<Tensor>, _num: &Option<Value>, dim: &Value, device: Option<Device>, range: TextRange) -> Value {
+fn embedding(
+    interp: &mut Interp<'_>,
+    idx: &Rc<Tensor>,
+    _num: &Option<Value>,
+    dim: &Value,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     if let Some(dt) = idx.dtype
         && !matches!(dt, DType::Int64 | DType::Int32)
     {
@@ -910,36 +1422,84 @@ fn embedding(interp: &mut Interp<'_>, idx: &Rc<Tensor>, _num: &Option<Value>, di
     match interp.dims(idx) {
         Some(mut dims) => {
             dims.push(d);
-            out_known(interp, idx, dims, Some(DType::Float32), device, "nn.Embedding")
+            out_known(
+                interp,
+                idx,
+                dims,
+                Some(DType::Float32),
+                device,
+                "nn.Embedding",
+            )
         }
         None => out_var(interp, idx, Some(DType::Float32), device, "nn.Embedding"),
     }
 }
 
-fn rnn(interp: &mut Interp<'_>, layer: &Rc<Layer>, x: &Rc<Tensor>, args: &[Value], device: Option<Device>, range: TextRange) -> Value {
+fn rnn(
+    interp: &mut Interp<'_>,
+    layer: &Rc<Layer>,
+    x: &Rc<Tensor>,
+    args: &[Value],
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let a = |i: usize, n: &str| layer.arg(i, n).cloned();
     let is_lstm = &*layer.kind == "LSTM";
     let flag = |v: Option<Value>| matches!(v, Some(Value::Bool(Some(true))));
-    let batch_first = flag(layer.kwargs.iter().find(|(k, _)| &**k == "batch_first").map(|(_, v)| v.clone()));
-    let bidirectional = flag(layer.kwargs.iter().find(|(k, _)| &**k == "bidirectional").map(|(_, v)| v.clone()));
-    let num_layers = a(2, "num_layers").and_then(|v| interp.as_dim(&v)).unwrap_or_else(|| Dim::konst(1));
+    let batch_first = flag(
+        layer
+            .kwargs
+            .iter()
+            .find(|(k, _)| &**k == "batch_first")
+            .map(|(_, v)| v.clone()),
+    );
+    let bidirectional = flag(
+        layer
+            .kwargs
+            .iter()
+            .find(|(k, _)| &**k == "bidirectional")
+            .map(|(_, v)| v.clone()),
+    );
+    let num_layers = a(2, "num_layers")
+        .and_then(|v| interp.as_dim(&v))
+        .unwrap_or_else(|| Dim::konst(1));
     let hidden = interp.size_dims(&[a(1, "hidden_size").unwrap_or(Value::Unknown)])[0].clone();
-    let proj = layer.kwargs.iter().find(|(k, _)| &**k == "proj_size").and_then(|(_, v)| if let Value::Int(d) = v { Some(d.clone()) } else { None });
+    let proj = layer
+        .kwargs
+        .iter()
+        .find(|(k, _)| &**k == "proj_size")
+        .and_then(|(_, v)| {
+            if let Value::Int(d) = v {
+                Some(d.clone())
+            } else {
+                None
+            }
+        });
     let h_out = match &proj {
         Some(p) if p.as_const() != Some(0) => p.clone(),
         _ => hidden.clone(),
     };
     let d = Dim::konst(if bidirectional { 2 } else { 1 });
-    let Some(dims) = interp.dims(x) else { return Value::Unknown };
+    let Some(dims) = interp.dims(x) else {
+        return Value::Unknown;
+    };
     if dims.len() != 2 && dims.len() != 3 {
-        let message = format!("{}: Expected input to be 2D or 3D, got {}D instead", layer.kind, dims.len());
+        let message = format!(
+            "{}: Expected input to be 2D or 3D, got {}D instead",
+            layer.kind,
+            dims.len()
+        );
         interp.report(range, Severity::Error, "layer-input", message);
         return Value::Unknown;
     }
     if let Some(input_size) = a(0, "input_size").and_then(|v| interp.as_dim(&v)) {
         let last = &dims[dims.len() - 1];
         if interp.env.known_different(last, &input_size) {
-            let message = format!("input.size(-1) must be equal to input_size. Expected {}, got {}", interp.fmt_dim(&input_size), interp.fmt_dim(last));
+            let message = format!(
+                "input.size(-1) must be equal to input_size. Expected {}, got {}",
+                interp.fmt_dim(&input_size),
+                interp.fmt_dim(last)
+            );
             interp.report(range, Severity::Error, "layer-input", message);
             return Value::Unknown;
         }
@@ -947,16 +1507,46 @@ fn rnn(interp: &mut Interp<'_>, layer: &Rc<Layer>, x: &Rc<Tensor>, args: &[Value
     }
     let layers = d.mul(&num_layers);
     let (out_shape, h_shape, c_shape) = if dims.len() == 3 {
-        let (seq, batch) = if batch_first { (&dims[1], &dims[0]) } else { (&dims[0], &dims[1]) };
+        let (seq, batch) = if batch_first {
+            (&dims[1], &dims[0])
+        } else {
+            (&dims[0], &dims[1])
+        };
         let feat = d.mul(&h_out);
-        let out = if batch_first { vec![batch.clone(), seq.clone(), feat] } else { vec![seq.clone(), batch.clone(), feat] };
-        (out, vec![layers.clone(), batch.clone(), h_out.clone()], vec![layers.clone(), batch.clone(), hidden.clone()])
+        let out = if batch_first {
+            vec![batch.clone(), seq.clone(), feat]
+        } else {
+            vec![seq.clone(), batch.clone(), feat]
+        };
+        (
+            out,
+            vec![layers.clone(), batch.clone(), h_out.clone()],
+            vec![layers.clone(), batch.clone(), hidden.clone()],
+        )
     } else {
-        (vec![dims[0].clone(), d.mul(&h_out)], vec![layers.clone(), h_out.clone()], vec![layers.clone(), hidden.clone()])
+        (
+            vec![dims[0].clone(), d.mul(&h_out)],
+            vec![layers.clone(), h_out.clone()],
+            vec![layers.clone(), hidden.clone()],
+        )
     };
     let _ = args;
-    let out = out_known(interp, x, out_shape, x.dtype, device.clone(), &format!("nn.{}", layer.kind));
-    let h = out_known(interp, x, h_shape, x.dtype, device.clone(), &format!("nn.{}", layer.kind));
+    let out = out_known(
+        interp,
+        x,
+        out_shape,
+        x.dtype,
+        device.clone(),
+        &format!("nn.{}", layer.kind),
+    );
+    let h = out_known(
+        interp,
+        x,
+        h_shape,
+        x.dtype,
+        device.clone(),
+        &format!("nn.{}", layer.kind),
+    );
     if is_lstm {
         let c = out_known(interp, x, c_shape, x.dtype, device, "nn.LSTM");
         Value::tuple(vec![out, Value::tuple(vec![h, c])])
@@ -965,15 +1555,42 @@ fn rnn(interp: &mut Interp<'_>, layer: &Rc<Layer>, x: &Rc<Tensor>, args: &[Value
     }
 }
 
-fn mha(interp: &mut Interp<'_>, layer: &Rc<Layer>, args: &Args, device: Option<Device>, range: TextRange) -> Value {
-    let embed = layer.arg(0, "embed_dim").cloned().and_then(|v| interp.as_dim(&v));
-    let heads = layer.arg(1, "num_heads").cloned().and_then(|v| interp.as_dim(&v));
-    let batch_first = matches!(layer.kwargs.iter().find(|(k, _)| &**k == "batch_first").map(|(_, v)| v), Some(Value::Bool(Some(true))));
-    let (Some(q), Some(k)) = (args.tensor(0, "query"), args.tensor(1, "key")) else { return Value::Unknown };
-    let (Some(qd), Some(kd)) = (interp.dims(&q), interp.dims(&k)) else { return Value::Unknown };
+fn mha(
+    interp: &mut Interp<'_>,
+    layer: &Rc<Layer>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let embed = layer
+        .arg(0, "embed_dim")
+        .cloned()
+        .and_then(|v| interp.as_dim(&v));
+    let heads = layer
+        .arg(1, "num_heads")
+        .cloned()
+        .and_then(|v| interp.as_dim(&v));
+    let batch_first = matches!(
+        layer
+            .kwargs
+            .iter()
+            .find(|(k, _)| &**k == "batch_first")
+            .map(|(_, v)| v),
+        Some(Value::Bool(Some(true)))
+    );
+    let (Some(q), Some(k)) = (args.tensor(0, "query"), args.tensor(1, "key")) else {
+        return Value::Unknown;
+    };
+    let (Some(qd), Some(kd)) = (interp.dims(&q), interp.dims(&k)) else {
+        return Value::Unknown;
+    };
     if let (Some(e), Some(last)) = (&embed, qd.last()) {
         if interp.env.known_different(last, e) {
-            let message = format!("was expecting embedding dimension of {}, but got {}", interp.fmt_dim(e), interp.fmt_dim(last));
+            let message = format!(
+                "was expecting embedding dimension of {}, but got {}",
+                interp.fmt_dim(e),
+                interp.fmt_dim(last)
+            );
             interp.report(range, Severity::Error, "layer-input", message);
             return Value::Unknown;
         }
@@ -981,46 +1598,102 @@ fn mha(interp: &mut Interp<'_>, layer: &Rc<Layer>, args: &Args, device: Option<D
     }
     let need_weights = args.flag(4, "need_weights", true);
     let average = args.flag(7, "average_attn_weights", true) == Some(true);
-    let out = out_known(interp, &q, qd.clone(), q.dtype, device.clone(), "nn.MultiheadAttention");
+    let out = out_known(
+        interp,
+        &q,
+        qd.clone(),
+        q.dtype,
+        device.clone(),
+        "nn.MultiheadAttention",
+    );
     let weights = if need_weights == Some(false) {
         Value::None
     } else if qd.len() == 3 {
-        let (l, n) = if batch_first { (qd[1].clone(), qd[0].clone()) } else { (qd[0].clone(), qd[1].clone()) };
-        let s = if batch_first { kd[1].clone() } else { kd[0].clone() };
-        let shape = if average { vec![n, l, s] } else { vec![n, heads.unwrap_or_else(|| interp.env.anonymous()), l, s] };
+        let (l, n) = if batch_first {
+            (qd[1].clone(), qd[0].clone())
+        } else {
+            (qd[0].clone(), qd[1].clone())
+        };
+        let s = if batch_first {
+            kd[1].clone()
+        } else {
+            kd[0].clone()
+        };
+        let shape = if average {
+            vec![n, l, s]
+        } else {
+            vec![n, heads.unwrap_or_else(|| interp.env.anonymous()), l, s]
+        };
         out_known(interp, &q, shape, q.dtype, device, "nn.MultiheadAttention")
     } else {
-        out_known(interp, &q, vec![qd[0].clone(), kd[0].clone()], q.dtype, device, "nn.MultiheadAttention")
+        out_known(
+            interp,
+            &q,
+            vec![qd[0].clone(), kd[0].clone()],
+            q.dtype,
+            device,
+            "nn.MultiheadAttention",
+        )
     };
     Value::tuple(vec![out, weights])
 }
 
 /// `F.<name>(...)`.
-pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+pub(crate) fn functional(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: Args,
+    range: TextRange,
+) -> Value {
     let Some(x) = args.tensor(0, "input") else {
         return op(interp, name, args, range);
     };
-    let Some(device) = check_inputs(interp, &args, name, range.clone()) else { return Value::Unknown };
+    let Some(device) = check_inputs(interp, &args, name, range.clone()) else {
+        return Value::Unknown;
+    };
     match name {
         "linear" => {
-            let Some(w) = args.tensor(1, "weight") else { return Value::Unknown };
-            let Some(wd) = interp.dims(&w) else { return Value::Unknown };
+            let Some(w) = args.tensor(1, "weight") else {
+                return Value::Unknown;
+            };
+            let Some(wd) = interp.dims(&w) else {
+                return Value::Unknown;
+            };
             match wd.as_slice() {
-                [out, inp] => linear(interp, &x, &Value::Int(inp.clone()), &Value::Int(out.clone()), device, range),
+                [out, inp] => linear(
+                    interp,
+                    &x,
+                    &Value::Int(inp.clone()),
+                    &Value::Int(out.clone()),
+                    device,
+                    range,
+                ),
                 _ => Value::Unknown,
             }
         }
-        "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d" | "conv_transpose3d" => {
+        "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d"
+        | "conv_transpose3d" => {
             let transposed = name.starts_with("conv_transpose");
             let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
-            let Some(w) = args.tensor(1, "weight") else { return Value::Unknown };
-            let Some(wd) = interp.dims(&w) else { return Value::Unknown };
+            let Some(w) = args.tensor(1, "weight") else {
+                return Value::Unknown;
+            };
+            let Some(wd) = interp.dims(&w) else {
+                return Value::Unknown;
+            };
             if wd.len() != n + 2 {
                 return Value::Unknown;
             }
-            let groups = args.get(if transposed { 6 } else { 6 }, "groups").cloned().unwrap_or(Value::int(1));
+            let groups = args
+                .get(if transposed { 6 } else { 6 }, "groups")
+                .cloned()
+                .unwrap_or(Value::int(1));
             let g = interp.as_dim(&groups).unwrap_or_else(|| Dim::konst(1));
-            let (cin, cout) = if transposed { (wd[0].clone(), wd[1].mul(&g)) } else { (wd[1].mul(&g), wd[0].clone()) };
+            let (cin, cout) = if transposed {
+                (wd[0].clone(), wd[1].mul(&g))
+            } else {
+                (wd[1].mul(&g), wd[0].clone())
+            };
             let spec = ConvSpec {
                 n,
                 in_channels: Some(Value::Int(cin)),
@@ -1028,7 +1701,11 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
                 kernel: wd[2..].to_vec(),
                 stride: spatial_or(args.get(3, "stride"), n, 1),
                 padding: args.get(4, "padding").cloned(),
-                output_padding: if transposed { spatial_or(args.get(5, "output_padding"), n, 0) } else { vec![Dim::konst(0); n] },
+                output_padding: if transposed {
+                    spatial_or(args.get(5, "output_padding"), n, 0)
+                } else {
+                    vec![Dim::konst(0); n]
+                },
                 groups,
                 dilation: spatial_or(args.get(if transposed { 7 } else { 5 }, "dilation"), n, 1),
                 transposed,
@@ -1044,32 +1721,59 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
                 s => spatial(s, n),
             };
             let padding = spatial_or(args.get(3, "padding"), n, 0);
-            let dilation = if is_max { spatial_or(args.get(4, "dilation"), n, 1) } else { vec![Dim::konst(1); n] };
+            let dilation = if is_max {
+                spatial_or(args.get(4, "dilation"), n, 1)
+            } else {
+                vec![Dim::konst(1); n]
+            };
             let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
-            pool(interp, &x, n, &kernel, &stride, &padding, &dilation, ceil, device, range)
+            pool(
+                interp, &x, n, &kernel, &stride, &padding, &dilation, ceil, device, range,
+            )
         }
-        "adaptive_avg_pool1d" | "adaptive_avg_pool2d" | "adaptive_avg_pool3d" | "adaptive_max_pool1d" | "adaptive_max_pool2d" | "adaptive_max_pool3d" => {
+        "adaptive_avg_pool1d"
+        | "adaptive_avg_pool2d"
+        | "adaptive_avg_pool3d"
+        | "adaptive_max_pool1d"
+        | "adaptive_max_pool2d"
+        | "adaptive_max_pool3d" => {
             let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
             adaptive_pool(interp, &x, n, args.get(1, "output_size"), device, range)
         }
         "layer_norm" | "rms_norm" => {
-            let ns = args.get(1, "normalized_shape").cloned().unwrap_or(Value::Unknown);
+            let ns = args
+                .get(1, "normalized_shape")
+                .cloned()
+                .unwrap_or(Value::Unknown);
             layer_norm(interp, &x, &ns, device, range, name)
         }
         "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" | "normalize" => {
             out_like(interp, &x, x.shape.clone(), x.dtype, device, name)
         }
         "embedding" => {
-            let Some(w) = args.tensor(1, "weight") else { return Value::Unknown };
-            let Some(wd) = interp.dims(&w) else { return Value::Unknown };
+            let Some(w) = args.tensor(1, "weight") else {
+                return Value::Unknown;
+            };
+            let Some(wd) = interp.dims(&w) else {
+                return Value::Unknown;
+            };
             let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
             embedding(interp, &x, &None, &d, device, range)
         }
         "pad" => {
-            let Some(dims) = interp.dims(&x) else { return out_var(interp, &x, x.dtype, device, name) };
-            let Some(pads) = args.get(1, "pad").and_then(|v| v.items()) else { return Value::Unknown };
+            let Some(dims) = interp.dims(&x) else {
+                return out_var(interp, &x, x.dtype, device, name);
+            };
+            let Some(pads) = args.get(1, "pad").and_then(|v| v.items()) else {
+                return Value::Unknown;
+            };
             if pads.len() % 2 != 0 {
-                interp.report(range, Severity::Error, "pad-size", "Padding length must be divisible by 2".into());
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "pad-size",
+                    "Padding length must be divisible by 2".into(),
+                );
                 return Value::Unknown;
             }
             if pads.len() / 2 > dims.len() {
@@ -1090,13 +1794,18 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
             out_known(interp, &x, out, x.dtype, device, name)
         }
         "interpolate" | "upsample" | "upsample_nearest" | "upsample_bilinear" => {
-            let Some(dims) = interp.dims(&x) else { return out_var(interp, &x, x.dtype, device, name) };
+            let Some(dims) = interp.dims(&x) else {
+                return out_var(interp, &x, x.dtype, device, name);
+            };
             if dims.len() < 3 {
                 return Value::Unknown;
             }
             let n = dims.len() - 2;
             let size = args.get(1, "size").filter(|v| !v.is_none()).cloned();
-            let scale = args.get(2, "scale_factor").filter(|v| !v.is_none()).cloned();
+            let scale = args
+                .get(2, "scale_factor")
+                .filter(|v| !v.is_none())
+                .cloned();
             let mut out = dims[..2].to_vec();
             match (size, scale) {
                 (Some(s), None) => {
@@ -1129,19 +1838,43 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
                     }
                 }
                 (None, None) => {
-                    interp.report(range, Severity::Error, "interpolate-size", "either size or scale_factor should be defined".into());
+                    interp.report(
+                        range,
+                        Severity::Error,
+                        "interpolate-size",
+                        "either size or scale_factor should be defined".into(),
+                    );
                     return Value::Unknown;
                 }
                 (Some(_), Some(_)) => {
-                    interp.report(range, Severity::Error, "interpolate-size", "only one of size or scale_factor should be defined".into());
+                    interp.report(
+                        range,
+                        Severity::Error,
+                        "interpolate-size",
+                        "only one of size or scale_factor should be defined".into(),
+                    );
                     return Value::Unknown;
                 }
             }
             out_known(interp, &x, out, x.dtype, device, name)
         }
         "pixel_shuffle" | "pixel_unshuffle" => {
-            let Some(dims) = interp.dims(&x) else { return Value::Unknown };
-            let Some(r) = args.get(1, "upscale_factor").or(args.get(1, "downscale_factor")).and_then(|v| if let Value::Int(d) = v { Some(d.clone()) } else { None }) else { return Value::Unknown };
+            let Some(dims) = interp.dims(&x) else {
+                return Value::Unknown;
+            };
+            let Some(r) = args
+                .get(1, "upscale_factor")
+                .or(args.get(1, "downscale_factor"))
+                .and_then(|v| {
+                    if let Value::Int(d) = v {
+                        Some(d.clone())
+                    } else {
+                        None
+                    }
+                })
+            else {
+                return Value::Unknown;
+            };
             if dims.len() < 3 {
                 return Value::Unknown;
             }
@@ -1149,22 +1882,45 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
             let r2 = r.mul(&r);
             let mut out = dims.clone();
             if name == "pixel_shuffle" {
-                out[n - 3] = dims[n - 3].floordiv(&r2).unwrap_or_else(|| interp.env.anonymous());
+                out[n - 3] = dims[n - 3]
+                    .floordiv(&r2)
+                    .unwrap_or_else(|| interp.env.anonymous());
                 out[n - 2] = dims[n - 2].mul(&r);
                 out[n - 1] = dims[n - 1].mul(&r);
             } else {
                 out[n - 3] = dims[n - 3].mul(&r2);
-                out[n - 2] = dims[n - 2].floordiv(&r).unwrap_or_else(|| interp.env.anonymous());
-                out[n - 1] = dims[n - 1].floordiv(&r).unwrap_or_else(|| interp.env.anonymous());
+                out[n - 2] = dims[n - 2]
+                    .floordiv(&r)
+                    .unwrap_or_else(|| interp.env.anonymous());
+                out[n - 1] = dims[n - 1]
+                    .floordiv(&r)
+                    .unwrap_or_else(|| interp.env.anonymous());
             }
             out_known(interp, &x, out, x.dtype, device, name)
         }
         "cross_entropy" | "nll_loss" => loss_ce(interp, name, &x, &args, device, range),
-        "mse_loss" | "l1_loss" | "smooth_l1_loss" | "huber_loss" | "binary_cross_entropy" | "binary_cross_entropy_with_logits" | "kl_div" | "soft_margin_loss" => {
+        "mse_loss"
+        | "l1_loss"
+        | "smooth_l1_loss"
+        | "huber_loss"
+        | "binary_cross_entropy"
+        | "binary_cross_entropy_with_logits"
+        | "kl_div"
+        | "soft_margin_loss" => {
             let reduction = args.str(99, "reduction");
-            let Some(t) = args.tensor(1, "target") else { return Value::Unknown };
-            let (Some(xd), Some(td)) = (interp.dims(&x), interp.dims(&t)) else { return Value::Unknown };
-            if name.starts_with("binary_cross_entropy") && xd.len() == td.len() && xd.iter().zip(&td).any(|(a, b)| interp.env.known_different(a, b)) {
+            let Some(t) = args.tensor(1, "target") else {
+                return Value::Unknown;
+            };
+            let (Some(xd), Some(td)) = (interp.dims(&x), interp.dims(&t)) else {
+                return Value::Unknown;
+            };
+            if name.starts_with("binary_cross_entropy")
+                && xd.len() == td.len()
+                && xd
+                    .iter()
+                    .zip(&td)
+                    .any(|(a, b)| interp.env.known_different(a, b))
+            {
                 let message = format!(
                     "Using a target size ({}) that is different to the input size ({}) is deprecated. Please ensure they have the same size.",
                     interp.fmt_dims(&td),
@@ -1188,12 +1944,20 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
                 );
                 interp.report(range.clone(), Severity::Warning, "loss-broadcast", message);
             }
-            let out = if reduction.as_deref() == Some("none") { shape } else { Vec::new() };
+            let out = if reduction.as_deref() == Some("none") {
+                shape
+            } else {
+                Vec::new()
+            };
             out_known(interp, &x, out, x.dtype, device, name)
         }
         "scaled_dot_product_attention" => {
-            let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else { return Value::Unknown };
-            let (Some(qd), Some(kd), Some(vd)) = (interp.dims(&x), interp.dims(&k), interp.dims(&v)) else {
+            let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else {
+                return Value::Unknown;
+            };
+            let (Some(qd), Some(kd), Some(vd)) =
+                (interp.dims(&x), interp.dims(&k), interp.dims(&v))
+            else {
                 return out_var(interp, &x, x.dtype, device, name);
             };
             if qd.len() < 2 || kd.len() < 2 || vd.len() < 2 {
@@ -1209,14 +1973,18 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
                 interp.report(range, Severity::Error, "matmul-shape", message);
                 return Value::Unknown;
             }
-            let Ok(mut batch) = broadcast(interp, &qd[..qd.len() - 2], &kd[..kd.len() - 2]) else { return Value::Unknown };
+            let Ok(mut batch) = broadcast(interp, &qd[..qd.len() - 2], &kd[..kd.len() - 2]) else {
+                return Value::Unknown;
+            };
             batch.push(qd[qd.len() - 2].clone());
             batch.push(vd[vd.len() - 1].clone());
             out_known(interp, &x, batch, x.dtype, device, name)
         }
         "one_hot" => op(interp, "one_hot", args, range),
         "unfold" => {
-            let Some(dims) = interp.dims(&x) else { return Value::Unknown };
+            let Some(dims) = interp.dims(&x) else {
+                return Value::Unknown;
+            };
             if dims.len() != 4 {
                 return Value::Unknown;
             }
@@ -1229,26 +1997,56 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
             }
             let mut blocks = Dim::konst(1);
             for i in 0..2 {
-                let keff = dilation[i].mul(&kernel[i].sub(&Dim::konst(1))).add(&Dim::konst(1));
-                let n = dims[2 + i].add(&padding[i].mul(&Dim::konst(2))).sub(&keff).floordiv(&stride[i]).map(|q| q.add(&Dim::konst(1)));
+                let keff = dilation[i]
+                    .mul(&kernel[i].sub(&Dim::konst(1)))
+                    .add(&Dim::konst(1));
+                let n = dims[2 + i]
+                    .add(&padding[i].mul(&Dim::konst(2)))
+                    .sub(&keff)
+                    .floordiv(&stride[i])
+                    .map(|q| q.add(&Dim::konst(1)));
                 blocks = blocks.mul(&n.unwrap_or_else(|| interp.env.anonymous()));
             }
             let c = dims[1].mul(&kernel[0]).mul(&kernel[1]);
-            out_known(interp, &x, vec![dims[0].clone(), c, blocks], x.dtype, device, name)
+            out_known(
+                interp,
+                &x,
+                vec![dims[0].clone(), c, blocks],
+                x.dtype,
+                device,
+                name,
+            )
         }
         "grid_sample" => {
-            let Some(g) = args.tensor(1, "grid") else { return Value::Unknown };
-            let (Some(xd), Some(gd)) = (interp.dims(&x), interp.dims(&g)) else { return Value::Unknown };
+            let Some(g) = args.tensor(1, "grid") else {
+                return Value::Unknown;
+            };
+            let (Some(xd), Some(gd)) = (interp.dims(&x), interp.dims(&g)) else {
+                return Value::Unknown;
+            };
             if xd.len() != 4 || gd.len() != 4 {
                 return Value::Unknown;
             }
-            out_known(interp, &x, vec![xd[0].clone(), xd[1].clone(), gd[1].clone(), gd[2].clone()], x.dtype, device, name)
+            out_known(
+                interp,
+                &x,
+                vec![xd[0].clone(), xd[1].clone(), gd[1].clone(), gd[2].clone()],
+                x.dtype,
+                device,
+                name,
+            )
         }
         "glu" => {
-            let Some(mut dims) = interp.dims(&x) else { return Value::Unknown };
+            let Some(mut dims) = interp.dims(&x) else {
+                return Value::Unknown;
+            };
             let d = args.int(1, "dim").unwrap_or(-1);
-            let Ok(d) = super::shape::wrap_dim(d, dims.len()) else { return Value::Unknown };
-            dims[d] = dims[d].floordiv(&Dim::konst(2)).unwrap_or_else(|| interp.env.anonymous());
+            let Ok(d) = super::shape::wrap_dim(d, dims.len()) else {
+                return Value::Unknown;
+            };
+            dims[d] = dims[d]
+                .floordiv(&Dim::konst(2))
+                .unwrap_or_else(|| interp.env.anonymous());
             out_known(interp, &x, dims, x.dtype, device, name)
         }
         "mm" | "matmul" => {
@@ -1259,9 +2057,18 @@ pub(crate) fn functional(interp: &mut Interp<'_>, name: &str, args: Args, range:
     }
 }
 
-fn loss_ce(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, device: Option<Device>, range: TextRange) -> Value {
+fn loss_ce(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let reduction = args.str(99, "reduction");
-    let Some(t) = args.tensor(1, "target") else { return Value::Unknown };
+    let Some(t) = args.tensor(1, "target") else {
+        return Value::Unknown;
+    };
     let (Some(xd), Some(td)) = (interp.dims(x), interp.dims(&t)) else {
         return out_known(interp, x, Vec::new(), x.dtype, device, name);
     };
@@ -1271,16 +2078,29 @@ fn loss_ce(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, dev
             && d != DType::Int64
             && name == "cross_entropy"
         {
-            let message = format!("expected scalar type Long but found {}", super::dtype::torch_name(d));
+            let message = format!(
+                "expected scalar type Long but found {}",
+                super::dtype::torch_name(d)
+            );
             interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
             return Value::Unknown;
         }
-        let expected: Vec<Dim> = if xd.len() == 1 { Vec::new() } else { std::iter::once(xd[0].clone()).chain(xd[2..].iter().cloned()).collect() };
+        let expected: Vec<Dim> = if xd.len() == 1 {
+            Vec::new()
+        } else {
+            std::iter::once(xd[0].clone())
+                .chain(xd[2..].iter().cloned())
+                .collect()
+        };
         if td.len() != expected.len() {
             let message = if td.len() > 1 && xd.len() == 2 {
                 "0D or 1D target tensor expected, multi-target not supported".to_string()
             } else {
-                format!("Expected target size {}, got {}", interp.fmt_dims(&expected), interp.fmt_dims(&td))
+                format!(
+                    "Expected target size {}, got {}",
+                    interp.fmt_dims(&expected),
+                    interp.fmt_dims(&td)
+                )
             };
             interp.report(range, Severity::Error, "loss-shape", message);
             return Value::Unknown;
@@ -1288,23 +2108,42 @@ fn loss_ce(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, dev
         if let (Some(a), Some(b)) = (expected.first(), td.first())
             && interp.env.known_different(a, b)
         {
-            let message = format!("Expected input batch_size ({}) to match target batch_size ({}).", interp.fmt_dim(a), interp.fmt_dim(b));
+            let message = format!(
+                "Expected input batch_size ({}) to match target batch_size ({}).",
+                interp.fmt_dim(a),
+                interp.fmt_dim(b)
+            );
             interp.report(range, Severity::Error, "loss-shape", message);
             return Value::Unknown;
         }
         for (a, b) in expected.iter().zip(&td) {
             let _ = interp.require_equal(a, b);
         }
-        let out = if reduction.as_deref() == Some("none") { expected } else { Vec::new() };
+        let out = if reduction.as_deref() == Some("none") {
+            expected
+        } else {
+            Vec::new()
+        };
         return out_known(interp, x, out, x.dtype, device, name);
     }
-    if xd.len() != td.len() || xd.iter().zip(&td).any(|(a, b)| interp.env.known_different(a, b)) {
-        let message = format!("Expected target size {}, got {}", interp.fmt_dims(&xd), interp.fmt_dims(&td));
+    if xd.len() != td.len()
+        || xd
+            .iter()
+            .zip(&td)
+            .any(|(a, b)| interp.env.known_different(a, b))
+    {
+        let message = format!(
+            "Expected target size {}, got {}",
+            interp.fmt_dims(&xd),
+            interp.fmt_dims(&td)
+        );
         interp.report(range, Severity::Error, "loss-shape", message);
         return Value::Unknown;
     }
     let out = if reduction.as_deref() == Some("none") {
-        std::iter::once(xd[0].clone()).chain(xd.get(2..).unwrap_or(&[]).iter().cloned()).collect()
+        std::iter::once(xd[0].clone())
+            .chain(xd.get(2..).unwrap_or(&[]).iter().cloned())
+            .collect()
     } else {
         Vec::new()
     };

@@ -14,37 +14,206 @@ use crate::value::{DType, Device, Provenance, Shape, Tensor, Value};
 
 /// Pointwise ops that keep their input's shape and dtype.
 const SAME: &[&str] = &[
-    "neg", "positive", "abs", "relu", "relu6", "gelu", "silu", "mish", "hardswish", "hardsigmoid", "elu", "selu",
-    "celu", "leaky_relu", "hardtanh", "softplus", "softsign", "tanhshrink", "threshold", "floor", "ceil", "round",
-    "trunc", "frac", "sign", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "contiguous", "clone", "detach",
-    "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "square", "tril",
-    "triu", "bitwise_not", "zero_", "fill_", "normal_", "uniform_", "bernoulli_", "exponential_", "random_", "flip",
-    "fliplr", "flipud", "roll", "rot90_same", "cumsum_same", "masked_fill", "masked_scatter", "index_fill",
-    "index_add", "index_copy", "scatter", "scatter_add", "scatter_reduce", "index_put", "renorm", "glu_same",
-    "requires_grad_", "logit", "prelu", "rrelu", "copy_", "lerp", "addcmul", "addcdiv", "hardshrink", "softshrink",
-    "conj", "resolve_conj", "resolve_neg", "fix", "negative", "absolute", "sgn",
+    "neg",
+    "positive",
+    "abs",
+    "relu",
+    "relu6",
+    "gelu",
+    "silu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "elu",
+    "selu",
+    "celu",
+    "leaky_relu",
+    "hardtanh",
+    "softplus",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+    "sign",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "nan_to_num",
+    "contiguous",
+    "clone",
+    "detach",
+    "dropout",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "square",
+    "tril",
+    "triu",
+    "bitwise_not",
+    "zero_",
+    "fill_",
+    "normal_",
+    "uniform_",
+    "bernoulli_",
+    "exponential_",
+    "random_",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "rot90_same",
+    "cumsum_same",
+    "masked_fill",
+    "masked_scatter",
+    "index_fill",
+    "index_add",
+    "index_copy",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "index_put",
+    "renorm",
+    "glu_same",
+    "requires_grad_",
+    "logit",
+    "prelu",
+    "rrelu",
+    "copy_",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "hardshrink",
+    "softshrink",
+    "conj",
+    "resolve_conj",
+    "resolve_neg",
+    "fix",
+    "negative",
+    "absolute",
+    "sgn",
 ];
 /// Pointwise ops whose integer inputs give float results.
 const TO_FLOAT: &[&str] = &[
-    "sigmoid", "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
-    "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv", "reciprocal",
-    "logsigmoid", "digamma", "lgamma", "i0", "sinc", "deg2rad", "rad2deg",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "erf",
+    "erfc",
+    "erfinv",
+    "reciprocal",
+    "logsigmoid",
+    "digamma",
+    "lgamma",
+    "i0",
+    "sinc",
+    "deg2rad",
+    "rad2deg",
 ];
 /// Pointwise ops with a bool result.
-const TO_BOOL: &[&str] = &["isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not", "signbit", "isreal"];
+const TO_BOOL: &[&str] = &[
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isposinf",
+    "isneginf",
+    "logical_not",
+    "signbit",
+    "isreal",
+];
 /// Binary pointwise ops (broadcasting, promoting).
 const BINARY: &[&str] = &[
-    "add", "sub", "subtract", "mul", "multiply", "floor_divide", "remainder", "fmod", "pow", "float_power",
-    "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_left_shift", "bitwise_right_shift", "copysign", "xlogy", "rsub", "heaviside", "nextafter", "ldexp",
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "pow",
+    "float_power",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "atan2",
+    "arctan2",
+    "hypot",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "copysign",
+    "xlogy",
+    "rsub",
+    "heaviside",
+    "nextafter",
+    "ldexp",
 ];
 const BINARY_BOOL: &[&str] = &[
-    "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal", "logical_and",
-    "logical_or", "logical_xor", "isclose",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "less",
+    "greater_equal",
+    "less_equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "isclose",
 ];
 const REDUCTIONS: &[&str] = &[
-    "sum", "mean", "prod", "amax", "amin", "std", "var", "logsumexp", "all", "any", "count_nonzero", "nansum",
-    "nanmean", "norm", "linalg_vector_norm", "linalg_norm", "aminmax_", "std_mean_", "var_mean_",
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "std",
+    "var",
+    "logsumexp",
+    "all",
+    "any",
+    "count_nonzero",
+    "nansum",
+    "nanmean",
+    "norm",
+    "linalg_vector_norm",
+    "linalg_norm",
+    "aminmax_",
+    "std_mean_",
+    "var_mean_",
 ];
 
 /// Run the rule of `name` on `args` (tensor ops take the input first).
@@ -54,18 +223,25 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
         _ => (name, false),
     };
     let result = dispatch(interp, base, &args, range.clone());
-    if inplace && let (Some(Value::Tensor(this)), Value::Tensor(out)) = (args.pos.first(), &result) {
+    if inplace && let (Some(Value::Tensor(this)), Value::Tensor(out)) = (args.pos.first(), &result)
+    {
         // An in-place op keeps self's shape and dtype; a broadcast that
         // would grow self is an error.
         if let (Some(a), Some(b)) = (interp.dims(this), interp.dims(out))
             && a.len() == b.len()
-            && a.iter().zip(&b).any(|(x, y)| interp.env.known_different(x, y))
+            && a.iter()
+                .zip(&b)
+                .any(|(x, y)| interp.env.known_different(x, y))
         {
             interp.report(
                 range,
                 Severity::Error,
                 "broadcast-shape",
-                format!("output with shape {} doesn't match the broadcast shape {}", interp.fmt_dims(&a), interp.fmt_dims(&b)),
+                format!(
+                    "output with shape {} doesn't match the broadcast shape {}",
+                    interp.fmt_dims(&a),
+                    interp.fmt_dims(&b)
+                ),
             );
         }
         return Value::Tensor(this.clone());
@@ -90,12 +266,22 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
     }
     if TO_FLOAT.contains(&name) {
-        return out_shape(interp, &x, x.shape.clone(), int_to_float(x.dtype), device, name);
+        return out_shape(
+            interp,
+            &x,
+            x.shape.clone(),
+            int_to_float(x.dtype),
+            device,
+            name,
+        );
     }
     if TO_BOOL.contains(&name) {
         return out_shape(interp, &x, x.shape.clone(), Some(DType::Bool), device, name);
     }
-    if BINARY.contains(&name) || BINARY_BOOL.contains(&name) || matches!(name, "div" | "true_divide" | "divide") {
+    if BINARY.contains(&name)
+        || BINARY_BOOL.contains(&name)
+        || matches!(name, "div" | "true_divide" | "divide")
+    {
         let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
         return binary(interp, name, &Value::Tensor(x), &other, args, device, range);
     }
@@ -103,6 +289,23 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         return reduce(interp, name, &x, args, device, range);
     }
     let Some(dims) = dims else {
+        if matches!(name, "view" | "reshape") {
+            // The new shape is spelled out; only a `-1` depends on the input.
+            let items = args.varargs(1);
+            if !items.is_empty() && !matches!(items.as_slice(), [Value::DType(_)]) {
+                let mut sizes = interp.size_dims(&items);
+                for (i, d) in sizes.iter_mut().enumerate() {
+                    if interp.env.value(d) == Some(-1) {
+                        *d = if i == 0 {
+                            interp.env.symbol("N")
+                        } else {
+                            interp.env.anonymous()
+                        };
+                    }
+                }
+                return out_known(interp, &x, sizes, x.dtype, device, name);
+            }
+        }
         return unknown_rank_rule(interp, name, &x, args, device);
     };
     let rank = dims.len();
@@ -125,11 +328,17 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             }
         }};
     }
-    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| out_known(interp, &x, dims, dtype, device.clone(), name);
+    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
+        out_known(interp, &x, dims, dtype, device.clone(), name)
+    };
     match name {
         "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp" => {
             let _ = dim_arg!(1, "dim", Some(if rank <= 1 || rank == 3 { 0 } else { 1 }));
-            let dtype = super::creation::dtype_arg(args).or(if name.starts_with("cum") { sum_dtype(x.dtype) } else { x.dtype });
+            let dtype = super::creation::dtype_arg(args).or(if name.starts_with("cum") {
+                sum_dtype(x.dtype)
+            } else {
+                x.dtype
+            });
             same(interp, dims, dtype)
         }
         "cummax" | "cummin" => {
@@ -141,18 +350,38 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         "argmax" | "argmin" => match args.get(1, "dim") {
             None | Some(Value::None) => {
                 let keep = args.flag(2, "keepdim", false) == Some(true);
-                same(interp, if keep { vec![Dim::konst(1); rank] } else { Vec::new() }, Some(DType::Int64))
+                same(
+                    interp,
+                    if keep {
+                        vec![Dim::konst(1); rank]
+                    } else {
+                        Vec::new()
+                    },
+                    Some(DType::Int64),
+                )
             }
             _ => {
                 let d = dim_arg!(1, "dim", None);
                 let keep = args.flag(2, "keepdim", false);
-                same(interp, reduced(&dims, &[d], keep == Some(true)), Some(DType::Int64))
+                same(
+                    interp,
+                    reduced(&dims, &[d], keep == Some(true)),
+                    Some(DType::Int64),
+                )
             }
         },
         "max" | "min" => match args.get(1, "dim") {
             Some(Value::Tensor(_)) => {
                 let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-                binary(interp, if name == "max" { "maximum" } else { "minimum" }, &Value::Tensor(x.clone()), &other, args, device, range)
+                binary(
+                    interp,
+                    if name == "max" { "maximum" } else { "minimum" },
+                    &Value::Tensor(x.clone()),
+                    &other,
+                    args,
+                    device,
+                    range,
+                )
             }
             None | Some(Value::None) => same(interp, Vec::new(), x.dtype),
             _ => {
@@ -165,7 +394,11 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             }
         },
         "median" | "mode" | "nanmedian" | "kthvalue" => {
-            let (dim_index, default) = if name == "kthvalue" { (2, Some(-1)) } else { (1, Some(-1)) };
+            let (dim_index, default) = if name == "kthvalue" {
+                (2, Some(-1))
+            } else {
+                (1, Some(-1))
+            };
             if name != "kthvalue" && args.get(1, "dim").is_none() && name != "mode" {
                 return same(interp, Vec::new(), x.dtype);
             }
@@ -184,7 +417,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             if let (Some(k), Some(s)) = (interp.env.value(&shape[d]), interp.env.value(&dims[d]))
                 && k > s
             {
-                interp.report(range, Severity::Error, "index-out-of-range", "selected index k out of range".into());
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "index-out-of-range",
+                    "selected index k out of range".into(),
+                );
             }
             let v = same(interp, shape.clone(), x.dtype);
             let i = same(interp, shape, Some(DType::Int64));
@@ -208,8 +446,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             reshape(interp, name, &x, &dims, &items, device, range)
         }
         "view_as" | "reshape_as" | "expand_as" | "broadcast_as" => {
-            let Some(other) = args.tensor(1, "other") else { return unknown_rank_rule(interp, name, &x, args, device) };
-            let Some(target) = interp.dims(&other) else { return unknown_rank_rule(interp, name, &x, args, device) };
+            let Some(other) = args.tensor(1, "other") else {
+                return unknown_rank_rule(interp, name, &x, args, device);
+            };
+            let Some(target) = interp.dims(&other) else {
+                return unknown_rank_rule(interp, name, &x, args, device);
+            };
             let items: Vec<Value> = target.iter().map(|d| Value::Int(d.clone())).collect();
             if name == "expand_as" {
                 return expand(interp, &x, &dims, &items, device, range);
@@ -223,7 +465,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             let s = dim_arg!(1, "start_dim", Some(0));
             let e = dim_arg!(2, "end_dim", Some(-1));
             if s > e {
-                interp.report(range, Severity::Error, "dim-out-of-range", "flatten() has invalid args: start_dim cannot come after end_dim".into());
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "dim-out-of-range",
+                    "flatten() has invalid args: start_dim cannot come after end_dim".into(),
+                );
                 return Value::Unknown;
             }
             let mut shape = dims[..s].to_vec();
@@ -233,11 +480,21 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "unflatten" => {
             let d = dim_arg!(1, "dim", None);
-            let sizes = args.get(2, "sizes").and_then(|v| v.items()).unwrap_or_default();
+            let sizes = args
+                .get(2, "sizes")
+                .and_then(|v| v.items())
+                .unwrap_or_default();
             let mut new = interp.size_dims(&sizes);
             if let Some(pos) = new.iter().position(|n| interp.env.value(n) == Some(-1)) {
-                let known: Vec<Dim> = new.iter().enumerate().filter(|(i, _)| *i != pos).map(|(_, n)| n.clone()).collect();
-                new[pos] = dims[d].floordiv(&numel(&known)).unwrap_or_else(|| interp.env.anonymous());
+                let known: Vec<Dim> = new
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != pos)
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                new[pos] = dims[d]
+                    .floordiv(&numel(&known))
+                    .unwrap_or_else(|| interp.env.anonymous());
             } else if interp.env.known_different(&numel(&new), &dims[d]) {
                 let message = format!(
                     "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
@@ -260,13 +517,20 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                     let mut out = Vec::new();
                     for item in items {
                         match &item {
-                            Value::Int(d) if d.as_const().is_some() => match wrap_dim(d.as_const().unwrap_or(0), rank) {
-                                Ok(i) => out.push(i),
-                                Err(message) => {
-                                    interp.report(range, Severity::Error, "dim-out-of-range", message);
-                                    return Value::Unknown;
+                            Value::Int(d) if d.as_const().is_some() => {
+                                match wrap_dim(d.as_const().unwrap_or(0), rank) {
+                                    Ok(i) => out.push(i),
+                                    Err(message) => {
+                                        interp.report(
+                                            range,
+                                            Severity::Error,
+                                            "dim-out-of-range",
+                                            message,
+                                        );
+                                        return Value::Unknown;
+                                    }
                                 }
-                            },
+                            }
                             _ => return unknown_rank_rule(interp, name, &x, args, device),
                         }
                     }
@@ -280,7 +544,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                         Some(1) => continue,
                         Some(_) => {}
                         // Whether a symbolic size is 1 decides the rank: unknown.
-                        None if args.get(1, "dim").is_none() => return unknown_rank_rule(interp, name, &x, args, device),
+                        None if args.get(1, "dim").is_none() => {
+                            return unknown_rank_rule(interp, name, &x, args, device);
+                        }
                         None => {}
                     }
                 }
@@ -328,7 +594,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                         shape.push(dims[i].clone());
                     }
                     Ok(_) => {
-                        interp.report(range, Severity::Error, "permute-dims", "permute(): duplicate dims are not allowed.".into());
+                        interp.report(
+                            range,
+                            Severity::Error,
+                            "permute-dims",
+                            "permute(): duplicate dims are not allowed.".into(),
+                        );
                         return Value::Unknown;
                     }
                     Err(message) => {
@@ -350,7 +621,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             let mut shape = dims.clone();
             match name {
                 "t" if rank > 2 => {
-                    interp.report(range, Severity::Error, "dim-out-of-range", format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"));
+                    interp.report(
+                        range,
+                        Severity::Error,
+                        "dim-out-of-range",
+                        format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
+                    );
                     return Value::Unknown;
                 }
                 "t" | "__attr_T" | "__attr_H" => shape.reverse(),
@@ -365,13 +641,22 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             same(interp, shape, x.dtype)
         }
         "movedim" | "moveaxis" => {
-            let srcs = args.get(1, "source").map(|v| v.items().unwrap_or_else(|| vec![v.clone()])).unwrap_or_default();
-            let dsts = args.get(2, "destination").map(|v| v.items().unwrap_or_else(|| vec![v.clone()])).unwrap_or_default();
+            let srcs = args
+                .get(1, "source")
+                .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
+                .unwrap_or_default();
+            let dsts = args
+                .get(2, "destination")
+                .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
+                .unwrap_or_default();
             let to_idx = |v: &Value| match v {
                 Value::Int(d) => d.as_const().and_then(|i| wrap_dim(i, rank).ok()),
                 _ => None,
             };
-            let (Some(src), Some(dst)) = (srcs.iter().map(to_idx).collect::<Option<Vec<_>>>(), dsts.iter().map(to_idx).collect::<Option<Vec<_>>>()) else {
+            let (Some(src), Some(dst)) = (
+                srcs.iter().map(to_idx).collect::<Option<Vec<_>>>(),
+                dsts.iter().map(to_idx).collect::<Option<Vec<_>>>(),
+            ) else {
                 return unknown_rank_rule(interp, name, &x, args, device);
             };
             if src.len() != dst.len() {
@@ -382,7 +667,10 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 order[*d] = Some(*s);
             }
             let mut rest = (0..rank).filter(|i| !src.contains(i));
-            let shape: Vec<Dim> = order.iter().map(|o| dims[o.unwrap_or_else(|| rest.next().unwrap_or(0))].clone()).collect();
+            let shape: Vec<Dim> = order
+                .iter()
+                .map(|o| dims[o.unwrap_or_else(|| rest.next().unwrap_or(0))].clone())
+                .collect();
             same(interp, shape, x.dtype)
         }
         "expand" | "broadcast_to" => {
@@ -405,7 +693,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "repeat_interleave" => {
             let reps = args.get(1, "repeats").cloned().unwrap_or(Value::Unknown);
-            let Value::Int(k) = reps else { return out_var(interp, &x, x.dtype, device, name) };
+            let Value::Int(k) = reps else {
+                return out_var(interp, &x, x.dtype, device, name);
+            };
             match args.get(2, "dim") {
                 None | Some(Value::None) => {
                     let shape = vec![numel(&dims).mul(&k)];
@@ -434,7 +724,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "unbind" => {
             let d = dim_arg!(1, "dim", Some(0));
-            let Some(n) = interp.env.value(&dims[d]) else { return Value::Unknown };
+            let Some(n) = interp.env.value(&dims[d]) else {
+                return Value::Unknown;
+            };
             let mut shape = dims.clone();
             shape.remove(d);
             let item = same(interp, shape, x.dtype);
@@ -447,7 +739,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 // A symbolic size split into known chunks: equal pieces when it divides.
                 if let Some(c) = args.int(1, "chunks").filter(|c| *c > 0 && *c <= 64) {
                     let mut shape = dims.clone();
-                    shape[d] = dims[d].floordiv(&Dim::konst(c)).unwrap_or_else(|| Dim::konst(0));
+                    shape[d] = dims[d]
+                        .floordiv(&Dim::konst(c))
+                        .unwrap_or_else(|| Dim::konst(0));
                     let piece = same(interp, shape, x.dtype);
                     return Value::tuple(vec![piece; c as usize]);
                 }
@@ -457,18 +751,28 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 return Value::Unknown;
             }
             let piece = (s + c - 1) / c;
-            let count = if piece == 0 { c } else { (s + piece - 1) / piece };
+            let count = if piece == 0 {
+                c
+            } else {
+                (s + piece - 1) / piece
+            };
             let mut out = Vec::new();
             for i in 0..count.min(1024) {
                 let mut shape = dims.clone();
-                shape[d] = Dim::konst(if piece == 0 { 0 } else { piece.min(s - i * piece) });
+                shape[d] = Dim::konst(if piece == 0 {
+                    0
+                } else {
+                    piece.min(s - i * piece)
+                });
                 out.push(same(interp, shape, x.dtype));
             }
             Value::tuple(out)
         }
         "tensor_split" => {
             let d = dim_arg!(2, "dim", Some(0));
-            let (Some(c), Some(s)) = (args.int(1, "sections"), interp.env.value(&dims[d])) else { return Value::Unknown };
+            let (Some(c), Some(s)) = (args.int(1, "sections"), interp.env.value(&dims[d])) else {
+                return Value::Unknown;
+            };
             if c <= 0 {
                 return Value::Unknown;
             }
@@ -485,19 +789,43 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             matmul(interp, name, &x, &other, args, device, range)
         }
         "outer" | "ger" => {
-            let Some(y) = args.tensor(1, "vec2") else { return Value::Unknown };
-            let Some(dy) = interp.dims(&y) else { return Value::Unknown };
-            let (Some(a), Some(b)) = (dims.first(), dy.first()) else { return Value::Unknown };
-            let dtype = promote(&[(&Value::Tensor(x.clone()), Some(1)), (&Value::Tensor(y.clone()), Some(1))]);
+            let Some(y) = args.tensor(1, "vec2") else {
+                return Value::Unknown;
+            };
+            let Some(dy) = interp.dims(&y) else {
+                return Value::Unknown;
+            };
+            let (Some(a), Some(b)) = (dims.first(), dy.first()) else {
+                return Value::Unknown;
+            };
+            let dtype = promote(&[
+                (&Value::Tensor(x.clone()), Some(1)),
+                (&Value::Tensor(y.clone()), Some(1)),
+            ]);
             same(interp, vec![a.clone(), b.clone()], dtype)
         }
         "baddbmm" | "addmm" | "addbmm" | "addmv" => {
-            let (Some(a), Some(b)) = (args.tensor(1, "batch1").or(args.tensor(1, "mat1")), args.tensor(2, "batch2").or(args.tensor(2, "mat2"))) else {
+            let (Some(a), Some(b)) = (
+                args.tensor(1, "batch1").or(args.tensor(1, "mat1")),
+                args.tensor(2, "batch2").or(args.tensor(2, "mat2")),
+            ) else {
                 return Value::Unknown;
             };
-            let product = matmul(interp, if name == "baddbmm" { "bmm" } else { "mm" }, &a, &Value::Tensor(b), args, device.clone(), range.clone());
-            let Value::Tensor(p) = &product else { return product };
-            let (Some(pd), Some(bias)) = (interp.dims(p), Some(dims.clone())) else { return product };
+            let product = matmul(
+                interp,
+                if name == "baddbmm" { "bmm" } else { "mm" },
+                &a,
+                &Value::Tensor(b),
+                args,
+                device.clone(),
+                range.clone(),
+            );
+            let Value::Tensor(p) = &product else {
+                return product;
+            };
+            let (Some(pd), Some(bias)) = (interp.dims(p), Some(dims.clone())) else {
+                return product;
+            };
             match broadcast(interp, &bias, &pd) {
                 Ok(_) => product,
                 Err(message) => {
@@ -526,18 +854,31 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             let a = dim_arg!(2, "dim1", Some(0));
             let b = dim_arg!(3, "dim2", Some(1));
             let n = dims[a].minimum(&dims[b]);
-            let mut shape: Vec<Dim> = dims.iter().enumerate().filter(|(i, _)| *i != a && *i != b).map(|(_, d)| d.clone()).collect();
+            let mut shape: Vec<Dim> = dims
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != a && *i != b)
+                .map(|(_, d)| d.clone())
+                .collect();
             shape.push(n);
             same(interp, shape, x.dtype)
         }
         "trace" => same(interp, Vec::new(), x.dtype),
         "gather" | "take_along_dim" => {
             let _ = dim_arg!(1, "dim", Some(0));
-            let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else { return Value::Unknown };
+            let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else {
+                return Value::Unknown;
+            };
             match interp.dims(&index) {
                 Some(idims) => {
                     if idims.len() != rank {
-                        interp.report(range, Severity::Error, "index-shape", "Index tensor must have the same number of dimensions as input tensor".into());
+                        interp.report(
+                            range,
+                            Severity::Error,
+                            "index-shape",
+                            "Index tensor must have the same number of dimensions as input tensor"
+                                .into(),
+                        );
                         return Value::Unknown;
                     }
                     same(interp, idims, x.dtype)
@@ -547,9 +888,13 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "index_select" => {
             let d = dim_arg!(1, "dim", None);
-            let Some(index) = args.tensor(2, "index") else { return Value::Unknown };
+            let Some(index) = args.tensor(2, "index") else {
+                return Value::Unknown;
+            };
             let n = match interp.dims(&index) {
-                Some(idims) if idims.len() <= 1 => idims.first().cloned().unwrap_or_else(|| Dim::konst(1)),
+                Some(idims) if idims.len() <= 1 => {
+                    idims.first().cloned().unwrap_or_else(|| Dim::konst(1))
+                }
                 _ => interp.env.anonymous(),
             };
             let mut shape = dims.clone();
@@ -558,13 +903,16 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "where" => {
             // `x` here is the condition.
-            let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned()) else {
+            let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned())
+            else {
                 return Value::Unknown;
             };
             let mut shape = dims.clone();
             for v in [&a, &b] {
                 if let Value::Tensor(t) = v {
-                    let Some(d) = interp.dims(t) else { return Value::Unknown };
+                    let Some(d) = interp.dims(t) else {
+                        return Value::Unknown;
+                    };
                     match broadcast(interp, &shape, &d) {
                         Ok(s) => shape = s,
                         Err(message) => {
@@ -574,8 +922,16 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                     }
                 }
             }
-            let ra = if let Value::Tensor(t) = &a { interp.dims(t).map(|d| d.len()) } else { None };
-            let rb = if let Value::Tensor(t) = &b { interp.dims(t).map(|d| d.len()) } else { None };
+            let ra = if let Value::Tensor(t) = &a {
+                interp.dims(t).map(|d| d.len())
+            } else {
+                None
+            };
+            let rb = if let Value::Tensor(t) = &b {
+                interp.dims(t).map(|d| d.len())
+            } else {
+                None
+            };
             let dtype = promote(&[(&a, ra), (&b, rb)]);
             same(interp, shape, dtype)
         }
@@ -596,32 +952,53 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             same(interp, vec![n], Some(DType::Int64))
         }
         "cdist" => {
-            let Some(y) = args.tensor(1, "x2") else { return Value::Unknown };
-            let Some(dy) = interp.dims(&y) else { return Value::Unknown };
+            let Some(y) = args.tensor(1, "x2") else {
+                return Value::Unknown;
+            };
+            let Some(dy) = interp.dims(&y) else {
+                return Value::Unknown;
+            };
             if rank < 2 || dy.len() < 2 {
                 return Value::Unknown;
             }
-            if interp.env.known_different(&dims[rank - 1], &dy[dy.len() - 1]) {
-                let message = format!("X1 and X2 must have the same number of columns. X1: {} X2: {}", interp.fmt_dim(&dims[rank - 1]), interp.fmt_dim(&dy[dy.len() - 1]));
+            if interp
+                .env
+                .known_different(&dims[rank - 1], &dy[dy.len() - 1])
+            {
+                let message = format!(
+                    "X1 and X2 must have the same number of columns. X1: {} X2: {}",
+                    interp.fmt_dim(&dims[rank - 1]),
+                    interp.fmt_dim(&dy[dy.len() - 1])
+                );
                 interp.report(range, Severity::Error, "matmul-shape", message);
                 return Value::Unknown;
             }
-            let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else { return Value::Unknown };
+            let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
+                return Value::Unknown;
+            };
             batch.push(dims[rank - 2].clone());
             batch.push(dy[dy.len() - 2].clone());
             same(interp, batch, x.dtype)
         }
         "cosine_similarity" | "pairwise_distance" => {
-            let Some(y) = args.tensor(1, "x2") else { return Value::Unknown };
-            let Some(dy) = interp.dims(&y) else { return Value::Unknown };
-            let Ok(b) = broadcast(interp, &dims, &dy) else { return Value::Unknown };
+            let Some(y) = args.tensor(1, "x2") else {
+                return Value::Unknown;
+            };
+            let Some(dy) = interp.dims(&y) else {
+                return Value::Unknown;
+            };
+            let Ok(b) = broadcast(interp, &dims, &dy) else {
+                return Value::Unknown;
+            };
             let d = match args.int(2, "dim") {
                 Some(d) => wrap_dim(d, b.len()).ok(),
                 None => b.len().checked_sub(1),
             };
             let Some(d) = d else { return Value::Unknown };
             let mut shape = b;
-            if name == "cosine_similarity" || !matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true)))) {
+            if name == "cosine_similarity"
+                || !matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true))))
+            {
                 shape.remove(d);
             }
             same(interp, shape, x.dtype)
@@ -635,8 +1012,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             same(interp, shape, x.dtype)
         }
         "cross" | "linalg_cross" => same(interp, dims, x.dtype),
-        "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp" => same(interp, dims, x.dtype),
-        "det" | "linalg_det" | "logdet" => same(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype),
+        "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp" => {
+            same(interp, dims, x.dtype)
+        }
+        "det" | "linalg_det" | "logdet" => {
+            same(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype)
+        }
         "one_hot" => {
             let c = match args.get(1, "num_classes") {
                 Some(Value::Int(d)) if d.as_const() != Some(-1) => d.clone(),
@@ -645,7 +1026,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             if let Some(dt) = x.dtype
                 && dt != DType::Int64
             {
-                interp.report(range, Severity::Error, "dtype-mismatch", "one_hot is only applicable to index tensor of type LongTensor.".into());
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "dtype-mismatch",
+                    "one_hot is only applicable to index tensor of type LongTensor.".into(),
+                );
                 return Value::Unknown;
             }
             let mut shape = dims.clone();
@@ -663,15 +1049,16 @@ fn interp_fresh(interp: &mut Interp<'_>) -> Shape {
 /// Ops without a tensor first argument: `torch.cat([...])`, `torch.stack`, `torch.einsum`, `torch.max(a, b)`.
 fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
     match name {
-        "cat" | "concat" | "concatenate" | "stack" | "hstack" | "vstack" | "dstack" | "row_stack" | "column_stack" => {
-            cat(interp, name, args, range)
-        }
+        "cat" | "concat" | "concatenate" | "stack" | "hstack" | "vstack" | "dstack"
+        | "row_stack" | "column_stack" => cat(interp, name, args, range),
         "einsum" => super::einops::einsum(interp, args, range),
         "broadcast_tensors" => {
             let ts = args.tensors();
             let mut shape: Vec<Dim> = Vec::new();
             for t in &ts {
-                let Some(d) = interp.dims(t) else { return Value::Unknown };
+                let Some(d) = interp.dims(t) else {
+                    return Value::Unknown;
+                };
                 match broadcast(interp, &shape, &d) {
                     Ok(s) => shape = s,
                     Err(message) => {
@@ -680,13 +1067,19 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
                     }
                 }
             }
-            Value::tuple(ts.iter().map(|t| out_known(interp, t, shape.clone(), t.dtype, t.device.clone(), name)).collect())
+            Value::tuple(
+                ts.iter()
+                    .map(|t| out_known(interp, t, shape.clone(), t.dtype, t.device.clone(), name))
+                    .collect(),
+            )
         }
         "meshgrid" => Value::Unknown,
         _ => {
             // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.
             if let Some(t) = args.tensors().first().cloned()
-                && (BINARY.contains(&name) || BINARY_BOOL.contains(&name) || matches!(name, "div" | "true_divide" | "mul" | "add" | "pow" | "rsub"))
+                && (BINARY.contains(&name)
+                    || BINARY_BOOL.contains(&name)
+                    || matches!(name, "div" | "true_divide" | "mul" | "add" | "pow" | "rsub"))
             {
                 let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
                 let a = args.pos.first().cloned().unwrap_or(Value::Unknown);
@@ -699,7 +1092,12 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
                 return Value::Unknown;
             }
             if !interp.config.allow_fallback_kernels && !args.tensors().is_empty() {
-                interp.report(range, Severity::Warning, "unsupported-op", format!("no shape rule for `{name}`; its result is unknown"));
+                interp.report(
+                    range,
+                    Severity::Warning,
+                    "unsupported-op",
+                    format!("no shape rule for `{name}`; its result is unknown"),
+                );
             }
             Value::Unknown
         }
@@ -708,9 +1106,16 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
 
 /// What an op with no rule (or a rank not known) returns: a tensor of
 /// unknown shape on the input's device.
-fn unknown_rank_rule(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, device: Option<Device>) -> Value {
+fn unknown_rank_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> Value {
     let _ = args;
-    let known = SAME.contains(&name) || TO_FLOAT.contains(&name) || KNOWN_UNKNOWN_RANK.contains(&name);
+    let known =
+        SAME.contains(&name) || TO_FLOAT.contains(&name) || KNOWN_UNKNOWN_RANK.contains(&name);
     if !known && !interp.config.allow_fallback_kernels {
         let range = x.made_at.clone().unwrap_or(0..0);
         let _ = range;
@@ -729,13 +1134,45 @@ fn unknown_rank_rule(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: 
 
 /// Ops with a rule that just could not run on an input of unknown rank.
 const KNOWN_UNKNOWN_RANK: &[&str] = &[
-    "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "permute", "transpose", "expand", "repeat",
-    "matmul", "softmax", "log_softmax", "argmax", "max", "min", "topk", "sort", "gather", "index_select", "narrow",
-    "select", "split", "chunk", "movedim", "t", "__attr_T", "__attr_mT",
+    "view",
+    "reshape",
+    "flatten",
+    "unflatten",
+    "squeeze",
+    "unsqueeze",
+    "permute",
+    "transpose",
+    "expand",
+    "repeat",
+    "matmul",
+    "softmax",
+    "log_softmax",
+    "argmax",
+    "max",
+    "min",
+    "topk",
+    "sort",
+    "gather",
+    "index_select",
+    "narrow",
+    "select",
+    "split",
+    "chunk",
+    "movedim",
+    "t",
+    "__attr_T",
+    "__attr_mT",
 ];
 
 /// The output tensor of an op on `x`: fake or real as the mode makes it.
-fn out_shape(interp: &mut Interp<'_>, x: &Rc<Tensor>, shape: Shape, dtype: Option<DType>, device: Option<Device>, op: &str) -> Value {
+fn out_shape(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    shape: Shape,
+    dtype: Option<DType>,
+    device: Option<Device>,
+    op: &str,
+) -> Value {
     let shape = interp.resolve_shape(&shape);
     let mut t = interp.new_tensor(shape, dtype, device, op);
     if !interp.mode.fake {
@@ -744,7 +1181,14 @@ fn out_shape(interp: &mut Interp<'_>, x: &Rc<Tensor>, shape: Shape, dtype: Optio
     Value::Tensor(Rc::new(t))
 }
 
-pub(crate) fn out_known(interp: &mut Interp<'_>, x: &Rc<Tensor>, dims: Vec<Dim>, dtype: Option<DType>, device: Option<Device>, op: &str) -> Value {
+pub(crate) fn out_known(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    dims: Vec<Dim>,
+    dtype: Option<DType>,
+    device: Option<Device>,
+    op: &str,
+) -> Value {
     let dims = dims.into_iter().map(|d| interp.bounded(d)).collect();
     out_shape(interp, x, Shape::known(dims), dtype, device, op)
 }
@@ -752,30 +1196,60 @@ pub(crate) fn out_known(interp: &mut Interp<'_>, x: &Rc<Tensor>, dims: Vec<Dim>,
 /// Check the fake mode's input rules and the devices of an op's tensors.
 /// Returns the output device (`Some(None)` when unknown), `None` when the
 /// op raises.
-pub(crate) fn check_inputs(interp: &mut Interp<'_>, args: &Args, name: &str, range: TextRange) -> Option<Option<Device>> {
+pub(crate) fn check_inputs(
+    interp: &mut Interp<'_>,
+    args: &Args,
+    name: &str,
+    range: TextRange,
+) -> Option<Option<Device>> {
     let tensors = args.tensors();
     if interp.mode.fake && !interp.mode.allow_non_fake_inputs {
         if let Some(real) = tensors.iter().find(|t| t.origin == Provenance::Real) {
-            let shape = interp.dims(real).map(|d| interp.fmt_dims(&d)).unwrap_or_else(|| "[?]".into());
+            let shape = interp
+                .dims(real)
+                .map(|d| interp.fmt_dims(&d))
+                .unwrap_or_else(|| "[?]".into());
             let message = format!(
                 "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'. Found in aten.{name}(tensor([...], size={shape}))"
             );
             let (severity, message) = if interp.mode.user_mode {
                 (Severity::Error, message)
             } else {
-                (Severity::Warning, format!("a real tensor (made outside the fake mode, e.g. at module level) meets fake ones: {message}"))
+                (
+                    Severity::Warning,
+                    format!(
+                        "a real tensor (made outside the fake mode, e.g. at module level) meets fake ones: {message}"
+                    ),
+                )
             };
-            let related = real.made_at.clone().map(|r| vec![(r, "the real tensor is made here".to_string())]).unwrap_or_default();
+            let related = real
+                .made_at
+                .clone()
+                .map(|r| vec![(r, "the real tensor is made here".to_string())])
+                .unwrap_or_default();
             interp.report_related(range.clone(), severity, "real-fake-mix", message, related);
         }
-        let modes: Vec<u32> = tensors.iter().filter(|t| t.origin == Provenance::Fake).map(|t| t.mode).collect();
+        let modes: Vec<u32> = tensors
+            .iter()
+            .filter(|t| t.origin == Provenance::Fake)
+            .map(|t| t.mode)
+            .collect();
         if let (Some(first), true) = (modes.first(), interp.mode.user_mode)
             && modes.iter().any(|m| m != first)
         {
-            interp.report(range.clone(), Severity::Error, "fake-mode-mix", "Mixing fake modes NYI: tensors from two different FakeTensorMode scopes meet here".into());
+            interp.report(
+                range.clone(),
+                Severity::Error,
+                "fake-mode-mix",
+                "Mixing fake modes NYI: tensors from two different FakeTensorMode scopes meet here"
+                    .into(),
+            );
         }
     }
-    let pointwise = SAME.contains(&name) || BINARY.contains(&name) || BINARY_BOOL.contains(&name) || matches!(name, "div" | "where" | "true_divide");
+    let pointwise = SAME.contains(&name)
+        || BINARY.contains(&name)
+        || BINARY_BOOL.contains(&name)
+        || matches!(name, "div" | "where" | "true_divide");
     let mut common: Option<Device> = None;
     let mut common_is_scalar = false;
     let mut unknown = false;
@@ -802,12 +1276,25 @@ pub(crate) fn check_inputs(interp: &mut Interp<'_>, args: &Args, name: &str, ran
                 }
                 let (a, b) = (c.clone(), dev.clone());
                 let either = a == Device::CudaOrCpu || b == Device::CudaOrCpu;
-                if either && (a == Device::Cpu || b == Device::Cpu || a == Device::Cuda(0) || b == Device::Cuda(0)) {
+                if either
+                    && (a == Device::Cpu
+                        || b == Device::Cpu
+                        || a == Device::Cuda(0)
+                        || b == Device::Cuda(0))
+                {
                     // One side is cpu-or-cuda: it fails exactly when CUDA is there.
                     let message = format!(
                         "Expected all tensors to be on the same device, but found at least two devices, {} and {}! (when CUDA is available)",
-                        if a == Device::CudaOrCpu { "cuda:0".into() } else { a.name() },
-                        if b == Device::CudaOrCpu { "cuda:0".into() } else { b.name() }
+                        if a == Device::CudaOrCpu {
+                            "cuda:0".into()
+                        } else {
+                            a.name()
+                        },
+                        if b == Device::CudaOrCpu {
+                            "cuda:0".into()
+                        } else {
+                            b.name()
+                        }
                     );
                     interp.report(range.clone(), Severity::Error, "device-mismatch", message);
                     return None;
@@ -826,15 +1313,24 @@ pub(crate) fn check_inputs(interp: &mut Interp<'_>, args: &Args, name: &str, ran
             }
         }
     }
-    Some(if unknown && common.is_none() { None } else { common })
+    Some(if unknown && common.is_none() {
+        None
+    } else {
+        common
+    })
 }
 
 fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextRange) {
-    let Some(mask) = args.tensor(1, "mask") else { return };
+    let Some(mask) = args.tensor(1, "mask") else {
+        return;
+    };
     if let Some(dt) = mask.dtype
         && dt != DType::Bool
     {
-        let message = format!("masked_fill_ only supports boolean masks, but got mask with dtype {}", dt.name());
+        let message = format!(
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            dt.name()
+        );
         interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
     }
     if let (Some(xd), Some(md)) = (interp.dims(x), interp.dims(&mask))
@@ -844,7 +1340,15 @@ fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextR
     }
 }
 
-fn binary(interp: &mut Interp<'_>, name: &str, a: &Value, b: &Value, args: &Args, device: Option<Device>, range: TextRange) -> Value {
+fn binary(
+    interp: &mut Interp<'_>,
+    name: &str,
+    a: &Value,
+    b: &Value,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let dims_of = |interp: &Interp<'_>, v: &Value| -> Option<Option<Vec<Dim>>> {
         match v {
             Value::Tensor(t) => Some(interp.dims(t)),
@@ -864,7 +1368,11 @@ fn binary(interp: &mut Interp<'_>, name: &str, a: &Value, b: &Value, args: &Args
         if BINARY_BOOL.contains(&name) {
             Some(DType::Bool)
         } else if matches!(name, "div" | "true_divide" | "divide") {
-            if args.kw("rounding_mode").is_some() { d } else { int_to_float(d) }
+            if args.kw("rounding_mode").is_some() {
+                d
+            } else {
+                int_to_float(d)
+            }
         } else if name == "pow" {
             d.map(|d| if d == DType::Bool { DType::Int64 } else { d })
         } else {
@@ -874,7 +1382,11 @@ fn binary(interp: &mut Interp<'_>, name: &str, a: &Value, b: &Value, args: &Args
     let (Some(Some(xa)), Some(Some(xb))) = (da.clone(), db.clone()) else {
         // A tensor of unknown rank with a scalar keeps its rank variable.
         let shape = match (a, b, &da, &db) {
-            (Value::Tensor(t), _, _, Some(Some(s))) | (_, Value::Tensor(t), Some(Some(s)), _) if s.is_empty() => t.shape.clone(),
+            (Value::Tensor(t), _, _, Some(Some(s))) | (_, Value::Tensor(t), Some(Some(s)), _)
+                if s.is_empty() =>
+            {
+                t.shape.clone()
+            }
             (Value::Tensor(x), Value::Tensor(y), _, _) if x.shape == y.shape => x.shape.clone(),
             _ => interp.fresh_rank_var(),
         };
@@ -883,7 +1395,11 @@ fn binary(interp: &mut Interp<'_>, name: &str, a: &Value, b: &Value, args: &Args
     match broadcast(interp, &xa, &xb) {
         Ok(shape) => out_known(interp, &template, shape, dtype, device, name),
         Err(message) => {
-            let related = args.ranges.iter().zip(["left operand", "right operand"]).zip([&xa, &xb])
+            let related = args
+                .ranges
+                .iter()
+                .zip(["left operand", "right operand"])
+                .zip([&xa, &xb])
                 .map(|((r, which), d)| (r.clone(), format!("{which}: {}", interp.fmt_dims(d))))
                 .collect();
             interp.report_related(range, Severity::Error, "broadcast-shape", message, related);
@@ -895,15 +1411,35 @@ fn binary(interp: &mut Interp<'_>, name: &str, a: &Value, b: &Value, args: &Args
 fn reduced(dims: &[Dim], reduce: &[usize], keepdim: bool) -> Vec<Dim> {
     dims.iter()
         .enumerate()
-        .filter_map(|(i, d)| if reduce.contains(&i) { keepdim.then(|| Dim::konst(1)) } else { Some(d.clone()) })
+        .filter_map(|(i, d)| {
+            if reduce.contains(&i) {
+                keepdim.then(|| Dim::konst(1))
+            } else {
+                Some(d.clone())
+            }
+        })
         .collect()
 }
 
-fn reduce(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, device: Option<Device>, range: TextRange) -> Value {
+fn reduce(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let dtype = match name {
-        "sum" | "prod" | "nansum" | "count_nonzero" => if name == "count_nonzero" { Some(DType::Int64) } else { sum_dtype(x.dtype) },
+        "sum" | "prod" | "nansum" | "count_nonzero" => {
+            if name == "count_nonzero" {
+                Some(DType::Int64)
+            } else {
+                sum_dtype(x.dtype)
+            }
+        }
         "all" | "any" => Some(DType::Bool),
-        "mean" | "nanmean" | "std" | "var" | "norm" | "logsumexp" | "linalg_vector_norm" | "linalg_norm" => {
+        "mean" | "nanmean" | "std" | "var" | "norm" | "logsumexp" | "linalg_vector_norm"
+        | "linalg_norm" => {
             if let Some(d) = x.dtype
                 && d.category() <= 1
                 && name != "logsumexp"
@@ -921,7 +1457,9 @@ fn reduce(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, devi
     };
     let dtype = super::creation::dtype_arg(args).or(dtype);
     let Some(dims) = interp.dims(x) else {
-        if args.get(1, "dim").is_none() && !matches!(name, "norm" | "linalg_norm" | "linalg_vector_norm") {
+        if args.get(1, "dim").is_none()
+            && !matches!(name, "norm" | "linalg_norm" | "linalg_vector_norm")
+        {
             return out_known(interp, x, Vec::new(), dtype, device, name);
         }
         return unknown_rank_rule(interp, name, x, args, device);
@@ -933,7 +1471,10 @@ fn reduce(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, devi
         _ => (1, 2),
     };
     let keepdim = args.flag(keep_index, "keepdim", false) == Some(true);
-    let dim_value = args.kw("dim").or_else(|| args.pos.get(dim_index)).filter(|v| !matches!(v, Value::Bool(_) | Value::Float(_) | Value::Str(_)));
+    let dim_value = args
+        .kw("dim")
+        .or_else(|| args.pos.get(dim_index))
+        .filter(|v| !matches!(v, Value::Bool(_) | Value::Float(_) | Value::Str(_)));
     let targets: Vec<usize> = match dim_value {
         None | Some(Value::None) => (0..rank).collect(),
         Some(v) => {
@@ -943,11 +1484,20 @@ fn reduce(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, devi
             } else {
                 let mut out = Vec::new();
                 for item in items {
-                    let Value::Int(d) = &item else { return unknown_rank_rule(interp, name, x, args, device) };
-                    let Some(d) = d.as_const() else { return unknown_rank_rule(interp, name, x, args, device) };
+                    let Value::Int(d) = &item else {
+                        return unknown_rank_rule(interp, name, x, args, device);
+                    };
+                    let Some(d) = d.as_const() else {
+                        return unknown_rank_rule(interp, name, x, args, device);
+                    };
                     match wrap_dim(d, rank) {
                         Ok(i) if out.contains(&i) => {
-                            interp.report(range, Severity::Error, "dim-out-of-range", format!("dim {i} appears multiple times in the list of dims"));
+                            interp.report(
+                                range,
+                                Severity::Error,
+                                "dim-out-of-range",
+                                format!("dim {i} appears multiple times in the list of dims"),
+                            );
                             return Value::Unknown;
                         }
                         Ok(i) => out.push(i),
@@ -961,15 +1511,40 @@ fn reduce(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args, devi
             }
         }
     };
-    out_known(interp, x, reduced(&dims, &targets, keepdim), dtype, device, name)
+    out_known(
+        interp,
+        x,
+        reduced(&dims, &targets, keepdim),
+        dtype,
+        device,
+        name,
+    )
 }
 
-fn reshape(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, dims: &[Dim], items: &[Value], device: Option<Device>, range: TextRange) -> Value {
+fn reshape(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    dims: &[Dim],
+    items: &[Value],
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let mut new = interp.size_dims(items);
     let total = numel(dims);
-    let infer: Vec<usize> = new.iter().enumerate().filter(|(_, d)| interp.env.value(d) == Some(-1)).map(|(i, _)| i).collect();
+    let infer: Vec<usize> = new
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| interp.env.value(d) == Some(-1))
+        .map(|(i, _)| i)
+        .collect();
     if infer.len() > 1 {
-        interp.report(range, Severity::Error, "view-size", "only one dimension can be inferred".into());
+        interp.report(
+            range,
+            Severity::Error,
+            "view-size",
+            "only one dimension can be inferred".into(),
+        );
         return Value::Unknown;
     }
     let shown = |interp: &Interp<'_>, new: &[Dim]| {
@@ -977,12 +1552,20 @@ fn reshape(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, dims: &[Dim], it
         format!("[{}]", parts.join(", "))
     };
     if let Some(&i) = infer.first() {
-        let others: Vec<Dim> = new.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, d)| d.clone()).collect();
+        let others: Vec<Dim> = new
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, d)| d.clone())
+            .collect();
         let rest = numel(&others);
         match (interp.env.value(&total), interp.env.value(&rest)) {
             (Some(t), Some(r)) => {
                 if r == 0 || t % r != 0 {
-                    let message = format!("shape '{}' is invalid for input of size {t}", shown(interp, &new));
+                    let message = format!(
+                        "shape '{}' is invalid for input of size {t}",
+                        shown(interp, &new)
+                    );
                     interp.report(range, Severity::Error, "view-size", message);
                     return Value::Unknown;
                 }
@@ -996,7 +1579,11 @@ fn reshape(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, dims: &[Dim], it
                     _ => {
                         // numel / rest is not a clean expression: a fresh size,
                         // learned later if a use pins it down.
-                        let fresh = interp.env.anonymous();
+                        let fresh = if i == 0 {
+                            interp.env.symbol("N")
+                        } else {
+                            interp.env.anonymous()
+                        };
                         let _ = interp.env.unify(&fresh.mul(&rest), &total);
                         interp.env.resolve(&fresh)
                     }
@@ -1006,21 +1593,39 @@ fn reshape(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, dims: &[Dim], it
     } else {
         let want = numel(&new);
         if interp.env.known_different(&want, &total) {
-            let message = format!("shape '{}' is invalid for input of size {}", shown(interp, &new), interp.fmt_dim(&total));
+            let message = format!(
+                "shape '{}' is invalid for input of size {}",
+                shown(interp, &new),
+                interp.fmt_dim(&total)
+            );
             interp.report(range, Severity::Error, "view-size", message);
             return Value::Unknown;
         }
         let _ = interp.require_equal(&want, &total);
     }
-    if let Some(bad) = new.iter().position(|d| interp.env.value(d).is_some_and(|n| n < -1)) {
-        let message = format!("invalid shape dimension {} at index {bad} of shape {}", interp.fmt_dim(&new[bad]), shown(interp, &new));
+    if let Some(bad) = new
+        .iter()
+        .position(|d| interp.env.value(d).is_some_and(|n| n < -1))
+    {
+        let message = format!(
+            "invalid shape dimension {} at index {bad} of shape {}",
+            interp.fmt_dim(&new[bad]),
+            shown(interp, &new)
+        );
         interp.report(range, Severity::Error, "view-size", message);
         return Value::Unknown;
     }
     out_known(interp, x, new, x.dtype, device, name)
 }
 
-fn expand(interp: &mut Interp<'_>, x: &Rc<Tensor>, dims: &[Dim], items: &[Value], device: Option<Device>, range: TextRange) -> Value {
+fn expand(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    dims: &[Dim],
+    items: &[Value],
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let sizes = interp.size_dims(items);
     if sizes.len() < dims.len() {
         let message = format!(
@@ -1062,7 +1667,14 @@ fn expand(interp: &mut Interp<'_>, x: &Rc<Tensor>, dims: &[Dim], items: &[Value]
     out_known(interp, x, out, x.dtype, device, "expand")
 }
 
-fn split(interp: &mut Interp<'_>, x: &Rc<Tensor>, dims: &[Dim], args: &Args, device: Option<Device>, range: TextRange) -> Value {
+fn split(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    dims: &[Dim],
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
     let rank = dims.len();
     let d = match args.get(2, "dim") {
         None => 0,
@@ -1077,7 +1689,11 @@ fn split(interp: &mut Interp<'_>, x: &Rc<Tensor>, dims: &[Dim], args: &Args, dev
         _ => return Value::Unknown,
     };
     let size = &dims[d];
-    let spec = args.get(1, "split_size_or_sections").or(args.get(1, "split_size")).cloned().unwrap_or(Value::Unknown);
+    let spec = args
+        .get(1, "split_size_or_sections")
+        .or(args.get(1, "split_size"))
+        .cloned()
+        .unwrap_or(Value::Unknown);
     let pieces: Vec<Dim> = match &spec {
         Value::Int(k) => match (interp.env.value(k), interp.env.value(size)) {
             (Some(k), Some(s)) if k > 0 => {
@@ -1094,7 +1710,11 @@ fn split(interp: &mut Interp<'_>, x: &Rc<Tensor>, dims: &[Dim], args: &Args, dev
                 // quotient is a small known number (`split(n_embd)` of `3*n_embd`).
                 let q = interp.env.resolve(size).floordiv(&interp.env.resolve(k));
                 match q.and_then(|q| q.as_const()) {
-                    Some(n) if (1..=64).contains(&n) && interp.env.resolve(k).mul(&Dim::konst(n)) == interp.env.resolve(size) => {
+                    Some(n)
+                        if (1..=64).contains(&n)
+                            && interp.env.resolve(k).mul(&Dim::konst(n))
+                                == interp.env.resolve(size) =>
+                    {
                         vec![k.clone(); n as usize]
                     }
                     _ => return Value::Unknown,
@@ -1135,24 +1755,36 @@ fn numel_sum(sizes: &[Dim]) -> Dim {
 }
 
 fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
-    let Some(list) = args.get(0, "tensors").and_then(|v| v.items()) else { return Value::Unknown };
+    let Some(list) = args.get(0, "tensors").and_then(|v| v.items()) else {
+        return Value::Unknown;
+    };
     if list.is_empty() {
-        interp.report(range, Severity::Error, "cat-shape", format!("torch.{name}(): expected a non-empty list of Tensors"));
+        interp.report(
+            range,
+            Severity::Error,
+            "cat-shape",
+            format!("torch.{name}(): expected a non-empty list of Tensors"),
+        );
         return Value::Unknown;
     }
     let tensors: Vec<Rc<Tensor>> = list.iter().filter_map(|v| v.as_tensor().cloned()).collect();
     if tensors.len() != list.len() {
         return Value::Unknown;
     }
-    let Some(device) = check_inputs(interp, args, name, range.clone()) else { return Value::Unknown };
+    let Some(device) = check_inputs(interp, args, name, range.clone()) else {
+        return Value::Unknown;
+    };
     let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| interp.dims(t)).collect();
-    let dtype = tensors.iter().try_fold(None::<DType>, |acc, t| {
-        let d = t.dtype?;
-        Some(Some(match acc {
-            None => d,
-            Some(a) => super::dtype::join(a, d),
-        }))
-    }).flatten();
+    let dtype = tensors
+        .iter()
+        .try_fold(None::<DType>, |acc, t| {
+            let d = t.dtype?;
+            Some(Some(match acc {
+                None => d,
+                Some(a) => super::dtype::join(a, d),
+            }))
+        })
+        .flatten();
     let Some(mut all) = all else {
         return out_var(interp, &tensors[0], dtype, device, name);
     };
@@ -1196,8 +1828,16 @@ fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Va
             }
         };
         for (i, s) in all.iter().enumerate().skip(1) {
-            if s.len() != first.len() || s.iter().zip(&first).any(|(a, b)| interp.env.known_different(a, b)) {
-                let message = format!("stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}", interp.fmt_dims(&first), interp.fmt_dims(s));
+            if s.len() != first.len()
+                || s.iter()
+                    .zip(&first)
+                    .any(|(a, b)| interp.env.known_different(a, b))
+            {
+                let message = format!(
+                    "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
+                    interp.fmt_dims(&first),
+                    interp.fmt_dims(s)
+                );
                 interp.report(range, Severity::Error, "stack-shape", message);
                 return Value::Unknown;
             }
@@ -1210,13 +1850,27 @@ fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Va
         return out_known(interp, &tensors[0], shape, dtype, device, name);
     }
     // Legacy: 1-D empty tensors are skipped.
-    let all: Vec<Vec<Dim>> = all.into_iter().filter(|s| !(s.len() == 1 && interp.env.value(&s[0]) == Some(0))).collect();
-    let Some(first) = all.first().cloned() else { return Value::Unknown };
+    let all: Vec<Vec<Dim>> = all
+        .into_iter()
+        .filter(|s| !(s.len() == 1 && interp.env.value(&s[0]) == Some(0)))
+        .collect();
+    let Some(first) = all.first().cloned() else {
+        return Value::Unknown;
+    };
     if first.is_empty() {
-        interp.report(range, Severity::Error, "cat-shape", "zero-dimensional tensor (at position 0) cannot be concatenated".into());
+        interp.report(
+            range,
+            Severity::Error,
+            "cat-shape",
+            "zero-dimensional tensor (at position 0) cannot be concatenated".into(),
+        );
         return Value::Unknown;
     }
-    let d = match args.int(1, "dim").or(if args.get(1, "dim").is_none() { Some(dim_default) } else { None }) {
+    let d = match args.int(1, "dim").or(if args.get(1, "dim").is_none() {
+        Some(dim_default)
+    } else {
+        None
+    }) {
         Some(d) => match wrap_dim(d, first.len()) {
             Ok(d) => d,
             Err(message) => {
@@ -1229,7 +1883,11 @@ fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Va
     let mut total = Dim::konst(0);
     for (i, s) in all.iter().enumerate() {
         if s.len() != first.len() {
-            let message = format!("Tensors must have same number of dimensions: got {} and {}", first.len(), s.len());
+            let message = format!(
+                "Tensors must have same number of dimensions: got {} and {}",
+                first.len(),
+                s.len()
+            );
             interp.report(range, Severity::Error, "cat-shape", message);
             return Value::Unknown;
         }
@@ -1255,11 +1913,25 @@ fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Va
 }
 
 /// `matmul` and friends, with torch's messages.
-pub(crate) fn matmul(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, other: &Value, args: &Args, device: Option<Device>, range: TextRange) -> Value {
-    let Value::Tensor(y) = other else { return Value::Unknown };
+pub(crate) fn matmul(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    other: &Value,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let Value::Tensor(y) = other else {
+        return Value::Unknown;
+    };
     let dtype = match (x.dtype, y.dtype) {
         (Some(a), Some(b)) if a != b => {
-            let message = format!("expected m1 and m2 to have the same dtype, but got: {} != {}", a.name(), b.name());
+            let message = format!(
+                "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                a.name(),
+                b.name()
+            );
             interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
             Some(a)
         }
@@ -1275,29 +1947,70 @@ pub(crate) fn matmul(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, other:
         .map(|(r, d)| (r.clone(), format!("this operand is {}", interp.fmt_dims(d))))
         .collect();
     let fail = |interp: &mut Interp<'_>, message: String| {
-        interp.report_related(range.clone(), Severity::Error, "matmul-shape", message, related.clone());
+        interp.report_related(
+            range.clone(),
+            Severity::Error,
+            "matmul-shape",
+            message,
+            related.clone(),
+        );
         Value::Unknown
     };
     if a.is_empty() || b.is_empty() {
-        return fail(interp, format!("both arguments to matmul need to be at least 1D, but they are {}D and {}D", a.len(), b.len()));
+        return fail(
+            interp,
+            format!(
+                "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+                a.len(),
+                b.len()
+            ),
+        );
     }
     match name {
         "mm" if a.len() != 2 || b.len() != 2 => {
-            return fail(interp, format!("mm: self must be a matrix, got {}-D tensor", if a.len() != 2 { a.len() } else { b.len() }));
+            return fail(
+                interp,
+                format!(
+                    "mm: self must be a matrix, got {}-D tensor",
+                    if a.len() != 2 { a.len() } else { b.len() }
+                ),
+            );
         }
-        "bmm" if a.len() != 3 || b.len() != 3 => return fail(interp, "batch1 must be a 3D tensor".into()),
+        "bmm" if a.len() != 3 || b.len() != 3 => {
+            return fail(interp, "batch1 must be a 3D tensor".into());
+        }
         _ => {}
     }
-    let (ka, kb) = (a[a.len() - 1].clone(), if b.len() == 1 { b[0].clone() } else { b[b.len() - 2].clone() });
+    let (ka, kb) = (
+        a[a.len() - 1].clone(),
+        if b.len() == 1 {
+            b[0].clone()
+        } else {
+            b[b.len() - 2].clone()
+        },
+    );
     if interp.env.known_different(&ka, &kb) {
         let message = match (a.len(), b.len()) {
             (1, 1) => format!(
                 "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
-                interp.fmt_dim(&ka), interp.fmt_dim(&kb), interp.fmt_dim(&ka), interp.fmt_dim(&kb)
+                interp.fmt_dim(&ka),
+                interp.fmt_dim(&kb),
+                interp.fmt_dim(&ka),
+                interp.fmt_dim(&kb)
             ),
-            (2, 1) => format!("size mismatch, got input ({}), mat ({}x{}), vec ({})", interp.fmt_dim(&a[0]), interp.fmt_dim(&a[0]), interp.fmt_dim(&ka), interp.fmt_dim(&kb)),
+            (2, 1) => format!(
+                "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                interp.fmt_dim(&a[0]),
+                interp.fmt_dim(&a[0]),
+                interp.fmt_dim(&ka),
+                interp.fmt_dim(&kb)
+            ),
             (1 | 2, 2) => {
-                let rows = if a.len() == 1 { "1".to_string() } else { interp.fmt_dim(&a[0]) };
+                let rows = if a.len() == 1 {
+                    "1".to_string()
+                } else {
+                    interp.fmt_dim(&a[0])
+                };
                 format!(
                     "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
                     rows,
@@ -1307,12 +2020,19 @@ pub(crate) fn matmul(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, other:
                 )
             }
             _ => {
-                let batch: Vec<String> = b[..b.len().saturating_sub(2)].iter().map(|d| interp.fmt_dim(d)).collect();
+                let batch: Vec<String> = b[..b.len().saturating_sub(2)]
+                    .iter()
+                    .map(|d| interp.fmt_dim(d))
+                    .collect();
                 let mut expected = batch.clone();
                 expected.push(interp.fmt_dim(&ka));
                 let mut got = batch;
                 got.push(interp.fmt_dim(&kb));
-                format!("Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}].", expected.join(", "), got.join(", "))
+                format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}].",
+                    expected.join(", "),
+                    got.join(", ")
+                )
             }
         };
         return fail(interp, message);
@@ -1324,7 +2044,10 @@ pub(crate) fn matmul(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, other:
         (1, 2) => vec![b[1].clone()],
         (2, 2) => vec![a[0].clone(), b[1].clone()],
         _ => {
-            let (ba, bb) = (&a[..a.len().saturating_sub(2)], &b[..b.len().saturating_sub(2)]);
+            let (ba, bb) = (
+                &a[..a.len().saturating_sub(2)],
+                &b[..b.len().saturating_sub(2)],
+            );
             let ba = if a.len() == 1 { &[][..] } else { ba };
             let bb = if b.len() == 1 { &[][..] } else { bb };
             let mut batch = match broadcast(interp, ba, bb) {
@@ -1344,7 +2067,13 @@ pub(crate) fn matmul(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, other:
 }
 
 /// A result tensor whose rank is not known.
-pub(crate) fn out_var(interp: &mut Interp<'_>, x: &Rc<Tensor>, dtype: Option<DType>, device: Option<Device>, op: &str) -> Value {
+pub(crate) fn out_var(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    dtype: Option<DType>,
+    device: Option<Device>,
+    op: &str,
+) -> Value {
     let shape = interp.fresh_rank_var();
     out_shape(interp, x, shape, dtype, device, op)
 }

@@ -54,7 +54,11 @@ impl Interp<'_> {
 pub(crate) fn wrap_dim(d: i64, rank: usize) -> Result<usize, String> {
     let m = rank.max(1) as i64;
     if d < -m || d >= m {
-        return Err(format!("Dimension out of range (expected to be in range of [{}, {}], but got {d})", -m, m - 1));
+        return Err(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+            -m,
+            m - 1
+        ));
     }
     Ok(if d < 0 { (d + m) as usize } else { d as usize })
 }
@@ -64,8 +68,16 @@ pub(crate) fn broadcast(interp: &mut Interp<'_>, a: &[Dim], b: &[Dim]) -> Result
     let n = a.len().max(b.len());
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let da = if i + a.len() >= n { Some(&a[i + a.len() - n]) } else { None };
-        let db = if i + b.len() >= n { Some(&b[i + b.len() - n]) } else { None };
+        let da = if i + a.len() >= n {
+            Some(&a[i + a.len() - n])
+        } else {
+            None
+        };
+        let db = if i + b.len() >= n {
+            Some(&b[i + b.len() - n])
+        } else {
+            None
+        };
         let d = match (da, db) {
             (Some(x), None) | (None, Some(x)) => x.clone(),
             (Some(x), Some(y)) => broadcast_dim(interp, x, y).ok_or_else(|| {
