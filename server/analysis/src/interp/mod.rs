@@ -185,6 +185,19 @@ impl<'s> Interp<'s> {
         }
     }
 
+    /// Opaque values passed to tensor ops are sizes (`x.view(B, self.n_embd)`).
+    pub fn sizes_from_opaque(&mut self, args: Vec<Value>) -> Vec<Value> {
+        args.into_iter()
+            .map(|v| match v {
+                Value::Opaque(name) => Value::Int(self.opaque_symbol(&name)),
+                Value::Tuple(items) if items.iter().any(|i| matches!(i, Value::Opaque(_))) => {
+                    Value::tuple(self.sizes_from_opaque(items.as_ref().clone()))
+                }
+                other => other,
+            })
+            .collect()
+    }
+
     /// `x.size(i)` of a tensor whose rank is unknown: one named symbol per
     /// (tensor, index), so repeated reads agree.
     pub fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim {
@@ -334,7 +347,10 @@ impl<'s> Interp<'s> {
     /// Functions and classes never reached by the module's own code are run
     /// with arguments made from their signatures, so library files get shapes.
     fn run_unreached(&mut self) {
-        let classes = self.classes.clone();
+        // Models are usually defined after their parts: running the last
+        // class first reaches the parts through it, with shapes that relate,
+        // instead of analysing each part on its own.
+        let classes: Vec<Rc<Class>> = self.classes.iter().rev().cloned().collect();
         for class in classes {
             if self.out_of_budget() {
                 return;
@@ -355,7 +371,7 @@ impl<'s> Interp<'s> {
                 let _ = self.call_function(&forward, Some(instance), args, Vec::new(), 0..0);
             }
         }
-        let functions = self.functions.clone();
+        let functions: Vec<Rc<Function>> = self.functions.iter().rev().cloned().collect();
         for function in functions {
             if self.out_of_budget() {
                 return;

@@ -52,6 +52,14 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
     let mut sizes: HashMap<char, Dim> = HashMap::new();
     let mut counts: HashMap<char, usize> = HashMap::new();
     let mut ellipsis: Option<Vec<Dim>> = None;
+    for (spec, t) in inputs.iter().zip(&tensors) {
+        // The subscripts spell out the rank of an operand nobody knew the rank of.
+        if !spec.contains("...") {
+            let names: Vec<String> = spec.chars().map(|c| c.to_string()).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            interp.demand_rank(&t.shape, &names);
+        }
+    }
     for (i, (spec, t)) in inputs.iter().zip(&tensors).enumerate() {
         let Some(dims) = interp.dims(t) else {
             let shape = interp.fresh_rank_var();

@@ -33,8 +33,9 @@ pub(crate) fn call_torch(
     kwargs: Kwargs,
     range: TextRange,
 ) -> Value {
-    let args = Args::new(args, kwargs);
     let path = normalize_path(path);
+    let (args, kwargs) = if path.starts_with("nn.") { (args, kwargs) } else { (interp.sizes_from_opaque(args), kwargs) };
+    let args = Args::new(args, kwargs);
     if let Some(name) = path.strip_prefix("nn.") {
         return nn::construct(interp, name, args, range);
     }
@@ -155,7 +156,7 @@ pub(crate) fn tensor_method(
     range: TextRange,
 ) -> Value {
     let mut positional = vec![Value::Tensor(t.clone())];
-    positional.extend(args);
+    positional.extend(interp.sizes_from_opaque(args));
     let args = Args::new(positional, kwargs);
     if let Some(v) = creation::method(interp, t, name, &args, range.clone()) {
         return v;
