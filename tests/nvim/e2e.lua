@@ -207,6 +207,15 @@ local function run()
   report.observed.root_dir = client.root_dir
   report.observed.server_info = client.server_info
   report.observed.capabilities = client.server_capabilities
+  -- The pyproject.toml next to the file is the nearest root marker.
+  local function real(path)
+    return path and vim.uv.fs_realpath(path) or path
+  end
+  check(
+    'root_dir is the directory with pyproject.toml',
+    real(client.root_dir) == real(vim.fs.dirname(file)),
+    ('root_dir = %s, file = %s'):format(tostring(client.root_dir), file)
+  )
   local caps = client.server_capabilities or {}
   local sync = caps.textDocumentSync
   local change_kind = type(sync) == 'table' and sync.change or sync
@@ -504,7 +513,18 @@ local function run()
     { 'bad = x @', 'bad', ': [8, 3]' },
   })
 
-  -- 10. `:checkhealth shapels` finds the binary and reports no error. It
+  -- 10. Settings changed while running, as `vim.lsp.config` users do with
+  --     `client.settings` + didChangeConfiguration: `detail = "full"` adds
+  --     dtype and device to every hint.
+  client.settings = vim.tbl_deep_extend('force', client.settings or {}, {
+    shapels = { inlayHints = { detail = 'full' } },
+  })
+  client:notify('workspace/didChangeConfiguration', { settings = client.settings })
+  expect_raw_hints('after detail = "full"', {
+    { 'x = torch.randn(8, 128)', 'x', ': [8, 128] float32 cpu' },
+  })
+
+  -- 11. `:checkhealth shapels` finds the binary and reports no error. It
   --     opens its own tab, which is closed again afterwards.
   vim.cmd('checkhealth shapels')
   local health_buf = vim.api.nvim_get_current_buf()
@@ -521,7 +541,7 @@ local function run()
   )
   vim.cmd('tabclose')
 
-  -- 11. A clean shutdown: the server answers `shutdown` and exits on `exit`.
+  -- 12. A clean shutdown: the server answers `shutdown` and exits on `exit`.
   client:stop()
   local stopped = poll(function()
     return client:is_stopped()

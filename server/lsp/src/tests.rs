@@ -179,11 +179,8 @@ async fn a_panicking_analysis_costs_one_result_not_the_server() {
         .await,
         None
     );
-    let hover = h.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}}),
-    );
-    assert_eq!(hover.await, Value::Null);
+    let position = json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}});
+    assert_eq!(h.request("textDocument/hover", position).await, Value::Null);
     // ...and the next version is analysed as usual.
     let change = json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": "x = 1\n"}]});
     h.notify("textDocument/didChange", change).await;

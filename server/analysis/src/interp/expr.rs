@@ -696,6 +696,14 @@ impl Interp<'_> {
                 }),
                 _ => Value::Unknown,
             },
+            // torch.return_types: `x.max(dim=1).values`, `x.topk(5).indices`.
+            Value::Tuple(items)
+                if items.len() == 2
+                    && matches!(attr, "values" | "indices")
+                    && items.iter().all(|i| matches!(i, Value::Tensor(_))) =>
+            {
+                items[if attr == "values" { 0 } else { 1 }].clone()
+            }
             Value::Tuple(_)
             | Value::List(_)
             | Value::Dict(_)
@@ -982,6 +990,12 @@ impl Interp<'_> {
 
 /// The value of `module.attr` for a module path.
 fn path_attr(path: &str, attr: &str) -> Value {
+    match (path, attr) {
+        ("math", "pi") => return Value::Float(Some(std::f64::consts::PI)),
+        ("math", "e") => return Value::Float(Some(std::f64::consts::E)),
+        ("math", "inf") => return Value::Float(Some(f64::INFINITY)),
+        _ => {}
+    }
     if path == "torch" {
         if let Some(d) = DType::from_attr(attr) {
             return Value::DType(d);

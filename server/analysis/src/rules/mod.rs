@@ -34,7 +34,11 @@ pub(crate) fn call_torch(
     range: TextRange,
 ) -> Value {
     let path = normalize_path(path);
-    let (args, kwargs) = if path.starts_with("nn.") { (args, kwargs) } else { (interp.sizes_from_opaque(args), kwargs) };
+    let (args, kwargs) = if path.starts_with("nn.") {
+        (args, kwargs)
+    } else {
+        (interp.sizes_from_opaque(args), kwargs)
+    };
     let args = Args::new(args, kwargs);
     if let Some(name) = path.strip_prefix("nn.") {
         return nn::construct(interp, name, args, range);

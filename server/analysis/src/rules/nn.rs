@@ -264,7 +264,10 @@ pub(crate) fn layer_attr(
     if let Some(v) = named {
         return v;
     }
-    if matches!(attr, "weight" | "bias") {
+    if matches!(
+        attr,
+        "weight" | "bias" | "running_mean" | "running_var" | "num_batches_tracked"
+    ) {
         return layer_param(interp, layer, attr);
     }
     if let Some(i) = layer.keys.borrow().iter().position(|k| &**k == attr) {
@@ -291,6 +294,7 @@ fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value 
         ("LayerNorm", _) => a(0, "normalized_shape")
             .items()
             .or(Some(vec![a(0, "normalized_shape")])),
+        ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", "num_batches_tracked") => Some(Vec::new()),
         ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", _) => Some(vec![a(0, "num_features")]),
         ("Conv1d" | "Conv2d" | "Conv3d", "bias") => Some(vec![a(1, "out_channels")]),
         ("Conv1d" | "Conv2d" | "Conv3d", "weight") => {
@@ -316,7 +320,11 @@ fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value 
     let dims = interp.size_dims(&dims);
     let t = Tensor {
         shape: Shape::known(dims),
-        dtype: *layer.dtype.borrow(),
+        dtype: if name == "num_batches_tracked" {
+            Some(DType::Int64)
+        } else {
+            *layer.dtype.borrow()
+        },
         device: layer.device.borrow().clone(),
         origin: layer.origin,
         mode: layer.mode,
