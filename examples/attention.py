@@ -5,8 +5,6 @@ Try it:  cargo run --release -- hints examples/attention.py
 
 import math
 
-import math
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
