@@ -321,34 +321,4 @@ impl Value {
             _ => None,
         }
     }
-
-    /// A short name of the value's type, for messages.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Value::Unknown | Value::Opaque(_) => "unknown",
-            Value::None => "None",
-            Value::Bool(_) => "bool",
-            Value::Int(_) => "int",
-            Value::Float(_) => "float",
-            Value::Str(_) => "str",
-            Value::Tuple(_) => "tuple",
-            Value::List(_) => "list",
-            Value::Dict(_) => "dict",
-            Value::SizeOfVar(..) => "torch.Size",
-            Value::Tensor(_) => "Tensor",
-            Value::Device(_) => "torch.device",
-            Value::DType(_) => "torch.dtype",
-            Value::Layer(_) | Value::Instance(_) => "object",
-            Value::Class(_) => "type",
-            Value::Function(_)
-            | Value::BoundMethod(..)
-            | Value::BuiltinMethod(..)
-            | Value::Path(_) => "function",
-            Value::Range(..) => "range",
-            Value::Super(..) => "super",
-            Value::FakeMode { .. } => "FakeTensorMode",
-            Value::Slice(..) => "slice",
-            Value::Ellipsis => "ellipsis",
-        }
-    }
 }

@@ -1104,10 +1104,6 @@ fn linear(
     out_known(interp, x, out, x.dtype, device, "nn.Linear")
 }
 
-fn interp_var(interp: &mut Interp<'_>) -> Shape {
-    interp.fresh_rank_var()
-}
-
 struct ConvSpec {
     n: usize,
     in_channels: Option<Value>,

@@ -1042,10 +1042,6 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     }
 }
 
-fn interp_fresh(interp: &mut Interp<'_>) -> Shape {
-    interp.fresh_rank_var()
-}
-
 /// Ops without a tensor first argument: `torch.cat([...])`, `torch.stack`, `torch.einsum`, `torch.max(a, b)`.
 fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
     match name {

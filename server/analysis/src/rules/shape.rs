@@ -5,9 +5,6 @@ use shapels_shapes::{Dim, Unified};
 use crate::interp::Interp;
 use crate::value::{Shape, Tensor, Value};
 
-/// A dim index argument after wrapping.
-pub(crate) type DimRef = usize;
-
 impl Interp<'_> {
     /// The tensor's dims, resolved, when its rank is known.
     pub(crate) fn dims(&self, t: &Tensor) -> Option<Vec<Dim>> {
