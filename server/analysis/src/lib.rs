@@ -27,7 +27,11 @@ pub fn analyze_module(
     let mut interp = interp::Interp::new(source, config);
     interp.run_module(module);
     let (bindings, expressions) =
-        std::mem::take(&mut interp.recorder).finish(&interp.env, &interp.rank_vars);
+        {
+        let recorder = std::mem::take(&mut interp.recorder);
+        let view = &interp;
+        recorder.finish(&view.env, &|s| view.resolve_shape(s))
+    };
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));
     FileAnalysis {

@@ -83,7 +83,7 @@ impl Recorder {
     pub fn finish(
         self,
         env: &ShapeEnv,
-        rank_vars: &[Option<Rc<Vec<Dim>>>],
+        resolve: &dyn Fn(&Shape) -> Shape,
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
         let mut namer = Namer::new(env, &self.scalars);
         let mut bindings: Vec<Binding> = self
@@ -93,7 +93,7 @@ impl Recorder {
                 name: site.name.clone(),
                 range: site.range.clone(),
                 kind: site.kind,
-                tensor: merge(&site.hits, env, rank_vars, &mut namer),
+                tensor: merge(&site.hits, env, resolve, &mut namer),
             })
             .collect();
         bindings.sort_by_key(|b| (b.range.start, b.name.clone()));
@@ -102,7 +102,7 @@ impl Recorder {
             .iter()
             .map(|((start, end), hits)| ExprInfo {
                 range: *start..*end,
-                tensor: merge(hits, env, rank_vars, &mut namer),
+                tensor: merge(hits, env, resolve, &mut namer),
             })
             .collect();
         exprs.sort_by_key(|e| (e.range.start, e.range.end));
@@ -175,29 +175,36 @@ fn is_identifier(s: &str) -> bool {
 fn merge(
     hits: &[Rc<Tensor>],
     env: &ShapeEnv,
-    rank_vars: &[Option<Rc<Vec<Dim>>>],
+    resolve: &dyn Fn(&Shape) -> Shape,
     namer: &mut Namer<'_>,
 ) -> TensorInfo {
-    let shapes: Vec<Option<Vec<Dim>>> = hits
+    // Each run's shape: its dims, and whether any number of leading dims
+    // stand before them (a tensor of unknown rank with known trailing dims).
+    let shapes: Vec<Option<(bool, Vec<Dim>)>> = hits
         .iter()
-        .map(|t| match &t.shape {
-            Shape::Known(d) => Some(d.iter().map(|x| env.resolve(x)).collect()),
-            Shape::Var(v) => match rank_vars.get(*v as usize) {
-                Some(Some(d)) => Some(d.iter().map(|x| env.resolve(x)).collect()),
-                _ => None,
-            },
+        .map(|t| match resolve(&t.shape) {
+            Shape::Known(d) => Some((false, d.iter().map(|x| env.resolve(x)).collect())),
+            Shape::Tail(_, d) => Some((true, d.iter().map(|x| env.resolve(x)).collect())),
+            Shape::Var(_) => None,
         })
         .collect();
     let shape = if shapes.iter().any(Option::is_none) || shapes.is_empty() {
         None
     } else {
-        let shapes: Vec<Vec<Dim>> = shapes.into_iter().flatten().collect();
-        let rank = shapes[0].len();
-        if shapes.iter().any(|s| s.len() != rank) {
+        let shapes: Vec<(bool, Vec<Dim>)> = shapes.into_iter().flatten().collect();
+        let variadic = shapes[0].0;
+        let shapes: Vec<Vec<Dim>> = if shapes.iter().all(|(v, _)| *v == variadic) {
+            shapes.into_iter().map(|(_, d)| d).collect()
+        } else {
+            Vec::new()
+        };
+        let rank = shapes.first().map(Vec::len).unwrap_or(0);
+        if shapes.is_empty() || shapes.iter().any(|s| s.len() != rank) {
             None
         } else {
+            let lead = variadic.then(|| DimView::Variadic("*batch".to_string()));
             Some(
-                (0..rank)
+                lead.into_iter().chain((0..rank)
                     .map(|i| {
                         let column: Vec<String> =
                             shapes.iter().map(|s| env.display(&s[i])).collect();
@@ -211,7 +218,7 @@ fn merge(
                         } else {
                             DimView::Symbol(namer.name(column))
                         }
-                    })
+                    }))
                     .collect(),
             )
         }

@@ -149,6 +149,9 @@ pub enum Shape {
     /// An unknown rank; the id refers to the interpreter's rank variables,
     /// which later uses may refine (`B, T, C = x.size()`).
     Var(u32),
+    /// Any number of leading dims (a rank variable) followed by known ones:
+    /// what `nn.Linear(768, 10)` makes of an input of unknown rank, `[*, 10]`.
+    Tail(u32, Rc<Vec<Dim>>),
 }
 
 impl Shape {
@@ -159,7 +162,16 @@ impl Shape {
     pub fn dims(&self) -> Option<&[Dim]> {
         match self {
             Shape::Known(d) => Some(d),
-            Shape::Var(_) => None,
+            Shape::Var(_) | Shape::Tail(..) => None,
+        }
+    }
+
+    /// The rank variable and known trailing dims of a shape of unknown rank.
+    pub fn tail(&self) -> Option<(u32, &[Dim])> {
+        match self {
+            Shape::Var(v) => Some((*v, &[])),
+            Shape::Tail(v, dims) => Some((*v, dims)),
+            Shape::Known(_) => None,
         }
     }
 }
@@ -257,7 +269,8 @@ pub enum Value {
     List(Rc<RefCell<Vec<Value>>>),
     Dict(Rc<RefCell<Vec<(Value, Value)>>>),
     /// `x.size()` / `x.shape` of a tensor whose rank is not known yet.
-    SizeOfVar(u32, Rc<str>),
+    /// The sizes are the rank variable's dims followed by the known ones.
+    SizeOfVar(u32, Rc<Vec<Dim>>),
     Tensor(Rc<Tensor>),
     Device(Device),
     DType(DType),

@@ -299,6 +299,8 @@ impl Interp<'_> {
     pub(crate) fn generic_args(&mut self, f: &Rc<Function>, tensors: bool) -> Vec<Value> {
         let mut out = Vec::new();
         let is_method = f.owner.is_some();
+        let used_as_tensor = self.tensor_params(&f.def);
+        let mut commented = self.comment_shapes(&f.def);
         for (i, param) in f.def.params.iter().enumerate() {
             if is_method && i == 0 {
                 continue;
@@ -306,6 +308,12 @@ impl Interp<'_> {
             if !matches!(param.kind, ParamKind::Normal { .. }) {
                 break;
             }
+            if let Some(dims) = commented.remove(&param.name.id) {
+                let t = self.new_tensor(crate::value::Shape::known(dims), None, None, &param.name.id);
+                out.push(Value::Tensor(Rc::new(t)));
+                continue;
+            }
+            let tensors = tensors || used_as_tensor.contains(&param.name.id);
             if let Some(Some(default)) = f.defaults.get(i) {
                 // A default is one choice among many a caller may make: a
                 // number stays symbolic (named after the parameter), a flag

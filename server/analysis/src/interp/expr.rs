@@ -833,8 +833,14 @@ impl Interp<'_> {
                 }
                 Value::Unknown
             }
-            Value::SizeOfVar(..) => match index.as_slice() {
-                [Value::Int(_)] => Value::Int(self.env.anonymous()),
+            Value::SizeOfVar(var, suffix) => match index.as_slice() {
+                [Value::Int(i)] => match i.as_const() {
+                    Some(i) if i < 0 && (-i) as usize <= suffix.len() => {
+                        Value::Int(suffix[suffix.len() - (-i) as usize].clone())
+                    }
+                    Some(i) if i >= 0 && suffix.is_empty() => Value::Int(self.var_dim(*var, i, "x")),
+                    _ => Value::Int(self.env.anonymous()),
+                },
                 _ => Value::Unknown,
             },
             Value::Layer(layer) => rules::nn::container_item(self, layer, &index),

@@ -8,6 +8,7 @@
 mod call;
 mod expr;
 mod join;
+mod signature;
 mod stmt;
 
 use std::cell::RefCell;
@@ -78,6 +79,8 @@ pub(crate) struct Interp<'s> {
     pub globals: Scope,
     /// Rank variables: `Some(dims)` once a use fixed the rank.
     pub rank_vars: Vec<Option<Rc<Vec<Dim>>>>,
+    /// Rank variables known to end in some dims: `v = [*inner, dims...]`.
+    pub tail_vars: HashMap<u32, (u32, Rc<Vec<Dim>>)>,
     /// Symbols for `x.size(i)` of unknown-rank tensors, by (rank variable, index).
     pub var_dims: HashMap<(u32, i64), Dim>,
     /// Symbols minted for `Opaque` values used as sizes, by name.
@@ -111,6 +114,7 @@ impl<'s> Interp<'s> {
             globals: globals.clone(),
             rank_vars: Vec::new(),
             var_dims: HashMap::new(),
+            tail_vars: HashMap::new(),
             opaque_syms: HashMap::new(),
             steps: 0,
             depth: 0,
@@ -176,13 +180,45 @@ impl<'s> Interp<'s> {
 
     /// The shape with a refined rank variable replaced by its dims.
     pub fn resolve_shape(&self, shape: &Shape) -> Shape {
-        match shape {
-            Shape::Var(v) => match self.rank_vars.get(*v as usize) {
-                Some(Some(dims)) => Shape::Known(dims.clone()),
-                _ => shape.clone(),
-            },
-            known => known.clone(),
+        let (mut var, mut suffix): (u32, Vec<Dim>) = match shape {
+            Shape::Known(_) => return shape.clone(),
+            Shape::Var(v) => (*v, Vec::new()),
+            Shape::Tail(v, dims) => (*v, dims.as_ref().clone()),
+        };
+        // Refinements never form cycles; the bound only guards against bugs.
+        for _ in 0..32 {
+            if let Some(Some(dims)) = self.rank_vars.get(var as usize) {
+                let mut all = dims.as_ref().clone();
+                all.extend(suffix);
+                return Shape::known(all);
+            }
+            match self.tail_vars.get(&var) {
+                Some((inner, known)) => {
+                    let mut s = known.as_ref().clone();
+                    s.extend(suffix);
+                    suffix = s;
+                    var = *inner;
+                }
+                None => break,
+            }
         }
+        if suffix.is_empty() { Shape::Var(var) } else { Shape::Tail(var, Rc::new(suffix)) }
+    }
+
+    /// Make sure a shape of unknown rank ends in at least `k` known dims,
+    /// minting them (anonymous) when it does not yet; returns the resolved shape.
+    pub fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape {
+        let resolved = self.resolve_shape(shape);
+        let Some((var, suffix)) = resolved.tail() else { return resolved };
+        if suffix.len() >= k {
+            return resolved;
+        }
+        let missing = k - suffix.len();
+        let inner = self.rank_vars.len() as u32;
+        self.rank_vars.push(None);
+        let dims: Vec<Dim> = (0..missing).map(|_| self.env.anonymous()).collect();
+        self.tail_vars.insert(var, (inner, Rc::new(dims)));
+        self.resolve_shape(shape)
     }
 
     /// Opaque values passed to tensor ops are sizes (`x.view(B, self.n_embd)`).
@@ -223,10 +259,18 @@ impl<'s> Interp<'s> {
     /// after their conventional meaning (`N, C, H, W` for images). An earlier
     /// `x.size(i)` keeps its symbol.
     pub fn demand_rank(&mut self, shape: &Shape, names: &[&str]) {
-        let Shape::Var(v) = shape else { return };
-        if matches!(self.rank_vars.get(*v as usize), Some(Some(_))) {
-            return;
-        }
+        let resolved = self.resolve_shape(shape);
+        let v = match &resolved {
+            Shape::Known(_) => return,
+            Shape::Tail(inner, known) => {
+                if names.len() >= known.len() {
+                    self.demand_rank(&Shape::Var(*inner), &names[..names.len() - known.len()]);
+                }
+                return;
+            }
+            Shape::Var(v) => *v,
+        };
+        let v = &v;
         let n = names.len() as i64;
         let dims: Vec<Dim> = names
             .iter()
@@ -250,9 +294,17 @@ impl<'s> Interp<'s> {
 
     /// Fix the rank of an unknown-rank shape, naming the new dims.
     pub fn refine_rank(&mut self, var: u32, names: &[Option<String>]) -> Rc<Vec<Dim>> {
-        if let Some(Some(dims)) = self.rank_vars.get(var as usize) {
-            return dims.clone();
-        }
+        let var = match self.resolve_shape(&Shape::Var(var)) {
+            Shape::Known(dims) => return dims,
+            Shape::Tail(inner, known) if names.len() >= known.len() => {
+                let head = self.refine_rank(inner, &names[..names.len() - known.len()]);
+                let mut all = head.as_ref().clone();
+                all.extend(known.iter().cloned());
+                return Rc::new(all);
+            }
+            Shape::Tail(..) => return Rc::new(names.iter().map(|_| self.env.anonymous()).collect()),
+            Shape::Var(v) => v,
+        };
         let count = names.len() as i64;
         let dims: Vec<Dim> = names
             .iter()
@@ -365,6 +417,9 @@ impl<'s> Interp<'s> {
                 fake: true,
                 ..self.mode
             };
+            // Each entry names its own unknowns: `hidden_dim` of one model
+            // is not `hidden_dim` of another.
+            self.opaque_syms.clear();
             let instance = self.generic_instance(&class);
             if let Value::Instance(_) = instance {
                 let args = self.generic_args(&forward, true);
@@ -383,6 +438,7 @@ impl<'s> Interp<'s> {
                 fake: true,
                 ..self.mode
             };
+            self.opaque_syms.clear();
             let args = self.generic_args(&function, false);
             let _ = self.call_function(&function, None, args, Vec::new(), 0..0);
         }

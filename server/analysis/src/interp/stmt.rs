@@ -272,8 +272,8 @@ impl Interp<'_> {
     ) -> Option<Vec<Value>> {
         let n = targets.len();
         match value {
-            Value::SizeOfVar(var, _) if star.is_none() => {
-                let names: Vec<Option<String>> = targets
+            Value::SizeOfVar(var, suffix) if star.is_none() && targets.len() >= suffix.len() => {
+                let names: Vec<Option<String>> = targets[..targets.len() - suffix.len()]
                     .iter()
                     .map(|t| match &t.kind {
                         ExprKind::Name(name) if name != "_" => Some(name.clone()),
@@ -281,7 +281,10 @@ impl Interp<'_> {
                     })
                     .collect();
                 let dims = self.refine_rank(*var, &names);
-                Some(dims.iter().map(|d| Value::Int(d.clone())).collect())
+                // The names of the known trailing dims unify with what they are.
+                let mut items: Vec<Value> = dims.iter().map(|d| Value::Int(d.clone())).collect();
+                items.extend(suffix.iter().map(|d| Value::Int(d.clone())));
+                Some(items)
             }
             Value::Tensor(_) => {
                 let items = self.iterate(value)?;

@@ -12,6 +12,7 @@ pub(crate) mod index;
 pub(crate) mod nn;
 mod ops;
 mod shape;
+mod tail;
 
 use std::rc::Rc;
 
@@ -212,12 +213,10 @@ pub(crate) fn size_value(shape: &Shape, object: &Value) -> Value {
     match shape {
         Shape::Known(dims) => Value::tuple(dims.iter().map(|d| Value::Int(d.clone())).collect()),
         Shape::Var(v) => {
-            let name = match object {
-                Value::Tensor(t) => t.op.clone(),
-                _ => Rc::from("x"),
-            };
-            Value::SizeOfVar(*v, name)
+            let _ = object;
+            Value::SizeOfVar(*v, Rc::new(Vec::new()))
         }
+        Shape::Tail(v, dims) => Value::SizeOfVar(*v, dims.clone()),
     }
 }
 

@@ -1071,7 +1071,27 @@ fn linear(
 ) -> Value {
     let out_dim = interp.size_dims(std::slice::from_ref(out_features))[0].clone();
     let Some(dims) = interp.dims(x) else {
-        return out_var(interp, x, x.dtype, device, "nn.Linear");
+        // Unknown rank: the input is `[*, in_features]`, the output `[*, out_features]`.
+        let in_dim = interp.as_dim(in_features).unwrap_or_else(|| interp.env.anonymous());
+        return match super::tail::demand_trailing(interp, x, &[in_dim.clone()]) {
+            Some(Ok((var, mut suffix))) => {
+                if let Some(last) = suffix.last_mut() {
+                    *last = out_dim;
+                }
+                out_like(interp, x, super::tail::suffix_shape(var, suffix), x.dtype, device, "nn.Linear")
+            }
+            Some(Err(found)) => {
+                let message = format!(
+                    "mat1 and mat2 shapes cannot be multiplied (?x{} and {}x{})",
+                    interp.fmt_dim(found.last().unwrap_or(&in_dim)),
+                    interp.fmt_dim(&in_dim),
+                    interp.fmt_dim(&out_dim)
+                );
+                interp.report(range, Severity::Error, "linear-shape", message);
+                Value::Unknown
+            }
+            None => out_var(interp, x, x.dtype, device, "nn.Linear"),
+        };
     };
     if dims.is_empty() {
         interp.report(
@@ -1366,6 +1386,23 @@ fn layer_norm(
     op: &str,
 ) -> Value {
     let Some(dims) = interp.dims(x) else {
+        // Unknown rank: the trailing dims must be `normalized_shape`.
+        let normalized = match ns {
+            Value::Int(_) | Value::Opaque(_) => Some(interp.size_dims(std::slice::from_ref(ns))),
+            v => v.items().map(|items| interp.size_dims(&items)),
+        };
+        if let Some(normalized) = normalized
+            && let Some(Err(found)) = super::tail::demand_trailing(interp, x, &normalized)
+        {
+            let message = format!(
+                "Given normalized_shape={}, expected input with shape [*, {}], but got input of size[*, {}]",
+                interp.fmt_dims(&normalized),
+                normalized.iter().map(|d| interp.fmt_dim(d)).collect::<Vec<_>>().join(", "),
+                found.iter().map(|d| interp.fmt_dim(d)).collect::<Vec<_>>().join(", ")
+            );
+            interp.report(range, Severity::Error, "layer-input", message);
+            return Value::Unknown;
+        }
         return out_like(interp, x, x.shape.clone(), x.dtype, device, op);
     };
     let normalized = match ns {
@@ -1435,7 +1472,15 @@ fn embedding(
                 "nn.Embedding",
             )
         }
-        None => out_var(interp, idx, Some(DType::Float32), device, "nn.Embedding"),
+        None => match interp.resolve_shape(&idx.shape).tail() {
+            // Indices of unknown rank: the vectors are appended, `[*, dim]`.
+            Some((var, suffix)) => {
+                let mut s = suffix.to_vec();
+                s.push(d);
+                out_like(interp, idx, super::tail::suffix_shape(var, s), Some(DType::Float32), device, "nn.Embedding")
+            }
+            None => out_var(interp, idx, Some(DType::Float32), device, "nn.Embedding"),
+        },
     }
 }
 
@@ -1484,6 +1529,8 @@ fn rnn(
         _ => hidden.clone(),
     };
     let d = Dim::konst(if bidirectional { 2 } else { 1 });
+    // An input of unknown rank is taken as batched, the common case.
+    interp.demand_rank(&x.shape, if batch_first { &["N", "L", "H_in"] } else { &["L", "N", "H_in"] });
     let Some(dims) = interp.dims(x) else {
         return Value::Unknown;
     };
@@ -1585,6 +1632,14 @@ fn mha(
     let (Some(q), Some(k)) = (args.tensor(0, "query"), args.tensor(1, "key")) else {
         return Value::Unknown;
     };
+    // Inputs of unknown rank are taken as batched, the common case.
+    let (q_names, kv_names): (&[&str], &[&str]) =
+        if batch_first { (&["N", "L", "E"], &["N", "S", "E_kv"]) } else { (&["L", "N", "E"], &["S", "N", "E_kv"]) };
+    interp.demand_rank(&q.shape, q_names);
+    interp.demand_rank(&k.shape, kv_names);
+    if let Some(v) = args.tensor(2, "value") {
+        interp.demand_rank(&v.shape, kv_names);
+    }
     let (Some(qd), Some(kd)) = (interp.dims(&q), interp.dims(&k)) else {
         return Value::Unknown;
     };

@@ -1109,7 +1109,20 @@ fn unknown_rank_rule(
     args: &Args,
     device: Option<Device>,
 ) -> Value {
-    let _ = args;
+    if let Some(shape) = super::tail::unknown_rank_op(interp, name, x, args)
+    {
+        return match shape {
+            super::tail::TailResult::One(shape) => out_shape(interp, x, shape, x.dtype, device, name),
+            super::tail::TailResult::Pair(shape) => {
+                let v = out_shape(interp, x, shape.clone(), x.dtype, device.clone(), name);
+                let i = out_shape(interp, x, shape, Some(DType::Int64), device, name);
+                Value::tuple(vec![v, i])
+            }
+            super::tail::TailResult::Many(shapes) => Value::tuple(
+                shapes.into_iter().map(|s| out_shape(interp, x, s, x.dtype, device.clone(), name)).collect(),
+            ),
+        };
+    }
     let known =
         SAME.contains(&name) || TO_FLOAT.contains(&name) || KNOWN_UNKNOWN_RANK.contains(&name);
     if !known && !interp.config.allow_fallback_kernels {
@@ -1161,7 +1174,7 @@ const KNOWN_UNKNOWN_RANK: &[&str] = &[
 ];
 
 /// The output tensor of an op on `x`: fake or real as the mode makes it.
-fn out_shape(
+pub(crate) fn out_shape(
     interp: &mut Interp<'_>,
     x: &Rc<Tensor>,
     shape: Shape,
@@ -1384,6 +1397,8 @@ fn binary(
                 t.shape.clone()
             }
             (Value::Tensor(x), Value::Tensor(y), _, _) if x.shape == y.shape => x.shape.clone(),
+            (Value::Tensor(x), Value::Tensor(y), _, _) => super::tail::broadcast(interp, x, y)
+                .unwrap_or_else(|| interp.fresh_rank_var()),
             _ => interp.fresh_rank_var(),
         };
         return out_shape(interp, &template, shape, dtype, device, name);
@@ -1934,6 +1949,9 @@ pub(crate) fn matmul(
         (a, _) => a,
     };
     let (Some(a), Some(b)) = (interp.dims(x), interp.dims(y)) else {
+        if let Some(shape) = super::tail::matmul(interp, x, y, range.clone()) {
+            return out_shape(interp, x, shape, dtype, device, name);
+        }
         return out_var(interp, x, dtype, device, name);
     };
     let related: Vec<(TextRange, String)> = args

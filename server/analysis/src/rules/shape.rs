@@ -10,7 +10,7 @@ impl Interp<'_> {
     pub(crate) fn dims(&self, t: &Tensor) -> Option<Vec<Dim>> {
         match self.resolve_shape(&t.shape) {
             Shape::Known(d) => Some(d.iter().map(|x| self.env.resolve(x)).collect()),
-            Shape::Var(_) => None,
+            Shape::Var(_) | Shape::Tail(..) => None,
         }
     }
 

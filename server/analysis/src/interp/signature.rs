@@ -1,0 +1,299 @@
+//! What an uncalled function's parameters are, read from the function itself.
+//!
+//! In library mode nothing calls a function, so its arguments are made up.
+//! Two sources say what they are: how the body uses each parameter (`x.view`,
+//! `x @ w` and `torch.exp(x)` make it a tensor), and shape comments the
+//! author wrote (`# a: (N, D), b: (M, D) -> (N, M)`), which also give the
+//! tensor its rank and names its dims.
+
+use std::collections::HashMap;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::{Arg, BinOp, Expr, ExprKind, FunctionDef, Stmt, StmtKind};
+
+use super::Interp;
+
+/// Tensor attributes and methods: a parameter used with one is a tensor.
+const TENSOR_MEMBERS: &[&str] = &[
+    "shape", "size", "dim", "ndim", "view", "reshape", "transpose", "permute", "T", "mT", "contiguous", "unsqueeze",
+    "squeeze", "flatten", "unflatten", "clamp", "exp", "log", "sum", "mean", "max", "min", "softmax", "log_softmax",
+    "masked_fill", "float", "long", "half", "int", "bool", "chunk", "split", "expand", "expand_as", "repeat", "device",
+    "dtype", "numel", "matmul", "argmax", "argmin", "abs", "sqrt", "pow", "norm", "type_as", "detach", "clone",
+    "narrow", "gather", "index_select", "cumsum", "topk", "sort", "unbind", "var", "std", "sigmoid", "tanh", "relu",
+    "view_as", "reshape_as", "new_zeros", "new_ones", "new_full", "new_empty", "is_cuda", "bmm", "mm", "t", "flip",
+    "roll", "movedim", "tril", "triu", "scatter", "masked_select", "nonzero", "any", "all", "item", "tolist",
+];
+
+/// Torch functions that make tensors rather than take them first.
+const FACTORIES: &[&str] = &[
+    "zeros", "ones", "empty", "full", "randn", "rand", "randint", "arange", "linspace", "logspace", "eye", "tensor",
+    "as_tensor", "device", "manual_seed", "randperm", "Size",
+];
+
+impl Interp<'_> {
+    /// Parameters the body uses as tensors.
+    pub(crate) fn tensor_params(&self, def: &FunctionDef) -> Vec<String> {
+        let names: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
+        let mut found: Vec<String> = Vec::new();
+        let mut visit = |e: &Expr| {
+            let mut mark = |inner: &Expr| {
+                if let ExprKind::Name(n) = &inner.kind
+                    && names.contains(&n.as_str())
+                    && !found.contains(n)
+                {
+                    found.push(n.clone());
+                }
+            };
+            match &e.kind {
+                ExprKind::Attribute { value, attr } if TENSOR_MEMBERS.contains(&attr.id.as_str()) => mark(value),
+                ExprKind::BinOp { left, op: BinOp::MatMul, right } => {
+                    mark(left);
+                    mark(right);
+                }
+                ExprKind::Call { func, args } => {
+                    let first = args.iter().find_map(|a| match a {
+                        Arg::Positional(e) => Some(e),
+                        _ => None,
+                    });
+                    let callee = self.text(&func.range);
+                    let torch_op = (callee.starts_with("torch.") || callee.starts_with("F."))
+                        && !FACTORIES.contains(&callee.rsplit('.').next().unwrap_or(""));
+                    // `self.layer(x)`: a module's input is a tensor.
+                    let layer_call = callee.starts_with("self.") && callee.matches('.').count() == 1;
+                    if let Some(first) = first
+                        && (torch_op || layer_call)
+                    {
+                        mark(first);
+                    }
+                    if callee.ends_with("einsum") {
+                        for a in args.iter().skip(1) {
+                            if let Arg::Positional(e) = a {
+                                mark(e);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        };
+        for stmt in &def.body {
+            walk_stmt(stmt, &mut visit);
+        }
+        found
+    }
+
+    /// Shapes of parameters stated in comments inside the function:
+    /// `# x: (batch, seq, d_model)` or `# a: [N, D]`. Dims named alike in one
+    /// function share a symbol; `...` or `*` makes the comment unusable.
+    pub(crate) fn comment_shapes(&mut self, def: &FunctionDef) -> HashMap<String, Vec<Dim>> {
+        let mut out = HashMap::new();
+        let text = self.text(&def.range);
+        let params: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
+        let mut symbols: HashMap<String, Dim> = HashMap::new();
+        for line in text.lines().take(64) {
+            let Some(hash) = comment_start(line) else { continue };
+            let comment = &line[hash + 1..];
+            for (name, dims) in parse_shape_comment(comment) {
+                if !params.contains(&name.as_str()) || out.contains_key(&name) {
+                    continue;
+                }
+                let mut shape = Vec::new();
+                let mut usable = true;
+                for token in dims {
+                    if let Ok(n) = token.parse::<i64>() {
+                        shape.push(Dim::konst(n));
+                    } else if is_identifier(&token) {
+                        let d = symbols.entry(token.clone()).or_insert_with(|| self.env.symbol(&token)).clone();
+                        shape.push(d);
+                    } else {
+                        usable = false;
+                    }
+                }
+                if usable {
+                    out.insert(name, shape);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Where a line's comment starts: a `#` outside string quotes.
+fn comment_start(line: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (None, '#') => return Some(i),
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `a: (N, D), b: (M, D) -> (N, M)` → `[("a", ["N","D"]), ("b", ["M","D"])]`.
+fn parse_shape_comment(comment: &str) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    let bytes: Vec<char> = comment.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        // An identifier followed by `:` and an opening bracket.
+        if bytes[i].is_alphabetic() || bytes[i] == '_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_alphanumeric() || bytes[i] == '_') {
+                i += 1;
+            }
+            let name: String = bytes[start..i].iter().collect();
+            let mut j = i;
+            while j < bytes.len() && bytes[j] == ' ' {
+                j += 1;
+            }
+            if j < bytes.len() && bytes[j] == ':' {
+                j += 1;
+                while j < bytes.len() && bytes[j] == ' ' {
+                    j += 1;
+                }
+                if j < bytes.len() && (bytes[j] == '(' || bytes[j] == '[') {
+                    let close = if bytes[j] == '(' { ')' } else { ']' };
+                    if let Some(end) = bytes[j + 1..].iter().position(|c| *c == close) {
+                        let inner: String = bytes[j + 1..j + 1 + end].iter().collect();
+                        let dims: Vec<String> =
+                            inner.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
+                        out.push((name, dims));
+                        i = j + 1 + end + 1;
+                        continue;
+                    }
+                }
+            }
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Visit every expression of a statement, nested blocks included.
+pub(crate) fn walk_stmt(stmt: &Stmt, f: &mut dyn FnMut(&Expr)) {
+    let block = |body: &[Stmt], f: &mut dyn FnMut(&Expr)| {
+        for s in body {
+            walk_stmt(s, f);
+        }
+    };
+    match &stmt.kind {
+        StmtKind::Expr(e) | StmtKind::Return(Some(e)) | StmtKind::Raise(Some(e)) => walk_expr(e, f),
+        StmtKind::Assign { targets, value, .. } => {
+            for t in targets {
+                walk_expr(t, f);
+            }
+            if let Some(v) = value {
+                walk_expr(v, f);
+            }
+        }
+        StmtKind::AugAssign { target, value, .. } => {
+            walk_expr(target, f);
+            walk_expr(value, f);
+        }
+        StmtKind::If { test, body, orelse } | StmtKind::While { test, body, orelse } => {
+            walk_expr(test, f);
+            block(body, f);
+            block(orelse, f);
+        }
+        StmtKind::For { target, iter, body, orelse } => {
+            walk_expr(target, f);
+            walk_expr(iter, f);
+            block(body, f);
+            block(orelse, f);
+        }
+        StmtKind::With { items, body } => {
+            for item in items {
+                walk_expr(&item.context, f);
+            }
+            block(body, f);
+        }
+        StmtKind::Try { body, handlers, orelse, finalbody } => {
+            block(body, f);
+            for h in handlers {
+                block(&h.body, f);
+            }
+            block(orelse, f);
+            block(finalbody, f);
+        }
+        StmtKind::Assert { test, .. } => walk_expr(test, f),
+        _ => {}
+    }
+}
+
+/// Visit an expression and everything inside it.
+pub(crate) fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Attribute { value, .. } | ExprKind::Starred(value) | ExprKind::DoubleStarred(value) | ExprKind::Await(value) => {
+            walk_expr(value, f)
+        }
+        ExprKind::Subscript { value, index } => {
+            walk_expr(value, f);
+            for i in index {
+                walk_expr(i, f);
+            }
+        }
+        ExprKind::Slice { lower, upper, step } => {
+            for p in [lower, upper, step].into_iter().flatten() {
+                walk_expr(p, f);
+            }
+        }
+        ExprKind::Call { func, args } => {
+            walk_expr(func, f);
+            for a in args {
+                match a {
+                    Arg::Positional(e) | Arg::Starred(e) | Arg::Keyword(_, e) | Arg::DoubleStarred(e) => walk_expr(e, f),
+                }
+            }
+        }
+        ExprKind::BinOp { left, right, .. } => {
+            walk_expr(left, f);
+            walk_expr(right, f);
+        }
+        ExprKind::UnaryOp { operand, .. } => walk_expr(operand, f),
+        ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) | ExprKind::List(values) | ExprKind::Set(values) => {
+            for v in values {
+                walk_expr(v, f);
+            }
+        }
+        ExprKind::Compare { left, comparators, .. } => {
+            walk_expr(left, f);
+            for c in comparators {
+                walk_expr(c, f);
+            }
+        }
+        ExprKind::IfExp { test, body, orelse } => {
+            walk_expr(test, f);
+            walk_expr(body, f);
+            walk_expr(orelse, f);
+        }
+        ExprKind::Dict(entries) => {
+            for (k, v) in entries {
+                if let Some(k) = k {
+                    walk_expr(k, f);
+                }
+                walk_expr(v, f);
+            }
+        }
+        ExprKind::Comprehension { elt, generators, .. } => {
+            walk_expr(elt, f);
+            for g in generators {
+                walk_expr(&g.iter, f);
+                for c in &g.ifs {
+                    walk_expr(c, f);
+                }
+            }
+        }
+        ExprKind::NamedExpr { value, .. } => walk_expr(value, f),
+        _ => {}
+    }
+}

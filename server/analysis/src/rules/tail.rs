@@ -1,0 +1,226 @@
+//! Rules for tensors of unknown rank whose trailing dims are known: `[*, 768]`.
+//!
+//! Model code is full of ops that only touch the last dims (`nn.Linear`,
+//! `LayerNorm`, `softmax(dim=-1)`, `q @ k.transpose(-2, -1)`), and in a
+//! library file nothing says how many batch dims come first. These rules
+//! keep the leading dims as a rank variable and compute the trailing ones,
+//! so that `[*batch, n_embd]` flows through a transformer block; once some
+//! use fixes the rank (`B, T, C = x.size()`), every such shape resolves.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::Args;
+use super::shape::broadcast as broadcast_dims;
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::value::{Shape, Tensor, Value};
+
+/// What a rule made of an input of unknown rank.
+pub(crate) enum TailResult {
+    One(Shape),
+    /// Values and indices (`max(dim=-1)`), both of this shape.
+    Pair(Shape),
+    Many(Vec<Shape>),
+}
+
+/// Ops that keep their input's shape, whatever its rank.
+const SHAPE_KEEPING: &[&str] = &[
+    "softmax", "log_softmax", "softmin", "cumsum", "cumprod", "logcumsumexp", "contiguous", "clone", "detach",
+    "dropout", "float", "type_as", "masked_fill", "normalize",
+];
+
+fn with_suffix(var: u32, suffix: Vec<Dim>) -> Shape {
+    if suffix.is_empty() { Shape::Var(var) } else { Shape::Tail(var, Rc::new(suffix)) }
+}
+
+/// A dim argument that points into the known trailing dims: a negative
+/// index, which counts from the end whatever the rank.
+fn suffix_index(v: Option<&Value>, suffix_len: usize) -> Option<usize> {
+    let Some(Value::Int(d)) = v else { return None };
+    let d = d.as_const()?;
+    if d < 0 && (-d) as usize <= suffix_len { Some(suffix_len - (-d) as usize) } else { None }
+}
+
+pub(crate) fn unknown_rank_op(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args) -> Option<TailResult> {
+    // A negative dim argument says the tensor has at least that many dims:
+    // make them known (as unknown sizes) so the rule can address them.
+    let negative_dims = ["dim", "dim0", "dim1"]
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| match args.kw(k).or_else(|| args.pos.get(i + 1)) {
+            Some(Value::Int(d)) => d.as_const().filter(|d| *d < 0 && *d >= -8),
+            _ => None,
+        })
+        .map(|d| (-d) as usize)
+        .max();
+    let wants_dims = matches!(
+        name,
+        "transpose" | "swapaxes" | "swapdims" | "sum" | "mean" | "amax" | "amin" | "prod" | "std" | "var" | "logsumexp"
+            | "argmax" | "argmin" | "max" | "min" | "split" | "chunk"
+    );
+    if let (Some(k), true) = (negative_dims, wants_dims) {
+        let _ = interp.demand_suffix(&x.shape, k);
+    }
+    if name == "__attr_mT" {
+        let _ = interp.demand_suffix(&x.shape, 2);
+    }
+    let shape = interp.resolve_shape(&x.shape);
+    let (var, suffix) = shape.tail()?;
+    let suffix = suffix.to_vec();
+    if SHAPE_KEEPING.contains(&name) {
+        return Some(TailResult::One(shape.clone()));
+    }
+    match name {
+        "transpose" | "swapaxes" | "swapdims" => {
+            let a = suffix_index(args.get(1, "dim0"), suffix.len())?;
+            let b = suffix_index(args.get(2, "dim1"), suffix.len())?;
+            let mut s = suffix;
+            s.swap(a, b);
+            Some(TailResult::One(with_suffix(var, s)))
+        }
+        "__attr_mT" if suffix.len() >= 2 => {
+            let mut s = suffix;
+            let n = s.len();
+            s.swap(n - 1, n - 2);
+            Some(TailResult::One(with_suffix(var, s)))
+        }
+        "unsqueeze" => {
+            let Some(Value::Int(d)) = args.get(1, "dim") else { return None };
+            if d.as_const()? != -1 {
+                return None;
+            }
+            let mut s = suffix;
+            s.push(Dim::konst(1));
+            Some(TailResult::One(with_suffix(var, s)))
+        }
+        "sum" | "mean" | "amax" | "amin" | "prod" | "std" | "var" | "logsumexp" | "norm" | "argmax" | "argmin" | "max"
+        | "min" => {
+            let dim_index = if name == "norm" { 2 } else { 1 };
+            let d = suffix_index(args.get(dim_index, "dim"), suffix.len())?;
+            let keep = args.flag(dim_index + 1, "keepdim", false)?;
+            let mut s = suffix;
+            if keep {
+                s[d] = Dim::konst(1);
+            } else {
+                s.remove(d);
+            }
+            let out = with_suffix(var, s);
+            Some(if matches!(name, "max" | "min") { TailResult::Pair(out) } else { TailResult::One(out) })
+        }
+        "split" | "chunk" => {
+            let d = suffix_index(args.get(2, "dim"), suffix.len())?;
+            let size = &suffix[d];
+            let pieces: Vec<Dim> = match (name, args.get(1, "split_size_or_sections").or(args.get(1, "chunks"))) {
+                ("chunk", Some(Value::Int(c))) => {
+                    let c = c.as_const().filter(|c| *c > 0 && *c <= 64)?;
+                    let piece = size.floordiv(&Dim::konst(c))?;
+                    if interp.env.resolve(&piece.mul(&Dim::konst(c))) != interp.env.resolve(size) {
+                        return None;
+                    }
+                    vec![piece; c as usize]
+                }
+                ("split", Some(Value::Int(k))) => {
+                    let q = interp.env.resolve(size).floordiv(&interp.env.resolve(k))?.as_const()?;
+                    if !(1..=64).contains(&q) || interp.env.resolve(&k.mul(&Dim::konst(q))) != interp.env.resolve(size) {
+                        return None;
+                    }
+                    vec![k.clone(); q as usize]
+                }
+                _ => return None,
+            };
+            Some(TailResult::Many(
+                pieces
+                    .into_iter()
+                    .map(|p| {
+                        let mut s = suffix.clone();
+                        s[d] = p;
+                        with_suffix(var, s)
+                    })
+                    .collect(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Broadcasting where a side has unknown rank: only the trailing dims meet,
+/// so it is decidable when the other side is no longer than the known ones,
+/// or shares the rank variable.
+pub(crate) fn broadcast(interp: &mut Interp<'_>, a: &Rc<Tensor>, b: &Rc<Tensor>) -> Option<Shape> {
+    let (sa, sb) = (interp.resolve_shape(&a.shape), interp.resolve_shape(&b.shape));
+    match (&sa, &sb) {
+        (Shape::Tail(v, x), Shape::Known(y)) | (Shape::Known(y), Shape::Tail(v, x)) if y.len() <= x.len() => {
+            let dims = broadcast_dims(interp, x, y).ok()?;
+            Some(with_suffix(*v, dims))
+        }
+        (Shape::Var(v), Shape::Known(y)) | (Shape::Known(y), Shape::Var(v)) if y.is_empty() => Some(Shape::Var(*v)),
+        (Shape::Tail(v, x), Shape::Tail(w, y)) if v == w && x.len() == y.len() => {
+            let dims = broadcast_dims(interp, x, y).ok()?;
+            Some(with_suffix(*v, dims))
+        }
+        (Shape::Tail(v, x), Shape::Var(w)) | (Shape::Var(w), Shape::Tail(v, x)) if v == w => {
+            Some(with_suffix(*v, x.as_ref().clone()))
+        }
+        _ => None,
+    }
+}
+
+/// `x @ w` where `x` is `[*, n, k]` and `w` a known matrix, or both share
+/// their batch dims (`q @ k.transpose(-2, -1)`).
+pub(crate) fn matmul(interp: &mut Interp<'_>, a: &Rc<Tensor>, b: &Rc<Tensor>, range: TextRange) -> Option<Shape> {
+    let (sa, sb) = (interp.resolve_shape(&a.shape), interp.resolve_shape(&b.shape));
+    let (inner_a, inner_b, shape) = match (&sa, &sb) {
+        (Shape::Tail(v, x), Shape::Known(w)) if !x.is_empty() && w.len() == 2 => {
+            let mut s = x.as_ref().clone();
+            let k = s.pop()?;
+            s.push(w[1].clone());
+            (k, w[0].clone(), with_suffix(*v, s))
+        }
+        (Shape::Tail(v, x), Shape::Tail(u, y)) if v == u && x.len() >= 2 && x.len() == y.len() => {
+            let n = x.len();
+            let batch = broadcast_dims(interp, &x[..n - 2], &y[..n - 2]).ok()?;
+            let mut s = batch;
+            s.push(x[n - 2].clone());
+            s.push(y[n - 1].clone());
+            (x[n - 1].clone(), y[n - 2].clone(), with_suffix(*v, s))
+        }
+        _ => return None,
+    };
+    if interp.env.known_different(&inner_a, &inner_b) {
+        let message = format!(
+            "mat1 and mat2 shapes cannot be multiplied (?x{} and {}x?)",
+            interp.fmt_dim(&inner_a),
+            interp.fmt_dim(&inner_b)
+        );
+        interp.report(range, Severity::Error, "matmul-shape", message);
+        return None;
+    }
+    let _ = interp.require_equal(&inner_a, &inner_b);
+    Some(shape)
+}
+
+/// The trailing dims a layer needs of an input of unknown rank: `[*, in]`
+/// for `nn.Linear`, `normalized_shape` for `LayerNorm`. Returns the input's
+/// shape with those dims, checked against `want`; `Err` carries the dims
+/// found when one is known to differ.
+pub(crate) fn demand_trailing(interp: &mut Interp<'_>, x: &Rc<Tensor>, want: &[Dim]) -> Option<Result<(u32, Vec<Dim>), Vec<Dim>>> {
+    let shape = interp.demand_suffix(&x.shape, want.len());
+    let (var, suffix) = shape.tail()?;
+    let suffix = suffix.to_vec();
+    let tail = &suffix[suffix.len() - want.len()..];
+    if tail.iter().zip(want).any(|(a, b)| interp.env.known_different(a, b)) {
+        return Some(Err(suffix));
+    }
+    for (a, b) in tail.to_vec().iter().zip(want) {
+        let _ = interp.require_equal(a, b);
+    }
+    let suffix = suffix.iter().map(|d| interp.env.resolve(d)).collect();
+    Some(Ok((var, suffix)))
+}
+
+pub(crate) fn suffix_shape(var: u32, suffix: Vec<Dim>) -> Shape {
+    with_suffix(var, suffix)
+}
