@@ -20,6 +20,7 @@ impl Interp<'_> {
         let callee = self.eval(func);
         let mut positional = Vec::new();
         let mut keywords: Kwargs = Vec::new();
+        let mut open = false;
         for arg in args {
             match arg {
                 Arg::Positional(e) => positional.push(self.eval(e)),
@@ -44,12 +45,18 @@ impl Interp<'_> {
                                 }
                             }
                         }
-                        _ => return self.unknown_call(&callee),
+                        // Unknown keywords: the callee's defaults are open.
+                        _ => open = true,
                     }
                 }
             }
         }
-        self.call_value(&callee, positional, keywords, call.range.clone())
+        self.open_call = open;
+        let result = self.call_value(&callee, positional, keywords, call.range.clone());
+        // A flag no user call consumed (the callee was a layer or a torch op)
+        // must not leak into the next call.
+        self.open_call = false;
+        result
     }
 
     /// The result of a call whose arguments could not be followed.
@@ -116,6 +123,9 @@ impl Interp<'_> {
         {
             return Value::Unknown;
         }
+        // A call whose keywords are not all known (`f(**kwargs)` with unknown
+        // kwargs, or a made-up library call) may override any default.
+        let open = std::mem::take(&mut self.open_call);
         let locals = Rc::new(RefCell::new(HashMap::new()));
         let mut positional = receiver.into_iter().chain(args);
         let mut kwargs = kwargs;
@@ -131,20 +141,21 @@ impl Interp<'_> {
                     {
                         Some(kwargs.remove(pos).1)
                     } else {
-                        f.defaults.get(i).cloned().flatten()
+                        self.default_for(f, i, open)
                     }
                 }
                 ParamKind::KwOnly => {
                     if let Some(pos) = kwargs.iter().position(|(k, _)| **k == *param.name.id) {
                         Some(kwargs.remove(pos).1)
                     } else {
-                        f.defaults.get(i).cloned().flatten()
+                        self.default_for(f, i, open)
                     }
                 }
                 ParamKind::VarArgs => {
                     extra_positional.extend(positional.by_ref());
                     Some(Value::tuple(std::mem::take(&mut extra_positional)))
                 }
+                ParamKind::VarKw if open => Some(Value::Opaque(Rc::from(param.name.id.as_str()))),
                 ParamKind::VarKw => {
                     let entries = kwargs.drain(..).map(|(k, v)| (Value::Str(k), v)).collect();
                     Some(Value::Dict(Rc::new(RefCell::new(entries))))
@@ -201,6 +212,22 @@ impl Interp<'_> {
         result.unwrap_or(Value::Unknown)
     }
 
+    /// The value of a parameter the call did not pass: its default, kept
+    /// symbolic when the call may have passed it after all.
+    fn default_for(&mut self, f: &Rc<Function>, i: usize, open: bool) -> Option<Value> {
+        let default = f.defaults.get(i).cloned().flatten()?;
+        if !open {
+            return Some(default);
+        }
+        let name = &f.def.params[i].name.id;
+        Some(match default {
+            Value::Int(_) => Value::Int(self.env.symbol(name)),
+            Value::Float(_) => Value::Float(None),
+            Value::Bool(_) => Value::Bool(None),
+            other => other,
+        })
+    }
+
     fn instantiate(
         &mut self,
         class: &Rc<Class>,
@@ -220,6 +247,10 @@ impl Interp<'_> {
             device: RefCell::new(None),
         });
         let value = Value::Instance(instance.clone());
+        let made = self.instances.entry(Rc::as_ptr(class) as usize).or_default();
+        if made.len() < 4 {
+            made.push(value.clone());
+        }
         if class.is_dataclass {
             self.init_dataclass(class, &instance, args, kwargs);
             return value;

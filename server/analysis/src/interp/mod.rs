@@ -99,6 +99,10 @@ pub(crate) struct Interp<'s> {
     /// The classes defined in the module, in order (for library mode).
     pub classes: Vec<Rc<Class>>,
     pub functions: Vec<Rc<Function>>,
+    /// The next user call may override any default (see `call_function`).
+    pub open_call: bool,
+    /// Instances of each user class made so far (a few), by class address.
+    pub instances: HashMap<usize, Vec<Value>>,
     /// Where the current top-level call came from, for diagnostics that
     /// belong to a call site rather than to a library line.
     pub frames: Vec<Frame>,
@@ -133,6 +137,8 @@ impl<'s> Interp<'s> {
             stack: Vec::new(),
             classes: Vec::new(),
             functions: Vec::new(),
+            instances: HashMap::new(),
+            open_call: false,
             frames: vec![Frame {
                 locals: globals,
                 closure: None,
@@ -399,6 +405,17 @@ impl<'s> Interp<'s> {
     /// Functions and classes never reached by the module's own code are run
     /// with arguments made from their signatures, so library files get shapes.
     fn run_unreached(&mut self) {
+        // Factory functions (`def resnet18(): return ResNet(...)`) build the
+        // models with real arguments: run them first, so the models' forward
+        // runs on those instances rather than on made-up ones.
+        let class_names: Vec<Rc<str>> = self.classes.iter().map(|c| c.name.clone()).collect();
+        let (factories, others): (Vec<Rc<Function>>, Vec<Rc<Function>>) = self
+            .functions
+            .iter()
+            .rev()
+            .cloned()
+            .partition(|f| signature::instantiates_any(&f.def, &class_names));
+        self.run_functions(factories);
         // Models are usually defined after their parts: running the last
         // class first reaches the parts through it, with shapes that relate,
         // instead of analysing each part on its own.
@@ -420,13 +437,21 @@ impl<'s> Interp<'s> {
             // Each entry names its own unknowns: `hidden_dim` of one model
             // is not `hidden_dim` of another.
             self.opaque_syms.clear();
-            let instance = self.generic_instance(&class);
-            if let Value::Instance(_) = instance {
-                let args = self.generic_args(&forward, true);
-                let _ = self.call_function(&forward, Some(instance), args, Vec::new(), 0..0);
+            let built: Vec<Value> = self.instances.get(&(Rc::as_ptr(&class) as usize)).cloned().unwrap_or_default();
+            let instances = if built.is_empty() { vec![self.generic_instance(&class)] } else { built };
+            // All instances see the same made-up input, so their shapes relate.
+            let args = self.generic_args(&forward, true);
+            for instance in instances {
+                if let Value::Instance(_) = instance {
+                    self.open_call = true;
+                    let _ = self.call_function(&forward, Some(instance), args.clone(), Vec::new(), 0..0);
+                }
             }
         }
-        let functions: Vec<Rc<Function>> = self.functions.iter().rev().cloned().collect();
+        self.run_functions(others);
+    }
+
+    fn run_functions(&mut self, functions: Vec<Rc<Function>>) {
         for function in functions {
             if self.out_of_budget() {
                 return;
@@ -440,6 +465,7 @@ impl<'s> Interp<'s> {
             };
             self.opaque_syms.clear();
             let args = self.generic_args(&function, false);
+            self.open_call = true;
             let _ = self.call_function(&function, None, args, Vec::new(), 0..0);
         }
     }

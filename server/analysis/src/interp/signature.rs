@@ -118,6 +118,23 @@ impl Interp<'_> {
     }
 }
 
+/// Whether the function calls one of the named classes (a model factory).
+pub(crate) fn instantiates_any(def: &FunctionDef, classes: &[std::rc::Rc<str>]) -> bool {
+    let mut found = false;
+    let mut visit = |e: &Expr| {
+        if let ExprKind::Call { func, .. } = &e.kind
+            && let ExprKind::Name(n) = &func.kind
+            && classes.iter().any(|c| **c == **n)
+        {
+            found = true;
+        }
+    };
+    for stmt in &def.body {
+        walk_stmt(stmt, &mut visit);
+    }
+    found
+}
+
 /// Where a line's comment starts: a `#` outside string quotes.
 fn comment_start(line: &str) -> Option<usize> {
     let mut quote: Option<char> = None;
