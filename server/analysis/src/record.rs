@@ -84,8 +84,10 @@ impl Recorder {
         self,
         env: &ShapeEnv,
         resolve: &dyn Fn(&Shape) -> Shape,
+        heads: HashMap<u32, Vec<Dim>>,
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
         let mut namer = Namer::new(env, &self.scalars);
+        namer.heads = heads;
         let mut bindings: Vec<Binding> = self
             .sites
             .iter()
@@ -118,6 +120,11 @@ struct Namer<'a> {
     /// The user's int variables by their sequence of per-run values.
     candidates: HashMap<Vec<String>, String>,
     taken: HashSet<String>,
+    /// Compound sizes the user gave a name (`head_dim = C // n_head`), shown
+    /// by that name: it is what the code calls them.
+    aliases: HashMap<Dim, String>,
+    /// Known leading sizes of unrefined rank variables (`x.size(0)`).
+    heads: HashMap<u32, Vec<Dim>>,
 }
 
 impl<'a> Namer<'a> {
@@ -133,14 +140,28 @@ impl<'a> Namer<'a> {
             }
             candidates.entry(key).or_insert_with(|| s.name.clone());
         }
-        let taken = (0..env.symbol_count() as u32)
+        let taken: HashSet<String> = (0..env.symbol_count() as u32)
             .filter_map(|i| env.info(shapels_shapes::SymId(i)).map(|s| s.name.clone()))
             .collect();
+        let mut aliases = HashMap::new();
+        for s in scalars {
+            if !is_identifier(&s.name) || taken.contains(&s.name) {
+                continue;
+            }
+            let resolved: Vec<Dim> = s.hits.iter().map(|d| env.resolve(d)).collect();
+            let Some(first) = resolved.first() else { continue };
+            let compound = first.as_const().is_none() && first.as_sym().is_none();
+            if compound && resolved.iter().all(|d| d == first) && !env.has_anonymous(first) {
+                aliases.entry(first.clone()).or_insert_with(|| s.name.clone());
+            }
+        }
         Namer {
             env,
             chosen: HashMap::new(),
             candidates,
             taken,
+            aliases,
+            heads: HashMap::new(),
         }
     }
 
@@ -172,26 +193,38 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
+/// Where a shape of unknown rank has its unknown dims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variadic {
+    None,
+    Lead,
+    Trail,
+}
+
 fn merge(
     hits: &[Rc<Tensor>],
     env: &ShapeEnv,
     resolve: &dyn Fn(&Shape) -> Shape,
     namer: &mut Namer<'_>,
 ) -> TensorInfo {
-    // Each run's shape: its dims, and whether any number of leading dims
-    // stand before them (a tensor of unknown rank with known trailing dims).
-    let shapes: Vec<Option<(bool, Vec<Dim>)>> = hits
+    // Each run's shape: its dims, and where any number of further dims
+    // stand: before them (known trailing dims, `[*, 768]`), after them (known
+    // leading sizes of a tensor of unknown rank, `[N, *]`), or nowhere.
+    let shapes: Vec<Option<(Variadic, Vec<Dim>)>> = hits
         .iter()
         .map(|t| match resolve(&t.shape) {
-            Shape::Known(d) => Some((false, d.iter().map(|x| env.resolve(x)).collect())),
-            Shape::Tail(_, d) => Some((true, d.iter().map(|x| env.resolve(x)).collect())),
-            Shape::Var(_) => None,
+            Shape::Known(d) => Some((Variadic::None, d.iter().map(|x| env.resolve(x)).collect())),
+            Shape::Tail(_, d) => Some((Variadic::Lead, d.iter().map(|x| env.resolve(x)).collect())),
+            Shape::Var(v) => {
+                let head = namer.heads.get(&v).cloned().unwrap_or_default();
+                if head.is_empty() { None } else { Some((Variadic::Trail, head.iter().map(|x| env.resolve(x)).collect())) }
+            }
         })
         .collect();
     let shape = if shapes.iter().any(Option::is_none) || shapes.is_empty() {
         None
     } else {
-        let shapes: Vec<(bool, Vec<Dim>)> = shapes.into_iter().flatten().collect();
+        let shapes: Vec<(Variadic, Vec<Dim>)> = shapes.into_iter().flatten().collect();
         let variadic = shapes[0].0;
         let shapes: Vec<Vec<Dim>> = if shapes.iter().all(|(v, _)| *v == variadic) {
             shapes.into_iter().map(|(_, d)| d).collect()
@@ -202,7 +235,8 @@ fn merge(
         if shapes.is_empty() || shapes.iter().any(|s| s.len() != rank) {
             None
         } else {
-            let lead = variadic.then(|| DimView::Variadic("*batch".to_string()));
+            let lead = (variadic == Variadic::Lead).then(|| DimView::Variadic("*batch".to_string()));
+            let trail = (variadic == Variadic::Trail).then(|| DimView::Variadic("*rest".to_string()));
             Some(
                 lead.into_iter().chain((0..rank)
                     .map(|i| {
@@ -213,12 +247,15 @@ fn merge(
                         } else if column.iter().all(|c| c == &column[0]) {
                             match shapes[0][i].as_const() {
                                 Some(n) => DimView::Known(n),
-                                None => DimView::Symbol(column[0].clone()),
+                                None => DimView::Symbol(
+                                    namer.aliases.get(&shapes[0][i]).cloned().unwrap_or_else(|| column[0].clone()),
+                                ),
                             }
                         } else {
                             DimView::Symbol(namer.name(column))
                         }
                     }))
+                    .chain(trail)
                     .collect(),
             )
         }

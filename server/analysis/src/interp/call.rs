@@ -430,9 +430,15 @@ impl Interp<'_> {
             ("len", [v]) => match v {
                 Value::Tensor(t) => {
                     let shape = self.resolve_shape(&t.shape);
-                    match shape.dims().and_then(|d| d.first().cloned()) {
-                        Some(d) => Value::Int(d),
-                        None => Value::Int(self.env.anonymous()),
+                    match (shape.dims(), &shape) {
+                        (Some(d), _) => match d.first() {
+                            Some(d) => Value::Int(d.clone()),
+                            None => Value::Unknown,
+                        },
+                        // The first size of a tensor of unknown rank: the same
+                        // symbol `x.size(0)` gives, so the two relate.
+                        (None, crate::value::Shape::Var(v)) => Value::Int(self.var_dim(*v, 0, "x")),
+                        (None, _) => Value::Int(self.env.anonymous()),
                     }
                 }
                 Value::Str(s) => Value::int(s.chars().count() as i64),

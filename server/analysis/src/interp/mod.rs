@@ -240,6 +240,23 @@ impl<'s> Interp<'s> {
             .collect()
     }
 
+    /// For each rank variable never refined, the sizes read from its first
+    /// dims (`x.size(0)`, `len(x)`), in order while they are contiguous.
+    pub fn var_heads(&self) -> HashMap<u32, Vec<Dim>> {
+        let mut out: HashMap<u32, Vec<Dim>> = HashMap::new();
+        for &(v, _) in self.var_dims.keys() {
+            if out.contains_key(&v) || !matches!(self.resolve_shape(&Shape::Var(v)), Shape::Var(_)) {
+                continue;
+            }
+            let mut head = Vec::new();
+            while let Some(d) = self.var_dims.get(&(v, head.len() as i64)) {
+                head.push(d.clone());
+            }
+            out.insert(v, head);
+        }
+        out
+    }
+
     /// `x.size(i)` of a tensor whose rank is unknown: one named symbol per
     /// (tensor, index), so repeated reads agree.
     pub fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim {

@@ -413,8 +413,13 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             let k = args.get(1, "k").cloned().unwrap_or(Value::Unknown);
             let d = dim_arg!(2, "dim", Some(-1));
             let mut shape = dims.clone();
-            shape[d] = interp.size_dims(&[k])[0].clone();
-            if let (Some(k), Some(s)) = (interp.env.value(&shape[d]), interp.env.value(&dims[d]))
+            // a 0-dim tensor has one element along its wrapped dim 0 and stays 0-dim
+            let kd = interp.size_dims(&[k])[0].clone();
+            let size = dims.get(d).cloned().unwrap_or_else(|| Dim::from(1));
+            if let Some(slot) = shape.get_mut(d) {
+                *slot = kd.clone();
+            }
+            if let (Some(k), Some(s)) = (interp.env.value(&kd), interp.env.value(&size))
                 && k > s
             {
                 interp.report(
@@ -1448,12 +1453,17 @@ fn reduce(
                 sum_dtype(x.dtype)
             }
         }
+        // all/any keep uint8 (spec §3.3)
+        "all" | "any" if x.dtype == Some(DType::UInt8) => Some(DType::UInt8),
         "all" | "any" => Some(DType::Bool),
         "mean" | "nanmean" | "std" | "var" | "norm" | "logsumexp" | "linalg_vector_norm"
         | "linalg_norm" => {
+            let float_override =
+                super::creation::dtype_arg(args).is_some_and(|d| d.category() >= 2);
             if let Some(d) = x.dtype
                 && d.category() <= 1
                 && name != "logsumexp"
+                && !float_override
             {
                 let message = format!(
                     "{name}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
@@ -1462,7 +1472,16 @@ fn reduce(
                 interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
                 return Value::Unknown;
             }
-            x.dtype
+            // complex var / std / norm are real (spec §3.3)
+            match (name, x.dtype) {
+                ("std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm", Some(DType::Complex64)) => {
+                    Some(DType::Float32)
+                }
+                ("std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm", Some(DType::Complex128)) => {
+                    Some(DType::Float64)
+                }
+                _ => x.dtype,
+            }
         }
         _ => x.dtype,
     };
@@ -1490,7 +1509,10 @@ fn reduce(
         None | Some(Value::None) => (0..rank).collect(),
         Some(v) => {
             let items = v.items().unwrap_or_else(|| vec![v.clone()]);
-            if items.is_empty() {
+            if items.is_empty() && matches!(name, "all" | "any") {
+                // all/any with an empty dim list reduce nothing, unlike sum(())
+                return out_known(interp, x, dims.clone(), dtype, device, name);
+            } else if items.is_empty() {
                 (0..rank).collect()
             } else {
                 let mut out = Vec::new();
