@@ -297,6 +297,9 @@ pub enum Value {
         id: u32,
         allow_non_fake_inputs: bool,
     },
+    /// A value that is None on some paths (`x = None` in one branch): used
+    /// as the value, but `is None` stays undecided.
+    Optional(Box<Value>),
     /// A slice object inside a subscript.
     Slice(Box<Value>, Box<Value>, Box<Value>),
     Ellipsis,

@@ -353,6 +353,8 @@ impl Interp<'_> {
                     Value::Int(_) => Value::Int(self.env.symbol(&param.name.id)),
                     Value::Float(_) => Value::Float(None),
                     Value::Bool(_) => Value::Bool(None),
+                    // An optional tensor input (`mask=None`): both paths run.
+                    Value::None if tensors => Value::Optional(Box::new(self.generic_tensor(&param.name.id))),
                     other => other.clone(),
                 };
                 out.push(value);

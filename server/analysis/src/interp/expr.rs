@@ -66,12 +66,27 @@ impl Interp<'_> {
         if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
             return Value::Unknown;
         }
-        self.expr_depth += 1;
-        let v = self.eval_inner(e);
-        self.expr_depth -= 1;
+        let v = self.eval_maybe_none(e);
+        // A value that may be None is used as what it is when it is not:
+        // only an `is None` test sees the difference (`eval_maybe_none`).
+        let v = match v {
+            Value::Optional(inner) => *inner,
+            v => v,
+        };
         if let Value::Tensor(t) = &v {
             self.recorder.expression(e.range.clone(), t.clone());
         }
+        v
+    }
+
+    /// Evaluate without unwrapping a value that may be None.
+    fn eval_maybe_none(&mut self, e: &Expr) -> Value {
+        if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+            return Value::Unknown;
+        }
+        self.expr_depth += 1;
+        let v = self.eval_inner(e);
+        self.expr_depth -= 1;
         v
     }
 
@@ -333,10 +348,12 @@ impl Interp<'_> {
         ops: &[CmpOp],
         comparators: &[Expr],
     ) -> Value {
-        let mut lhs = self.eval(left);
+        // `x is None` must see whether `x` may be None.
+        let identity = ops.iter().all(|op| matches!(op, CmpOp::Is | CmpOp::IsNot));
+        let mut lhs = if identity { self.eval_maybe_none(left) } else { self.eval(left) };
         let mut result = Value::Bool(Some(true));
         for (op, rhs_e) in ops.iter().zip(comparators) {
-            let rhs = self.eval(rhs_e);
+            let rhs = if identity { self.eval_maybe_none(rhs_e) } else { self.eval(rhs_e) };
             let v = self.compare(*op, &lhs, &rhs, e.range.clone());
             result = match (&result, &v) {
                 (Value::Bool(Some(true)), _) => v,
@@ -362,6 +379,7 @@ impl Interp<'_> {
         let answer: Option<bool> = match op {
             CmpOp::Is | CmpOp::IsNot => {
                 let same = match (a, b) {
+                    (Value::Optional(_), Value::None) | (Value::None, Value::Optional(_)) => None,
                     (Value::None, Value::None) => Some(true),
                     (Value::None, Value::Unknown | Value::Opaque(_))
                     | (Value::Unknown | Value::Opaque(_), Value::None) => None,

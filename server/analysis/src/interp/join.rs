@@ -75,6 +75,14 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         }
         (Value::DType(x), Value::DType(y)) if x == y => a.clone(),
         (Value::None, Value::None) => Value::None,
+        (Value::None, other) | (other, Value::None) if !matches!(other, Value::Unknown) => match other {
+            Value::Optional(_) => other.clone(),
+            _ => Value::Optional(Box::new(other.clone())),
+        },
+        (Value::Optional(x), y) | (y, Value::Optional(x)) => match join_values(interp, x, y) {
+            Value::Unknown => Value::Unknown,
+            joined => Value::Optional(Box::new(joined)),
+        },
         (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => Value::tuple(
             x.iter()
                 .zip(y.iter())

@@ -211,6 +211,28 @@ impl<'s> Interp<'s> {
         if suffix.is_empty() { Shape::Var(var) } else { Shape::Tail(var, Rc::new(suffix)) }
     }
 
+    /// Give a shape of unknown rank the dims an op proved it has (input and
+    /// target of a loss that needs one shape).
+    pub fn adopt_shape(&mut self, shape: &Shape, dims: &[Dim]) {
+        match self.resolve_shape(shape) {
+            Shape::Var(v) => {
+                if let Some(slot) = self.rank_vars.get_mut(v as usize) {
+                    *slot = Some(Rc::new(dims.to_vec()));
+                }
+            }
+            Shape::Tail(v, suffix) if suffix.len() <= dims.len() => {
+                let head = dims.len() - suffix.len();
+                for (a, b) in suffix.iter().zip(&dims[head..]) {
+                    let _ = self.env.unify(a, b);
+                }
+                if let Some(slot) = self.rank_vars.get_mut(v as usize) {
+                    *slot = Some(Rc::new(dims[..head].to_vec()));
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Make sure a shape of unknown rank ends in at least `k` known dims,
     /// minting them (anonymous) when it does not yet; returns the resolved shape.
     pub fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape {

@@ -22,7 +22,15 @@ pub(crate) fn create(
     let float = Some(DType::Float32);
     let (shape, dtype) = match name {
         "randn" | "rand" | "zeros" | "ones" | "empty" => {
-            let sizes = interp.size_dims(&args.varargs(0));
+            let items = match args.kw("size") {
+                // torch.zeros(size=[2, 3])
+                Some(v) if args.pos.is_empty() => match v.items() {
+                    Some(items) => items,
+                    None => return Some(Value::Unknown),
+                },
+                _ => args.varargs(0),
+            };
+            let sizes = interp.size_dims(&items);
             (sizes, float)
         }
         "full" => {

@@ -77,6 +77,8 @@ pub(crate) fn join(a: DType, b: DType) -> DType {
     match (a, b) {
         (UInt8, Int8) | (Int8, UInt8) => Int16,
         (Float16, BFloat16) | (BFloat16, Float16) => Float32,
+        // complex64 with a double takes the double's precision
+        (Complex64, Float64) | (Float64, Complex64) => Complex128,
         _ => {
             if rank(a) >= rank(b) {
                 a

@@ -22,6 +22,19 @@ pub(crate) fn index_tensor(
     for v in index {
         match v {
             Value::Tuple(items) => entries.extend(items.iter().cloned()),
+            // torch (like old numpy) reads a short list holding sequences,
+            // tensors or None as a tuple: x[[[0, 1], [2, 3]]] is x[[0, 1], [2, 3]]
+            Value::List(items)
+                if index.len() == 1 && {
+                    let items = items.borrow();
+                    items.len() < 32
+                        && items.iter().any(|v| {
+                            matches!(v, Value::List(_) | Value::Tuple(_) | Value::Tensor(_) | Value::None)
+                        })
+                } =>
+            {
+                entries.extend(items.borrow().iter().cloned());
+            }
             other => entries.push(other.clone()),
         }
     }

@@ -1970,7 +1970,20 @@ pub(crate) fn functional(
             let Some(t) = args.tensor(1, "target") else {
                 return Value::Unknown;
             };
+            // Binary cross entropy needs input and target of one shape: a
+            // side of unknown rank takes the other's.
+            if name.starts_with("binary_cross_entropy") {
+                if let Some(td) = interp.dims(&t) {
+                    interp.adopt_shape(&x.shape, &td);
+                } else if let Some(xd) = interp.dims(&x) {
+                    interp.adopt_shape(&t.shape, &xd);
+                }
+            }
             let (Some(xd), Some(td)) = (interp.dims(&x), interp.dims(&t)) else {
+                // A reduced loss is a scalar whatever the shapes.
+                if reduction.as_deref() != Some("none") {
+                    return out_known(interp, &x, Vec::new(), x.dtype, device, name);
+                }
                 return Value::Unknown;
             };
             if name.starts_with("binary_cross_entropy")

@@ -262,7 +262,72 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         if matches!(name, "masked_fill" | "masked_scatter") {
             check_mask(interp, &x, args, range.clone());
         }
-        let dtype = if name == "dropout" { x.dtype } else { x.dtype };
+        let mut dtype = if name == "dropout" { x.dtype } else { x.dtype };
+        match name {
+            // several tensor operands broadcast together (out of place)
+            "lerp" | "addcmul" | "addcdiv" | "masked_fill" => {
+                let keys: &[(usize, &str)] = match name {
+                    "lerp" => &[(1, "end"), (2, "weight")],
+                    "masked_fill" => &[(1, "mask"), (2, "value")],
+                    _ => &[(1, "tensor1"), (2, "tensor2")],
+                };
+                let Some(mut shape) = dims.clone() else {
+                    return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+                };
+                let mut operands = vec![(Value::Tensor(x.clone()), Some(shape.len()))];
+                for &(i, key) in keys {
+                    let Some(t) = args.tensor(i, key) else { continue };
+                    let Some(d) = interp.dims(&t) else {
+                        return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+                    };
+                    operands.push((Value::Tensor(t.clone()), Some(d.len())));
+                    match broadcast(interp, &shape, &d) {
+                        Ok(b) => shape = b,
+                        Err(message) => {
+                            if name != "masked_fill" {
+                                interp.report(range, Severity::Error, "broadcast-shape", message);
+                            }
+                            return Value::Unknown;
+                        }
+                    }
+                }
+                if name != "masked_fill" {
+                    let refs: Vec<(&Value, Option<usize>)> =
+                        operands.iter().map(|(v, r)| (v, *r)).collect();
+                    dtype = promote(&refs);
+                }
+                return out_known(interp, &x, shape, dtype, device, name);
+            }
+            // bounds take part in type promotion: int.clamp(min=0.5) is float
+            "clamp" | "clip" | "clamp_min" | "clamp_max" => {
+                let mut operands = vec![(Value::Tensor(x.clone()), dims.as_ref().map(Vec::len))];
+                for (i, key) in [(1, "min"), (2, "max")] {
+                    match args.get(i, key) {
+                        Some(Value::Tensor(t)) => {
+                            operands.push((Value::Tensor(t.clone()), interp.dims(t).map(|d| d.len())));
+                        }
+                        Some(v @ (Value::Int(_) | Value::Float(_) | Value::Bool(_))) => {
+                            operands.push((v.clone(), None));
+                        }
+                        _ => {}
+                    }
+                }
+                let refs: Vec<(&Value, Option<usize>)> =
+                    operands.iter().map(|(v, r)| (v, *r)).collect();
+                dtype = promote(&refs).or(dtype);
+            }
+            // pow(x, 2): bool becomes int64
+            "square" if dtype == Some(DType::Bool) => dtype = Some(DType::Int64),
+            // |z| of a complex tensor is real
+            "abs" | "absolute" => {
+                dtype = match dtype {
+                    Some(DType::Complex64) => Some(DType::Float32),
+                    Some(DType::Complex128) => Some(DType::Float64),
+                    d => d,
+                }
+            }
+            _ => {}
+        }
         return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
     }
     if TO_FLOAT.contains(&name) {
@@ -446,6 +511,30 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         "view" | "reshape" => {
             let items = args.varargs(1);
             if let [Value::DType(d)] = items.as_slice() {
+                // view(dtype) rescales the last dim by the ratio of element sizes
+                let size = |d: DType| match d {
+                    DType::Bool | DType::UInt8 | DType::Int8 => 1,
+                    DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
+                    DType::Int32 | DType::Float32 => 4,
+                    DType::Int64 | DType::Float64 | DType::Complex64 => 8,
+                    DType::Complex128 => 16,
+                };
+                let Some(from) = x.dtype else {
+                    return Value::Unknown;
+                };
+                let (old, new) = (size(from), size(*d));
+                let mut dims = dims;
+                if old != new {
+                    let Some(last) = dims.last().and_then(|l| interp.env.value(l)) else {
+                        return Value::Unknown;
+                    };
+                    if (last * old) % new != 0 {
+                        return Value::Unknown;
+                    }
+                    if let Some(l) = dims.last_mut() {
+                        *l = Dim::konst(last * old / new);
+                    }
+                }
                 return same(interp, dims, Some(*d));
             }
             reshape(interp, name, &x, &dims, &items, device, range)
@@ -1116,8 +1205,16 @@ fn unknown_rank_rule(
 ) -> Value {
     if let Some(shape) = super::tail::unknown_rank_op(interp, name, x, args)
     {
+        // bucket indices are int64 (int32 with out_int32=True)
+        let dtype = match name {
+            "bucketize" | "searchsorted" if args.flag(99, "out_int32", false) == Some(true) => {
+                Some(DType::Int32)
+            }
+            "bucketize" | "searchsorted" => Some(DType::Int64),
+            _ => x.dtype,
+        };
         return match shape {
-            super::tail::TailResult::One(shape) => out_shape(interp, x, shape, x.dtype, device, name),
+            super::tail::TailResult::One(shape) => out_shape(interp, x, shape, dtype, device, name),
             super::tail::TailResult::Pair(shape) => {
                 let v = out_shape(interp, x, shape.clone(), x.dtype, device.clone(), name);
                 let i = out_shape(interp, x, shape, Some(DType::Int64), device, name);
@@ -1847,12 +1944,24 @@ fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Va
             }
             ("cat", 2)
         }
+        "column_stack" => {
+            // 0-d and 1-d tensors become columns [n, 1], then hstack
+            for s in all.iter_mut() {
+                if s.len() < 2 {
+                    let n = s.pop().unwrap_or_else(|| Dim::konst(1));
+                    *s = vec![n, Dim::konst(1)];
+                }
+            }
+            ("cat", 1)
+        }
         "stack" => ("stack", 0),
         _ => ("cat", 0),
     };
+    // torch.concatenate spells the dim `axis`
+    let dim_key = if args.kw("axis").is_some() { "axis" } else { "dim" };
     let first = all[0].clone();
     if op == "stack" {
-        let d = args.int(1, "dim").unwrap_or(dim_default);
+        let d = args.int(1, dim_key).unwrap_or(dim_default);
         let d = match wrap_dim(d, first.len() + 1) {
             Ok(d) => d,
             Err(message) => {
@@ -1899,7 +2008,7 @@ fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Va
         );
         return Value::Unknown;
     }
-    let d = match args.int(1, "dim").or(if args.get(1, "dim").is_none() {
+    let d = match args.int(1, dim_key).or(if args.get(1, dim_key).is_none() {
         Some(dim_default)
     } else {
         None
