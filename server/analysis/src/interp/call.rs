@@ -193,7 +193,14 @@ impl Interp<'_> {
         });
         self.stack.push(key);
         self.depth += 1;
+        let real_site = range != (0..0);
+        if real_site {
+            self.call_sites.push(range.clone());
+        }
         let flow = self.exec_block(&f.def.body);
+        if real_site {
+            self.call_sites.pop();
+        }
         self.depth -= 1;
         self.stack.pop();
         let frame = self.frames.pop().expect("pushed above");

@@ -62,6 +62,10 @@ pub(crate) struct ModeState {
     pub user_mode: bool,
 }
 
+fn ranges_overlap(a: &TextRange, b: &TextRange) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
 /// The step budget of one file: generous for real model files, small
 /// enough that a pathological file finishes in well under a second.
 const STEP_BUDGET: u64 = 400_000;
@@ -99,6 +103,10 @@ pub(crate) struct Interp<'s> {
     /// The classes defined in the module, in order (for library mode).
     pub classes: Vec<Rc<Class>>,
     pub functions: Vec<Rc<Function>>,
+    /// How many undecided branches the current path is inside.
+    pub uncertain: u32,
+    /// The user calls on the stack that came from real call sites, outermost first.
+    pub call_sites: Vec<TextRange>,
     /// The next user call may override any default (see `call_function`).
     pub open_call: bool,
     /// Instances of each user class made so far (a few), by class address.
@@ -139,6 +147,8 @@ impl<'s> Interp<'s> {
             functions: Vec::new(),
             instances: HashMap::new(),
             open_call: false,
+            uncertain: 0,
+            call_sites: Vec::new(),
             frames: vec![Frame {
                 locals: globals,
                 closure: None,
@@ -418,14 +428,42 @@ impl<'s> Interp<'s> {
         severity: Severity,
         code: &'static str,
         message: String,
-        related: Vec<(TextRange, String)>,
+        mut related: Vec<(TextRange, String)>,
     ) {
+        let (mut severity, mut message) = (severity, message);
+        // Torch raises on every path only when no undecided condition led here.
+        if severity == Severity::Error && self.uncertain > 0 {
+            severity = Severity::Warning;
+            message.push_str(" (on the paths where a condition the analysis cannot decide holds)");
+        }
+        // An error inside a user function is the call site's problem too:
+        // point there, and report it there, as a traceback would.
+        let outer = self.call_sites.first().cloned();
+        if let Some(call) = outer.clone().filter(|c| !ranges_overlap(c, &range)) {
+            related.push((call, "raised in the call made here".to_string()));
+        }
         if self
             .diagnostics
             .iter()
             .any(|d| d.range == range && d.code == code && d.message == message)
         {
             return;
+        }
+        if let Some(call) = outer.filter(|c| !ranges_overlap(c, &range))
+            && severity == Severity::Error
+        {
+            let line_of = |offset: usize| self.src[..offset.min(self.src.len())].matches('\n').count() + 1;
+            let at_call = format!("in this call, at line {}: {message}", line_of(range.start));
+            // One report per call site and kind is enough to point there.
+            if !self.diagnostics.iter().any(|d| d.range == call && d.code == code) {
+                self.diagnostics.push(Diagnostic {
+                    range: call,
+                    severity,
+                    code,
+                    message: at_call,
+                    related: vec![(range.clone(), "where torch raises".to_string())],
+                });
+            }
         }
         self.diagnostics.push(Diagnostic {
             range,

@@ -381,10 +381,12 @@ impl Interp<'_> {
     /// Run two alternative blocks from the same state and join what they leave.
     fn exec_both(&mut self, body: &[Stmt], orelse: &[Stmt]) -> Flow {
         let before = self.snapshot_locals();
+        self.uncertain += 1;
         let flow_a = self.exec_block(body);
         let after_a = self.snapshot_locals();
         self.restore_locals(before);
         let flow_b = self.exec_block(orelse);
+        self.uncertain -= 1;
         let after_b = self.snapshot_locals();
         match (flow_a, flow_b) {
             (Flow::Normal, Flow::Normal) => {

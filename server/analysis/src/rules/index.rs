@@ -40,7 +40,12 @@ pub(crate) fn index_tensor(
     }
     let mut all = vec![Value::Tensor(t.clone())];
     all.extend(entries.iter().cloned());
-    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), "index", range.clone())
+    // Basic indexing is `aten.slice`/`aten.select` to torch, advanced `aten.index`.
+    let basic = entries
+        .iter()
+        .all(|e| matches!(e, Value::Slice(..) | Value::Int(_) | Value::None | Value::Ellipsis));
+    let op = if basic { "slice.Tensor" } else { "index.Tensor" };
+    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), op, range.clone())
     else {
         return Value::Unknown;
     };

@@ -623,7 +623,13 @@ pub(crate) fn call_layer(
     let weight = layer_param(interp, layer, "weight");
     let mut with_weight = args.clone();
     if let Value::Tensor(_) = weight {
-        with_weight.push(weight.clone());
+        // aten.embedding takes the weight first, and torch names the first
+        // device it meets first.
+        if &*kind == "Embedding" {
+            with_weight.insert(0, weight.clone());
+        } else {
+            with_weight.push(weight.clone());
+        }
     } else if !matches!(*layer.device.borrow(), None) && !SAME_SHAPE.contains(&&*kind) {
         let t = interp.new_tensor(
             Shape::known(Vec::new()),
@@ -1107,7 +1113,7 @@ fn linear(
         if interp.env.known_different(&last, &in_dim) {
             let rows = numel(&dims[..dims.len() - 1]);
             let message = format!(
-                "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                "addmm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
                 interp.fmt_dim(&rows),
                 interp.fmt_dim(&last),
                 interp.fmt_dim(&in_dim),

@@ -1,5 +1,6 @@
 //! Tensor ops: pointwise, reductions, shape manipulation, joins and splits, linear algebra.
 
+use std::fmt::Write as _;
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
@@ -315,6 +316,56 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 let refs: Vec<(&Value, Option<usize>)> =
                     operands.iter().map(|(v, r)| (v, *r)).collect();
                 dtype = promote(&refs).or(dtype);
+            }
+            // scatter: dim range, index rank, index no larger than self / src
+            "scatter" | "scatter_add" | "scatter_reduce" | "index_fill" | "index_add" | "index_copy"
+                if dims.is_some() =>
+            {
+                let xd = dims.clone().unwrap_or_default();
+                let d = match args.get(1, "dim") {
+                    Some(Value::Int(k)) => k.as_const(),
+                    _ => None,
+                };
+                let Some(d) = d else {
+                    return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+                };
+                let d = match wrap_dim(d, xd.len()) {
+                    Ok(d) => d,
+                    Err(message) => {
+                        interp.report(range, Severity::Error, "dim-out-of-range", message);
+                        return Value::Unknown;
+                    }
+                };
+                if name.starts_with("scatter")
+                    && let Some(index) = args.tensor(2, "index")
+                    && let Some(idims) = interp.dims(&index)
+                {
+                    if idims.len() != xd.len() {
+                        let message = "Index tensor must have the same number of dimensions as self tensor".to_string();
+                        interp.report(range, Severity::Error, "index-shape", message);
+                        return Value::Unknown;
+                    }
+                    let src = args.tensor(3, "src").and_then(|t| interp.dims(&t));
+                    let bigger = |a: &Dim, b: &Dim| {
+                        matches!((interp.env.value(a), interp.env.value(b)), (Some(i), Some(s)) if i > s)
+                    };
+                    let over_self = (0..xd.len()).any(|k| k != d && bigger(&idims[k], &xd[k]));
+                    let over_src = src.as_ref().is_some_and(|sd| {
+                        sd.len() == idims.len() && (0..sd.len()).any(|k| bigger(&idims[k], &sd[k]))
+                    });
+                    if over_self || over_src {
+                        let mut message = format!(
+                            "Expected index {} to be no larger than self {} apart from dimension {d}",
+                            interp.fmt_dims(&idims),
+                            interp.fmt_dims(&xd)
+                        );
+                        if let Some(sd) = &src {
+                            let _ = write!(message, " and to be no larger size than src {}", interp.fmt_dims(sd));
+                        }
+                        interp.report(range, Severity::Error, "index-shape", message);
+                        return Value::Unknown;
+                    }
+                }
             }
             // pow(x, 2): bool becomes int64
             "square" if dtype == Some(DType::Bool) => dtype = Some(DType::Int64),
@@ -743,6 +794,15 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 .get(2, "destination")
                 .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
                 .unwrap_or_default();
+            for v in srcs.iter().chain(&dsts) {
+                if let Value::Int(d) = v
+                    && let Some(i) = d.as_const()
+                    && let Err(message) = wrap_dim(i, rank)
+                {
+                    interp.report(range, Severity::Error, "dim-out-of-range", message);
+                    return Value::Unknown;
+                }
+            }
             let to_idx = |v: &Value| match v {
                 Value::Int(d) => d.as_const().and_then(|i| wrap_dim(i, rank).ok()),
                 _ => None,
@@ -889,6 +949,13 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             let Some(dy) = interp.dims(&y) else {
                 return Value::Unknown;
             };
+            for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
+                if n != 1 {
+                    let message = format!("outer: Expected 1-D argument {what}, but got {n}-D");
+                    interp.report(range, Severity::Error, "matmul-shape", message);
+                    return Value::Unknown;
+                }
+            }
             let (Some(a), Some(b)) = (dims.first(), dy.first()) else {
                 return Value::Unknown;
             };
@@ -959,7 +1026,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "trace" => same(interp, Vec::new(), x.dtype),
         "gather" | "take_along_dim" => {
-            let _ = dim_arg!(1, "dim", Some(0));
+            let d = dim_arg!(1, "dim", Some(0));
             let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else {
                 return Value::Unknown;
             };
@@ -974,6 +1041,31 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                                 .into(),
                         );
                         return Value::Unknown;
+                    }
+                    if name == "gather" {
+                        if let Some(dt) = index.dtype
+                            && !matches!(dt, DType::Int64 | DType::Int32)
+                        {
+                            let message = "gather(): Expected dtype int32/int64 for index".to_string();
+                            interp.report(range, Severity::Error, "dtype-mismatch", message);
+                            return Value::Unknown;
+                        }
+                        let larger = (0..rank).find(|&k| {
+                            k != d
+                                && matches!(
+                                    (interp.env.value(&idims[k]), interp.env.value(&dims[k])),
+                                    (Some(i), Some(s)) if i > s
+                                )
+                        });
+                        if let Some(k) = larger {
+                            let message = format!(
+                                "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
+                                interp.fmt_dims(&idims),
+                                interp.fmt_dims(&dims)
+                            );
+                            interp.report(range, Severity::Error, "index-shape", message);
+                            return Value::Unknown;
+                        }
                     }
                     same(interp, idims, x.dtype)
                 }
@@ -1234,7 +1326,8 @@ fn unknown_rank_rule(
     let shape = interp.fresh_rank_var();
     Value::Tensor(Rc::new(Tensor {
         shape,
-        dtype: x.dtype,
+        // an op without a rule may change the dtype too (angle, view_as_real, bucketize)
+        dtype: if known { x.dtype } else { None },
         device,
         op: Rc::from(name),
         made_at: None,
@@ -2150,14 +2243,16 @@ pub(crate) fn matmul(
                 interp.fmt_dim(&ka),
                 interp.fmt_dim(&kb)
             ),
-            (1 | 2, 2) => {
+            // A batch of matrices times one matrix is folded into one mm,
+            // as torch does: `[4, 20, 128] @ [1000, 128]` is `80x128`.
+            (_, 2) => {
                 let rows = if a.len() == 1 {
                     "1".to_string()
                 } else {
-                    interp.fmt_dim(&a[0])
+                    interp.fmt_dim(&super::shape::numel(&a[..a.len() - 1]))
                 };
                 format!(
-                    "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                    "mm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
                     rows,
                     interp.fmt_dim(&ka),
                     interp.fmt_dim(&kb),
