@@ -30,7 +30,7 @@ pub fn analyze_module(
         {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
-        recorder.finish(&view.env, &|s| view.resolve_shape(s), view.var_heads())
+        recorder.finish(&view.env, &|s| view.resolve_shape(s), view.var_heads(), config.static_shapes)
     };
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));

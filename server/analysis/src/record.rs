@@ -85,8 +85,10 @@ impl Recorder {
         env: &ShapeEnv,
         resolve: &dyn Fn(&Shape) -> Shape,
         heads: HashMap<u32, Vec<Dim>>,
+        static_shapes: bool,
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
         let mut namer = Namer::new(env, &self.scalars);
+        namer.static_shapes = static_shapes;
         namer.heads = heads;
         let mut bindings: Vec<Binding> = self
             .sites
@@ -125,6 +127,7 @@ struct Namer<'a> {
     aliases: HashMap<Dim, String>,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
     heads: HashMap<u32, Vec<Dim>>,
+    static_shapes: bool,
 }
 
 impl<'a> Namer<'a> {
@@ -162,6 +165,7 @@ impl<'a> Namer<'a> {
             taken,
             aliases,
             heads: HashMap::new(),
+            static_shapes: false,
         }
     }
 
@@ -252,7 +256,13 @@ fn merge(
                                 ),
                             }
                         } else {
-                            DimView::Symbol(namer.name(column))
+                            // With static shapes there are no symbols for
+                            // sizes that vary between runs, as in torch.
+                            if namer.static_shapes {
+                                DimView::Unknown
+                            } else {
+                                DimView::Symbol(namer.name(column))
+                            }
                         }
                     }))
                     .chain(trail)

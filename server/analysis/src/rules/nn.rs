@@ -654,6 +654,36 @@ pub(crate) fn call_layer(
         return Value::Unknown;
     };
     let _ = callee;
+    // Eager kernels need the input and the weights of one dtype (fake mode
+    // lets it pass; the run would not).
+    let weight_dtype = *layer.dtype.borrow();
+    if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
+        && xd != wd
+        && xd.is_floating()
+    {
+        let message = match &*kind {
+            "Linear" | "Bilinear" => Some(format!(
+                "mat1 and mat2 must have the same dtype, but got {} and {}",
+                super::dtype::torch_name(xd),
+                super::dtype::torch_name(wd)
+            )),
+            k if k.starts_with("Conv") => Some(format!(
+                "Input type ({}) and bias type ({}) should be the same",
+                xd.name().replace("float64", "double").replace("float32", "float").replace("float16", "c10::Half"),
+                wd.name().replace("float64", "double").replace("float32", "float").replace("float16", "c10::Half")
+            )),
+            "LSTM" | "GRU" | "RNN" => Some(format!(
+                "RNN input dtype (torch.{}) does not match weight dtype (torch.{})",
+                xd.name(),
+                wd.name()
+            )),
+            _ => None,
+        };
+        if let Some(message) = message {
+            interp.report(range, Severity::Error, "dtype-mismatch", message);
+            return Value::Unknown;
+        }
+    }
     if SAME_SHAPE.contains(&&*kind) {
         if matches!(&*kind, "Softmax" | "LogSoftmax" | "Softmin") {
             let dim = a(0, "dim").unwrap_or(Value::None);
