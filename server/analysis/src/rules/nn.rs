@@ -869,7 +869,7 @@ pub(crate) fn call_layer(
         "Embedding" => embedding(
             interp,
             x,
-            &a(0, "num_embeddings"),
+            weight_dtype,
             &a(1, "embedding_dim").unwrap_or(Value::Unknown),
             device,
             range,
@@ -1480,7 +1480,7 @@ fn layer_norm(
 fn embedding(
     interp: &mut Interp<'_>,
     idx: &Rc<Tensor>,
-    _num: &Option<Value>,
+    dtype: Option<DType>,
     dim: &Value,
     device: Option<Device>,
     range: TextRange,
@@ -1503,7 +1503,7 @@ fn embedding(
                 interp,
                 idx,
                 dims,
-                Some(DType::Float32),
+                dtype,
                 device,
                 "nn.Embedding",
             )
@@ -1513,9 +1513,9 @@ fn embedding(
             Some((var, suffix)) => {
                 let mut s = suffix.to_vec();
                 s.push(d);
-                out_like(interp, idx, super::tail::suffix_shape(var, s), Some(DType::Float32), device, "nn.Embedding")
+                out_like(interp, idx, super::tail::suffix_shape(var, s), dtype, device, "nn.Embedding")
             }
-            None => out_var(interp, idx, Some(DType::Float32), device, "nn.Embedding"),
+            None => out_var(interp, idx, dtype, device, "nn.Embedding"),
         },
     }
 }
@@ -1853,7 +1853,7 @@ pub(crate) fn functional(
                 return Value::Unknown;
             };
             let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
-            embedding(interp, &x, &None, &d, device, range)
+            embedding(interp, &x, w.dtype, &d, device, range)
         }
         "pad" => {
             let Some(dims) = interp.dims(&x) else {

@@ -1,0 +1,471 @@
+//! Every rule checked against real PyTorch: replays the golden cases that
+//! `tests/golden/generate.py` recorded from torch (`tests/golden/cases/*.jsonl`)
+//! through the analyzer.
+//!
+//! Each case is a snippet (setup lines + one expression line) and what torch
+//! bound on the expression line (shape, dtype, device of each tensor) or the
+//! exception it raised there. Outcomes:
+//!
+//! - exact: every binding matches (or torch raised and an error-severity
+//!   diagnostic sits on the line);
+//! - unknown: no binding, a `?`/variadic dim, no shape, dtype or device (allowed);
+//! - wrong: a shape, dtype or device that differs from torch's, or a symbolic
+//!   dim where torch's is concrete (fail);
+//! - missed error: torch raised, no error diagnostic on the line (fail);
+//! - false error: torch ran, the analyzer reports an error (fail).
+//!
+//! `tests/golden/known_gaps.txt` lists the ids that fail today, one per line
+//! with a reason. The test fails when an unlisted case fails, and when a
+//! listed case no longer fails (so the list only shrinks). With
+//! `SHAPELS_GOLDEN_WRITE_GAPS=1` the test rewrites the list to the current
+//! failures, keeping the reasons already written.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use shapels_analysis::{analyze, Config, DimView, Severity};
+
+const HEADER: &str = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\nif __name__ == \"__main__\":\n";
+
+// ---------------------------------------------------------------- a small JSON reader
+
+#[derive(Debug, Clone)]
+enum Json {
+    Null,
+    Bool(bool),
+    Num(f64),
+    Str(String),
+    Arr(Vec<Json>),
+    Obj(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Obj(kv) => kv.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+    fn str(&self) -> Option<&str> {
+        match self {
+            Json::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+    fn value(&mut self) -> Result<Json, String> {
+        self.ws();
+        let c = *self.s.get(self.i).ok_or("unexpected end")?;
+        match c {
+            b'{' => {
+                self.i += 1;
+                let mut kv = Vec::new();
+                loop {
+                    self.ws();
+                    if self.s[self.i] == b'}' {
+                        self.i += 1;
+                        return Ok(Json::Obj(kv));
+                    }
+                    let Json::Str(k) = self.value()? else { return Err("key".into()) };
+                    self.ws();
+                    self.i += 1; // ':'
+                    let v = self.value()?;
+                    kv.push((k, v));
+                    self.ws();
+                    if self.s[self.i] == b',' {
+                        self.i += 1;
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                let mut items = Vec::new();
+                loop {
+                    self.ws();
+                    if self.s[self.i] == b']' {
+                        self.i += 1;
+                        return Ok(Json::Arr(items));
+                    }
+                    items.push(self.value()?);
+                    self.ws();
+                    if self.s[self.i] == b',' {
+                        self.i += 1;
+                    }
+                }
+            }
+            b'"' => {
+                self.i += 1;
+                let mut out = String::new();
+                loop {
+                    let c = self.s[self.i];
+                    self.i += 1;
+                    match c {
+                        b'"' => return Ok(Json::Str(out)),
+                        b'\\' => {
+                            let e = self.s[self.i];
+                            self.i += 1;
+                            match e {
+                                b'n' => out.push('\n'),
+                                b't' => out.push('\t'),
+                                b'r' => out.push('\r'),
+                                b'b' => out.push('\u{8}'),
+                                b'f' => out.push('\u{c}'),
+                                b'u' => {
+                                    let hex = std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
+                                    self.i += 4;
+                                    let cp = u32::from_str_radix(hex, 16).map_err(|e| e.to_string())?;
+                                    out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
+                                }
+                                other => out.push(other as char),
+                            }
+                        }
+                        _ => {
+                            // copy a UTF-8 sequence as is
+                            let start = self.i - 1;
+                            let mut end = self.i;
+                            while end < self.s.len() && (self.s[end] & 0xC0) == 0x80 {
+                                end += 1;
+                            }
+                            out.push_str(std::str::from_utf8(&self.s[start..end]).unwrap());
+                            self.i = end;
+                        }
+                    }
+                }
+            }
+            b't' => {
+                self.i += 4;
+                Ok(Json::Bool(true))
+            }
+            b'f' => {
+                self.i += 5;
+                Ok(Json::Bool(false))
+            }
+            b'n' => {
+                self.i += 4;
+                Ok(Json::Null)
+            }
+            _ => {
+                let start = self.i;
+                while self.i < self.s.len() && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    self.i += 1;
+                }
+                let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
+                t.parse().map(Json::Num).map_err(|_| format!("bad number {t:?}"))
+            }
+        }
+    }
+}
+
+fn parse_json(s: &str) -> Result<Json, String> {
+    Parser { s: s.as_bytes(), i: 0 }.value()
+}
+
+// ---------------------------------------------------------------- cases
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy, PartialOrd, Ord)]
+enum Outcome {
+    Exact,
+    Unknown,
+    Wrong,
+    MissedError,
+    FalseError,
+    Panic,
+}
+
+impl Outcome {
+    fn fails(self) -> bool {
+        matches!(self, Outcome::Wrong | Outcome::MissedError | Outcome::FalseError | Outcome::Panic)
+    }
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden")
+}
+
+fn dims(shape: &[DimView]) -> String {
+    let parts: Vec<String> = shape
+        .iter()
+        .map(|d| match d {
+            DimView::Known(n) => n.to_string(),
+            DimView::Symbol(s) => s.clone(),
+            DimView::Variadic(s) => format!("*{s}"),
+            DimView::Unknown => "?".into(),
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Runs one case; returns the outcome and a one-line explanation.
+fn run_case(case: &Json) -> (Outcome, String) {
+    let setup: Vec<&str> = match case.get("setup") {
+        Some(Json::Arr(a)) => a.iter().filter_map(Json::str).collect(),
+        _ => Vec::new(),
+    };
+    let expr = case.get("expr_line").and_then(Json::str).unwrap_or_default();
+    let mut src = String::from(HEADER);
+    for line in &setup {
+        src.push_str("    ");
+        src.push_str(line);
+        src.push('\n');
+    }
+    src.push_str("    ");
+    let line_start = src.len();
+    src.push_str(expr);
+    let line_end = src.len();
+    src.push('\n');
+
+    let analysis = match std::panic::catch_unwind(|| analyze(&src, &Config::default())) {
+        Ok(a) => a,
+        Err(e) => {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_default();
+            return (Outcome::Panic, format!("analyzer panicked: {msg}"));
+        }
+    };
+    let errors: Vec<_> = analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
+    let on_line = |start: usize| (line_start..=line_end).contains(&start);
+
+    if let Some(err) = case.get("error") {
+        let early: Vec<_> = errors.iter().filter(|d| d.range.start < line_start).collect();
+        if let Some(d) = early.first() {
+            return (Outcome::FalseError, format!("error before the line: {}", d.message));
+        }
+        if errors.iter().any(|d| on_line(d.range.start)) {
+            return (Outcome::Exact, String::new());
+        }
+        let msg = err.get("message").and_then(Json::str).unwrap_or_default();
+        let ty = err.get("type").and_then(Json::str).unwrap_or_default();
+        let mut short: String = msg.chars().take(90).collect();
+        if short.len() < msg.len() {
+            short.push('…');
+        }
+        return (Outcome::MissedError, format!("missed {ty}: {short}"));
+    }
+
+    if let Some(d) = errors.first() {
+        return (Outcome::FalseError, format!("false error: {}", d.message.chars().take(120).collect::<String>()));
+    }
+    let dd = matches!(case.get("data_dependent"), Some(Json::Bool(true)));
+    let Some(Json::Obj(expected)) = case.get("bindings") else {
+        return (Outcome::Unknown, "no bindings recorded".into());
+    };
+    let mut outcome = Outcome::Exact;
+    let mut notes = Vec::new();
+    for (name, want) in expected {
+        let Some(got) = analysis
+            .bindings
+            .iter()
+            .filter(|b| &b.name == name && on_line(b.range.start))
+            .last()
+        else {
+            outcome = outcome.max(Outcome::Unknown);
+            continue;
+        };
+        let want_shape: Vec<i64> = match want.get("shape") {
+            Some(Json::Arr(a)) => a.iter().map(|v| if let Json::Num(n) = v { *n as i64 } else { -1 }).collect(),
+            _ => Vec::new(),
+        };
+        let want_s = format!("[{}]", want_shape.iter().map(i64::to_string).collect::<Vec<_>>().join(", "));
+        match &got.tensor.shape {
+            None => outcome = outcome.max(Outcome::Unknown),
+            Some(shape) => {
+                let variadic = shape.iter().any(|d| matches!(d, DimView::Variadic(_)));
+                if variadic {
+                    outcome = outcome.max(Outcome::Unknown);
+                } else if shape.len() != want_shape.len() {
+                    outcome = outcome.max(Outcome::Wrong);
+                    notes.push(format!("{name} {} vs torch {want_s}", dims(shape)));
+                } else {
+                    for (d, w) in shape.iter().zip(&want_shape) {
+                        match d {
+                            DimView::Known(n) if n == w => {}
+                            DimView::Unknown => outcome = outcome.max(Outcome::Unknown),
+                            DimView::Symbol(_) if dd => outcome = outcome.max(Outcome::Unknown),
+                            _ => {
+                                outcome = outcome.max(Outcome::Wrong);
+                                notes.push(format!("{name} {} vs torch {want_s}", dims(shape)));
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (field, got_v) in [("dtype", &got.tensor.dtype), ("device", &got.tensor.device)] {
+            let want_v = want.get(field).and_then(Json::str).unwrap_or_default();
+            match got_v {
+                None => outcome = outcome.max(Outcome::Unknown),
+                Some(g) if g == want_v => {}
+                Some(g) => {
+                    outcome = outcome.max(Outcome::Wrong);
+                    notes.push(format!("{name} {field} {g} vs torch {want_v}"));
+                }
+            }
+        }
+    }
+    (outcome, notes.join("; "))
+}
+
+#[derive(Default)]
+struct Counts {
+    cases: usize,
+    exact: usize,
+    unknown: usize,
+    gaps: usize,
+    errors: usize,
+    errors_caught: usize,
+}
+
+#[test]
+fn golden_cases_match_torch() {
+    let dir = golden_dir();
+    let gaps_path = dir.join("known_gaps.txt");
+    let gaps_text = std::fs::read_to_string(&gaps_path).unwrap_or_default();
+    let mut known: BTreeMap<String, String> = BTreeMap::new();
+    for line in gaps_text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (id, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        known.insert(id.to_string(), reason.trim().to_string());
+    }
+
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("cases"))
+        .expect("tests/golden/cases")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no golden cases in {}", dir.display());
+
+    // a panic is a failing outcome of its case, reported with the others
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut counts: BTreeMap<String, Counts> = BTreeMap::new();
+    let mut seen = BTreeSet::new();
+    let mut failing: BTreeMap<String, String> = BTreeMap::new(); // id -> reason (current)
+    let mut unexpected = Vec::new();
+    let mut fixed = Vec::new();
+    for file in &files {
+        let family = file.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(file).unwrap();
+        let c = counts.entry(family.clone()).or_default();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let case = parse_json(line).unwrap_or_else(|e| panic!("{}:{}: {e}", file.display(), n + 1));
+            let id = case.get("id").and_then(Json::str).unwrap_or_default().to_string();
+            seen.insert(id.clone());
+            c.cases += 1;
+            let is_error = case.get("error").is_some();
+            c.errors += usize::from(is_error);
+            let (outcome, why) = run_case(&case);
+            match outcome {
+                Outcome::Exact => {
+                    c.exact += 1;
+                    c.errors_caught += usize::from(is_error);
+                }
+                Outcome::Unknown => c.unknown += 1,
+                _ => {}
+            }
+            let listed = known.contains_key(&id);
+            if outcome.fails() {
+                let kind = match outcome {
+                    Outcome::Wrong => "wrong",
+                    Outcome::MissedError => "missed-error",
+                    Outcome::Panic => "panic",
+                    _ => "false-error",
+                };
+                failing.insert(id.clone(), format!("{kind}: {why}"));
+                if listed {
+                    c.gaps += 1;
+                } else {
+                    let expr = case.get("expr_line").and_then(Json::str).unwrap_or_default();
+                    unexpected.push(format!("{id} [{kind}] `{expr}`: {why}"));
+                }
+            } else if listed {
+                fixed.push(format!("{id} ({outcome:?}): listed as `{}`", known[&id]));
+            }
+        }
+    }
+
+    drop(std::panic::take_hook());
+    let mut table = String::from("family        cases  exact unknown  gaps  errors(caught)\n");
+    let mut total = Counts::default();
+    for (fam, c) in &counts {
+        let _ = writeln!(
+            table,
+            "{fam:<12} {:>6} {:>6} {:>7} {:>5}  {:>5} ({})",
+            c.cases, c.exact, c.unknown, c.gaps, c.errors, c.errors_caught
+        );
+        total.cases += c.cases;
+        total.exact += c.exact;
+        total.unknown += c.unknown;
+        total.gaps += c.gaps;
+        total.errors += c.errors;
+        total.errors_caught += c.errors_caught;
+    }
+    let _ = writeln!(
+        table,
+        "{:<12} {:>6} {:>6} {:>7} {:>5}  {:>5} ({})",
+        "total", total.cases, total.exact, total.unknown, total.gaps, total.errors, total.errors_caught
+    );
+    println!("{table}");
+
+    let stale: Vec<&String> = known.keys().filter(|id| !seen.contains(*id)).collect();
+
+    if std::env::var_os("SHAPELS_GOLDEN_WRITE_GAPS").is_some() {
+        let mut out = String::from(
+            "# Golden cases (tests/golden/cases) that the analyzer gets wrong today: `id reason`.\n\
+             # Checked by server/analysis/tests/golden.rs; the list may only shrink.\n",
+        );
+        for (id, now) in &failing {
+            let reason = known.get(id).filter(|r| !r.is_empty()).unwrap_or(now);
+            let _ = writeln!(out, "{id} {reason}");
+        }
+        std::fs::write(&gaps_path, out).unwrap();
+        println!("rewrote {} ({} gaps)", gaps_path.display(), failing.len());
+        return;
+    }
+
+    let mut report = String::new();
+    if !unexpected.is_empty() {
+        let _ = writeln!(report, "{} cases disagree with torch and are not in known_gaps.txt:", unexpected.len());
+        for u in unexpected.iter().take(60) {
+            let _ = writeln!(report, "  {u}");
+        }
+        if unexpected.len() > 60 {
+            let _ = writeln!(report, "  … and {} more", unexpected.len() - 60);
+        }
+    }
+    if !fixed.is_empty() {
+        let _ = writeln!(report, "{} cases in known_gaps.txt now pass; remove them:", fixed.len());
+        for f in fixed.iter().take(60) {
+            let _ = writeln!(report, "  {f}");
+        }
+    }
+    if !stale.is_empty() {
+        let _ = writeln!(report, "{} ids in known_gaps.txt name no case; remove them:", stale.len());
+        for s in stale.iter().take(20) {
+            let _ = writeln!(report, "  {s}");
+        }
+    }
+    assert!(report.is_empty(), "{report}\n(SHAPELS_GOLDEN_WRITE_GAPS=1 rewrites known_gaps.txt)");
+}
