@@ -50,6 +50,19 @@ impl Interp<'_> {
             StmtKind::AugAssign { target, op, value } => {
                 let current = self.eval(target);
                 let rhs = self.eval(value);
+                if let Value::Tensor(_) = current {
+                    let result = crate::rules::inplace_binary_op(
+                        self,
+                        *op,
+                        &current,
+                        &rhs,
+                        stmt.range.clone(),
+                        target.range.clone(),
+                        value.range.clone(),
+                    );
+                    self.assign(target, result, BindingKind::AugAssign);
+                    return Flow::Normal;
+                }
                 let result = self.binop(
                     *op,
                     current,

@@ -276,6 +276,40 @@ pub(crate) fn binary_op(
     ops::op(interp, name, args, range)
 }
 
+/// `a += b` on a tensor: torch runs the in-place op, which keeps `a`'s
+/// shape and dtype (and fails when the result would not fit in `a`).
+pub(crate) fn inplace_binary_op(
+    interp: &mut Interp<'_>,
+    op: BinOp,
+    a: &Value,
+    b: &Value,
+    range: TextRange,
+    left: TextRange,
+    right: TextRange,
+) -> Value {
+    if op == BinOp::MatMul {
+        return binary_op(interp, op, a, b, range, left, right);
+    }
+    let name = match op {
+        BinOp::Add => "add_",
+        BinOp::Sub => "sub_",
+        BinOp::Mul => "mul_",
+        BinOp::Div => "div_",
+        BinOp::FloorDiv => "floor_divide_",
+        BinOp::Mod => "remainder_",
+        BinOp::Pow => "pow_",
+        BinOp::BitAnd => "bitwise_and_",
+        BinOp::BitOr => "bitwise_or_",
+        BinOp::BitXor => "bitwise_xor_",
+        BinOp::LShift => "bitwise_left_shift_",
+        BinOp::RShift => "bitwise_right_shift_",
+        BinOp::MatMul => "matmul",
+    };
+    let mut args = Args::new(vec![a.clone(), b.clone()], Vec::new());
+    args.ranges = vec![left, right];
+    ops::op(interp, name, args, range)
+}
+
 pub(crate) fn compare_op(interp: &mut Interp<'_>, a: &Value, b: &Value, range: TextRange) -> Value {
     ops::op(
         interp,
