@@ -16,6 +16,9 @@ pub struct SymbolInfo {
     pub name: String,
     /// An anonymous symbol stands for a size nobody named; it is shown as `?`.
     pub anonymous: bool,
+    /// A conventional name the analysis made up (`N`, `H`); a name from the
+    /// user's code wins over it when the two are found equal.
+    pub weak: bool,
 }
 
 /// The outcome of asserting that two sizes are equal.
@@ -59,17 +62,19 @@ impl ShapeEnv {
     /// A new symbol named after its source. Names are unique: a second `B`
     /// that is not known to be the first becomes `B_2`.
     pub fn symbol(&mut self, name: &str) -> Dim {
+        self.named(name, false)
+    }
+
+    /// A symbol with a made-up conventional name (`N`, `C`, `H`, `W`).
+    pub fn weak_symbol(&mut self, name: &str) -> Dim {
+        self.named(name, true)
+    }
+
+    fn named(&mut self, name: &str, weak: bool) -> Dim {
         let count = self.name_counts.entry(name.to_string()).or_insert(0);
         *count += 1;
-        let name = if *count == 1 {
-            name.to_string()
-        } else {
-            format!("{name}_{count}")
-        };
-        self.push(SymbolInfo {
-            name,
-            anonymous: false,
-        })
+        let name = if *count == 1 { name.to_string() } else { format!("{name}_{count}") };
+        self.push(SymbolInfo { name, anonymous: false, weak })
     }
 
     /// A size nobody named (shown as `?`).
@@ -78,6 +83,7 @@ impl ShapeEnv {
         self.push(SymbolInfo {
             name,
             anonymous: true,
+            weak: true,
         })
     }
 
@@ -166,7 +172,8 @@ impl ShapeEnv {
         // Prefer to solve for an anonymous symbol, then for the newest named
         // one, so the user's older names survive.
         let mut candidates: Vec<SymId> = diff.symbols();
-        candidates.sort_by_key(|s| (!self.is_anonymous(*s), std::cmp::Reverse(s.0)));
+        let weak = |s: &SymId| self.info(*s).is_none_or(|i| i.weak);
+        candidates.sort_by_key(|s| (!self.is_anonymous(*s), !weak(s), std::cmp::Reverse(s.0)));
         for s in candidates {
             if let Some(solution) = solve_linear(&diff, s) {
                 if solution.symbols().contains(&s) {

@@ -305,7 +305,7 @@ impl<'s> Interp<'s> {
         } else {
             format!("d{index}")
         };
-        let d = self.env.symbol(&name);
+        let d = self.env.weak_symbol(&name);
         self.var_dims.insert((var, index), d.clone());
         d
     }
@@ -338,7 +338,7 @@ impl<'s> Interp<'s> {
                     .or_else(|| self.var_dims.get(&(*v, i - n)))
                 {
                     Some(d) => d.clone(),
-                    None => self.env.symbol(name),
+                    None => self.env.weak_symbol(name),
                 }
             })
             .collect();

@@ -413,7 +413,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 for (i, d) in sizes.iter_mut().enumerate() {
                     if interp.env.value(d) == Some(-1) {
                         *d = if i == 0 {
-                            interp.env.symbol("N")
+                            interp.env.weak_symbol("N")
                         } else {
                             interp.env.anonymous()
                         };
@@ -1803,7 +1803,7 @@ fn reshape(
                         // numel / rest is not a clean expression: a fresh size,
                         // learned later if a use pins it down.
                         let fresh = if i == 0 {
-                            interp.env.symbol("N")
+                            interp.env.weak_symbol("N")
                         } else {
                             interp.env.anonymous()
                         };
