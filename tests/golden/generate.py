@@ -1140,8 +1140,614 @@ def fam_functional():
     return f
 
 
-FAMILIES = [fam_creation, fam_pointwise, fam_reduction, fam_indexing, fam_view, fam_join, fam_linalg,
-            fam_index_ops, fam_convert, fam_nn, fam_functional]
+# ---------------------------------------------------------------- coverage: more names per family
+# (issue #4: >= 250 functions/methods and >= 60 nn layers, each with golden cases)
+
+def more_pointwise(f):
+    unary = ["torch.log", "torch.log10", "torch.expm1", "torch.cos", "torch.tan", "torch.asin", "torch.acos",
+             "torch.atan", "torch.cosh", "torch.asinh", "torch.acosh", "torch.atanh", "torch.erfc", "torch.erfinv",
+             "torch.sinc", "torch.deg2rad", "torch.rad2deg", "torch.digamma", "torch.lgamma", "torch.i0",
+             "torch.ceil", "torch.fix", "torch.positive", "torch.negative", "torch.absolute", "torch.sgn",
+             "torch.signbit", "torch.isinf", "torch.isfinite", "torch.isposinf", "torch.isneginf", "torch.isreal",
+             "torch.logical_not", "torch.bitwise_not", "torch.clamp_max", "torch.clip", "torch.relu_",
+             "F.hardshrink", "F.softshrink", "F.hardsigmoid", "F.rrelu", "F.threshold", "F.alpha_dropout",
+             "F.feature_alpha_dropout", "F.dropout1d", "F.dropout2d", "F.dropout3d", "torch.selu", "torch.celu",
+             "torch.conj", "torch.resolve_conj", "torch.exp_", "torch.sigmoid_", "torch.arcsin", "torch.arctan"]
+    for dt in ["f32", "f64", "i64", "bool", "f16"]:
+        for un in unary:
+            extra = {"torch.clamp_max": ", 0.5", "F.threshold": ", 0.1, 20.0"}.get(un, "")
+            if dt in ("bool", "i64") and un.startswith("F.") and un not in ("F.hardshrink",):
+                continue
+            f.add(mk("a", (2, 3), dt), f"out = {un}(a{extra})")
+    for fn in ["fmax", "fmin", "copysign", "xlogy", "float_power", "true_divide", "floor_divide", "ne", "le", "gt",
+               "logical_or", "logical_xor", "bitwise_or", "bitwise_xor", "ldexp", "subtract", "multiply",
+               "greater", "less_equal", "not_equal", "isclose", "heaviside", "mul", "sub", "div", "rsub",
+               "minimum", "fmod", "remainder", "hypot", "arctan2", "bitwise_left_shift"]:
+        for da, db, sa, sb in [("f32", "f32", (2, 3), (3,)), ("i64", "f32", (2, 1), (1, 3)), ("i32", "i64", (3,), (2, 3)),
+                               ("f32", "f32", (2, 3), (4,)), ("bool", "bool", (2, 3), (2, 3))]:
+            f.add([mk("a", sa, da), mk("b", sb, db)], f"out = torch.{fn}(a, b)")
+        f.add(mk("a", (2, 3)), f"out = a.{fn}(2)")
+    for mode in ["'floor'", "'trunc'", "None"]:
+        for da in ["f32", "i64"]:
+            f.add([mk("a", (2, 3), da), mk("b", (3,), da)], f"out = torch.div(a, b, rounding_mode={mode})")
+    for sa, sb, sc in [((2, 3), (3,), (2, 1)), ((2, 3), (4,), (3,)), ((3,), (3,), (3,))]:
+        s = [mk("a", sa), mk("b", sb), mk("c", sc)]
+        f.add(s, "out = torch.addcdiv(a, b, c, value=0.5)")
+        f.add(s, "out = torch.addcmul(a, b, c)")
+        f.add(s, "out = a.addcmul(b, c)")
+        f.add(s, "out = torch.lerp(a, b, c)")
+        f.add(s, "out = a.lerp(b, 0.3)")
+        f.add(s, "out = torch.clamp(a, b, c)")
+    for dt in ["f32", "i64", "bool"]:
+        f.add(mk("a", (2, 3), dt), "out = a.clamp_max(1)")
+        f.add(mk("a", (2, 3), dt), "out = a.sign()")
+        f.add(mk("a", (2, 3), dt), "out = a.exp()")
+        f.add(mk("a", (2, 3), dt), "out = a.logical_not()")
+        f.add(mk("a", (2, 3), dt), "out = a.abs_()" if dt != "bool" else "out = a.clone()")
+    return f
+
+
+def more_reduction(f):
+    for shape in [(2, 3, 4), (5,)]:
+        n = len(shape)
+        for dt in ["f32", "i64", "f16"]:
+            s = mk("x", shape, dt)
+            for d in ["", "0", "-1", f"{n}"]:
+                a = f"x{', ' + d if d else ''}"
+                for fn in ["std_mean", "var_mean"]:
+                    f.add(s, f"torch.{fn}({a})", unpack=True)
+                f.add(s, f"torch.aminmax(x{', dim=' + d if d else ''})", unpack=True)
+                f.add(s, f"out = torch.nanmean(x{', ' + d if d else ''})")
+                f.add(s, f"out = torch.count_nonzero(x{', ' + d if d else ''})")
+                f.add(s, f"out = torch.amin(x{', ' + d if d else ''})")
+                f.add(s, f"out = torch.all(x{', ' + d if d else ''})")
+                if d:
+                    f.add(s, f"torch.cummin(x, {d})", unpack=True)
+                    f.add(s, f"torch.cummax(x, dim={d})", unpack=True)
+                    f.add(s, f"out = torch.diff(x, dim={d})")
+                    f.add(s, f"out = torch.diff(x, n=2, dim={d})")
+                    f.add(s, f"out = torch.msort(x)" if d == "0" else f"out = x.diff()")
+                    f.add(s, f"out = torch.log_softmax(x, {d})")
+                    f.add(s, f"torch.sort(x, {d}, stable=True)", unpack=True)
+                    f.add(s, f"torch.median(x, {d})", unpack=True)
+                    f.add(s, f"torch.mode(x, {d})", unpack=True)
+                    f.add(s, f"torch.topk(x, 2, {d})", unpack=True)
+                    f.add(s, f"torch.kthvalue(x, 2, {d})", unpack=True)
+                    f.add(s, f"out = torch.argsort(x, {d}, descending=True)")
+                    f.add(s, f"out = torch.nansum(x, {d})")
+                    f.add(s, f"out = torch.std(x, {d})")
+                    f.add(s, f"out = torch.var(x, {d}, keepdim=True)")
+                    f.add(s, f"out = torch.min(x, {d}).values")
+                    f.add(s, f"out = torch.median(x)")
+                    f.add(s, f"out = torch.cumulative_trapezoid(x, dim={d})")
+                    f.add(s, f"out = torch.trapezoid(x, dim={d})")
+                    f.add(s, f"out = torch.trapz(x, dim={d})")
+                    f.add(s, f"out = torch.softmax(x, {d})")
+                    f.add(s, f"out = torch.cumsum(x, {d})")
+                    f.add(s, f"out = torch.logcumsumexp(x, {d})")
+            f.add(s, "out = torch.histc(x.float(), bins=7)")
+            f.add(s, "out = torch.histc(x.float(), 4, min=0, max=3)")
+            f.add(s, "out = x.sum_to_size(1)" if n == 1 else "out = x.sum_to_size(1, 3, 1)")
+            f.add(s, "out = torch.norm(x.float())")
+            f.add(s, "out = torch.dist(x.float(), x.float())")
+            f.add(s, "out = torch.prod(x, 0)")
+            f.add(s, "out = torch.min(x)")
+            f.add(s, "out = torch.quantile(x.float(), 0.5)")
+            f.add(s, "out = torch.quantile(x.float(), 0.5, dim=0)")
+            f.add(s, "out = torch.nanquantile(x.float(), 0.25, dim=-1, keepdim=True)")
+            f.add(s, "out = torch.quantile(x.float(), torch.tensor([0.1, 0.9]), dim=0)")
+    return f
+
+
+def more_view(f):
+    for shape in [(2, 3, 4), (4,), (3, 4), ()]:
+        s = mk("x", shape) if shape else "x = torch.tensor(1.5)"
+        n = len(shape)
+        f.add(s, "out = torch.atleast_1d(x)")
+        f.add(s, "out = torch.atleast_2d(x)")
+        f.add(s, "out = torch.atleast_3d(x)")
+        f.add(s, "out = torch.ravel(x)")
+        f.add(s, "out = torch.squeeze(x)")
+        f.add(s, "out = torch.clone(x)")
+        f.add(s, "out = torch.t(x)")
+        f.add(s, "out = torch.fliplr(x)")
+        f.add(s, "out = torch.flipud(x)")
+        f.add(s, "out = torch.flip(x, [0, -1])")
+        f.add(s, "out = torch.flip(x, (0,))")
+        f.add(s, "out = torch.roll(x, 2)")
+        f.add(s, "out = torch.roll(x, (1, 2), (0, -1))")
+        f.add(s, "out = torch.rot90(x)")
+        f.add(s, "out = torch.rot90(x, 2, [0, 1])")
+        f.add(s, "out = torch.rot90(x, -1, (0, 1))")
+        f.add(s, "out = x.rot90(1, [1, 0])")
+        f.add(s, "out = torch.swapdims(x, 0, -1)")
+        f.add(s, "out = torch.transpose(x, 0, -1)")
+        f.add(s, "out = torch.movedim(x, 0, -1)")
+        f.add(s, "out = torch.narrow(x, 0, 1, 1)")
+        f.add(s, "out = torch.squeeze(x, 0)")
+        f.add(s, "out = torch.diag_embed(x)")
+        f.add(s, "out = torch.diagflat(x)")
+        f.add(s, "out = torch.tile(x, (2,))")
+        f.add(s, "out = torch.broadcast_to(x, (2, 3, 4))")
+        f.add(s, "out = torch.repeat_interleave(x, 2)")
+        f.add(s, "out = x.swapaxes(0, -1)")
+        f.add(s, "out = x.squeeze_(0)")
+        f.add(s, "out = x.unsqueeze_(0)")
+        f.add(s, "out = x.t_()")
+        f.add(s, "out = x.fliplr()")
+        f.add(s, "out = torch.select(x, 0, 1)")
+        f.add(s, "out = torch.unflatten(x, 0, (2, -1))")
+        for fn in ["hsplit", "vsplit", "dsplit"]:
+            f.add(s, f"torch.{fn}(x, 2)", unpack=True)
+            f.add(s, f"x.{fn}([1, 2])", unpack=True)
+        f.add(s, "torch.tensor_split(x, (1, 2))", unpack=True)
+        f.add(s, "torch.chunk(x, 2, -1)", unpack=True)
+    for p in ["1, -1", "0, 2", "2, -2", "5, 5", "-1, 1"]:
+        f.add("x = torch.randn(2, 3, 4)", f"out = x.narrow({p.split(',')[0]}, {p.split(',')[1]}, 1)")
+    f.add("x = torch.randn(2, 3, 4)", "out = x.narrow(1, 2, 2)")
+    f.add("x = torch.randn(2, 3, 4)", "out = x.narrow(1, -1, 1)")
+    f.add("x = torch.randn(2, 3, 4)", "out = x.narrow(1, 1, -1)")
+    f.add("x = torch.randn(2, 3)", "out = x.repeat(-1, 2)")
+    f.add("x = torch.randn(2, 3)", "out = x.expand(2, -2)")
+    f.add("x = torch.randn(2, 3)", "out = x.expand(-2, 3)")
+    f.add("x = torch.randn(2, 3)", "out = x.repeat(2, -3)")
+    f.add("x = torch.randn(2, 3)", "out = x.new_zeros(2, -1)")
+    return f
+
+
+def more_join(f):
+    for shape in [(2, 3), (4,), (2, 3, 4)]:
+        s = [mk("a", shape), mk("b", shape)]
+        f.add(s, "out = torch.row_stack([a, b])")
+        f.add(s, "out = torch.cat((a, b), dim=-1)")
+        f.add(s, "torch.meshgrid(a.flatten(), b.flatten(), indexing='ij')", unpack=True)
+        f.add(s, "torch.meshgrid(a.flatten()[:3], b.flatten()[:2], indexing='xy')", unpack=True)
+        f.add(s, "out = torch.cartesian_prod(a.flatten(), b.flatten()[:2])")
+        f.add(s, "out = torch.combinations(a.flatten()[:4])")
+        f.add(s, "out = torch.combinations(a.flatten()[:4], r=3)")
+        f.add(s, "out = torch.block_diag(a, b)")
+        f.add(s, "torch.broadcast_tensors(a, b.unsqueeze(0))", unpack=True)
+        f.add(s, "torch.atleast_2d(a, b)", unpack=True)
+    f.add([mk("a", (2, 3)), mk("b", (3,)), mk("c", ())], "out = torch.block_diag(a, b, c)")
+    f.add([mk("a", (2, 3, 4)), mk("b", (3,))], "out = torch.block_diag(a, b)")
+    f.add([mk("a", (3,)), mk("b", (4,)), mk("c", (2,))], "out = torch.cartesian_prod(a, b, c)")
+    f.add([mk("a", (3,)), mk("b", (4,)), mk("c", (2,))], "torch.meshgrid(a, b, c, indexing='ij')", unpack=True)
+    f.add([mk("a", (3,)), mk("b", (4,))], "torch.meshgrid([a, b], indexing='xy')", unpack=True)
+    return f
+
+
+def more_linalg(f):
+    for sa, sb in [((2, 3), (3, 4)), ((5, 2, 3), (5, 3, 4)), ((2, 3), (4, 5)), ((3,), (3,)), ((5, 2, 3), (3, 4))]:
+        s = [mk("a", sa), mk("b", sb)]
+        f.add(s, "out = torch.inner(a, b)")
+        f.add(s, "out = torch.kron(a, b)")
+        f.add(s, "out = torch.vdot(a, b)")
+        f.add(s, "out = a.matmul(b)")
+        f.add(s, "out = a.mm(b)")
+        f.add(s, "out = a.bmm(b)")
+        f.add(s, "out = a.dot(b)")
+        f.add(s, "out = torch.linalg.matmul(a, b)")
+        f.add(s, "out = torch.linalg.vecdot(a, b)")
+        f.add(s, "out = torch.chain_matmul(a, b)")
+        f.add(s, "out = torch.linalg.multi_dot([a, b])")
+        f.add(s, "out = torch.tensordot(a, b, dims=0)")
+        f.add(s, "out = torch.tensordot(a, b, dims=([-1], [0]))")
+    f.add([mk("a", (2, 3)), mk("b", (3, 4)), mk("c", (4, 5))], "out = torch.chain_matmul(a, b, c)")
+    f.add([mk("a", (2, 3)), mk("b", (3, 4)), mk("c", (4, 5))], "out = torch.linalg.multi_dot([a, b, c])")
+    f.add([mk("a", (3,)), mk("b", (3, 4)), mk("c", (4,))], "out = torch.linalg.multi_dot([a, b, c])")
+    for sm, sv, sb in [((2, 3), (3,), (2,)), ((2, 3), (4,), (2,)), ((2, 3), (3,), (1,)), ((5, 2, 3), (3,), (2,))]:
+        f.add([mk("m", sm), mk("v", sv), mk("b", sb)], "out = torch.addmv(b, m, v)")
+        f.add([mk("m", sm), mk("v", sv)], "out = torch.mv(m, v)")
+    for sb, s1, s2 in [((2, 4), (5, 2, 3), (5, 3, 4)), ((4,), (5, 2, 3), (5, 3, 4)), ((2, 4), (5, 2, 3), (4, 3, 4)),
+                       ((3, 4), (5, 2, 3), (5, 3, 4))]:
+        f.add([mk("c", sb), mk("a", s1), mk("b", s2)], "out = torch.addbmm(c, a, b)")
+        f.add([mk("c", sb), mk("a", s1), mk("b", s2)], "out = c.addbmm(a, b)")
+    for sc, sa, sb in [((3, 4), (3,), (4,)), ((1, 4), (3,), (4,)), ((3, 4), (2, 3), (4,)), ((4, 3), (3,), (4,))]:
+        f.add([mk("c", sc), mk("a", sa), mk("b", sb)], "out = torch.addr(c, a, b)")
+    for sa, sb in [((4, 3), (4, 3)), ((2, 4, 3), (2, 4, 3)), ((4, 2), (4, 3)), ((4, 3), (4, 3, 1)), ((5, 3), (1, 3))]:
+        s = [mk("a", sa), mk("b", sb)]
+        f.add(s, "out = torch.cross(a, b, dim=-1)")
+        f.add(s, "out = torch.linalg.cross(a, b)")
+    for shape in [(4, 4), (2, 4, 4), (3, 4), (4,), (2, 3, 5)]:
+        s = mk("a", shape)
+        for fn in ["inv", "det", "slogdet", "matrix_norm", "vector_norm", "norm", "svdvals", "eigvalsh", "eigh",
+                   "cholesky", "matrix_exp", "pinv", "matrix_rank", "qr", "svd", "eigvals", "eig", "lu_factor",
+                   "inv_ex", "cond", "tensorinv"]:
+            if fn in ("eigvalsh", "eigh", "cholesky"):
+                s2 = [s, "a = a @ a.mT + torch.eye(a.shape[-1])" if len(shape) >= 2 else "a = a"]
+            else:
+                s2 = [s]
+            if fn in ("slogdet", "qr", "svd", "eigh", "eig", "lu_factor", "inv_ex"):
+                f.add(s2, f"torch.linalg.{fn}(a)", unpack=True)
+            else:
+                f.add(s2, f"out = torch.linalg.{fn}(a)")
+        f.add(s, "out = torch.linalg.matrix_power(a, 3)")
+        f.add(s, "out = torch.linalg.norm(a, dim=(-2, -1))" if len(shape) >= 2 else "out = torch.linalg.norm(a, ord=1)")
+        f.add(s, "out = torch.linalg.vector_norm(a, ord=2, dim=-1, keepdim=True)")
+        f.add(s, "out = torch.linalg.matrix_norm(a, ord='fro', keepdim=True)")
+        f.add(s, "out = torch.linalg.svd(a, full_matrices=True)[0]")
+        f.add(s, "out = torch.inverse(a)")
+        f.add(s, "out = torch.logdet(a)")
+        f.add(s, "out = torch.slogdet(a)[1]")
+        f.add(s, "out = torch.matrix_exp(a)")
+        f.add(s, "out = torch.trace(a)")
+        f.add(s, "out = torch.pinverse(a)")
+        f.add(s, "out = a.det()")
+        f.add(s, "out = a.inverse()")
+        f.add(s, "out = torch.linalg.diagonal(a)")
+        f.add(s, "out = torch.diagonal(a, 0, -2, -1)")
+        f.add(s, "out = torch.diagonal(a, offset=1)")
+        f.add(s, "out = torch.linalg.matrix_norm(a, ord=2)")
+    for sa, sb in [((4, 4), (4, 2)), ((4, 4), (4,)), ((2, 4, 4), (2, 4, 3)), ((4, 4), (3, 2)), ((3, 4), (4, 2))]:
+        s = [mk("a", sa), mk("b", sb)]
+        f.add(s, "out = torch.linalg.solve(a, b)")
+        f.add(s, "out = torch.linalg.solve_triangular(a, b, upper=True)" if len(sb) > 1 else "out = torch.linalg.solve(a, b, left=True)")
+        f.add(s, "out = torch.linalg.lstsq(a, b).solution")
+    for shape in [(2, 3), (5, 2, 3), (3,)]:
+        f.add(mk("a", shape), "out = torch.cov(a)")
+        f.add(mk("a", shape), "out = torch.corrcoef(a)")
+        f.add(mk("a", shape), "out = torch.vander(a.flatten()[:4])")
+        f.add(mk("a", shape), "out = torch.vander(a.flatten()[:4], N=3)")
+    f.add([], "out = torch.triu_indices(3, 4)")
+    f.add([], "out = torch.triu_indices(4, 4, 1)")
+    f.add([], "out = torch.tril_indices(4, 3, -1)")
+    return f
+
+
+def more_index_ops(f):
+    x = "x = torch.randn(3, 4, 5)"
+    s = "s = torch.tensor([0.0, 0.5, 1.0])"
+    f.add([x, s], "out = torch.bucketize(x, s, right=True)")
+    f.add([x, s], "out = torch.bucketize(x, s, out_int32=True)")
+    f.add([x, s], "out = torch.searchsorted(s, x, side='right')")
+    f.add([x, s], "out = torch.searchsorted(s, x, out_int32=True)")
+    f.add([x, "s = torch.randn(3, 4, 6).sort(-1).values"], "out = torch.searchsorted(s, x)")
+    f.add([x, "s = torch.randn(3, 5, 6).sort(-1).values"], "out = torch.searchsorted(s, x)")
+    f.add(["s = torch.tensor([0.0, 1.0])"], "out = torch.searchsorted(s, 0.5)")
+    f.add([x, "i = torch.tensor([0, 5, 59])"], "out = torch.take(x, i)")
+    f.add([x, "i = torch.tensor([[0, 5], [1, 2]])"], "out = x.take(i)")
+    f.add([x, "i = torch.tensor([0, 1])"], "out = x.index_put((i,), torch.tensor(1.0))")
+    f.add([x, "i = torch.tensor([0, 1])"], "out = torch.index_put(x, (i, i), torch.zeros(5))")
+    f.add([x], "out = torch.argwhere(x > 0)", dd=True)
+    f.add([x], "torch.nonzero(x, as_tuple=True)", unpack=True, dd=True)
+    f.add([x], "out = torch.masked_select(x, x > 0)", dd=True)
+    f.add([x], "out = torch.unique_consecutive(x)", dd=True)
+    f.add([x], "out = torch.count_nonzero(x, dim=(0, 1))")
+    f.add([x, "i = torch.randint(0, 3, (2, 4, 5))"], "out = torch.scatter(x, 0, i, 2.0)")
+    f.add([x, "i = torch.randint(0, 3, (2, 4, 5))", "v = torch.randn(2, 4, 5)"], "out = torch.scatter_add(x, 0, i, v)")
+    f.add([x, "i = torch.randint(0, 3, (2, 4, 5))", "v = torch.randn(2, 4, 5)"], "out = torch.scatter_reduce(x, 0, i, v, 'amax')")
+    f.add([x, "i = torch.randint(0, 3, (2,))"], "out = torch.index_fill(x, 0, i, 1.0)")
+    f.add([x, "i = torch.randint(0, 3, (2,))", "v = torch.randn(2, 4, 5)"], "out = torch.index_add(x, 0, i, v)")
+    f.add([x, "i = torch.randint(0, 3, (2,))", "v = torch.randn(2, 4, 5)"], "out = torch.index_copy(x, 0, i, v)")
+    f.add([x, "i = torch.randint(0, 3, (2,))", "v = torch.randn(2, 4, 5)"], "out = torch.index_reduce(x, 0, i, v, 'prod')")
+    f.add([x, "m = torch.randn(3, 4, 5) > 0"], "out = torch.masked_fill(x, m, 0.0)")
+    f.add([x, "m = torch.randn(4, 5) > 0"], "out = torch.masked_scatter(x, m, torch.randn(60))")
+    f.add([x], "out = torch.where(x > 0, x, 0.0)")
+    f.add([x, "i = torch.randint(0, 3, (3, 4, 1))"], "out = torch.take_along_dim(x, i, dim=2)")
+    f.add([x], "out = torch.argsort(x)")
+    f.add(["t = torch.randint(0, 5, (10,))", "w = torch.rand(10)"], "out = torch.bincount(t, w)", dd=True)
+    f.add(["t = torch.randint(0, 5, (10,))"], "out = torch.bincount(t, minlength=8)", dd=True)
+    f.add(["t = torch.randint(0, 5, (10,))"], "torch.unique(t, return_counts=True)", unpack=True, dd=True)
+    f.add(["t = torch.randint(0, 5, (10,))"], "out = torch.histc(t.float(), bins=5)")
+    for k in [1, 2]:
+        f.add(["x = torch.randn(4, 4)"], f"out = torch.tril(x, {k})")
+        f.add(["x = torch.randn(4, 4)"], f"out = x.triu_({k})")
+    return f
+
+
+def more_convert(f):
+    for dt in ["c64", "c128", "f32", "i64"]:
+        s = mk("x", (2, 3), dt)
+        f.add(s, "out = x.real")
+        f.add(s, "out = x.imag")
+        f.add(s, "out = torch.real(x)")
+        f.add(s, "out = torch.imag(x)")
+        f.add(s, "out = x.abs()")
+        f.add(s, "out = x.angle()")
+        f.add(s, "out = torch.view_as_real(x)")
+        f.add(s, "out = x.conj()")
+        f.add(s, "out = x.to(x)")
+        f.add(s, "out = x.cfloat()")
+        f.add(s, "out = x.cdouble()")
+    return f
+
+
+def more_nn(f):
+    x3 = mk("x", (2, 3, 4))
+    acts = ["ReLU6()", "SELU()", "CELU()", "Mish()", "Hardsigmoid()", "Hardtanh()", "Hardtanh(-2, 2)",
+            "Softplus()", "Softsign()", "Tanhshrink()", "Threshold(0.1, 20.0)", "LogSigmoid()", "Softmin(dim=1)",
+            "Hardshrink()", "Softshrink(0.3)", "RReLU()", "Dropout1d()", "Dropout3d()", "AlphaDropout(0.2)",
+            "FeatureAlphaDropout(0.2)", "SiLU(inplace=True)", "ReLU(inplace=True)", "GELU(approximate='tanh')",
+            "Softmax(dim=0)", "LogSoftmax(dim=-1)", "Identity(3, foo=4)"]
+    for a in acts:
+        for xs in [(2, 3, 4), (5,), (2, 3, 4, 5)]:
+            f.add([f"m = nn.{a}", mk("x", xs)], "out = m(x)")
+        f.add([f"m = nn.{a}", mk("x", (2, 3), "f64")], "out = m(x)")
+    for xs in [(2, 3, 4, 5), (3, 4, 5), (3, 4)]:
+        f.add(["m = nn.Softmax2d()", mk("x", xs)], "out = m(x)")
+    for xs in [(2, 3, 4, 5), (2, 3, 4), (2, 6, 3, 4, 5)]:
+        f.add(["m = nn.LocalResponseNorm(2)", mk("x", xs)], "out = m(x)")
+        f.add(["m = nn.CrossMapLRN2d(3)", mk("x", xs)], "out = m(x)")
+    for cls, xs in [("ZeroPad3d", (1, 2, 3, 4, 5)), ("ConstantPad2d", (2, 3, 4, 5)), ("ReflectionPad3d", (1, 2, 3, 4, 5)),
+                    ("ReplicationPad2d", (2, 3, 4, 5)), ("CircularPad1d", (2, 3, 4)), ("CircularPad3d", (1, 2, 3, 4, 5)),
+                    ("ReflectionPad2d", (3, 4, 5)), ("ReplicationPad1d", (3, 4)), ("ZeroPad2d", (3, 4))]:
+        const = ", 0.5" if cls.startswith("Constant") else ""
+        for p in ["1", "3", "5"]:
+            f.add([f"m = nn.{cls}({p}{const})", mk("x", xs)], "out = m(x)")
+    for cls, args in [("UpsamplingNearest2d", "scale_factor=2"), ("UpsamplingBilinear2d", "scale_factor=2"),
+                      ("UpsamplingNearest2d", "size=(5, 7)"), ("UpsamplingBilinear2d", "size=6")]:
+        for xs in [(2, 3, 4, 5), (3, 4, 5)]:
+            f.add([f"m = nn.{cls}({args})", mk("x", xs)], "out = m(x)")
+    for g, xs in [(2, (2, 4, 3, 3)), (3, (2, 6, 5)), (2, (2, 5, 3, 3)), (2, (1, 4, 2, 2, 2))]:
+        f.add([f"m = nn.ChannelShuffle({g})", mk("x", xs)], "out = m(x)")
+        f.add([mk("x", xs)], f"out = F.channel_shuffle(x, {g})")
+    for kw, xs in [("kernel_size=2", (2, 3, 6, 6)), ("kernel_size=(2, 3), stride=2", (2, 3, 6, 7)), ("3, padding=1", (3, 5, 5)),
+                   ("2, dilation=2", (2, 3, 6, 6)), ("5", (2, 3, 4, 4))]:
+        f.add([f"m = nn.Unfold({kw})", mk("x", xs)], "out = m(x)")
+    for osz, kw, xs in [("(4, 5)", "2", (2, 12, 12)), ("(4, 4)", "2, stride=2", (2, 12, 4)), ("(6, 6)", "3, padding=1", (3 * 9, 36)),
+                        ("(4, 4)", "2", (2, 11, 9)), ("(4, 4)", "2", (2, 12, 10))]:
+        f.add([f"m = nn.Fold({osz}, {kw})", mk("x", xs)], "out = m(x)")
+    for xs in [(2, 4), (4,), (2, 5)]:
+        f.add(["m = nn.CosineSimilarity(dim=-1)", mk("a", xs), mk("b", (2, 4))], "out = m(a, b)")
+        f.add(["m = nn.PairwiseDistance()", mk("a", xs), mk("b", (2, 4))], "out = m(a, b)")
+        f.add(["m = nn.PairwiseDistance(keepdim=True)", mk("a", xs), mk("b", (2, 4))], "out = m(a, b)")
+    f.add(["m = nn.CosineSimilarity(dim=1)", mk("a", (2, 3, 4)), mk("b", (2, 3, 4))], "out = m(a, b)")
+    for xs in [(2, 3), (3,), (2, 4)]:
+        f.add(["m = nn.Bilinear(3, 4, 5)", mk("a", xs), mk("b", (2, 4) if len(xs) == 2 else (4,))], "out = m(a, b)")
+        f.add(["m = nn.Bilinear(3, 4, 5, bias=False)", mk("a", xs), mk("b", (2, 4) if len(xs) == 2 else (4,))], "out = m(a, b)")
+    for xs in [(2, 7), (7,), (2, 3, 7)]:
+        f.add(["m = nn.LazyLinear(5)", mk("x", xs)], "out = m(x)")
+    f.add(["m = nn.LazyConv2d(6, 3)", mk("x", (2, 4, 9, 8))], "out = m(x)")
+    f.add(["m = nn.LazyConv1d(6, 3, stride=2)", mk("x", (2, 4, 10))], "out = m(x)")
+    f.add(["m = nn.LazyBatchNorm1d()", mk("x", (2, 4, 10))], "out = m(x)")
+    f.add(["m = nn.LazyBatchNorm2d()", mk("x", (2, 4, 9, 8))], "out = m(x)")
+    # EmbeddingBag
+    for mode in ["'mean'", "'sum'", "'max'"]:
+        f.add([f"m = nn.EmbeddingBag(10, 8, mode={mode})", "i = torch.randint(0, 10, (3, 4))"], "out = m(i)")
+        f.add([f"m = nn.EmbeddingBag(10, 8, mode={mode})", "i = torch.randint(0, 10, (7,))", "o = torch.tensor([0, 3])"],
+              "out = m(i, o)")
+        f.add([f"m = nn.EmbeddingBag(10, 8, mode={mode})", "i = torch.randint(0, 10, (7,))"], "out = m(i)")
+    f.add(["m = nn.EmbeddingBag(10, 8, include_last_offset=True)", "i = torch.randint(0, 10, (7,))", "o = torch.tensor([0, 3, 7])"],
+          "out = m(i, o)")
+    f.add(["w = torch.randn(10, 8)", "i = torch.randint(0, 10, (3, 4))"], "out = F.embedding_bag(i, w)")
+    f.add(["m = nn.Embedding(10, 8).double()", "i = torch.randint(0, 10, (3, 4))"], "out = m(i)")
+    f.add(["m = nn.Embedding.from_pretrained(torch.randn(10, 6))", "i = torch.randint(0, 10, (3, 4))"], "out = m(i)")
+    # cells with hidden state
+    for cls in ["RNNCell", "GRUCell", "LSTMCell"]:
+        for xs, hs in [((3, 4), (3, 6)), ((4,), (6,)), ((3, 4), (3, 5)), ((3, 4), (2, 6))]:
+            h = mk("h", hs)
+            if cls == "LSTMCell":
+                f.add([f"m = nn.{cls}(4, 6)", mk("x", xs), h, mk("c", hs)], "h1, c1 = m(x, (h, c))")
+            else:
+                f.add([f"m = nn.{cls}(4, 6)", mk("x", xs), h], "out = m(x, h)")
+        f.add([f"m = nn.{cls}(4, 6, bias=False)", mk("x", (3, 4), "f64")], "out = m(x)" if cls != "LSTMCell" else "h1, c1 = m(x)")
+    # RNN / LSTM / GRU with a given h0 of the wrong size
+    for cls in ["RNN", "GRU"]:
+        for hs in [(1, 2, 6), (1, 3, 6), (1, 2, 5), (2, 2, 6), (2, 6)]:
+            f.add([f"m = nn.{cls}(4, 6)", mk("x", (5, 2, 4)), mk("h0", hs)], "out, h = m(x, h0)")
+    for hs, cs in [((1, 2, 6), (1, 2, 6)), ((1, 2, 5), (1, 2, 6)), ((1, 2, 6), (1, 3, 6)), ((2, 2, 6), (2, 2, 6))]:
+        f.add(["m = nn.LSTM(4, 6)", mk("x", (5, 2, 4)), mk("h0", hs), mk("c0", cs)], "out, (h, c) = m(x, (h0, c0))")
+    # Transformer family
+    for bf in [False, True]:
+        t = (2, 4, 8) if bf else (4, 2, 8)
+        mem = (2, 6, 8) if bf else (6, 2, 8)
+        f.add([f"layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, batch_first={bf})",
+               f"m = nn.TransformerDecoder(layer, 2)", mk("t", t), mk("mem", mem)], "out = m(t, mem)")
+        f.add([f"m = nn.TransformerDecoderLayer(8, 2, 16, batch_first={bf}, norm_first=True)", mk("t", t), mk("mem", mem)],
+              "out = m(t, mem)")
+        f.add([f"m = nn.Transformer(8, 2, 1, 1, 16, batch_first={bf})", mk("s", mem), mk("t", t)], "out = m(s, t)")
+        f.add([f"m = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16, batch_first={bf})",
+               mk("s", mem), mk("t", (2, 4, 6))], "out = m(s, t)")
+    f.add(["m = nn.TransformerDecoderLayer(8, 2, 16)", mk("t", (4, 8)), mk("mem", (6, 8))], "out = m(t, mem)")
+    # MHA bias_kv / zero_attn
+    for kw in ["add_bias_kv=True", "add_zero_attn=True", "add_bias_kv=True, add_zero_attn=True"]:
+        for bf in [False, True]:
+            q = (2, 5, 8) if bf else (5, 2, 8)
+            k = (2, 7, 8) if bf else (7, 2, 8)
+            f.add([f"m = nn.MultiheadAttention(8, 2, {kw}, batch_first={bf})", mk("q", q), mk("k", k)], "out, w = m(q, k, k)")
+            f.add([f"m = nn.MultiheadAttention(8, 2, {kw}, batch_first={bf})", mk("q", q), mk("k", k)],
+                  "out, w = m(q, k, k, average_attn_weights=False)")
+        f.add([f"m = nn.MultiheadAttention(8, 2, {kw})", mk("q", (5, 8)), mk("k", (7, 8))], "out, w = m(q, k, k)")
+    # Conv transpose output_size
+    for dim in [1, 2]:
+        sp = {1: (10,), 2: (9, 8)}[dim]
+        for st, pad, osz in [(2, 1, [2 * s - 1 for s in sp]), (2, 1, [2 * s for s in sp]), (2, 0, [2 * s + 1 for s in sp]),
+                             (3, 1, [3 * s - 1 for s in sp]), (2, 1, [2 * s + 3 for s in sp])]:
+            f.add([f"m = nn.ConvTranspose{dim}d(4, 6, 3, stride={st}, padding={pad})", mk("x", (2, 4) + sp)],
+                  f"out = m(x, output_size={osz})")
+            f.add([f"m = nn.ConvTranspose{dim}d(4, 6, 3, stride={st}, padding={pad})", mk("x", (2, 4) + sp)],
+                  f"out = m(x, {tuple([2, 6] + osz)})")
+    # output_padding too large
+    for st, op, dil in [(1, 1, 1), (2, 2, 1), (2, 1, 1), (1, 1, 2), (2, 3, 2)]:
+        f.add([f"m = nn.ConvTranspose2d(4, 6, 3, stride={st}, output_padding={op}, dilation={dil})", mk("x", (2, 4, 5, 5))],
+              "out = m(x)")
+    # pooling
+    for dim in [1, 2, 3]:
+        sp = {1: (10,), 2: (9, 8), 3: (5, 6, 7)}[dim]
+        for k, pad in [(2, 1), (2, 2), (3, 2), (4, 2), (3, 1)]:
+            f.add([f"m = nn.MaxPool{dim}d({k}, padding={pad})", mk("x", (2, 3) + sp)], "out = m(x)")
+            f.add([f"m = nn.AvgPool{dim}d({k}, padding={pad})", mk("x", (2, 3) + sp)], "out = m(x)")
+        f.add([f"m = nn.MaxPool{dim}d(3, 2, return_indices=True)", mk("x", (3,) + sp)], "out, idx = m(x)")
+        f.add([f"m = nn.AdaptiveMaxPool{dim}d(3, return_indices=True)", mk("x", (3,) + sp)], "out, idx = m(x)")
+        f.add([mk("x", (2, 3) + sp)], f"out, idx = F.max_pool{dim}d(x, 2, return_indices=True)")
+        f.add([mk("x", (2, 3) + sp)], f"out, idx = F.adaptive_max_pool{dim}d(x, 3, return_indices=True)")
+        f.add([mk("x", (2, 3) + sp)], f"out = F.adaptive_max_pool{dim}d(x, 2)")
+        f.add([mk("x", (2, 3) + sp)], f"out = F.max_pool{dim}d(x, 3, 1, 1)")
+        f.add([mk("x", (2, 3) + sp)], f"out = F.avg_pool{dim}d(x, 3, 1, 1)")
+        f.add([mk("x", (2, 3) + sp)], f"out = F.adaptive_avg_pool{dim}d(x, 2)")
+        f.add([mk("x", (2, 3) + sp)], f"out = F.max_pool{dim}d(x, 2, padding=2)")
+        f.add([mk("x", (2, 3) + sp)], f"out = F.lp_pool{dim}d(x, 2, 2)" if dim < 3 else f"out = F.lp_pool3d(x, 2, 2)")
+        f.add([f"m = nn.LPPool{dim}d(2, 3, stride=2)", mk("x", (2, 3) + sp)], "out = m(x)")
+        f.add([f"m = nn.MaxPool{dim}d(2, return_indices=True)", f"u = nn.MaxUnpool{dim}d(2)", mk("x", (2, 3) + sp),
+               "y, i = m(x)"], "out = u(y, i)")
+    f.add(["m = nn.FractionalMaxPool2d(3, output_size=(4, 5))", mk("x", (2, 3, 9, 8))], "out = m(x)")
+    f.add(["m = nn.FractionalMaxPool2d(2, output_ratio=0.5)", mk("x", (2, 3, 9, 8))], "out = m(x)")
+    f.add(["m = nn.FractionalMaxPool3d(2, output_size=3)", mk("x", (2, 3, 5, 6, 7))], "out = m(x)")
+    # norms with mixed dtypes / instance norms
+    for cls, xs in [("LayerNorm(4)", (2, 3, 4)), ("BatchNorm1d(3)", (2, 3, 4)), ("BatchNorm2d(3)", (2, 3, 4, 4)),
+                    ("GroupNorm(1, 3)", (2, 3, 4)), ("InstanceNorm1d(3, affine=True)", (2, 3, 4)), ("RMSNorm(4)", (2, 3, 4))]:
+        for dt in ["f64", "f16", "bf16"]:
+            f.add([f"m = nn.{cls}", mk("x", xs, dt)], "out = m(x)")
+        f.add([f"m = nn.{cls}.double()", mk("x", xs, "f64")], "out = m(x)")
+    for xs in [(2, 3, 4), (3, 4), (2, 3, 4, 5, 6)]:
+        f.add(["m = nn.InstanceNorm1d(3)", mk("x", xs)], "out = m(x)")
+        f.add(["m = nn.InstanceNorm3d(3)", mk("x", xs)], "out = m(x)")
+    f.add(["m = nn.InstanceNorm3d(3, affine=True)", mk("x", (2, 3, 2, 3, 4))], "out = m(x)")
+    f.add(["m = nn.InstanceNorm3d(3)", mk("x", (3, 2, 3, 4))], "out = m(x)")
+    # losses as modules
+    L = [("BCELoss()", "x = torch.rand(4, 3)", "t = torch.rand(4, 3)"),
+         ("BCELoss(reduction='none')", "x = torch.rand(4, 3)", "t = torch.rand(4, 3)"),
+         ("BCELoss()", "x = torch.rand(4, 3)", "t = torch.rand(4, 2)"),
+         ("HuberLoss()", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("HuberLoss(reduction='none', delta=0.5)", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("SmoothL1Loss(reduction='none')", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("SoftMarginLoss()", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("SoftMarginLoss(reduction='none')", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("MultiLabelSoftMarginLoss()", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("MultiLabelSoftMarginLoss(reduction='none')", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("MultiLabelMarginLoss()", mk("x", (4, 3)), "t = torch.randint(0, 3, (4, 3))"),
+         ("MultiLabelMarginLoss(reduction='none')", mk("x", (4, 3)), "t = torch.randint(0, 3, (4, 3))"),
+         ("MultiMarginLoss()", mk("x", (4, 3)), "t = torch.randint(0, 3, (4,))"),
+         ("MultiMarginLoss(reduction='none')", mk("x", (4, 3)), "t = torch.randint(0, 3, (4,))"),
+         ("HingeEmbeddingLoss()", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("HingeEmbeddingLoss(reduction='none')", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("PoissonNLLLoss()", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("PoissonNLLLoss(reduction='none')", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("KLDivLoss(reduction='none')", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("KLDivLoss(reduction='sum', log_target=True)", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("L1Loss()", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("L1Loss()", mk("x", (4, 3)), mk("t", (4, 3), "f64")),
+         ("MSELoss()", mk("x", (4, 3)), mk("t", (4, 3), "f16")),
+         ("MSELoss(reduction='sum')", mk("x", (4, 3), "f64"), mk("t", (4, 3))),
+         ("MSELoss()", mk("x", (4, 3)), mk("t", (5, 3))),
+         ("NLLLoss()", mk("x", (4, 3)), "t = torch.randint(0, 3, (4,), dtype=torch.int32)"),
+         ("NLLLoss()", mk("x", (4, 3)), "t = torch.randint(0, 3, (5,))"),
+         ("NLLLoss(reduction='none')", mk("x", (4, 3, 5)), "t = torch.randint(0, 3, (4, 5))"),
+         ("CrossEntropyLoss()", mk("x", (4, 3)), "t = torch.randint(0, 3, (4, 2))"),
+         ("CrossEntropyLoss()", mk("x", (4, 3)), "t = torch.rand(4, 2)"),
+         ("BCEWithLogitsLoss()", mk("x", (4, 3)), mk("t", (4, 2))),
+         ("BCEWithLogitsLoss(pos_weight=torch.ones(3))", mk("x", (4, 3)), mk("t", (4, 3))),
+         ("GaussianNLLLoss()", mk("x", (4, 3)), mk("t", (4, 3)))]
+    for cls, xl, tl in L:
+        f.add([f"crit = nn.{cls}", xl, tl], "out = crit(x, t)")
+    f.add(["crit = nn.GaussianNLLLoss(reduction='none')", mk("x", (4, 3)), mk("t", (4, 3)), "v = torch.ones(4, 3)"],
+          "out = crit(x, t, v)")
+    f.add(["crit = nn.GaussianNLLLoss()", mk("x", (4, 3)), mk("t", (4, 3)), "v = torch.ones(4, 3)"], "out = crit(x, t, v)")
+    for cls in ["CosineEmbeddingLoss()", "CosineEmbeddingLoss(reduction='none')"]:
+        f.add([f"crit = nn.{cls}", mk("a", (4, 3)), mk("b", (4, 3)), "y = torch.ones(4)"], "out = crit(a, b, y)")
+    for cls in ["MarginRankingLoss()", "MarginRankingLoss(reduction='none')"]:
+        f.add([f"crit = nn.{cls}", mk("a", (4,)), mk("b", (4,)), "y = torch.ones(4)"], "out = crit(a, b, y)")
+    for cls in ["TripletMarginLoss()", "TripletMarginLoss(reduction='none')", "TripletMarginWithDistanceLoss()"]:
+        f.add([f"crit = nn.{cls}", mk("a", (4, 3)), mk("p", (4, 3)), mk("n", (4, 3))], "out = crit(a, p, n)")
+    f.add(["crit = nn.CTCLoss()", "lp = torch.randn(7, 2, 5).log_softmax(2)", "t = torch.randint(1, 5, (2, 3))",
+           "il = torch.full((2,), 7)", "tl = torch.full((2,), 3)"], "out = crit(lp, t, il, tl)")
+    f.add(["crit = nn.CTCLoss(reduction='none')", "lp = torch.randn(7, 2, 5).log_softmax(2)", "t = torch.randint(1, 5, (2, 3))",
+           "il = torch.full((2,), 7)", "tl = torch.full((2,), 3)"], "out = crit(lp, t, il, tl)")
+    return f
+
+
+def more_functional(f):
+    # pad: modes vs rank and pad sizes
+    for xs in [(4,), (3, 4), (2, 3, 4), (2, 3, 4, 5), (1, 2, 3, 4, 5), (1, 1, 2, 3, 4, 5)]:
+        for mode in ["reflect", "replicate", "circular", "constant"]:
+            for p in ["(1, 1)", "(2, 2, 1, 1)", "(1, 1, 1, 1, 1, 1)", "(4, 0)", "(3, 3)", "(0, 5)", "(1, 0, 3, 0)"]:
+                f.add(mk("x", xs), f"out = F.pad(x, {p}, mode='{mode}')")
+    # interpolate: mode vs rank
+    for xs in [(2, 3, 8), (2, 3, 8, 6), (1, 2, 4, 4, 4)]:
+        for mode in ["linear", "bilinear", "bicubic", "trilinear", "nearest", "area", "nearest-exact"]:
+            f.add(mk("x", xs), f"out = F.interpolate(x, scale_factor=2, mode='{mode}')")
+            f.add(mk("x", xs), f"out = F.interpolate(x, size=3, mode='{mode}')")
+    # normalize / glu / softmax dims
+    for xs in [(2, 3, 4), (4,)]:
+        for d in [-3, 2, 3, -2, 1]:
+            f.add(mk("x", xs), f"out = F.normalize(x, dim={d})")
+            f.add(mk("x", xs), f"out = F.glu(x, {d})")
+            f.add(mk("x", xs), f"out = F.cosine_similarity(x, x, dim={d})")
+    for dt in ["i64", "bool", "i32", "f16", "f64"]:
+        for xs in [(2, 3), (4,)]:
+            s = mk("x", xs, dt)
+            f.add(s, "out = F.softmax(x, -1)")
+            f.add(s, "out = x.softmax(0)")
+            f.add(s, "out = F.log_softmax(x, 0)")
+            f.add(s, "out = x.argmax()")
+            f.add(s, "out = x.argmin(0)")
+            f.add(s, "x.topk(1)", unpack=True)
+            f.add(s, "x.kthvalue(1)", unpack=True)
+            f.add(s, "x.sort()", unpack=True)
+            f.add(s, "out = x.cumsum(0)")
+            f.add(s, "x.max(0)", unpack=True)
+    for k in [0, -1, 4, 5, 6]:
+        f.add(mk("x", (2, 5)), f"x.kthvalue({k})", unpack=True)
+        f.add(mk("x", (2, 5)), f"x.topk({k})", unpack=True)
+    # embedding dtype follows weight
+    for wdt in ["f16", "f64", "bf16", "i64"]:
+        f.add(["i = torch.randint(0, 10, (2, 3))", mk("w", (10, 4), wdt)], "out = F.embedding(i, w)")
+        f.add(["i = torch.randint(0, 10, (2, 3), dtype=torch.int32)", mk("w", (10, 4), wdt)], "out = F.embedding(i, w, padding_idx=0)")
+    # losses: dtype promotion and size errors
+    for da, db in [("f32", "f64"), ("f16", "f32"), ("f64", "f32"), ("bf16", "f16"), ("f32", "i64"), ("i64", "f32")]:
+        s = [mk("x", (4, 3), da), mk("t", (4, 3), db)]
+        for fn in ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss"]:
+            f.add(s, f"out = F.{fn}(x, t)")
+            f.add(s, f"out = F.{fn}(x, t, reduction='none')")
+    for fn in ["multilabel_soft_margin_loss", "soft_margin_loss", "poisson_nll_loss", "hinge_embedding_loss", "huber_loss",
+               "gaussian_nll_loss"]:
+        for ts in [(4, 3), (4, 2), (3,)]:
+            extra = ", torch.ones(4, 3)" if fn == "gaussian_nll_loss" else ""
+            f.add([mk("x", (4, 3)), mk("t", ts)], f"out = F.{fn}(x, t{extra})")
+            f.add([mk("x", (4, 3)), mk("t", ts)], f"out = F.{fn}(x, t{extra}, reduction='none')")
+    for ts, tdt in [((4,), "i64"), ((4,), "i32"), ((5,), "i64"), ((4, 3), "i64"), ((4,), "f32")]:
+        f.add([mk("x", (4, 3)), mk("t", ts, tdt) if tdt != "i64" else f"t = torch.randint(0, 3, {tup(ts)})"],
+              "out = F.multi_margin_loss(x, t)")
+        f.add([mk("x", (4, 3)), mk("t", ts, tdt) if tdt != "i64" else f"t = torch.randint(0, 3, {tup(ts)})"],
+              "out = F.nll_loss(x, t, reduction='none')")
+    f.add([mk("a", (4, 3)), mk("b", (4, 3)), "y = torch.ones(4)"], "out = F.cosine_embedding_loss(a, b, y)")
+    f.add([mk("a", (4,)), mk("b", (4,)), "y = torch.ones(4)"], "out = F.margin_ranking_loss(a, b, y, reduction='none')")
+    f.add([mk("a", (4, 3)), mk("p", (4, 3)), mk("n", (4, 3))], "out = F.triplet_margin_loss(a, p, n)")
+    f.add([mk("a", (4, 3)), mk("p", (4, 3)), mk("n", (4, 3))], "out = F.triplet_margin_loss(a, p, n, reduction='none')")
+    # layer_norm / batch_norm mixed dtypes
+    for xdt, wdt in [("f32", "f64"), ("f64", "f32"), ("f16", "f32"), ("bf16", "f32"), ("f16", "f16")]:
+        f.add([mk("x", (2, 3, 4), xdt), mk("w", (4,), wdt), mk("b", (4,), wdt)], "out = F.layer_norm(x, (4,), w, b)")
+        f.add([mk("x", (2, 3, 4), xdt), mk("rm", (3,), wdt), mk("rv", (3,), wdt)], "out = F.batch_norm(x, rm, rv)")
+        f.add([mk("x", (2, 3, 4), xdt), mk("w", (3,), wdt)], "out = F.group_norm(x, 1, w)")
+        f.add([mk("x", (2, 3, 4), xdt), mk("w", (4,), wdt)], "out = F.rms_norm(x, (4,), w)")
+    # more functional ops
+    for xs in [(2, 3, 4), (3,)]:
+        s = mk("x", xs)
+        for fn in ["hardtanh", "relu6", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus", "hardsigmoid",
+                   "hardswish", "logsigmoid", "tanhshrink", "softsign", "hardshrink", "softshrink", "rrelu",
+                   "leaky_relu", "sigmoid", "tanh", "relu", "glu"]:
+            f.add(s, f"out = F.{fn}(x)")
+        f.add(s, "out = F.prelu(x, torch.ones(1))")
+        f.add(s, "out = F.threshold(x, 0.5, 0.0)")
+        f.add(s, "out = F.softmin(x, 0)")
+        f.add(s, "out = F.gumbel_softmax(x, tau=0.5, hard=True)")
+        f.add(s, "out = F.local_response_norm(x, 2)" if len(xs) >= 3 else "out = F.local_response_norm(x, 2)")
+        f.add(s, "out = F.alpha_dropout(x, 0.2, True)")
+    for xs, ws in [((2, 4, 10), (6, 4, 3)), ((2, 4, 5, 6, 7), (6, 4, 3, 3, 3)), ((2, 4, 10), (6, 2, 3))]:
+        f.add([mk("x", xs), mk("w", ws)], f"out = F.conv{len(xs) - 2}d(x, w)")
+        f.add([mk("x", xs), mk("w", ws)], f"out = F.conv{len(xs) - 2}d(x, w, padding='same')")
+    f.add([mk("x", (2, 4, 5, 6, 7)), mk("w", (4, 6, 3, 3, 3))], "out = F.conv_transpose3d(x, w, stride=2)")
+    f.add([mk("x", (2, 4, 5, 6, 7)), mk("w", (4, 6, 3, 3, 3))], "out = F.conv_transpose3d(x, w, stride=1, output_padding=1)")
+    f.add([mk("x", (2, 4, 10)), mk("w", (4, 6, 3))], "out = F.conv_transpose1d(x, w, stride=1, output_padding=1)")
+    for xs in [(2, 3, 4), (2, 3, 4, 5)]:
+        f.add(mk("x", xs), "out = F.instance_norm(x)")
+        f.add(mk("x", xs), "out = F.group_norm(x, 3)")
+        f.add(mk("x", xs), "out = F.layer_norm(x, x.shape[-1:])")
+    f.add([mk("x", (2, 3, 4, 4)), "g = torch.rand(2, 3, 3, 2) * 2 - 1"], "out = F.grid_sample(x, g, align_corners=False)")
+    f.add(["th = torch.randn(2, 2, 3)"], "out = F.affine_grid(th, [2, 3, 4, 5], align_corners=False)")
+    f.add([mk("x", (2, 3)), mk("y", (2, 3))], "out = F.pairwise_distance(x, y, keepdim=True)")
+    f.add([mk("x", (4, 3))], "out = F.pdist(x)")
+    f.add([mk("x", (2, 3)), mk("y", (2, 4)), mk("w", (5, 3, 4)), "b = torch.randn(5)"], "out = F.bilinear(x, y, w, b)")
+    f.add([mk("x", (2, 8, 3, 3))], "out = F.pixel_shuffle(x, 3)")
+    f.add([mk("x", (2, 3, 5, 5))], "out = F.pixel_unshuffle(x, 2)")
+    f.add([mk("x", (2, 3)), mk("t", (2, 3))], "out = F.binary_cross_entropy(x.sigmoid(), t.sigmoid(), weight=torch.ones(3))")
+    return f
+
+
+FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: more_reduction(fam_reduction()),
+            fam_indexing, lambda: more_view(fam_view()), lambda: more_join(fam_join()),
+            lambda: more_linalg(fam_linalg()), lambda: more_index_ops(fam_index_ops()),
+            lambda: more_convert(fam_convert()), lambda: more_nn(fam_nn()), lambda: more_functional(fam_functional())]
 
 
 def main():

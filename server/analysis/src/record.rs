@@ -305,7 +305,13 @@ fn merge(
         },
         op: Some(first.op.to_string()),
         example,
-        guards: Vec::new(),
+        guards: {
+            let symbols: Vec<shapels_shapes::SymId> = match resolve(&first.shape) {
+                Shape::Known(d) | Shape::Tail(_, d) => d.iter().flat_map(|x| env.resolve(x).symbols()).collect(),
+                Shape::Var(_) => Vec::new(),
+            };
+            env.guards_for(&symbols)
+        },
         notes: match &first.device {
             Some(crate::value::Device::CudaOrCpu) => {
                 vec!["device is `cuda:0` when CUDA is available, else `cpu`".to_string()]

@@ -203,6 +203,27 @@ impl ShapeEnv {
             .collect()
     }
 
+    /// The facts assumed about any of `symbols`, as Python text for hover:
+    /// equalities that could not be decided and divisibility (`C % n_head == 0`).
+    pub fn guards_for(&self, symbols: &[SymId]) -> Vec<String> {
+        let touches = |d: &Dim| self.resolve(d).symbols().iter().any(|s| symbols.contains(s));
+        let mut out: Vec<String> = Vec::new();
+        for g in &self.guards {
+            if touches(&g.lhs) || touches(&g.rhs) {
+                out.push(format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs)));
+            }
+        }
+        for (a, b) in &self.divisible {
+            if touches(a) || touches(b) {
+                out.push(format!("{} % {} == 0", self.display(a), self.display(b)));
+            }
+        }
+        out.retain(|g| !g.contains('?'));
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The number of symbols minted so far.
     pub fn symbol_count(&self) -> usize {
         self.symbols.len()

@@ -203,7 +203,30 @@ pub(crate) fn tensor_attr(
             Args::new(vec![object.clone()], Vec::new()),
             range,
         ),
-        "real" | "imag" => Value::Tensor(t.clone()),
+        // the real and imaginary parts of a complex tensor are real
+        "real" | "imag" => match t.dtype {
+            Some(d @ (crate::value::DType::Complex64 | crate::value::DType::Complex128)) => {
+                let real = if d == crate::value::DType::Complex64 {
+                    crate::value::DType::Float32
+                } else {
+                    crate::value::DType::Float64
+                };
+                Value::Tensor(Rc::new(Tensor {
+                    dtype: Some(real),
+                    ..(**t).clone()
+                }))
+            }
+            Some(_) if attr == "imag" => {
+                interp.report(
+                    range,
+                    crate::report::Severity::Error,
+                    "dtype-unsupported",
+                    "imag is not implemented for tensors with non-complex dtypes.".into(),
+                );
+                Value::Unknown
+            }
+            _ => Value::Tensor(t.clone()),
+        },
         _ => Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr)),
     }
 }

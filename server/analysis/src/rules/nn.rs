@@ -677,6 +677,15 @@ pub(crate) fn call_layer(
                 xd.name(),
                 wd.name()
             )),
+            "LayerNorm" if !matches!(layer.arg(2, "elementwise_affine"), Some(Value::Bool(Some(false)))) => {
+                norm_dtype_message(xd, wd)
+            }
+            "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "GroupNorm" => norm_dtype_message(xd, wd),
+            "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d"
+                if matches!(layer.arg(3, "affine"), Some(Value::Bool(Some(true)))) =>
+            {
+                norm_dtype_message(xd, wd)
+            }
             _ => None,
         };
         if let Some(message) = message {
@@ -758,7 +767,13 @@ pub(crate) fn call_layer(
                 dilation: spatial_or(layer.arg(if transposed { 8 } else { 5 }, "dilation"), n, 1),
                 transposed,
             };
-            conv_forward(interp, x, &conv, device, range)
+            let out = conv_forward(interp, x, &conv, device, range.clone());
+            match call_args.get(1, "output_size").and_then(|v| v.items()) {
+                Some(sizes) if transposed && sizes.len() >= n => {
+                    conv_transpose_output_size(interp, x, &conv, out, &sizes[sizes.len() - n..], range)
+                }
+                _ => out,
+            }
         }
         "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool1d" | "AvgPool2d" | "AvgPool3d" => {
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
@@ -778,6 +793,9 @@ pub(crate) fn call_layer(
                 layer.arg(if is_max { 5 } else { 3 }, "ceil_mode"),
                 Some(Value::Bool(Some(true)))
             );
+            if pool_pad_too_big(interp, n, is_max, &kernel, &padding, &dilation, range.clone()) {
+                return Value::Unknown;
+            }
             let out = pool(
                 interp, x, n, &kernel, &stride, &padding, &dilation, ceil, device, range,
             );
@@ -799,7 +817,13 @@ pub(crate) fn call_layer(
         "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" | "AdaptiveMaxPool1d"
         | "AdaptiveMaxPool2d" | "AdaptiveMaxPool3d" => {
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
-            adaptive_pool(interp, x, n, a(0, "output_size").as_ref(), device, range)
+            let out = adaptive_pool(interp, x, n, a(0, "output_size").as_ref(), device, range);
+            if kind.starts_with("AdaptiveMax")
+                && matches!(a(1, "return_indices"), Some(Value::Bool(Some(true))))
+            {
+                return with_indices(out);
+            }
+            out
         }
         "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "SyncBatchNorm" | "LazyBatchNorm2d" => {
             let Some(dims) = interp.dims(x) else {
@@ -949,10 +973,19 @@ pub(crate) fn call_layer(
                 Some(v) => v,
                 None => Value::Unknown,
             };
+            let mode = match kind.as_bytes()[0] {
+                b'R' if kind.starts_with("Reflection") => "reflect",
+                b'R' => "replicate",
+                b'C' if kind.starts_with("Circular") => "circular",
+                _ => "constant",
+            };
             functional(
                 interp,
                 "pad",
-                Args::new(vec![input.clone(), pad], Vec::new()),
+                Args::new(
+                    vec![input.clone(), pad],
+                    vec![(Rc::from("mode"), Value::Str(Rc::from(mode)))],
+                ),
                 range,
             )
         }
@@ -962,6 +995,27 @@ pub(crate) fn call_layer(
                 return Value::Unknown;
             };
             let h = interp.size_dims(&[a(1, "hidden_size").unwrap_or(Value::Unknown)])[0].clone();
+            let h0 = match args.get(1) {
+                Some(Value::Tensor(t)) => Some(t.clone()),
+                Some(v) => v.items().and_then(|i| match i.first() {
+                    Some(Value::Tensor(t)) => Some(t.clone()),
+                    _ => None,
+                }),
+                None => None,
+            };
+            if let Some(hd) = h0.and_then(|t| interp.dims(&t))
+                && hd.len() == 2
+                && dims.len() == 2
+                && interp.env.known_different(&hd[0], &dims[0])
+            {
+                let message = format!(
+                    "Input batch size {} doesn't match hidden0 batch size {}",
+                    interp.fmt_dim(&dims[0]),
+                    interp.fmt_dim(&hd[0])
+                );
+                interp.report(range, Severity::Error, "layer-input", message);
+                return Value::Unknown;
+            }
             let mut out = dims;
             if let Some(last) = out.last_mut() {
                 *last = h;
@@ -1061,6 +1115,36 @@ pub(crate) fn call_layer(
             Value::Unknown
         }
     }
+}
+
+/// The CPU norm kernels take a float32 parameter with a reduced-precision
+/// input, and otherwise parameters of the input's dtype.
+fn norm_dtype_message(x: DType, p: DType) -> Option<String> {
+    match (x, p) {
+        _ if x == p => None,
+        (DType::Float16 | DType::BFloat16, DType::Float32) => None,
+        (DType::Float32, DType::Float64 | DType::Float16 | DType::BFloat16) => {
+            Some("mixed dtype (CPU): expect parameter to have scalar type of Float".into())
+        }
+        (DType::Float64, DType::Float32) => {
+            Some("mixed dtype (CPU): all inputs must share same datatype.".into())
+        }
+        _ => None,
+    }
+}
+
+/// `F.batch_norm` / `F.group_norm` / `F.instance_norm` / `F.layer_norm` with
+/// parameters of another dtype than the input.
+fn mixed_dtype(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, name: &str) -> Option<String> {
+    let keys: &[(usize, &str)] = match name {
+        "batch_norm" | "instance_norm" => &[(1, "running_mean"), (2, "running_var"), (3, "weight"), (4, "bias")],
+        "group_norm" | "layer_norm" => &[(2, "weight"), (3, "bias")],
+        _ => &[],
+    };
+    let _ = interp;
+    let xd = x.dtype?;
+    let p = keys.iter().find_map(|(i, k)| args.tensor(*i, k).and_then(|t| t.dtype))?;
+    norm_dtype_message(xd, p)
 }
 
 fn layer_d_model(interp: &mut Interp<'_>, layer: &Rc<Layer>) -> Option<Dim> {
@@ -1244,6 +1328,33 @@ fn conv_forward(
         }
         return out_known(interp, x, out, x.dtype, device, &name);
     }
+    if c.transposed {
+        let too_big = (0..n).any(|i| {
+            let v = |d: Option<&Dim>| d.and_then(|d| interp.env.value(d));
+            matches!(
+                (v(c.output_padding.get(i)), v(c.stride.get(i)), v(c.dilation.get(i))),
+                (Some(op), Some(s), Some(d)) if op >= s && op >= d
+            )
+        });
+        if too_big {
+            let v = |d: &[Dim], i: usize| {
+                d.get(i).and_then(|d| interp.env.value(d)).unwrap_or(0)
+            };
+            let (h, w) = if n == 1 { (None, 0) } else { (Some(n - 2), n - 1) };
+            let hv = |d: &[Dim], dflt: i64| h.map(|h| v(d, h)).unwrap_or(dflt);
+            let message = format!(
+                "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
+                hv(&c.output_padding, 0),
+                v(&c.output_padding, w),
+                hv(&c.stride, 1),
+                v(&c.stride, w),
+                hv(&c.dilation, 1),
+                v(&c.dilation, w)
+            );
+            interp.report(range, Severity::Error, "conv-input", message);
+            return Value::Unknown;
+        }
+    }
     let mut out_spatial = Vec::new();
     let same = matches!(&c.padding, Some(Value::Str(s)) if &**s == "same");
     let padding = match &c.padding {
@@ -1290,6 +1401,100 @@ fn conv_forward(
     out.push(cout);
     out.extend(out_spatial);
     out_known(interp, x, out, x.dtype, device, &name)
+}
+
+/// A max pool's values with their int64 indices.
+fn with_indices(out: Value) -> Value {
+    match &out {
+        Value::Tensor(t) => {
+            let idx = Value::Tensor(Rc::new(Tensor {
+                dtype: Some(DType::Int64),
+                ..(**t).clone()
+            }));
+            Value::tuple(vec![out, idx])
+        }
+        _ => Value::Unknown,
+    }
+}
+
+/// Pools reject a padding over half the (effective) kernel.
+fn pool_pad_too_big(
+    interp: &mut Interp<'_>,
+    n: usize,
+    is_max: bool,
+    kernel: &[Dim],
+    padding: &[Dim],
+    dilation: &[Dim],
+    range: TextRange,
+) -> bool {
+    for i in 0..n.min(kernel.len()).min(padding.len()) {
+        let d = dilation.get(i).and_then(|d| interp.env.value(d)).unwrap_or(1);
+        let (Some(k), Some(p)) = (interp.env.value(&kernel[i]), interp.env.value(&padding[i])) else {
+            continue;
+        };
+        let keff = (k - 1) * d + 1;
+        if p > keff / 2 {
+            let message = if n == 1 && is_max {
+                format!("max_pool1d() padding should be at most half of kernel size, but got padding={p} and kernel_size={k}")
+            } else {
+                format!("pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}")
+            };
+            interp.report(range, Severity::Error, "pool-input", message);
+            return true;
+        }
+    }
+    false
+}
+
+/// `ConvTranspose(x, output_size=...)`: the output takes the requested size,
+/// which must lie within one stride of the smallest output.
+fn conv_transpose_output_size(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    c: &ConvSpec,
+    out: Value,
+    sizes: &[Value],
+    range: TextRange,
+) -> Value {
+    let Value::Tensor(t) = &out else { return out };
+    let Some(mut dims) = interp.dims(t) else { return out };
+    let n = c.n;
+    if dims.len() < n {
+        return out;
+    }
+    let want = interp.size_dims(sizes);
+    let base = dims.len() - n;
+    let mut lo = Vec::new();
+    let mut hi = Vec::new();
+    let mut bad = false;
+    for i in 0..n {
+        let min = dims[base + i].sub(&c.output_padding[i]);
+        let max = min.add(&c.stride[i]).sub(&Dim::konst(1));
+        if let (Some(w), Some(a), Some(b)) =
+            (interp.env.value(&want[i]), interp.env.value(&min), interp.env.value(&max))
+            && (w < a || w > b)
+        {
+            bad = true;
+        }
+        lo.push(min);
+        hi.push(max);
+    }
+    if bad {
+        let input = interp.dims(x).map(|d| d[d.len() - n..].to_vec()).unwrap_or_default();
+        let message = format!(
+            "requested an output size of {}, but valid sizes range from {} to {} (for an input of torch.Size({}))",
+            interp.fmt_dims(&want),
+            interp.fmt_dims(&lo),
+            interp.fmt_dims(&hi),
+            interp.fmt_dims(&input)
+        );
+        interp.report(range, Severity::Error, "conv-output-size", message);
+        return Value::Unknown;
+    }
+    for i in 0..n {
+        dims[base + i] = want[i].clone();
+    }
+    out_known(interp, t, dims, t.dtype, t.device.clone(), "conv_transpose")
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1617,7 +1822,42 @@ fn rnn(
             vec![layers.clone(), hidden.clone()],
         )
     };
-    let _ = args;
+    // a given initial state must have the state's shape
+    let given: Vec<(usize, Rc<Tensor>)> = match args.get(1) {
+        Some(Value::Tensor(h)) if !is_lstm => vec![(0, h.clone())],
+        Some(v) if is_lstm => v
+            .items()
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, v)| match v {
+                Value::Tensor(t) => Some((i, t)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (i, h) in given {
+        let Some(hd) = interp.dims(&h) else { continue };
+        let want = if i == 0 { &h_shape } else { &c_shape };
+        let message = if hd.len() != want.len() {
+            (dims.len() == 3 && hd.len() == 2)
+                .then(|| format!("For batched 3-D input, hx should also be 3-D but got {}-D tensor", hd.len()))
+        } else if hd.iter().zip(want).any(|(a, b)| interp.env.known_different(a, b)) {
+            let fmt = |interp: &Interp<'_>, d: &[Dim]| {
+                let items: Vec<String> = d.iter().map(|d| interp.fmt_dim(d)).collect();
+                if items.len() == 1 { format!("({},)", items[0]) } else { format!("({})", items.join(", ")) }
+            };
+            let which = if is_lstm { format!("hidden[{i}] size") } else { "hidden size".to_string() };
+            Some(format!("Expected {which} {}, got {}", fmt(interp, want), interp.fmt_dims(&hd)))
+        } else {
+            None
+        };
+        if let Some(message) = message {
+            interp.report(range, Severity::Error, "layer-input", message);
+            return Value::Unknown;
+        }
+    }
     let out = out_known(
         interp,
         x,
@@ -1693,6 +1933,23 @@ fn mha(
     }
     let need_weights = args.flag(4, "need_weights", true);
     let average = args.flag(7, "average_attn_weights", true) == Some(true);
+    // add_bias_kv and add_zero_attn each append one key/value position
+    let extra = [(4, "add_bias_kv"), (5, "add_zero_attn")]
+        .iter()
+        .filter(|(i, k)| matches!(layer.arg(*i, k), Some(Value::Bool(Some(true)))))
+        .count() as i64;
+    let kd: Vec<Dim> = if extra > 0 && kd.len() == 3 {
+        let mut kd = kd;
+        let s = if batch_first { 1 } else { 0 };
+        kd[s] = kd[s].add(&Dim::konst(extra));
+        kd
+    } else if extra > 0 && kd.len() == 2 {
+        let mut kd = kd;
+        kd[0] = kd[0].add(&Dim::konst(extra));
+        kd
+    } else {
+        kd
+    };
     let out = out_known(
         interp,
         &q,
@@ -1822,9 +2079,16 @@ pub(crate) fn functional(
                 vec![Dim::konst(1); n]
             };
             let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
-            pool(
+            if pool_pad_too_big(interp, n, is_max, &kernel, &padding, &dilation, range.clone()) {
+                return Value::Unknown;
+            }
+            let out = pool(
                 interp, &x, n, &kernel, &stride, &padding, &dilation, ceil, device, range,
-            )
+            );
+            if is_max && args.flag(6, "return_indices", false) == Some(true) {
+                return with_indices(out);
+            }
+            out
         }
         "adaptive_avg_pool1d"
         | "adaptive_avg_pool2d"
@@ -1833,16 +2097,40 @@ pub(crate) fn functional(
         | "adaptive_max_pool2d"
         | "adaptive_max_pool3d" => {
             let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
-            adaptive_pool(interp, &x, n, args.get(1, "output_size"), device, range)
+            let out = adaptive_pool(interp, &x, n, args.get(1, "output_size"), device, range);
+            if name.contains("max") && args.flag(2, "return_indices", false) == Some(true) {
+                return with_indices(out);
+            }
+            out
         }
         "layer_norm" | "rms_norm" => {
+            if name == "layer_norm"
+                && let Some(message) = mixed_dtype(interp, &x, &args, name)
+            {
+                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                return Value::Unknown;
+            }
             let ns = args
                 .get(1, "normalized_shape")
                 .cloned()
                 .unwrap_or(Value::Unknown);
             layer_norm(interp, &x, &ns, device, range, name)
         }
-        "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" | "normalize" => {
+        "normalize" => {
+            if let Some(dims) = interp.dims(&x)
+                && let Some(d) = args.int(2, "dim").or(Some(1))
+                && let Err(message) = super::shape::wrap_dim(d, dims.len())
+            {
+                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                return Value::Unknown;
+            }
+            out_like(interp, &x, x.shape.clone(), x.dtype, device, name)
+        }
+        "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {
+            if let Some(message) = mixed_dtype(interp, &x, &args, name) {
+                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                return Value::Unknown;
+            }
             out_like(interp, &x, x.shape.clone(), x.dtype, device, name)
         }
         "embedding" => {
@@ -1881,6 +2169,39 @@ pub(crate) fn functional(
                 return Value::Unknown;
             }
             let pads = interp.size_dims(&pads);
+            let mode = args.str(2, "mode");
+            let mode = mode.as_deref().unwrap_or("constant");
+            if mode != "constant" {
+                let (p, r) = (pads.len(), dims.len());
+                if p > 6 || (p / 2 + 1 != r && p / 2 + 2 != r) {
+                    let message = format!("Padding size {p} is not supported for {r}D input tensor.");
+                    interp.report(range, Severity::Error, "pad-size", message);
+                    return Value::Unknown;
+                }
+                for i in 0..p / 2 {
+                    let k = r - 1 - i;
+                    let (Some(size), Some(lo), Some(hi)) = (
+                        interp.env.value(&dims[k]),
+                        interp.env.value(&pads[2 * i]),
+                        interp.env.value(&pads[2 * i + 1]),
+                    ) else {
+                        continue;
+                    };
+                    let message = match mode {
+                        "reflect" if lo >= size || hi >= size => format!(
+                            "Argument #{}: Padding size should be less than the corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {k} of input {}",
+                            4 + 2 * i,
+                            interp.fmt_dims(&dims)
+                        ),
+                        "circular" if lo > size || hi > size => {
+                            "Padding value causes wrapping around more than once.".to_string()
+                        }
+                        _ => continue,
+                    };
+                    interp.report(range, Severity::Error, "pad-size", message);
+                    return Value::Unknown;
+                }
+            }
             let mut out = dims.clone();
             let n = out.len();
             for i in 0..pads.len() / 2 {
@@ -1892,7 +2213,30 @@ pub(crate) fn functional(
             let Some(dims) = interp.dims(&x) else {
                 return out_var(interp, &x, x.dtype, device, name);
             };
-            if dims.len() < 3 {
+            let mode = args.str(3, "mode");
+            let mode = mode.as_deref().unwrap_or(match name {
+                "upsample_bilinear" => "bilinear",
+                _ => "nearest",
+            });
+            let r = dims.len();
+            let need = match mode {
+                "linear" => Some(3),
+                "bilinear" => Some(4),
+                "trilinear" => Some(5),
+                _ => None,
+            };
+            if !(3..=5).contains(&r) || (mode == "bicubic" && r != 4) {
+                let message = format!(
+                    "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
+                );
+                interp.report(range, Severity::Error, "interpolate-size", message);
+                return Value::Unknown;
+            }
+            if let Some(k) = need
+                && k != r
+            {
+                let message = format!("Got {r}D input, but {mode} mode needs {k}D input");
+                interp.report(range, Severity::Error, "interpolate-size", message);
                 return Value::Unknown;
             }
             let n = dims.len() - 2;
@@ -2057,7 +2401,17 @@ pub(crate) fn functional(
             } else {
                 Vec::new()
             };
-            out_known(interp, &x, out, x.dtype, device, name)
+            // the pointwise losses promote input and target
+            let dtype = if matches!(name, "mse_loss" | "l1_loss" | "smooth_l1_loss") {
+                super::dtype::promote(&[
+                    (&Value::Tensor(x.clone()), Some(xd.len())),
+                    (&Value::Tensor(t.clone()), Some(td.len())),
+                ])
+                .or(x.dtype)
+            } else {
+                x.dtype
+            };
+            out_known(interp, &x, out, dtype, device, name)
         }
         "scaled_dot_product_attention" => {
             let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else {
@@ -2149,9 +2503,23 @@ pub(crate) fn functional(
                 return Value::Unknown;
             };
             let d = args.int(1, "dim").unwrap_or(-1);
-            let Ok(d) = super::shape::wrap_dim(d, dims.len()) else {
-                return Value::Unknown;
+            let d = match super::shape::wrap_dim(d, dims.len()) {
+                Ok(d) => d,
+                Err(message) => {
+                    interp.report(range, Severity::Error, "dim-out-of-range", message);
+                    return Value::Unknown;
+                }
             };
+            if let Some(size) = dims.get(d).and_then(|s| interp.env.value(s))
+                && size % 2 != 0
+            {
+                let message = format!("Halving dimension must be even, but dimension {d} is size {size}");
+                interp.report(range, Severity::Error, "glu-size", message);
+                return Value::Unknown;
+            }
+            if dims.is_empty() {
+                return Value::Unknown;
+            }
             dims[d] = dims[d]
                 .floordiv(&Dim::konst(2))
                 .unwrap_or_else(|| interp.env.anonymous());

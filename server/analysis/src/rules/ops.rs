@@ -224,6 +224,15 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
         _ => (name, false),
     };
     let result = dispatch(interp, base, &args, range.clone());
+    // in-place view ops change self's shape: their result is the new view
+    if inplace
+        && matches!(
+            base,
+            "unsqueeze" | "squeeze" | "t" | "transpose" | "swapaxes" | "swapdims" | "resize" | "as_strided"
+        )
+    {
+        return result;
+    }
     if inplace && let (Some(Value::Tensor(this)), Value::Tensor(out)) = (args.pos.first(), &result)
     {
         // An in-place op keeps self's shape and dtype; a broadcast that
@@ -260,6 +269,14 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     let device = tensors;
     let dims = interp.dims(&x);
     if SAME.contains(&name) {
+        if matches!(name, "tril" | "triu")
+            && let Some(d) = &dims
+            && d.len() < 2
+        {
+            let message = format!("{name}: input tensor must have at least 2 dimensions");
+            interp.report(range, Severity::Error, "dim-out-of-range", message);
+            return Value::Unknown;
+        }
         if matches!(name, "masked_fill" | "masked_scatter") {
             check_mask(interp, &x, args, range.clone());
         }
@@ -425,6 +442,27 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         return unknown_rank_rule(interp, name, &x, args, device);
     };
     let rank = dims.len();
+    // a 0-dim tensor: dim 0 / -1 wrap to a dim that is not there
+    if rank == 0 {
+        let message = match name {
+            "transpose" | "swapaxes" | "swapdims" | "movedim" | "moveaxis" => {
+                return out_known(interp, &x, Vec::new(), x.dtype, device, name);
+            }
+            "narrow" => Some("narrow() cannot be applied to a 0-dim tensor."),
+            "select" => Some("select() cannot be applied to a 0-dim tensor."),
+            "unflatten" => Some("unflatten got an unexpected error:"),
+            "tensor_split" => Some("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"),
+            "chunk" => Some("chunk expects at least a 1-dimensional tensor"),
+            "unbind" => Some("Dimension specified as 0 but tensor has no dimensions"),
+            "split" | "split_with_sizes" | "index_select" | "repeat_interleave" | "unfold" | "hsplit"
+            | "vsplit" | "dsplit" => return Value::Unknown,
+            _ => None,
+        };
+        if let Some(message) = message {
+            interp.report(range, Severity::Error, "dim-out-of-range", message.into());
+            return Value::Unknown;
+        }
+    }
     macro_rules! dim_arg {
         ($i:expr, $n:expr, $default:expr) => {{
             let d = match args.get($i, $n) {
@@ -449,7 +487,34 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     };
     match name {
         "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp" => {
-            let _ = dim_arg!(1, "dim", Some(if rank <= 1 || rank == 3 { 0 } else { 1 }));
+            let d = dim_arg!(1, "dim", Some(if rank <= 1 || rank == 3 { 0 } else { 1 }));
+            if !name.starts_with("cum")
+                && super::creation::dtype_arg(args).is_none()
+                && let Some(dt) = x.dtype
+                && !dt.is_floating()
+                && !dt.is_complex()
+            {
+                // eager softmax has no integer or bool kernel
+                let kernel = if name == "logcumsumexp" {
+                    "logcumsumexp_out_cpu".to_string()
+                } else {
+                    let base = if name == "log_softmax" { "log_softmax" } else { "softmax" };
+                    let last = if d + 1 >= rank { "_lastdim" } else { "" };
+                    format!("{base}{last}_kernel_impl")
+                };
+                let message = format!("\"{kernel}\" not implemented for '{}'", torch_name(dt));
+                interp.report(range, Severity::Error, "dtype-unsupported", message);
+                return Value::Unknown;
+            }
+            if name == "logcumsumexp"
+                && let Some(dt) = x.dtype
+                && !dt.is_floating()
+                && !dt.is_complex()
+            {
+                let message = format!("\"logcumsumexp_out_cpu\" not implemented for '{}'", torch_name(dt));
+                interp.report(range, Severity::Error, "dtype-unsupported", message);
+                return Value::Unknown;
+            }
             let dtype = super::creation::dtype_arg(args).or(if name.starts_with("cum") {
                 sum_dtype(x.dtype)
             } else {
@@ -462,6 +527,20 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             let v = same(interp, dims.clone(), x.dtype);
             let i = same(interp, dims, Some(DType::Int64));
             Value::tuple(vec![v, i])
+        }
+        "argmax" | "argmin" if x.dtype == Some(DType::Bool) => {
+            let message = format!("{name}(): does not support bool input");
+            interp.report(range, Severity::Error, "dtype-unsupported", message);
+            Value::Unknown
+        }
+        "topk" | "kthvalue" if x.dtype == Some(DType::Bool) => {
+            let message = if name == "topk" {
+                "topk does not support bool dtypes on CPU".to_string()
+            } else {
+                "\"kthvalue_cpu\" not implemented for 'Bool'".to_string()
+            };
+            interp.report(range, Severity::Error, "dtype-unsupported", message);
+            Value::Unknown
         }
         "argmax" | "argmin" => match args.get(1, "dim") {
             None | Some(Value::None) => {
@@ -519,6 +598,16 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 return same(interp, Vec::new(), x.dtype);
             }
             let d = dim_arg!(dim_index, "dim", default);
+            if name == "kthvalue"
+                && let Some(k) = args.int(1, "k")
+            {
+                let size = if rank == 0 { Some(1) } else { interp.env.value(&dims[d]) };
+                if k < 1 || size.is_some_and(|s| k > s) {
+                    let message = format!("kthvalue(): selected number k out of range for dimension {d}");
+                    interp.report(range, Severity::Error, "index-out-of-range", message);
+                    return Value::Unknown;
+                }
+            }
             let keep = args.flag(dim_index + 1, "keepdim", false) == Some(true);
             let shape = reduced(&dims, &[d], keep);
             let v = same(interp, shape.clone(), x.dtype);
@@ -536,7 +625,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 *slot = kd.clone();
             }
             if let (Some(k), Some(s)) = (interp.env.value(&kd), interp.env.value(&size))
-                && k > s
+                && (k > s || k < 0)
             {
                 interp.report(
                     range,
@@ -837,6 +926,20 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 interp.report(range, Severity::Error, "repeat-dims", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into());
                 return Value::Unknown;
             }
+            if name == "repeat" && reps.iter().any(|r| interp.env.value(r).is_some_and(|v| v < 0)) {
+                let n = reps.len();
+                let mut padded = vec![Dim::konst(1); n - rank];
+                padded.extend(dims.iter().cloned());
+                let shape: Vec<Dim> = padded.iter().zip(&reps).map(|(a, b)| a.mul(b)).collect();
+                let neg = shape.iter().find_map(|d| interp.env.value(d).filter(|v| *v < 0));
+                let message = format!(
+                    "Trying to create tensor with negative dimension {}: {}",
+                    neg.unwrap_or(-1),
+                    interp.fmt_dims(&shape)
+                );
+                interp.report(range, Severity::Error, "negative-size", message);
+                return Value::Unknown;
+            }
             let n = reps.len().max(rank);
             let mut padded = vec![Dim::konst(1); n - rank];
             padded.extend(dims.iter().cloned());
@@ -866,6 +969,30 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         "narrow" => {
             let d = dim_arg!(1, "dim", None);
             let len = args.get(3, "length").cloned().unwrap_or(Value::Unknown);
+            if let (Some(size), Some(start), Some(l)) = (
+                interp.env.value(&dims[d]),
+                args.int(2, "start"),
+                match &len {
+                    Value::Int(l) => l.as_const(),
+                    _ => None,
+                },
+            ) {
+                let message = if start < -size || start > size {
+                    Some(format!(
+                        "start out of range (expected to be in range of [{}, {size}], but got {start})",
+                        -size
+                    ))
+                } else if l < 0 {
+                    Some("narrow(): length must be non-negative.".to_string())
+                } else {
+                    let st = if start < 0 { start + size } else { start };
+                    (st + l > size).then(|| format!("start ({st}) + length ({l}) exceeds dimension size ({size})."))
+                };
+                if let Some(message) = message {
+                    interp.report(range, Severity::Error, "index-out-of-range", message);
+                    return Value::Unknown;
+                }
+            }
             let mut shape = dims.clone();
             shape[d] = interp.size_dims(&[len])[0].clone();
             same(interp, shape, x.dtype)
@@ -974,13 +1101,28 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             };
             let product = matmul(
                 interp,
-                if name == "baddbmm" { "bmm" } else { "mm" },
+                match name {
+                    "baddbmm" | "addbmm" => "bmm",
+                    "addmv" => "mv",
+                    _ => "mm",
+                },
                 &a,
                 &Value::Tensor(b),
                 args,
                 device.clone(),
                 range.clone(),
             );
+            let Value::Tensor(p) = &product else {
+                return product;
+            };
+            // addbmm sums the batch of products
+            let product = match (name, interp.dims(p)) {
+                ("addbmm", Some(pd)) if pd.len() == 3 => {
+                    let p2 = out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name);
+                    p2
+                }
+                _ => product,
+            };
             let Value::Tensor(p) = &product else {
                 return product;
             };
@@ -1014,7 +1156,18 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             }
             let a = dim_arg!(2, "dim1", Some(0));
             let b = dim_arg!(3, "dim2", Some(1));
-            let n = dims[a].minimum(&dims[b]);
+            let offset = args.int(1, "offset").unwrap_or(0);
+            let n = if offset == 0 {
+                dims[a].minimum(&dims[b])
+            } else {
+                match (interp.env.value(&dims[a]), interp.env.value(&dims[b])) {
+                    (Some(r), Some(c)) => {
+                        let n = if offset > 0 { r.min(c - offset) } else { (r + offset).min(c) };
+                        Dim::konst(n.max(0))
+                    }
+                    _ => interp.env.anonymous(),
+                }
+            };
             let mut shape: Vec<Dim> = dims
                 .iter()
                 .enumerate()
@@ -1023,6 +1176,24 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 .collect();
             shape.push(n);
             same(interp, shape, x.dtype)
+        }
+        "real" | "imag" => match x.dtype {
+            Some(d @ (DType::Complex64 | DType::Complex128)) => {
+                let real = if d == DType::Complex64 { DType::Float32 } else { DType::Float64 };
+                same(interp, dims, Some(real))
+            }
+            Some(_) if name == "imag" => {
+                let message = "imag is not implemented for tensors with non-complex dtypes.".to_string();
+                interp.report(range, Severity::Error, "dtype-unsupported", message);
+                Value::Unknown
+            }
+            Some(_) => Value::Tensor(x.clone()),
+            None => same(interp, dims, None),
+        },
+        "trace" if rank != 2 => {
+            let message = format!("trace: expected a matrix, but got tensor with dim {rank}");
+            interp.report(range, Severity::Error, "dim-out-of-range", message);
+            Value::Unknown
         }
         "trace" => same(interp, Vec::new(), x.dtype),
         "gather" | "take_along_dim" => {
@@ -1077,6 +1248,18 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             let Some(index) = args.tensor(2, "index") else {
                 return Value::Unknown;
             };
+            if let Some(dt) = index.dtype
+                && !matches!(dt, DType::Int64 | DType::Int32)
+            {
+                let message = "index_select(): Expected dtype int32 or int64 for index".to_string();
+                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                return Value::Unknown;
+            }
+            if interp.dims(&index).is_some_and(|i| i.len() > 1) {
+                let message = "index_select(): Index is supposed to be a vector".to_string();
+                interp.report(range, Severity::Error, "index-shape", message);
+                return Value::Unknown;
+            }
             let n = match interp.dims(&index) {
                 Some(idims) if idims.len() <= 1 => {
                     idims.first().cloned().unwrap_or_else(|| Dim::konst(1))
@@ -1135,7 +1318,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "bincount" => {
             let n = interp.env.anonymous();
-            same(interp, vec![n], Some(DType::Int64))
+            // with weights the counts take the weights' dtype
+            let dtype = match args.get(1, "weights") {
+                Some(Value::Tensor(w)) => w.dtype,
+                _ => Some(DType::Int64),
+            };
+            same(interp, vec![n], dtype)
         }
         "cdist" => {
             let Some(y) = args.tensor(1, "x2") else {
@@ -1186,6 +1374,8 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 || !matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true))))
             {
                 shape.remove(d);
+            } else {
+                shape[d] = Dim::konst(1);
             }
             same(interp, shape, x.dtype)
         }
@@ -1571,8 +1761,12 @@ fn binary(
         let d = promote(&[(a, ra), (b, rb)]);
         if BINARY_BOOL.contains(&name) {
             Some(DType::Bool)
+        } else if name == "float_power" {
+            d.map(|d| if d.is_complex() { DType::Complex128 } else { DType::Float64 })
+        } else if matches!(name, "atan2" | "arctan2" | "copysign" | "xlogy" | "ldexp") {
+            int_to_float(d)
         } else if matches!(name, "div" | "true_divide" | "divide") {
-            if args.kw("rounding_mode").is_some() {
+            if args.kw("rounding_mode").is_some_and(|v| !matches!(v, Value::None)) {
                 d
             } else {
                 int_to_float(d)
@@ -2216,6 +2410,27 @@ pub(crate) fn matmul(
         }
         "bmm" if a.len() != 3 || b.len() != 3 => {
             return fail(interp, "batch1 must be a 3D tensor".into());
+        }
+        "bmm"
+            if interp.env.known_different(&a[0], &b[0])
+                || interp.env.known_different(&a[2], &b[1]) =>
+        {
+            let message = format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                interp.fmt_dim(&a[0]),
+                interp.fmt_dim(&a[2]),
+                interp.fmt_dim(&b[0]),
+                interp.fmt_dim(&b[1])
+            );
+            return fail(interp, message);
+        }
+        "mv" if a.len() != 2 || b.len() != 1 => {
+            let message = format!("vector + matrix @ vector expected, got 1, {}, {}", a.len(), b.len());
+            return fail(interp, message);
+        }
+        "dot" if a.len() != 1 || b.len() != 1 => {
+            let message = format!("1D tensors expected, but got {}D and {}D tensors", a.len(), b.len());
+            return fail(interp, message);
         }
         _ => {}
     }
