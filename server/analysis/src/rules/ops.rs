@@ -1414,7 +1414,19 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             shape.push(c);
             same(interp, shape, Some(DType::Int64))
         }
-        _ => unknown_rank_rule(interp, name, &x, args, device),
+        _ => {
+            // No rule for this op: with fallback kernels off, torch's mode
+            // would refuse it; either way its result is unknown.
+            if !interp.config.allow_fallback_kernels {
+                interp.report(
+                    range,
+                    Severity::Warning,
+                    "unsupported-op",
+                    format!("no shape rule for `{name}`; its result is unknown"),
+                );
+            }
+            unknown_rank_rule(interp, name, &x, args, device)
+        }
     }
 }
 
