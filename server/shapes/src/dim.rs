@@ -182,6 +182,26 @@ impl Dim {
         if let Some(quotient) = self.exact_div(other) {
             return Some(quotient);
         }
+        // floor(floor(a / b) / d) is floor(a / (b*d)) for positive b and d.
+        if let (Some(d), true) = (other.as_const(), self.terms.len() == 1)
+            && d > 0
+            && let Some((mono, 1)) = self.terms.iter().next()
+            && let [Atom::FloorDiv(a, b)] = mono.as_slice()
+            && let Some(bv) = b.as_const()
+            && bv > 0
+        {
+            return a.floordiv(&Dim::konst(bv.saturating_mul(d)));
+        }
+        // Pull whole multiples of a constant divisor out of the constant
+        // term: floor((A - 2) / 2) + 1 is floor(A / 2), as users read it.
+        if let Some(d) = other.as_const() {
+            let constant = self.terms.get(&Vec::new()).copied().unwrap_or(0);
+            let q = floor_div_i64(constant, d);
+            if q != 0 {
+                let rest = self.sub(&Dim::konst(q.saturating_mul(d)));
+                return Some(rest.floordiv(other)?.add(&Dim::konst(q)));
+            }
+        }
         Some(self.opaque(Atom::FloorDiv(
             Box::new(self.clone()),
             Box::new(other.clone()),
@@ -207,6 +227,13 @@ impl Dim {
         }
         if self.exact_div(other).is_some() {
             return Some(Dim::konst(0));
+        }
+        if let Some(d) = other.as_const() {
+            let constant = self.terms.get(&Vec::new()).copied().unwrap_or(0);
+            let q = floor_div_i64(constant, d);
+            if q != 0 {
+                return self.sub(&Dim::konst(q.saturating_mul(d))).modulo(other);
+            }
         }
         Some(self.opaque(Atom::Mod(Box::new(self.clone()), Box::new(other.clone()))))
     }
