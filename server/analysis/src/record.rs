@@ -37,6 +37,8 @@ pub(crate) struct Recorder {
     exprs: HashMap<(usize, usize), Vec<Rc<Tensor>>>,
     scalars: Vec<ScalarSite>,
     scalar_index: HashMap<(usize, String), usize>,
+    /// Sites some run bound to an unknown value.
+    unknown_runs: HashSet<(usize, String)>,
 }
 
 impl Recorder {
@@ -55,6 +57,12 @@ impl Recorder {
         if site.hits.len() < MAX_HITS {
             site.hits.push(tensor);
         }
+    }
+
+    /// A run where the name was bound to something the analysis could not
+    /// follow: the site's shape is then not known for every run.
+    pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
+        self.unknown_runs.insert((range.start, name.to_string()));
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
@@ -93,11 +101,14 @@ impl Recorder {
         let mut bindings: Vec<Binding> = self
             .sites
             .iter()
-            .map(|site| Binding {
-                name: site.name.clone(),
-                range: site.range.clone(),
-                kind: site.kind,
-                tensor: merge(&site.hits, env, resolve, &mut namer),
+            .map(|site| {
+                let mut tensor = merge(&site.hits, env, resolve, &mut namer);
+                // Another run bound something unknown here: what the tensor
+                // runs saw is not the whole story, so the shape is unknown.
+                if self.unknown_runs.contains(&(site.range.start, site.name.clone())) {
+                    tensor.shape = None;
+                }
+                Binding { name: site.name.clone(), range: site.range.clone(), kind: site.kind, tensor }
             })
             .collect();
         bindings.sort_by_key(|b| (b.range.start, b.name.clone()));

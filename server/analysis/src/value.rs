@@ -206,6 +206,9 @@ pub struct Layer {
     /// Child layers of containers (`Sequential`, `ModuleList`, `ModuleDict` keys in `keys`).
     pub children: RefCell<Vec<Value>>,
     pub keys: RefCell<Vec<Rc<str>>>,
+    /// The container holds children the analysis could not enumerate (built
+    /// from a comprehension over an unknown range): its length is unknown.
+    pub unknown_children: std::cell::Cell<bool>,
     /// Tensors the layer owns (weight, bias), built on first use.
     pub params: RefCell<HashMap<Rc<str>, Value>>,
 }

@@ -168,6 +168,9 @@ impl Interp<'_> {
             locals
                 .borrow_mut()
                 .insert(Rc::from(param.name.id.as_str()), value.clone());
+            if matches!(value, Value::Unknown) {
+                self.recorder.unknown_binding(&param.name.id, param.name.range.clone());
+            }
             if let Value::Tensor(t) = &value {
                 let t = Rc::new(crate::value::Tensor {
                     shape: self.resolve_shape(&t.shape),
@@ -452,6 +455,7 @@ impl Interp<'_> {
                 }
                 Value::Str(s) => Value::int(s.chars().count() as i64),
                 Value::Dict(d) => Value::int(d.borrow().len() as i64),
+                Value::Layer(l) if l.unknown_children.get() => Value::Unknown,
                 Value::Layer(l) => Value::int(l.children.borrow().len() as i64),
                 _ => match v.items() {
                     Some(items) => Value::int(items.len() as i64),

@@ -790,6 +790,13 @@ impl Interp<'_> {
     pub(crate) fn set_attr(&mut self, object: &Value, attr: &str, value: Value) {
         if let Value::Instance(inst) = object {
             let key: Rc<str> = Rc::from(attr);
+            // Inside an undecided branch, remember the value before the
+            // first write so the other branch starts from it (see exec_both).
+            if let Some(journal) = self.attr_journals.last_mut()
+                && !journal.iter().any(|(i, k, _)| Rc::ptr_eq(i, inst) && *k == key)
+            {
+                journal.push((inst.clone(), key.clone(), inst.attrs.borrow().get(attr).cloned()));
+            }
             let mut attrs = inst.attrs.borrow_mut();
             if !attrs.contains_key(attr) {
                 inst.order.borrow_mut().push(key.clone());
@@ -930,6 +937,7 @@ impl Interp<'_> {
                 }
                 Some((0..count).map(|i| Value::int(a + i * s)).collect())
             }
+            Value::Layer(layer) if layer.unknown_children.get() => None,
             Value::Layer(layer) => {
                 let children = layer.children.borrow().clone();
                 if children.is_empty() && !rules::nn::is_container(&layer.kind) {
@@ -1007,6 +1015,7 @@ impl Interp<'_> {
                 self.recorder.binding(name, target.range.clone(), kind, t);
             }
             Value::Int(d) => self.recorder.scalar(name, target.range.clone(), d.clone()),
+            Value::Unknown | Value::Opaque(_) => self.recorder.unknown_binding(name, target.range.clone()),
             _ => {}
         }
     }

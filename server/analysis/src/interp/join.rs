@@ -3,10 +3,12 @@
 //! Equal values stay; tensors of one rank keep the dims both paths agree on
 //! and get an unknown size where they differ; anything else becomes Unknown.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::Interp;
-use crate::value::{Device, Shape, Tensor, Value};
+use crate::value::{Device, Instance, Layer, Shape, Tensor, Value};
 
 pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Value {
     match (a, b) {
@@ -92,10 +94,79 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         (Value::List(x), Value::List(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Instance(x), Value::Instance(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Layer(x), Value::Layer(y)) if Rc::ptr_eq(x, y) => a.clone(),
+        // Two objects of one class built on different paths (`self.conv =
+        // Block(a)` or `Block(b)`): one object whose attributes are joined.
+        (Value::Instance(x), Value::Instance(y)) if Rc::ptr_eq(&x.class, &y.class) && interp.join_depth < 6 => {
+            interp.join_depth += 1;
+            let joined = join_instances(interp, x, y);
+            interp.join_depth -= 1;
+            joined
+        }
+        (Value::Layer(x), Value::Layer(y)) if x.kind == y.kind && interp.join_depth < 6 => {
+            interp.join_depth += 1;
+            let joined = join_layers(interp, x, y);
+            interp.join_depth -= 1;
+            joined
+        }
         (Value::Function(x), Value::Function(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Class(x), Value::Class(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Path(x), Value::Path(y)) if x == y => a.clone(),
         (Value::Opaque(x), Value::Opaque(y)) if x == y => a.clone(),
         _ => Value::Unknown,
     }
+}
+
+fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -> Value {
+    let keys: Vec<Rc<str>> = x.order.borrow().clone();
+    let mut attrs = HashMap::new();
+    for key in &keys {
+        let a = x.attrs.borrow().get(key).cloned();
+        let b = y.attrs.borrow().get(key).cloned();
+        let v = match (a, b) {
+            (Some(a), Some(b)) => join_values(interp, &a, &b),
+            (Some(v), None) | (None, Some(v)) => Value::Optional(Box::new(v)),
+            (None, None) => continue,
+        };
+        attrs.insert(key.clone(), v);
+    }
+    for (key, v) in y.attrs.borrow().iter() {
+        attrs.entry(key.clone()).or_insert_with(|| Value::Optional(Box::new(v.clone())));
+    }
+    let device = if *x.device.borrow() == *y.device.borrow() { x.device.borrow().clone() } else { None };
+    Value::Instance(Rc::new(Instance {
+        class: x.class.clone(),
+        attrs: RefCell::new(attrs),
+        order: RefCell::new(keys),
+        origin: x.origin,
+        device: RefCell::new(device),
+    }))
+}
+
+fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
+    let args = if x.args.len() == y.args.len() {
+        x.args.iter().zip(&y.args).map(|(a, b)| join_values(interp, a, b)).collect()
+    } else {
+        Vec::new()
+    };
+    let kwargs = x
+        .kwargs
+        .iter()
+        .filter_map(|(k, a)| y.kwargs.iter().find(|(j, _)| j == k).map(|(_, b)| (k.clone(), join_values(interp, a, b))))
+        .collect();
+    let (cx, cy) = (x.children.borrow().clone(), y.children.borrow().clone());
+    let unknown = x.unknown_children.get() || y.unknown_children.get() || cx.len() != cy.len();
+    let children = if unknown { Vec::new() } else { cx.iter().zip(&cy).map(|(a, b)| join_values(interp, a, b)).collect() };
+    Value::Layer(Rc::new(Layer {
+        kind: x.kind.clone(),
+        args,
+        kwargs,
+        device: RefCell::new(if *x.device.borrow() == *y.device.borrow() { x.device.borrow().clone() } else { None }),
+        dtype: RefCell::new(if *x.dtype.borrow() == *y.dtype.borrow() { *x.dtype.borrow() } else { None }),
+        origin: x.origin,
+        mode: x.mode,
+        children: RefCell::new(children),
+        keys: RefCell::new(if x.keys == y.keys { x.keys.borrow().clone() } else { Vec::new() }),
+        params: RefCell::new(HashMap::new()),
+        unknown_children: std::cell::Cell::new(unknown),
+    }))
 }

@@ -103,6 +103,13 @@ pub(crate) struct Interp<'s> {
     /// The classes defined in the module, in order (for library mode).
     pub classes: Vec<Rc<Class>>,
     pub functions: Vec<Rc<Function>>,
+    /// Attribute writes inside undecided branches, innermost last: the
+    /// instance, the attribute, and its value before the branch.
+    pub attr_journals: Vec<Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>>,
+    /// Nesting of joins of objects (bounded: objects can refer to themselves).
+    pub join_depth: u32,
+    /// How many loops of unknown trip count the current path is inside.
+    pub unknown_loops: u32,
     /// How many undecided branches the current path is inside.
     pub uncertain: u32,
     /// The user calls on the stack that came from real call sites, outermost first.
@@ -148,6 +155,9 @@ impl<'s> Interp<'s> {
             instances: HashMap::new(),
             open_call: false,
             uncertain: 0,
+            unknown_loops: 0,
+            join_depth: 0,
+            attr_journals: Vec::new(),
             call_sites: Vec::new(),
             frames: vec![Frame {
                 locals: globals,

@@ -395,11 +395,22 @@ impl Interp<'_> {
     fn exec_both(&mut self, body: &[Stmt], orelse: &[Stmt]) -> Flow {
         let before = self.snapshot_locals();
         self.uncertain += 1;
+        self.attr_journals.push(Vec::new());
         let flow_a = self.exec_block(body);
         let after_a = self.snapshot_locals();
         self.restore_locals(before);
+        // Undo the first branch's attribute writes, keeping what it left.
+        let journal_a = self.attr_journals.pop().unwrap_or_default();
+        let attrs_a: Vec<Option<Value>> =
+            journal_a.iter().map(|(inst, key, _)| inst.attrs.borrow().get(key).cloned()).collect();
+        for (inst, key, old) in &journal_a {
+            restore_attr(inst, key, old.clone());
+        }
+        self.attr_journals.push(Vec::new());
         let flow_b = self.exec_block(orelse);
+        let journal_b = self.attr_journals.pop().unwrap_or_default();
         self.uncertain -= 1;
+        self.join_attrs(journal_a, attrs_a, journal_b);
         let after_b = self.snapshot_locals();
         match (flow_a, flow_b) {
             (Flow::Normal, Flow::Normal) => {
@@ -420,6 +431,44 @@ impl Interp<'_> {
             (Flow::Return(a), Flow::Return(b)) => Flow::Return(join_values(self, &a, &b)),
             (Flow::Return(a), _) | (_, Flow::Return(a)) => Flow::Return(a),
             (a, _) => a,
+        }
+    }
+
+    /// After both branches ran: each attribute either branch wrote becomes
+    /// the join of what the two left (a branch that did not write it left
+    /// the value from before).
+    fn join_attrs(
+        &mut self,
+        journal_a: Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>,
+        attrs_a: Vec<Option<Value>>,
+        journal_b: Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>,
+    ) {
+        let mut touched: Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)> = Vec::new();
+        for (inst, key, old) in journal_a.iter().chain(journal_b.iter()) {
+            if !touched.iter().any(|(i, k, _)| Rc::ptr_eq(i, inst) && k == key) {
+                touched.push((inst.clone(), key.clone(), old.clone()));
+            }
+        }
+        for (inst, key, old) in touched {
+            let in_a = journal_a.iter().position(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key);
+            let value_a = match in_a {
+                Some(p) => attrs_a[p].clone(),
+                None => old.clone(),
+            };
+            let in_b = journal_b.iter().any(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key);
+            let value_b = if in_b { inst.attrs.borrow().get(&key).cloned() } else { old.clone() };
+            let joined = match (value_a, value_b) {
+                (Some(a), Some(b)) => Some(join_values(self, &a, &b)),
+                (Some(v), None) | (None, Some(v)) => Some(Value::Optional(Box::new(v))),
+                (None, None) => None,
+            };
+            // The outer branch, if any, must be able to undo this too.
+            if let Some(outer) = self.attr_journals.last_mut()
+                && !outer.iter().any(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key)
+            {
+                outer.push((inst.clone(), key.clone(), old));
+            }
+            restore_attr(&inst, &key, joined);
         }
     }
 
@@ -451,6 +500,7 @@ impl Interp<'_> {
                 // once) and join with the state of running it not at all.
                 let before = self.snapshot_locals();
                 let element = self.element_of(&iterable);
+                self.unknown_loops += 1;
                 for _ in 0..2 {
                     self.assign(target, element.clone(), BindingKind::For);
                     match self.exec_block(body) {
@@ -462,6 +512,7 @@ impl Interp<'_> {
                         Flow::Stop => break,
                     }
                 }
+                self.unknown_loops -= 1;
                 let after = self.snapshot_locals();
                 let joined = self.join_locals(before, after);
                 self.restore_locals(joined);
@@ -690,6 +741,18 @@ impl Interp<'_> {
         let d = self.env.symbol(name);
         self.opaque_syms.insert(name.clone(), d.clone());
         d
+    }
+}
+
+fn restore_attr(inst: &Rc<crate::value::Instance>, key: &Rc<str>, value: Option<Value>) {
+    let mut attrs = inst.attrs.borrow_mut();
+    match value {
+        Some(v) => {
+            attrs.insert(key.clone(), v);
+        }
+        None => {
+            attrs.remove(key);
+        }
     }
 }
 

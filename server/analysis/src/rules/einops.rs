@@ -8,10 +8,10 @@ use shapels_syntax::ast::TextRange;
 
 use super::Args;
 use super::ops::{check_inputs, out_known};
-use super::shape::numel;
+use super::dtype::sum_dtype;
 use crate::interp::Interp;
 use crate::report::Severity;
-use crate::value::{Tensor, Value};
+use crate::value::{DType, Tensor, Value};
 
 /// `torch.einsum("bij,bjk->bik", a, b)` (operands may also come as one list).
 pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Value {
@@ -182,101 +182,344 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
     out_known(interp, &tensors[0], out, dtype, device, "torch.einsum")
 }
 
-/// One side of an einops pattern: axes, composite groups, an ellipsis, anonymous `1`s.
-#[derive(Debug, Clone)]
-enum Group {
-    Axes(Vec<String>),
+/// One elementary axis of an einops pattern.
+#[derive(Debug, Clone, PartialEq)]
+enum Axis {
+    Name(String),
+    /// An anonymous axis of length > 1 (`2` in `(h 2)`); each one is distinct.
+    Anon(i64),
+    /// `...` inside parentheses (`(...)`, allowed on the right side only).
     Ellipsis,
 }
 
-fn parse_side(text: &str) -> Option<Vec<Group>> {
-    let mut out = Vec::new();
-    let mut chars = text.trim().chars().peekable();
-    let mut current: Option<Vec<String>> = None;
-    let mut word = String::new();
-    let flush = |word: &mut String, current: &mut Option<Vec<String>>, out: &mut Vec<Group>| {
-        if word.is_empty() {
-            return;
-        }
-        let w = std::mem::take(word);
-        if w == "..." || w == "…" {
-            out.push(Group::Ellipsis);
-            return;
-        }
-        match current {
-            Some(g) => g.push(w),
-            None => out.push(Group::Axes(vec![w])),
-        }
-    };
-    while let Some(c) = chars.next() {
-        match c {
-            '(' => {
-                flush(&mut word, &mut current, &mut out);
-                if current.is_some() {
-                    return None;
-                }
-                current = Some(Vec::new());
-            }
-            ')' => {
-                flush(&mut word, &mut current, &mut out);
-                out.push(Group::Axes(current.take()?));
-            }
-            c if c.is_whitespace() => flush(&mut word, &mut current, &mut out),
-            _ => word.push(c),
-        }
-        let _ = chars.peek();
-    }
-    flush(&mut word, &mut current, &mut out);
-    if current.is_some() {
-        return None;
-    }
-    Some(out)
+/// One top-level entry of a pattern side: a composite group (a single axis,
+/// `(h d)`, or `()` / `1` with no axes) or the bare ellipsis.
+#[derive(Debug, Clone)]
+enum Group {
+    Axes(Vec<Axis>),
+    Ellipsis,
 }
 
-/// `einops.rearrange / repeat / reduce / einsum`.
-pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
-    if name == "einsum" {
-        // einops.einsum(x, y, "b i d, b j d -> b i j"): the pattern is last.
-        let Some(Value::Str(pattern)) = args.pos.last().cloned() else {
-            return Value::Unknown;
-        };
-        let tensors: Vec<Value> = args.pos[..args.pos.len() - 1].to_vec();
-        let (lhs, rhs) = match pattern.split_once("->") {
-            Some(p) => p,
-            None => return Value::Unknown,
-        };
-        let mut letters: HashMap<String, char> = HashMap::new();
-        let mut next = b'a';
-        let mut convert = |side: &str| -> String {
-            side.split(',')
-                .map(|op| {
-                    op.split_whitespace()
-                        .map(|w| {
-                            if w == "..." {
-                                return "...".to_string();
-                            }
-                            letters
-                                .entry(w.to_string())
-                                .or_insert_with(|| {
-                                    let c = next as char;
-                                    next = next.saturating_add(1);
-                                    c
-                                })
-                                .to_string()
-                        })
-                        .collect::<String>()
-                })
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let eq = format!("{}->{}", convert(lhs), convert(rhs));
-        let mut pos = vec![Value::Str(Rc::from(eq))];
-        pos.extend(tensors);
-        return einsum(interp, &Args::new(pos, Vec::new()), range);
+/// One side of a pattern, as einops' `ParsedExpression` reads it.
+#[derive(Debug, Clone)]
+struct Side {
+    groups: Vec<Group>,
+    /// Named axes, in order of appearance.
+    names: Vec<String>,
+    has_ellipsis: bool,
+    ellipsis_parenthesized: bool,
+    has_anon: bool,
+}
+
+/// einops' axis-name rule: a Python identifier not starting or ending with `_`.
+fn axis_name_error(name: &str, allow_underscore: bool) -> Option<String> {
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    let ident = (first.is_alphabetic() || first == '_') && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !ident {
+        return Some(format!("Invalid axis identifier: {name}\nnot a valid python identifier"));
     }
+    if (name.starts_with('_') || name.ends_with('_')) && !(allow_underscore && name == "_") {
+        return Some(format!("Invalid axis identifier: {name}\naxis name should should not start or end with underscore"));
+    }
+    None
+}
+
+/// Parses one side; `Err` carries einops' message.
+fn parse_side(text: &str, allow_underscore: bool, allow_duplicates: bool) -> Result<Side, String> {
+    let mut side = Side {
+        groups: Vec::new(),
+        names: Vec::new(),
+        has_ellipsis: false,
+        ellipsis_parenthesized: false,
+        has_anon: false,
+    };
+    let expr = text.replace("...", "…");
+    if expr.contains('.') {
+        return Err("Expression may contain dots only inside ellipsis (...)".into());
+    }
+    if expr.matches('…').count() > 1 {
+        return Err("Expression may contain dots only inside ellipsis (...); only one ellipsis for tensor ".into());
+    }
+    let mut bracket: Option<Vec<Axis>> = None;
+    let mut word = String::new();
+    let flush = |word: &mut String, bracket: &mut Option<Vec<Axis>>, side: &mut Side| -> Result<(), String> {
+        if word.is_empty() {
+            return Ok(());
+        }
+        let w = std::mem::take(word);
+        if side.names.contains(&w) && !allow_duplicates {
+            return Err(format!("Indexing expression contains duplicate dimension \"{w}\""));
+        }
+        let axis = if w == "…" {
+            side.has_ellipsis = true;
+            if bracket.is_some() {
+                side.ellipsis_parenthesized = true;
+                Some(Axis::Ellipsis)
+            } else {
+                side.groups.push(Group::Ellipsis);
+                None
+            }
+        } else if w.chars().all(|c| c.is_ascii_digit()) {
+            match w.parse::<i64>() {
+                Ok(1) => {
+                    // `1` is an empty group outside parentheses, nothing inside
+                    if bracket.is_none() {
+                        side.groups.push(Group::Axes(Vec::new()));
+                    }
+                    None
+                }
+                Ok(n) if n > 1 => {
+                    side.has_anon = true;
+                    Some(Axis::Anon(n))
+                }
+                _ => return Err(format!("Anonymous axis should have positive length, not {w}")),
+            }
+        } else {
+            if let Some(reason) = axis_name_error(&w, allow_underscore) {
+                return Err(reason);
+            }
+            side.names.push(w.clone());
+            Some(Axis::Name(w))
+        };
+        if let Some(axis) = axis {
+            match bracket {
+                Some(g) => g.push(axis),
+                None => side.groups.push(Group::Axes(vec![axis])),
+            }
+        }
+        Ok(())
+    };
+    for c in expr.chars() {
+        match c {
+            '(' | ')' | ' ' => {
+                flush(&mut word, &mut bracket, &mut side)?;
+                if c == '(' {
+                    if bracket.is_some() {
+                        return Err("Axis composition is one-level (brackets inside brackets not allowed)".into());
+                    }
+                    bracket = Some(Vec::new());
+                } else if c == ')' {
+                    match bracket.take() {
+                        Some(g) => side.groups.push(Group::Axes(g)),
+                        None => return Err("Brackets are not balanced".into()),
+                    }
+                }
+            }
+            c if c.is_alphanumeric() || c == '_' || c == '…' => word.push(c),
+            _ => return Err(format!("Unknown character '{c}'")),
+        }
+    }
+    if bracket.is_some() {
+        return Err(format!("Imbalanced parentheses in expression: \"{text}\""));
+    }
+    flush(&mut word, &mut bracket, &mut side)?;
+    Ok(side)
+}
+
+/// Python's rendering of a set of axis names: `{'h', 'w'}` (sorted here).
+fn py_set(names: &[&String]) -> String {
+    let mut v: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    v.sort();
+    v.dedup();
+    format!("{{{}}}", v.join(", "))
+}
+
+const REDUCTIONS: [&str; 7] = ["min", "max", "sum", "mean", "prod", "any", "all"];
+
+/// The checks einops makes on a pattern alone, before it sees a tensor
+/// (`_prepare_transformation_recipe`; the layers make them when built).
+/// `Err` carries einops' message.
+fn recipe(pattern: &str, operation: &str, axes_names: &[Rc<str>]) -> Result<(Side, Side), String> {
+    let mut parts = pattern.split("->");
+    let (Some(lhs), Some(rhs), None) = (parts.next(), parts.next(), parts.next()) else {
+        let got = pattern.split("->").count();
+        return Err(if got < 2 {
+            format!("not enough values to unpack (expected 2, got {got})")
+        } else {
+            "too many values to unpack (expected 2)".into()
+        });
+    };
+    let left = parse_side(lhs, false, false)?;
+    let right = parse_side(rhs, false, false)?;
+    if !left.has_ellipsis && right.has_ellipsis {
+        return Err(format!("Ellipsis found in right side, but not left side of a pattern {pattern}"));
+    }
+    if left.has_ellipsis && left.ellipsis_parenthesized {
+        return Err(format!("Ellipsis inside parenthesis in the left side is not allowed: {pattern}"));
+    }
+    let only_left: Vec<&String> = left.names.iter().filter(|n| !right.names.contains(n)).collect();
+    let only_right: Vec<&String> = right.names.iter().filter(|n| !left.names.contains(n)).collect();
+    let given = |n: &String| axes_names.iter().any(|k| **k == **n);
+    match operation {
+        "rearrange" => {
+            if left.has_anon || right.has_anon {
+                return Err("Non-unitary anonymous axes are not supported in rearrange (exception is length 1)".into());
+            }
+            if !only_left.is_empty() || !only_right.is_empty() {
+                let both: Vec<&String> = only_left.iter().chain(&only_right).copied().collect();
+                return Err(format!(
+                    "Identifiers only on one side of expression (should be on both): {}",
+                    py_set(&both)
+                ));
+            }
+        }
+        "repeat" => {
+            if !only_left.is_empty() {
+                return Err(format!("Unexpected identifiers on the left side of repeat: {}", py_set(&only_left)));
+            }
+            let no_size: Vec<&String> = only_right.iter().copied().filter(|n| !given(n)).collect();
+            if !no_size.is_empty() {
+                return Err(format!("Specify sizes for new axes in repeat: {}", py_set(&no_size)));
+            }
+        }
+        op if REDUCTIONS.contains(&op) => {
+            if !only_right.is_empty() {
+                return Err(format!(
+                    "Unexpected identifiers on the right side of reduce {op}: {}",
+                    py_set(&only_right)
+                ));
+            }
+        }
+        op => {
+            return Err(format!(
+                "Unknown reduction {op}. Expect one of ('min', 'max', 'sum', 'mean', 'prod', 'any', 'all')."
+            ));
+        }
+    }
+    for k in axes_names {
+        if axis_name_error(k, false).is_some() {
+            return Err(format!("('Invalid name for an axis', '{k}')"));
+        }
+        let k = k.to_string();
+        if !left.names.contains(&k) && !right.names.contains(&k) {
+            return Err(format!("Axis {k} is not used in transform"));
+        }
+    }
+    for g in &left.groups {
+        if let Group::Axes(axes) = g {
+            let unknown: Vec<&String> = axes
+                .iter()
+                .filter_map(|a| match a {
+                    Axis::Name(n) if !given(n) => Some(n),
+                    _ => None,
+                })
+                .collect();
+            if unknown.len() > 1 {
+                return Err(format!("Could not infer sizes for {}", py_set(&unknown)));
+            }
+        }
+    }
+    Ok((left, right))
+}
+
+/// `Rearrange(pattern, **sizes)` / `Reduce(pattern, reduction, **sizes)`
+/// check their pattern when built.
+pub(crate) fn check_layer(interp: &mut Interp<'_>, kind: &str, args: &Args, range: TextRange) {
+    let Some(pattern) = args.str(0, "pattern") else { return };
+    let operation: Rc<str> = match kind {
+        "Rearrange" => Rc::from("rearrange"),
+        _ => match args.get(1, "reduction") {
+            Some(Value::Str(r)) => r.clone(),
+            _ => return,
+        },
+    };
+    let names: Vec<Rc<str>> = args
+        .kw
+        .iter()
+        .map(|(k, _)| k.clone())
+        .filter(|k| !matches!(&**k, "pattern" | "reduction"))
+        .collect();
+    if let Err(message) = recipe(&pattern, &operation, &names) {
+        interp.report(range, Severity::Error, "einops-pattern", message);
+    }
+}
+
+/// `einops.einsum(x, y, "b i d, b j d -> b i j")`: the pattern comes last;
+/// axis names become letters and `torch.einsum` does the rest.
+fn einops_einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Value {
+    let Some(Value::Str(pattern)) = args.pos.last().cloned() else {
+        return Value::Unknown;
+    };
+    let tensors: Vec<Value> = args.pos[..args.pos.len() - 1].to_vec();
+    let report = |interp: &mut Interp<'_>, message: String| {
+        interp.report(range.clone(), Severity::Error, "einops-pattern", message);
+        Value::Unknown
+    };
+    let Some((lhs, rhs)) = pattern.split_once("->") else {
+        return report(interp, "Einsum pattern must contain '->'.".into());
+    };
+    if rhs.contains("->") {
+        return report(interp, "too many values to unpack (expected 2)".into());
+    }
+    const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut letters: HashMap<String, char> = HashMap::new();
+    let mut spell = |side: &Side, new_ok: bool| -> Result<String, String> {
+        let mut out = String::new();
+        for g in &side.groups {
+            let axes = match g {
+                Group::Ellipsis => {
+                    out.push_str("...");
+                    continue;
+                }
+                Group::Axes(axes) => axes,
+            };
+            let name = match axes.as_slice() {
+                [Axis::Name(n)] => n,
+                [] => return Err("Singleton () axes are not yet supported in einsum.".into()),
+                [Axis::Anon(_)] => return Err("Anonymous axes are not yet supported in einsum.".into()),
+                _ => return Err("Shape rearrangement is not yet supported in einsum.".into()),
+            };
+            let next = letters.len();
+            let c = match letters.get(name) {
+                Some(c) => *c,
+                None if !new_ok => {
+                    return Err(format!("Unknown axis {name} on right side of einsum {pattern}."));
+                }
+                None => {
+                    let Some(&c) = LETTERS.get(next) else {
+                        return Err("Too many axes in einsum.".into());
+                    };
+                    letters.insert(name.clone(), c as char);
+                    c as char
+                }
+            };
+            out.push(c);
+        }
+        Ok(out)
+    };
+    let mut left = Vec::new();
+    for op in lhs.split(',') {
+        match parse_side(op, true, true).and_then(|side| spell(&side, true)) {
+            Ok(s) => left.push(s),
+            Err(message) => return report(interp, message),
+        }
+    }
+    let right = match parse_side(rhs, true, false).and_then(|side| spell(&side, false)) {
+        Ok(s) => s,
+        Err(message) => return report(interp, message),
+    };
+    let eq = format!("{}->{right}", left.join(","));
+    let mut pos = vec![Value::Str(Rc::from(eq))];
+    pos.extend(tensors);
+    einsum(interp, &Args::new(pos, Vec::new()), range)
+}
+
+/// `einops.rearrange / repeat / reduce / einsum` (and the `Rearrange` /
+/// `Reduce` layers, which come here as `rearrange` / `reduce`).
+pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+    let operation: Rc<str> = match name {
+        "einsum" => return einops_einsum(interp, &args, range),
+        "rearrange" | "repeat" => Rc::from(name),
+        "reduce" => match args.get(2, "reduction") {
+            Some(Value::Str(r)) => r.clone(),
+            // a callable reduction, or one not known here
+            _ => return Value::Unknown,
+        },
+        _ => return Value::Unknown,
+    };
     let Some(x) = args.tensor(0, "tensor") else {
-        if let Some(items) = args.pos.first().and_then(|v| v.items())
-            && name == "rearrange"
+        if let Some(items) = args.get(0, "tensor").and_then(|v| v.items())
             && !items.is_empty()
         {
             // A list of tensors is stacked first.
@@ -286,27 +529,61 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
                 Args::new(vec![Value::list(items)], Vec::new()),
                 range.clone(),
             );
+            if stacked.as_tensor().is_none() {
+                return Value::Unknown;
+            }
             let mut pos = vec![stacked];
-            pos.extend(args.pos[1..].iter().cloned());
-            return call(interp, name, Args::new(pos, args.kw), range);
+            pos.extend(args.pos.iter().skip(1).cloned());
+            let kw = args.kw.into_iter().filter(|(k, _)| &**k != "tensor").collect();
+            return call(interp, name, Args::new(pos, kw), range);
         }
         return Value::Unknown;
     };
     let Some(pattern) = args.str(1, "pattern") else {
         return Value::Unknown;
     };
-    let Some((lhs, rhs)) = pattern.split_once("->") else {
-        return Value::Unknown;
+    let report = |interp: &mut Interp<'_>, message: String| {
+        interp.report(range.clone(), Severity::Error, "einops-pattern", message);
+        Value::Unknown
     };
-    let (Some(left), Some(right)) = (parse_side(lhs), parse_side(rhs)) else {
-        interp.report(
-            range,
-            Severity::Error,
-            "einops-pattern",
-            format!("could not parse the einops pattern '{pattern}'"),
-        );
-        return Value::Unknown;
+    // axis sizes given as keywords
+    let axes_lengths: Vec<(Rc<str>, Value)> = args
+        .kw
+        .iter()
+        .filter(|(k, _)| !matches!(&**k, "tensor" | "pattern" | "reduction"))
+        .cloned()
+        .collect();
+
+    let names: Vec<Rc<str>> = axes_lengths.iter().map(|(k, _)| k.clone()).collect();
+    let (left, right) = match recipe(&pattern, &operation, &names) {
+        Ok(sides) => sides,
+        Err(message) => return report(interp, message),
     };
+
+    // ---- the input's rank
+    let n_fixed = left.groups.iter().filter(|g| !matches!(g, Group::Ellipsis)).count();
+    if interp.dims(&x).is_none() && !left.has_ellipsis {
+        // the pattern spells out the rank of an input nobody knew the rank of
+        let names: Vec<String> = left
+            .groups
+            .iter()
+            .map(|g| match g {
+                Group::Axes(axes) => axes
+                    .iter()
+                    .map(|a| match a {
+                        Axis::Name(n) => n.clone(),
+                        Axis::Anon(k) => k.to_string(),
+                        Axis::Ellipsis => String::new(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("_"),
+                Group::Ellipsis => String::new(),
+            })
+            .map(|n| if n.is_empty() { "one".to_string() } else { n })
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        interp.demand_rank(&x.shape, &names);
+    }
     let Some(dims) = interp.dims(&x) else {
         let shape = interp.fresh_rank_var();
         return Value::Tensor(Rc::new(Tensor {
@@ -316,114 +593,139 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
             ..(*x).clone()
         }));
     };
-    let mut sizes: HashMap<String, Dim> = HashMap::new();
-    for (k, v) in &args.kw {
-        if let Some(d) = interp.as_dim(v) {
-            sizes.insert(k.to_string(), d);
+    if left.has_ellipsis {
+        if dims.len() < n_fixed {
+            return report(
+                interp,
+                format!("Wrong shape: expected >={n_fixed} dims. Received {}-dim tensor.", dims.len()),
+            );
         }
-    }
-    let has_ellipsis = left.iter().any(|g| matches!(g, Group::Ellipsis));
-    let fixed = left
-        .iter()
-        .filter(|g| !matches!(g, Group::Ellipsis))
-        .count();
-    if (!has_ellipsis && fixed != dims.len()) || fixed > dims.len() {
-        let message = format!(
-            "Wrong shape: expected {} dims. Received {}-dim tensor.",
-            fixed,
-            dims.len()
+    } else if dims.len() != n_fixed {
+        return report(
+            interp,
+            format!("Wrong shape: expected {n_fixed} dims. Received {}-dim tensor.", dims.len()),
         );
-        interp.report(range, Severity::Error, "einops-pattern", message);
-        return Value::Unknown;
     }
+
+    // ---- axis sizes: keywords first, then inferred from the input's dims
+    let mut sizes: HashMap<String, Dim> = HashMap::new();
+    for (k, v) in &axes_lengths {
+        let d = match interp.as_dim(v) {
+            Some(d) => d,
+            None => interp.env.anonymous(),
+        };
+        sizes.insert(k.to_string(), d);
+    }
+    let n_ellipsis = dims.len() - n_fixed;
     let mut ellipsis_dims: Vec<Dim> = Vec::new();
     let mut i = 0;
-    for g in &left {
-        match g {
+    for g in &left.groups {
+        let axes = match g {
             Group::Ellipsis => {
-                let n = dims.len() - fixed;
-                ellipsis_dims = dims[i..i + n].to_vec();
-                i += n;
+                ellipsis_dims = dims[i..i + n_ellipsis].to_vec();
+                i += n_ellipsis;
+                continue;
             }
-            Group::Axes(axes) => {
-                let d = dims[i].clone();
-                i += 1;
-                let unknown: Vec<&String> = axes
-                    .iter()
-                    .filter(|a| !sizes.contains_key(*a) && a.parse::<i64>().is_err())
-                    .collect();
-                let known: Vec<Dim> = axes
-                    .iter()
-                    .filter_map(|a| {
-                        a.parse::<i64>()
-                            .ok()
-                            .map(Dim::konst)
-                            .or_else(|| sizes.get(a).cloned())
-                    })
-                    .collect();
-                match unknown.as_slice() {
-                    [] => {
-                        if interp.env.known_different(&numel(&known), &d) {
-                            let message = format!(
-                                "Shape mismatch, {} != {}",
-                                interp.fmt_dim(&numel(&known)),
-                                interp.fmt_dim(&d)
-                            );
-                            interp.report(range, Severity::Error, "einops-pattern", message);
-                            return Value::Unknown;
-                        }
-                    }
-                    [one] => {
-                        let v = if known.is_empty() {
-                            d
-                        } else {
-                            d.floordiv(&numel(&known))
-                                .unwrap_or_else(|| interp.env.anonymous())
-                        };
-                        sizes.insert((*one).clone(), v);
-                    }
-                    _ => {
-                        let message = format!(
-                            "Could not infer sizes for {{{}}}",
-                            unknown
-                                .iter()
-                                .map(|s| s.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        );
-                        interp.report(range, Severity::Error, "einops-pattern", message);
-                        return Value::Unknown;
-                    }
+            Group::Axes(axes) => axes,
+        };
+        let length = dims[i].clone();
+        i += 1;
+        let mut unknown = None;
+        let mut known = Dim::konst(1);
+        for a in axes {
+            match a {
+                Axis::Anon(n) => known = known.mul(&Dim::konst(*n)),
+                Axis::Name(n) => match sizes.get(n) {
+                    Some(d) => known = known.mul(d),
+                    None => unknown = Some(n.clone()),
+                },
+                Axis::Ellipsis => {}
+            }
+        }
+        match unknown {
+            None => {
+                if interp.env.known_different(&length, &known) || !interp.require_equal(&length, &known) {
+                    let message = format!(
+                        "Shape mismatch, {} != {}",
+                        interp.fmt_dim(&length),
+                        interp.fmt_dim(&known)
+                    );
+                    return report(interp, message);
                 }
+            }
+            Some(n) => {
+                let size = if known.as_const() == Some(1) {
+                    length
+                } else {
+                    let rem = length.modulo(&known).map(|r| interp.env.value(&r));
+                    match rem {
+                        Some(Some(0)) => {}
+                        Some(Some(_)) => {
+                            let message = format!(
+                                "Shape mismatch, can't divide axis of length {} in chunks of {}",
+                                interp.fmt_dim(&length),
+                                interp.fmt_dim(&known)
+                            );
+                            return report(interp, message);
+                        }
+                        // it divides, or einops raises at run time
+                        _ => interp.env.assume_divisible(&length, &known),
+                    }
+                    length.floordiv(&known).unwrap_or_else(|| interp.env.anonymous())
+                };
+                sizes.insert(n, size);
             }
         }
     }
+
+    // ---- the result
     let mut out = Vec::new();
-    for g in &right {
+    for g in &right.groups {
         match g {
             Group::Ellipsis => out.extend(ellipsis_dims.iter().cloned()),
             Group::Axes(axes) => {
                 let mut d = Dim::konst(1);
                 for a in axes {
-                    let size = match a.parse::<i64>() {
-                        Ok(n) => Dim::konst(n),
-                        Err(_) => match sizes.get(a) {
-                            Some(s) => s.clone(),
-                            None => {
-                                let message = format!(
-                                    "Unknown axis {a} on the right side of the pattern; give its size as a keyword"
-                                );
-                                interp.report(range, Severity::Error, "einops-pattern", message);
-                                return Value::Unknown;
+                    match a {
+                        Axis::Anon(n) => d = d.mul(&Dim::konst(*n)),
+                        Axis::Ellipsis => {
+                            for e in &ellipsis_dims {
+                                d = d.mul(e);
                             }
+                        }
+                        Axis::Name(n) => match sizes.get(n) {
+                            Some(s) => d = d.mul(s),
+                            None => return Value::Unknown,
                         },
-                    };
-                    d = d.mul(&size);
+                    }
                 }
                 out.push(d);
             }
         }
     }
+    let reduced = left.names.iter().any(|n| !right.names.contains(n))
+        || (left.has_ellipsis && !right.has_ellipsis && n_ellipsis > 0);
+    let dtype = match (&*operation, x.dtype) {
+        (_, None) => None,
+        ("rearrange" | "repeat", d) => d,
+        _ if !reduced => x.dtype,
+        ("mean", Some(d)) => {
+            if !d.is_floating() {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "dtype-mismatch",
+                    "reduce_mean is not available for non-floating tensors".into(),
+                );
+                return Value::Unknown;
+            }
+            Some(d)
+        }
+        ("sum" | "prod", d) => sum_dtype(d),
+        ("any" | "all", Some(DType::UInt8)) => Some(DType::UInt8),
+        ("any" | "all", Some(_)) => Some(DType::Bool),
+        (_, d) => d,
+    };
     let device = x.device.clone();
-    out_known(interp, &x, out, x.dtype, device, &format!("einops.{name}"))
+    out_known(interp, &x, out, dtype, device, &format!("einops.{name}"))
 }

@@ -96,6 +96,7 @@ pub(crate) fn construct(
     let kind: Rc<str> = Rc::from(name.strip_prefix("einops.").unwrap_or(name));
     let mut children = Vec::new();
     let mut keys = Vec::new();
+    let mut unknown = false;
     match &*kind {
         "Sequential" => {
             for v in &args.pos {
@@ -112,13 +113,17 @@ pub(crate) fn construct(
                 }
             }
         }
-        "ModuleList" | "ParameterList" => {
-            children = args
-                .get(0, "modules")
-                .and_then(|v| v.items())
-                .unwrap_or_default()
-        }
+        "ModuleList" | "ParameterList" => match args.get(0, "modules") {
+            None | Some(Value::None) => {}
+            Some(v) => match v.items() {
+                Some(items) => children = items,
+                None => unknown = true,
+            },
+        },
         "ModuleDict" | "ParameterDict" => {
+            if matches!(args.get(0, "modules"), Some(v) if !matches!(v, Value::Dict(_) | Value::None)) {
+                unknown = true;
+            }
             if let Some(Value::Dict(d)) = args.get(0, "modules") {
                 for (k, v) in d.borrow().iter() {
                     if let Value::Str(k) = k {
@@ -150,12 +155,14 @@ pub(crate) fn construct(
         children: RefCell::new(children),
         keys: RefCell::new(keys),
         params: RefCell::new(HashMap::new()),
+        unknown_children: std::cell::Cell::new(unknown),
     }))
 }
 
 fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: TextRange) {
     let int = |i: usize, n: &str| args.int(i, n);
     match kind {
+        "Rearrange" | "Reduce" => super::einops::check_layer(interp, kind, args, range),
         "MultiheadAttention" => {
             if let (Some(e), Some(h)) = (int(0, "embed_dim"), int(1, "num_heads"))
                 && h > 0
@@ -339,6 +346,9 @@ fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value 
 
 /// `seq[0]`, `blocks[1:]`, `heads["q"]`.
 pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: &[Value]) -> Value {
+    if layer.unknown_children.get() {
+        return Value::Unknown;
+    }
     let children = layer.children.borrow().clone();
     match index {
         [Value::Int(d)] => match d.as_const() {
@@ -369,6 +379,7 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
                 children: RefCell::new(picked.into_iter().map(|i| children[i].clone()).collect()),
                 keys: RefCell::new(Vec::new()),
                 params: RefCell::new(HashMap::new()),
+                unknown_children: std::cell::Cell::new(false),
             }))
         }
         _ => Value::Unknown,
@@ -440,6 +451,10 @@ pub(crate) fn module_method(
         "append" => {
             if let (Value::Layer(l), Some(v)) = (receiver, args.pos.first()) {
                 l.children.borrow_mut().push(v.clone());
+                // Appended in a loop that runs an unknown number of times.
+                if interp.unknown_loops > 0 {
+                    l.unknown_children.set(true);
+                }
             }
             Value::None
         }
@@ -594,6 +609,9 @@ pub(crate) fn call_layer(
     let a = |i: usize, n: &str| layer.arg(i, n).cloned();
     let input = args.first().cloned().unwrap_or(Value::Unknown);
     let call_args = Args::new(args.clone(), kwargs.clone());
+    if kind.as_ref() == "Sequential" && layer.unknown_children.get() {
+        return Value::Unknown;
+    }
     if kind.as_ref() == "Sequential" {
         let mut v = input;
         for child in layer.children.borrow().clone() {
