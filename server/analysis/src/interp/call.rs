@@ -78,6 +78,7 @@ impl Interp<'_> {
             }
             Value::Class(class) => self.instantiate(class, args, kwargs, range),
             Value::Instance(inst) => {
+                self.forward_ran.insert(Rc::as_ptr(&inst.class) as usize);
                 let method = lookup_method(&inst.class, "forward")
                     .or_else(|| lookup_method(&inst.class, "__call__"));
                 match method {
@@ -309,7 +310,15 @@ impl Interp<'_> {
             }
         }
         let mut positional = args.into_iter();
+        let open = self.dataclass_prefix.take();
         for (name, default) in fields {
+            let default = match (&open, default) {
+                (Some(prefix), Some(Value::Int(_))) => Some(Value::Int(self.env.symbol(&format!("{prefix}.{name}")))),
+                (Some(_), Some(Value::Float(_))) => Some(Value::Float(None)),
+                (Some(_), Some(Value::Bool(_))) => Some(Value::Bool(None)),
+                (Some(prefix), None) => Some(Value::Opaque(Rc::from(format!("{prefix}.{name}")))),
+                (_, default) => default,
+            };
             let v = positional
                 .next()
                 .or_else(|| {
@@ -384,7 +393,12 @@ impl Interp<'_> {
                 }
                 Some(a) => match self.lookup(a) {
                     Some(Value::Class(c)) if c.is_dataclass => {
-                        self.instantiate(&c, Vec::new(), Vec::new(), 0..0)
+                        // A config nobody built: its fields are what callers
+                        // pass, named `config.n_embd`; the defaults are one choice.
+                        self.dataclass_prefix = Some(Rc::from(param.name.id.as_str()));
+                        let v = self.instantiate(&c, Vec::new(), Vec::new(), 0..0);
+                        self.dataclass_prefix = None;
+                        v
                     }
                     _ if tensors => self.generic_tensor(&param.name.id),
                     _ => Value::Opaque(Rc::from(param.name.id.as_str())),

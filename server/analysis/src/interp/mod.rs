@@ -106,6 +106,9 @@ pub(crate) struct Interp<'s> {
     /// Attribute writes inside undecided branches, innermost last: the
     /// instance, the attribute, and its value before the branch.
     pub attr_journals: Vec<Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>>,
+    /// Set while building a made-up dataclass config: its fields become
+    /// symbols named `prefix.field`.
+    pub dataclass_prefix: Option<Rc<str>>,
     /// Nesting of joins of objects (bounded: objects can refer to themselves).
     pub join_depth: u32,
     /// How many loops of unknown trip count the current path is inside.
@@ -116,6 +119,8 @@ pub(crate) struct Interp<'s> {
     pub call_sites: Vec<TextRange>,
     /// The next user call may override any default (see `call_function`).
     pub open_call: bool,
+    /// Classes an object of which was called (ran its forward), by address.
+    pub forward_ran: HashSet<usize>,
     /// Instances of each user class made so far (a few), by class address.
     pub instances: HashMap<usize, Vec<Value>>,
     /// Where the current top-level call came from, for diagnostics that
@@ -153,10 +158,12 @@ impl<'s> Interp<'s> {
             classes: Vec::new(),
             functions: Vec::new(),
             instances: HashMap::new(),
+            forward_ran: HashSet::new(),
             open_call: false,
             uncertain: 0,
             unknown_loops: 0,
             join_depth: 0,
+            dataclass_prefix: None,
             attr_journals: Vec::new(),
             call_sites: Vec::new(),
             frames: vec![Frame {
@@ -514,7 +521,9 @@ impl<'s> Interp<'s> {
             let Some(forward) = call::lookup_method(&class, "forward") else {
                 continue;
             };
-            if self.reached.contains(&(Rc::as_ptr(&forward.def) as usize)) {
+            // Skip a class only when an object of exactly this class ran its
+            // forward: a subclass may have run it with settings of its own.
+            if self.forward_ran.contains(&(Rc::as_ptr(&class) as usize)) {
                 continue;
             }
             self.mode = ModeState {
