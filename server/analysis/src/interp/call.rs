@@ -647,6 +647,22 @@ impl Interp<'_> {
                 Value::tuple(vec![q, r])
             }
             ("any" | "all", _) => Value::Bool(None),
+            // `map(f, xs)` over an enumerable iterable: the calls, in order.
+            ("map", [f, rest @ ..]) if !rest.is_empty() => {
+                let lists: Option<Vec<Vec<Value>>> = rest.iter().map(|a| self.iterate(a)).collect();
+                match lists {
+                    Some(lists) => {
+                        let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+                        let mut out = Vec::with_capacity(n);
+                        for i in 0..n {
+                            let call_args: Vec<Value> = lists.iter().map(|l| l[i].clone()).collect();
+                            out.push(self.call_value(f, call_args, Vec::new(), range.clone()));
+                        }
+                        Value::list(out)
+                    }
+                    None => Value::Unknown,
+                }
+            }
             _ => Value::Unknown,
         }
     }
