@@ -190,6 +190,9 @@ pub struct Tensor {
     /// Where it was made, for related information in diagnostics.
     pub made_at: Option<TextRange>,
     pub is_param: bool,
+    /// The order of the dims in memory when it is not the plain one (a
+    /// transposed view); `None` for contiguous or unknown.
+    pub layout: Option<Rc<Vec<usize>>>,
 }
 
 /// A built-in `torch.nn` layer: its class name and constructor arguments.

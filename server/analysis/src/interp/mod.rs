@@ -425,6 +425,7 @@ impl<'s> Interp<'s> {
             op: Rc::from(op),
             made_at: None,
             is_param: false,
+            layout: None,
         }
     }
 

@@ -7,8 +7,8 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::Args;
-use super::ops::{check_inputs, out_known};
 use super::dtype::sum_dtype;
+use super::ops::{check_inputs, out_known};
 use crate::interp::Interp;
 use crate::report::Severity;
 use crate::value::{DType, Tensor, Value};
@@ -215,12 +215,17 @@ struct Side {
 fn axis_name_error(name: &str, allow_underscore: bool) -> Option<String> {
     let mut chars = name.chars();
     let first = chars.next()?;
-    let ident = (first.is_alphabetic() || first == '_') && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let ident = (first.is_alphabetic() || first == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
     if !ident {
-        return Some(format!("Invalid axis identifier: {name}\nnot a valid python identifier"));
+        return Some(format!(
+            "Invalid axis identifier: {name}\nnot a valid python identifier"
+        ));
     }
     if (name.starts_with('_') || name.ends_with('_')) && !(allow_underscore && name == "_") {
-        return Some(format!("Invalid axis identifier: {name}\naxis name should should not start or end with underscore"));
+        return Some(format!(
+            "Invalid axis identifier: {name}\naxis name should should not start or end with underscore"
+        ));
     }
     None
 }
@@ -239,17 +244,25 @@ fn parse_side(text: &str, allow_underscore: bool, allow_duplicates: bool) -> Res
         return Err("Expression may contain dots only inside ellipsis (...)".into());
     }
     if expr.matches('…').count() > 1 {
-        return Err("Expression may contain dots only inside ellipsis (...); only one ellipsis for tensor ".into());
+        return Err(
+            "Expression may contain dots only inside ellipsis (...); only one ellipsis for tensor "
+                .into(),
+        );
     }
     let mut bracket: Option<Vec<Axis>> = None;
     let mut word = String::new();
-    let flush = |word: &mut String, bracket: &mut Option<Vec<Axis>>, side: &mut Side| -> Result<(), String> {
+    let flush = |word: &mut String,
+                 bracket: &mut Option<Vec<Axis>>,
+                 side: &mut Side|
+     -> Result<(), String> {
         if word.is_empty() {
             return Ok(());
         }
         let w = std::mem::take(word);
         if side.names.contains(&w) && !allow_duplicates {
-            return Err(format!("Indexing expression contains duplicate dimension \"{w}\""));
+            return Err(format!(
+                "Indexing expression contains duplicate dimension \"{w}\""
+            ));
         }
         let axis = if w == "…" {
             side.has_ellipsis = true;
@@ -273,7 +286,11 @@ fn parse_side(text: &str, allow_underscore: bool, allow_duplicates: bool) -> Res
                     side.has_anon = true;
                     Some(Axis::Anon(n))
                 }
-                _ => return Err(format!("Anonymous axis should have positive length, not {w}")),
+                _ => {
+                    return Err(format!(
+                        "Anonymous axis should have positive length, not {w}"
+                    ));
+                }
             }
         } else {
             if let Some(reason) = axis_name_error(&w, allow_underscore) {
@@ -296,7 +313,10 @@ fn parse_side(text: &str, allow_underscore: bool, allow_duplicates: bool) -> Res
                 flush(&mut word, &mut bracket, &mut side)?;
                 if c == '(' {
                     if bracket.is_some() {
-                        return Err("Axis composition is one-level (brackets inside brackets not allowed)".into());
+                        return Err(
+                            "Axis composition is one-level (brackets inside brackets not allowed)"
+                                .into(),
+                        );
                     }
                     bracket = Some(Vec::new());
                 } else if c == ')' {
@@ -343,13 +363,25 @@ fn recipe(pattern: &str, operation: &str, axes_names: &[Rc<str>]) -> Result<(Sid
     let left = parse_side(lhs, false, false)?;
     let right = parse_side(rhs, false, false)?;
     if !left.has_ellipsis && right.has_ellipsis {
-        return Err(format!("Ellipsis found in right side, but not left side of a pattern {pattern}"));
+        return Err(format!(
+            "Ellipsis found in right side, but not left side of a pattern {pattern}"
+        ));
     }
     if left.has_ellipsis && left.ellipsis_parenthesized {
-        return Err(format!("Ellipsis inside parenthesis in the left side is not allowed: {pattern}"));
+        return Err(format!(
+            "Ellipsis inside parenthesis in the left side is not allowed: {pattern}"
+        ));
     }
-    let only_left: Vec<&String> = left.names.iter().filter(|n| !right.names.contains(n)).collect();
-    let only_right: Vec<&String> = right.names.iter().filter(|n| !left.names.contains(n)).collect();
+    let only_left: Vec<&String> = left
+        .names
+        .iter()
+        .filter(|n| !right.names.contains(n))
+        .collect();
+    let only_right: Vec<&String> = right
+        .names
+        .iter()
+        .filter(|n| !left.names.contains(n))
+        .collect();
     let given = |n: &String| axes_names.iter().any(|k| **k == **n);
     match operation {
         "rearrange" => {
@@ -366,11 +398,17 @@ fn recipe(pattern: &str, operation: &str, axes_names: &[Rc<str>]) -> Result<(Sid
         }
         "repeat" => {
             if !only_left.is_empty() {
-                return Err(format!("Unexpected identifiers on the left side of repeat: {}", py_set(&only_left)));
+                return Err(format!(
+                    "Unexpected identifiers on the left side of repeat: {}",
+                    py_set(&only_left)
+                ));
             }
             let no_size: Vec<&String> = only_right.iter().copied().filter(|n| !given(n)).collect();
             if !no_size.is_empty() {
-                return Err(format!("Specify sizes for new axes in repeat: {}", py_set(&no_size)));
+                return Err(format!(
+                    "Specify sizes for new axes in repeat: {}",
+                    py_set(&no_size)
+                ));
             }
         }
         op if REDUCTIONS.contains(&op) => {
@@ -416,7 +454,9 @@ fn recipe(pattern: &str, operation: &str, axes_names: &[Rc<str>]) -> Result<(Sid
 /// `Rearrange(pattern, **sizes)` / `Reduce(pattern, reduction, **sizes)`
 /// check their pattern when built.
 pub(crate) fn check_layer(interp: &mut Interp<'_>, kind: &str, args: &Args, range: TextRange) {
-    let Some(pattern) = args.str(0, "pattern") else { return };
+    let Some(pattern) = args.str(0, "pattern") else {
+        return;
+    };
     let operation: Rc<str> = match kind {
         "Rearrange" => Rc::from("rearrange"),
         _ => match args.get(1, "reduction") {
@@ -467,14 +507,18 @@ fn einops_einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Valu
             let name = match axes.as_slice() {
                 [Axis::Name(n)] => n,
                 [] => return Err("Singleton () axes are not yet supported in einsum.".into()),
-                [Axis::Anon(_)] => return Err("Anonymous axes are not yet supported in einsum.".into()),
+                [Axis::Anon(_)] => {
+                    return Err("Anonymous axes are not yet supported in einsum.".into());
+                }
                 _ => return Err("Shape rearrangement is not yet supported in einsum.".into()),
             };
             let next = letters.len();
             let c = match letters.get(name) {
                 Some(c) => *c,
                 None if !new_ok => {
-                    return Err(format!("Unknown axis {name} on right side of einsum {pattern}."));
+                    return Err(format!(
+                        "Unknown axis {name} on right side of einsum {pattern}."
+                    ));
                 }
                 None => {
                     let Some(&c) = LETTERS.get(next) else {
@@ -534,7 +578,11 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
             }
             let mut pos = vec![stacked];
             pos.extend(args.pos.iter().skip(1).cloned());
-            let kw = args.kw.into_iter().filter(|(k, _)| &**k != "tensor").collect();
+            let kw = args
+                .kw
+                .into_iter()
+                .filter(|(k, _)| &**k != "tensor")
+                .collect();
             return call(interp, name, Args::new(pos, kw), range);
         }
         return Value::Unknown;
@@ -561,7 +609,11 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
     };
 
     // ---- the input's rank
-    let n_fixed = left.groups.iter().filter(|g| !matches!(g, Group::Ellipsis)).count();
+    let n_fixed = left
+        .groups
+        .iter()
+        .filter(|g| !matches!(g, Group::Ellipsis))
+        .count();
     if interp.dims(&x).is_none() && !left.has_ellipsis {
         // the pattern spells out the rank of an input nobody knew the rank of
         let names: Vec<String> = left
@@ -597,13 +649,19 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         if dims.len() < n_fixed {
             return report(
                 interp,
-                format!("Wrong shape: expected >={n_fixed} dims. Received {}-dim tensor.", dims.len()),
+                format!(
+                    "Wrong shape: expected >={n_fixed} dims. Received {}-dim tensor.",
+                    dims.len()
+                ),
             );
         }
     } else if dims.len() != n_fixed {
         return report(
             interp,
-            format!("Wrong shape: expected {n_fixed} dims. Received {}-dim tensor.", dims.len()),
+            format!(
+                "Wrong shape: expected {n_fixed} dims. Received {}-dim tensor.",
+                dims.len()
+            ),
         );
     }
 
@@ -644,7 +702,9 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         }
         match unknown {
             None => {
-                if interp.env.known_different(&length, &known) || !interp.require_equal(&length, &known) {
+                if interp.env.known_different(&length, &known)
+                    || !interp.require_equal(&length, &known)
+                {
                     let message = format!(
                         "Shape mismatch, {} != {}",
                         interp.fmt_dim(&length),
@@ -671,7 +731,9 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
                         // it divides, or einops raises at run time
                         _ => interp.env.assume_divisible(&length, &known),
                     }
-                    length.floordiv(&known).unwrap_or_else(|| interp.env.anonymous())
+                    length
+                        .floordiv(&known)
+                        .unwrap_or_else(|| interp.env.anonymous())
                 };
                 sizes.insert(n, size);
             }

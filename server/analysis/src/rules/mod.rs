@@ -11,6 +11,7 @@ mod einops;
 pub(crate) mod index;
 pub(crate) mod nn;
 mod ops;
+mod layout;
 mod shape;
 mod tail;
 

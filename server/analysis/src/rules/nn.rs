@@ -338,6 +338,7 @@ fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value 
         op: Rc::from(format!("nn.{}.{name}", layer.kind)),
         made_at: None,
         is_param: true,
+        layout: None,
     };
     let v = Value::Tensor(Rc::new(t));
     layer.params.borrow_mut().insert(Rc::from(name), v.clone());

@@ -224,6 +224,7 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
         _ => (name, false),
     };
     let result = dispatch(interp, base, &args, range.clone());
+    let result = track_layout(interp, base, &args, result);
     // in-place view ops change self's shape: their result is the new view
     if inplace
         && matches!(
@@ -1430,6 +1431,25 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     }
 }
 
+/// The memory order of an op's result: reordering ops permute it, ops that
+/// keep the shape keep it (pointwise ops preserve the input's stride order),
+/// `contiguous` and everything else make a plain tensor.
+fn track_layout(interp: &Interp<'_>, name: &str, args: &Args, result: Value) -> Value {
+    let Value::Tensor(out) = &result else { return result };
+    let Some(Value::Tensor(input)) = args.pos.first() else {
+        return super::layout::with_layout(result, None);
+    };
+    let (Some(in_dims), Some(out_dims)) = (interp.dims(input), interp.dims(out)) else {
+        return super::layout::with_layout(result, None);
+    };
+    if let Some(p) = super::layout::permutation(name, args, in_dims.len()) {
+        let layout = super::layout::permuted(input.layout.as_deref().map(|v| v.as_slice()), &p);
+        return super::layout::with_layout(result, layout);
+    }
+    let keeps = name != "contiguous" && in_dims.len() == out_dims.len() && in_dims.iter().zip(&out_dims).all(|(a, b)| interp.env.known_equal(a, b));
+    super::layout::with_layout(result, if keeps { input.layout.clone() } else { None })
+}
+
 /// Ops without a tensor first argument: `torch.cat([...])`, `torch.stack`, `torch.einsum`, `torch.max(a, b)`.
 fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
     match name {
@@ -2043,6 +2063,24 @@ fn reshape(
         );
         interp.report(range, Severity::Error, "view-size", message);
         return Value::Unknown;
+    }
+    // `view` of a transposed tensor needs its dims consecutive in memory.
+    if name == "view"
+        && let Some(layout) = &x.layout
+    {
+        let sizes: Option<Vec<i64>> = dims.iter().map(|d| interp.env.value(d)).collect();
+        let wanted: Option<Vec<i64>> = new.iter().map(|d| interp.env.value(d)).collect();
+        if let (Some(sizes), Some(wanted)) = (sizes, wanted)
+            && super::layout::view_compatible(&sizes, layout, &wanted) == Some(false)
+        {
+            interp.report(
+                range,
+                Severity::Error,
+                "view-stride",
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.".to_string(),
+            );
+            return Value::Unknown;
+        }
     }
     out_known(interp, x, new, x.dtype, device, name)
 }
