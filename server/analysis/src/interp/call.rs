@@ -350,6 +350,8 @@ impl Interp<'_> {
         let mut out = Vec::new();
         let is_method = f.owner.is_some();
         let used_as_tensor = self.tensor_params(&f.def);
+        // Dims named alike in one signature's jaxtyping annotations are one symbol.
+        let mut jax_symbols: HashMap<String, Dim> = HashMap::new();
         let mut commented = self.comment_shapes(&f.def);
         for (i, param) in f.def.params.iter().enumerate() {
             if is_method && i == 0 {
@@ -389,7 +391,19 @@ impl Interp<'_> {
                 Some("bool") => Value::Bool(None),
                 Some("str") => Value::Unknown,
                 Some(a) if a.contains("Tensor") || a.contains("Float[") || a.contains("Int[") => {
-                    self.generic_tensor(&param.name.id)
+                    match self.jaxtyping_shape(a, &mut jax_symbols) {
+                        Some(shape) => {
+                            let dtype = if a.starts_with("Int[") || a.starts_with("Long[") {
+                                Some(crate::value::DType::Int64)
+                            } else if a.starts_with("Float[") {
+                                Some(crate::value::DType::Float32)
+                            } else {
+                                None
+                            };
+                            Value::Tensor(Rc::new(self.new_tensor(shape, dtype, None, &param.name.id)))
+                        }
+                        None => self.generic_tensor(&param.name.id),
+                    }
                 }
                 Some(a) => match self.lookup(a) {
                     Some(Value::Class(c)) if c.is_dataclass => {
@@ -409,6 +423,42 @@ impl Interp<'_> {
             out.push(value);
         }
         out
+    }
+
+    /// The shape a jaxtyping annotation states: `Float[Tensor, "batch seq dim"]`
+    /// gives `[batch, seq, dim]`; `*batch` or `...` first gives any number of
+    /// leading dims; `_` is a size nobody named.
+    fn jaxtyping_shape(&mut self, annotation: &str, symbols: &mut HashMap<String, Dim>) -> Option<crate::value::Shape> {
+        let start = annotation.find('"')?;
+        let end = annotation[start + 1..].find('"')? + start + 1;
+        let spec = &annotation[start + 1..end];
+        let mut dims = Vec::new();
+        let mut variadic = false;
+        for (i, token) in spec.split_whitespace().enumerate() {
+            if token == "..." || token.starts_with('*') || token.starts_with("#*") {
+                if i != 0 || variadic {
+                    return None;
+                }
+                variadic = true;
+                continue;
+            }
+            let token = token.trim_start_matches('#');
+            if let Ok(n) = token.parse::<i64>() {
+                dims.push(Dim::konst(n));
+            } else if token == "_" {
+                dims.push(self.env.anonymous());
+            } else if token.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                let d = symbols.entry(token.to_string()).or_insert_with(|| self.env.symbol(token)).clone();
+                dims.push(d);
+            } else {
+                return None;
+            }
+        }
+        if variadic {
+            let crate::value::Shape::Var(v) = self.fresh_rank_var() else { return None };
+            return Some(crate::value::Shape::Tail(v, Rc::new(dims)));
+        }
+        Some(crate::value::Shape::known(dims))
     }
 
     fn generic_tensor(&mut self, name: &str) -> Value {
