@@ -72,8 +72,10 @@ def mk(name, shape, dt="f32"):
 
 
 class Family:
-    def __init__(self, name):
+    def __init__(self, name, imports=()):
         self.name = name
+        # extra import lines for the snippet header (golden.rs adds them after its own)
+        self.imports = list(imports)
         self.cases = []
         self.seen = set()
 
@@ -120,8 +122,10 @@ class SetupError(Exception):
         self.setup, self.line, self.error = setup, line, error
 
 
-def run_case(setup, expr, unpack):
+def run_case(setup, expr, unpack, imports=()):
     ns = {"torch": torch, "nn": nn, "F": F}
+    for line in imports:
+        exec(line, ns)
     torch.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -159,6 +163,8 @@ def run_case(setup, expr, unpack):
 
 def err(e):
     msg = str(e).strip().splitlines()
+    if type(e).__name__ == "EinopsError" and msg:
+        msg = [msg[-1].strip()]  # einops' reason comes last, after the pattern and input shape
     msg = msg[0] if msg else ""
     return {"type": type(e).__name__, "message": msg[:300]}
 
@@ -1744,10 +1750,148 @@ def more_functional(f):
     return f
 
 
+EINOPS_IMPORTS = ["import einops", "from einops import rearrange, repeat, reduce",
+                  "from einops.layers.torch import Rearrange, Reduce"]
+
+
+def fam_einops():
+    """einops' functions and layers (einops is imported only by this family's snippets)."""
+    f = Family("einops", EINOPS_IMPORTS)
+    # rearrange: permutes, composite groups, ellipsis, anonymous 1 / () axes
+    for dt in ["f32", "i64", "f16", "bool"]:
+        s = mk("x", (2, 3, 4), dt)
+        for pat in ["b c h -> b h c", "b c h -> b (c h)", "b c h -> (b c h)", "b c h -> h (b c)",
+                    "... h -> h ...", "b ... -> b (...)", "b c h -> b c h 1", "b c h -> b () c h",
+                    "... -> ...", "b ... h -> h ... b", "b c h -> (h b) c"]:
+            f.add(s, f"out = rearrange(x, '{pat}')")
+    s = mk("x", (2, 3, 4))
+    for pat in ["b c h -> b h c", "b c h -> b (c h)"]:
+        f.add(s, f"out = einops.rearrange(x, '{pat}')")
+        f.add(s, f"out = einops.rearrange(x, pattern='{pat}')")
+    s = mk("x", (2, 6, 4))
+    for pat, kw in [("b (h d) w -> b h d w", "h=2"), ("b (h d) w -> b h d w", "d=3"),
+                    ("b (h d) w -> b h d w", "h=2, d=3"), ("b (h d) w -> b h (d w)", "h=3"),
+                    ("b (h d) w -> (b h) d w", "h=6"), ("b (h d) w -> b h d w", "h=4"),
+                    ("b (h d) w -> b h d w", "h=2, d=2"), ("b (h d) w -> b h d w", ""),
+                    ("b (h 2) w -> b h w 2", ""), ("b (h 3) w -> b h w", ""),
+                    ("b c w -> b c w", "c=6"), ("b c w -> b c w", "c=5"), ("b c w -> b w c", "z=2"),
+                    ("b (c 1) w -> b c w", ""), ("b (h d) w -> b d (w h)", "h=2")]:
+        args = f", {kw}" if kw else ""
+        f.add(s, f"out = rearrange(x, '{pat}'{args})")
+    f.add(mk("x", (2, 3, 8, 8)), "out = rearrange(x, 'b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=4, p2=4)")
+    f.add(mk("x", (2, 3, 8, 8)), "out = rearrange(x, 'b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=3, p2=4)")
+    f.add(mk("x", (2, 16, 5)), "out = rearrange(x, 'b (h w) c -> b c h w', h=4)")
+    f.add(mk("x", (2, 16, 5)), "out = rearrange(x, 'b (h w) c -> b c h w', h=4, w=4)")
+    f.add(mk("x", (2, 1, 4)), "out = rearrange(x, 'b 1 w -> b w')")
+    f.add(mk("x", (2, 1, 4)), "out = rearrange(x, 'b () w -> b w')")
+    f.add(mk("x", (2, 3, 4)), "out = rearrange(x, 'b 1 w -> b w')")
+    # errors: wrong rank, identifiers on one side, misplaced ellipsis
+    f.add(mk("x", (2, 3)), "out = rearrange(x, 'b c h -> b h c')")
+    f.add(mk("x", (2, 3, 4, 5)), "out = rearrange(x, 'b c h -> b h c')")
+    f.add(mk("x", (2,)), "out = rearrange(x, 'a b ... -> a b ...')")
+    f.add(mk("x", (2, 3)), "out = rearrange(x, 'a b ... -> a b ...')")
+    f.add(mk("x", (2, 3, 4)), "out = rearrange(x, 'b c h -> b c h w')")
+    f.add(mk("x", (2, 3, 4)), "out = rearrange(x, 'b c h -> b c')")
+    f.add(mk("x", (2, 3, 4)), "out = rearrange(x, 'b c h -> b c h ...')")
+    f.add(mk("x", (2, 3, 4)), "out = rearrange(x, 'b c h -> b c h 2')")
+    f.add(mk("x", (2, 3, 4)), "out = rearrange(x, 'b c c -> b c')")
+    f.add(mk("x", (2, 3, 4)), "out = rearrange(x, 'b (c h -> b c h')")
+    f.add(mk("x", (2, 3, 4)), "out = rearrange(x, 'b (c ...) -> b c ...')")
+    # a list of tensors is stacked first
+    f.add([mk("a", (3, 4)), mk("b", (3, 4))], "out = rearrange([a, b], 'n h w -> h (n w)')")
+    f.add([mk("a", (3, 4)), mk("b", (3, 4)), mk("c", (3, 4))], "out = rearrange([a, b, c], 'n h w -> n w h')")
+    # repeat: new axes sized by keywords
+    for dt in ["f32", "i32"]:
+        s = mk("x", (3, 4), dt)
+        for pat, kw in [("h w -> h w c", "c=2"), ("h w -> (r h) w", "r=2"), ("h w -> h (w r)", "r=3"),
+                        ("h w -> b h w", "b=2"), ("... -> b ...", "b=2"), ("h w -> h w 2", ""),
+                        ("h w -> (h 2) (w 3)", ""), ("h w -> h 1 w", ""), ("h w -> w h", ""),
+                        ("h w -> h w c", "h=3, c=2"), ("h w -> h w c", "h=4, c=2"), ("h w -> h w c", ""),
+                        ("h w -> h", ""), ("h w -> h w c", "c=2, d=3"), ("h w -> h w c d", "c=2"),
+                        ("h (w s) -> h w (s r)", "s=2, r=2"), ("h (w s) -> h w (s r)", "s=3, r=2")]:
+            args = f", {kw}" if kw else ""
+            f.add(s, f"out = repeat(x, '{pat}'{args})")
+    f.add(mk("x", (4,)), "out = einops.repeat(x, 'c -> b c h w', b=2, h=3, w=3)")
+    f.add(mk("x", (4,)), "out = einops.repeat(x, 'c -> b c', b=2)")
+    f.add(mk("x", (2, 4)), "out = einops.repeat(x, 'b c -> b c', b=2)")
+    f.add(mk("x", (2, 4)), "out = einops.repeat(x, 'b c h -> b c h w', w=2)")
+    # reduce: mean / sum / max / min (and prod / any / all)
+    for dt in ["f32", "f64", "i64", "i32", "bool", "f16"]:
+        s = mk("x", (2, 3, 4), dt)
+        for red in ["mean", "sum", "max", "min", "prod", "any", "all"]:
+            for pat in ["b c h -> b c", "b c h -> b", "b c h -> b () h", "b c h -> c b h", "b c h -> b 1 h"]:
+                f.add(s, f"out = reduce(x, '{pat}', '{red}')")
+    s = mk("x", (2, 3, 4))
+    for red in ["mean", "sum", "max", "min"]:
+        f.add(s, f"out = reduce(x, '... h -> ...', '{red}')")
+        f.add(s, f"out = reduce(x, 'b ... -> b', '{red}')")
+        f.add(s, f"out = einops.reduce(x, 'b c h -> b h', reduction='{red}')")
+        f.add(s, f"out = einops.reduce(x, 'b c h -> ', '{red}')")
+    f.add(mk("x", (2, 3, 4, 6)), "out = reduce(x, 'b c (h h2) (w w2) -> b c h w', 'max', h2=2, w2=2)")
+    f.add(mk("x", (2, 3, 4, 6)), "out = reduce(x, 'b c (h h2) (w w2) -> b c h w', 'max', h2=2, w2=4)")
+    f.add(mk("x", (2, 3, 4, 6)), "out = reduce(x, 'b c (h 2) (w 2) -> b c h w', 'mean')")
+    f.add(mk("x", (2, 3, 4, 6)), "out = reduce(x, 'b c h w -> b c 1 1', 'mean')")
+    f.add(mk("x", (2, 3, 4, 6)), "out = reduce(x, 'b c h w -> b c () ()', 'max')")
+    f.add(mk("x", (2, 3, 4)), "out = reduce(x, 'b c h -> b c d', 'mean')")
+    f.add(mk("x", (2, 3, 4)), "out = reduce(x, 'b c h -> b c', 'median')")
+    f.add(mk("x", (2, 3)), "out = reduce(x, 'b c h -> b c', 'mean')")
+    f.add(mk("x", (2, 3, 4)), "out = reduce(x, 'b (c k) h -> b c', 'sum', k=2)")
+    f.add(mk("x", (2, 6, 4)), "out = reduce(x, 'b (c k) h -> b c', 'sum', k=2)")
+    # sizes from variables and from other tensors' shapes
+    f.add([mk("x", (2, 12, 5)), "h = 3"], "out = rearrange(x, 'b (h d) n -> b h n d', h=h)")
+    f.add([mk("x", (2, 12, 5)), mk("y", (4, 7))], "out = rearrange(x, 'b (h d) n -> b h n d', h=y.shape[0])")
+    f.add([mk("x", (2, 12, 5)), mk("y", (5, 7))], "out = rearrange(x, 'b (h d) n -> b h n d', h=y.shape[0])")
+    f.add([mk("x", (3, 4)), mk("y", (2, 7))], "out = repeat(x, 'h w -> b h w', b=y.size(0))")
+    f.add([mk("x", (2, 3, 4)), mk("y", (2, 3, 4))], "out = rearrange(x, 'b c h -> b h c') + rearrange(y, 'b c h -> b h c')")
+    f.add([mk("x", (2, 3, 4))], "out = rearrange(x.float(), 'b c h -> (b c) h').sum(0)")
+    f.add([mk("x", (2, 3, 4))], "out = rearrange(x, 'b c h -> b h c', b=2, c=3, h=4)")
+    f.add([mk("x", (2, 3, 4))], "out = rearrange(x, 'b c h_ -> b h_ c')")
+    f.add([mk("x", (2, 3, 4))], "out = rearrange(x, 'b c h -> b h c', h_=4)")
+    f.add([mk("x", (2, 3, 4))], "out = rearrange(x, 'b c h -> b h c')[0]")
+    # einsum: the pattern comes last
+    f.add([mk("a", (2, 3, 4)), mk("b", (2, 4, 5))], "out = einops.einsum(a, b, 'b i d, b d j -> b i j')")
+    f.add([mk("a", (2, 3, 4)), mk("b", (2, 5, 4))], "out = einops.einsum(a, b, 'batch i d, batch j d -> batch i j')")
+    f.add([mk("a", (2, 3, 4)), mk("b", (2, 5, 4))], "out = einops.einsum(a, b, '... i d, ... j d -> ... i j')")
+    f.add([mk("a", (3, 4))], "out = einops.einsum(a, 'i j -> j i')")
+    f.add([mk("a", (3, 4))], "out = einops.einsum(a, 'i j -> ')")
+    f.add([mk("a", (3, 3))], "out = einops.einsum(a, 'i i -> i')")
+    f.add([mk("a", (3, 4)), mk("b", (4,)), mk("c", (5,))], "out = einops.einsum(a, b, c, 'i j, j, k -> i k')")
+    f.add([mk("a", (3, 4), "f64"), mk("b", (4, 5), "f64")], "out = einops.einsum(a, b, 'i j, j k -> i k')")
+    f.add([mk("a", (2, 3, 4)), mk("b", (2, 5, 5))], "out = einops.einsum(a, b, 'b i d, b d j -> b i j')")
+    f.add([mk("a", (2, 3, 4)), mk("b", (2, 4, 5))], "out = einops.einsum(a, b, 'b i d, b d j -> b i k')")
+    f.add([mk("a", (2, 3))], "out = einops.einsum(a, 'b i d -> b i')")
+    f.add([mk("a", (2, 3, 4)), mk("b", (2, 4, 5))], "out = einops.einsum(a, b, 'b i d, b d j')")
+    # layers
+    for pat, kw, xs in [("b c h w -> b (c h w)", "", (2, 3, 4, 5)), ("b (h d) n -> b h d n", ", h=2", (2, 6, 5)),
+                        ("b c h w -> b (h w) c", "", (2, 3, 4, 5)), ("b c h w -> b (c h w)", "", (2, 3, 4)),
+                        ("b (h d) n -> b h d n", ", h=4", (2, 6, 5)), ("b c (h p) -> b h (p c)", ", p=2", (2, 3, 8)),
+                        ("... c -> c ...", "", (2, 3, 4))]:
+        f.add([f"m = Rearrange('{pat}'{kw})", mk("x", xs)], "out = m(x)")
+    for pat, red, kw, xs in [("b c h w -> b c", "mean", "", (2, 3, 4, 5)), ("b c h w -> b c", "max", "", (2, 3, 4, 5)),
+                             ("b c (h h2) (w w2) -> b c h w", "max", ", h2=2, w2=2", (2, 3, 4, 6)),
+                             ("b c (h h2) (w w2) -> b c h w", "max", ", h2=3, w2=2", (2, 3, 4, 6)),
+                             ("b n c -> b c", "sum", "", (2, 5, 3)), ("b n c -> b c", "min", "", (2, 5, 3)),
+                             ("b c h w -> b c", "mean", "", (2, 3, 4))]:
+        f.add([f"m = Reduce('{pat}', '{red}'{kw})", mk("x", xs)], "out = m(x)")
+        f.add([f"m = Reduce('{pat}', reduction='{red}'{kw})", mk("x", xs)], "out = m(x)")
+    f.add(["m = Reduce('b c h w -> b c', 'mean')", mk("x", (2, 3, 4, 5), "i64")], "out = m(x)")
+    # layers check their pattern when built
+    for ctor in ["Rearrange('b c h -> b c')", "Rearrange('b c -> b c', z=2)", "Reduce('b c -> b', 'median')",
+                 "Rearrange('b (c h -> b c h')", "Rearrange('b (h d) -> b h d')", "Rearrange('b c -> b c ...')",
+                 "Reduce('b c -> b c d', 'mean')", "Rearrange('b (h d) -> b h d', h=2)", "Reduce('b c -> b', reduction='sum')"]:
+        f.add([f"m = {ctor}", mk("x", (2, 6))], "out = m(x)")
+    f.add(["m = nn.Sequential(Rearrange('b c h w -> b (c h w)'), nn.Linear(60, 7))", mk("x", (2, 3, 4, 5))], "out = m(x)")
+    f.add(["m = nn.Sequential(Rearrange('b c h w -> b (c h w)'), nn.Linear(50, 7))", mk("x", (2, 3, 4, 5))], "out = m(x)")
+    f.add(["m = nn.Sequential(nn.Conv2d(3, 8, 3), Reduce('b c h w -> b c', 'mean'), nn.Linear(8, 2))",
+           mk("x", (2, 3, 6, 6))], "out = m(x)")
+    return f
+
+
 FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: more_reduction(fam_reduction()),
             fam_indexing, lambda: more_view(fam_view()), lambda: more_join(fam_join()),
             lambda: more_linalg(fam_linalg()), lambda: more_index_ops(fam_index_ops()),
-            lambda: more_convert(fam_convert()), lambda: more_nn(fam_nn()), lambda: more_functional(fam_functional())]
+            lambda: more_convert(fam_convert()), lambda: more_nn(fam_nn()), lambda: more_functional(fam_functional()),
+            fam_einops]
 
 
 def main():
@@ -1760,7 +1904,7 @@ def main():
         done = set()
         for i, (setup, expr, unpack, dd) in enumerate(fam.cases):
             try:
-                line, res = run_case(setup, expr, unpack)
+                line, res = run_case(setup, expr, unpack, fam.imports)
             except SetupError as e:
                 setup, line, res = e.setup, e.line, {"error": e.error}
                 if (tuple(setup), line) in done:
@@ -1773,6 +1917,8 @@ def main():
             # ids hash the snippet, so they stay stable when cases are added or removed
             digest = hashlib.sha1(("\n".join(setup) + "\n" + line).encode()).hexdigest()[:8]
             row = {"id": f"{fam.name}-{digest}", "setup": setup, "expr_line": line}
+            if fam.imports:
+                row["imports"] = fam.imports
             row.update(res)
             if dd:
                 row["data_dependent"] = True

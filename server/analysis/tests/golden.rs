@@ -2,7 +2,8 @@
 //! `tests/golden/generate.py` recorded from torch (`tests/golden/cases/*.jsonl`)
 //! through the analyzer.
 //!
-//! Each case is a snippet (setup lines + one expression line) and what torch
+//! Each case is a snippet (setup lines + one expression line, after the shared
+//! imports and any `imports` lines the case's family adds) and what torch
 //! bound on the expression line (shape, dtype, device of each tensor) or the
 //! exception it raised there. Outcomes:
 //!
@@ -215,7 +216,14 @@ fn run_case(case: &Json) -> (Outcome, String) {
         _ => Vec::new(),
     };
     let expr = case.get("expr_line").and_then(Json::str).unwrap_or_default();
+    // a family's own imports (`import einops`, ...) follow the shared ones; the
+    // other families' snippets stay exactly the header
     let mut src = String::from(HEADER);
+    if let Some(Json::Arr(imports)) = case.get("imports") {
+        let at = src.find("\n\n").map_or(0, |i| i + 1);
+        let lines: String = imports.iter().filter_map(Json::str).map(|l| format!("{l}\n")).collect();
+        src.insert_str(at, &lines);
+    }
     for line in &setup {
         src.push_str("    ");
         src.push_str(line);
