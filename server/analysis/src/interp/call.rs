@@ -93,7 +93,14 @@ impl Interp<'_> {
                         self.check_module_device(callee, &args, range);
                         result
                     }
-                    None => Value::Unknown,
+                    None => {
+                        // A torch layer subclassed without its own forward.
+                        let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                        match layer {
+                            Some(l @ Value::Layer(_)) => self.call_value(&l, args, kwargs, range),
+                            _ => Value::Unknown,
+                        }
+                    }
                 }
             }
             Value::Layer(layer) => rules::nn::call_layer(self, callee, layer, args, kwargs, range),
@@ -796,6 +803,28 @@ impl Interp<'_> {
         range: TextRange,
     ) -> Value {
         match receiver {
+            // `super().__init__(...)` / `super().forward(x)` of a torch layer subclass.
+            Value::Tuple(parts) if name.starts_with("__super__.") && parts.len() == 2 => {
+                let (Value::Instance(inst), Value::Str(base)) = (&parts[0], &parts[1]) else {
+                    return Value::Unknown;
+                };
+                match &name["__super__.".len()..] {
+                    "__init__" => {
+                        let layer = rules::call_torch(self, &format!("torch.nn.{base}"), args, kwargs, range);
+                        self.set_attr(&parts[0], "__torch_layer__", layer);
+                        Value::None
+                    }
+                    "forward" => {
+                        let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                        match layer {
+                            Some(l @ Value::Layer(_)) => self.call_value(&l, args, kwargs, range),
+                            _ => Value::Unknown,
+                        }
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+
             Value::Tensor(t) => rules::tensor_method(self, t, name, args, kwargs, range),
             Value::List(items) => match (name, args.as_slice()) {
                 ("append", [v]) => {
@@ -929,6 +958,21 @@ pub(crate) fn lookup_method(class: &Rc<Class>, name: &str) -> Option<Rc<Function
         Value::Function(f) => Some(f),
         _ => None,
     }
+}
+
+/// The torch layer a class derives from (`Conv1d` for `class C(nn.Conv1d)`),
+/// found along its bases; `None` for plain `nn.Module` subclasses.
+pub(crate) fn torch_layer_base(class: &Rc<Class>) -> Option<Rc<str>> {
+    class_chain(class).iter().find_map(|c| {
+        c.bases.iter().find_map(|b| match b {
+            Value::Path(p) => {
+                let name = p.rsplit('.').next()?;
+                let torch = p.starts_with("torch.nn") || p.starts_with("nn.");
+                (torch && name != "Module" && name.chars().next()?.is_uppercase()).then(|| Rc::from(name))
+            }
+            _ => None,
+        })
+    })
 }
 
 /// Whether the class derives from `nn.Module` (or any torch class).

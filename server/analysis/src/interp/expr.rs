@@ -685,6 +685,14 @@ impl Interp<'_> {
                         return Value::BoundMethod(inst.clone(), f);
                     }
                 }
+                // A subclass of a torch layer (`class MyConv(nn.Conv1d)`):
+                // the layer part lives in the instance as `__torch_layer__`.
+                if let Some(base) = super::call::torch_layer_base(class) {
+                    return Value::BuiltinMethod(
+                        Box::new(Value::tuple(vec![(**inst).clone(), Value::Str(base)])),
+                        Rc::from(format!("__super__.{attr}")),
+                    );
+                }
                 Value::BuiltinMethod(Box::new(Value::None), Rc::from(attr))
             }
             Value::Layer(layer) => rules::nn::layer_attr(self, object, layer, attr),
@@ -778,6 +786,10 @@ impl Interp<'_> {
             }
             Some(v) => v,
             None => {
+                let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                if let Some(Value::Layer(layer)) = layer {
+                    return rules::nn::layer_attr(self, &Value::Layer(layer.clone()), &layer, attr);
+                }
                 if super::call::is_module_class(&inst.class) {
                     Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
                 } else {
