@@ -704,6 +704,10 @@ impl Interp<'_> {
                 Value::tuple(vec![q, r])
             }
             ("any" | "all", _) => Value::Bool(None),
+            ("next", [it, ..]) => match self.iterate(it) {
+                Some(items) if !items.is_empty() => items[0].clone(),
+                _ => Value::Unknown,
+            },
             // `map(f, xs)` over an enumerable iterable: the calls, in order.
             ("map", [f, rest @ ..]) if !rest.is_empty() => {
                 let lists: Option<Vec<Vec<Value>>> = rest.iter().map(|a| self.iterate(a)).collect();

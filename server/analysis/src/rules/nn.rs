@@ -436,6 +436,19 @@ pub(crate) fn module_method(
             move_module(interp, receiver, device, dtype, 0);
             receiver.clone()
         }
+        // `next(self.parameters())` is how code asks a module for its device
+        // and dtype: one parameter of unknown shape where the module lives.
+        "parameters" | "buffers" => {
+            let (device, dtype) = match receiver {
+                Value::Layer(l) => (l.device.borrow().clone(), *l.dtype.borrow()),
+                Value::Instance(inst) => (inst.device.borrow().clone().or(Some(Device::Cpu)), Some(DType::Float32)),
+                _ => (None, None),
+            };
+            let shape = interp.fresh_rank_var();
+            let mut t = interp.new_tensor(shape, dtype, device, "parameter");
+            t.is_param = true;
+            Value::list(vec![Value::Tensor(Rc::new(t))])
+        }
         "eval" | "train" | "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => {
             receiver.clone()
         }

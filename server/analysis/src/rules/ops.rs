@@ -1305,6 +1305,17 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             let dtype = promote(&[(&a, ra), (&b, rb)]);
             same(interp, shape, dtype)
         }
+        "multinomial" => {
+            // One row of samples per distribution: [*, num_samples], int64.
+            let n = args.get(1, "num_samples").cloned().unwrap_or(Value::Unknown);
+            let n = interp.size_dims(&[n])[0].clone();
+            let mut shape = dims.clone();
+            match shape.last_mut() {
+                Some(last) => *last = n,
+                None => return Value::Unknown,
+            }
+            same(interp, shape, Some(DType::Int64))
+        }
         "nonzero" | "argwhere" => {
             let n = interp.env.anonymous();
             if args.flag(1, "as_tuple", false) == Some(true) {
@@ -1477,7 +1488,30 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
                     .collect(),
             )
         }
-        "meshgrid" => Value::Unknown,
+        "meshgrid" => {
+            // 1-D inputs of sizes n0, n1, ... give that many tensors of shape
+            // [n0, n1, ...] ("ij"), or with the first two swapped ("xy", the default).
+            let items = args.varargs(0);
+            let ts: Vec<Rc<Tensor>> = items.iter().filter_map(|v| v.as_tensor().cloned()).collect();
+            if ts.len() != items.len() || ts.is_empty() {
+                return Value::Unknown;
+            }
+            let mut sizes = Vec::new();
+            for t in &ts {
+                match interp.dims(t).as_deref() {
+                    Some([n]) => sizes.push(n.clone()),
+                    Some([]) => sizes.push(Dim::konst(1)),
+                    _ => return Value::Unknown,
+                }
+            }
+            let xy = !matches!(args.kw("indexing"), Some(Value::Str(s)) if &**s == "ij");
+            let mut shape = sizes.clone();
+            if xy && shape.len() >= 2 {
+                shape.swap(0, 1);
+            }
+            let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
+            Value::tuple(ts.iter().map(|t| out_known(interp, t, shape.clone(), t.dtype, device.clone(), name)).collect())
+        }
         _ => {
             // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.
             if let Some(t) = args.tensors().first().cloned()
