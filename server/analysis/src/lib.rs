@@ -26,11 +26,15 @@ pub fn analyze_module(
 ) -> FileAnalysis {
     let mut interp = interp::Interp::new(source, config);
     interp.run_module(module);
-    let (bindings, expressions) =
-        {
+    let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
-        recorder.finish(&view.env, &|s| view.resolve_shape(s), view.var_heads(), config.static_shapes)
+        recorder.finish(
+            &view.env,
+            &|s| view.resolve_shape(s),
+            view.var_heads(),
+            config.static_shapes,
+        )
     };
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));

@@ -105,10 +105,18 @@ impl Recorder {
                 let mut tensor = merge(&site.hits, env, resolve, &mut namer);
                 // Another run bound something unknown here: what the tensor
                 // runs saw is not the whole story, so the shape is unknown.
-                if self.unknown_runs.contains(&(site.range.start, site.name.clone())) {
+                if self
+                    .unknown_runs
+                    .contains(&(site.range.start, site.name.clone()))
+                {
                     tensor.shape = None;
                 }
-                Binding { name: site.name.clone(), range: site.range.clone(), kind: site.kind, tensor }
+                Binding {
+                    name: site.name.clone(),
+                    range: site.range.clone(),
+                    kind: site.kind,
+                    tensor,
+                }
             })
             .collect();
         bindings.sort_by_key(|b| (b.range.start, b.name.clone()));
@@ -163,10 +171,14 @@ impl<'a> Namer<'a> {
                 continue;
             }
             let resolved: Vec<Dim> = s.hits.iter().map(|d| env.resolve(d)).collect();
-            let Some(first) = resolved.first() else { continue };
+            let Some(first) = resolved.first() else {
+                continue;
+            };
             let compound = first.as_const().is_none() && first.as_sym().is_none();
             if compound && resolved.iter().all(|d| d == first) && !env.has_anonymous(first) {
-                aliases.entry(first.clone()).or_insert_with(|| s.name.clone());
+                aliases
+                    .entry(first.clone())
+                    .or_insert_with(|| s.name.clone());
             }
         }
         Namer {
@@ -232,7 +244,14 @@ fn merge(
             Shape::Tail(_, d) => Some((Variadic::Lead, d.iter().map(|x| env.resolve(x)).collect())),
             Shape::Var(v) => {
                 let head = namer.heads.get(&v).cloned().unwrap_or_default();
-                if head.is_empty() { None } else { Some((Variadic::Trail, head.iter().map(|x| env.resolve(x)).collect())) }
+                if head.is_empty() {
+                    None
+                } else {
+                    Some((
+                        Variadic::Trail,
+                        head.iter().map(|x| env.resolve(x)).collect(),
+                    ))
+                }
             }
         })
         .collect();
@@ -250,11 +269,13 @@ fn merge(
         if shapes.is_empty() || shapes.iter().any(|s| s.len() != rank) {
             None
         } else {
-            let lead = (variadic == Variadic::Lead).then(|| DimView::Variadic("*batch".to_string()));
-            let trail = (variadic == Variadic::Trail).then(|| DimView::Variadic("*rest".to_string()));
+            let lead =
+                (variadic == Variadic::Lead).then(|| DimView::Variadic("*batch".to_string()));
+            let trail =
+                (variadic == Variadic::Trail).then(|| DimView::Variadic("*rest".to_string()));
             Some(
-                lead.into_iter().chain((0..rank)
-                    .map(|i| {
+                lead.into_iter()
+                    .chain((0..rank).map(|i| {
                         let column: Vec<String> =
                             shapes.iter().map(|s| env.display(&s[i])).collect();
                         if column.iter().any(|c| c == "?") {
@@ -263,7 +284,11 @@ fn merge(
                             match shapes[0][i].as_const() {
                                 Some(n) => DimView::Known(n),
                                 None => DimView::Symbol(
-                                    namer.aliases.get(&shapes[0][i]).cloned().unwrap_or_else(|| column[0].clone()),
+                                    namer
+                                        .aliases
+                                        .get(&shapes[0][i])
+                                        .cloned()
+                                        .unwrap_or_else(|| column[0].clone()),
                                 ),
                             }
                         } else {
@@ -318,7 +343,9 @@ fn merge(
         example,
         guards: {
             let symbols: Vec<shapels_shapes::SymId> = match resolve(&first.shape) {
-                Shape::Known(d) | Shape::Tail(_, d) => d.iter().flat_map(|x| env.resolve(x).symbols()).collect(),
+                Shape::Known(d) | Shape::Tail(_, d) => {
+                    d.iter().flat_map(|x| env.resolve(x).symbols()).collect()
+                }
                 Shape::Var(_) => Vec::new(),
             };
             env.guards_for(&symbols)

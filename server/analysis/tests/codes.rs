@@ -35,7 +35,10 @@ fn py_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn is_code(s: &str) -> bool {
-    s.contains('-') && !s.starts_with('-') && !s.ends_with('-') && s.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+    s.contains('-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && s.chars().all(|c| c.is_ascii_lowercase() || c == '-')
 }
 
 /// The first kebab-case string literal after each `report(` / `report_related(`.
@@ -69,20 +72,31 @@ fn every_code_has_a_readme_row_and_a_fixture() {
         let text = fs::read_to_string(file).expect("readable source");
         codes.extend(codes_in(&text));
     }
-    assert!(codes.len() >= 20, "found only {} codes: {codes:?}", codes.len());
+    assert!(
+        codes.len() >= 20,
+        "found only {} codes: {codes:?}",
+        codes.len()
+    );
 
     let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
     let mut fixtures = Vec::new();
     py_files(&root().join("tests/fixtures"), &mut fixtures);
-    let fixture_text: String = fixtures.iter().map(|f| fs::read_to_string(f).unwrap_or_default()).collect();
+    let fixture_text: String = fixtures
+        .iter()
+        .map(|f| fs::read_to_string(f).unwrap_or_default())
+        .collect();
 
     let mut problems = Vec::new();
     for code in &codes {
         if !readme.contains(&format!("| `{code}` |")) {
-            problems.push(format!("`{code}` has no row in the README's diagnostics table"));
+            problems.push(format!(
+                "`{code}` has no row in the README's diagnostics table"
+            ));
         }
         if !fixture_text.contains(&format!("[{code}]")) {
-            problems.push(format!("`{code}` has no fixture under tests/fixtures that expects it"));
+            problems.push(format!(
+                "`{code}` has no fixture under tests/fixtures that expects it"
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use shapels_analysis::{analyze, Config, DimView, Severity};
+use shapels_analysis::{Config, DimView, Severity, analyze};
 
 const HEADER: &str = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\nif __name__ == \"__main__\":\n";
 
@@ -80,7 +80,9 @@ impl Parser<'_> {
                         self.i += 1;
                         return Ok(Json::Obj(kv));
                     }
-                    let Json::Str(k) = self.value()? else { return Err("key".into()) };
+                    let Json::Str(k) = self.value()? else {
+                        return Err("key".into());
+                    };
                     self.ws();
                     self.i += 1; // ':'
                     let v = self.value()?;
@@ -125,9 +127,11 @@ impl Parser<'_> {
                                 b'b' => out.push('\u{8}'),
                                 b'f' => out.push('\u{c}'),
                                 b'u' => {
-                                    let hex = std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
+                                    let hex =
+                                        std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
                                     self.i += 4;
-                                    let cp = u32::from_str_radix(hex, 16).map_err(|e| e.to_string())?;
+                                    let cp =
+                                        u32::from_str_radix(hex, 16).map_err(|e| e.to_string())?;
                                     out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
                                 }
                                 other => out.push(other as char),
@@ -160,18 +164,29 @@ impl Parser<'_> {
             }
             _ => {
                 let start = self.i;
-                while self.i < self.s.len() && matches!(self.s[self.i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                while self.i < self.s.len()
+                    && matches!(
+                        self.s[self.i],
+                        b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+                    )
+                {
                     self.i += 1;
                 }
                 let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
-                t.parse().map(Json::Num).map_err(|_| format!("bad number {t:?}"))
+                t.parse()
+                    .map(Json::Num)
+                    .map_err(|_| format!("bad number {t:?}"))
             }
         }
     }
 }
 
 fn parse_json(s: &str) -> Result<Json, String> {
-    Parser { s: s.as_bytes(), i: 0 }.value()
+    Parser {
+        s: s.as_bytes(),
+        i: 0,
+    }
+    .value()
 }
 
 // ---------------------------------------------------------------- cases
@@ -188,7 +203,10 @@ enum Outcome {
 
 impl Outcome {
     fn fails(self) -> bool {
-        matches!(self, Outcome::Wrong | Outcome::MissedError | Outcome::FalseError | Outcome::Panic)
+        matches!(
+            self,
+            Outcome::Wrong | Outcome::MissedError | Outcome::FalseError | Outcome::Panic
+        )
     }
 }
 
@@ -215,13 +233,20 @@ fn run_case(case: &Json) -> (Outcome, String) {
         Some(Json::Arr(a)) => a.iter().filter_map(Json::str).collect(),
         _ => Vec::new(),
     };
-    let expr = case.get("expr_line").and_then(Json::str).unwrap_or_default();
+    let expr = case
+        .get("expr_line")
+        .and_then(Json::str)
+        .unwrap_or_default();
     // a family's own imports (`import einops`, ...) follow the shared ones; the
     // other families' snippets stay exactly the header
     let mut src = String::from(HEADER);
     if let Some(Json::Arr(imports)) = case.get("imports") {
         let at = src.find("\n\n").map_or(0, |i| i + 1);
-        let lines: String = imports.iter().filter_map(Json::str).map(|l| format!("{l}\n")).collect();
+        let lines: String = imports
+            .iter()
+            .filter_map(Json::str)
+            .map(|l| format!("{l}\n"))
+            .collect();
         src.insert_str(at, &lines);
     }
     for line in &setup {
@@ -246,13 +271,23 @@ fn run_case(case: &Json) -> (Outcome, String) {
             return (Outcome::Panic, format!("analyzer panicked: {msg}"));
         }
     };
-    let errors: Vec<_> = analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
+    let errors: Vec<_> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
     let on_line = |start: usize| (line_start..=line_end).contains(&start);
 
     if let Some(err) = case.get("error") {
-        let early: Vec<_> = errors.iter().filter(|d| d.range.start < line_start).collect();
+        let early: Vec<_> = errors
+            .iter()
+            .filter(|d| d.range.start < line_start)
+            .collect();
         if let Some(d) = early.first() {
-            return (Outcome::FalseError, format!("error before the line: {}", d.message));
+            return (
+                Outcome::FalseError,
+                format!("error before the line: {}", d.message),
+            );
         }
         if errors.iter().any(|d| on_line(d.range.start)) {
             return (Outcome::Exact, String::new());
@@ -267,7 +302,13 @@ fn run_case(case: &Json) -> (Outcome, String) {
     }
 
     if let Some(d) = errors.first() {
-        return (Outcome::FalseError, format!("false error: {}", d.message.chars().take(120).collect::<String>()));
+        return (
+            Outcome::FalseError,
+            format!(
+                "false error: {}",
+                d.message.chars().take(120).collect::<String>()
+            ),
+        );
     }
     let dd = matches!(case.get("data_dependent"), Some(Json::Bool(true)));
     let Some(Json::Obj(expected)) = case.get("bindings") else {
@@ -286,10 +327,20 @@ fn run_case(case: &Json) -> (Outcome, String) {
             continue;
         };
         let want_shape: Vec<i64> = match want.get("shape") {
-            Some(Json::Arr(a)) => a.iter().map(|v| if let Json::Num(n) = v { *n as i64 } else { -1 }).collect(),
+            Some(Json::Arr(a)) => a
+                .iter()
+                .map(|v| if let Json::Num(n) = v { *n as i64 } else { -1 })
+                .collect(),
             _ => Vec::new(),
         };
-        let want_s = format!("[{}]", want_shape.iter().map(i64::to_string).collect::<Vec<_>>().join(", "));
+        let want_s = format!(
+            "[{}]",
+            want_shape
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         match &got.tensor.shape {
             None => outcome = outcome.max(Outcome::Unknown),
             Some(shape) => {
@@ -381,8 +432,13 @@ fn golden_cases_match_torch() {
             if line.trim().is_empty() {
                 continue;
             }
-            let case = parse_json(line).unwrap_or_else(|e| panic!("{}:{}: {e}", file.display(), n + 1));
-            let id = case.get("id").and_then(Json::str).unwrap_or_default().to_string();
+            let case =
+                parse_json(line).unwrap_or_else(|e| panic!("{}:{}: {e}", file.display(), n + 1));
+            let id = case
+                .get("id")
+                .and_then(Json::str)
+                .unwrap_or_default()
+                .to_string();
             seen.insert(id.clone());
             c.cases += 1;
             let is_error = case.get("error").is_some();
@@ -411,7 +467,10 @@ fn golden_cases_match_torch() {
                 if listed {
                     c.gaps += 1;
                 } else {
-                    let expr = case.get("expr_line").and_then(Json::str).unwrap_or_default();
+                    let expr = case
+                        .get("expr_line")
+                        .and_then(Json::str)
+                        .unwrap_or_default();
                     unexpected.push(format!("{id} [{kind}] `{expr}`: {why}"));
                 }
             } else if listed {
@@ -439,7 +498,13 @@ fn golden_cases_match_torch() {
     let _ = writeln!(
         table,
         "{:<12} {:>6} {:>6} {:>7} {:>5}  {:>5} ({})",
-        "total", total.cases, total.exact, total.unknown, total.gaps, total.errors, total.errors_caught
+        "total",
+        total.cases,
+        total.exact,
+        total.unknown,
+        total.gaps,
+        total.errors,
+        total.errors_caught
     );
     println!("{table}");
     println!(
@@ -448,8 +513,14 @@ fn golden_cases_match_torch() {
         layers.len()
     );
     if std::env::var_os("SHAPELS_GOLDEN_LIST").is_some() {
-        println!("functions: {}", functions.iter().cloned().collect::<Vec<_>>().join(" "));
-        println!("layers: {}", layers.iter().cloned().collect::<Vec<_>>().join(" "));
+        println!(
+            "functions: {}",
+            functions.iter().cloned().collect::<Vec<_>>().join(" ")
+        );
+        println!(
+            "layers: {}",
+            layers.iter().cloned().collect::<Vec<_>>().join(" ")
+        );
     }
 
     let stale: Vec<&String> = known.keys().filter(|id| !seen.contains(*id)).collect();
@@ -470,8 +541,19 @@ fn golden_cases_match_torch() {
 
     let mut report = String::new();
     if !unexpected.is_empty() {
-        let _ = writeln!(report, "{} cases disagree with torch and are not in known_gaps.txt:", unexpected.len());
-        for u in unexpected.iter().take(if std::env::var_os("SHAPELS_GOLDEN_ALL").is_some() { usize::MAX } else { 60 }) {
+        let _ = writeln!(
+            report,
+            "{} cases disagree with torch and are not in known_gaps.txt:",
+            unexpected.len()
+        );
+        for u in unexpected
+            .iter()
+            .take(if std::env::var_os("SHAPELS_GOLDEN_ALL").is_some() {
+                usize::MAX
+            } else {
+                60
+            })
+        {
             let _ = writeln!(report, "  {u}");
         }
         if unexpected.len() > 60 {
@@ -479,13 +561,21 @@ fn golden_cases_match_torch() {
         }
     }
     if !fixed.is_empty() {
-        let _ = writeln!(report, "{} cases in known_gaps.txt now pass; remove them:", fixed.len());
+        let _ = writeln!(
+            report,
+            "{} cases in known_gaps.txt now pass; remove them:",
+            fixed.len()
+        );
         for f in fixed.iter().take(60) {
             let _ = writeln!(report, "  {f}");
         }
     }
     if !stale.is_empty() {
-        let _ = writeln!(report, "{} ids in known_gaps.txt name no case; remove them:", stale.len());
+        let _ = writeln!(
+            report,
+            "{} ids in known_gaps.txt name no case; remove them:",
+            stale.len()
+        );
         for s in stale.iter().take(20) {
             let _ = writeln!(report, "  {s}");
         }
@@ -500,20 +590,33 @@ fn golden_cases_match_torch() {
             layers.len()
         );
     }
-    assert!(report.is_empty(), "{report}\n(SHAPELS_GOLDEN_WRITE_GAPS=1 rewrites known_gaps.txt)");
+    assert!(
+        report.is_empty(),
+        "{report}\n(SHAPELS_GOLDEN_WRITE_GAPS=1 rewrites known_gaps.txt)"
+    );
 }
 
 const MIN_FUNCTIONS: usize = 250;
 const MIN_LAYERS: usize = 60;
 
 /// Calls that are not tensor ops of the rule table.
-const NOT_OPS: &[&str] = &["Tensor.size", "Tensor.dim", "Tensor.numel", "torch.device", "torch.Size", "torch.tensor"];
+const NOT_OPS: &[&str] = &[
+    "Tensor.size",
+    "Tensor.dim",
+    "Tensor.numel",
+    "torch.device",
+    "torch.Size",
+    "torch.tensor",
+];
 
 /// Credit the names a case exercises: `torch.*`/`torch.linalg.*`/`F.*` calls and
 /// `.method(` calls on the expression line, and `nn.Layer` classes built in the
 /// setup as `var = nn.Layer(...)` whose `var(` is called on the expression line.
 fn covered(case: &Json, functions: &mut BTreeSet<String>, layers: &mut BTreeSet<String>) {
-    let expr = case.get("expr_line").and_then(Json::str).unwrap_or_default();
+    let expr = case
+        .get("expr_line")
+        .and_then(Json::str)
+        .unwrap_or_default();
     let b = expr.as_bytes();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     for (i, _) in expr.match_indices('(') {
@@ -540,11 +643,21 @@ fn covered(case: &Json, functions: &mut BTreeSet<String>, layers: &mut BTreeSet<
     }
     if let Some(Json::Arr(setup)) = case.get("setup") {
         for line in setup.iter().filter_map(Json::str) {
-            let Some((var, rhs)) = line.split_once(" = nn.") else { continue };
-            let class: String = rhs.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+            let Some((var, rhs)) = line.split_once(" = nn.") else {
+                continue;
+            };
+            let class: String = rhs
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
             let called = format!("{}(", var.trim());
-            let is_call = expr.match_indices(&called).any(|(k, _)| k == 0 || !ident(b[k - 1]));
-            if is_call && !class.is_empty() && !["Sequential", "ModuleList", "ModuleDict"].contains(&class.as_str()) {
+            let is_call = expr
+                .match_indices(&called)
+                .any(|(k, _)| k == 0 || !ident(b[k - 1]));
+            if is_call
+                && !class.is_empty()
+                && !["Sequential", "ModuleList", "ModuleDict"].contains(&class.as_str())
+            {
                 layers.insert(format!("nn.{class}"));
             }
         }

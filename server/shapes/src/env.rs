@@ -73,8 +73,16 @@ impl ShapeEnv {
     fn named(&mut self, name: &str, weak: bool) -> Dim {
         let count = self.name_counts.entry(name.to_string()).or_insert(0);
         *count += 1;
-        let name = if *count == 1 { name.to_string() } else { format!("{name}_{count}") };
-        self.push(SymbolInfo { name, anonymous: false, weak })
+        let name = if *count == 1 {
+            name.to_string()
+        } else {
+            format!("{name}_{count}")
+        };
+        self.push(SymbolInfo {
+            name,
+            anonymous: false,
+            weak,
+        })
     }
 
     /// A size nobody named (shown as `?`).
@@ -208,11 +216,20 @@ impl ShapeEnv {
     /// The facts assumed about any of `symbols`, as Python text for hover:
     /// equalities that could not be decided and divisibility (`C % n_head == 0`).
     pub fn guards_for(&self, symbols: &[SymId]) -> Vec<String> {
-        let touches = |d: &Dim| self.resolve(d).symbols().iter().any(|s| symbols.contains(s));
+        let touches = |d: &Dim| {
+            self.resolve(d)
+                .symbols()
+                .iter()
+                .any(|s| symbols.contains(s))
+        };
         let mut out: Vec<String> = Vec::new();
         for g in &self.guards {
             if touches(&g.lhs) || touches(&g.rhs) {
-                out.push(format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs)));
+                out.push(format!(
+                    "{} == {}",
+                    self.display(&g.lhs),
+                    self.display(&g.rhs)
+                ));
             }
         }
         for (a, b) in &self.divisible {

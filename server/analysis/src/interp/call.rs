@@ -177,7 +177,8 @@ impl Interp<'_> {
                 .borrow_mut()
                 .insert(Rc::from(param.name.id.as_str()), value.clone());
             if matches!(value, Value::Unknown) {
-                self.recorder.unknown_binding(&param.name.id, param.name.range.clone());
+                self.recorder
+                    .unknown_binding(&param.name.id, param.name.range.clone());
             }
             if let Value::Tensor(t) = &value {
                 let t = Rc::new(crate::value::Tensor {
@@ -265,7 +266,10 @@ impl Interp<'_> {
             device: RefCell::new(None),
         });
         let value = Value::Instance(instance.clone());
-        let made = self.instances.entry(Rc::as_ptr(class) as usize).or_default();
+        let made = self
+            .instances
+            .entry(Rc::as_ptr(class) as usize)
+            .or_default();
         if made.len() < 4 {
             made.push(value.clone());
         }
@@ -320,7 +324,9 @@ impl Interp<'_> {
         let open = self.dataclass_prefix.take();
         for (name, default) in fields {
             let default = match (&open, default) {
-                (Some(prefix), Some(Value::Int(_))) => Some(Value::Int(self.env.symbol(&format!("{prefix}.{name}")))),
+                (Some(prefix), Some(Value::Int(_))) => {
+                    Some(Value::Int(self.env.symbol(&format!("{prefix}.{name}"))))
+                }
                 (Some(_), Some(Value::Float(_))) => Some(Value::Float(None)),
                 (Some(_), Some(Value::Bool(_))) => Some(Value::Bool(None)),
                 (Some(prefix), None) => Some(Value::Opaque(Rc::from(format!("{prefix}.{name}")))),
@@ -368,7 +374,8 @@ impl Interp<'_> {
                 break;
             }
             if let Some(dims) = commented.remove(&param.name.id) {
-                let t = self.new_tensor(crate::value::Shape::known(dims), None, None, &param.name.id);
+                let t =
+                    self.new_tensor(crate::value::Shape::known(dims), None, None, &param.name.id);
                 out.push(Value::Tensor(Rc::new(t)));
                 continue;
             }
@@ -382,7 +389,9 @@ impl Interp<'_> {
                     Value::Float(_) => Value::Float(None),
                     Value::Bool(_) => Value::Bool(None),
                     // An optional tensor input (`mask=None`): both paths run.
-                    Value::None if tensors => Value::Optional(Box::new(self.generic_tensor(&param.name.id))),
+                    Value::None if tensors => {
+                        Value::Optional(Box::new(self.generic_tensor(&param.name.id)))
+                    }
                     other => other.clone(),
                 };
                 out.push(value);
@@ -407,7 +416,12 @@ impl Interp<'_> {
                             } else {
                                 None
                             };
-                            Value::Tensor(Rc::new(self.new_tensor(shape, dtype, None, &param.name.id)))
+                            Value::Tensor(Rc::new(self.new_tensor(
+                                shape,
+                                dtype,
+                                None,
+                                &param.name.id,
+                            )))
                         }
                         None => self.generic_tensor(&param.name.id),
                     }
@@ -435,7 +449,11 @@ impl Interp<'_> {
     /// The shape a jaxtyping annotation states: `Float[Tensor, "batch seq dim"]`
     /// gives `[batch, seq, dim]`; `*batch` or `...` first gives any number of
     /// leading dims; `_` is a size nobody named.
-    fn jaxtyping_shape(&mut self, annotation: &str, symbols: &mut HashMap<String, Dim>) -> Option<crate::value::Shape> {
+    fn jaxtyping_shape(
+        &mut self,
+        annotation: &str,
+        symbols: &mut HashMap<String, Dim>,
+    ) -> Option<crate::value::Shape> {
         let start = annotation.find('"')?;
         let end = annotation[start + 1..].find('"')? + start + 1;
         let spec = &annotation[start + 1..end];
@@ -455,14 +473,19 @@ impl Interp<'_> {
             } else if token == "_" {
                 dims.push(self.env.anonymous());
             } else if token.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                let d = symbols.entry(token.to_string()).or_insert_with(|| self.env.symbol(token)).clone();
+                let d = symbols
+                    .entry(token.to_string())
+                    .or_insert_with(|| self.env.symbol(token))
+                    .clone();
                 dims.push(d);
             } else {
                 return None;
             }
         }
         if variadic {
-            let crate::value::Shape::Var(v) = self.fresh_rank_var() else { return None };
+            let crate::value::Shape::Var(v) = self.fresh_rank_var() else {
+                return None;
+            };
             return Some(crate::value::Shape::Tail(v, Rc::new(dims)));
         }
         Some(crate::value::Shape::known(dims))
@@ -716,7 +739,8 @@ impl Interp<'_> {
                         let n = lists.iter().map(Vec::len).min().unwrap_or(0);
                         let mut out = Vec::with_capacity(n);
                         for i in 0..n {
-                            let call_args: Vec<Value> = lists.iter().map(|l| l[i].clone()).collect();
+                            let call_args: Vec<Value> =
+                                lists.iter().map(|l| l[i].clone()).collect();
                             out.push(self.call_value(f, call_args, Vec::new(), range.clone()));
                         }
                         Value::list(out)
@@ -814,7 +838,13 @@ impl Interp<'_> {
                 };
                 match &name["__super__.".len()..] {
                     "__init__" => {
-                        let layer = rules::call_torch(self, &format!("torch.nn.{base}"), args, kwargs, range);
+                        let layer = rules::call_torch(
+                            self,
+                            &format!("torch.nn.{base}"),
+                            args,
+                            kwargs,
+                            range,
+                        );
                         self.set_attr(&parts[0], "__torch_layer__", layer);
                         Value::None
                     }
@@ -972,7 +1002,8 @@ pub(crate) fn torch_layer_base(class: &Rc<Class>) -> Option<Rc<str>> {
             Value::Path(p) => {
                 let name = p.rsplit('.').next()?;
                 let torch = p.starts_with("torch.nn") || p.starts_with("nn.");
-                (torch && name != "Module" && name.chars().next()?.is_uppercase()).then(|| Rc::from(name))
+                (torch && name != "Module" && name.chars().next()?.is_uppercase())
+                    .then(|| Rc::from(name))
             }
             _ => None,
         })

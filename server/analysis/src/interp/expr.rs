@@ -350,10 +350,18 @@ impl Interp<'_> {
     ) -> Value {
         // `x is None` must see whether `x` may be None.
         let identity = ops.iter().all(|op| matches!(op, CmpOp::Is | CmpOp::IsNot));
-        let mut lhs = if identity { self.eval_maybe_none(left) } else { self.eval(left) };
+        let mut lhs = if identity {
+            self.eval_maybe_none(left)
+        } else {
+            self.eval(left)
+        };
         let mut result = Value::Bool(Some(true));
         for (op, rhs_e) in ops.iter().zip(comparators) {
-            let rhs = if identity { self.eval_maybe_none(rhs_e) } else { self.eval(rhs_e) };
+            let rhs = if identity {
+                self.eval_maybe_none(rhs_e)
+            } else {
+                self.eval(rhs_e)
+            };
             let v = self.compare(*op, &lhs, &rhs, e.range.clone());
             result = match (&result, &v) {
                 (Value::Bool(Some(true)), _) => v,
@@ -805,9 +813,15 @@ impl Interp<'_> {
             // Inside an undecided branch, remember the value before the
             // first write so the other branch starts from it (see exec_both).
             if let Some(journal) = self.attr_journals.last_mut()
-                && !journal.iter().any(|(i, k, _)| Rc::ptr_eq(i, inst) && *k == key)
+                && !journal
+                    .iter()
+                    .any(|(i, k, _)| Rc::ptr_eq(i, inst) && *k == key)
             {
-                journal.push((inst.clone(), key.clone(), inst.attrs.borrow().get(attr).cloned()));
+                journal.push((
+                    inst.clone(),
+                    key.clone(),
+                    inst.attrs.borrow().get(attr).cloned(),
+                ));
             }
             let mut attrs = inst.attrs.borrow_mut();
             if !attrs.contains_key(attr) {
@@ -875,7 +889,9 @@ impl Interp<'_> {
                     Some(i) if i < 0 && (-i) as usize <= suffix.len() => {
                         Value::Int(suffix[suffix.len() - (-i) as usize].clone())
                     }
-                    Some(i) if i >= 0 && suffix.is_empty() => Value::Int(self.var_dim(*var, i, "x")),
+                    Some(i) if i >= 0 && suffix.is_empty() => {
+                        Value::Int(self.var_dim(*var, i, "x"))
+                    }
                     _ => Value::Int(self.env.anonymous()),
                 },
                 _ => Value::Unknown,
@@ -1027,7 +1043,9 @@ impl Interp<'_> {
                 self.recorder.binding(name, target.range.clone(), kind, t);
             }
             Value::Int(d) => self.recorder.scalar(name, target.range.clone(), d.clone()),
-            Value::Unknown | Value::Opaque(_) => self.recorder.unknown_binding(name, target.range.clone()),
+            Value::Unknown | Value::Opaque(_) => {
+                self.recorder.unknown_binding(name, target.range.clone())
+            }
             _ => {}
         }
     }

@@ -77,10 +77,12 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         }
         (Value::DType(x), Value::DType(y)) if x == y => a.clone(),
         (Value::None, Value::None) => Value::None,
-        (Value::None, other) | (other, Value::None) if !matches!(other, Value::Unknown) => match other {
-            Value::Optional(_) => other.clone(),
-            _ => Value::Optional(Box::new(other.clone())),
-        },
+        (Value::None, other) | (other, Value::None) if !matches!(other, Value::Unknown) => {
+            match other {
+                Value::Optional(_) => other.clone(),
+                _ => Value::Optional(Box::new(other.clone())),
+            }
+        }
         (Value::Optional(x), y) | (y, Value::Optional(x)) => match join_values(interp, x, y) {
             Value::Unknown => Value::Unknown,
             joined => Value::Optional(Box::new(joined)),
@@ -96,7 +98,9 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         (Value::Layer(x), Value::Layer(y)) if Rc::ptr_eq(x, y) => a.clone(),
         // Two objects of one class built on different paths (`self.conv =
         // Block(a)` or `Block(b)`): one object whose attributes are joined.
-        (Value::Instance(x), Value::Instance(y)) if Rc::ptr_eq(&x.class, &y.class) && interp.join_depth < 6 => {
+        (Value::Instance(x), Value::Instance(y))
+            if Rc::ptr_eq(&x.class, &y.class) && interp.join_depth < 6 =>
+        {
             interp.join_depth += 1;
             let joined = join_instances(interp, x, y);
             interp.join_depth -= 1;
@@ -130,9 +134,15 @@ fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -
         attrs.insert(key.clone(), v);
     }
     for (key, v) in y.attrs.borrow().iter() {
-        attrs.entry(key.clone()).or_insert_with(|| Value::Optional(Box::new(v.clone())));
+        attrs
+            .entry(key.clone())
+            .or_insert_with(|| Value::Optional(Box::new(v.clone())));
     }
-    let device = if *x.device.borrow() == *y.device.borrow() { x.device.borrow().clone() } else { None };
+    let device = if *x.device.borrow() == *y.device.borrow() {
+        x.device.borrow().clone()
+    } else {
+        None
+    };
     Value::Instance(Rc::new(Instance {
         class: x.class.clone(),
         attrs: RefCell::new(attrs),
@@ -144,28 +154,56 @@ fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -
 
 fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
     let args = if x.args.len() == y.args.len() {
-        x.args.iter().zip(&y.args).map(|(a, b)| join_values(interp, a, b)).collect()
+        x.args
+            .iter()
+            .zip(&y.args)
+            .map(|(a, b)| join_values(interp, a, b))
+            .collect()
     } else {
         Vec::new()
     };
     let kwargs = x
         .kwargs
         .iter()
-        .filter_map(|(k, a)| y.kwargs.iter().find(|(j, _)| j == k).map(|(_, b)| (k.clone(), join_values(interp, a, b))))
+        .filter_map(|(k, a)| {
+            y.kwargs
+                .iter()
+                .find(|(j, _)| j == k)
+                .map(|(_, b)| (k.clone(), join_values(interp, a, b)))
+        })
         .collect();
     let (cx, cy) = (x.children.borrow().clone(), y.children.borrow().clone());
     let unknown = x.unknown_children.get() || y.unknown_children.get() || cx.len() != cy.len();
-    let children = if unknown { Vec::new() } else { cx.iter().zip(&cy).map(|(a, b)| join_values(interp, a, b)).collect() };
+    let children = if unknown {
+        Vec::new()
+    } else {
+        cx.iter()
+            .zip(&cy)
+            .map(|(a, b)| join_values(interp, a, b))
+            .collect()
+    };
     Value::Layer(Rc::new(Layer {
         kind: x.kind.clone(),
         args,
         kwargs,
-        device: RefCell::new(if *x.device.borrow() == *y.device.borrow() { x.device.borrow().clone() } else { None }),
-        dtype: RefCell::new(if *x.dtype.borrow() == *y.dtype.borrow() { *x.dtype.borrow() } else { None }),
+        device: RefCell::new(if *x.device.borrow() == *y.device.borrow() {
+            x.device.borrow().clone()
+        } else {
+            None
+        }),
+        dtype: RefCell::new(if *x.dtype.borrow() == *y.dtype.borrow() {
+            *x.dtype.borrow()
+        } else {
+            None
+        }),
         origin: x.origin,
         mode: x.mode,
         children: RefCell::new(children),
-        keys: RefCell::new(if x.keys == y.keys { x.keys.borrow().clone() } else { Vec::new() }),
+        keys: RefCell::new(if x.keys == y.keys {
+            x.keys.borrow().clone()
+        } else {
+            Vec::new()
+        }),
         params: RefCell::new(HashMap::new()),
         unknown_children: std::cell::Cell::new(unknown),
     }))

@@ -235,7 +235,11 @@ impl<'s> Interp<'s> {
                 None => break,
             }
         }
-        if suffix.is_empty() { Shape::Var(var) } else { Shape::Tail(var, Rc::new(suffix)) }
+        if suffix.is_empty() {
+            Shape::Var(var)
+        } else {
+            Shape::Tail(var, Rc::new(suffix))
+        }
     }
 
     /// Give a shape of unknown rank the dims an op proved it has (input and
@@ -264,7 +268,9 @@ impl<'s> Interp<'s> {
     /// minting them (anonymous) when it does not yet; returns the resolved shape.
     pub fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape {
         let resolved = self.resolve_shape(shape);
-        let Some((var, suffix)) = resolved.tail() else { return resolved };
+        let Some((var, suffix)) = resolved.tail() else {
+            return resolved;
+        };
         if suffix.len() >= k {
             return resolved;
         }
@@ -294,7 +300,8 @@ impl<'s> Interp<'s> {
     pub fn var_heads(&self) -> HashMap<u32, Vec<Dim>> {
         let mut out: HashMap<u32, Vec<Dim>> = HashMap::new();
         for &(v, _) in self.var_dims.keys() {
-            if out.contains_key(&v) || !matches!(self.resolve_shape(&Shape::Var(v)), Shape::Var(_)) {
+            if out.contains_key(&v) || !matches!(self.resolve_shape(&Shape::Var(v)), Shape::Var(_))
+            {
                 continue;
             }
             let mut head = Vec::new();
@@ -374,7 +381,9 @@ impl<'s> Interp<'s> {
                 all.extend(known.iter().cloned());
                 return Rc::new(all);
             }
-            Shape::Tail(..) => return Rc::new(names.iter().map(|_| self.env.anonymous()).collect()),
+            Shape::Tail(..) => {
+                return Rc::new(names.iter().map(|_| self.env.anonymous()).collect());
+            }
             Shape::Var(v) => v,
         };
         let count = names.len() as i64;
@@ -470,10 +479,15 @@ impl<'s> Interp<'s> {
         if let Some(call) = outer.filter(|c| !ranges_overlap(c, &range))
             && severity == Severity::Error
         {
-            let line_of = |offset: usize| self.src[..offset.min(self.src.len())].matches('\n').count() + 1;
+            let line_of =
+                |offset: usize| self.src[..offset.min(self.src.len())].matches('\n').count() + 1;
             let at_call = format!("in this call, at line {}: {message}", line_of(range.start));
             // One report per call site and kind is enough to point there.
-            if !self.diagnostics.iter().any(|d| d.range == call && d.code == code) {
+            if !self
+                .diagnostics
+                .iter()
+                .any(|d| d.range == call && d.code == code)
+            {
                 self.diagnostics.push(Diagnostic {
                     range: call,
                     severity,
@@ -534,14 +548,28 @@ impl<'s> Interp<'s> {
             // Each entry names its own unknowns: `hidden_dim` of one model
             // is not `hidden_dim` of another.
             self.opaque_syms.clear();
-            let built: Vec<Value> = self.instances.get(&(Rc::as_ptr(&class) as usize)).cloned().unwrap_or_default();
-            let instances = if built.is_empty() { vec![self.generic_instance(&class)] } else { built };
+            let built: Vec<Value> = self
+                .instances
+                .get(&(Rc::as_ptr(&class) as usize))
+                .cloned()
+                .unwrap_or_default();
+            let instances = if built.is_empty() {
+                vec![self.generic_instance(&class)]
+            } else {
+                built
+            };
             // All instances see the same made-up input, so their shapes relate.
             let args = self.generic_args(&forward, true);
             for instance in instances {
                 if let Value::Instance(_) = instance {
                     self.open_call = true;
-                    let _ = self.call_function(&forward, Some(instance), args.clone(), Vec::new(), 0..0);
+                    let _ = self.call_function(
+                        &forward,
+                        Some(instance),
+                        args.clone(),
+                        Vec::new(),
+                        0..0,
+                    );
                 }
             }
         }

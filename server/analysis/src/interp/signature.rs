@@ -15,19 +15,109 @@ use super::Interp;
 
 /// Tensor attributes and methods: a parameter used with one is a tensor.
 const TENSOR_MEMBERS: &[&str] = &[
-    "shape", "size", "dim", "ndim", "view", "reshape", "transpose", "permute", "T", "mT", "contiguous", "unsqueeze",
-    "squeeze", "flatten", "unflatten", "clamp", "exp", "log", "sum", "mean", "max", "min", "softmax", "log_softmax",
-    "masked_fill", "float", "long", "half", "int", "bool", "chunk", "split", "expand", "expand_as", "repeat", "device",
-    "dtype", "numel", "matmul", "argmax", "argmin", "abs", "sqrt", "pow", "norm", "type_as", "detach", "clone",
-    "narrow", "gather", "index_select", "cumsum", "topk", "sort", "unbind", "var", "std", "sigmoid", "tanh", "relu",
-    "view_as", "reshape_as", "new_zeros", "new_ones", "new_full", "new_empty", "is_cuda", "bmm", "mm", "t", "flip",
-    "roll", "movedim", "tril", "triu", "scatter", "masked_select", "nonzero", "any", "all", "item", "tolist",
+    "shape",
+    "size",
+    "dim",
+    "ndim",
+    "view",
+    "reshape",
+    "transpose",
+    "permute",
+    "T",
+    "mT",
+    "contiguous",
+    "unsqueeze",
+    "squeeze",
+    "flatten",
+    "unflatten",
+    "clamp",
+    "exp",
+    "log",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "softmax",
+    "log_softmax",
+    "masked_fill",
+    "float",
+    "long",
+    "half",
+    "int",
+    "bool",
+    "chunk",
+    "split",
+    "expand",
+    "expand_as",
+    "repeat",
+    "device",
+    "dtype",
+    "numel",
+    "matmul",
+    "argmax",
+    "argmin",
+    "abs",
+    "sqrt",
+    "pow",
+    "norm",
+    "type_as",
+    "detach",
+    "clone",
+    "narrow",
+    "gather",
+    "index_select",
+    "cumsum",
+    "topk",
+    "sort",
+    "unbind",
+    "var",
+    "std",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "view_as",
+    "reshape_as",
+    "new_zeros",
+    "new_ones",
+    "new_full",
+    "new_empty",
+    "is_cuda",
+    "bmm",
+    "mm",
+    "t",
+    "flip",
+    "roll",
+    "movedim",
+    "tril",
+    "triu",
+    "scatter",
+    "masked_select",
+    "nonzero",
+    "any",
+    "all",
+    "item",
+    "tolist",
 ];
 
 /// Torch functions that make tensors rather than take them first.
 const FACTORIES: &[&str] = &[
-    "zeros", "ones", "empty", "full", "randn", "rand", "randint", "arange", "linspace", "logspace", "eye", "tensor",
-    "as_tensor", "device", "manual_seed", "randperm", "Size",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "randn",
+    "rand",
+    "randint",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "tensor",
+    "as_tensor",
+    "device",
+    "manual_seed",
+    "randperm",
+    "Size",
 ];
 
 impl Interp<'_> {
@@ -45,8 +135,16 @@ impl Interp<'_> {
                 }
             };
             match &e.kind {
-                ExprKind::Attribute { value, attr } if TENSOR_MEMBERS.contains(&attr.id.as_str()) => mark(value),
-                ExprKind::BinOp { left, op: BinOp::MatMul, right } => {
+                ExprKind::Attribute { value, attr }
+                    if TENSOR_MEMBERS.contains(&attr.id.as_str()) =>
+                {
+                    mark(value)
+                }
+                ExprKind::BinOp {
+                    left,
+                    op: BinOp::MatMul,
+                    right,
+                } => {
                     mark(left);
                     mark(right);
                 }
@@ -59,7 +157,8 @@ impl Interp<'_> {
                     let torch_op = (callee.starts_with("torch.") || callee.starts_with("F."))
                         && !FACTORIES.contains(&callee.rsplit('.').next().unwrap_or(""));
                     // `self.layer(x)`: a module's input is a tensor.
-                    let layer_call = callee.starts_with("self.") && callee.matches('.').count() == 1;
+                    let layer_call =
+                        callee.starts_with("self.") && callee.matches('.').count() == 1;
                     if let Some(first) = first
                         && (torch_op || layer_call)
                     {
@@ -91,7 +190,9 @@ impl Interp<'_> {
         let params: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
         let mut symbols: HashMap<String, Dim> = HashMap::new();
         for line in text.lines().take(64) {
-            let Some(hash) = comment_start(line) else { continue };
+            let Some(hash) = comment_start(line) else {
+                continue;
+            };
             let comment = &line[hash + 1..];
             for (name, dims) in parse_shape_comment(comment) {
                 if !params.contains(&name.as_str()) || out.contains_key(&name) {
@@ -103,7 +204,10 @@ impl Interp<'_> {
                     if let Ok(n) = token.parse::<i64>() {
                         shape.push(Dim::konst(n));
                     } else if is_identifier(&token) {
-                        let d = symbols.entry(token.clone()).or_insert_with(|| self.env.symbol(&token)).clone();
+                        let d = symbols
+                            .entry(token.clone())
+                            .or_insert_with(|| self.env.symbol(&token))
+                            .clone();
                         shape.push(d);
                     } else {
                         usable = false;
@@ -175,8 +279,11 @@ fn parse_shape_comment(comment: &str) -> Vec<(String, Vec<String>)> {
                     let close = if bytes[j] == '(' { ')' } else { ']' };
                     if let Some(end) = bytes[j + 1..].iter().position(|c| *c == close) {
                         let inner: String = bytes[j + 1..j + 1 + end].iter().collect();
-                        let dims: Vec<String> =
-                            inner.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
+                        let dims: Vec<String> = inner
+                            .split(',')
+                            .map(|t| t.trim().to_string())
+                            .filter(|t| !t.is_empty())
+                            .collect();
                         out.push((name, dims));
                         i = j + 1 + end + 1;
                         continue;
@@ -192,7 +299,8 @@ fn parse_shape_comment(comment: &str) -> Vec<(String, Vec<String>)> {
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// Visit every expression of a statement, nested blocks included.
@@ -221,7 +329,12 @@ pub(crate) fn walk_stmt(stmt: &Stmt, f: &mut dyn FnMut(&Expr)) {
             block(body, f);
             block(orelse, f);
         }
-        StmtKind::For { target, iter, body, orelse } => {
+        StmtKind::For {
+            target,
+            iter,
+            body,
+            orelse,
+        } => {
             walk_expr(target, f);
             walk_expr(iter, f);
             block(body, f);
@@ -233,7 +346,12 @@ pub(crate) fn walk_stmt(stmt: &Stmt, f: &mut dyn FnMut(&Expr)) {
             }
             block(body, f);
         }
-        StmtKind::Try { body, handlers, orelse, finalbody } => {
+        StmtKind::Try {
+            body,
+            handlers,
+            orelse,
+            finalbody,
+        } => {
             block(body, f);
             for h in handlers {
                 block(&h.body, f);
@@ -250,9 +368,10 @@ pub(crate) fn walk_stmt(stmt: &Stmt, f: &mut dyn FnMut(&Expr)) {
 pub(crate) fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Attribute { value, .. } | ExprKind::Starred(value) | ExprKind::DoubleStarred(value) | ExprKind::Await(value) => {
-            walk_expr(value, f)
-        }
+        ExprKind::Attribute { value, .. }
+        | ExprKind::Starred(value)
+        | ExprKind::DoubleStarred(value)
+        | ExprKind::Await(value) => walk_expr(value, f),
         ExprKind::Subscript { value, index } => {
             walk_expr(value, f);
             for i in index {
@@ -268,7 +387,10 @@ pub(crate) fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             walk_expr(func, f);
             for a in args {
                 match a {
-                    Arg::Positional(e) | Arg::Starred(e) | Arg::Keyword(_, e) | Arg::DoubleStarred(e) => walk_expr(e, f),
+                    Arg::Positional(e)
+                    | Arg::Starred(e)
+                    | Arg::Keyword(_, e)
+                    | Arg::DoubleStarred(e) => walk_expr(e, f),
                 }
             }
         }
@@ -277,12 +399,17 @@ pub(crate) fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             walk_expr(right, f);
         }
         ExprKind::UnaryOp { operand, .. } => walk_expr(operand, f),
-        ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) | ExprKind::List(values) | ExprKind::Set(values) => {
+        ExprKind::BoolOp { values, .. }
+        | ExprKind::Tuple(values)
+        | ExprKind::List(values)
+        | ExprKind::Set(values) => {
             for v in values {
                 walk_expr(v, f);
             }
         }
-        ExprKind::Compare { left, comparators, .. } => {
+        ExprKind::Compare {
+            left, comparators, ..
+        } => {
             walk_expr(left, f);
             for c in comparators {
                 walk_expr(c, f);
@@ -301,7 +428,9 @@ pub(crate) fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
                 walk_expr(v, f);
             }
         }
-        ExprKind::Comprehension { elt, generators, .. } => {
+        ExprKind::Comprehension {
+            elt, generators, ..
+        } => {
             walk_expr(elt, f);
             for g in generators {
                 walk_expr(&g.iter, f);

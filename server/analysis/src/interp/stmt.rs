@@ -401,8 +401,10 @@ impl Interp<'_> {
         self.restore_locals(before);
         // Undo the first branch's attribute writes, keeping what it left.
         let journal_a = self.attr_journals.pop().unwrap_or_default();
-        let attrs_a: Vec<Option<Value>> =
-            journal_a.iter().map(|(inst, key, _)| inst.attrs.borrow().get(key).cloned()).collect();
+        let attrs_a: Vec<Option<Value>> = journal_a
+            .iter()
+            .map(|(inst, key, _)| inst.attrs.borrow().get(key).cloned())
+            .collect();
         for (inst, key, old) in &journal_a {
             restore_attr(inst, key, old.clone());
         }
@@ -445,18 +447,29 @@ impl Interp<'_> {
     ) {
         let mut touched: Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)> = Vec::new();
         for (inst, key, old) in journal_a.iter().chain(journal_b.iter()) {
-            if !touched.iter().any(|(i, k, _)| Rc::ptr_eq(i, inst) && k == key) {
+            if !touched
+                .iter()
+                .any(|(i, k, _)| Rc::ptr_eq(i, inst) && k == key)
+            {
                 touched.push((inst.clone(), key.clone(), old.clone()));
             }
         }
         for (inst, key, old) in touched {
-            let in_a = journal_a.iter().position(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key);
+            let in_a = journal_a
+                .iter()
+                .position(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key);
             let value_a = match in_a {
                 Some(p) => attrs_a[p].clone(),
                 None => old.clone(),
             };
-            let in_b = journal_b.iter().any(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key);
-            let value_b = if in_b { inst.attrs.borrow().get(&key).cloned() } else { old.clone() };
+            let in_b = journal_b
+                .iter()
+                .any(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key);
+            let value_b = if in_b {
+                inst.attrs.borrow().get(&key).cloned()
+            } else {
+                old.clone()
+            };
             let joined = match (value_a, value_b) {
                 (Some(a), Some(b)) => Some(join_values(self, &a, &b)),
                 (Some(v), None) | (None, Some(v)) => Some(Value::Optional(Box::new(v))),
@@ -464,7 +477,9 @@ impl Interp<'_> {
             };
             // The outer branch, if any, must be able to undo this too.
             if let Some(outer) = self.attr_journals.last_mut()
-                && !outer.iter().any(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key)
+                && !outer
+                    .iter()
+                    .any(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key)
             {
                 outer.push((inst.clone(), key.clone(), old));
             }

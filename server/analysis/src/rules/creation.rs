@@ -25,8 +25,14 @@ pub(crate) fn create(
         "randn" | "rand" | "zeros" | "ones" | "empty"
             if matches!(args.pos.as_slice(), [Value::SizeOfVar(..)]) =>
         {
-            let Some(Value::SizeOfVar(var, suffix)) = args.pos.first() else { return None };
-            let shape = if suffix.is_empty() { Shape::Var(*var) } else { Shape::Tail(*var, suffix.clone()) };
+            let Some(Value::SizeOfVar(var, suffix)) = args.pos.first() else {
+                return None;
+            };
+            let shape = if suffix.is_empty() {
+                Shape::Var(*var)
+            } else {
+                Shape::Tail(*var, suffix.clone())
+            };
             let dtype = dtype_arg(args).or(Some(DType::Float32));
             let device = device_arg(args).unwrap_or(Some(Device::Cpu));
             let t = interp.new_tensor(shape, dtype, device, &format!("torch.{name}"));

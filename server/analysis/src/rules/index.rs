@@ -29,7 +29,10 @@ pub(crate) fn index_tensor(
                     let items = items.borrow();
                     items.len() < 32
                         && items.iter().any(|v| {
-                            matches!(v, Value::List(_) | Value::Tuple(_) | Value::Tensor(_) | Value::None)
+                            matches!(
+                                v,
+                                Value::List(_) | Value::Tuple(_) | Value::Tensor(_) | Value::None
+                            )
                         })
                 } =>
             {
@@ -41,12 +44,18 @@ pub(crate) fn index_tensor(
     let mut all = vec![Value::Tensor(t.clone())];
     all.extend(entries.iter().cloned());
     // Basic indexing is `aten.slice`/`aten.select` to torch, advanced `aten.index`.
-    let basic = entries
-        .iter()
-        .all(|e| matches!(e, Value::Slice(..) | Value::Int(_) | Value::None | Value::Ellipsis));
-    let op = if basic { "slice.Tensor" } else { "index.Tensor" };
-    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), op, range.clone())
-    else {
+    let basic = entries.iter().all(|e| {
+        matches!(
+            e,
+            Value::Slice(..) | Value::Int(_) | Value::None | Value::Ellipsis
+        )
+    });
+    let op = if basic {
+        "slice.Tensor"
+    } else {
+        "index.Tensor"
+    };
+    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), op, range.clone()) else {
         return Value::Unknown;
     };
     let device = device.or_else(|| t.device.clone());

@@ -34,7 +34,10 @@ pub(crate) fn permutation(name: &str, args: &Args, rank: usize) -> Option<Vec<us
             if order.len() != rank {
                 return None;
             }
-            p = order.iter().map(|v| wrap_dim(int(Some(v))?, rank).ok()).collect::<Option<Vec<_>>>()?;
+            p = order
+                .iter()
+                .map(|v| wrap_dim(int(Some(v))?, rank).ok())
+                .collect::<Option<Vec<_>>>()?;
         }
         _ => return None,
     }
@@ -52,7 +55,11 @@ pub(crate) fn permuted(input: Option<&[usize]>, p: &[usize]) -> Option<Rc<Vec<us
         *inverse.get_mut(d)? = i;
     }
     let layout: Vec<usize> = input.iter().map(|&d| inverse[d]).collect();
-    if layout == identity { None } else { Some(Rc::new(layout)) }
+    if layout == identity {
+        None
+    } else {
+        Some(Rc::new(layout))
+    }
 }
 
 /// Whether `view(new)` works on a tensor of sizes `sizes` laid out as
@@ -86,7 +93,8 @@ pub(crate) fn view_compatible(sizes: &[i64], layout: &[usize], new: &[i64]) -> O
     for tensor_d in (0..rank).rev() {
         tensor_numel = tensor_numel.checked_mul(sizes[tensor_d])?;
         let chunk_ends = tensor_d == 0
-            || (sizes[tensor_d - 1] != 1 && stride[tensor_d - 1] != tensor_numel.checked_mul(chunk_base_stride)?);
+            || (sizes[tensor_d - 1] != 1
+                && stride[tensor_d - 1] != tensor_numel.checked_mul(chunk_base_stride)?);
         if chunk_ends {
             while view_d >= 0 && (view_numel < tensor_numel || new[view_d as usize] == 1) {
                 view_numel = view_numel.checked_mul(new[view_d as usize])?;
@@ -108,7 +116,10 @@ pub(crate) fn view_compatible(sizes: &[i64], layout: &[usize], new: &[i64]) -> O
 /// The same tensor value with another layout.
 pub(crate) fn with_layout(v: Value, layout: Option<Rc<Vec<usize>>>) -> Value {
     match v {
-        Value::Tensor(t) if t.layout != layout => Value::Tensor(Rc::new(Tensor { layout, ..(*t).clone() })),
+        Value::Tensor(t) if t.layout != layout => Value::Tensor(Rc::new(Tensor {
+            layout,
+            ..(*t).clone()
+        })),
         other => other,
     }
 }
@@ -122,11 +133,17 @@ mod tests {
         // x = [2, 3, 4].transpose(0, 1) -> sizes [3, 2, 4], layout [1, 0, 2]
         let layout = [1, 0, 2];
         assert_eq!(view_compatible(&[3, 2, 4], &layout, &[3, 8]), Some(false));
-        assert_eq!(view_compatible(&[3, 2, 4], &layout, &[3, 2, 2, 2]), Some(true));
+        assert_eq!(
+            view_compatible(&[3, 2, 4], &layout, &[3, 2, 2, 2]),
+            Some(true)
+        );
         // [2, 3, 4].permute(2, 0, 1) -> [4, 2, 3], layout [1, 2, 0]: view(4, 6) works.
         assert_eq!(view_compatible(&[4, 2, 3], &[1, 2, 0], &[4, 6]), Some(true));
         // y.transpose(1, 2).view(B, T, C) on y = [B, nh, T, hs]
-        assert_eq!(view_compatible(&[2, 5, 4, 8], &[0, 2, 1, 3], &[2, 5, 32]), Some(false));
+        assert_eq!(
+            view_compatible(&[2, 5, 4, 8], &[0, 2, 1, 3], &[2, 5, 32]),
+            Some(false)
+        );
         // A size-1 dim moved around changes nothing.
         assert_eq!(view_compatible(&[2, 1, 5], &[0, 2, 1], &[10]), Some(true));
     }

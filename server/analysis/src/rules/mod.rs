@@ -9,9 +9,9 @@ mod creation;
 mod dtype;
 mod einops;
 pub(crate) mod index;
+mod layout;
 pub(crate) mod nn;
 mod ops;
-mod layout;
 mod shape;
 mod tail;
 

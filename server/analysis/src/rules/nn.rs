@@ -121,7 +121,8 @@ pub(crate) fn construct(
             },
         },
         "ModuleDict" | "ParameterDict" => {
-            if matches!(args.get(0, "modules"), Some(v) if !matches!(v, Value::Dict(_) | Value::None)) {
+            if matches!(args.get(0, "modules"), Some(v) if !matches!(v, Value::Dict(_) | Value::None))
+            {
                 unknown = true;
             }
             if let Some(Value::Dict(d)) = args.get(0, "modules") {
@@ -441,9 +442,15 @@ pub(crate) fn module_method(
         "parameters" | "buffers" => {
             let (device, dtype) = match receiver {
                 Value::Layer(l) => (l.device.borrow().clone(), *l.dtype.borrow()),
-                Value::Instance(inst) => (inst.device.borrow().clone().or(Some(Device::Cpu)), Some(DType::Float32)),
+                Value::Instance(inst) => (
+                    inst.device.borrow().clone().or(Some(Device::Cpu)),
+                    Some(DType::Float32),
+                ),
                 _ => (None, None),
             };
+            if let Some(first) = first_parameter(interp, receiver, 0) {
+                return Value::list(vec![first]);
+            }
             let shape = interp.fresh_rank_var();
             let mut t = interp.new_tensor(shape, dtype, device, "parameter");
             t.is_param = true;
@@ -506,6 +513,44 @@ pub(crate) fn module_method(
         },
         "__init__" | "zero_grad" | "load_state_dict" => Value::None,
         _ => Value::Unknown,
+    }
+}
+
+/// The first parameter torch's `parameters()` yields: the module's own
+/// parameters first, then its children's, in the order they were assigned.
+fn first_parameter(interp: &mut Interp<'_>, module: &Value, depth: usize) -> Option<Value> {
+    if depth > 16 {
+        return None;
+    }
+    match module {
+        Value::Instance(inst) => {
+            let order = inst.order.borrow().clone();
+            let attrs: Vec<Value> = order
+                .iter()
+                .filter_map(|k| inst.attrs.borrow().get(k).cloned())
+                .collect();
+            if let Some(p) = attrs
+                .iter()
+                .find(|v| matches!(v, Value::Tensor(t) if t.is_param))
+            {
+                return Some(p.clone());
+            }
+            attrs
+                .iter()
+                .filter(|v| matches!(v, Value::Layer(_) | Value::Instance(_)))
+                .find_map(|v| first_parameter(interp, v, depth + 1))
+        }
+        Value::Layer(layer) if is_container(&layer.kind) => {
+            let children = layer.children.borrow().clone();
+            children
+                .iter()
+                .find_map(|c| first_parameter(interp, c, depth + 1))
+        }
+        Value::Layer(layer) => match layer_param(interp, layer, "weight") {
+            Value::Tensor(t) => Some(Value::Tensor(t)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -701,18 +746,31 @@ pub(crate) fn call_layer(
             )),
             k if k.starts_with("Conv") => Some(format!(
                 "Input type ({}) and bias type ({}) should be the same",
-                xd.name().replace("float64", "double").replace("float32", "float").replace("float16", "c10::Half"),
-                wd.name().replace("float64", "double").replace("float32", "float").replace("float16", "c10::Half")
+                xd.name()
+                    .replace("float64", "double")
+                    .replace("float32", "float")
+                    .replace("float16", "c10::Half"),
+                wd.name()
+                    .replace("float64", "double")
+                    .replace("float32", "float")
+                    .replace("float16", "c10::Half")
             )),
             "LSTM" | "GRU" | "RNN" => Some(format!(
                 "RNN input dtype (torch.{}) does not match weight dtype (torch.{})",
                 xd.name(),
                 wd.name()
             )),
-            "LayerNorm" if !matches!(layer.arg(2, "elementwise_affine"), Some(Value::Bool(Some(false)))) => {
+            "LayerNorm"
+                if !matches!(
+                    layer.arg(2, "elementwise_affine"),
+                    Some(Value::Bool(Some(false)))
+                ) =>
+            {
                 norm_dtype_message(xd, wd)
             }
-            "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "GroupNorm" => norm_dtype_message(xd, wd),
+            "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "GroupNorm" => {
+                norm_dtype_message(xd, wd)
+            }
             "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d"
                 if matches!(layer.arg(3, "affine"), Some(Value::Bool(Some(true)))) =>
             {
@@ -801,9 +859,14 @@ pub(crate) fn call_layer(
             };
             let out = conv_forward(interp, x, &conv, device, range.clone());
             match call_args.get(1, "output_size").and_then(|v| v.items()) {
-                Some(sizes) if transposed && sizes.len() >= n => {
-                    conv_transpose_output_size(interp, x, &conv, out, &sizes[sizes.len() - n..], range)
-                }
+                Some(sizes) if transposed && sizes.len() >= n => conv_transpose_output_size(
+                    interp,
+                    x,
+                    &conv,
+                    out,
+                    &sizes[sizes.len() - n..],
+                    range,
+                ),
                 _ => out,
             }
         }
@@ -825,7 +888,15 @@ pub(crate) fn call_layer(
                 layer.arg(if is_max { 5 } else { 3 }, "ceil_mode"),
                 Some(Value::Bool(Some(true)))
             );
-            if pool_pad_too_big(interp, n, is_max, &kernel, &padding, &dilation, range.clone()) {
+            if pool_pad_too_big(
+                interp,
+                n,
+                is_max,
+                &kernel,
+                &padding,
+                &dilation,
+                range.clone(),
+            ) {
                 return Value::Unknown;
             }
             let out = pool(
@@ -1169,13 +1240,20 @@ fn norm_dtype_message(x: DType, p: DType) -> Option<String> {
 /// parameters of another dtype than the input.
 fn mixed_dtype(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, name: &str) -> Option<String> {
     let keys: &[(usize, &str)] = match name {
-        "batch_norm" | "instance_norm" => &[(1, "running_mean"), (2, "running_var"), (3, "weight"), (4, "bias")],
+        "batch_norm" | "instance_norm" => &[
+            (1, "running_mean"),
+            (2, "running_var"),
+            (3, "weight"),
+            (4, "bias"),
+        ],
         "group_norm" | "layer_norm" => &[(2, "weight"), (3, "bias")],
         _ => &[],
     };
     let _ = interp;
     let xd = x.dtype?;
-    let p = keys.iter().find_map(|(i, k)| args.tensor(*i, k).and_then(|t| t.dtype))?;
+    let p = keys
+        .iter()
+        .find_map(|(i, k)| args.tensor(*i, k).and_then(|t| t.dtype))?;
     norm_dtype_message(xd, p)
 }
 
@@ -1224,13 +1302,22 @@ fn linear(
     let out_dim = interp.size_dims(std::slice::from_ref(out_features))[0].clone();
     let Some(dims) = interp.dims(x) else {
         // Unknown rank: the input is `[*, in_features]`, the output `[*, out_features]`.
-        let in_dim = interp.as_dim(in_features).unwrap_or_else(|| interp.env.anonymous());
+        let in_dim = interp
+            .as_dim(in_features)
+            .unwrap_or_else(|| interp.env.anonymous());
         return match super::tail::demand_trailing(interp, x, &[in_dim.clone()]) {
             Some(Ok((var, mut suffix))) => {
                 if let Some(last) = suffix.last_mut() {
                     *last = out_dim;
                 }
-                out_like(interp, x, super::tail::suffix_shape(var, suffix), x.dtype, device, "nn.Linear")
+                out_like(
+                    interp,
+                    x,
+                    super::tail::suffix_shape(var, suffix),
+                    x.dtype,
+                    device,
+                    "nn.Linear",
+                )
             }
             Some(Err(found)) => {
                 let message = format!(
@@ -1369,10 +1456,12 @@ fn conv_forward(
             )
         });
         if too_big {
-            let v = |d: &[Dim], i: usize| {
-                d.get(i).and_then(|d| interp.env.value(d)).unwrap_or(0)
+            let v = |d: &[Dim], i: usize| d.get(i).and_then(|d| interp.env.value(d)).unwrap_or(0);
+            let (h, w) = if n == 1 {
+                (None, 0)
+            } else {
+                (Some(n - 2), n - 1)
             };
-            let (h, w) = if n == 1 { (None, 0) } else { (Some(n - 2), n - 1) };
             let hv = |d: &[Dim], dflt: i64| h.map(|h| v(d, h)).unwrap_or(dflt);
             let message = format!(
                 "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
@@ -1460,16 +1549,24 @@ fn pool_pad_too_big(
     range: TextRange,
 ) -> bool {
     for i in 0..n.min(kernel.len()).min(padding.len()) {
-        let d = dilation.get(i).and_then(|d| interp.env.value(d)).unwrap_or(1);
-        let (Some(k), Some(p)) = (interp.env.value(&kernel[i]), interp.env.value(&padding[i])) else {
+        let d = dilation
+            .get(i)
+            .and_then(|d| interp.env.value(d))
+            .unwrap_or(1);
+        let (Some(k), Some(p)) = (interp.env.value(&kernel[i]), interp.env.value(&padding[i]))
+        else {
             continue;
         };
         let keff = (k - 1) * d + 1;
         if p > keff / 2 {
             let message = if n == 1 && is_max {
-                format!("max_pool1d() padding should be at most half of kernel size, but got padding={p} and kernel_size={k}")
+                format!(
+                    "max_pool1d() padding should be at most half of kernel size, but got padding={p} and kernel_size={k}"
+                )
             } else {
-                format!("pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}")
+                format!(
+                    "pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
+                )
             };
             interp.report(range, Severity::Error, "pool-input", message);
             return true;
@@ -1489,7 +1586,9 @@ fn conv_transpose_output_size(
     range: TextRange,
 ) -> Value {
     let Value::Tensor(t) = &out else { return out };
-    let Some(mut dims) = interp.dims(t) else { return out };
+    let Some(mut dims) = interp.dims(t) else {
+        return out;
+    };
     let n = c.n;
     if dims.len() < n {
         return out;
@@ -1502,9 +1601,11 @@ fn conv_transpose_output_size(
     for i in 0..n {
         let min = dims[base + i].sub(&c.output_padding[i]);
         let max = min.add(&c.stride[i]).sub(&Dim::konst(1));
-        if let (Some(w), Some(a), Some(b)) =
-            (interp.env.value(&want[i]), interp.env.value(&min), interp.env.value(&max))
-            && (w < a || w > b)
+        if let (Some(w), Some(a), Some(b)) = (
+            interp.env.value(&want[i]),
+            interp.env.value(&min),
+            interp.env.value(&max),
+        ) && (w < a || w > b)
         {
             bad = true;
         }
@@ -1512,7 +1613,10 @@ fn conv_transpose_output_size(
         hi.push(max);
     }
     if bad {
-        let input = interp.dims(x).map(|d| d[d.len() - n..].to_vec()).unwrap_or_default();
+        let input = interp
+            .dims(x)
+            .map(|d| d[d.len() - n..].to_vec())
+            .unwrap_or_default();
         let message = format!(
             "requested an output size of {}, but valid sizes range from {} to {} (for an input of torch.Size({}))",
             interp.fmt_dims(&want),
@@ -1670,8 +1774,16 @@ fn layer_norm(
             let message = format!(
                 "Given normalized_shape={}, expected input with shape [*, {}], but got input of size[*, {}]",
                 interp.fmt_dims(&normalized),
-                normalized.iter().map(|d| interp.fmt_dim(d)).collect::<Vec<_>>().join(", "),
-                found.iter().map(|d| interp.fmt_dim(d)).collect::<Vec<_>>().join(", ")
+                normalized
+                    .iter()
+                    .map(|d| interp.fmt_dim(d))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                found
+                    .iter()
+                    .map(|d| interp.fmt_dim(d))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             interp.report(range, Severity::Error, "layer-input", message);
             return Value::Unknown;
@@ -1736,21 +1848,21 @@ fn embedding(
     match interp.dims(idx) {
         Some(mut dims) => {
             dims.push(d);
-            out_known(
-                interp,
-                idx,
-                dims,
-                dtype,
-                device,
-                "nn.Embedding",
-            )
+            out_known(interp, idx, dims, dtype, device, "nn.Embedding")
         }
         None => match interp.resolve_shape(&idx.shape).tail() {
             // Indices of unknown rank: the vectors are appended, `[*, dim]`.
             Some((var, suffix)) => {
                 let mut s = suffix.to_vec();
                 s.push(d);
-                out_like(interp, idx, super::tail::suffix_shape(var, s), dtype, device, "nn.Embedding")
+                out_like(
+                    interp,
+                    idx,
+                    super::tail::suffix_shape(var, s),
+                    dtype,
+                    device,
+                    "nn.Embedding",
+                )
             }
             None => out_var(interp, idx, dtype, device, "nn.Embedding"),
         },
@@ -1803,7 +1915,14 @@ fn rnn(
     };
     let d = Dim::konst(if bidirectional { 2 } else { 1 });
     // An input of unknown rank is taken as batched, the common case.
-    interp.demand_rank(&x.shape, if batch_first { &["N", "L", "H_in"] } else { &["L", "N", "H_in"] });
+    interp.demand_rank(
+        &x.shape,
+        if batch_first {
+            &["N", "L", "H_in"]
+        } else {
+            &["L", "N", "H_in"]
+        },
+    );
     let Some(dims) = interp.dims(x) else {
         return Value::Unknown;
     };
@@ -1873,15 +1992,35 @@ fn rnn(
         let Some(hd) = interp.dims(&h) else { continue };
         let want = if i == 0 { &h_shape } else { &c_shape };
         let message = if hd.len() != want.len() {
-            (dims.len() == 3 && hd.len() == 2)
-                .then(|| format!("For batched 3-D input, hx should also be 3-D but got {}-D tensor", hd.len()))
-        } else if hd.iter().zip(want).any(|(a, b)| interp.env.known_different(a, b)) {
+            (dims.len() == 3 && hd.len() == 2).then(|| {
+                format!(
+                    "For batched 3-D input, hx should also be 3-D but got {}-D tensor",
+                    hd.len()
+                )
+            })
+        } else if hd
+            .iter()
+            .zip(want)
+            .any(|(a, b)| interp.env.known_different(a, b))
+        {
             let fmt = |interp: &Interp<'_>, d: &[Dim]| {
                 let items: Vec<String> = d.iter().map(|d| interp.fmt_dim(d)).collect();
-                if items.len() == 1 { format!("({},)", items[0]) } else { format!("({})", items.join(", ")) }
+                if items.len() == 1 {
+                    format!("({},)", items[0])
+                } else {
+                    format!("({})", items.join(", "))
+                }
             };
-            let which = if is_lstm { format!("hidden[{i}] size") } else { "hidden size".to_string() };
-            Some(format!("Expected {which} {}, got {}", fmt(interp, want), interp.fmt_dims(&hd)))
+            let which = if is_lstm {
+                format!("hidden[{i}] size")
+            } else {
+                "hidden size".to_string()
+            };
+            Some(format!(
+                "Expected {which} {}, got {}",
+                fmt(interp, want),
+                interp.fmt_dims(&hd)
+            ))
         } else {
             None
         };
@@ -1941,8 +2080,11 @@ fn mha(
         return Value::Unknown;
     };
     // Inputs of unknown rank are taken as batched, the common case.
-    let (q_names, kv_names): (&[&str], &[&str]) =
-        if batch_first { (&["N", "L", "E"], &["N", "S", "E_kv"]) } else { (&["L", "N", "E"], &["S", "N", "E_kv"]) };
+    let (q_names, kv_names): (&[&str], &[&str]) = if batch_first {
+        (&["N", "L", "E"], &["N", "S", "E_kv"])
+    } else {
+        (&["L", "N", "E"], &["S", "N", "E_kv"])
+    };
     interp.demand_rank(&q.shape, q_names);
     interp.demand_rank(&k.shape, kv_names);
     if let Some(v) = args.tensor(2, "value") {
@@ -2111,7 +2253,15 @@ pub(crate) fn functional(
                 vec![Dim::konst(1); n]
             };
             let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
-            if pool_pad_too_big(interp, n, is_max, &kernel, &padding, &dilation, range.clone()) {
+            if pool_pad_too_big(
+                interp,
+                n,
+                is_max,
+                &kernel,
+                &padding,
+                &dilation,
+                range.clone(),
+            ) {
                 return Value::Unknown;
             }
             let out = pool(
@@ -2206,7 +2356,8 @@ pub(crate) fn functional(
             if mode != "constant" {
                 let (p, r) = (pads.len(), dims.len());
                 if p > 6 || (p / 2 + 1 != r && p / 2 + 2 != r) {
-                    let message = format!("Padding size {p} is not supported for {r}D input tensor.");
+                    let message =
+                        format!("Padding size {p} is not supported for {r}D input tensor.");
                     interp.report(range, Severity::Error, "pad-size", message);
                     return Value::Unknown;
                 }
@@ -2545,7 +2696,8 @@ pub(crate) fn functional(
             if let Some(size) = dims.get(d).and_then(|s| interp.env.value(s))
                 && size % 2 != 0
             {
-                let message = format!("Halving dimension must be even, but dimension {d} is size {size}");
+                let message =
+                    format!("Halving dimension must be even, but dimension {d} is size {size}");
                 interp.report(range, Severity::Error, "glu-size", message);
                 return Value::Unknown;
             }

@@ -229,7 +229,14 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
     if inplace
         && matches!(
             base,
-            "unsqueeze" | "squeeze" | "t" | "transpose" | "swapaxes" | "swapdims" | "resize" | "as_strided"
+            "unsqueeze"
+                | "squeeze"
+                | "t"
+                | "transpose"
+                | "swapaxes"
+                | "swapdims"
+                | "resize"
+                | "as_strided"
         )
     {
         return result;
@@ -261,6 +268,9 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
 }
 
 fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
+    if name == "meshgrid" {
+        return meshgrid(interp, name, args, range);
+    }
     let Some(x) = args.tensor(0, "input") else {
         return scalar_fallback(interp, name, args, range);
     };
@@ -295,7 +305,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 };
                 let mut operands = vec![(Value::Tensor(x.clone()), Some(shape.len()))];
                 for &(i, key) in keys {
-                    let Some(t) = args.tensor(i, key) else { continue };
+                    let Some(t) = args.tensor(i, key) else {
+                        continue;
+                    };
                     let Some(d) = interp.dims(&t) else {
                         return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
                     };
@@ -323,7 +335,8 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 for (i, key) in [(1, "min"), (2, "max")] {
                     match args.get(i, key) {
                         Some(Value::Tensor(t)) => {
-                            operands.push((Value::Tensor(t.clone()), interp.dims(t).map(|d| d.len())));
+                            operands
+                                .push((Value::Tensor(t.clone()), interp.dims(t).map(|d| d.len())));
                         }
                         Some(v @ (Value::Int(_) | Value::Float(_) | Value::Bool(_))) => {
                             operands.push((v.clone(), None));
@@ -336,7 +349,8 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 dtype = promote(&refs).or(dtype);
             }
             // scatter: dim range, index rank, index no larger than self / src
-            "scatter" | "scatter_add" | "scatter_reduce" | "index_fill" | "index_add" | "index_copy"
+            "scatter" | "scatter_add" | "scatter_reduce" | "index_fill" | "index_add"
+            | "index_copy"
                 if dims.is_some() =>
             {
                 let xd = dims.clone().unwrap_or_default();
@@ -359,14 +373,14 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                     && let Some(idims) = interp.dims(&index)
                 {
                     if idims.len() != xd.len() {
-                        let message = "Index tensor must have the same number of dimensions as self tensor".to_string();
+                        let message =
+                            "Index tensor must have the same number of dimensions as self tensor"
+                                .to_string();
                         interp.report(range, Severity::Error, "index-shape", message);
                         return Value::Unknown;
                     }
                     let src = args.tensor(3, "src").and_then(|t| interp.dims(&t));
-                    let bigger = |a: &Dim, b: &Dim| {
-                        matches!((interp.env.value(a), interp.env.value(b)), (Some(i), Some(s)) if i > s)
-                    };
+                    let bigger = |a: &Dim, b: &Dim| matches!((interp.env.value(a), interp.env.value(b)), (Some(i), Some(s)) if i > s);
                     let over_self = (0..xd.len()).any(|k| k != d && bigger(&idims[k], &xd[k]));
                     let over_src = src.as_ref().is_some_and(|sd| {
                         sd.len() == idims.len() && (0..sd.len()).any(|k| bigger(&idims[k], &sd[k]))
@@ -378,7 +392,11 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                             interp.fmt_dims(&xd)
                         );
                         if let Some(sd) = &src {
-                            let _ = write!(message, " and to be no larger size than src {}", interp.fmt_dims(sd));
+                            let _ = write!(
+                                message,
+                                " and to be no larger size than src {}",
+                                interp.fmt_dims(sd)
+                            );
                         }
                         interp.report(range, Severity::Error, "index-shape", message);
                         return Value::Unknown;
@@ -452,11 +470,13 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             "narrow" => Some("narrow() cannot be applied to a 0-dim tensor."),
             "select" => Some("select() cannot be applied to a 0-dim tensor."),
             "unflatten" => Some("unflatten got an unexpected error:"),
-            "tensor_split" => Some("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"),
+            "tensor_split" => Some(
+                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
+            ),
             "chunk" => Some("chunk expects at least a 1-dimensional tensor"),
             "unbind" => Some("Dimension specified as 0 but tensor has no dimensions"),
-            "split" | "split_with_sizes" | "index_select" | "repeat_interleave" | "unfold" | "hsplit"
-            | "vsplit" | "dsplit" => return Value::Unknown,
+            "split" | "split_with_sizes" | "index_select" | "repeat_interleave" | "unfold"
+            | "hsplit" | "vsplit" | "dsplit" => return Value::Unknown,
             _ => None,
         };
         if let Some(message) = message {
@@ -499,7 +519,11 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 let kernel = if name == "logcumsumexp" {
                     "logcumsumexp_out_cpu".to_string()
                 } else {
-                    let base = if name == "log_softmax" { "log_softmax" } else { "softmax" };
+                    let base = if name == "log_softmax" {
+                        "log_softmax"
+                    } else {
+                        "softmax"
+                    };
                     let last = if d + 1 >= rank { "_lastdim" } else { "" };
                     format!("{base}{last}_kernel_impl")
                 };
@@ -512,7 +536,10 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 && !dt.is_floating()
                 && !dt.is_complex()
             {
-                let message = format!("\"logcumsumexp_out_cpu\" not implemented for '{}'", torch_name(dt));
+                let message = format!(
+                    "\"logcumsumexp_out_cpu\" not implemented for '{}'",
+                    torch_name(dt)
+                );
                 interp.report(range, Severity::Error, "dtype-unsupported", message);
                 return Value::Unknown;
             }
@@ -602,9 +629,14 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             if name == "kthvalue"
                 && let Some(k) = args.int(1, "k")
             {
-                let size = if rank == 0 { Some(1) } else { interp.env.value(&dims[d]) };
+                let size = if rank == 0 {
+                    Some(1)
+                } else {
+                    interp.env.value(&dims[d])
+                };
                 if k < 1 || size.is_some_and(|s| k > s) {
-                    let message = format!("kthvalue(): selected number k out of range for dimension {d}");
+                    let message =
+                        format!("kthvalue(): selected number k out of range for dimension {d}");
                     interp.report(range, Severity::Error, "index-out-of-range", message);
                     return Value::Unknown;
                 }
@@ -927,12 +959,18 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                 interp.report(range, Severity::Error, "repeat-dims", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into());
                 return Value::Unknown;
             }
-            if name == "repeat" && reps.iter().any(|r| interp.env.value(r).is_some_and(|v| v < 0)) {
+            if name == "repeat"
+                && reps
+                    .iter()
+                    .any(|r| interp.env.value(r).is_some_and(|v| v < 0))
+            {
                 let n = reps.len();
                 let mut padded = vec![Dim::konst(1); n - rank];
                 padded.extend(dims.iter().cloned());
                 let shape: Vec<Dim> = padded.iter().zip(&reps).map(|(a, b)| a.mul(b)).collect();
-                let neg = shape.iter().find_map(|d| interp.env.value(d).filter(|v| *v < 0));
+                let neg = shape
+                    .iter()
+                    .find_map(|d| interp.env.value(d).filter(|v| *v < 0));
                 let message = format!(
                     "Trying to create tensor with negative dimension {}: {}",
                     neg.unwrap_or(-1),
@@ -987,7 +1025,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                     Some("narrow(): length must be non-negative.".to_string())
                 } else {
                     let st = if start < 0 { start + size } else { start };
-                    (st + l > size).then(|| format!("start ({st}) + length ({l}) exceeds dimension size ({size})."))
+                    (st + l > size).then(|| {
+                        format!("start ({st}) + length ({l}) exceeds dimension size ({size}).")
+                    })
                 };
                 if let Some(message) = message {
                     interp.report(range, Severity::Error, "index-out-of-range", message);
@@ -1119,7 +1159,8 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             // addbmm sums the batch of products
             let product = match (name, interp.dims(p)) {
                 ("addbmm", Some(pd)) if pd.len() == 3 => {
-                    let p2 = out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name);
+                    let p2 =
+                        out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name);
                     p2
                 }
                 _ => product,
@@ -1163,7 +1204,11 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             } else {
                 match (interp.env.value(&dims[a]), interp.env.value(&dims[b])) {
                     (Some(r), Some(c)) => {
-                        let n = if offset > 0 { r.min(c - offset) } else { (r + offset).min(c) };
+                        let n = if offset > 0 {
+                            r.min(c - offset)
+                        } else {
+                            (r + offset).min(c)
+                        };
                         Dim::konst(n.max(0))
                     }
                     _ => interp.env.anonymous(),
@@ -1180,11 +1225,16 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "real" | "imag" => match x.dtype {
             Some(d @ (DType::Complex64 | DType::Complex128)) => {
-                let real = if d == DType::Complex64 { DType::Float32 } else { DType::Float64 };
+                let real = if d == DType::Complex64 {
+                    DType::Float32
+                } else {
+                    DType::Float64
+                };
                 same(interp, dims, Some(real))
             }
             Some(_) if name == "imag" => {
-                let message = "imag is not implemented for tensors with non-complex dtypes.".to_string();
+                let message =
+                    "imag is not implemented for tensors with non-complex dtypes.".to_string();
                 interp.report(range, Severity::Error, "dtype-unsupported", message);
                 Value::Unknown
             }
@@ -1218,7 +1268,8 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                         if let Some(dt) = index.dtype
                             && !matches!(dt, DType::Int64 | DType::Int32)
                         {
-                            let message = "gather(): Expected dtype int32/int64 for index".to_string();
+                            let message =
+                                "gather(): Expected dtype int32/int64 for index".to_string();
                             interp.report(range, Severity::Error, "dtype-mismatch", message);
                             return Value::Unknown;
                         }
@@ -1307,7 +1358,10 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         "multinomial" => {
             // One row of samples per distribution: [*, num_samples], int64.
-            let n = args.get(1, "num_samples").cloned().unwrap_or(Value::Unknown);
+            let n = args
+                .get(1, "num_samples")
+                .cloned()
+                .unwrap_or(Value::Unknown);
             let n = interp.size_dims(&[n])[0].clone();
             let mut shape = dims.clone();
             match shape.last_mut() {
@@ -1442,11 +1496,47 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     }
 }
 
+fn meshgrid(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
+    {
+        // 1-D inputs of sizes n0, n1, ... give that many tensors of shape
+        // [n0, n1, ...] ("ij"), or with the first two swapped ("xy", the default).
+        let items = args.varargs(0);
+        let ts: Vec<Rc<Tensor>> = items
+            .iter()
+            .filter_map(|v| v.as_tensor().cloned())
+            .collect();
+        if ts.len() != items.len() || ts.is_empty() {
+            return Value::Unknown;
+        }
+        let mut sizes = Vec::new();
+        for t in &ts {
+            match interp.dims(t).as_deref() {
+                Some([n]) => sizes.push(n.clone()),
+                Some([]) => sizes.push(Dim::konst(1)),
+                _ => return Value::Unknown,
+            }
+        }
+        let xy = !matches!(args.kw("indexing"), Some(Value::Str(s)) if &**s == "ij");
+        let mut shape = sizes.clone();
+        if xy && shape.len() >= 2 {
+            shape.swap(0, 1);
+        }
+        let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
+        Value::tuple(
+            ts.iter()
+                .map(|t| out_known(interp, t, shape.clone(), t.dtype, device.clone(), name))
+                .collect(),
+        )
+    }
+}
+
 /// The memory order of an op's result: reordering ops permute it, ops that
 /// keep the shape keep it (pointwise ops preserve the input's stride order),
 /// `contiguous` and everything else make a plain tensor.
 fn track_layout(interp: &Interp<'_>, name: &str, args: &Args, result: Value) -> Value {
-    let Value::Tensor(out) = &result else { return result };
+    let Value::Tensor(out) = &result else {
+        return result;
+    };
     let Some(Value::Tensor(input)) = args.pos.first() else {
         return super::layout::with_layout(result, None);
     };
@@ -1457,7 +1547,12 @@ fn track_layout(interp: &Interp<'_>, name: &str, args: &Args, result: Value) -> 
         let layout = super::layout::permuted(input.layout.as_deref().map(|v| v.as_slice()), &p);
         return super::layout::with_layout(result, layout);
     }
-    let keeps = name != "contiguous" && in_dims.len() == out_dims.len() && in_dims.iter().zip(&out_dims).all(|(a, b)| interp.env.known_equal(a, b));
+    let keeps = name != "contiguous"
+        && in_dims.len() == out_dims.len()
+        && in_dims
+            .iter()
+            .zip(&out_dims)
+            .all(|(a, b)| interp.env.known_equal(a, b));
     super::layout::with_layout(result, if keeps { input.layout.clone() } else { None })
 }
 
@@ -1488,30 +1583,7 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
                     .collect(),
             )
         }
-        "meshgrid" => {
-            // 1-D inputs of sizes n0, n1, ... give that many tensors of shape
-            // [n0, n1, ...] ("ij"), or with the first two swapped ("xy", the default).
-            let items = args.varargs(0);
-            let ts: Vec<Rc<Tensor>> = items.iter().filter_map(|v| v.as_tensor().cloned()).collect();
-            if ts.len() != items.len() || ts.is_empty() {
-                return Value::Unknown;
-            }
-            let mut sizes = Vec::new();
-            for t in &ts {
-                match interp.dims(t).as_deref() {
-                    Some([n]) => sizes.push(n.clone()),
-                    Some([]) => sizes.push(Dim::konst(1)),
-                    _ => return Value::Unknown,
-                }
-            }
-            let xy = !matches!(args.kw("indexing"), Some(Value::Str(s)) if &**s == "ij");
-            let mut shape = sizes.clone();
-            if xy && shape.len() >= 2 {
-                shape.swap(0, 1);
-            }
-            let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
-            Value::tuple(ts.iter().map(|t| out_known(interp, t, shape.clone(), t.dtype, device.clone(), name)).collect())
-        }
+        "meshgrid" => meshgrid(interp, name, args, range),
         _ => {
             // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.
             if let Some(t) = args.tensors().first().cloned()
@@ -1551,8 +1623,7 @@ fn unknown_rank_rule(
     args: &Args,
     device: Option<Device>,
 ) -> Value {
-    if let Some(shape) = super::tail::unknown_rank_op(interp, name, x, args)
-    {
+    if let Some(shape) = super::tail::unknown_rank_op(interp, name, x, args) {
         // bucket indices are int64 (int32 with out_int32=True)
         let dtype = match name {
             "bucketize" | "searchsorted" if args.flag(99, "out_int32", false) == Some(true) => {
@@ -1569,7 +1640,10 @@ fn unknown_rank_rule(
                 Value::tuple(vec![v, i])
             }
             super::tail::TailResult::Many(shapes) => Value::tuple(
-                shapes.into_iter().map(|s| out_shape(interp, x, s, x.dtype, device.clone(), name)).collect(),
+                shapes
+                    .into_iter()
+                    .map(|s| out_shape(interp, x, s, x.dtype, device.clone(), name))
+                    .collect(),
             ),
         };
     }
@@ -1828,11 +1902,20 @@ fn binary(
         if BINARY_BOOL.contains(&name) {
             Some(DType::Bool)
         } else if name == "float_power" {
-            d.map(|d| if d.is_complex() { DType::Complex128 } else { DType::Float64 })
+            d.map(|d| {
+                if d.is_complex() {
+                    DType::Complex128
+                } else {
+                    DType::Float64
+                }
+            })
         } else if matches!(name, "atan2" | "arctan2" | "copysign" | "xlogy" | "ldexp") {
             int_to_float(d)
         } else if matches!(name, "div" | "true_divide" | "divide") {
-            if args.kw("rounding_mode").is_some_and(|v| !matches!(v, Value::None)) {
+            if args
+                .kw("rounding_mode")
+                .is_some_and(|v| !matches!(v, Value::None))
+            {
                 d
             } else {
                 int_to_float(d)
@@ -1852,8 +1935,9 @@ fn binary(
                 t.shape.clone()
             }
             (Value::Tensor(x), Value::Tensor(y), _, _) if x.shape == y.shape => x.shape.clone(),
-            (Value::Tensor(x), Value::Tensor(y), _, _) => super::tail::broadcast(interp, x, y)
-                .unwrap_or_else(|| interp.fresh_rank_var()),
+            (Value::Tensor(x), Value::Tensor(y), _, _) => {
+                super::tail::broadcast(interp, x, y).unwrap_or_else(|| interp.fresh_rank_var())
+            }
             _ => interp.fresh_rank_var(),
         };
         return out_shape(interp, &template, shape, dtype, device, name);
@@ -1924,12 +2008,14 @@ fn reduce(
             }
             // complex var / std / norm are real (spec §3.3)
             match (name, x.dtype) {
-                ("std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm", Some(DType::Complex64)) => {
-                    Some(DType::Float32)
-                }
-                ("std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm", Some(DType::Complex128)) => {
-                    Some(DType::Float64)
-                }
+                (
+                    "std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm",
+                    Some(DType::Complex64),
+                ) => Some(DType::Float32),
+                (
+                    "std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm",
+                    Some(DType::Complex128),
+                ) => Some(DType::Float64),
                 _ => x.dtype,
             }
         }
@@ -2329,7 +2415,11 @@ fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Va
         _ => ("cat", 0),
     };
     // torch.concatenate spells the dim `axis`
-    let dim_key = if args.kw("axis").is_some() { "axis" } else { "dim" };
+    let dim_key = if args.kw("axis").is_some() {
+        "axis"
+    } else {
+        "dim"
+    };
     let first = all[0].clone();
     if op == "stack" {
         let d = args.int(1, dim_key).unwrap_or(dim_default);
@@ -2509,11 +2599,19 @@ pub(crate) fn matmul(
             return fail(interp, message);
         }
         "mv" if a.len() != 2 || b.len() != 1 => {
-            let message = format!("vector + matrix @ vector expected, got 1, {}, {}", a.len(), b.len());
+            let message = format!(
+                "vector + matrix @ vector expected, got 1, {}, {}",
+                a.len(),
+                b.len()
+            );
             return fail(interp, message);
         }
         "dot" if a.len() != 1 || b.len() != 1 => {
-            let message = format!("1D tensors expected, but got {}D and {}D tensors", a.len(), b.len());
+            let message = format!(
+                "1D tensors expected, but got {}D and {}D tensors",
+                a.len(),
+                b.len()
+            );
             return fail(interp, message);
         }
         _ => {}

@@ -28,12 +28,28 @@ pub(crate) enum TailResult {
 
 /// Ops that keep their input's shape, whatever its rank.
 const SHAPE_KEEPING: &[&str] = &[
-    "softmax", "log_softmax", "softmin", "cumsum", "cumprod", "logcumsumexp", "contiguous", "clone", "detach",
-    "dropout", "float", "type_as", "masked_fill", "normalize",
+    "softmax",
+    "log_softmax",
+    "softmin",
+    "cumsum",
+    "cumprod",
+    "logcumsumexp",
+    "contiguous",
+    "clone",
+    "detach",
+    "dropout",
+    "float",
+    "type_as",
+    "masked_fill",
+    "normalize",
 ];
 
 fn with_suffix(var: u32, suffix: Vec<Dim>) -> Shape {
-    if suffix.is_empty() { Shape::Var(var) } else { Shape::Tail(var, Rc::new(suffix)) }
+    if suffix.is_empty() {
+        Shape::Var(var)
+    } else {
+        Shape::Tail(var, Rc::new(suffix))
+    }
 }
 
 /// A dim argument that points into the known trailing dims: a negative
@@ -41,10 +57,19 @@ fn with_suffix(var: u32, suffix: Vec<Dim>) -> Shape {
 fn suffix_index(v: Option<&Value>, suffix_len: usize) -> Option<usize> {
     let Some(Value::Int(d)) = v else { return None };
     let d = d.as_const()?;
-    if d < 0 && (-d) as usize <= suffix_len { Some(suffix_len - (-d) as usize) } else { None }
+    if d < 0 && (-d) as usize <= suffix_len {
+        Some(suffix_len - (-d) as usize)
+    } else {
+        None
+    }
 }
 
-pub(crate) fn unknown_rank_op(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor>, args: &Args) -> Option<TailResult> {
+pub(crate) fn unknown_rank_op(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+) -> Option<TailResult> {
     // A negative dim argument says the tensor has at least that many dims:
     // make them known (as unknown sizes) so the rule can address them.
     let negative_dims = ["dim", "dim0", "dim1"]
@@ -58,8 +83,23 @@ pub(crate) fn unknown_rank_op(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor
         .max();
     let wants_dims = matches!(
         name,
-        "transpose" | "swapaxes" | "swapdims" | "sum" | "mean" | "amax" | "amin" | "prod" | "std" | "var" | "logsumexp"
-            | "argmax" | "argmin" | "max" | "min" | "split" | "chunk"
+        "transpose"
+            | "swapaxes"
+            | "swapdims"
+            | "sum"
+            | "mean"
+            | "amax"
+            | "amin"
+            | "prod"
+            | "std"
+            | "var"
+            | "logsumexp"
+            | "argmax"
+            | "argmin"
+            | "max"
+            | "min"
+            | "split"
+            | "chunk"
     );
     if let (Some(k), true) = (negative_dims, wants_dims) {
         let _ = interp.demand_suffix(&x.shape, k);
@@ -88,7 +128,9 @@ pub(crate) fn unknown_rank_op(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor
             Some(TailResult::One(with_suffix(var, s)))
         }
         "unsqueeze" => {
-            let Some(Value::Int(d)) = args.get(1, "dim") else { return None };
+            let Some(Value::Int(d)) = args.get(1, "dim") else {
+                return None;
+            };
             if d.as_const()? != -1 {
                 return None;
             }
@@ -96,8 +138,8 @@ pub(crate) fn unknown_rank_op(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor
             s.push(Dim::konst(1));
             Some(TailResult::One(with_suffix(var, s)))
         }
-        "sum" | "mean" | "amax" | "amin" | "prod" | "std" | "var" | "logsumexp" | "norm" | "argmax" | "argmin" | "max"
-        | "min" => {
+        "sum" | "mean" | "amax" | "amin" | "prod" | "std" | "var" | "logsumexp" | "norm"
+        | "argmax" | "argmin" | "max" | "min" => {
             let dim_index = if name == "norm" { 2 } else { 1 };
             let d = suffix_index(args.get(dim_index, "dim"), suffix.len())?;
             let keep = args.flag(dim_index + 1, "keepdim", false)?;
@@ -108,12 +150,20 @@ pub(crate) fn unknown_rank_op(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor
                 s.remove(d);
             }
             let out = with_suffix(var, s);
-            Some(if matches!(name, "max" | "min") { TailResult::Pair(out) } else { TailResult::One(out) })
+            Some(if matches!(name, "max" | "min") {
+                TailResult::Pair(out)
+            } else {
+                TailResult::One(out)
+            })
         }
         "split" | "chunk" => {
             let d = suffix_index(args.get(2, "dim"), suffix.len())?;
             let size = &suffix[d];
-            let pieces: Vec<Dim> = match (name, args.get(1, "split_size_or_sections").or(args.get(1, "chunks"))) {
+            let pieces: Vec<Dim> = match (
+                name,
+                args.get(1, "split_size_or_sections")
+                    .or(args.get(1, "chunks")),
+            ) {
                 ("chunk", Some(Value::Int(c))) => {
                     let c = c.as_const().filter(|c| *c > 0 && *c <= 64)?;
                     let piece = size.floordiv(&Dim::konst(c))?;
@@ -123,8 +173,14 @@ pub(crate) fn unknown_rank_op(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor
                     vec![piece; c as usize]
                 }
                 ("split", Some(Value::Int(k))) => {
-                    let q = interp.env.resolve(size).floordiv(&interp.env.resolve(k))?.as_const()?;
-                    if !(1..=64).contains(&q) || interp.env.resolve(&k.mul(&Dim::konst(q))) != interp.env.resolve(size) {
+                    let q = interp
+                        .env
+                        .resolve(size)
+                        .floordiv(&interp.env.resolve(k))?
+                        .as_const()?;
+                    if !(1..=64).contains(&q)
+                        || interp.env.resolve(&k.mul(&Dim::konst(q))) != interp.env.resolve(size)
+                    {
                         return None;
                     }
                     vec![k.clone(); q as usize]
@@ -150,13 +206,20 @@ pub(crate) fn unknown_rank_op(interp: &mut Interp<'_>, name: &str, x: &Rc<Tensor
 /// so it is decidable when the other side is no longer than the known ones,
 /// or shares the rank variable.
 pub(crate) fn broadcast(interp: &mut Interp<'_>, a: &Rc<Tensor>, b: &Rc<Tensor>) -> Option<Shape> {
-    let (sa, sb) = (interp.resolve_shape(&a.shape), interp.resolve_shape(&b.shape));
+    let (sa, sb) = (
+        interp.resolve_shape(&a.shape),
+        interp.resolve_shape(&b.shape),
+    );
     match (&sa, &sb) {
-        (Shape::Tail(v, x), Shape::Known(y)) | (Shape::Known(y), Shape::Tail(v, x)) if y.len() <= x.len() => {
+        (Shape::Tail(v, x), Shape::Known(y)) | (Shape::Known(y), Shape::Tail(v, x))
+            if y.len() <= x.len() =>
+        {
             let dims = broadcast_dims(interp, x, y).ok()?;
             Some(with_suffix(*v, dims))
         }
-        (Shape::Var(v), Shape::Known(y)) | (Shape::Known(y), Shape::Var(v)) if y.is_empty() => Some(Shape::Var(*v)),
+        (Shape::Var(v), Shape::Known(y)) | (Shape::Known(y), Shape::Var(v)) if y.is_empty() => {
+            Some(Shape::Var(*v))
+        }
         (Shape::Tail(v, x), Shape::Tail(w, y)) if v == w && x.len() == y.len() => {
             let dims = broadcast_dims(interp, x, y).ok()?;
             Some(with_suffix(*v, dims))
@@ -170,8 +233,16 @@ pub(crate) fn broadcast(interp: &mut Interp<'_>, a: &Rc<Tensor>, b: &Rc<Tensor>)
 
 /// `x @ w` where `x` is `[*, n, k]` and `w` a known matrix, or both share
 /// their batch dims (`q @ k.transpose(-2, -1)`).
-pub(crate) fn matmul(interp: &mut Interp<'_>, a: &Rc<Tensor>, b: &Rc<Tensor>, range: TextRange) -> Option<Shape> {
-    let (sa, sb) = (interp.resolve_shape(&a.shape), interp.resolve_shape(&b.shape));
+pub(crate) fn matmul(
+    interp: &mut Interp<'_>,
+    a: &Rc<Tensor>,
+    b: &Rc<Tensor>,
+    range: TextRange,
+) -> Option<Shape> {
+    let (sa, sb) = (
+        interp.resolve_shape(&a.shape),
+        interp.resolve_shape(&b.shape),
+    );
     let (inner_a, inner_b, shape) = match (&sa, &sb) {
         (Shape::Tail(v, x), Shape::Known(w)) if !x.is_empty() && w.len() == 2 => {
             let mut s = x.as_ref().clone();
@@ -206,12 +277,20 @@ pub(crate) fn matmul(interp: &mut Interp<'_>, a: &Rc<Tensor>, b: &Rc<Tensor>, ra
 /// for `nn.Linear`, `normalized_shape` for `LayerNorm`. Returns the input's
 /// shape with those dims, checked against `want`; `Err` carries the dims
 /// found when one is known to differ.
-pub(crate) fn demand_trailing(interp: &mut Interp<'_>, x: &Rc<Tensor>, want: &[Dim]) -> Option<Result<(u32, Vec<Dim>), Vec<Dim>>> {
+pub(crate) fn demand_trailing(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    want: &[Dim],
+) -> Option<Result<(u32, Vec<Dim>), Vec<Dim>>> {
     let shape = interp.demand_suffix(&x.shape, want.len());
     let (var, suffix) = shape.tail()?;
     let suffix = suffix.to_vec();
     let tail = &suffix[suffix.len() - want.len()..];
-    if tail.iter().zip(want).any(|(a, b)| interp.env.known_different(a, b)) {
+    if tail
+        .iter()
+        .zip(want)
+        .any(|(a, b)| interp.env.known_different(a, b))
+    {
         return Some(Err(suffix));
     }
     for (a, b) in tail.to_vec().iter().zip(want) {
