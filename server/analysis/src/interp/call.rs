@@ -28,6 +28,9 @@ impl Interp<'_> {
                     let v = self.eval(e);
                     match self.iterate(&v) {
                         Some(items) => positional.extend(items),
+                        // `*x.shape[:-1]` of unknown rank stays one sizes value;
+                        // shape arguments (`view`, `reshape`) read it as such.
+                        None if matches!(v, Value::SizeOfVar(..)) => positional.push(v),
                         None => return self.unknown_call(&callee),
                     }
                 }

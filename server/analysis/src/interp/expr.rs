@@ -894,6 +894,22 @@ impl Interp<'_> {
                     }
                     _ => Value::Int(self.env.anonymous()),
                 },
+                // `x.shape[:-1]` of a tensor of unknown rank: the leading sizes.
+                [Value::Slice(lo, hi, step)]
+                    if matches!(**lo, Value::None) && matches!(**step, Value::None) =>
+                {
+                    match &**hi {
+                        Value::Int(k) => match k.as_const() {
+                            Some(k) if k < 0 && (-k) as usize <= suffix.len() => Value::SizeOfVar(
+                                *var,
+                                Rc::new(suffix[..suffix.len() - (-k) as usize].to_vec()),
+                            ),
+                            _ => Value::Unknown,
+                        },
+                        Value::None => object.clone(),
+                        _ => Value::Unknown,
+                    }
+                }
                 _ => Value::Unknown,
             },
             Value::Layer(layer) => rules::nn::container_item(self, layer, &index),

@@ -277,7 +277,19 @@ impl<'s> Interp<'s> {
         let missing = k - suffix.len();
         let inner = self.rank_vars.len() as u32;
         self.rank_vars.push(None);
-        let dims: Vec<Dim> = (0..missing).map(|_| self.env.anonymous()).collect();
+        // These are real sizes of the tensor, just not known yet: give them
+        // made-up names (a user's name replaces one when they are unified),
+        // counted from the end: `T` for the second to last, as in [B, T, C].
+        let dims: Vec<Dim> = (0..missing)
+            .map(|i| {
+                let from_end = k - i;
+                match from_end {
+                    1 => self.env.anonymous(),
+                    2 => self.env.weak_symbol("T"),
+                    n => self.env.weak_symbol(&format!("d{n}")),
+                }
+            })
+            .collect();
         self.tail_vars.insert(var, (inner, Rc::new(dims)));
         self.resolve_shape(shape)
     }

@@ -441,6 +441,39 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         return reduce(interp, name, &x, args, device, range);
     }
     let Some(dims) = dims else {
+        if matches!(name, "view" | "reshape")
+            && let Some(Value::SizeOfVar(var, prefix)) = args.pos.get(1)
+        {
+            // `x.view(*x.shape[:-1], h, -1)`: the leading dims stay what they
+            // are; a `-1` is what the known trailing dims leave.
+            let rest = interp.size_dims(&args.pos[2..]);
+            let (xvar, xsuffix) = match interp.resolve_shape(&x.shape) {
+                Shape::Var(v) => (v, Vec::new()),
+                Shape::Tail(v, s) => (v, s.as_ref().clone()),
+                Shape::Known(_) => return unknown_rank_rule(interp, name, &x, args, device),
+            };
+            let mut suffix: Vec<Dim> = prefix.as_ref().clone();
+            let infer = rest.iter().position(|d| interp.env.value(d) == Some(-1));
+            for (i, d) in rest.iter().enumerate() {
+                if Some(i) != infer {
+                    suffix.push(d.clone());
+                    continue;
+                }
+                let others: Vec<Dim> = prefix.iter().chain(rest.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, d)| d)).cloned().collect();
+                let inferred = if xvar == *var && !xsuffix.is_empty() {
+                    let total = interp.env.resolve(&numel(&xsuffix));
+                    let known = interp.env.resolve(&numel(&others));
+                    // A valid view divides exactly; torch would raise otherwise.
+                    interp.env.assume_divisible(&total, &known);
+                    total.floordiv(&known).map(|q| interp.env.resolve(&q)).unwrap_or_else(|| interp.env.anonymous())
+                } else {
+                    interp.env.anonymous()
+                };
+                suffix.push(inferred);
+            }
+            let shape = super::tail::suffix_shape(*var, suffix);
+            return out_shape(interp, &x, shape, x.dtype, device, name);
+        }
         if matches!(name, "view" | "reshape") {
             // The new shape is spelled out; only a `-1` depends on the input.
             let items = args.varargs(1);
