@@ -42,15 +42,16 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
 
     // `collect` on an indexed parallel iterator keeps the input order, so
     // the output is sorted by path however the work was scheduled.
-    let outcomes: Vec<Result<CheckedFile, String>> = jobs
+    let outcomes: Vec<Outcome> = jobs
         .into_par_iter()
         .map(|(path, config)| check_file(path, &config))
         .collect();
     let mut checked = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
         match outcome {
-            Ok(file) => checked.push(file),
-            Err(message) => problems.error(message),
+            Outcome::Checked(file) => checked.push(file),
+            Outcome::Skipped(message) => problems.warning(message),
+            Outcome::Failed(message) => problems.error(message),
         }
     }
 
@@ -74,19 +75,34 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
     }
 }
 
-fn check_file(path: PathBuf, config: &Config) -> Result<CheckedFile, String> {
-    let source = read_source(&path)?;
+enum Outcome {
+    Checked(CheckedFile),
+    /// Valid Python that shapels declines to analyse (too large): a warning,
+    /// since nothing is wrong with the file or the run.
+    Skipped(String),
+    /// A file that could not be read, or an analysis that failed: an error.
+    Failed(String),
+}
+
+fn check_file(path: PathBuf, config: &Config) -> Outcome {
+    let source = match read_source(&path) {
+        Ok(source) => source,
+        Err(message) => return Outcome::Failed(message),
+    };
     let name = path.display().to_string();
-    let analysis = guarded::analyze(&name, &source, config).ok_or_else(|| {
-        format!(
+    if let Some(message) = guarded::too_large(&name, &source) {
+        return Outcome::Skipped(message);
+    }
+    match guarded::analyze(&name, &source, config) {
+        Some(analysis) => Outcome::Checked(CheckedFile {
+            path,
+            source,
+            analysis,
+        }),
+        None => Outcome::Failed(format!(
             "{name}: internal error: the analysis failed on this file (please report it); skipped"
-        )
-    })?;
-    Ok(CheckedFile {
-        path,
-        source,
-        analysis,
-    })
+        )),
+    }
 }
 
 /// Reads a Python source file as UTF-8, without its byte order mark. A file

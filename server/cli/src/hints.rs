@@ -36,6 +36,10 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
         args.file.as_path()
     };
     let config = resolver.config_for(config_path, &mut problems);
+    if let Some(message) = guarded::too_large(&args.file.display().to_string(), &source) {
+        problems.error(message);
+        return ExitCode::from(2);
+    }
     let Some(analysis) = guarded::analyze(&args.file.display().to_string(), &source, &config)
     else {
         problems.error(format!(

@@ -92,6 +92,8 @@ pub(crate) fn server_capabilities(flags: &ClientFlags) -> ServerCapabilities {
                 resolve_provider: Some(false),
             },
         ))),
+        // Custom requests, for clients that know them (editors/vscode).
+        experimental: Some(serde_json::json!({"fileStatusProvider": true})),
         ..ServerCapabilities::default()
     }
 }

@@ -83,6 +83,37 @@ impl fmt::Display for SettingError {
     }
 }
 
+/// Reads one editor setting into a patch; `null` leaves the patch as it is.
+type ReadSetting = fn(&Value, &mut SettingsPatch) -> Result<(), String>;
+
+/// The editor settings the server reads, by full dotted key. This table is
+/// the one place where an editor setting is added: the VS Code extension's
+/// `package.json` is checked against it (`tests/vscode_settings.rs`), so the
+/// two cannot drift apart.
+const EDITOR_SETTINGS: &[(&str, ReadSetting)] = &[
+    ("shapels.allowNonFakeInputs", |v, p| {
+        json_bool(v).map(|v| p.allow_non_fake_inputs = v)
+    }),
+    ("shapels.allowFallbackKernels", |v, p| {
+        json_bool(v).map(|v| p.allow_fallback_kernels = v)
+    }),
+    ("shapels.staticShapes", |v, p| {
+        json_bool(v).map(|v| p.static_shapes = v)
+    }),
+    ("shapels.inlayHints.enable", |v, p| {
+        json_bool(v).map(|v| p.inlay_hints_enable = v)
+    }),
+    ("shapels.inlayHints.detail", |v, p| {
+        json_detail(v).map(|v| p.inlay_hints_detail = v)
+    }),
+];
+
+/// The full keys (`shapels.inlayHints.detail`) of every editor setting the
+/// server reads, in [`parse_editor_settings`]'s dotted spelling.
+pub fn editor_setting_keys() -> impl Iterator<Item = &'static str> {
+    EDITOR_SETTINGS.iter().map(|(key, _)| *key)
+}
+
 /// Reads the editor's settings: the `shapels` section of `initializationOptions`,
 /// of a `workspace/configuration` answer or of `didChangeConfiguration`.
 ///
@@ -130,18 +161,11 @@ pub fn parse_editor_settings(value: &Value) -> (SettingsPatch, Vec<SettingError>
 
     for (key, value) in flat {
         let full_key = format!("shapels.{key}");
-        let result = match key.as_str() {
-            "allowNonFakeInputs" => json_bool(value).map(|v| patch.allow_non_fake_inputs = v),
-            "allowFallbackKernels" => json_bool(value).map(|v| patch.allow_fallback_kernels = v),
-            "staticShapes" => json_bool(value).map(|v| patch.static_shapes = v),
-            "inlayHints.enable" => json_bool(value).map(|v| patch.inlay_hints_enable = v),
-            "inlayHints.detail" => json_detail(value).map(|v| patch.inlay_hints_detail = v),
-            _ => {
-                tracing::debug!("ignoring unknown setting `{full_key}`");
-                Ok(())
-            }
+        let Some((_, read)) = EDITOR_SETTINGS.iter().find(|(k, _)| *k == full_key) else {
+            tracing::debug!("ignoring unknown setting `{full_key}`");
+            continue;
         };
-        if let Err(message) = result {
+        if let Err(message) = read(value, &mut patch) {
             errors.push(SettingError {
                 key: full_key,
                 message,
@@ -318,6 +342,46 @@ mod tests {
                 allow_non_fake_inputs: Some(true),
                 allow_fallback_kernels: None,
                 static_shapes: Some(false),
+                inlay_hints_enable: Some(false),
+                inlay_hints_detail: Some(HintDetail::Full),
+            }
+        );
+    }
+
+    #[test]
+    fn every_editor_setting_reaches_its_field() {
+        let non_defaults = json!({
+            "shapels.allowNonFakeInputs": true,
+            "shapels.allowFallbackKernels": false,
+            "shapels.staticShapes": true,
+            "shapels.inlayHints.enable": false,
+            "shapels.inlayHints.detail": "full",
+        });
+        let mut keys: Vec<&str> = non_defaults
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        let mut table: Vec<&str> = editor_setting_keys().collect();
+        table.sort_unstable();
+        assert_eq!(table, keys, "a setting was added: give it a value here");
+        let section: serde_json::Map<String, Value> = non_defaults
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.strip_prefix("shapels.").unwrap().to_string(), v.clone()))
+            .collect();
+        let (patch, errors) = parse_editor_settings(&Value::Object(section));
+        assert!(errors.is_empty(), "{errors:?}");
+        // No `..Default::default()`: a new field must be set by some key.
+        assert_eq!(
+            patch,
+            SettingsPatch {
+                allow_non_fake_inputs: Some(true),
+                allow_fallback_kernels: Some(false),
+                static_shapes: Some(true),
                 inlay_hints_enable: Some(false),
                 inlay_hints_detail: Some(HintDetail::Full),
             }

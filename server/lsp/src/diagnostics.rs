@@ -41,7 +41,8 @@ pub(crate) fn schedule(session: &Arc<Session>, snapshot: Arc<Snapshot>, delay: O
 }
 
 async fn publish(session: &Arc<Session>, snapshot: &Arc<Snapshot>) {
-    let Some(analysis) = snapshot.analysis().await else {
+    // A cancelled snapshot was replaced: the newer one publishes instead.
+    let Ok(Some(analysis)) = snapshot.analysis(&session.workers).await else {
         return;
     };
     let flags = session.flags();

@@ -7,6 +7,10 @@
 //! keeps `didChange` strictly ordered per document (and across documents)
 //! without a queue of our own. A version that does not increase is logged as
 //! a client bug but still applied: the edits are all the text we have.
+//!
+//! Whenever a snapshot stops being its document's current one (an edit, a
+//! configuration change, a close, a second open), it is cancelled here, so
+//! that analysis work not yet started for it is skipped.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,25 +19,16 @@ use ropey::Rope;
 use shapels_analysis::Config;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
-use crate::guarded::Analyzer;
 use crate::position::PositionEncoding;
 use crate::proto;
 use crate::snapshot::Snapshot;
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct DocumentStore {
     documents: HashMap<Uri, Arc<Snapshot>>,
-    analyzer: Analyzer,
 }
 
 impl DocumentStore {
-    pub(crate) fn new(analyzer: Analyzer) -> Self {
-        DocumentStore {
-            documents: HashMap::new(),
-            analyzer,
-        }
-    }
-
     /// Opens (or re-opens, replacing) a document and returns its first snapshot.
     pub(crate) fn open(
         &mut self,
@@ -47,9 +42,9 @@ impl DocumentStore {
             version,
             Rope::from_str(text),
             config,
-            self.analyzer,
         ));
-        if self.documents.insert(uri, snapshot.clone()).is_some() {
+        if let Some(previous) = self.documents.insert(uri, snapshot.clone()) {
+            previous.cancel();
             tracing::warn!(
                 "didOpen for {} which was already open; replacing it",
                 snapshot.uri.as_str()
@@ -86,14 +81,20 @@ impl DocumentStore {
             version,
             text,
             current.config.clone(),
-            self.analyzer,
         ));
+        current.cancel();
         self.documents.insert(uri.clone(), snapshot.clone());
         Some(snapshot)
     }
 
     pub(crate) fn close(&mut self, uri: &Uri) -> bool {
-        self.documents.remove(uri).is_some()
+        match self.documents.remove(uri) {
+            Some(snapshot) => {
+                snapshot.cancel();
+                true
+            }
+            None => false,
+        }
     }
 
     pub(crate) fn get(&self, uri: &Uri) -> Option<Arc<Snapshot>> {
@@ -122,12 +123,12 @@ impl DocumentStore {
         for (uri, snapshot) in &mut self.documents {
             let config = config_for(uri);
             if config != snapshot.config {
+                snapshot.cancel();
                 *snapshot = Arc::new(Snapshot::new(
                     uri.clone(),
                     snapshot.version,
                     snapshot.text.clone(),
                     config,
-                    self.analyzer,
                 ));
                 changed.push(snapshot.clone());
             }

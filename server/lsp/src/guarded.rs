@@ -8,6 +8,24 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use shapels_analysis::{Config, FileAnalysis};
 
+/// The largest source, in bytes, that is parsed and analysed. Above this
+/// the cost grows past what an editor or CI can wait for (release build: a
+/// 10 MB one-line list took over a minute and 2 GB, mostly in tree-sitter's
+/// parse and query cursor; 10 MB of model code about 10 s), and such files
+/// are generated code, not models. Larger files are skipped with a message.
+pub const MAX_SOURCE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Why `source` is not analysed, when it is too large; `name` names the file.
+pub fn too_large(name: &str, source: &str) -> Option<String> {
+    (source.len() > MAX_SOURCE_BYTES).then(|| {
+        format!(
+            "{name}: {:.1} MiB, more than the {} MiB shapels analyses; skipped",
+            source.len() as f64 / (1024.0 * 1024.0),
+            MAX_SOURCE_BYTES / (1024 * 1024)
+        )
+    })
+}
+
 /// An analysis entry point: `shapels_analysis::analyze`, or a stand-in in tests.
 pub type Analyzer = fn(&str, &Config) -> FileAnalysis;
 
@@ -24,17 +42,25 @@ pub fn analyze_with(
     source: &str,
     config: &Config,
 ) -> Option<FileAnalysis> {
-    // The analysis holds no state across calls, so nothing it leaves half
-    // updated can be observed after the unwind: asserting unwind safety is sound.
-    match catch_unwind(AssertUnwindSafe(|| analyzer(source, config))) {
-        Ok(analysis) => Some(analysis),
+    guard(name, "analysis", || analyzer(source, config))
+}
+
+/// Runs `work`, or returns `None` (after logging the panic message as
+/// "the {what} panicked on {name}") when it panics.
+pub(crate) fn guard<T>(name: &str, what: &str, work: impl FnOnce() -> T) -> Option<T> {
+    // The parse and the analysis hold no state across calls that a caller
+    // could observe half updated after the unwind (callers that do keep
+    // state, like the parse cache, take it out first): asserting unwind
+    // safety is sound.
+    match catch_unwind(AssertUnwindSafe(work)) {
+        Ok(value) => Some(value),
         Err(payload) => {
             let message = payload
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic payload".to_string());
-            tracing::error!("the analysis panicked on {name}: {message}");
+            tracing::error!("the {what} panicked on {name}: {message}");
             None
         }
     }

@@ -1,10 +1,11 @@
 //! `textDocument/hover`: what is known of the tensor under the cursor.
 
-use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 use crate::proto;
 use crate::session::Session;
+use crate::snapshot::Cancelled;
 
 /// On a bound name, the binding (with its name); elsewhere, the innermost
 /// tensor expression under the cursor.
@@ -15,8 +16,13 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         return Ok(None);
     };
     let encoding = session.flags().encoding;
-    let Some(analysis) = snapshot.analysis().await else {
-        return Ok(None);
+    let analysis = match snapshot.analysis(&session.workers).await {
+        Ok(Some(analysis)) => analysis,
+        Ok(None) => return Ok(None),
+        // The document changed before the analysis began: the answer would
+        // be about a text the client no longer has. LSP's ContentModified
+        // tells the client to ask again (or not), without showing an error.
+        Err(Cancelled) => return Err(Error::content_modified()),
     };
     let offset = proto::offset(&snapshot.text, position.position, encoding);
     let (markdown, range) = if let Some(binding) = shapels_analysis::binding_at(&analysis, offset) {

@@ -3,7 +3,8 @@
 //!
 //! This is the only crate that knows LSP. It keeps the open documents,
 //! converts between byte offsets and the client's positions, and calls
-//! `shapels_analysis` on a blocking thread for each document version.
+//! `shapels_analysis` on worker threads that reparse each document
+//! incrementally and skip versions already replaced by newer ones.
 //! [`config`] and [`position`] are public because `shapels check` shares them.
 //!
 //! Logging goes through `tracing` to wherever the binary sends it (stderr):
@@ -14,10 +15,13 @@
 pub mod config;
 pub mod guarded;
 pub mod position;
+#[doc(hidden)]
+pub mod testing;
 
 mod capabilities;
 mod diagnostics;
 mod documents;
+mod file_status;
 mod hover;
 mod inlay_hints;
 mod proto;
@@ -25,6 +29,7 @@ mod server;
 mod session;
 mod snapshot;
 mod text_sync;
+mod worker;
 mod workspace;
 
 #[cfg(test)]
@@ -34,7 +39,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tower_lsp_server::{LspService, Server};
+use tower_lsp_server::{ClientSocket, LspService, Server};
 
 /// Serves one client over `input`/`output` until it sends `exit` or closes
 /// `input`. Returns the process exit code the protocol asks for: 0 when
@@ -51,13 +56,7 @@ where
     O: AsyncWrite,
 {
     let shutdown_requested = Arc::new(AtomicBool::new(false));
-    let (service, socket) = LspService::new(|client| {
-        server::Backend::new(
-            client,
-            shutdown_requested.clone(),
-            shapels_analysis::analyze,
-        )
-    });
+    let (service, socket) = service(shutdown_requested.clone(), shapels_analysis::analyze_module);
     Server::new(input, output, socket).serve(service).await;
     if shutdown_requested.load(Ordering::SeqCst) {
         tracing::info!("exiting after shutdown");
@@ -66,4 +65,15 @@ where
         tracing::warn!("exiting without a shutdown request");
         1
     }
+}
+
+/// The service: the standard LSP methods of [`server::Backend`] plus the
+/// custom requests shapels adds (`shapels/fileStatus`).
+fn service(
+    shutdown_requested: Arc<AtomicBool>,
+    analyzer: worker::ModuleAnalyzer,
+) -> (LspService<server::Backend>, ClientSocket) {
+    LspService::build(|client| server::Backend::new(client, shutdown_requested, analyzer))
+        .custom_method(file_status::METHOD, server::Backend::file_status)
+        .finish()
 }

@@ -14,8 +14,9 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::capabilities::{self, ClientFlags};
-use crate::guarded::Analyzer;
+use crate::file_status::{self, FileStatus, FileStatusParams};
 use crate::session::Session;
+use crate::worker::ModuleAnalyzer;
 use crate::{hover, inlay_hints, text_sync, workspace};
 
 pub(crate) struct Backend {
@@ -26,11 +27,16 @@ impl Backend {
     pub(crate) fn new(
         client: Client,
         shutdown_requested: Arc<AtomicBool>,
-        analyzer: Analyzer,
+        analyzer: ModuleAnalyzer,
     ) -> Self {
         Backend {
             session: Arc::new(Session::new(client, shutdown_requested, analyzer)),
         }
+    }
+
+    /// `shapels/fileStatus`, registered in `crate::service`.
+    pub(crate) async fn file_status(&self, params: FileStatusParams) -> Result<Option<FileStatus>> {
+        file_status::file_status(&self.session, params).await
     }
 }
 

@@ -14,13 +14,15 @@ use tower_lsp_server::ls_types::{MessageType, Uri};
 use crate::capabilities::ClientFlags;
 use crate::config::Settings;
 use crate::documents::DocumentStore;
-use crate::guarded::Analyzer;
 use crate::snapshot::Snapshot;
+use crate::worker::{ModuleAnalyzer, Workers};
 use crate::workspace::SettingsLayers;
 
 pub(crate) struct Session {
     pub(crate) client: Client,
     documents: Mutex<DocumentStore>,
+    /// The threads that parse and analyse documents; see `worker`.
+    pub(crate) workers: Workers,
     settings: Mutex<SettingsLayers>,
     flags: OnceLock<ClientFlags>,
     /// Held while checking that a result is current and sending it, so that a
@@ -41,11 +43,12 @@ impl Session {
     pub(crate) fn new(
         client: Client,
         shutdown_requested: Arc<AtomicBool>,
-        analyzer: Analyzer,
+        analyzer: ModuleAnalyzer,
     ) -> Self {
         Session {
             client,
-            documents: Mutex::new(DocumentStore::new(analyzer)),
+            documents: Mutex::new(DocumentStore::default()),
+            workers: Workers::new(analyzer),
             settings: Mutex::new(SettingsLayers::default()),
             flags: OnceLock::new(),
             publish_lock: tokio::sync::Mutex::new(()),

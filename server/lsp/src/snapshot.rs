@@ -5,16 +5,19 @@
 //! hover) works from a single snapshot, so byte offsets from the analysis
 //! always refer to the very text they are converted against, even when the
 //! document has moved on meanwhile.
+//!
+//! A snapshot that is replaced is cancelled: analysis work queued for it and
+//! not yet started is skipped, since a newer version is on its way.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ropey::Rope;
 use shapels_analysis::{Config, FileAnalysis};
-use tokio::sync::OnceCell;
+use tokio::sync::{OnceCell, oneshot};
 use tower_lsp_server::ls_types::Uri;
 
-use crate::guarded::{self, Analyzer};
+use crate::worker::{CancelToken, Job, Outcome, Workers};
 
 #[derive(Debug)]
 pub(crate) struct Snapshot {
@@ -22,71 +25,79 @@ pub(crate) struct Snapshot {
     pub(crate) version: i32,
     pub(crate) text: Rope,
     pub(crate) config: Config,
-    analyzer: Analyzer,
+    token: CancelToken,
     /// The analysis of `text` under `config`; `None` inside when it panicked.
+    /// A cancelled run stores nothing.
     analysis: OnceCell<Option<Arc<FileAnalysis>>>,
     /// Whether a `textDocument/inlayHint` answer was already computed from this
     /// snapshot, in which case asking the client to refresh hints is pointless.
     hints_served: AtomicBool,
 }
 
+/// The snapshot was replaced by a newer one before its analysis ran: the
+/// result would describe a text the client no longer has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cancelled;
+
 impl Snapshot {
-    pub(crate) fn new(
-        uri: Uri,
-        version: i32,
-        text: Rope,
-        config: Config,
-        analyzer: Analyzer,
-    ) -> Self {
+    pub(crate) fn new(uri: Uri, version: i32, text: Rope, config: Config) -> Self {
         Snapshot {
-            analyzer,
             uri,
             version,
             text,
             config,
+            token: CancelToken::default(),
             analysis: OnceCell::new(),
             hints_served: AtomicBool::new(false),
         }
     }
 
-    /// The analysis of this snapshot, run on the blocking pool the first time
-    /// anyone asks; concurrent callers share the one run.
+    /// Marks this snapshot as replaced; called by the document store.
+    pub(crate) fn cancel(&self) {
+        self.token.cancel();
+    }
+
+    /// The analysis of this snapshot, run by `workers` the first time anyone
+    /// asks; concurrent callers share the one run. `Err(Cancelled)` when the
+    /// snapshot was replaced before the run began.
     ///
-    /// `OnceCell::get_or_init` is cancellation safe: when the caller that
+    /// `OnceCell::get_or_try_init` is cancellation safe: when the caller that
     /// started the run is dropped (a cancelled request), the next caller
     /// starts it again, so no waiter is left without a result.
-    pub(crate) async fn analysis(&self) -> Option<Arc<FileAnalysis>> {
+    pub(crate) async fn analysis(
+        &self,
+        workers: &Workers,
+    ) -> Result<Option<Arc<FileAnalysis>>, Cancelled> {
         self.analysis
-            .get_or_init(|| async {
-                let name = self.uri.as_str().to_string();
-                let text = self.text.clone();
-                let config = self.config.clone();
-                let analyzer = self.analyzer;
-                let started = std::time::Instant::now();
-                let result = tokio::task::spawn_blocking(move || {
-                    guarded::analyze_with(analyzer, &name, &text.to_string(), &config)
-                })
-                .await;
-                match result {
-                    Ok(analysis) => {
-                        tracing::debug!(
-                            "analysed {} version {} in {:?}",
+            .get_or_try_init(|| async {
+                if self.token.is_cancelled() {
+                    return Err(Cancelled);
+                }
+                let (reply, outcome) = oneshot::channel();
+                workers.submit(Job {
+                    uri: self.uri.clone(),
+                    version: self.version,
+                    text: self.text.clone(),
+                    config: self.config.clone(),
+                    token: self.token.clone(),
+                    reply,
+                });
+                match outcome.await {
+                    Ok(Outcome::Done(analysis)) => Ok(Some(Arc::new(analysis))),
+                    Ok(Outcome::Failed) => Ok(None),
+                    Ok(Outcome::Cancelled) => Err(Cancelled),
+                    Err(_) => {
+                        tracing::error!(
+                            "the analysis worker for {} is gone; no result for version {}",
                             self.uri.as_str(),
-                            self.version,
-                            started.elapsed()
+                            self.version
                         );
-                        analysis.map(Arc::new)
-                    }
-                    Err(err) => {
-                        // `guarded::analyze` already catches panics; a join
-                        // error here means the runtime is shutting down.
-                        tracing::warn!("analysis of {} did not complete: {err}", self.uri.as_str());
-                        None
+                        Ok(None)
                     }
                 }
             })
             .await
-            .clone()
+            .cloned()
     }
 
     pub(crate) fn mark_hints_served(&self) {

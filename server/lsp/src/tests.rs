@@ -15,12 +15,13 @@ use shapels_analysis::{
     Binding, BindingKind, Config, Diagnostic, DimView, ExprInfo, FileAnalysis, Origin, Severity,
     TensorInfo,
 };
+use shapels_syntax::ast::Module;
 use tower::{Service, ServiceExt};
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::{ClientSocket, Loopback, LspService};
 
-use crate::guarded::Analyzer;
 use crate::server::Backend;
+use crate::worker::ModuleAnalyzer;
 
 fn tensor(dims: &[i64]) -> TensorInfo {
     TensorInfo {
@@ -35,9 +36,11 @@ fn tensor(dims: &[i64]) -> TensorInfo {
     }
 }
 
-/// Binds the word before each ` = ` to a `[8, line]` tensor, reports each
-/// `@` as a matmul error related to the first binding, and panics on `boom`.
-fn fake_analysis(source: &str, _: &Config) -> FileAnalysis {
+/// Binds the word before each ` = ` to a `[8, line]` tensor (`[8, ?]` for a
+/// name starting with `u`, an unknown rank for one starting with `r`),
+/// reports each `@` as a matmul error related to the first binding, and
+/// panics on `boom`.
+fn fake_analysis(source: &str, _: &Module, _: &Config) -> FileAnalysis {
     assert!(!source.contains("boom"), "the fake analysis blew up");
     let mut analysis = FileAnalysis::default();
     let mut line_start = 0;
@@ -47,13 +50,19 @@ fn fake_analysis(source: &str, _: &Config) -> FileAnalysis {
                 .rfind(|c: char| !c.is_alphanumeric() && c != '_')
                 .map_or(0, |i| i + 1);
             let range = line_start + name_start..line_start + at;
-            let info = tensor(&[8, line_no as i64]);
+            let name = &line[name_start..at];
+            let mut info = tensor(&[8, line_no as i64]);
+            if name.starts_with('u') {
+                info.shape = Some(vec![DimView::Known(8), DimView::Unknown]);
+            } else if name.starts_with('r') {
+                info.shape = None;
+            }
             analysis.expressions.push(ExprInfo {
                 range: range.clone(),
                 tensor: info.clone(),
             });
             analysis.bindings.push(Binding {
-                name: line[name_start..at].to_string(),
+                name: name.to_string(),
                 range,
                 kind: BindingKind::Assign,
                 tensor: info,
@@ -82,21 +91,22 @@ struct Harness {
     from_server: <ClientSocket as Loopback>::RequestStream,
     to_server: <ClientSocket as Loopback>::ResponseSink,
     next_id: i64,
+    /// The server's answer to `initialize`.
+    initialized: Value,
 }
 
 impl Harness {
-    async fn start(analyzer: Analyzer, capabilities: Value) -> Harness {
-        let (service, socket) = LspService::new(|client| {
-            Backend::new(client, Arc::new(AtomicBool::new(false)), analyzer)
-        });
+    async fn start(analyzer: ModuleAnalyzer, capabilities: Value) -> Harness {
+        let (service, socket) = crate::service(Arc::new(AtomicBool::new(false)), analyzer);
         let (from_server, to_server) = Loopback::split(socket);
         let mut harness = Harness {
             service,
             from_server,
             to_server,
             next_id: 1,
+            initialized: Value::Null,
         };
-        harness
+        harness.initialized = harness
             .request("initialize", json!({"capabilities": capabilities}))
             .await;
         harness.notify("initialized", json!({})).await;
@@ -296,4 +306,102 @@ async fn inlay_hints_only_in_the_requested_range() {
     assert_eq!(hints[0]["label"], ": [8, 1]");
     assert_eq!(hints[0]["kind"], 1);
     assert_eq!(hints[0]["paddingLeft"], false);
+}
+
+#[tokio::test]
+async fn file_status_counts_unknown_shapes() {
+    let mut h = Harness::start(fake_analysis, utf16_client()).await;
+    assert_eq!(
+        h.initialized["capabilities"]["experimental"]["fileStatusProvider"],
+        true
+    );
+    h.open(
+        URI,
+        "x = 1
+u1 = 2
+y = x @ x
+r2 = 3
+",
+    )
+    .await;
+    let status = h
+        .request("shapels/fileStatus", json!({"textDocument": {"uri": URI}}))
+        .await;
+    assert_eq!(
+        status,
+        json!({
+            "version": 1,
+            "analyzed": true,
+            "tensors": 4,
+            "unknownShapes": 2,
+            "unknown": [
+                {"name": "u1", "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 2}}},
+                {"name": "r2", "range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 2}}}
+            ],
+            "errors": 1,
+            "warnings": 0
+        })
+    );
+
+    // A version whose analysis panicked is reported as not analysed.
+    let change =
+        json!({"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": "boom\n"}]});
+    h.notify("textDocument/didChange", change).await;
+    let status = h
+        .request("shapels/fileStatus", json!({"textDocument": {"uri": URI}}))
+        .await;
+    assert_eq!(status["version"], 2);
+    assert_eq!(status["analyzed"], false);
+
+    // A document that is not open has no status.
+    let status = h
+        .request(
+            "shapels/fileStatus",
+            json!({"textDocument": {"uri": "untitled:other.py"}}),
+        )
+        .await;
+    assert_eq!(status, Value::Null);
+}
+
+static SLOW_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// [`fake_analysis`], slowly, counting its runs.
+fn slow_analysis(source: &str, module: &Module, config: &Config) -> FileAnalysis {
+    SLOW_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(400));
+    fake_analysis(source, module, config)
+}
+
+#[tokio::test]
+async fn replaced_versions_are_not_analysed_and_their_requests_are_content_modified() {
+    let mut h = Harness::start(slow_analysis, utf16_client()).await;
+    let change = |version: i32, text: &str| json!({"textDocument": {"uri": URI, "version": version}, "contentChanges": [{"text": text}]});
+    // Version 1 is analysed at once, keeping the document's worker busy.
+    h.open(URI, "x = 1\n").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    h.notify("textDocument/didChange", change(2, "x = 2\n"))
+        .await;
+    // A hover on version 2 queues its analysis behind version 1's...
+    let position = json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}});
+    let hover = h.service.ready().await.unwrap().call(
+        Request::build("textDocument/hover")
+            .params(position)
+            .id(99)
+            .finish(),
+    );
+    let hover = tokio::spawn(hover);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // ...and version 3 arrives before it could start.
+    h.notify("textDocument/didChange", change(3, "x = 3\n"))
+        .await;
+    let response = hover.await.unwrap().unwrap().unwrap();
+    let (_, result) = response.into_parts();
+    assert_eq!(result.unwrap_err().code.code(), -32801, "ContentModified");
+    // Only the latest version is published; version 2 never ran.
+    let published = h
+        .next("textDocument/publishDiagnostics", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(published["version"], 3);
+    assert_eq!(SLOW_CALLS.load(std::sync::atomic::Ordering::SeqCst), 2);
 }

@@ -8,14 +8,21 @@ use std::sync::Arc;
 
 use tower_lsp_server::ls_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    DidSaveTextDocumentParams,
+    DidSaveTextDocumentParams, MessageType,
 };
 
 use crate::diagnostics::{self, DEBOUNCE};
+use crate::guarded;
 use crate::session::Session;
 
 pub(crate) fn did_open(session: &Arc<Session>, params: DidOpenTextDocumentParams) {
     let document = params.text_document;
+    if let Some(message) = guarded::too_large(document.uri.as_str(), &document.text) {
+        tracing::warn!("{message}");
+        let client = session.client.clone();
+        let message = format!("shapels: {message}");
+        tokio::spawn(async move { client.show_message(MessageType::WARNING, message).await });
+    }
     let config = session.settings_for(&document.uri).analysis;
     let snapshot = session
         .documents()
@@ -50,7 +57,9 @@ pub(crate) fn did_save(session: &Arc<Session>, params: DidSaveTextDocumentParams
 
 pub(crate) fn did_close(session: &Arc<Session>, params: DidCloseTextDocumentParams) {
     let uri = params.text_document.uri;
-    if !session.documents().close(&uri) {
+    if session.documents().close(&uri) {
+        session.workers.forget(uri.clone());
+    } else {
         tracing::warn!("didClose for {}, which is not open", uri.as_str());
     }
     diagnostics::clear(session, uri);

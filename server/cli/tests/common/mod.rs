@@ -296,6 +296,11 @@ impl Server {
         }
     }
 
+    /// The server process's id, to read its memory from `/proc`.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }

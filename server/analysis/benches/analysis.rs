@@ -1,0 +1,111 @@
+//! Benchmarks of one file: cold parse + analysis, re-analysis after a
+//! keystroke, and inlay hints for a visible range.
+//!
+//! Run with `cargo bench -p shapels-analysis`; the figures and the targets
+//! they are held to are in `BENCHMARKS.md` at the top of the repository.
+
+mod common;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use shapels_analysis::{Config, HintDetail, analyze, analyze_module, inlay_hints};
+use shapels_syntax::{ByteEdit, parse, reparse};
+
+/// The realistic ~400-line model file (GPT with a config dataclass,
+/// attention, MLP, blocks, embeddings and a main block).
+const GPT: &str = include_str!("data/gpt.py");
+
+/// The text with one character typed at the first occurrence of `anchor`
+/// (right after it), and the edit that describes it.
+fn type_after(text: &str, anchor: &str, typed: &str) -> (String, ByteEdit) {
+    let at = text.find(anchor).expect("anchor in the text") + anchor.len();
+    let new_text = format!("{}{typed}{}", &text[..at], &text[at..]);
+    let edit = ByteEdit {
+        start_byte: at,
+        old_end_byte: at,
+        new_end_byte: at + typed.len(),
+    };
+    (new_text, edit)
+}
+
+fn cold(c: &mut Criterion) {
+    let config = Config::default();
+    let large = common::model_file(5_000, 7);
+    let mut group = c.benchmark_group("cold");
+    group.bench_function("gpt_400_lines", |b| {
+        b.iter(|| analyze(black_box(GPT), &config))
+    });
+    group.bench_function("gpt_400_lines_parse_only", |b| {
+        b.iter(|| parse(black_box(GPT)))
+    });
+    group.bench_function("generated_5000_lines", |b| {
+        b.iter(|| analyze(black_box(&large), &config))
+    });
+    group.finish();
+}
+
+fn keystroke(c: &mut Criterion) {
+    let config = Config::default();
+    let old = parse(GPT);
+    // A digit typed into a size inside `MLP.forward`'s module: the structure
+    // stays valid, as after most keystrokes.
+    let (valid, valid_edit) = type_after(GPT, "hidden = config.mlp_ratio * config.n_embd", "0");
+    // An open parenthesis in `Block.forward`: the file is broken until the
+    // matching `)` is typed, which the server answers with a fresh parse.
+    let (broken, broken_edit) = type_after(GPT, "x = x + self.mlp(", "(");
+    let mut group = c.benchmark_group("keystroke");
+    group.bench_function("gpt_400_lines_reparse_and_analyze", |b| {
+        b.iter(|| {
+            let file = reparse(&old, GPT, black_box(&valid), valid_edit);
+            analyze_module(&valid, &file.module, &config)
+        })
+    });
+    group.bench_function("gpt_400_lines_reparse_only", |b| {
+        b.iter(|| reparse(&old, GPT, black_box(&valid), valid_edit))
+    });
+    group.bench_function("gpt_400_lines_analyze_only", |b| {
+        let file = reparse(&old, GPT, &valid, valid_edit);
+        b.iter(|| analyze_module(black_box(&valid), &file.module, &config))
+    });
+    group.bench_function("gpt_400_lines_broken_reparse_and_analyze", |b| {
+        b.iter(|| {
+            let file = reparse(&old, GPT, black_box(&broken), broken_edit);
+            analyze_module(&broken, &file.module, &config)
+        })
+    });
+    group.finish();
+}
+
+fn hints(c: &mut Criterion) {
+    let config = Config::default();
+    let analysis = analyze(GPT, &config);
+    // About one screen: 60 lines from `CausalSelfAttention.forward` on.
+    let start = GPT
+        .find("    def forward(self, x, cos=None, sin=None):")
+        .unwrap();
+    let end = GPT[start..]
+        .match_indices('\n')
+        .nth(60)
+        .map_or(GPT.len(), |(i, _)| start + i);
+    let mut group = c.benchmark_group("inlay_hints");
+    group.bench_function("gpt_visible_60_lines", |b| {
+        b.iter(|| inlay_hints(black_box(&analysis), Some(start..end), HintDetail::Shape))
+    });
+    group.bench_function("gpt_whole_file_full_detail", |b| {
+        b.iter(|| inlay_hints(black_box(&analysis), None, HintDetail::Full))
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    // The machines are small and shared: short runs, enough samples for a
+    // stable median.
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = cold, keystroke, hints
+}
+criterion_main!(benches);

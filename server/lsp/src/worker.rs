@@ -1,0 +1,393 @@
+//! The analysis workers: threads that keep each open document's last parse,
+//! reparse it incrementally for every new version, and skip the versions
+//! that a newer one replaced before their turn came.
+//!
+//! A `ParsedFile` holds `Rc`s and cannot cross threads, so it never leaves
+//! the worker that made it: each document is pinned to one worker (by a hash
+//! of its URI), which owns its parse. Handlers reach the workers through
+//! channels, sending the text as a `Rope` (an O(1) clone) and getting plain
+//! data back. Work is never interrupted half-way (the analysis is bounded by
+//! its own step budget); what is cancelled is work that has not started.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::num::NonZero;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::Instant;
+
+use ropey::Rope;
+use shapels_analysis::{Config, FileAnalysis};
+use shapels_syntax::ast::Module;
+use shapels_syntax::{ParsedFile, edit_between, parse, reparse};
+use tokio::sync::oneshot;
+use tower_lsp_server::ls_types::Uri;
+
+use crate::guarded;
+
+/// An analysis entry point over an already parsed module:
+/// `shapels_analysis::analyze_module`, or a stand-in in tests.
+pub type ModuleAnalyzer = fn(&str, &Module, &Config) -> FileAnalysis;
+
+/// More workers than this would only hold more parses in memory: the
+/// machines this runs on have a few cores, and an editor analyses the one
+/// document being typed in.
+const MAX_WORKERS: usize = 4;
+
+/// The analysis recurses over expressions and calls; the syntax layer and
+/// the interpreter both cap the depth, and this leaves ample room above
+/// those caps even in a debug build (tokio's blocking threads, which ran the
+/// analysis before, have 2 MiB).
+const STACK_SIZE: usize = 16 * 1024 * 1024;
+
+/// What became of one request for an analysis.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    Done(FileAnalysis),
+    /// The parse or the analysis panicked; the panic was logged.
+    Failed,
+    /// Its snapshot was replaced before the work began, or nobody was
+    /// waiting for the result any more.
+    Cancelled,
+}
+
+/// A flag shared by a snapshot and the work queued for it, set once the
+/// snapshot is no longer its document's current one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub(crate) fn cancel(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// One request: analyse this version of this document.
+pub(crate) struct Job {
+    pub(crate) uri: Uri,
+    pub(crate) version: i32,
+    pub(crate) text: Rope,
+    pub(crate) config: Config,
+    pub(crate) token: CancelToken,
+    pub(crate) reply: oneshot::Sender<Outcome>,
+}
+
+enum Message {
+    Analyze(Job),
+    /// The document was closed: its parse can go.
+    Forget(Uri),
+}
+
+/// The worker threads. They end when this is dropped (their queues close).
+#[derive(Debug)]
+pub(crate) struct Workers {
+    queues: Vec<mpsc::Sender<Message>>,
+}
+
+impl Workers {
+    pub(crate) fn new(analyzer: ModuleAnalyzer) -> Self {
+        let count = thread::available_parallelism()
+            .map_or(1, NonZero::get)
+            .clamp(1, MAX_WORKERS);
+        let queues = (0..count)
+            .map(|i| {
+                let (sender, receiver) = mpsc::channel();
+                let spawned = thread::Builder::new()
+                    .name(format!("shapels-analysis-{i}"))
+                    .stack_size(STACK_SIZE)
+                    .spawn(move || run(&receiver, analyzer));
+                if let Err(err) = spawned {
+                    // Jobs sent to this queue are dropped unanswered, which
+                    // their callers take as a failed analysis.
+                    tracing::error!("cannot start analysis worker {i}: {err}");
+                }
+                sender
+            })
+            .collect();
+        Workers { queues }
+    }
+
+    pub(crate) fn submit(&self, job: Job) {
+        let queue = self.queue(&job.uri);
+        // A send fails only when the worker is gone; the job is then
+        // dropped, and with it the reply, which its caller notices.
+        let _ = queue.send(Message::Analyze(job));
+    }
+
+    pub(crate) fn forget(&self, uri: Uri) {
+        let _ = self.queue(&uri).send(Message::Forget(uri));
+    }
+
+    /// The queue of the one worker that owns `uri`'s parse.
+    fn queue(&self, uri: &Uri) -> &mpsc::Sender<Message> {
+        // A fixed hasher: the same URI must always land on the same worker.
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(uri.as_str());
+        &self.queues[(hash % self.queues.len() as u64) as usize]
+    }
+}
+
+fn run(queue: &mpsc::Receiver<Message>, analyzer: ModuleAnalyzer) {
+    let mut cache = ParseCache::default();
+    while let Ok(message) = queue.recv() {
+        match message {
+            Message::Forget(uri) => cache.forget(&uri),
+            Message::Analyze(job) => {
+                let outcome = if job.token.is_cancelled() || job.reply.is_closed() {
+                    tracing::debug!(
+                        "skipping {} version {}: superseded",
+                        job.uri.as_str(),
+                        job.version
+                    );
+                    Outcome::Cancelled
+                } else {
+                    let started = Instant::now();
+                    let outcome =
+                        cache.analyze(&job.uri, job.text.to_string(), &job.config, analyzer);
+                    tracing::debug!(
+                        "analysed {} version {} in {:?}",
+                        job.uri.as_str(),
+                        job.version,
+                        started.elapsed()
+                    );
+                    outcome
+                };
+                // The caller may have gone meanwhile (a cancelled request).
+                let _ = job.reply.send(outcome);
+            }
+        }
+    }
+}
+
+/// The text and parse of one version of a document.
+#[derive(Debug)]
+pub struct Parsed {
+    pub text: String,
+    pub file: ParsedFile,
+}
+
+/// Each document's most recent parse, from which the next version is
+/// reparsed. Used by the workers, and directly by `testing`.
+#[derive(Debug, Default)]
+pub(crate) struct ParseCache {
+    files: HashMap<Uri, Parsed>,
+}
+
+impl ParseCache {
+    /// Parses `text` as the new version of `uri` (incrementally when an
+    /// earlier version is known) and analyses it. A panic in either step
+    /// costs this result and the document's cached parse, nothing more.
+    pub(crate) fn analyze(
+        &mut self,
+        uri: &Uri,
+        text: String,
+        config: &Config,
+        analyzer: ModuleAnalyzer,
+    ) -> Outcome {
+        let name = uri.as_str();
+        if let Some(message) = guarded::too_large(name, &text) {
+            // Nothing to show for it; `did_open` told the user why.
+            tracing::warn!("{message}");
+            self.forget(uri);
+            return Outcome::Done(FileAnalysis::default());
+        }
+        if guarded::guard(name, "parse", || {
+            self.parse(uri, text);
+        })
+        .is_none()
+        {
+            // `parse` took the old entry out before parsing, so nothing half
+            // made stays behind; the next version is parsed from scratch.
+            return Outcome::Failed;
+        }
+        let Some(parsed) = self.files.get(uri) else {
+            return Outcome::Failed;
+        };
+        match guarded::guard(name, "analysis", || {
+            analyzer(&parsed.text, &parsed.file.module, config)
+        }) {
+            Some(analysis) => Outcome::Done(analysis),
+            None => Outcome::Failed,
+        }
+    }
+
+    /// The parse of `text` as the new version of `uri`, made from the
+    /// previous version's parse when there is one.
+    pub(crate) fn parse(&mut self, uri: &Uri, text: String) -> &Parsed {
+        let parsed = match self.files.remove(uri) {
+            // A new configuration, or a save: same text, same parse.
+            Some(old) if old.text == text => old,
+            Some(old) => Parsed {
+                file: reparse_or_parse(&old.file, &old.text, &text),
+                text,
+            },
+            None => Parsed {
+                file: parse(&text),
+                text,
+            },
+        };
+        self.files
+            .entry(uri.clone())
+            .insert_entry(parsed)
+            .into_mut()
+    }
+
+    pub(crate) fn forget(&mut self, uri: &Uri) {
+        self.files.remove(uri);
+    }
+}
+
+/// The parse of `new_text`, reusing the tree of `old` (parsed from
+/// `old_text`) where that gives the same result as a fresh parse.
+///
+/// tree-sitter's error recovery depends on which old subtrees it reuses, so
+/// an incremental parse of a *broken* text can differ from a fresh parse of
+/// it (random edit chains find such texts). A text with syntax errors is
+/// therefore parsed afresh: what the editor shows must not depend on the
+/// editing history, and must match `shapels check`. The price is a second
+/// parse while the file is broken, typically a keystroke or two.
+pub fn reparse_or_parse(old: &ParsedFile, old_text: &str, new_text: &str) -> ParsedFile {
+    let file = reparse(old, old_text, new_text, edit_between(old_text, new_text));
+    if file.syntax_errors.is_empty() {
+        file
+    } else {
+        parse(new_text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn fingerprint(file: &ParsedFile) -> String {
+        format!(
+            "{:?}\n{:?}\n{:?}\n{}",
+            file.module,
+            file.syntax_errors,
+            file.comments,
+            file.tree
+                .as_ref()
+                .map(|tree| tree.root_node().to_sexp())
+                .unwrap_or_default()
+        )
+    }
+
+    /// An edit chain on which tree-sitter's incremental parse of the last,
+    /// broken text differs from a fresh parse (found by the syntax crate's
+    /// random edit test).
+    const DIVERGING_CHAIN: &[&str] = &[
+        "é = :\"\"\"import torch\n((import torch\nimport torch\n",
+        "é = :\"\"\"import \n((import torch\nimport torch\n",
+        "é = :\"\"\"imp'(import torch\nimport torch\n",
+        "é = :\"\"\"imp'(import torch\nimport t\"\"\"orch\n",
+    ];
+
+    #[test]
+    fn broken_texts_parse_as_a_fresh_parse_would() {
+        let mut file = parse(DIVERGING_CHAIN[0]);
+        for pair in DIVERGING_CHAIN.windows(2) {
+            file = reparse_or_parse(&file, pair[0], pair[1]);
+            assert_eq!(
+                fingerprint(&file),
+                fingerprint(&parse(pair[1])),
+                "{:?}",
+                pair[1]
+            );
+        }
+    }
+
+    #[test]
+    fn the_cache_reparses_each_version_from_the_last() {
+        let uri: Uri = "untitled:a.py".parse().unwrap();
+        let mut cache = ParseCache::default();
+        let texts = [
+            "x = 1\n",
+            "x = 12\n",
+            "x = (12\n",
+            "x = (12)\n",
+            "x = (12)\n",
+            "",
+        ];
+        for text in texts {
+            let parsed = cache.parse(&uri, text.to_string());
+            assert_eq!(parsed.text, text);
+            assert_eq!(fingerprint(&parsed.file), fingerprint(&parse(text)));
+        }
+        cache.forget(&uri);
+        assert!(cache.files.is_empty());
+    }
+
+    static SLOW_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn slow_analysis(_: &str, _: &Module, _: &Config) -> FileAnalysis {
+        SLOW_CALLS.fetch_add(1, Ordering::SeqCst);
+        thread::sleep(Duration::from_millis(300));
+        FileAnalysis::default()
+    }
+
+    fn job(workers: &Workers, version: i32) -> (CancelToken, oneshot::Receiver<Outcome>) {
+        let token = CancelToken::default();
+        let (reply, outcome) = oneshot::channel();
+        workers.submit(Job {
+            uri: "untitled:slow.py".parse().unwrap(),
+            version,
+            text: Rope::from_str(&format!("x = {version}\n")),
+            config: Config::default(),
+            token: token.clone(),
+            reply,
+        });
+        (token, outcome)
+    }
+
+    #[test]
+    fn work_for_a_replaced_version_is_skipped() {
+        let workers = Workers::new(slow_analysis);
+        // The first job keeps the document's worker busy while the second
+        // is replaced by the third, as happens while typing.
+        let (_, first) = job(&workers, 1);
+        let (second_token, second) = job(&workers, 2);
+        let (_, third) = job(&workers, 3);
+        second_token.cancel();
+        assert!(matches!(first.blocking_recv(), Ok(Outcome::Done(_))));
+        assert!(matches!(second.blocking_recv(), Ok(Outcome::Cancelled)));
+        assert!(matches!(third.blocking_recv(), Ok(Outcome::Done(_))));
+        assert_eq!(SLOW_CALLS.load(Ordering::SeqCst), 2);
+    }
+
+    fn panicky_analysis(source: &str, _: &Module, _: &Config) -> FileAnalysis {
+        assert!(!source.contains("boom"), "the stand-in analysis blew up");
+        FileAnalysis::default()
+    }
+
+    #[test]
+    fn a_panic_costs_one_version() {
+        let uri: Uri = "untitled:boom.py".parse().unwrap();
+        let mut cache = ParseCache::default();
+        let config = Config::default();
+        let run = |cache: &mut ParseCache, text: &str| {
+            cache.analyze(&uri, text.to_string(), &config, panicky_analysis)
+        };
+        assert!(matches!(run(&mut cache, "x = 1\n"), Outcome::Done(_)));
+        assert!(matches!(run(&mut cache, "x = boom\n"), Outcome::Failed));
+        assert!(matches!(run(&mut cache, "x = 2\n"), Outcome::Done(_)));
+    }
+
+    #[test]
+    fn files_over_the_limit_are_not_parsed() {
+        let uri: Uri = "untitled:big.py".parse().unwrap();
+        let mut cache = ParseCache::default();
+        let big = "x = 1\n".repeat(guarded::MAX_SOURCE_BYTES / 6 + 1);
+        match cache.analyze(&uri, big, &Config::default(), panicky_analysis) {
+            Outcome::Done(analysis) => assert!(analysis.bindings.is_empty()),
+            other => panic!("{other:?}"),
+        }
+        assert!(cache.files.is_empty());
+    }
+}
