@@ -279,12 +279,12 @@ impl<'s> Interp<'s> {
         self.rank_vars.push(None);
         // These are real sizes of the tensor, just not known yet: give them
         // made-up names (a user's name replaces one when they are unified),
-        // counted from the end: `T` for the second to last, as in [B, T, C].
+        // counted from the end: `T` and `C` for the last two, as in [B, T, C].
         let dims: Vec<Dim> = (0..missing)
             .map(|i| {
                 let from_end = k - i;
                 match from_end {
-                    1 => self.env.anonymous(),
+                    1 => self.env.weak_symbol("C"),
                     2 => self.env.weak_symbol("T"),
                     n => self.env.weak_symbol(&format!("d{n}")),
                 }
