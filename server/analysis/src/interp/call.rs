@@ -183,19 +183,22 @@ impl Interp<'_> {
                 self.recorder
                     .unknown_binding(&param.name.id, param.name.range.clone());
             }
-            if let Value::Tensor(t) = &value {
+            // An optional tensor input is recorded as the tensor it is when given.
+            let recorded = match &value {
+                Value::Optional(inner) => inner.as_ref(),
+                v => v,
+            };
+            if let Value::Tensor(t) = recorded {
                 let t = Rc::new(crate::value::Tensor {
                     shape: self.resolve_shape(&t.shape),
                     ..(**t).clone()
                 });
-                if range != (0..0) || true {
-                    self.recorder.binding(
-                        &param.name.id,
-                        param.name.range.clone(),
-                        BindingKind::Param,
-                        t.clone(),
-                    );
-                }
+                self.recorder.binding(
+                    &param.name.id,
+                    param.name.range.clone(),
+                    BindingKind::Param,
+                    t.clone(),
+                );
                 self.recorder.expression(param.name.range.clone(), t);
             }
         }

@@ -2093,6 +2093,19 @@ fn mha(
     let (Some(qd), Some(kd)) = (interp.dims(&q), interp.dims(&k)) else {
         return Value::Unknown;
     };
+    // A key padding mask is [N, S] (or [S] unbatched): one of unknown rank
+    // takes that shape.
+    if let Some(mask) = args.tensor(5, "key_padding_mask") {
+        let ns = match kd.len() {
+            3 if batch_first => Some(vec![kd[0].clone(), kd[1].clone()]),
+            3 => Some(vec![kd[1].clone(), kd[0].clone()]),
+            2 => Some(vec![kd[0].clone()]),
+            _ => None,
+        };
+        if let Some(ns) = ns {
+            interp.adopt_shape(&mask.shape, &ns);
+        }
+    }
     if let (Some(e), Some(last)) = (&embed, qd.last()) {
         if interp.env.known_different(last, e) {
             let message = format!(
