@@ -77,16 +77,11 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         }
         (Value::DType(x), Value::DType(y)) if x == y => a.clone(),
         (Value::None, Value::None) => Value::None,
-        (Value::None, other) | (other, Value::None) if !matches!(other, Value::Unknown) => {
-            match other {
-                Value::Optional(_) => other.clone(),
-                _ => Value::Optional(Box::new(other.clone())),
-            }
-        }
-        (Value::Optional(x), y) | (y, Value::Optional(x)) => match join_values(interp, x, y) {
-            Value::Unknown => Value::Unknown,
-            joined => Value::Optional(Box::new(joined)),
-        },
+        (Value::None, other) | (other, Value::None) if !matches!(other, Value::Unknown) => optional(other.clone()),
+        // Maybe-None on either side: join what is there when it is not None.
+        // Optional values are never nested (see `optional`), so this ends.
+        (Value::Optional(x), Value::Optional(y)) => optional(join_values(interp, x, y)),
+        (Value::Optional(x), y) | (y, Value::Optional(x)) => optional(join_values(interp, x, y)),
         (Value::Tuple(x), Value::Tuple(y)) if x.len() == y.len() => Value::tuple(
             x.iter()
                 .zip(y.iter())
@@ -120,6 +115,15 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
     }
 }
 
+/// A maybe-None value, never nested: `Optional(Optional(v))` is `Optional(v)`.
+pub(crate) fn optional(v: Value) -> Value {
+    match v {
+        Value::Unknown => Value::Unknown,
+        Value::Optional(_) | Value::None => v,
+        v => Value::Optional(Box::new(v)),
+    }
+}
+
 fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -> Value {
     let keys: Vec<Rc<str>> = x.order.borrow().clone();
     let mut attrs = HashMap::new();
@@ -128,7 +132,7 @@ fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -
         let b = y.attrs.borrow().get(key).cloned();
         let v = match (a, b) {
             (Some(a), Some(b)) => join_values(interp, &a, &b),
-            (Some(v), None) | (None, Some(v)) => Value::Optional(Box::new(v)),
+            (Some(v), None) | (None, Some(v)) => optional(v),
             (None, None) => continue,
         };
         attrs.insert(key.clone(), v);
@@ -136,7 +140,7 @@ fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -
     for (key, v) in y.attrs.borrow().iter() {
         attrs
             .entry(key.clone())
-            .or_insert_with(|| Value::Optional(Box::new(v.clone())));
+            .or_insert_with(|| optional(v.clone()));
     }
     let device = if *x.device.borrow() == *y.device.borrow() {
         x.device.borrow().clone()

@@ -472,7 +472,7 @@ impl Interp<'_> {
             };
             let joined = match (value_a, value_b) {
                 (Some(a), Some(b)) => Some(join_values(self, &a, &b)),
-                (Some(v), None) | (None, Some(v)) => Some(Value::Optional(Box::new(v))),
+                (Some(v), None) | (None, Some(v)) => Some(super::join::optional(v)),
                 (None, None) => None,
             };
             // The outer branch, if any, must be able to undo this too.
