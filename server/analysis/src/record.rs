@@ -147,6 +147,11 @@ struct Namer<'a> {
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
     heads: HashMap<u32, Vec<Dim>>,
     static_shapes: bool,
+    /// Memoised resolution and display: one file shows the same sizes often.
+    resolved_cache: HashMap<Dim, Dim>,
+    shown_cache: HashMap<Dim, String>,
+    /// The facts the shape environment assumed, computed once.
+    guard_facts: Vec<(Vec<shapels_shapes::SymId>, String)>,
 }
 
 impl<'a> Namer<'a> {
@@ -189,7 +194,28 @@ impl<'a> Namer<'a> {
             aliases,
             heads: HashMap::new(),
             static_shapes: false,
+            guard_facts: env.guard_facts(),
+            resolved_cache: HashMap::new(),
+            shown_cache: HashMap::new(),
         }
+    }
+
+    fn resolved(&mut self, d: &Dim) -> Dim {
+        if let Some(r) = self.resolved_cache.get(d) {
+            return r.clone();
+        }
+        let r = self.env.resolve(d);
+        self.resolved_cache.insert(d.clone(), r.clone());
+        r
+    }
+
+    fn shown(&mut self, d: &Dim) -> String {
+        if let Some(s) = self.shown_cache.get(d) {
+            return s.clone();
+        }
+        let s = self.env.display(d);
+        self.shown_cache.insert(d.clone(), s.clone());
+        s
     }
 
     fn name(&mut self, key: Vec<String>) -> String {
@@ -240,8 +266,8 @@ fn merge(
     let shapes: Vec<Option<(Variadic, Vec<Dim>)>> = hits
         .iter()
         .map(|t| match resolve(&t.shape) {
-            Shape::Known(d) => Some((Variadic::None, d.iter().map(|x| env.resolve(x)).collect())),
-            Shape::Tail(_, d) => Some((Variadic::Lead, d.iter().map(|x| env.resolve(x)).collect())),
+            Shape::Known(d) => Some((Variadic::None, d.iter().map(|x| namer.resolved(x)).collect())),
+            Shape::Tail(_, d) => Some((Variadic::Lead, d.iter().map(|x| namer.resolved(x)).collect())),
             Shape::Var(v) => {
                 let head = namer.heads.get(&v).cloned().unwrap_or_default();
                 if head.is_empty() {
@@ -249,7 +275,7 @@ fn merge(
                 } else {
                     Some((
                         Variadic::Trail,
-                        head.iter().map(|x| env.resolve(x)).collect(),
+                        head.iter().map(|x| namer.resolved(x)).collect(),
                     ))
                 }
             }
@@ -276,8 +302,12 @@ fn merge(
             Some(
                 lead.into_iter()
                     .chain((0..rank).map(|i| {
-                        let column: Vec<String> =
-                            shapes.iter().map(|s| env.display(&s[i])).collect();
+                        // Most lines run once or with one size: display it once.
+                        let column: Vec<String> = if shapes.iter().all(|s| s[i] == shapes[0][i]) {
+                            vec![namer.shown(&shapes[0][i]); shapes.len()]
+                        } else {
+                            shapes.iter().map(|s| namer.shown(&s[i])).collect()
+                        };
                         if column.iter().any(|c| c == "?") {
                             DimView::Unknown
                         } else if column.iter().all(|c| c == &column[0]) {
@@ -344,11 +374,19 @@ fn merge(
         guards: {
             let symbols: Vec<shapels_shapes::SymId> = match resolve(&first.shape) {
                 Shape::Known(d) | Shape::Tail(_, d) => {
-                    d.iter().flat_map(|x| env.resolve(x).symbols()).collect()
+                    d.iter().flat_map(|x| namer.resolved(x).symbols()).collect()
                 }
                 Shape::Var(_) => Vec::new(),
             };
-            env.guards_for(&symbols)
+            let mut facts: Vec<String> = namer
+                .guard_facts
+                .iter()
+                .filter(|(syms, _)| syms.iter().any(|s| symbols.contains(s)))
+                .map(|(_, text)| text.clone())
+                .collect();
+            facts.sort();
+            facts.dedup();
+            facts
         },
         notes: match &first.device {
             Some(crate::value::Device::CudaOrCpu) => {

@@ -73,6 +73,11 @@ impl Dim {
         }
     }
 
+    /// Whether a `//` or `%` atom occurs at the top level of the polynomial.
+    pub fn has_division(&self) -> bool {
+        self.terms.keys().any(|m| m.iter().any(|a| matches!(a, Atom::FloorDiv(..) | Atom::Mod(..))))
+    }
+
     pub fn is_const(&self) -> bool {
         self.as_const().is_some()
     }

@@ -111,6 +111,9 @@ impl ShapeEnv {
 
     /// The expression with every learned replacement applied.
     pub fn resolve(&self, dim: &Dim) -> Dim {
+        if self.replacements.is_empty() && !dim.has_division() {
+            return dim.clone();
+        }
         let mut current = dim.clone();
         for _ in 0..RESOLVE_ROUNDS {
             if !current
@@ -122,7 +125,7 @@ impl ShapeEnv {
             }
             current = current.substitute(&mut |id| self.replacements.get(&id).cloned());
         }
-        if self.divisible.is_empty() {
+        if self.divisible.is_empty() || !current.has_division() {
             current
         } else {
             current.cancel_exact_div(&|a, b| self.divisible.iter().any(|(x, y)| x == a && y == b))
@@ -240,6 +243,24 @@ impl ShapeEnv {
         out.retain(|g| !g.contains('?'));
         out.sort();
         out.dedup();
+        out
+    }
+
+    /// Every assumed fact once, with the symbols it mentions, for callers
+    /// that look facts up for many shapes (see `guards_for`).
+    pub fn guard_facts(&self) -> Vec<(Vec<SymId>, String)> {
+        let mut out: Vec<(Vec<SymId>, String)> = Vec::new();
+        for g in &self.guards {
+            let mut syms = self.resolve(&g.lhs).symbols();
+            syms.extend(self.resolve(&g.rhs).symbols());
+            out.push((syms, format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs))));
+        }
+        for (a, b) in &self.divisible {
+            let mut syms = self.resolve(a).symbols();
+            syms.extend(self.resolve(b).symbols());
+            out.push((syms, format!("{} % {} == 0", self.display(a), self.display(b))));
+        }
+        out.retain(|(_, text)| !text.contains('?'));
         out
     }
 
