@@ -369,6 +369,7 @@ impl Interp<'_> {
         let mut out = Vec::new();
         let is_method = f.owner.is_some();
         let used_as_tensor = self.tensor_params(&f.def);
+        let dim_selectors = super::signature::dim_params(&f.def);
         // Dims named alike in one signature's jaxtyping annotations are one symbol.
         let mut jax_symbols: HashMap<String, Dim> = HashMap::new();
         let mut commented = self.comment_shapes(&f.def);
@@ -386,6 +387,12 @@ impl Interp<'_> {
                 continue;
             }
             let tensors = tensors || used_as_tensor.contains(&param.name.id);
+            if let Some(Some(default)) = f.defaults.get(i)
+                && dim_selectors.contains(&param.name.id)
+            {
+                out.push(default.clone());
+                continue;
+            }
             if let Some(Some(default)) = f.defaults.get(i) {
                 // A default is one choice among many a caller may make: a
                 // number stays symbolic (named after the parameter), a flag

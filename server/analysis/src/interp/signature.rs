@@ -222,6 +222,41 @@ impl Interp<'_> {
     }
 }
 
+/// Parameters used only to pick a dim (`x.mean(dim=dim)`): their default is
+/// which dims the function works on, not a size, and is kept as given.
+pub(crate) fn dim_params(def: &FunctionDef) -> Vec<String> {
+    let names: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
+    let mut as_dim: Vec<String> = Vec::new();
+    let mut elsewhere: Vec<String> = Vec::new();
+    let mut visit = |e: &Expr| {
+        match &e.kind {
+            ExprKind::Call { args, .. } => {
+                for a in args {
+                    if let Arg::Keyword(k, v) = a
+                        && matches!(k.id.as_str(), "dim" | "axis" | "dims" | "start_dim" | "end_dim")
+                        && let ExprKind::Name(n) = &v.kind
+                        && names.contains(&n.as_str())
+                    {
+                        as_dim.push(n.clone());
+                    }
+                }
+            }
+            ExprKind::Name(n) if names.contains(&n.as_str()) => elsewhere.push(n.clone()),
+            _ => {}
+        }
+    };
+    for stmt in &def.body {
+        walk_stmt(stmt, &mut visit);
+    }
+    // Every occurrence is also visited as a plain name: a parameter is a
+    // dim selector when all its occurrences are the keyword uses.
+    as_dim
+        .iter()
+        .filter(|n| elsewhere.iter().filter(|m| m == n).count() == as_dim.iter().filter(|m| m == n).count())
+        .cloned()
+        .collect()
+}
+
 /// Whether the function calls one of the named classes (a model factory).
 pub(crate) fn instantiates_any(def: &FunctionDef, classes: &[std::rc::Rc<str>]) -> bool {
     let mut found = false;
