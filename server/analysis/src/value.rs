@@ -255,7 +255,9 @@ pub struct Function {
     pub def: Rc<FunctionDef>,
     pub closure: Option<Rc<RefCell<HashMap<Rc<str>, Value>>>>,
     /// The class the function was defined in (for `super()`).
-    pub owner: Option<Rc<Class>>,
+    /// Weak: the class holds its methods, so a strong link back would be a
+    /// cycle that leaks every analysed class (and the syntax behind it).
+    pub owner: Option<std::rc::Weak<Class>>,
     /// Parameter defaults, evaluated where the function was defined.
     pub defaults: Vec<Option<Value>>,
 }

@@ -42,10 +42,24 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
 
     // `collect` on an indexed parallel iterator keeps the input order, so
     // the output is sorted by path however the work was scheduled.
-    let outcomes: Vec<Outcome> = jobs
-        .into_par_iter()
-        .map(|(path, config)| check_file(path, &config))
-        .collect();
+    let check_all = || -> Vec<Outcome> {
+        jobs.into_par_iter()
+            .map(|(path, config)| check_file(path, &config))
+            .collect()
+    };
+    // The analysis recurses over expressions and values; threads get the
+    // stack the language server's workers have (`guarded::ANALYSIS_STACK`),
+    // not rayon's default 2 MiB, so that a file checks the same in both.
+    let outcomes = match rayon::ThreadPoolBuilder::new()
+        .stack_size(guarded::ANALYSIS_STACK)
+        .build()
+    {
+        Ok(pool) => pool.install(check_all),
+        Err(err) => {
+            tracing::warn!("cannot start the analysis threads ({err}); using the default pool");
+            check_all()
+        }
+    };
     let mut checked = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
         match outcome {

@@ -25,14 +25,11 @@ const EDITS: usize = 10_000;
 const HINTS_EVERY: usize = 200;
 const SOAK_TIME_LIMIT: Duration = Duration::from_secs(240);
 
-/// FIXME: memory each analysis of the model leaks today, in KiB, allowed on
-/// top of the slack so that the test guards everything else (the document
-/// store, snapshots, workers, tasks) while the leak is open. It is a
-/// reference cycle in the analysis: a class's methods (`Class::attrs`) point
-/// back at it (`Function::owner`), so neither is ever freed, and with them
-/// the syntax tree they were made from (about 300 KiB per analysis of this
-/// file). Set this to 0 when the cycle is broken.
-const KNOWN_LEAK_PER_ANALYSIS_KIB: u64 = 400;
+/// Memory each analysis may keep, in KiB, on top of the slack. It was 400
+/// while classes and their methods pointed at each other (a reference
+/// cycle that kept every analysed class and its syntax tree alive); with
+/// the back link weak, nothing is kept.
+const KNOWN_LEAK_PER_ANALYSIS_KIB: u64 = 0;
 
 /// The resident set of a process, in KiB.
 fn rss_kib(pid: u32) -> u64 {

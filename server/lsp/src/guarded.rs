@@ -26,6 +26,15 @@ pub fn too_large(name: &str, source: &str) -> Option<String> {
     })
 }
 
+/// The stack of every thread that runs the analysis, in the server and in
+/// `shapels check`, so that a file that checks also works in the editor.
+/// The analysis recurses over expressions, calls and the values it joins;
+/// the syntax layer and the interpreter cap the first two, not the last,
+/// and Python's own `_strptime.py` needs more than the 2 MiB that rayon's
+/// and tokio's threads have, even in a release build. Only the pages used
+/// are ever touched.
+pub const ANALYSIS_STACK: usize = 16 * 1024 * 1024;
+
 /// An analysis entry point: `shapels_analysis::analyze`, or a stand-in in tests.
 pub type Analyzer = fn(&str, &Config) -> FileAnalysis;
 

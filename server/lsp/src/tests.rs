@@ -363,22 +363,34 @@ r2 = 3
     assert_eq!(status, Value::Null);
 }
 
-static SLOW_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static GATED_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static GATE_OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// [`fake_analysis`], slowly, counting its runs.
-fn slow_analysis(source: &str, module: &Module, config: &Config) -> FileAnalysis {
-    SLOW_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    std::thread::sleep(Duration::from_millis(400));
+/// [`fake_analysis`], counting its runs, and holding each run until the
+/// test opens the gate (or 20 s pass), so that the worker is busy for as
+/// long as the test needs, however slow the machine.
+fn gated_analysis(source: &str, module: &Module, config: &Config) -> FileAnalysis {
+    use std::sync::atomic::Ordering;
+    GATED_CALLS.fetch_add(1, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !GATE_OPEN.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     fake_analysis(source, module, config)
 }
 
 #[tokio::test]
 async fn replaced_versions_are_not_analysed_and_their_requests_are_content_modified() {
-    let mut h = Harness::start(slow_analysis, utf16_client()).await;
-    let change = |version: i32, text: &str| json!({"textDocument": {"uri": URI, "version": version}, "contentChanges": [{"text": text}]});
+    use std::sync::atomic::Ordering;
+    let mut h = Harness::start(gated_analysis, utf16_client()).await;
+    let change = |version: i32, text: &str| {
+        json!({"textDocument": {"uri": URI, "version": version},
+               "contentChanges": [{"text": text}]})
+    };
     // Version 1 is analysed at once, keeping the document's worker busy.
     h.open(URI, "x = 1\n").await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // (Its publishing task runs, and sends the work, as soon as this yields.)
+    tokio::time::sleep(Duration::from_millis(50)).await;
     h.notify("textDocument/didChange", change(2, "x = 2\n"))
         .await;
     // A hover on version 2 queues its analysis behind version 1's...
@@ -390,10 +402,12 @@ async fn replaced_versions_are_not_analysed_and_their_requests_are_content_modif
             .finish(),
     );
     let hover = tokio::spawn(hover);
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // (The spawned hover runs as soon as this test yields.)
+    tokio::time::sleep(Duration::from_millis(50)).await;
     // ...and version 3 arrives before it could start.
     h.notify("textDocument/didChange", change(3, "x = 3\n"))
         .await;
+    GATE_OPEN.store(true, Ordering::SeqCst);
     let response = hover.await.unwrap().unwrap().unwrap();
     let (_, result) = response.into_parts();
     assert_eq!(result.unwrap_err().code.code(), -32801, "ContentModified");
@@ -403,5 +417,5 @@ async fn replaced_versions_are_not_analysed_and_their_requests_are_content_modif
         .await
         .unwrap();
     assert_eq!(published["version"], 3);
-    assert_eq!(SLOW_CALLS.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(GATED_CALLS.load(Ordering::SeqCst), 2);
 }

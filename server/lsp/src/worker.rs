@@ -35,12 +35,6 @@ pub type ModuleAnalyzer = fn(&str, &Module, &Config) -> FileAnalysis;
 /// document being typed in.
 const MAX_WORKERS: usize = 4;
 
-/// The analysis recurses over expressions and calls; the syntax layer and
-/// the interpreter both cap the depth, and this leaves ample room above
-/// those caps even in a debug build (tokio's blocking threads, which ran the
-/// analysis before, have 2 MiB).
-const STACK_SIZE: usize = 16 * 1024 * 1024;
-
 /// What became of one request for an analysis.
 #[derive(Debug)]
 pub(crate) enum Outcome {
@@ -99,7 +93,7 @@ impl Workers {
                 let (sender, receiver) = mpsc::channel();
                 let spawned = thread::Builder::new()
                     .name(format!("shapels-analysis-{i}"))
-                    .stack_size(STACK_SIZE)
+                    .stack_size(guarded::ANALYSIS_STACK)
                     .spawn(move || run(&receiver, analyzer));
                 if let Err(err) = spawned {
                     // Jobs sent to this queue are dropped unanswered, which

@@ -698,7 +698,7 @@ impl Interp<'_> {
                     let first = f.function.as_ref()?.def.params.first()?.name.id.clone();
                     f.locals.borrow().get(first.as_str()).cloned()
                 });
-                let owner = frame.and_then(|f| f.function.as_ref()?.owner.clone());
+                let owner = frame.and_then(|f| f.function.as_ref()?.owner.as_ref()?.upgrade());
                 match (receiver, owner) {
                     (Some(r), Some(o)) => Value::Super(Box::new(r), o),
                     _ => Value::Unknown,

@@ -642,7 +642,7 @@ impl Interp<'_> {
         Rc::new(Function {
             def,
             closure,
-            owner,
+            owner: owner.as_ref().map(Rc::downgrade),
             defaults,
         })
     }

@@ -1439,7 +1439,9 @@ fn conv_forward(
         let _ = interp.require_equal(ch, &cin);
     }
     let spatial_in = &dims[dims.len() - n..];
-    if c.kernel.len() != n {
+    // A setting we could not read (a symbolic stride, say) leaves the
+    // spatial sizes unknown rather than taken as a default.
+    if c.kernel.len() != n || c.stride.len() != n || c.dilation.len() != n || c.output_padding.len() != n {
         let mut out = dims[..dims.len() - n - 1].to_vec();
         out.push(cout);
         for _ in 0..n {
@@ -1649,7 +1651,7 @@ fn pool(
     let Some(dims) = interp.dims(x) else {
         return out_var(interp, x, x.dtype, device, "pool");
     };
-    if dims.len() < n + 1 || kernel.len() != n || stride.len() != n || padding.len() != n {
+    if dims.len() < n + 1 || kernel.len() != n || stride.len() != n || padding.len() != n || dilation.len() != n {
         if dims.len() < n + 1 {
             let message = format!(
                 "max_pool{n}d: Expected {}D or {}D (batch mode) tensor for input, but got: {}",
