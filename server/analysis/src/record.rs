@@ -266,8 +266,14 @@ fn merge(
     let shapes: Vec<Option<(Variadic, Vec<Dim>)>> = hits
         .iter()
         .map(|t| match resolve(&t.shape) {
-            Shape::Known(d) => Some((Variadic::None, d.iter().map(|x| namer.resolved(x)).collect())),
-            Shape::Tail(_, d) => Some((Variadic::Lead, d.iter().map(|x| namer.resolved(x)).collect())),
+            Shape::Known(d) => Some((
+                Variadic::None,
+                d.iter().map(|x| namer.resolved(x)).collect(),
+            )),
+            Shape::Tail(_, d) => Some((
+                Variadic::Lead,
+                d.iter().map(|x| namer.resolved(x)).collect(),
+            )),
             Shape::Var(v) => {
                 let head = namer.heads.get(&v).cloned().unwrap_or_default();
                 if head.is_empty() {

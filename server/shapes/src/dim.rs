@@ -75,7 +75,10 @@ impl Dim {
 
     /// Whether a `//` or `%` atom occurs at the top level of the polynomial.
     pub fn has_division(&self) -> bool {
-        self.terms.keys().any(|m| m.iter().any(|a| matches!(a, Atom::FloorDiv(..) | Atom::Mod(..))))
+        self.terms.keys().any(|m| {
+            m.iter()
+                .any(|a| matches!(a, Atom::FloorDiv(..) | Atom::Mod(..)))
+        })
     }
 
     pub fn is_const(&self) -> bool {
@@ -415,13 +418,12 @@ impl Atom {
     fn display(&self, name: &dyn Fn(SymId) -> String, in_product: bool) -> String {
         let operand = |d: &Dim| {
             let text = d.display(name);
-            if d.terms.len() > 1
+            let compound = d.terms.len() > 1
                 || d.terms
                     .keys()
-                    .any(|m| m.len() > 1 || m.iter().any(|a| !matches!(a, Atom::Sym(_))))
-            {
-                format!("({text})")
-            } else if d.terms.values().any(|c| *c != 1) && !d.is_const() {
+                    .any(|m| m.len() > 1 || m.iter().any(|a| !matches!(a, Atom::Sym(_))));
+            let scaled = d.terms.values().any(|c| *c != 1) && !d.is_const();
+            if compound || scaled {
                 format!("({text})")
             } else {
                 text

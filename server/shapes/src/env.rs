@@ -253,12 +253,18 @@ impl ShapeEnv {
         for g in &self.guards {
             let mut syms = self.resolve(&g.lhs).symbols();
             syms.extend(self.resolve(&g.rhs).symbols());
-            out.push((syms, format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs))));
+            out.push((
+                syms,
+                format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs)),
+            ));
         }
         for (a, b) in &self.divisible {
             let mut syms = self.resolve(a).symbols();
             syms.extend(self.resolve(b).symbols());
-            out.push((syms, format!("{} % {} == 0", self.display(a), self.display(b))));
+            out.push((
+                syms,
+                format!("{} % {} == 0", self.display(a), self.display(b)),
+            ));
         }
         out.retain(|(_, text)| !text.contains('?'));
         out

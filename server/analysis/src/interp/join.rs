@@ -77,7 +77,9 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         }
         (Value::DType(x), Value::DType(y)) if x == y => a.clone(),
         (Value::None, Value::None) => Value::None,
-        (Value::None, other) | (other, Value::None) if !matches!(other, Value::Unknown) => optional(other.clone()),
+        (Value::None, other) | (other, Value::None) if !matches!(other, Value::Unknown) => {
+            optional(other.clone())
+        }
         // Maybe-None on either side: join what is there when it is not None.
         // Optional values are never nested (see `optional`), so this ends.
         (Value::Optional(x), Value::Optional(y)) => optional(join_values(interp, x, y)),

@@ -228,22 +228,23 @@ pub(crate) fn dim_params(def: &FunctionDef) -> Vec<String> {
     let names: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
     let mut as_dim: Vec<String> = Vec::new();
     let mut elsewhere: Vec<String> = Vec::new();
-    let mut visit = |e: &Expr| {
-        match &e.kind {
-            ExprKind::Call { args, .. } => {
-                for a in args {
-                    if let Arg::Keyword(k, v) = a
-                        && matches!(k.id.as_str(), "dim" | "axis" | "dims" | "start_dim" | "end_dim")
-                        && let ExprKind::Name(n) = &v.kind
-                        && names.contains(&n.as_str())
-                    {
-                        as_dim.push(n.clone());
-                    }
+    let mut visit = |e: &Expr| match &e.kind {
+        ExprKind::Call { args, .. } => {
+            for a in args {
+                if let Arg::Keyword(k, v) = a
+                    && matches!(
+                        k.id.as_str(),
+                        "dim" | "axis" | "dims" | "start_dim" | "end_dim"
+                    )
+                    && let ExprKind::Name(n) = &v.kind
+                    && names.contains(&n.as_str())
+                {
+                    as_dim.push(n.clone());
                 }
             }
-            ExprKind::Name(n) if names.contains(&n.as_str()) => elsewhere.push(n.clone()),
-            _ => {}
         }
+        ExprKind::Name(n) if names.contains(&n.as_str()) => elsewhere.push(n.clone()),
+        _ => {}
     };
     for stmt in &def.body {
         walk_stmt(stmt, &mut visit);
@@ -252,7 +253,9 @@ pub(crate) fn dim_params(def: &FunctionDef) -> Vec<String> {
     // dim selector when all its occurrences are the keyword uses.
     as_dim
         .iter()
-        .filter(|n| elsewhere.iter().filter(|m| m == n).count() == as_dim.iter().filter(|m| m == n).count())
+        .filter(|n| {
+            elsewhere.iter().filter(|m| m == n).count() == as_dim.iter().filter(|m| m == n).count()
+        })
         .cloned()
         .collect()
 }

@@ -851,7 +851,7 @@ pub(crate) fn call_layer(
                     vec![Dim::konst(0); n]
                 },
                 groups: layer
-                    .arg(if transposed { 6 } else { 6 }, "groups")
+                    .arg(6, "groups")
                     .cloned()
                     .unwrap_or(Value::int(1)),
                 dilation: spatial_or(layer.arg(if transposed { 8 } else { 5 }, "dilation"), n, 1),
@@ -1441,7 +1441,11 @@ fn conv_forward(
     let spatial_in = &dims[dims.len() - n..];
     // A setting we could not read (a symbolic stride, say) leaves the
     // spatial sizes unknown rather than taken as a default.
-    if c.kernel.len() != n || c.stride.len() != n || c.dilation.len() != n || c.output_padding.len() != n {
+    if c.kernel.len() != n
+        || c.stride.len() != n
+        || c.dilation.len() != n
+        || c.output_padding.len() != n
+    {
         let mut out = dims[..dims.len() - n - 1].to_vec();
         out.push(cout);
         for _ in 0..n {
@@ -1651,7 +1655,12 @@ fn pool(
     let Some(dims) = interp.dims(x) else {
         return out_var(interp, x, x.dtype, device, "pool");
     };
-    if dims.len() < n + 1 || kernel.len() != n || stride.len() != n || padding.len() != n || dilation.len() != n {
+    if dims.len() < n + 1
+        || kernel.len() != n
+        || stride.len() != n
+        || padding.len() != n
+        || dilation.len() != n
+    {
         if dims.len() < n + 1 {
             let message = format!(
                 "max_pool{n}d: Expected {}D or {}D (batch mode) tensor for input, but got: {}",
@@ -2226,7 +2235,7 @@ pub(crate) fn functional(
                 return Value::Unknown;
             }
             let groups = args
-                .get(if transposed { 6 } else { 6 }, "groups")
+                .get(6, "groups")
                 .cloned()
                 .unwrap_or(Value::int(1));
             let g = interp.as_dim(&groups).unwrap_or_else(|| Dim::konst(1));

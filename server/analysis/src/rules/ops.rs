@@ -291,7 +291,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         if matches!(name, "masked_fill" | "masked_scatter") {
             check_mask(interp, &x, args, range.clone());
         }
-        let mut dtype = if name == "dropout" { x.dtype } else { x.dtype };
+        let mut dtype = x.dtype;
         match name {
             // several tensor operands broadcast together (out of place)
             "lerp" | "addcmul" | "addcdiv" | "masked_fill" => {
@@ -459,13 +459,25 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
                     suffix.push(d.clone());
                     continue;
                 }
-                let others: Vec<Dim> = prefix.iter().chain(rest.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, d)| d)).cloned().collect();
+                let others: Vec<Dim> = prefix
+                    .iter()
+                    .chain(
+                        rest.iter()
+                            .enumerate()
+                            .filter(|(j, _)| *j != i)
+                            .map(|(_, d)| d),
+                    )
+                    .cloned()
+                    .collect();
                 let inferred = if xvar == *var && !xsuffix.is_empty() {
                     let total = interp.env.resolve(&numel(&xsuffix));
                     let known = interp.env.resolve(&numel(&others));
                     // A valid view divides exactly; torch would raise otherwise.
                     interp.env.assume_divisible(&total, &known);
-                    total.floordiv(&known).map(|q| interp.env.resolve(&q)).unwrap_or_else(|| interp.env.anonymous())
+                    total
+                        .floordiv(&known)
+                        .map(|q| interp.env.resolve(&q))
+                        .unwrap_or_else(|| interp.env.anonymous())
                 } else {
                     interp.env.anonymous()
                 };
