@@ -850,10 +850,7 @@ pub(crate) fn call_layer(
                 } else {
                     vec![Dim::konst(0); n]
                 },
-                groups: layer
-                    .arg(6, "groups")
-                    .cloned()
-                    .unwrap_or(Value::int(1)),
+                groups: layer.arg(6, "groups").cloned().unwrap_or(Value::int(1)),
                 dilation: spatial_or(layer.arg(if transposed { 8 } else { 5 }, "dilation"), n, 1),
                 transposed,
             };
@@ -2234,10 +2231,7 @@ pub(crate) fn functional(
             if wd.len() != n + 2 {
                 return Value::Unknown;
             }
-            let groups = args
-                .get(6, "groups")
-                .cloned()
-                .unwrap_or(Value::int(1));
+            let groups = args.get(6, "groups").cloned().unwrap_or(Value::int(1));
             let g = interp.as_dim(&groups).unwrap_or_else(|| Dim::konst(1));
             let (cin, cout) = if transposed {
                 (wd[0].clone(), wd[1].mul(&g))
