@@ -162,6 +162,12 @@ impl Interp<'_> {
                         self.default_for(f, i, open)
                     }
                 }
+                // A made-up call passes nothing the function could count on:
+                // its `*args` are unknown, not empty.
+                ParamKind::VarArgs if open => {
+                    extra_positional.extend(positional.by_ref());
+                    Some(Value::Unknown)
+                }
                 ParamKind::VarArgs => {
                     extra_positional.extend(positional.by_ref());
                     Some(Value::tuple(std::mem::take(&mut extra_positional)))
@@ -359,7 +365,10 @@ impl Interp<'_> {
             Some(init) => self.generic_args(&init, false),
             None => Vec::new(),
         };
-        self.instantiate(class, args, Vec::new(), 0..0)
+        self.open_call = true;
+        let instance = self.instantiate(class, args, Vec::new(), 0..0);
+        self.open_call = false;
+        instance
     }
 
     /// Arguments made from a signature: defaults where given, symbols named

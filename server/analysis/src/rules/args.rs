@@ -82,6 +82,15 @@ impl Args {
         rest.to_vec()
     }
 
+    /// Whether the sizes from `start` on are one value the analysis cannot
+    /// read (`torch.zeros(shape)` with `shape` unknown): then not even the
+    /// number of dims is known.
+    pub fn sizes_unknown(&self, start: usize) -> bool {
+        // A module path here is a dtype the analysis does not know
+        // (`x.view(torch.float8_e4m3fn)`), not a size.
+        matches!(self.pos.get(start..).unwrap_or(&[]), [Value::Unknown | Value::Optional(_) | Value::Path(_)])
+    }
+
     /// The tensor arguments, in order, including inside lists.
     pub fn tensors(&self) -> Vec<Rc<Tensor>> {
         let mut out = Vec::new();

@@ -20,6 +20,13 @@ pub(crate) fn create(
     range: TextRange,
 ) -> Option<Value> {
     let float = Some(DType::Float32);
+    // `torch.zeros(shape)` with `shape` unknown: not even the rank is known.
+    if matches!(name, "randn" | "rand" | "zeros" | "ones" | "empty") && args.sizes_unknown(0) {
+        let shape = interp.fresh_rank_var();
+        let dtype = dtype_arg(args).or(float);
+        let device = device_arg(args).unwrap_or(Some(Device::Cpu));
+        return Some(Value::Tensor(Rc::new(interp.new_tensor(shape, dtype, device, &format!("torch.{name}")))));
+    }
     let (shape, dtype) = match name {
         // `torch.zeros(x.shape)` of a tensor whose rank is unknown: its shape.
         "randn" | "rand" | "zeros" | "ones" | "empty"
@@ -351,7 +358,9 @@ pub(crate) fn method(
             retype(dtype, device, "to")
         }
         "new_zeros" | "new_ones" | "new_empty" | "new_full" | "new_tensor" => {
-            let dims = if name == "new_tensor" {
+            let dims = if args.sizes_unknown(1) {
+                None
+            } else if name == "new_tensor" {
                 let data = args.get(1, "data").cloned().unwrap_or(Value::Unknown);
                 literal_shape(interp, &data).map(|(d, _)| d)
             } else if name == "new_full" {

@@ -36,7 +36,10 @@ pub(crate) fn call_torch(
     range: TextRange,
 ) -> Value {
     let path = normalize_path(path);
-    let (args, kwargs) = if path.starts_with("nn.") {
+    // Unknown arguments stand for sizes in size positions, but the data of
+    // `torch.tensor(data)` is a list or a tensor, never a size.
+    let keeps_opaque = path.starts_with("nn.") || matches!(path.as_str(), "torch.tensor" | "torch.as_tensor" | "torch.from_numpy");
+    let (args, kwargs) = if keeps_opaque {
         (args, kwargs)
     } else {
         (interp.sizes_from_opaque(args), kwargs)

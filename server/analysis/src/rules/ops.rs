@@ -278,6 +278,12 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         return Value::Unknown;
     };
     let device = tensors;
+    // Sizes given as one value nobody can read: the result's rank is unknown.
+    if matches!(name, "view" | "reshape" | "expand" | "broadcast_to" | "repeat" | "tile" | "permute")
+        && args.sizes_unknown(1)
+    {
+        return unknown_rank_rule(interp, name, &x, args, device);
+    }
     let dims = interp.dims(&x);
     if SAME.contains(&name) {
         if matches!(name, "tril" | "triu")
