@@ -88,7 +88,10 @@ impl Args {
     pub fn sizes_unknown(&self, start: usize) -> bool {
         // A module path here is a dtype the analysis does not know
         // (`x.view(torch.float8_e4m3fn)`), not a size.
-        matches!(self.pos.get(start..).unwrap_or(&[]), [Value::Unknown | Value::Optional(_) | Value::Path(_)])
+        matches!(
+            self.pos.get(start..).unwrap_or(&[]),
+            [Value::Unknown | Value::Optional(_) | Value::Path(_)]
+        )
     }
 
     /// The tensor arguments, in order, including inside lists.

@@ -25,7 +25,12 @@ pub(crate) fn create(
         let shape = interp.fresh_rank_var();
         let dtype = dtype_arg(args).or(float);
         let device = device_arg(args).unwrap_or(Some(Device::Cpu));
-        return Some(Value::Tensor(Rc::new(interp.new_tensor(shape, dtype, device, &format!("torch.{name}")))));
+        return Some(Value::Tensor(Rc::new(interp.new_tensor(
+            shape,
+            dtype,
+            device,
+            &format!("torch.{name}"),
+        ))));
     }
     let (shape, dtype) = match name {
         // `torch.zeros(x.shape)` of a tensor whose rank is unknown: its shape.

@@ -38,7 +38,11 @@ pub(crate) fn call_torch(
     let path = normalize_path(path);
     // Unknown arguments stand for sizes in size positions, but the data of
     // `torch.tensor(data)` is a list or a tensor, never a size.
-    let keeps_opaque = path.starts_with("nn.") || matches!(path.as_str(), "torch.tensor" | "torch.as_tensor" | "torch.from_numpy");
+    let keeps_opaque = path.starts_with("nn.")
+        || matches!(
+            path.as_str(),
+            "torch.tensor" | "torch.as_tensor" | "torch.from_numpy"
+        );
     let (args, kwargs) = if keeps_opaque {
         (args, kwargs)
     } else {

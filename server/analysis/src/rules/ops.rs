@@ -279,8 +279,10 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     };
     let device = tensors;
     // Sizes given as one value nobody can read: the result's rank is unknown.
-    if matches!(name, "view" | "reshape" | "expand" | "broadcast_to" | "repeat" | "tile" | "permute")
-        && args.sizes_unknown(1)
+    if matches!(
+        name,
+        "view" | "reshape" | "expand" | "broadcast_to" | "repeat" | "tile" | "permute"
+    ) && args.sizes_unknown(1)
     {
         return unknown_rank_rule(interp, name, &x, args, device);
     }
