@@ -28,8 +28,13 @@ impl Interp<'_> {
         }
         match &stmt.kind {
             StmtKind::Expr(e) => {
+                // The receiver of an in-place view op, before the call.
+                let before = self.inplace_view_receiver(e);
                 let v = self.eval(e);
                 self.check_discarded(e, &v);
+                if let Some(old) = before {
+                    self.replace_tensor(&old, &v);
+                }
                 Flow::Normal
             }
             StmtKind::Assign {
@@ -206,6 +211,63 @@ impl Interp<'_> {
                     self.text(&receiver.range)
                 ),
             );
+        }
+    }
+
+    /// `x.unsqueeze_(0)`: the tensor an in-place op that changes the shape
+    /// (not just the data) is called on.
+    fn inplace_view_receiver(&mut self, e: &Expr) -> Option<Rc<crate::value::Tensor>> {
+        let ExprKind::Call { func, .. } = &e.kind else {
+            return None;
+        };
+        let ExprKind::Attribute { value, attr } = &func.kind else {
+            return None;
+        };
+        if !matches!(
+            attr.id.as_str(),
+            "unsqueeze_"
+                | "squeeze_"
+                | "t_"
+                | "transpose_"
+                | "swapdims_"
+                | "swapaxes_"
+                | "resize_"
+                | "as_strided_"
+        ) {
+            return None;
+        }
+        let ExprKind::Name(name) = &value.kind else {
+            return None;
+        };
+        match self.lookup(name) {
+            Some(Value::Tensor(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Torch changed the tensor itself: every name in scope that refers to
+    /// it (`p = x; p.unsqueeze_(0)` changes `x` too) now sees the new shape,
+    /// or nothing when the new shape is unknown.
+    fn replace_tensor(&mut self, old: &Rc<crate::value::Tensor>, new: &Value) {
+        let replacement = match new {
+            Value::Tensor(_) => new.clone(),
+            _ => Value::Unknown,
+        };
+        let scopes: Vec<super::Scope> = [
+            Some(self.frame().locals.clone()),
+            Some(self.globals.clone()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        for scope in scopes {
+            for v in scope.borrow_mut().values_mut() {
+                if let Value::Tensor(t) = v
+                    && Rc::ptr_eq(t, old)
+                {
+                    *v = replacement.clone();
+                }
+            }
         }
     }
 
