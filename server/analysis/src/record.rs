@@ -158,7 +158,7 @@ impl<'a> Namer<'a> {
     fn new(env: &'a ShapeEnv, scalars: &[ScalarSite]) -> Namer<'a> {
         let mut candidates = HashMap::new();
         for s in scalars {
-            if s.hits.len() < 2 || !is_identifier(&s.name) {
+            if s.hits.len() < 2 || !crate::interp::is_identifier(&s.name) {
                 continue;
             }
             let key: Vec<String> = s.hits.iter().map(|d| env.display(d)).collect();
@@ -172,7 +172,7 @@ impl<'a> Namer<'a> {
             .collect();
         let mut aliases = HashMap::new();
         for s in scalars {
-            if !is_identifier(&s.name) || taken.contains(&s.name) {
+            if !crate::interp::is_identifier(&s.name) || taken.contains(&s.name) {
                 continue;
             }
             let resolved: Vec<Dim> = s.hits.iter().map(|d| env.resolve(d)).collect();
@@ -238,12 +238,6 @@ impl<'a> Namer<'a> {
         let _ = self.env;
         name
     }
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// Where a shape of unknown rank has its unknown dims.

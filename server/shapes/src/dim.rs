@@ -247,23 +247,23 @@ impl Dim {
     }
 
     pub fn minimum(&self, other: &Dim) -> Dim {
-        match (self.as_const(), other.as_const()) {
-            (Some(a), Some(b)) => Dim::konst(a.min(b)),
-            _ if self == other => self.clone(),
-            _ => {
-                let (a, b) = if self <= other {
-                    (self, other)
-                } else {
-                    (other, self)
-                };
-                self.opaque(Atom::Min(Box::new(a.clone()), Box::new(b.clone())))
-            }
-        }
+        self.extremum(other, i64::min, Atom::Min)
     }
 
     pub fn maximum(&self, other: &Dim) -> Dim {
+        self.extremum(other, i64::max, Atom::Max)
+    }
+
+    /// `min`/`max`: folded when both are known or equal, else an atom with
+    /// its operands in canonical order (so `min(a, b)` equals `min(b, a)`).
+    fn extremum(
+        &self,
+        other: &Dim,
+        fold: fn(i64, i64) -> i64,
+        atom: fn(Box<Dim>, Box<Dim>) -> Atom,
+    ) -> Dim {
         match (self.as_const(), other.as_const()) {
-            (Some(a), Some(b)) => Dim::konst(a.max(b)),
+            (Some(a), Some(b)) => Dim::konst(fold(a, b)),
             _ if self == other => self.clone(),
             _ => {
                 let (a, b) = if self <= other {
@@ -271,7 +271,7 @@ impl Dim {
                 } else {
                     (other, self)
                 };
-                self.opaque(Atom::Max(Box::new(a.clone()), Box::new(b.clone())))
+                self.opaque(atom(Box::new(a.clone()), Box::new(b.clone())))
             }
         }
     }

@@ -24,6 +24,7 @@ use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
 
 pub(crate) use expr::slice_indices;
 pub(crate) use join::join_values;
+pub(crate) use signature::is_identifier;
 
 /// A scope: names to values, shared so closures and branches can see it.
 pub(crate) type Scope = Rc<RefCell<HashMap<Rc<str>, Value>>>;

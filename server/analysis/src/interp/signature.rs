@@ -335,7 +335,8 @@ fn parse_shape_comment(comment: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
-fn is_identifier(s: &str) -> bool {
+/// A Python identifier (names made from it are valid dim expressions).
+pub(crate) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_')

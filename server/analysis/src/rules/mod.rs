@@ -278,16 +278,9 @@ pub(crate) fn size_method(
     }
 }
 
-pub(crate) fn binary_op(
-    interp: &mut Interp<'_>,
-    op: BinOp,
-    a: &Value,
-    b: &Value,
-    range: TextRange,
-    left: TextRange,
-    right: TextRange,
-) -> Value {
-    let name = match op {
+/// The torch op a Python operator calls on tensors.
+fn binary_op_name(op: BinOp) -> &'static str {
+    match op {
         BinOp::Add => "add",
         BinOp::Sub => "sub",
         BinOp::Mul => "mul",
@@ -301,14 +294,26 @@ pub(crate) fn binary_op(
         BinOp::BitXor => "bitwise_xor",
         BinOp::LShift => "bitwise_left_shift",
         BinOp::RShift => "bitwise_right_shift",
-    };
+    }
+}
+
+pub(crate) fn binary_op(
+    interp: &mut Interp<'_>,
+    op: BinOp,
+    a: &Value,
+    b: &Value,
+    range: TextRange,
+    left: TextRange,
+    right: TextRange,
+) -> Value {
     let mut args = Args::new(vec![a.clone(), b.clone()], Vec::new());
     args.ranges = vec![left, right];
-    ops::op(interp, name, args, range)
+    ops::op(interp, binary_op_name(op), args, range)
 }
 
 /// `a += b` on a tensor: torch runs the in-place op, which keeps `a`'s
 /// shape and dtype (and fails when the result would not fit in `a`).
+/// `@=` has no in-place form and rebinds like `a = a @ b`.
 pub(crate) fn inplace_binary_op(
     interp: &mut Interp<'_>,
     op: BinOp,
@@ -321,24 +326,9 @@ pub(crate) fn inplace_binary_op(
     if op == BinOp::MatMul {
         return binary_op(interp, op, a, b, range, left, right);
     }
-    let name = match op {
-        BinOp::Add => "add_",
-        BinOp::Sub => "sub_",
-        BinOp::Mul => "mul_",
-        BinOp::Div => "div_",
-        BinOp::FloorDiv => "floor_divide_",
-        BinOp::Mod => "remainder_",
-        BinOp::Pow => "pow_",
-        BinOp::BitAnd => "bitwise_and_",
-        BinOp::BitOr => "bitwise_or_",
-        BinOp::BitXor => "bitwise_xor_",
-        BinOp::LShift => "bitwise_left_shift_",
-        BinOp::RShift => "bitwise_right_shift_",
-        BinOp::MatMul => "matmul",
-    };
     let mut args = Args::new(vec![a.clone(), b.clone()], Vec::new());
     args.ranges = vec![left, right];
-    ops::op(interp, name, args, range)
+    ops::op(interp, &format!("{}_", binary_op_name(op)), args, range)
 }
 
 pub(crate) fn compare_op(interp: &mut Interp<'_>, a: &Value, b: &Value, range: TextRange) -> Value {

@@ -8,7 +8,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::Args;
-use super::ops::{check_inputs, matmul, op, out_known, out_var};
+use super::ops::{check_inputs, matmul, op, out_known, out_shape, out_var};
 use super::shape::{broadcast, numel};
 use crate::interp::Interp;
 use crate::report::Severity;
@@ -648,6 +648,28 @@ fn spatial(v: Option<&Value>, n: usize) -> Vec<Dim> {
     }
 }
 
+/// Kernel, stride (the kernel when not given), padding and dilation (max
+/// pooling only) of a pooling layer or `F.*_pool*d`, whose arguments come in
+/// this order after the input.
+fn pool_settings<'v>(
+    n: usize,
+    is_max: bool,
+    arg: impl Fn(usize, &str) -> Option<&'v Value>,
+) -> (Vec<Dim>, Vec<Dim>, Vec<Dim>, Vec<Dim>) {
+    let kernel = spatial(arg(0, "kernel_size"), n);
+    let stride = match arg(1, "stride") {
+        None | Some(Value::None) => kernel.clone(),
+        s => spatial(s, n),
+    };
+    let padding = spatial_or(arg(2, "padding"), n, 0);
+    let dilation = if is_max {
+        spatial_or(arg(3, "dilation"), n, 1)
+    } else {
+        vec![Dim::konst(1); n]
+    };
+    (kernel, stride, padding, dilation)
+}
+
 fn spatial_or(v: Option<&Value>, n: usize, default: i64) -> Vec<Dim> {
     match v {
         None | Some(Value::None) => vec![Dim::konst(default); n],
@@ -793,7 +815,7 @@ pub(crate) fn call_layer(
                 range,
             );
         }
-        return out_like(interp, x, x.shape.clone(), x.dtype, device, &kind);
+        return out_shape(interp, x, x.shape.clone(), x.dtype, device, &kind);
     }
     let fa = |v: Vec<Value>, kw: Vec<(&str, Option<Value>)>| {
         Args::new(
@@ -870,17 +892,8 @@ pub(crate) fn call_layer(
         "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool1d" | "AvgPool2d" | "AvgPool3d" => {
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
             let is_max = kind.starts_with("Max");
-            let kernel = spatial(layer.arg(0, "kernel_size"), n);
-            let stride = match layer.arg(1, "stride") {
-                None | Some(Value::None) => kernel.clone(),
-                s => spatial(s, n),
-            };
-            let padding = spatial_or(layer.arg(2, "padding"), n, 0);
-            let dilation = if is_max {
-                spatial_or(layer.arg(3, "dilation"), n, 1)
-            } else {
-                vec![Dim::konst(1); n]
-            };
+            let (kernel, stride, padding, dilation) =
+                pool_settings(n, is_max, |i, k| layer.arg(i, k));
             let ceil = matches!(
                 layer.arg(if is_max { 5 } else { 3 }, "ceil_mode"),
                 Some(Value::Bool(Some(true)))
@@ -927,7 +940,7 @@ pub(crate) fn call_layer(
         }
         "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "SyncBatchNorm" | "LazyBatchNorm2d" => {
             let Some(dims) = interp.dims(x) else {
-                return out_like(interp, x, x.shape.clone(), x.dtype, device, &kind);
+                return out_shape(interp, x, x.shape.clone(), x.dtype, device, &kind);
             };
             let expected: &[usize] = match &*kind {
                 "BatchNorm1d" => &[2, 3],
@@ -971,7 +984,7 @@ pub(crate) fn call_layer(
         }
         "GroupNorm" => {
             let Some(dims) = interp.dims(x) else {
-                return out_like(interp, x, x.shape.clone(), x.dtype, device, &kind);
+                return out_shape(interp, x, x.shape.clone(), x.dtype, device, &kind);
             };
             if let (Some(c), Some(nc)) = (
                 dims.get(1),
@@ -1147,12 +1160,12 @@ pub(crate) fn call_layer(
                 }
                 return out_known(interp, x, dims, x.dtype, device, &kind);
             }
-            out_like(interp, x, x.shape.clone(), x.dtype, device, &kind)
+            out_shape(interp, x, x.shape.clone(), x.dtype, device, &kind)
         }
         "Transformer" => {
             let tgt = call_args.tensor(1, "tgt");
             match tgt {
-                Some(t) => out_like(
+                Some(t) => out_shape(
                     interp,
                     &t,
                     t.shape.clone(),
@@ -1271,22 +1284,6 @@ fn layer_d_model(interp: &mut Interp<'_>, layer: &Rc<Layer>) -> Option<Dim> {
     }
 }
 
-fn out_like(
-    interp: &mut Interp<'_>,
-    x: &Rc<Tensor>,
-    shape: Shape,
-    dtype: Option<DType>,
-    device: Option<Device>,
-    op: &str,
-) -> Value {
-    let shape = interp.resolve_shape(&shape);
-    let mut t = interp.new_tensor(shape, dtype, device, op);
-    if !interp.mode.fake {
-        t.origin = x.origin;
-    }
-    Value::Tensor(Rc::new(t))
-}
-
 /// `x [*, in] -> [*, out]`, with the `addmm` message on a mismatch.
 fn linear(
     interp: &mut Interp<'_>,
@@ -1307,7 +1304,7 @@ fn linear(
                 if let Some(last) = suffix.last_mut() {
                     *last = out_dim;
                 }
-                out_like(
+                out_shape(
                     interp,
                     x,
                     super::tail::suffix_shape(var, suffix),
@@ -1796,7 +1793,7 @@ fn layer_norm(
             interp.report(range, Severity::Error, "layer-input", message);
             return Value::Unknown;
         }
-        return out_like(interp, x, x.shape.clone(), x.dtype, device, op);
+        return out_shape(interp, x, x.shape.clone(), x.dtype, device, op);
     };
     let normalized = match ns {
         Value::Int(_) | Value::Opaque(_) => interp.size_dims(std::slice::from_ref(ns)),
@@ -1863,7 +1860,7 @@ fn embedding(
             Some((var, suffix)) => {
                 let mut s = suffix.to_vec();
                 s.push(d);
-                out_like(
+                out_shape(
                     interp,
                     idx,
                     super::tail::suffix_shape(var, s),
@@ -2259,17 +2256,8 @@ pub(crate) fn functional(
         "max_pool1d" | "max_pool2d" | "max_pool3d" | "avg_pool1d" | "avg_pool2d" | "avg_pool3d" => {
             let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
             let is_max = name.starts_with("max");
-            let kernel = spatial(args.get(1, "kernel_size"), n);
-            let stride = match args.get(2, "stride") {
-                None | Some(Value::None) => kernel.clone(),
-                s => spatial(s, n),
-            };
-            let padding = spatial_or(args.get(3, "padding"), n, 0);
-            let dilation = if is_max {
-                spatial_or(args.get(4, "dilation"), n, 1)
-            } else {
-                vec![Dim::konst(1); n]
-            };
+            let (kernel, stride, padding, dilation) =
+                pool_settings(n, is_max, |i, k| args.get(i + 1, k));
             let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
             if pool_pad_too_big(
                 interp,
@@ -2324,14 +2312,14 @@ pub(crate) fn functional(
                 interp.report(range, Severity::Error, "dim-out-of-range", message);
                 return Value::Unknown;
             }
-            out_like(interp, &x, x.shape.clone(), x.dtype, device, name)
+            out_shape(interp, &x, x.shape.clone(), x.dtype, device, name)
         }
         "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {
             if let Some(message) = mixed_dtype(interp, &x, &args, name) {
                 interp.report(range, Severity::Error, "dtype-mismatch", message);
                 return Value::Unknown;
             }
-            out_like(interp, &x, x.shape.clone(), x.dtype, device, name)
+            out_shape(interp, &x, x.shape.clone(), x.dtype, device, name)
         }
         "embedding" => {
             let Some(w) = args.tensor(1, "weight") else {
