@@ -5,9 +5,15 @@
 //! could not be simplified away. Polynomials are stored sorted and without
 //! zero terms, so two expressions that are equal as polynomials compare
 //! equal with `==` (`2*T + T` and `T*3` are the same value).
+//!
+//! Almost every size the analysis handles is a constant or a single symbol,
+//! and sizes are cloned, hashed and compared all the time; so those two
+//! forms are stored inline and only larger polynomials are allocated (and
+//! then shared, so a clone is a reference count).
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 /// A symbol's identity inside one `ShapeEnv`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -26,20 +32,65 @@ pub enum Atom {
 /// A product of atoms (with repetition), sorted.
 type Monomial = Vec<Atom>;
 
+/// The stored form. Exactly one form stands for each polynomial, which is
+/// what lets the derived `==` and `Hash` compare values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Repr {
+    /// A constant, zero included.
+    Const(i64),
+    /// One atom with coefficient 1 (`T`, `H // 2`).
+    Atom([Atom; 1]),
+    /// Anything else: terms sorted by monomial, no zero coefficient.
+    Poly(Rc<[(Monomial, i64)]>),
+}
+
 /// An integer expression in canonical polynomial form.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Dim {
-    /// Monomial -> coefficient; the empty monomial is the constant term.
-    terms: BTreeMap<Monomial, i64>,
+    repr: Repr,
+}
+
+impl Default for Dim {
+    fn default() -> Dim {
+        Dim::konst(0)
+    }
+}
+
+/// Ordered as the sorted sequence of its terms, whatever the stored form.
+impl Ord for Dim {
+    fn cmp(&self, other: &Dim) -> Ordering {
+        self.terms().cmp(other.terms())
+    }
+}
+
+impl PartialOrd for Dim {
+    fn partial_cmp(&self, other: &Dim) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The terms of a polynomial in order: `(monomial, coefficient)`.
+enum Terms<'a> {
+    One(Option<(&'a [Atom], i64)>),
+    Many(std::slice::Iter<'a, (Monomial, i64)>),
+}
+
+impl<'a> Iterator for Terms<'a> {
+    type Item = (&'a [Atom], i64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Terms::One(term) => term.take(),
+            Terms::Many(iter) => iter.next().map(|(m, c)| (m.as_slice(), *c)),
+        }
+    }
 }
 
 impl Dim {
     pub fn konst(value: i64) -> Dim {
-        let mut terms = BTreeMap::new();
-        if value != 0 {
-            terms.insert(Vec::new(), value);
+        Dim {
+            repr: Repr::Const(value),
         }
-        Dim { terms }
     }
 
     pub fn sym(id: SymId) -> Dim {
@@ -47,35 +98,106 @@ impl Dim {
     }
 
     fn atom(atom: Atom) -> Dim {
-        let mut terms = BTreeMap::new();
-        terms.insert(vec![atom], 1);
-        Dim { terms }
+        Dim {
+            repr: Repr::Atom([atom]),
+        }
+    }
+
+    fn terms(&self) -> Terms<'_> {
+        match &self.repr {
+            Repr::Const(0) => Terms::One(None),
+            Repr::Const(c) => Terms::One(Some((&[], *c))),
+            Repr::Atom(a) => Terms::One(Some((&a[..], 1))),
+            Repr::Poly(terms) => Terms::Many(terms.iter()),
+        }
+    }
+
+    fn term_count(&self) -> usize {
+        match &self.repr {
+            Repr::Const(0) => 0,
+            Repr::Const(_) | Repr::Atom(_) => 1,
+            Repr::Poly(terms) => terms.len(),
+        }
+    }
+
+    /// The coefficient of the empty monomial.
+    fn constant(&self) -> i64 {
+        match &self.repr {
+            Repr::Const(c) => *c,
+            Repr::Atom(_) => 0,
+            Repr::Poly(terms) => match terms.first() {
+                Some((m, c)) if m.is_empty() => *c,
+                _ => 0,
+            },
+        }
+    }
+
+    /// The only term, when there is exactly one.
+    fn single_term(&self) -> Option<(&[Atom], i64)> {
+        if self.term_count() == 1 {
+            self.terms().next()
+        } else {
+            None
+        }
+    }
+
+    /// Build from terms sorted by monomial, each monomial once, no zero
+    /// coefficient: picks the one stored form for the polynomial.
+    fn from_sorted(mut terms: Vec<(Monomial, i64)>) -> Dim {
+        match terms.len() {
+            0 => Dim::konst(0),
+            1 if terms[0].0.is_empty() => Dim::konst(terms[0].1),
+            1 if terms[0].0.len() == 1 && terms[0].1 == 1 => {
+                let (mut mono, _) = terms.pop().unwrap_or_default();
+                match mono.pop() {
+                    Some(atom) => Dim::atom(atom),
+                    None => Dim::konst(0),
+                }
+            }
+            _ => Dim {
+                repr: Repr::Poly(Rc::from(terms)),
+            },
+        }
+    }
+
+    /// Build from terms in any order, with repeats and zeros.
+    fn from_terms(mut terms: Vec<(Monomial, i64)>) -> Dim {
+        terms.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(Monomial, i64)> = Vec::with_capacity(terms.len());
+        for (mono, coeff) in terms {
+            match out.last_mut() {
+                Some((last, c)) if *last == mono => *c = c.saturating_add(coeff),
+                _ => out.push((mono, coeff)),
+            }
+        }
+        out.retain(|(_, c)| *c != 0);
+        Dim::from_sorted(out)
+    }
+
+    /// Every term with its coefficient mapped; `f` must not map to zero.
+    fn map_coefficients(&self, f: impl Fn(i64) -> i64) -> Dim {
+        Dim::from_sorted(self.terms().map(|(m, c)| (m.to_vec(), f(c))).collect())
     }
 
     /// The value when the expression has no symbols.
     pub fn as_const(&self) -> Option<i64> {
-        match self.terms.len() {
-            0 => Some(0),
-            1 => self.terms.get(&Vec::new()).copied(),
+        match &self.repr {
+            Repr::Const(c) => Some(*c),
             _ => None,
         }
     }
 
     /// The symbol when the expression is exactly one symbol.
     pub fn as_sym(&self) -> Option<SymId> {
-        if self.terms.len() != 1 {
-            return None;
-        }
-        let (mono, coeff) = self.terms.iter().next()?;
-        match (mono.as_slice(), coeff) {
-            ([Atom::Sym(id)], 1) => Some(*id),
+        match &self.repr {
+            Repr::Atom([Atom::Sym(id)]) => Some(*id),
             _ => None,
         }
     }
 
     /// Whether a `//` or `%` atom occurs at the top level of the polynomial.
     pub fn has_division(&self) -> bool {
-        self.terms.keys().any(|m| {
+        self.terms().any(|(m, _)| {
             m.iter()
                 .any(|a| matches!(a, Atom::FloorDiv(..) | Atom::Mod(..)))
         })
@@ -87,23 +209,28 @@ impl Dim {
 
     /// A rough size measure, used to keep expressions bounded.
     pub fn size(&self) -> usize {
-        self.terms
-            .keys()
-            .map(|m| 1 + m.iter().map(Atom::size).sum::<usize>())
+        self.terms()
+            .map(|(m, _)| 1 + m.iter().map(Atom::size).sum::<usize>())
             .sum()
     }
 
     /// Every symbol the expression mentions, including inside opaque atoms.
     pub fn symbols(&self) -> Vec<SymId> {
-        let mut out = Vec::new();
-        self.collect_symbols(&mut out);
-        out.sort();
-        out.dedup();
-        out
+        match &self.repr {
+            Repr::Const(_) => Vec::new(),
+            Repr::Atom([Atom::Sym(id)]) => vec![*id],
+            _ => {
+                let mut out = Vec::new();
+                self.collect_symbols(&mut out);
+                out.sort();
+                out.dedup();
+                out
+            }
+        }
     }
 
     fn collect_symbols(&self, out: &mut Vec<SymId>) {
-        for mono in self.terms.keys() {
+        for (mono, _) in self.terms() {
             for atom in mono {
                 match atom {
                     Atom::Sym(id) => out.push(*id),
@@ -117,44 +244,87 @@ impl Dim {
     }
 
     pub fn add(&self, other: &Dim) -> Dim {
-        let mut terms = self.terms.clone();
-        for (mono, coeff) in &other.terms {
-            let entry = terms.entry(mono.clone()).or_insert(0);
-            *entry = entry.saturating_add(*coeff);
-            if *entry == 0 {
-                terms.remove(mono);
+        match (&self.repr, &other.repr) {
+            (Repr::Const(a), Repr::Const(b)) => return Dim::konst(a.saturating_add(*b)),
+            (_, Repr::Const(0)) => return self.clone(),
+            (Repr::Const(0), _) => return other.clone(),
+            _ => {}
+        }
+        // Merge the two sorted term lists.
+        let mut out: Vec<(Monomial, i64)> =
+            Vec::with_capacity(self.term_count() + other.term_count());
+        let mut left = self.terms().peekable();
+        let mut right = other.terms().peekable();
+        loop {
+            let order = match (left.peek(), right.peek()) {
+                (Some(l), Some(r)) => l.0.cmp(r.0),
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (None, None) => break,
+            };
+            match order {
+                Ordering::Less => {
+                    let (m, c) = left.next().unwrap_or((&[], 0));
+                    out.push((m.to_vec(), c));
+                }
+                Ordering::Greater => {
+                    let (m, c) = right.next().unwrap_or((&[], 0));
+                    out.push((m.to_vec(), c));
+                }
+                Ordering::Equal => {
+                    let (m, a) = left.next().unwrap_or((&[], 0));
+                    let (_, b) = right.next().unwrap_or((&[], 0));
+                    let c = a.saturating_add(b);
+                    if c != 0 {
+                        out.push((m.to_vec(), c));
+                    }
+                }
             }
         }
-        Dim { terms }
+        Dim::from_sorted(out)
     }
 
     pub fn neg(&self) -> Dim {
-        Dim {
-            terms: self
-                .terms
-                .iter()
-                .map(|(m, c)| (m.clone(), c.saturating_neg()))
-                .collect(),
+        match &self.repr {
+            Repr::Const(c) => Dim::konst(c.saturating_neg()),
+            _ => self.map_coefficients(i64::saturating_neg),
         }
     }
 
     pub fn sub(&self, other: &Dim) -> Dim {
-        self.add(&other.neg())
+        match (&self.repr, &other.repr) {
+            (Repr::Const(a), Repr::Const(b)) => Dim::konst(a.saturating_sub(*b)),
+            (_, Repr::Const(0)) => self.clone(),
+            _ if self == other => Dim::konst(0),
+            _ => self.add(&other.neg()),
+        }
     }
 
     pub fn mul(&self, other: &Dim) -> Dim {
-        let mut out = Dim::default();
-        for (m1, c1) in &self.terms {
-            for (m2, c2) in &other.terms {
-                let mut mono = m1.clone();
-                mono.extend(m2.iter().cloned());
+        match (&self.repr, &other.repr) {
+            (Repr::Const(a), Repr::Const(b)) => return Dim::konst(a.saturating_mul(*b)),
+            (Repr::Const(0), _) | (_, Repr::Const(0)) => return Dim::konst(0),
+            (Repr::Const(1), _) => return other.clone(),
+            (_, Repr::Const(1)) => return self.clone(),
+            (Repr::Const(k), _) => return other.scaled(*k),
+            (_, Repr::Const(k)) => return self.scaled(*k),
+            _ => {}
+        }
+        let mut terms = Vec::with_capacity(self.term_count() * other.term_count());
+        for (m1, c1) in self.terms() {
+            for (m2, c2) in other.terms() {
+                let mut mono: Monomial = m1.iter().chain(m2).cloned().collect();
                 mono.sort();
-                let mut terms = BTreeMap::new();
-                terms.insert(mono, c1.saturating_mul(*c2));
-                out = out.add(&Dim { terms });
+                terms.push((mono, c1.saturating_mul(c2)));
             }
         }
-        out
+        Dim::from_terms(terms)
+    }
+
+    /// Every coefficient times a nonzero constant.
+    fn scaled(&self, k: i64) -> Dim {
+        // A saturated product is never zero, so no term disappears.
+        self.map_coefficients(|c| c.saturating_mul(k))
     }
 
     /// Python's `//` (floor division). `None` when dividing by zero.
@@ -171,30 +341,28 @@ impl Dim {
             }
             // Split into the part every coefficient of which `d` divides and the
             // constant remainder: floor((d*K + r) / d) = K + floor(r / d).
-            let constant = self.terms.get(&Vec::new()).copied().unwrap_or(0);
-            let rest_divisible = self.terms.iter().all(|(m, c)| m.is_empty() || c % d == 0);
+            let constant = self.constant();
+            let rest_divisible = self.terms().all(|(m, c)| m.is_empty() || c % d == 0);
             if rest_divisible {
-                let mut terms: BTreeMap<Monomial, i64> = self
-                    .terms
-                    .iter()
-                    .filter(|(m, _)| !m.is_empty())
-                    .map(|(m, c)| (m.clone(), c / d))
-                    .collect();
                 let q = floor_div_i64(constant, d);
+                let mut terms: Vec<(Monomial, i64)> = Vec::with_capacity(self.term_count());
                 if q != 0 {
-                    terms.insert(Vec::new(), q);
+                    terms.push((Vec::new(), q));
                 }
-                return Some(Dim { terms });
+                terms.extend(
+                    self.terms()
+                        .filter(|(m, _)| !m.is_empty())
+                        .map(|(m, c)| (m.to_vec(), c / d)),
+                );
+                return Some(Dim::from_sorted(terms));
             }
         }
         if let Some(quotient) = self.exact_div(other) {
             return Some(quotient);
         }
         // floor(floor(a / b) / d) is floor(a / (b*d)) for positive b and d.
-        if let (Some(d), true) = (other.as_const(), self.terms.len() == 1)
+        if let (Some(d), Repr::Atom([Atom::FloorDiv(a, b)])) = (other.as_const(), &self.repr)
             && d > 0
-            && let Some((mono, 1)) = self.terms.iter().next()
-            && let [Atom::FloorDiv(a, b)] = mono.as_slice()
             && let Some(bv) = b.as_const()
             && bv > 0
         {
@@ -203,14 +371,13 @@ impl Dim {
         // Pull whole multiples of a constant divisor out of the constant
         // term: floor((A - 2) / 2) + 1 is floor(A / 2), as users read it.
         if let Some(d) = other.as_const() {
-            let constant = self.terms.get(&Vec::new()).copied().unwrap_or(0);
-            let q = floor_div_i64(constant, d);
+            let q = floor_div_i64(self.constant(), d);
             if q != 0 {
                 let rest = self.sub(&Dim::konst(q.saturating_mul(d)));
                 return Some(rest.floordiv(other)?.add(&Dim::konst(q)));
             }
         }
-        Some(self.opaque(Atom::FloorDiv(
+        Some(Dim::atom(Atom::FloorDiv(
             Box::new(self.clone()),
             Box::new(other.clone()),
         )))
@@ -228,8 +395,8 @@ impl Dim {
             if d == 1 {
                 return Some(Dim::konst(0));
             }
-            let constant = self.terms.get(&Vec::new()).copied().unwrap_or(0);
-            if self.terms.iter().all(|(m, c)| m.is_empty() || c % d == 0) {
+            let constant = self.constant();
+            if self.terms().all(|(m, c)| m.is_empty() || c % d == 0) {
                 return Some(Dim::konst(constant - d * floor_div_i64(constant, d)));
             }
         }
@@ -237,13 +404,15 @@ impl Dim {
             return Some(Dim::konst(0));
         }
         if let Some(d) = other.as_const() {
-            let constant = self.terms.get(&Vec::new()).copied().unwrap_or(0);
-            let q = floor_div_i64(constant, d);
+            let q = floor_div_i64(self.constant(), d);
             if q != 0 {
                 return self.sub(&Dim::konst(q.saturating_mul(d))).modulo(other);
             }
         }
-        Some(self.opaque(Atom::Mod(Box::new(self.clone()), Box::new(other.clone()))))
+        Some(Dim::atom(Atom::Mod(
+            Box::new(self.clone()),
+            Box::new(other.clone()),
+        )))
     }
 
     pub fn minimum(&self, other: &Dim) -> Dim {
@@ -256,6 +425,8 @@ impl Dim {
 
     /// `min`/`max`: folded when both are known or equal, else an atom with
     /// its operands in canonical order (so `min(a, b)` equals `min(b, a)`).
+    /// Growth is bounded by the analysis, which swaps an expression whose
+    /// `size` passes its limit for a fresh symbol.
     fn extremum(
         &self,
         other: &Dim,
@@ -271,47 +442,41 @@ impl Dim {
                 } else {
                     (other, self)
                 };
-                self.opaque(atom(Box::new(a.clone()), Box::new(b.clone())))
+                Dim::atom(atom(Box::new(a.clone()), Box::new(b.clone())))
             }
         }
-    }
-
-    /// Wrap an opaque atom. Growth is bounded by the analysis, which swaps
-    /// an expression whose `size` passes its limit for a fresh symbol.
-    fn opaque(&self, atom: Atom) -> Dim {
-        Dim::atom(atom)
     }
 
     /// `self / other` when `other` is a single monomial that divides every
     /// term of `self` exactly.
     fn exact_div(&self, other: &Dim) -> Option<Dim> {
-        if other.terms.len() != 1 || self.terms.is_empty() {
+        let (divisor, dc) = other.single_term()?;
+        if dc == 0 || self.term_count() == 0 {
             return None;
         }
-        let (divisor, dc) = other.terms.iter().next()?;
-        if *dc == 0 {
-            return None;
-        }
-        let mut terms = BTreeMap::new();
-        for (mono, coeff) in &self.terms {
+        let mut terms = Vec::with_capacity(self.term_count());
+        for (mono, coeff) in self.terms() {
             if coeff % dc != 0 {
                 return None;
             }
-            let mut rest = mono.clone();
+            let mut rest = mono.to_vec();
             for atom in divisor {
                 let pos = rest.iter().position(|a| a == atom)?;
                 rest.remove(pos);
             }
-            terms.insert(rest, coeff / dc);
+            terms.push((rest, coeff / dc));
         }
-        Some(Dim { terms })
+        Some(Dim::from_terms(terms))
     }
 
     /// Substitute symbols; atoms are re-simplified after substitution.
     pub fn substitute(&self, f: &mut dyn FnMut(SymId) -> Option<Dim>) -> Dim {
+        if let Repr::Const(_) = self.repr {
+            return self.clone();
+        }
         let mut out = Dim::default();
-        for (mono, coeff) in &self.terms {
-            let mut product = Dim::konst(*coeff);
+        for (mono, coeff) in self.terms() {
+            let mut product = Dim::konst(coeff);
             for atom in mono {
                 let value = match atom {
                     Atom::Sym(id) => f(*id).unwrap_or_else(|| Dim::sym(*id)),
@@ -339,8 +504,8 @@ impl Dim {
     /// missing or a division by zero happens.
     pub fn eval(&self, env: &dyn Fn(SymId) -> Option<i64>) -> Option<i64> {
         let mut total: i64 = 0;
-        for (mono, coeff) in &self.terms {
-            let mut product = *coeff;
+        for (mono, coeff) in self.terms() {
+            let mut product = coeff;
             for atom in mono {
                 let v = match atom {
                     Atom::Sym(id) => env(*id)?,
@@ -372,14 +537,16 @@ impl Dim {
     /// The expression in Python syntax, with symbols spelled by `name`.
     /// Terms of higher degree come first, the constant last: `2*T + 1`.
     pub fn display(&self, name: &dyn Fn(SymId) -> String) -> String {
-        if self.terms.is_empty() {
-            return "0".to_string();
+        match &self.repr {
+            Repr::Const(c) => return c.to_string(),
+            Repr::Atom([Atom::Sym(id)]) => return name(*id),
+            _ => {}
         }
-        let mut terms: Vec<(&Monomial, &i64)> = self.terms.iter().collect();
+        let mut terms: Vec<(&[Atom], i64)> = self.terms().collect();
         terms.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
         let mut out = String::new();
         for (i, (mono, coeff)) in terms.iter().enumerate() {
-            let coeff = **coeff;
+            let coeff = *coeff;
             let (sign, magnitude) = if coeff < 0 {
                 ("-", coeff.unsigned_abs())
             } else {
@@ -418,11 +585,10 @@ impl Atom {
     fn display(&self, name: &dyn Fn(SymId) -> String, in_product: bool) -> String {
         let operand = |d: &Dim| {
             let text = d.display(name);
-            let compound = d.terms.len() > 1
-                || d.terms
-                    .keys()
-                    .any(|m| m.len() > 1 || m.iter().any(|a| !matches!(a, Atom::Sym(_))));
-            let scaled = d.terms.values().any(|c| *c != 1) && !d.is_const();
+            let compound = d.term_count() > 1
+                || d.terms()
+                    .any(|(m, _)| m.len() > 1 || m.iter().any(|a| !matches!(a, Atom::Sym(_))));
+            let scaled = d.terms().any(|(_, c)| c != 1) && !d.is_const();
             if compound || scaled {
                 format!("({text})")
             } else {
@@ -465,17 +631,17 @@ impl Dim {
     /// `divisible(a, b)` says `b` divides `a` (a guard the analysis recorded).
     pub fn cancel_exact_div(&self, divisible: &dyn Fn(&Dim, &Dim) -> bool) -> Dim {
         let mut out = Dim::default();
-        for (mono, coeff) in &self.terms {
-            let mut rest: Vec<Atom> = mono.clone();
-            let mut product = Dim::konst(*coeff);
+        for (mono, coeff) in self.terms() {
+            let mut rest: Vec<Atom> = mono.to_vec();
+            let mut product = Dim::konst(coeff);
             let mut i = 0;
             while i < rest.len() {
                 let replaced = match &rest[i] {
                     Atom::Mod(a, b) if divisible(a, b) => Some((Dim::konst(0), Vec::new())),
                     Atom::FloorDiv(a, b) if divisible(a, b) => {
                         // The divisor must be a monomial whose atoms all occur in the rest.
-                        match b.terms.iter().next() {
-                            Some((bm, 1)) if b.terms.len() == 1 => {
+                        match b.single_term() {
+                            Some((bm, 1)) => {
                                 let mut others: Vec<Atom> = rest.clone();
                                 others.remove(i);
                                 let mut ok = true;
@@ -515,9 +681,7 @@ impl Dim {
                     None => i += 1,
                 }
             }
-            let mut terms = BTreeMap::new();
-            terms.insert(rest, 1);
-            out = out.add(&product.mul(&Dim { terms }));
+            out = out.add(&product.mul(&Dim::from_sorted(vec![(rest, 1)])));
         }
         out
     }
