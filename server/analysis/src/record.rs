@@ -6,7 +6,7 @@
 //! place where it differed in the same way, named after a variable of the
 //! user's that took the same values where there is one (`B`, `T`).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::rc::Rc;
 
 use shapels_shapes::{Dim, ShapeEnv};
@@ -33,16 +33,78 @@ struct ScalarSite {
 #[derive(Default)]
 pub(crate) struct Recorder {
     sites: Vec<Site>,
-    index: HashMap<(usize, String), usize>,
-    exprs: HashMap<(usize, usize), Vec<Rc<Tensor>>>,
+    index: FxHashMap<(usize, String), usize>,
+    exprs: FxHashMap<(usize, usize), Vec<Rc<Tensor>>>,
     scalars: Vec<ScalarSite>,
-    scalar_index: HashMap<(usize, String), usize>,
+    scalar_index: FxHashMap<(usize, String), usize>,
     /// Sites some run bound to an unknown value.
-    unknown_runs: HashSet<(usize, String)>,
+    unknown_runs: FxHashSet<(usize, String)>,
+    /// What was recorded while a user call runs, so that a repeat of the
+    /// call can record the same without running (see `interp::memo`).
+    journal: Vec<Recorded>,
+    /// How many calls are capturing into the journal.
+    capturing: usize,
+    /// The journal reached its bound and stopped taking entries.
+    journal_full: bool,
+}
+
+/// Entries the journal keeps at most (a bound on memory for runaway files).
+const MAX_JOURNAL: usize = 200_000;
+
+/// One thing recorded, kept to be recorded again.
+#[derive(Clone)]
+pub(crate) enum Recorded {
+    Binding(Rc<str>, TextRange, BindingKind, Rc<Tensor>),
+    Unknown(Rc<str>, TextRange),
+    Expression(TextRange, Rc<Tensor>),
+    Scalar(Rc<str>, TextRange, Dim),
 }
 
 impl Recorder {
+    /// Start capturing what is recorded; returns the mark to end with.
+    pub fn begin_capture(&mut self) -> usize {
+        self.capturing += 1;
+        self.journal.len()
+    }
+
+    /// Stop capturing; returns where in the journal the capture is. The
+    /// journal is kept for the whole run, so the range stays valid.
+    /// `None` when the journal could not hold all of it.
+    pub fn end_capture(&mut self, mark: usize) -> Option<std::ops::Range<usize>> {
+        self.capturing = self.capturing.saturating_sub(1);
+        (!self.journal_full).then(|| mark..self.journal.len())
+    }
+
+    fn journal(&mut self, entry: impl FnOnce() -> Recorded) {
+        if self.capturing == 0 {
+            return;
+        }
+        if self.journal.len() >= MAX_JOURNAL {
+            self.journal_full = true;
+        } else {
+            self.journal.push(entry());
+        }
+    }
+
+    /// Record again what a call recorded before.
+    pub fn replay(&mut self, recorded: std::ops::Range<usize>) {
+        for i in recorded {
+            let Some(r) = self.journal.get(i).cloned() else {
+                break;
+            };
+            match r {
+                Recorded::Binding(name, range, kind, tensor) => {
+                    self.binding(&name, range, kind, tensor)
+                }
+                Recorded::Unknown(name, range) => self.unknown_binding(&name, range),
+                Recorded::Expression(range, tensor) => self.expression(range, tensor),
+                Recorded::Scalar(name, range, value) => self.scalar(&name, range, value),
+            }
+        }
+    }
+
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
+        self.journal(|| Recorded::Binding(Rc::from(name), range.clone(), kind, tensor.clone()));
         let key = (range.start, name.to_string());
         let i = *self.index.entry(key).or_insert_with(|| {
             self.sites.push(Site {
@@ -62,10 +124,12 @@ impl Recorder {
     /// A run where the name was bound to something the analysis could not
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
+        self.journal(|| Recorded::Unknown(Rc::from(name), range.clone()));
         self.unknown_runs.insert((range.start, name.to_string()));
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
+        self.journal(|| Recorded::Expression(range.clone(), tensor.clone()));
         let hits = self.exprs.entry((range.start, range.end)).or_default();
         if hits.len() < MAX_HITS {
             hits.push(tensor);
@@ -73,6 +137,7 @@ impl Recorder {
     }
 
     pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim) {
+        self.journal(|| Recorded::Scalar(Rc::from(name), range.clone(), value.clone()));
         let key = (range.start, name.to_string());
         let i = *self.scalar_index.entry(key).or_insert_with(|| {
             self.scalars.push(ScalarSite {
@@ -92,7 +157,7 @@ impl Recorder {
         self,
         env: &ShapeEnv,
         resolve: &dyn Fn(&Shape) -> Shape,
-        heads: HashMap<u32, Vec<Dim>>,
+        heads: FxHashMap<u32, Vec<Dim>>,
         static_shapes: bool,
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
         let mut namer = Namer::new(env, &self.scalars);
@@ -137,26 +202,26 @@ impl Recorder {
 struct Namer<'a> {
     env: &'a ShapeEnv,
     /// Per sequence of per-run values, the name chosen for it.
-    chosen: HashMap<Vec<String>, String>,
+    chosen: FxHashMap<Vec<String>, String>,
     /// The user's int variables by their sequence of per-run values.
-    candidates: HashMap<Vec<String>, String>,
-    taken: HashSet<String>,
+    candidates: FxHashMap<Vec<String>, String>,
+    taken: FxHashSet<String>,
     /// Compound sizes the user gave a name (`head_dim = C // n_head`), shown
     /// by that name: it is what the code calls them.
-    aliases: HashMap<Dim, String>,
+    aliases: FxHashMap<Dim, String>,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
-    heads: HashMap<u32, Vec<Dim>>,
+    heads: FxHashMap<u32, Vec<Dim>>,
     static_shapes: bool,
     /// Memoised resolution and display: one file shows the same sizes often.
-    resolved_cache: HashMap<Dim, Dim>,
-    shown_cache: HashMap<Dim, String>,
+    resolved_cache: FxHashMap<Dim, Dim>,
+    shown_cache: FxHashMap<Dim, String>,
     /// The facts the shape environment assumed, computed once.
     guard_facts: Vec<(Vec<shapels_shapes::SymId>, String)>,
 }
 
 impl<'a> Namer<'a> {
     fn new(env: &'a ShapeEnv, scalars: &[ScalarSite]) -> Namer<'a> {
-        let mut candidates = HashMap::new();
+        let mut candidates = FxHashMap::default();
         for s in scalars {
             if s.hits.len() < 2 || !crate::interp::is_identifier(&s.name) {
                 continue;
@@ -167,10 +232,10 @@ impl<'a> Namer<'a> {
             }
             candidates.entry(key).or_insert_with(|| s.name.clone());
         }
-        let taken: HashSet<String> = (0..env.symbol_count() as u32)
+        let taken: FxHashSet<String> = (0..env.symbol_count() as u32)
             .filter_map(|i| env.info(shapels_shapes::SymId(i)).map(|s| s.name.clone()))
             .collect();
-        let mut aliases = HashMap::new();
+        let mut aliases = FxHashMap::default();
         for s in scalars {
             if !crate::interp::is_identifier(&s.name) || taken.contains(&s.name) {
                 continue;
@@ -188,15 +253,15 @@ impl<'a> Namer<'a> {
         }
         Namer {
             env,
-            chosen: HashMap::new(),
+            chosen: FxHashMap::default(),
             candidates,
             taken,
             aliases,
-            heads: HashMap::new(),
+            heads: FxHashMap::default(),
             static_shapes: false,
             guard_facts: env.guard_facts(),
-            resolved_cache: HashMap::new(),
-            shown_cache: HashMap::new(),
+            resolved_cache: FxHashMap::default(),
+            shown_cache: FxHashMap::default(),
         }
     }
 

@@ -3,8 +3,8 @@
 //! Values are cheap to clone (shared with `Rc`): the interpreter copies
 //! scopes when it explores both arms of an `if` it cannot decide.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
@@ -213,7 +213,7 @@ pub struct Layer {
     /// from a comprehension over an unknown range): its length is unknown.
     pub unknown_children: std::cell::Cell<bool>,
     /// Tensors the layer owns (weight, bias), built on first use.
-    pub params: RefCell<HashMap<Rc<str>, Value>>,
+    pub params: RefCell<FxHashMap<Rc<str>, Value>>,
 }
 
 impl Layer {
@@ -234,7 +234,7 @@ pub struct Class {
     pub def: Option<Rc<ClassDef>>,
     pub bases: Vec<Value>,
     /// Class-level attributes, methods included.
-    pub attrs: RefCell<HashMap<Rc<str>, Value>>,
+    pub attrs: RefCell<FxHashMap<Rc<str>, Value>>,
     pub is_dataclass: bool,
 }
 
@@ -242,7 +242,7 @@ pub struct Class {
 #[derive(Debug)]
 pub struct Instance {
     pub class: Rc<Class>,
-    pub attrs: RefCell<HashMap<Rc<str>, Value>>,
+    pub attrs: RefCell<FxHashMap<Rc<str>, Value>>,
     /// Insertion order of attributes (for `named_children`-like iteration).
     pub order: RefCell<Vec<Rc<str>>>,
     pub origin: Provenance,
@@ -253,7 +253,7 @@ pub struct Instance {
 #[derive(Debug, Clone)]
 pub struct Function {
     pub def: Rc<FunctionDef>,
-    pub closure: Option<Rc<RefCell<HashMap<Rc<str>, Value>>>>,
+    pub closure: Option<Rc<RefCell<FxHashMap<Rc<str>, Value>>>>,
     /// The class the function was defined in (for `super()`).
     /// Weak: the class holds its methods, so a strong link back would be a
     /// cycle that leaks every analysed class (and the syntax behind it).

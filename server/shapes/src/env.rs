@@ -5,7 +5,7 @@
 //! sizes are found equal (a symbol found equal to 768 is 768 from then on).
 //! A guard that contradicts what is known is reported to the caller.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::dim::{Dim, SymId};
 
@@ -44,10 +44,10 @@ pub struct Guard {
 #[derive(Debug, Clone, Default)]
 pub struct ShapeEnv {
     symbols: Vec<SymbolInfo>,
-    replacements: HashMap<SymId, Dim>,
+    replacements: FxHashMap<SymId, Dim>,
     divisible: Vec<(Dim, Dim)>,
     guards: Vec<Guard>,
-    name_counts: HashMap<String, u32>,
+    name_counts: FxHashMap<String, u32>,
 }
 
 /// How many rounds of substitution `resolve` applies; replacements never
@@ -111,7 +111,13 @@ impl ShapeEnv {
 
     /// The expression with every learned replacement applied.
     pub fn resolve(&self, dim: &Dim) -> Dim {
-        if self.replacements.is_empty() && !dim.has_division() {
+        // Most sizes are constants or symbols nothing replaced: nothing to do.
+        if dim.is_const()
+            || dim
+                .as_sym()
+                .is_some_and(|s| !self.replacements.contains_key(&s))
+            || (self.replacements.is_empty() && !dim.has_division())
+        {
             return dim.clone();
         }
         let mut current = dim.clone();
@@ -271,6 +277,20 @@ impl ShapeEnv {
     }
 
     /// The number of symbols minted so far.
+    /// Grows whenever the environment learns anything (a symbol, a
+    /// replacement, a guard, a divisibility): equal generations mean equal
+    /// environments, so work done under one still holds.
+    pub fn generation(&self) -> usize {
+        self.symbols.len() + self.facts()
+    }
+
+    /// Grows whenever the environment learns a fact about symbols it has
+    /// (a replacement, a guard, a divisibility); a new symbol is no fact
+    /// about the others, so what was derived before still holds.
+    pub fn facts(&self) -> usize {
+        self.replacements.len() + self.guards.len() + self.divisible.len()
+    }
+
     pub fn symbol_count(&self) -> usize {
         self.symbols.len()
     }

@@ -1,7 +1,7 @@
 //! Calls: user functions and methods, classes and instances, Python built-ins.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
@@ -132,12 +132,17 @@ impl Interp<'_> {
             || self.stack.iter().filter(|k| **k == key).count() >= 2
             || self.out_of_budget()
         {
+            self.cuts += 1;
             return Value::Unknown;
         }
         // A call whose keywords are not all known (`f(**kwargs)` with unknown
         // kwargs, or a made-up library call) may override any default.
         let open = std::mem::take(&mut self.open_call);
-        let locals = Rc::new(RefCell::new(HashMap::new()));
+        let pending = match self.memo_begin(f, receiver.as_ref(), &args, &kwargs, open) {
+            Ok(earlier) => return earlier,
+            Err(pending) => pending,
+        };
+        let locals = Rc::new(RefCell::new(FxHashMap::default()));
         let mut positional = receiver.into_iter().chain(args);
         let mut kwargs = kwargs;
         let mut extra_positional = Vec::new();
@@ -240,7 +245,9 @@ impl Interp<'_> {
             });
         }
         let _ = range;
-        result.unwrap_or(Value::Unknown)
+        let result = result.unwrap_or(Value::Unknown);
+        self.memo_finish(pending, &result);
+        result
     }
 
     /// The value of a parameter the call did not pass: its default, kept
@@ -268,7 +275,7 @@ impl Interp<'_> {
     ) -> Value {
         let instance = Rc::new(Instance {
             class: class.clone(),
-            attrs: RefCell::new(HashMap::new()),
+            attrs: RefCell::new(FxHashMap::default()),
             order: RefCell::new(Vec::new()),
             origin: if self.mode.fake {
                 Provenance::Fake
@@ -380,7 +387,7 @@ impl Interp<'_> {
         let used_as_tensor = self.tensor_params(&f.def);
         let dim_selectors = super::signature::dim_params(&f.def);
         // Dims named alike in one signature's jaxtyping annotations are one symbol.
-        let mut jax_symbols: HashMap<String, Dim> = HashMap::new();
+        let mut jax_symbols: FxHashMap<String, Dim> = FxHashMap::default();
         let mut commented = self.comment_shapes(&f.def);
         for (i, param) in f.def.params.iter().enumerate() {
             if is_method && i == 0 {
@@ -474,7 +481,7 @@ impl Interp<'_> {
     fn jaxtyping_shape(
         &mut self,
         annotation: &str,
-        symbols: &mut HashMap<String, Dim>,
+        symbols: &mut FxHashMap<String, Dim>,
     ) -> Option<crate::value::Shape> {
         let start = annotation.find('"')?;
         let end = annotation[start + 1..].find('"')? + start + 1;
@@ -884,10 +891,12 @@ impl Interp<'_> {
             Value::Tensor(t) => rules::tensor_method(self, t, name, args, kwargs, range),
             Value::List(items) => match (name, args.as_slice()) {
                 ("append", [v]) => {
+                    self.epoch += 1;
                     items.borrow_mut().push(v.clone());
                     Value::None
                 }
                 ("extend", [v]) => {
+                    self.epoch += 1;
                     match self.iterate(v) {
                         Some(vs) => items.borrow_mut().extend(vs),
                         None => items.borrow_mut().push(Value::Unknown),
@@ -895,12 +904,16 @@ impl Interp<'_> {
                     Value::None
                 }
                 ("insert", [Value::Int(i), v]) => {
+                    self.epoch += 1;
                     let mut items = items.borrow_mut();
                     let i = i.as_const().unwrap_or(0).clamp(0, items.len() as i64) as usize;
                     items.insert(i, v.clone());
                     Value::None
                 }
-                ("pop", []) => items.borrow_mut().pop().unwrap_or(Value::Unknown),
+                ("pop", []) => {
+                    self.epoch += 1;
+                    items.borrow_mut().pop().unwrap_or(Value::Unknown)
+                }
                 ("copy", []) => Value::list(items.borrow().clone()),
                 ("index" | "count", _) => Value::Unknown,
                 _ => Value::Unknown,
@@ -929,6 +942,7 @@ impl Interp<'_> {
                     let entries = d.borrow().clone();
                     for (i, (k, v)) in entries.iter().enumerate() {
                         if self.values_equal(k, key) == Some(true) {
+                            self.epoch += 1;
                             d.borrow_mut().remove(i);
                             return v.clone();
                         }
@@ -937,6 +951,7 @@ impl Interp<'_> {
                 }
                 ("update", [Value::Dict(other)]) => {
                     let extra = other.borrow().clone();
+                    self.epoch += 1;
                     d.borrow_mut().extend(extra);
                     Value::None
                 }

@@ -64,6 +64,7 @@ const BUILTINS: &[&str] = &[
 impl Interp<'_> {
     pub(crate) fn eval(&mut self, e: &Expr) -> Value {
         if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+            self.cuts += 1;
             return Value::Unknown;
         }
         let v = self.eval_maybe_none(e);
@@ -82,6 +83,7 @@ impl Interp<'_> {
     /// Evaluate without unwrapping a value that may be None.
     fn eval_maybe_none(&mut self, e: &Expr) -> Value {
         if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+            self.cuts += 1;
             return Value::Unknown;
         }
         self.expr_depth += 1;
@@ -808,6 +810,7 @@ impl Interp<'_> {
     }
 
     pub(crate) fn set_attr(&mut self, object: &Value, attr: &str, value: Value) {
+        self.epoch += 1;
         if let Value::Instance(inst) = object {
             let key: Rc<str> = Rc::from(attr);
             // Inside an undecided branch, remember the value before the
@@ -931,6 +934,9 @@ impl Interp<'_> {
         value: Value,
         range: TextRange,
     ) {
+        if matches!(object, Value::List(_) | Value::Dict(_)) {
+            self.epoch += 1;
+        }
         match object {
             Value::List(items) => {
                 if let [Value::Int(d)] = index.as_slice()

@@ -3,8 +3,8 @@
 //! Equal values stay; tensors of one rank keep the dims both paths agree on
 //! and get an unknown size where they differ; anything else becomes Unknown.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::Interp;
@@ -128,7 +128,7 @@ pub(crate) fn optional(v: Value) -> Value {
 
 fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -> Value {
     let keys: Vec<Rc<str>> = x.order.borrow().clone();
-    let mut attrs = HashMap::new();
+    let mut attrs = FxHashMap::default();
     for key in &keys {
         let a = x.attrs.borrow().get(key).cloned();
         let b = y.attrs.borrow().get(key).cloned();
@@ -210,7 +210,7 @@ fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
         } else {
             Vec::new()
         }),
-        params: RefCell::new(HashMap::new()),
+        params: RefCell::new(FxHashMap::default()),
         unknown_children: std::cell::Cell::new(unknown),
     }))
 }

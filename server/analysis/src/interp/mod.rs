@@ -8,11 +8,12 @@
 mod call;
 mod expr;
 mod join;
+mod memo;
 mod signature;
 mod stmt;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use shapels_shapes::{Dim, ShapeEnv};
@@ -27,7 +28,7 @@ pub(crate) use join::join_values;
 pub(crate) use signature::is_identifier;
 
 /// A scope: names to values, shared so closures and branches can see it.
-pub(crate) type Scope = Rc<RefCell<HashMap<Rc<str>, Value>>>;
+pub(crate) type Scope = Rc<RefCell<FxHashMap<Rc<str>, Value>>>;
 
 /// How control leaves a statement.
 #[derive(Debug, Clone)]
@@ -85,11 +86,11 @@ pub(crate) struct Interp<'s> {
     /// Rank variables: `Some(dims)` once a use fixed the rank.
     pub rank_vars: Vec<Option<Rc<Vec<Dim>>>>,
     /// Rank variables known to end in some dims: `v = [*inner, dims...]`.
-    pub tail_vars: HashMap<u32, (u32, Rc<Vec<Dim>>)>,
+    pub tail_vars: FxHashMap<u32, (u32, Rc<Vec<Dim>>)>,
     /// Symbols for `x.size(i)` of unknown-rank tensors, by (rank variable, index).
-    pub var_dims: HashMap<(u32, i64), Dim>,
+    pub var_dims: FxHashMap<(u32, i64), Dim>,
     /// Symbols minted for `Opaque` values used as sizes, by name.
-    pub opaque_syms: HashMap<Rc<str>, Dim>,
+    pub opaque_syms: FxHashMap<Rc<str>, Dim>,
     pub steps: u64,
     pub depth: usize,
     pub expr_depth: usize,
@@ -98,7 +99,7 @@ pub(crate) struct Interp<'s> {
     pub mode: ModeState,
     next_mode_id: u32,
     /// Functions that some run reached, by the address of their definition.
-    pub reached: HashSet<usize>,
+    pub reached: FxHashSet<usize>,
     /// The functions on the call stack, to cut recursion.
     pub stack: Vec<usize>,
     /// The classes defined in the module, in order (for library mode).
@@ -121,26 +122,34 @@ pub(crate) struct Interp<'s> {
     /// The next user call may override any default (see `call_function`).
     pub open_call: bool,
     /// Classes an object of which was called (ran its forward), by address.
-    pub forward_ran: HashSet<usize>,
+    pub forward_ran: FxHashSet<usize>,
     /// Instances of each user class made so far (a few), by class address.
-    pub instances: HashMap<usize, Vec<Value>>,
+    pub instances: FxHashMap<usize, Vec<Value>>,
     /// Where the current top-level call came from, for diagnostics that
     /// belong to a call site rather than to a library line.
     pub frames: Vec<Frame>,
+    /// Moves whenever state a call could read changes outside the caller's
+    /// own frame: an object, a container, a global, a rank variable.
+    pub epoch: u64,
+    /// How many times a limit (depth, recursion) cut the analysis short:
+    /// a result reached under a cut depends on where the call was made.
+    pub cuts: u64,
+    /// Calls made before, with their results (see `memo`).
+    memo: memo::Memo,
 }
 
 impl<'s> Interp<'s> {
     pub fn new(src: &'s str, config: &Config) -> Interp<'s> {
-        let globals: Scope = Rc::new(RefCell::new(HashMap::new()));
+        let globals: Scope = Rc::new(RefCell::new(FxHashMap::default()));
         Interp {
             src,
             config: config.clone(),
             env: ShapeEnv::new(),
             globals: globals.clone(),
             rank_vars: Vec::new(),
-            var_dims: HashMap::new(),
-            tail_vars: HashMap::new(),
-            opaque_syms: HashMap::new(),
+            var_dims: FxHashMap::default(),
+            tail_vars: FxHashMap::default(),
+            opaque_syms: FxHashMap::default(),
             steps: 0,
             depth: 0,
             expr_depth: 0,
@@ -154,12 +163,12 @@ impl<'s> Interp<'s> {
                 user_mode: false,
             },
             next_mode_id: 1,
-            reached: HashSet::new(),
+            reached: FxHashSet::default(),
             stack: Vec::new(),
             classes: Vec::new(),
             functions: Vec::new(),
-            instances: HashMap::new(),
-            forward_ran: HashSet::new(),
+            instances: FxHashMap::default(),
+            forward_ran: FxHashSet::default(),
             open_call: false,
             uncertain: 0,
             unknown_loops: 0,
@@ -174,6 +183,9 @@ impl<'s> Interp<'s> {
                 early_returns: Vec::new(),
                 is_module: true,
             }],
+            epoch: 0,
+            cuts: 0,
+            memo: memo::Memo::default(),
         }
     }
 
@@ -250,6 +262,7 @@ impl<'s> Interp<'s> {
             Shape::Var(v) => {
                 if let Some(slot) = self.rank_vars.get_mut(v as usize) {
                     *slot = Some(Rc::new(dims.to_vec()));
+                    self.epoch += 1;
                 }
             }
             Shape::Tail(v, suffix) if suffix.len() <= dims.len() => {
@@ -259,6 +272,7 @@ impl<'s> Interp<'s> {
                 }
                 if let Some(slot) = self.rank_vars.get_mut(v as usize) {
                     *slot = Some(Rc::new(dims[..head].to_vec()));
+                    self.epoch += 1;
                 }
             }
             _ => {}
@@ -310,8 +324,8 @@ impl<'s> Interp<'s> {
 
     /// For each rank variable never refined, the sizes read from its first
     /// dims (`x.size(0)`, `len(x)`), in order while they are contiguous.
-    pub fn var_heads(&self) -> HashMap<u32, Vec<Dim>> {
-        let mut out: HashMap<u32, Vec<Dim>> = HashMap::new();
+    pub fn var_heads(&self) -> FxHashMap<u32, Vec<Dim>> {
+        let mut out: FxHashMap<u32, Vec<Dim>> = FxHashMap::default();
         for &(v, _) in self.var_dims.keys() {
             if out.contains_key(&v) || !matches!(self.resolve_shape(&Shape::Var(v)), Shape::Var(_))
             {
@@ -381,6 +395,7 @@ impl<'s> Interp<'s> {
             .collect();
         if let Some(slot) = self.rank_vars.get_mut(*v as usize) {
             *slot = Some(Rc::new(dims));
+            self.epoch += 1;
         }
     }
 
@@ -422,6 +437,7 @@ impl<'s> Interp<'s> {
         let dims = Rc::new(dims);
         if let Some(slot) = self.rank_vars.get_mut(var as usize) {
             *slot = Some(dims.clone());
+            self.epoch += 1;
         }
         dims
     }

@@ -6,7 +6,7 @@
 //! author wrote (`# a: (N, D), b: (M, D) -> (N, M)`), which also give the
 //! tensor its rank and names its dims.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use shapels_shapes::Dim;
 use shapels_syntax::ast::{Arg, BinOp, Expr, ExprKind, FunctionDef, Stmt, StmtKind};
@@ -184,11 +184,11 @@ impl Interp<'_> {
     /// Shapes of parameters stated in comments inside the function:
     /// `# x: (batch, seq, d_model)` or `# a: [N, D]`. Dims named alike in one
     /// function share a symbol; `...` or `*` makes the comment unusable.
-    pub(crate) fn comment_shapes(&mut self, def: &FunctionDef) -> HashMap<String, Vec<Dim>> {
-        let mut out = HashMap::new();
+    pub(crate) fn comment_shapes(&mut self, def: &FunctionDef) -> FxHashMap<String, Vec<Dim>> {
+        let mut out = FxHashMap::default();
         let text = self.text(&def.range);
         let params: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
-        let mut symbols: HashMap<String, Dim> = HashMap::new();
+        let mut symbols: FxHashMap<String, Dim> = FxHashMap::default();
         for line in text.lines().take(64) {
             let Some(hash) = comment_start(line) else {
                 continue;

@@ -1,7 +1,7 @@
 //! Statements: assignment and binding, control flow, definitions, imports.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
@@ -176,6 +176,7 @@ impl Interp<'_> {
             StmtKind::Delete(targets) => {
                 for t in targets {
                     if let ExprKind::Name(n) = &t.kind {
+                        self.touch_scope();
                         self.frame().locals.borrow_mut().remove(n.as_str());
                     }
                 }
@@ -249,6 +250,7 @@ impl Interp<'_> {
     /// it (`p = x; p.unsqueeze_(0)` changes `x` too) now sees the new shape,
     /// or nothing when the new shape is unknown.
     fn replace_tensor(&mut self, old: &Rc<crate::value::Tensor>, new: &Value) {
+        self.epoch += 1;
         let replacement = match new {
             Value::Tensor(_) => new.clone(),
             _ => Value::Unknown,
@@ -382,7 +384,16 @@ impl Interp<'_> {
         }
     }
 
+    /// A write to the current frame's names: when they are the module's
+    /// globals, functions read them, so the epoch moves.
+    fn touch_scope(&mut self) {
+        if self.frame().is_module {
+            self.epoch += 1;
+        }
+    }
+
     pub(crate) fn bind_name(&mut self, name: &str, value: Value) {
+        self.touch_scope();
         self.frame()
             .locals
             .borrow_mut()
@@ -401,21 +412,22 @@ impl Interp<'_> {
         self.globals.borrow().get(name).cloned()
     }
 
-    pub(crate) fn snapshot_locals(&mut self) -> HashMap<Rc<str>, Value> {
+    pub(crate) fn snapshot_locals(&mut self) -> FxHashMap<Rc<str>, Value> {
         self.frame().locals.borrow().clone()
     }
 
-    pub(crate) fn restore_locals(&mut self, saved: HashMap<Rc<str>, Value>) {
+    pub(crate) fn restore_locals(&mut self, saved: FxHashMap<Rc<str>, Value>) {
+        self.touch_scope();
         *self.frame().locals.borrow_mut() = saved;
     }
 
     /// Merge two branch states name by name.
     fn join_locals(
         &mut self,
-        a: HashMap<Rc<str>, Value>,
-        b: HashMap<Rc<str>, Value>,
-    ) -> HashMap<Rc<str>, Value> {
-        let mut out = HashMap::new();
+        a: FxHashMap<Rc<str>, Value>,
+        b: FxHashMap<Rc<str>, Value>,
+    ) -> FxHashMap<Rc<str>, Value> {
+        let mut out = FxHashMap::default();
         for (k, va) in &a {
             let v = match b.get(k) {
                 Some(vb) => join_values(self, va, vb),
@@ -719,11 +731,11 @@ impl Interp<'_> {
             name: Rc::from(def.name.id.as_str()),
             def: Some(def.clone()),
             bases,
-            attrs: RefCell::new(HashMap::new()),
+            attrs: RefCell::new(FxHashMap::default()),
             is_dataclass,
         });
         // The class body runs in a scope of its own; its names become class attributes.
-        let scope = Rc::new(RefCell::new(HashMap::new()));
+        let scope = Rc::new(RefCell::new(FxHashMap::default()));
         self.frames.push(super::Frame {
             locals: scope.clone(),
             closure: None,
@@ -775,6 +787,7 @@ impl Interp<'_> {
             }
         }
         self.frames.pop();
+        self.epoch += 1;
         *class.attrs.borrow_mut() = scope.borrow().clone();
         self.bind_name(&def.name.id, Value::Class(class.clone()));
         if self.frame().is_module {

@@ -1,6 +1,6 @@
 //! `torch.einsum` and einops (`rearrange`, `repeat`, `reduce`, `einsum`) with named axes.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
@@ -49,8 +49,8 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
         );
         return Value::Unknown;
     }
-    let mut sizes: HashMap<char, Dim> = HashMap::new();
-    let mut counts: HashMap<char, usize> = HashMap::new();
+    let mut sizes: FxHashMap<char, Dim> = FxHashMap::default();
+    let mut counts: FxHashMap<char, usize> = FxHashMap::default();
     let mut ellipsis: Option<Vec<Dim>> = None;
     for (spec, t) in inputs.iter().zip(&tensors) {
         // The subscripts spell out the rank of an operand nobody knew the rank of.
@@ -493,7 +493,7 @@ fn einops_einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Valu
         return report(interp, "too many values to unpack (expected 2)".into());
     }
     const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let mut letters: HashMap<String, char> = HashMap::new();
+    let mut letters: FxHashMap<String, char> = FxHashMap::default();
     let mut spell = |side: &Side, new_ok: bool| -> Result<String, String> {
         let mut out = String::new();
         for g in &side.groups {
@@ -666,7 +666,7 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
     }
 
     // ---- axis sizes: keywords first, then inferred from the input's dims
-    let mut sizes: HashMap<String, Dim> = HashMap::new();
+    let mut sizes: FxHashMap<String, Dim> = FxHashMap::default();
     for (k, v) in &axes_lengths {
         let d = match interp.as_dim(v) {
             Some(d) => d,

@@ -1,7 +1,7 @@
 //! `torch.nn` layers and `torch.nn.functional`: constructors, forward rules, attributes.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
@@ -155,7 +155,7 @@ pub(crate) fn construct(
         mode: interp.mode.id,
         children: RefCell::new(children),
         keys: RefCell::new(keys),
-        params: RefCell::new(HashMap::new()),
+        params: RefCell::new(FxHashMap::default()),
         unknown_children: std::cell::Cell::new(unknown),
     }))
 }
@@ -380,7 +380,7 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
                 mode: layer.mode,
                 children: RefCell::new(picked.into_iter().map(|i| children[i].clone()).collect()),
                 keys: RefCell::new(Vec::new()),
-                params: RefCell::new(HashMap::new()),
+                params: RefCell::new(FxHashMap::default()),
                 unknown_children: std::cell::Cell::new(false),
             }))
         }
@@ -471,6 +471,7 @@ pub(crate) fn module_method(
         },
         "append" => {
             if let (Value::Layer(l), Some(v)) = (receiver, args.pos.first()) {
+                interp.epoch += 1;
                 l.children.borrow_mut().push(v.clone());
                 // Appended in a loop that runs an unknown number of times.
                 if interp.unknown_loops > 0 {
@@ -482,6 +483,7 @@ pub(crate) fn module_method(
         "extend" => {
             if let (Value::Layer(l), Some(v)) = (receiver, args.pos.first()) {
                 let items = interp.iterate(v).unwrap_or_default();
+                interp.epoch += 1;
                 l.children.borrow_mut().extend(items);
             }
             Value::None
@@ -565,6 +567,7 @@ fn move_module(
     if depth > 32 {
         return;
     }
+    interp.epoch += 1;
     match module {
         Value::Layer(l) => {
             if let Some(d) = &device {

@@ -1,0 +1,594 @@
+//! Memoised user calls: a call that repeats one made earlier in the same run
+//! returns the earlier result instead of running the body again.
+//!
+//! Model code calls the same function with the same inputs over and over:
+//! every block of a `ModuleList` runs one `forward` on the same shape, a
+//! sampling loop calls the model until its values settle. Running those
+//! again gives nothing new and is most of the time an analysis takes.
+//!
+//! A repeat is only taken when it must give what running would give:
+//! - the key holds everything the body can read besides globals: the
+//!   function, the receiver and the arguments by their whole structure (two
+//!   blocks built alike are alike), the fake mode and the path's state;
+//! - nothing the body can read has changed since: the shape environment,
+//!   rank variables and every heap object and global (`Interp::epoch`);
+//! - the first run changed nothing outside its own frame, reported nothing,
+//!   hit no limit, and returned plain data (no list, dict or object a caller
+//!   could change), so handing the same value out again is safe;
+//! - what the first run recorded for hints and hover is recorded again.
+
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use shapels_shapes::Dim;
+
+use super::Interp;
+use super::call::Kwargs;
+use crate::value::{Device, Function, Shape, Tensor, Value};
+
+/// Structure beyond this many parts is not worth keying on.
+const MAX_KEY_PARTS: usize = 4096;
+
+/// The calls made so far and the structure of the objects they were made on.
+#[derive(Default)]
+pub(crate) struct Memo {
+    entries: FxHashMap<CallKey, Entry>,
+    /// Per object (by address), its structure's number at an epoch; the
+    /// value is held so that the address is not reused meanwhile.
+    objects: FxHashMap<usize, (u64, u32, Value)>,
+    /// Structures by number: objects built alike get the same number.
+    structures: FxHashMap<Vec<Part>, u32>,
+}
+
+/// One piece of a call's key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Part {
+    Tag(u8),
+    /// An object by the number of its structure (see `Memo::structures`).
+    Object(u32),
+    Len(usize),
+    Addr(usize),
+    Dim(Dim),
+    Text(Rc<str>),
+    Number(u64),
+    Device(Option<Device>),
+}
+
+/// Everything a call's result can depend on, apart from the world state.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct CallKey {
+    parts: Vec<Part>,
+}
+
+/// The analysis state a body can read beyond its inputs; a result holds
+/// while these are the same. New symbols, rank variables and modes are
+/// not in it: making one says nothing about the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    facts: usize,
+    epoch: u64,
+    tail_vars: usize,
+    var_dims: usize,
+    opaque_syms: usize,
+}
+
+/// Everything a call can change; a call that changed none of it can be
+/// skipped when it repeats (a call that made a symbol cannot: its repeat
+/// would make another).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Footprint {
+    stamp: Stamp,
+    symbols: usize,
+    rank_vars: usize,
+    modes: u32,
+    diagnostics: usize,
+    cuts: u64,
+}
+
+struct Entry {
+    stamp: Stamp,
+    result: Value,
+    /// What the call recorded: a range of the recorder's journal.
+    recorded: std::ops::Range<usize>,
+    /// The inputs, held so that no address in the key is reused by
+    /// another object while the entry exists.
+    _inputs: Vec<Value>,
+}
+
+/// What `begin` saw, to decide at the end whether the call can be kept.
+pub(crate) struct Pending {
+    key: CallKey,
+    inputs: Vec<Value>,
+    before: Footprint,
+    mark: usize,
+}
+
+impl Interp<'_> {
+    fn stamp(&self) -> Stamp {
+        Stamp {
+            facts: self.env.facts(),
+            epoch: self.epoch,
+            tail_vars: self.tail_vars.len(),
+            var_dims: self.var_dims.len(),
+            opaque_syms: self.opaque_syms.len(),
+        }
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            stamp: self.stamp(),
+            symbols: self.env.generation() - self.env.facts(),
+            rank_vars: self.rank_vars.len(),
+            modes: self.next_mode_id,
+            diagnostics: self.diagnostics.len(),
+            cuts: self.cuts,
+        }
+    }
+
+    /// Before running a call: the earlier result when this call was made
+    /// before and still holds (`Ok`), or what to pass to `finish` (`Err`).
+    pub(crate) fn memo_begin(
+        &mut self,
+        f: &Rc<Function>,
+        receiver: Option<&Value>,
+        args: &[Value],
+        kwargs: &Kwargs,
+        open: bool,
+    ) -> Result<Value, Option<Pending>> {
+        let Some(key) = self.call_key(f, receiver, args, kwargs, open) else {
+            return Err(None);
+        };
+        let stamp = self.stamp();
+        if let Some(entry) = self.memo.entries.get(&key)
+            && entry.stamp == stamp
+        {
+            let result = entry.result.clone();
+            let recorded = entry.recorded.clone();
+            self.recorder.replay(recorded);
+            return Ok(result);
+        }
+        let inputs = std::iter::once(Value::Function(f.clone()))
+            .chain(receiver.cloned())
+            .chain(args.iter().cloned())
+            .chain(kwargs.iter().map(|(_, v)| v.clone()))
+            .collect();
+        Err(Some(Pending {
+            key,
+            inputs,
+            before: self.footprint(),
+            mark: self.recorder.begin_capture(),
+        }))
+    }
+
+    /// After running a call: keep its result when running it again would
+    /// give the same and change nothing.
+    pub(crate) fn memo_finish(&mut self, pending: Option<Pending>, result: &Value) {
+        let Some(p) = pending else { return };
+        let Some(recorded) = self.recorder.end_capture(p.mark) else {
+            return;
+        };
+        let clean = self.footprint() == p.before && !self.out_of_budget() && is_plain(result, 0);
+        if clean {
+            self.memo.entries.insert(
+                p.key,
+                Entry {
+                    stamp: p.before.stamp,
+                    result: result.clone(),
+                    recorded,
+                    _inputs: p.inputs,
+                },
+            );
+        }
+    }
+
+    fn call_key(
+        &mut self,
+        f: &Rc<Function>,
+        receiver: Option<&Value>,
+        args: &[Value],
+        kwargs: &Kwargs,
+        open: bool,
+    ) -> Option<CallKey> {
+        // A nested function reads its enclosing scope, which its caller
+        // may change between calls.
+        if f.closure.is_some() {
+            return None;
+        }
+        let mode = self.mode;
+        let path = [
+            u64::from(self.uncertain),
+            u64::from(self.unknown_loops),
+            u64::from(self.join_depth),
+        ];
+        let prefix = self
+            .dataclass_prefix
+            .clone()
+            .unwrap_or_else(|| Rc::from(""));
+        let mut k = KeyBuilder {
+            parts: Vec::new(),
+            memo: &mut self.memo,
+            epoch: self.epoch,
+            in_progress: Vec::new(),
+            depth: 0,
+        };
+        k.push(Part::Addr(Rc::as_ptr(f) as *const u8 as usize));
+        k.push(Part::Addr(Rc::as_ptr(&f.def) as *const u8 as usize));
+        k.push(Part::Number(u64::from(open)));
+        k.push(Part::Number(u64::from(mode.fake)));
+        k.push(Part::Number(u64::from(mode.id)));
+        k.push(Part::Number(u64::from(mode.allow_non_fake_inputs)));
+        k.push(Part::Number(u64::from(mode.user_mode)));
+        for p in path {
+            k.push(Part::Number(p));
+        }
+        k.push(Part::Text(prefix));
+        match receiver {
+            Some(r) => {
+                k.push(Part::Tag(1));
+                k.value(r)?;
+            }
+            None => k.push(Part::Tag(0)),
+        }
+        k.push(Part::Len(args.len()));
+        for a in args {
+            k.value(a)?;
+        }
+        k.push(Part::Len(kwargs.len()));
+        for (name, v) in kwargs.iter() {
+            k.push(Part::Text(name.clone()));
+            k.value(v)?;
+        }
+        let parts = std::mem::take(&mut k.parts);
+        (parts.len() <= MAX_KEY_PARTS).then_some(CallKey { parts })
+    }
+}
+
+struct KeyBuilder<'m> {
+    parts: Vec<Part>,
+    memo: &'m mut Memo,
+    epoch: u64,
+    /// Objects being written (a cycle back to one cannot be keyed).
+    in_progress: Vec<usize>,
+    depth: u32,
+}
+
+impl KeyBuilder<'_> {
+    fn push(&mut self, part: Part) {
+        self.parts.push(part);
+    }
+
+    fn dims(&mut self, dims: &[Dim]) {
+        self.push(Part::Len(dims.len()));
+        for d in dims {
+            self.push(Part::Dim(d.clone()));
+        }
+    }
+
+    /// Write an object as the number of its structure, computed once per
+    /// epoch (nothing in an object changes without moving the epoch).
+    fn object(
+        &mut self,
+        addr: usize,
+        value: &Value,
+        write: impl FnOnce(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        if let Some((epoch, id, _)) = self.memo.objects.get(&addr)
+            && *epoch == self.epoch
+        {
+            let id = *id;
+            self.push(Part::Object(id));
+            return Some(());
+        }
+        if self.in_progress.contains(&addr) {
+            return None;
+        }
+        self.in_progress.push(addr);
+        let outer = std::mem::take(&mut self.parts);
+        let written = write(self);
+        let body = std::mem::replace(&mut self.parts, outer);
+        self.in_progress.pop();
+        written?;
+        if body.len() > MAX_KEY_PARTS {
+            return None;
+        }
+        let next = self.memo.structures.len() as u32;
+        let id = *self.memo.structures.entry(body).or_insert(next);
+        self.memo
+            .objects
+            .insert(addr, (self.epoch, id, value.clone()));
+        self.push(Part::Object(id));
+        Some(())
+    }
+
+    /// Write a value's whole structure; `None` when it cannot be keyed.
+    fn value(&mut self, v: &Value) -> Option<()> {
+        if self.parts.len() > MAX_KEY_PARTS || self.depth > 64 {
+            return None;
+        }
+        self.depth += 1;
+        let written = self.value_inner(v);
+        self.depth -= 1;
+        written
+    }
+
+    fn value_inner(&mut self, v: &Value) -> Option<()> {
+        match v {
+            Value::Unknown => self.push(Part::Tag(2)),
+            Value::None => self.push(Part::Tag(3)),
+            Value::Bool(b) => {
+                self.push(Part::Tag(4));
+                self.push(Part::Number(match b {
+                    None => 2,
+                    Some(b) => u64::from(*b),
+                }));
+            }
+            Value::Int(d) => {
+                self.push(Part::Tag(5));
+                self.push(Part::Dim(d.clone()));
+            }
+            Value::Float(x) => {
+                self.push(Part::Tag(6));
+                match x {
+                    Some(x) => self.push(Part::Number(x.to_bits())),
+                    None => self.push(Part::Tag(0)),
+                }
+            }
+            Value::Str(s) => {
+                self.push(Part::Tag(7));
+                self.push(Part::Text(s.clone()));
+            }
+            Value::Tuple(items) => {
+                self.push(Part::Tag(8));
+                self.push(Part::Len(items.len()));
+                for item in items.iter() {
+                    self.value(item)?;
+                }
+            }
+            Value::List(items) => {
+                self.push(Part::Tag(9));
+                let items = items.borrow().clone();
+                self.push(Part::Len(items.len()));
+                for item in &items {
+                    self.value(item)?;
+                }
+            }
+            Value::Dict(entries) => {
+                self.push(Part::Tag(10));
+                let entries = entries.borrow().clone();
+                self.push(Part::Len(entries.len()));
+                for (k, v) in &entries {
+                    self.value(k)?;
+                    self.value(v)?;
+                }
+            }
+            Value::SizeOfVar(var, dims) => {
+                self.push(Part::Tag(11));
+                self.push(Part::Len(*var as usize));
+                self.dims(dims);
+            }
+            Value::Tensor(t) => {
+                self.push(Part::Tag(12));
+                self.tensor(t);
+            }
+            Value::Device(d) => {
+                self.push(Part::Tag(13));
+                self.push(Part::Device(Some(d.clone())));
+            }
+            Value::DType(d) => {
+                self.push(Part::Tag(14));
+                self.push(Part::Number(*d as u64));
+            }
+            Value::Layer(l) => {
+                self.push(Part::Tag(15));
+                self.object(Rc::as_ptr(l) as *const u8 as usize, v, |k| {
+                    k.push(Part::Text(l.kind.clone()));
+                    k.push(Part::Len(l.args.len()));
+                    for a in &l.args {
+                        k.value(a)?;
+                    }
+                    k.push(Part::Len(l.kwargs.len()));
+                    for (name, a) in &l.kwargs {
+                        k.push(Part::Text(name.clone()));
+                        k.value(a)?;
+                    }
+                    k.push(Part::Device(l.device.borrow().clone()));
+                    k.push(Part::Number(l.dtype.borrow().map_or(99, |d| d as u64)));
+                    k.push(Part::Number(l.origin as u64));
+                    k.push(Part::Number(u64::from(l.mode)));
+                    k.push(Part::Number(u64::from(l.unknown_children.get())));
+                    let children = l.children.borrow().clone();
+                    k.push(Part::Len(children.len()));
+                    for c in &children {
+                        k.value(c)?;
+                    }
+                    for key in l.keys.borrow().iter() {
+                        k.push(Part::Text(key.clone()));
+                    }
+                    // The weights a layer builds on first use follow from its
+                    // arguments, device and dtype, all written above.
+                    Some(())
+                })?;
+            }
+            Value::Instance(inst) => {
+                self.push(Part::Tag(16));
+                self.object(Rc::as_ptr(inst) as *const u8 as usize, v, |k| {
+                    k.push(Part::Addr(Rc::as_ptr(&inst.class) as *const u8 as usize));
+                    k.push(Part::Number(inst.origin as u64));
+                    k.push(Part::Device(inst.device.borrow().clone()));
+                    let order = inst.order.borrow().clone();
+                    let mut attrs: Vec<(Rc<str>, Value)> = inst
+                        .attrs
+                        .borrow()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    attrs.sort_by(|a, b| a.0.cmp(&b.0));
+                    k.push(Part::Len(order.len()));
+                    for name in order {
+                        k.push(Part::Text(name));
+                    }
+                    k.push(Part::Len(attrs.len()));
+                    for (name, v) in &attrs {
+                        k.push(Part::Text(name.clone()));
+                        k.value(v)?;
+                    }
+                    Some(())
+                })?;
+            }
+            // Classes are written by identity: changing one moves the epoch.
+            Value::Class(c) => {
+                self.push(Part::Tag(17));
+                self.push(Part::Addr(Rc::as_ptr(c) as *const u8 as usize));
+            }
+            Value::Function(f) => {
+                self.push(Part::Tag(18));
+                self.function(f)?;
+            }
+            Value::BoundMethod(receiver, f) => {
+                self.push(Part::Tag(19));
+                self.value(receiver)?;
+                self.function(f)?;
+            }
+            Value::BuiltinMethod(receiver, name) => {
+                self.push(Part::Tag(20));
+                self.value(receiver)?;
+                self.push(Part::Text(name.clone()));
+            }
+            Value::Path(p) => {
+                self.push(Part::Tag(21));
+                self.push(Part::Text(p.clone()));
+            }
+            Value::Opaque(p) => {
+                self.push(Part::Tag(22));
+                self.push(Part::Text(p.clone()));
+            }
+            Value::Range(a, b, c) => {
+                self.push(Part::Tag(23));
+                self.dims(&[a.clone(), b.clone(), c.clone()]);
+            }
+            Value::Super(v, class) => {
+                self.push(Part::Tag(24));
+                self.value(v)?;
+                self.push(Part::Addr(Rc::as_ptr(class) as *const u8 as usize));
+            }
+            Value::FakeMode {
+                id,
+                allow_non_fake_inputs,
+            } => {
+                self.push(Part::Tag(25));
+                self.push(Part::Number(u64::from(*id)));
+                self.push(Part::Number(u64::from(*allow_non_fake_inputs)));
+            }
+            Value::Optional(v) => {
+                self.push(Part::Tag(26));
+                self.value(v)?;
+            }
+            Value::Slice(a, b, c) => {
+                self.push(Part::Tag(27));
+                self.value(a)?;
+                self.value(b)?;
+                self.value(c)?;
+            }
+            Value::Ellipsis => self.push(Part::Tag(28)),
+        }
+        Some(())
+    }
+
+    fn function(&mut self, f: &Rc<Function>) -> Option<()> {
+        if f.closure.is_some() {
+            return None;
+        }
+        self.push(Part::Addr(Rc::as_ptr(&f.def) as *const u8 as usize));
+        self.push(Part::Addr(
+            f.owner
+                .as_ref()
+                .map_or(0, |o| o.as_ptr() as *const u8 as usize),
+        ));
+        self.push(Part::Len(f.defaults.len()));
+        for d in &f.defaults {
+            match d {
+                Some(v) => self.value(v)?,
+                None => self.push(Part::Tag(0)),
+            }
+        }
+        Some(())
+    }
+
+    /// Every field: a result may carry any of them on (hover shows the op,
+    /// diagnostics point at where a tensor was made).
+    fn tensor(&mut self, t: &Tensor) {
+        match &t.shape {
+            Shape::Known(d) => {
+                self.push(Part::Tag(0));
+                self.dims(d);
+            }
+            Shape::Var(v) => {
+                self.push(Part::Tag(1));
+                self.push(Part::Len(*v as usize));
+            }
+            Shape::Tail(v, d) => {
+                self.push(Part::Tag(2));
+                self.push(Part::Len(*v as usize));
+                self.dims(d);
+            }
+        }
+        self.push(Part::Number(t.dtype.map_or(99, |d| d as u64)));
+        self.push(Part::Device(t.device.clone()));
+        self.push(Part::Number(t.origin as u64));
+        self.push(Part::Number(u64::from(t.mode)));
+        self.push(Part::Text(t.op.clone()));
+        match &t.made_at {
+            Some(r) => {
+                self.push(Part::Len(r.start));
+                self.push(Part::Len(r.end));
+            }
+            None => self.push(Part::Tag(0)),
+        }
+        self.push(Part::Number(u64::from(t.is_param)));
+        match &t.layout {
+            Some(order) => {
+                self.push(Part::Len(order.len()));
+                for i in order.iter() {
+                    self.push(Part::Len(*i));
+                }
+            }
+            None => self.push(Part::Tag(0)),
+        }
+    }
+}
+
+/// Data a caller cannot change in place: safe to hand out twice.
+fn is_plain(v: &Value, depth: u32) -> bool {
+    if depth > 16 {
+        return false;
+    }
+    match v {
+        Value::Unknown
+        | Value::None
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Str(_)
+        | Value::SizeOfVar(..)
+        | Value::Tensor(_)
+        | Value::Device(_)
+        | Value::DType(_)
+        | Value::Path(_)
+        | Value::Opaque(_)
+        | Value::Range(..)
+        | Value::Ellipsis => true,
+        Value::Tuple(items) => items.iter().all(|i| is_plain(i, depth + 1)),
+        Value::Optional(inner) => is_plain(inner, depth + 1),
+        Value::Slice(a, b, c) => [a, b, c].iter().all(|x| is_plain(x, depth + 1)),
+        Value::List(_)
+        | Value::Dict(_)
+        | Value::Layer(_)
+        | Value::Instance(_)
+        | Value::Class(_)
+        | Value::Function(_)
+        | Value::BoundMethod(..)
+        | Value::BuiltinMethod(..)
+        | Value::Super(..)
+        | Value::FakeMode { .. } => false,
+    }
+}
