@@ -33,10 +33,11 @@ struct ScalarSite {
 #[derive(Default)]
 pub(crate) struct Recorder {
     sites: Vec<Site>,
-    index: FxHashMap<(usize, String), usize>,
+    /// Sites by the start of their range (a few names may share one).
+    index: FxHashMap<usize, Vec<usize>>,
     exprs: FxHashMap<(usize, usize), Vec<Rc<Tensor>>>,
     scalars: Vec<ScalarSite>,
-    scalar_index: FxHashMap<(usize, String), usize>,
+    scalar_index: FxHashMap<usize, Vec<usize>>,
     /// Sites some run bound to an unknown value.
     unknown_runs: FxHashSet<(usize, String)>,
     /// What was recorded while a user call runs, so that a repeat of the
@@ -51,13 +52,13 @@ pub(crate) struct Recorder {
 /// Entries the journal keeps at most (a bound on memory for runaway files).
 const MAX_JOURNAL: usize = 200_000;
 
-/// One thing recorded, kept to be recorded again.
+/// One thing recorded, kept to be recorded again (sites by number).
 #[derive(Clone)]
 pub(crate) enum Recorded {
-    Binding(Rc<str>, TextRange, BindingKind, Rc<Tensor>),
-    Unknown(Rc<str>, TextRange),
-    Expression(TextRange, Rc<Tensor>),
-    Scalar(Rc<str>, TextRange, Dim),
+    Binding(usize, Rc<Tensor>),
+    Unknown(Rc<str>, usize),
+    Expression(usize, usize, Rc<Tensor>),
+    Scalar(usize, Dim),
 }
 
 impl Recorder {
@@ -93,29 +94,35 @@ impl Recorder {
                 break;
             };
             match r {
-                Recorded::Binding(name, range, kind, tensor) => {
-                    self.binding(&name, range, kind, tensor)
-                }
-                Recorded::Unknown(name, range) => self.unknown_binding(&name, range),
-                Recorded::Expression(range, tensor) => self.expression(range, tensor),
-                Recorded::Scalar(name, range, value) => self.scalar(&name, range, value),
+                Recorded::Binding(site, tensor) => self.binding_hit(site, tensor),
+                Recorded::Unknown(name, start) => self.unknown_at(name, start),
+                Recorded::Expression(start, end, tensor) => self.expression_at(start, end, tensor),
+                Recorded::Scalar(site, value) => self.scalar_hit(site, value),
             }
         }
     }
 
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
-        self.journal(|| Recorded::Binding(Rc::from(name), range.clone(), kind, tensor.clone()));
-        let key = (range.start, name.to_string());
-        let i = *self.index.entry(key).or_insert_with(|| {
-            self.sites.push(Site {
-                name: name.to_string(),
-                range: range.clone(),
-                kind,
-                hits: Vec::new(),
-            });
-            self.sites.len() - 1
-        });
-        let site = &mut self.sites[i];
+        let at = self.index.entry(range.start).or_default();
+        let site = match at.iter().find(|i| self.sites[**i].name == name) {
+            Some(i) => *i,
+            None => {
+                at.push(self.sites.len());
+                self.sites.push(Site {
+                    name: name.to_string(),
+                    range,
+                    kind,
+                    hits: Vec::new(),
+                });
+                self.sites.len() - 1
+            }
+        };
+        self.binding_hit(site, tensor);
+    }
+
+    fn binding_hit(&mut self, site: usize, tensor: Rc<Tensor>) {
+        self.journal(|| Recorded::Binding(site, tensor.clone()));
+        let site = &mut self.sites[site];
         if site.hits.len() < MAX_HITS {
             site.hits.push(tensor);
         }
@@ -124,29 +131,45 @@ impl Recorder {
     /// A run where the name was bound to something the analysis could not
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
-        self.journal(|| Recorded::Unknown(Rc::from(name), range.clone()));
-        self.unknown_runs.insert((range.start, name.to_string()));
+        self.unknown_at(Rc::from(name), range.start);
+    }
+
+    fn unknown_at(&mut self, name: Rc<str>, start: usize) {
+        self.journal(|| Recorded::Unknown(name.clone(), start));
+        self.unknown_runs.insert((start, name.to_string()));
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
-        self.journal(|| Recorded::Expression(range.clone(), tensor.clone()));
-        let hits = self.exprs.entry((range.start, range.end)).or_default();
+        self.expression_at(range.start, range.end, tensor);
+    }
+
+    fn expression_at(&mut self, start: usize, end: usize, tensor: Rc<Tensor>) {
+        self.journal(|| Recorded::Expression(start, end, tensor.clone()));
+        let hits = self.exprs.entry((start, end)).or_default();
         if hits.len() < MAX_HITS {
             hits.push(tensor);
         }
     }
 
     pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim) {
-        self.journal(|| Recorded::Scalar(Rc::from(name), range.clone(), value.clone()));
-        let key = (range.start, name.to_string());
-        let i = *self.scalar_index.entry(key).or_insert_with(|| {
-            self.scalars.push(ScalarSite {
-                name: name.to_string(),
-                hits: Vec::new(),
-            });
-            self.scalars.len() - 1
-        });
-        let site = &mut self.scalars[i];
+        let at = self.scalar_index.entry(range.start).or_default();
+        let site = match at.iter().find(|i| self.scalars[**i].name == name) {
+            Some(i) => *i,
+            None => {
+                at.push(self.scalars.len());
+                self.scalars.push(ScalarSite {
+                    name: name.to_string(),
+                    hits: Vec::new(),
+                });
+                self.scalars.len() - 1
+            }
+        };
+        self.scalar_hit(site, value);
+    }
+
+    fn scalar_hit(&mut self, site: usize, value: Dim) {
+        self.journal(|| Recorded::Scalar(site, value.clone()));
+        let site = &mut self.scalars[site];
         if site.hits.len() < MAX_HITS {
             site.hits.push(value);
         }
@@ -319,12 +342,25 @@ fn merge(
     resolve: &dyn Fn(&Shape) -> Shape,
     namer: &mut Namer<'_>,
 ) -> TensorInfo {
+    // A call repeated on the same inputs records the very same tensor each
+    // time: one run says it all, except that there were several.
+    if hits.len() > 1 && hits.iter().all(|h| Rc::ptr_eq(h, &hits[0])) {
+        let mut info = merge(&hits[..1], env, resolve, namer);
+        info.example = example(&hits[0], env);
+        return info;
+    }
     // Each run's shape: its dims, and where any number of further dims
     // stand: before them (known trailing dims, `[*, 768]`), after them (known
     // leading sizes of a tensor of unknown rank, `[N, *]`), or nowhere.
-    let shapes: Vec<Option<(Variadic, Vec<Dim>)>> = hits
-        .iter()
-        .map(|t| match resolve(&t.shape) {
+    let mut shapes: Vec<Option<(Variadic, Vec<Dim>)>> = Vec::with_capacity(hits.len());
+    for (i, t) in hits.iter().enumerate() {
+        // Runs of the same tensor (a repeated call) resolve alike.
+        if i > 0 && Rc::ptr_eq(t, &hits[i - 1]) {
+            let previous = shapes[i - 1].clone();
+            shapes.push(previous);
+            continue;
+        }
+        let shape = match resolve(&t.shape) {
             Shape::Known(d) => Some((
                 Variadic::None,
                 d.iter().map(|x| namer.resolved(x)).collect(),
@@ -344,8 +380,9 @@ fn merge(
                     ))
                 }
             }
-        })
-        .collect();
+        };
+        shapes.push(shape);
+    }
     let shape = if shapes.iter().any(Option::is_none) || shapes.is_empty() {
         None
     } else {
@@ -369,7 +406,7 @@ fn merge(
                     .chain((0..rank).map(|i| {
                         // Most lines run once or with one size: display it once.
                         let column: Vec<String> = if shapes.iter().all(|s| s[i] == shapes[0][i]) {
-                            vec![namer.shown(&shapes[0][i]); shapes.len()]
+                            vec![namer.shown(&shapes[0][i])]
                         } else {
                             shapes.iter().map(|s| namer.shown(&s[i])).collect()
                         };
@@ -405,14 +442,7 @@ fn merge(
     let example = if hits.len() == 1 {
         None
     } else {
-        match &first.shape {
-            Shape::Known(d) if d.iter().all(|x| env.value(x).is_some()) => Some(
-                d.iter()
-                    .map(|x| DimView::Known(env.value(x).unwrap_or(0)))
-                    .collect(),
-            ),
-            _ => None,
-        }
+        example(first, env)
     };
     TensorInfo {
         shape,
@@ -459,5 +489,17 @@ fn merge(
             }
             _ => Vec::new(),
         },
+    }
+}
+
+/// The concrete sizes of a run, shown next to a symbolic shape.
+fn example(tensor: &Tensor, env: &ShapeEnv) -> Option<Vec<DimView>> {
+    match &tensor.shape {
+        Shape::Known(d) if d.iter().all(|x| env.value(x).is_some()) => Some(
+            d.iter()
+                .map(|x| DimView::Known(env.value(x).unwrap_or(0)))
+                .collect(),
+        ),
+        _ => None,
     }
 }
