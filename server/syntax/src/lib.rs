@@ -76,7 +76,116 @@ pub fn reparse(old: &ParsedFile, old_text: &str, new_text: &str, edit: ByteEdit)
     };
     let mut tree = old_tree.clone();
     tree.edit(&input_edit);
-    parse_with(new_text, Some(&tree))
+    let unchanged = Unchanged {
+        old,
+        edited_tree: &tree,
+        edit,
+    };
+    parse_with(new_text, Some((&tree, unchanged)))
+}
+
+/// What an incremental parse can keep of the old file: what lies outside
+/// the span where the edit changed anything.
+struct Unchanged<'a> {
+    old: &'a ParsedFile,
+    /// The old tree with the edit applied (positions already moved).
+    edited_tree: &'a Tree,
+    edit: ByteEdit,
+}
+
+impl Unchanged<'_> {
+    /// The span of the new text where the edit changed text or structure,
+    /// widened to whole lines.
+    fn span(&self, new_tree: &Tree, text: &str) -> TextRange {
+        let (mut start, mut end) = (self.edit.start_byte, self.edit.new_end_byte);
+        for changed in self.edited_tree.changed_ranges(new_tree) {
+            start = start.min(changed.start_byte);
+            end = end.max(changed.end_byte);
+        }
+        let bytes = text.as_bytes();
+        let start = bytes[..start.min(bytes.len())]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let end = bytes
+            .get(end..)
+            .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
+            .map_or(bytes.len(), |i| end + i);
+        start..end
+    }
+
+    /// The new module, keeping the old top-level statements before the
+    /// changed span; `None` when nothing can be kept. Only for trees
+    /// without errors: recovery from an error can reach back further.
+    fn module(&self, new_tree: &Tree, text: &str, span: &TextRange) -> Option<Module> {
+        let (old_root, new_root) = (self.edited_tree.root_node(), new_tree.root_node());
+        if old_root.has_error() || new_root.has_error() {
+            return None;
+        }
+        let old_nodes = lower::named_children(old_root);
+        let new_nodes = lower::named_children(new_root);
+        let same = old_nodes
+            .iter()
+            .zip(&new_nodes)
+            .take_while(|(a, b)| {
+                a.end_byte() <= span.start
+                    && b.end_byte() <= span.start
+                    && a.byte_range() == b.byte_range()
+                    && a.kind_id() == b.kind_id()
+            })
+            .count();
+        if same == 0 {
+            return None;
+        }
+        // Before the span the old and new texts agree byte for byte, so the
+        // old statements there have the same ranges in both; from the span
+        // on, old statements are in old offsets and must not be compared.
+        let cut = [old_nodes.get(same), new_nodes.get(same)]
+            .into_iter()
+            .flatten()
+            .map(|n| n.start_byte())
+            .chain([span.start, text.len()])
+            .min()
+            .unwrap_or(0);
+        let kept: Vec<ast::Stmt> = self
+            .old
+            .module
+            .body
+            .iter()
+            .take_while(|s| s.range.start < cut)
+            .cloned()
+            .collect();
+        if kept.iter().any(|s| s.range.end > cut) {
+            return None;
+        }
+        Some(lower::lower_module_from(new_root, text, kept, cut))
+    }
+
+    /// The new file's comments: the old ones before and after the changed
+    /// span (moved by the edit), and those read again inside it. Reading
+    /// only the span keeps a keystroke from walking the whole tree.
+    fn comments(&self, new_tree: &Tree, text: &str, span: &TextRange) -> Vec<TextRange> {
+        let ByteEdit {
+            old_end_byte,
+            new_end_byte,
+            ..
+        } = self.edit;
+        let (start, end) = (span.start, span.end);
+        // Where the span ends in the old text (it ends after the edit).
+        let old_end = end + old_end_byte - new_end_byte;
+        let before = self.old.comments.iter().filter(|c| c.end <= start).cloned();
+        let inside = queries::comments_in(new_tree, text, start..end);
+        let after = self
+            .old
+            .comments
+            .iter()
+            .filter(|c| c.start >= old_end)
+            .map(|c| c.start + new_end_byte - old_end_byte..c.end + new_end_byte - old_end_byte);
+        let mut all: Vec<TextRange> = before.chain(inside).chain(after).collect();
+        all.sort_by_key(|c| c.start);
+        all.dedup_by_key(|c| c.start);
+        all
+    }
 }
 
 /// Whether the file imports `torch`, `einops` or a module under them
@@ -86,7 +195,8 @@ pub fn imports_torch(file: &ParsedFile) -> bool {
     file.imports_torch
 }
 
-fn parse_with(text: &str, old_tree: Option<&Tree>) -> ParsedFile {
+fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
+    let old_tree = old.as_ref().map(|(tree, _)| *tree);
     let tree = PARSER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut parser) => run_parser(parser.as_mut(), text, old_tree),
         // Only reachable if parsing re-entered itself; a fresh parser will do.
@@ -102,9 +212,22 @@ fn parse_with(text: &str, old_tree: Option<&Tree>) -> ParsedFile {
             imports_torch: false,
         };
     };
-    let module = lower::lower_module(tree.root_node(), text);
+    let (module, comments) = match &old {
+        Some((_, unchanged)) => {
+            let span = unchanged.span(&tree, text);
+            (
+                unchanged
+                    .module(&tree, text, &span)
+                    .unwrap_or_else(|| lower::lower_module(tree.root_node(), text)),
+                unchanged.comments(&tree, text, &span),
+            )
+        }
+        None => (
+            lower::lower_module(tree.root_node(), text),
+            queries::comments_in(&tree, text, 0..text.len()),
+        ),
+    };
     let syntax_errors = queries::syntax_errors(&tree, text);
-    let comments = queries::comments(&tree, text);
     let imports_torch = queries::imports_torch(&tree, text);
     ParsedFile {
         tree: Some(tree),

@@ -75,8 +75,8 @@ pub(crate) fn imports_torch(tree: &Tree, text: &str) -> bool {
     false
 }
 
-/// The byte ranges of all comments, in source order.
-pub(crate) fn comments(tree: &Tree, text: &str) -> Vec<TextRange> {
+/// The byte ranges of the comments that start in `span`, in source order.
+pub(crate) fn comments_in(tree: &Tree, text: &str, span: TextRange) -> Vec<TextRange> {
     static QUERY: OnceLock<Option<Query>> = OnceLock::new();
     let Some(query) = compiled(&QUERY, COMMENTS) else {
         return Vec::new();
@@ -86,10 +86,11 @@ pub(crate) fn comments(tree: &Tree, text: &str) -> Vec<TextRange> {
     };
     let mut ranges = Vec::new();
     let mut cursor = QueryCursor::new();
+    cursor.set_byte_range(span.clone());
     let mut captures = cursor.captures(query, tree.root_node(), text.as_bytes());
     while let Some((matched, index)) = captures.next() {
         let capture = matched.captures()[*index];
-        if capture.index == comment {
+        if capture.index == comment && span.contains(&capture.node.start_byte()) {
             // The grammar's comment token runs to the `\n`, so in a CRLF
             // file it would end with the `\r`.
             let range = capture.node.byte_range();

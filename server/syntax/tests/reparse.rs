@@ -6,12 +6,13 @@ use proptest::prelude::*;
 use shapels_syntax::{ByteEdit, ParsedFile, edit_between, parse, reparse};
 
 /// Everything observable about a parse: the lowered tree with its ranges,
-/// the syntax errors, the torch flag and tree-sitter's own tree.
+/// the syntax errors, the comments, the torch flag and tree-sitter's own tree.
 fn fingerprint(file: &ParsedFile) -> String {
     format!(
-        "{:?}\n{:?}\n{}\n{}\n{}",
+        "{:?}\n{:?}\n{:?}\n{}\n{}\n{}",
         file.module,
         file.syntax_errors,
+        file.comments,
         shapels_syntax::imports_torch(file),
         file.source_len,
         file.tree
@@ -66,6 +67,29 @@ fn edits_that_change_structure() {
     check_edit("x = torch.randn(2)\n", "");
 }
 
+/// A reparse keeps the statements and comments before the edited lines and
+/// reads the rest again; what it keeps must be in the new text's offsets.
+#[test]
+fn edits_after_kept_statements() {
+    check_edit(
+        "x = torch.randn(8, 128)\n  #import torch\nB, ",
+        "x = torch.randn(8, 128)\n  #  # x: (B, T)\n torch\nB, ",
+    );
+    check_edit(
+        "import torch\n# a\nx = 1  # b\ny = 2\n# c\n",
+        "import torch\n# a\nx = 12  # b\ny = 2\n# c\n",
+    );
+    check_edit(
+        "a = 1\nb = 2  # (B, T)\nc = 3\n",
+        "a = 1\nb = 2\nc = 3  # (B, T)\n",
+    );
+    check_edit("a = 1\n# x\n", "a = 1\n# x = '\n");
+    check_edit(
+        "def f():\n    return 1\n\ng = 2\n",
+        "def f():\n    return 12\n\ng = 2\n",
+    );
+}
+
 #[test]
 fn a_wrong_edit_falls_back_to_a_fresh_parse() {
     let old_text = "x = 1\ny = 2\n";
@@ -115,6 +139,9 @@ const PIECES: &[&str] = &[
     "日本",
     "\r\n",
     "#",
+    "  # x: (B, T)\n",
+    "# note\n",
+    "s = '# not a comment'\n",
     ",",
     "x",
     " = ",

@@ -16,7 +16,7 @@ mod stmt;
 
 use tree_sitter::Node;
 
-use crate::ast::{Expr, ExprKind, Module, Name, TextRange};
+use crate::ast::{Expr, ExprKind, Module, Name, Stmt, TextRange};
 
 /// How deeply statements and expressions may nest in the lowered tree.
 ///
@@ -36,6 +36,26 @@ pub(crate) fn lower_module(root: Node<'_>, source: &str) -> Module {
     Module {
         body: lowerer.statements(root),
     }
+}
+
+/// Lower a module whose statements before byte `cut` are `kept` (lowered
+/// before from the same text): only the top-level statements from `cut` on
+/// are walked. The caller makes sure the text and tree before `cut` are
+/// those `kept` came from.
+pub(crate) fn lower_module_from(
+    root: Node<'_>,
+    source: &str,
+    kept: Vec<Stmt>,
+    cut: usize,
+) -> Module {
+    let mut lowerer = Lowerer { source, depth: 0 };
+    let mut body = kept;
+    for child in named_children(root) {
+        if child.start_byte() >= cut {
+            lowerer.statement(child, &mut body);
+        }
+    }
+    Module { body }
 }
 
 /// The state of one lowering walk: the text (for identifiers and literals)
@@ -89,7 +109,7 @@ fn is_trivia(node: Node<'_>) -> bool {
 }
 
 /// The named children of a node, without comments and line continuations.
-fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+pub(crate) fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor)
         .filter(|child| !is_trivia(*child))
