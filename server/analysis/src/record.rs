@@ -47,6 +47,16 @@ pub(crate) struct Recorder {
     capturing: usize,
     /// The journal reached its bound and stopped taking entries.
     journal_full: bool,
+    /// Runs on made-up inputs (library mode) are under way: a value such a
+    /// run cannot follow says nothing about the runs that could, so it does
+    /// not make their sites unknown.
+    pub made_up: bool,
+    /// Record only at sites no run has recorded yet. Set while library mode
+    /// runs the methods forward did not reach: when `generate` calls the
+    /// model on inputs it made up, the model's own run already said what
+    /// its lines hold in general, and a second made-up run would only blur
+    /// it (`T` and `T_2` become a nameless size).
+    pub only_new_sites: bool,
 }
 
 /// Entries the journal keeps at most (a bound on memory for runaway files).
@@ -123,6 +133,9 @@ impl Recorder {
     fn binding_hit(&mut self, site: usize, tensor: Rc<Tensor>) {
         self.journal(|| Recorded::Binding(site, tensor.clone()));
         let site = &mut self.sites[site];
+        if self.only_new_sites && !site.hits.is_empty() {
+            return;
+        }
         if site.hits.len() < MAX_HITS {
             site.hits.push(tensor);
         }
@@ -131,7 +144,9 @@ impl Recorder {
     /// A run where the name was bound to something the analysis could not
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
-        self.unknown_at(Rc::from(name), range.start);
+        if !self.made_up {
+            self.unknown_at(Rc::from(name), range.start);
+        }
     }
 
     fn unknown_at(&mut self, name: Rc<str>, start: usize) {
@@ -146,6 +161,9 @@ impl Recorder {
     fn expression_at(&mut self, start: usize, end: usize, tensor: Rc<Tensor>) {
         self.journal(|| Recorded::Expression(start, end, tensor.clone()));
         let hits = self.exprs.entry((start, end)).or_default();
+        if self.only_new_sites && !hits.is_empty() {
+            return;
+        }
         if hits.len() < MAX_HITS {
             hits.push(tensor);
         }
@@ -170,6 +188,9 @@ impl Recorder {
     fn scalar_hit(&mut self, site: usize, value: Dim) {
         self.journal(|| Recorded::Scalar(site, value.clone()));
         let site = &mut self.scalars[site];
+        if self.only_new_sites && !site.hits.is_empty() {
+            return;
+        }
         if site.hits.len() < MAX_HITS {
             site.hits.push(value);
         }

@@ -193,6 +193,7 @@ impl<'s> Interp<'s> {
     /// with arguments made up from their signatures (library mode).
     pub fn run_module(&mut self, module: &ast::Module) {
         let _ = self.exec_block(&module.body);
+        self.recorder.made_up = true;
         self.run_unreached();
     }
 
@@ -562,12 +563,12 @@ impl<'s> Interp<'s> {
             if self.out_of_budget() {
                 return;
             }
-            let Some(forward) = call::lookup_method(&class, "forward") else {
-                continue;
-            };
-            // Skip a class only when an object of exactly this class ran its
-            // forward: a subclass may have run it with settings of its own.
-            if self.forward_ran.contains(&(Rc::as_ptr(&class) as usize)) {
+            // Skip a class's forward only when an object of exactly this
+            // class ran it: a subclass may have run it with settings of its own.
+            let forward = call::lookup_method(&class, "forward")
+                .filter(|_| !self.forward_ran.contains(&(Rc::as_ptr(&class) as usize)));
+            let methods = self.unreached_methods(&class);
+            if forward.is_none() && methods.is_empty() {
                 continue;
             }
             self.mode = ModeState {
@@ -587,22 +588,71 @@ impl<'s> Interp<'s> {
             } else {
                 built
             };
-            // All instances see the same made-up input, so their shapes relate.
-            let args = self.generic_args(&forward, true);
-            for instance in instances {
-                if let Value::Instance(_) = instance {
-                    self.open_call = true;
-                    let _ = self.call_function(
-                        &forward,
-                        Some(instance),
-                        args.clone(),
-                        Vec::new(),
-                        0..0,
-                    );
+            if let Some(forward) = forward {
+                // All instances see the same made-up input, so their shapes relate.
+                let args = self.generic_args(&forward, true);
+                for instance in &instances {
+                    if let Value::Instance(_) = instance {
+                        self.open_call = true;
+                        let _ = self.call_function(
+                            &forward,
+                            Some(instance.clone()),
+                            args.clone(),
+                            Vec::new(),
+                            0..0,
+                        );
+                    }
                 }
             }
+            // The other methods (`generate`, `encode`, a loss), after forward
+            // so that they see what forward set up, unless forward reached them.
+            self.recorder.only_new_sites = true;
+            for method in methods {
+                if self.out_of_budget() {
+                    return;
+                }
+                if self.reached.contains(&(Rc::as_ptr(&method.def) as usize)) {
+                    continue;
+                }
+                let args = self.generic_args(&method, false);
+                for instance in &instances {
+                    if let Value::Instance(_) = instance {
+                        self.open_call = true;
+                        let _ = self.call_function(
+                            &method,
+                            Some(instance.clone()),
+                            args.clone(),
+                            Vec::new(),
+                            0..0,
+                        );
+                    }
+                }
+            }
+            self.recorder.only_new_sites = false;
         }
         self.run_functions(others);
+    }
+
+    /// The plain methods a class defines itself that no run reached, in
+    /// source order. Dunder methods other than `__call__` are left out:
+    /// Python calls them, not model code; static and class methods too,
+    /// for now.
+    fn unreached_methods(&self, class: &Rc<Class>) -> Vec<Rc<Function>> {
+        let mut methods: Vec<Rc<Function>> = class
+            .attrs
+            .borrow()
+            .iter()
+            .filter(|(name, _)| {
+                &***name != "forward" && (!name.starts_with("__") || &***name == "__call__")
+            })
+            .filter_map(|(_, value)| match value {
+                Value::Function(f) => Some(f.clone()),
+                _ => None,
+            })
+            .filter(|f| !self.reached.contains(&(Rc::as_ptr(&f.def) as usize)))
+            .collect();
+        methods.sort_by_key(|f| f.def.range.start);
+        methods
     }
 
     fn run_functions(&mut self, functions: Vec<Rc<Function>>) {
