@@ -267,7 +267,7 @@ impl<'a> Namer<'a> {
     fn new(env: &'a ShapeEnv, scalars: &[ScalarSite]) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
         for s in scalars {
-            if s.hits.len() < 2 || !crate::interp::is_identifier(&s.name) {
+            if s.hits.len() < 2 || !names_a_size(&s.name) {
                 continue;
             }
             let key: Vec<String> = s.hits.iter().map(|d| env.display(d)).collect();
@@ -281,7 +281,7 @@ impl<'a> Namer<'a> {
             .collect();
         let mut aliases = FxHashMap::default();
         for s in scalars {
-            if !crate::interp::is_identifier(&s.name) || taken.contains(&s.name) {
+            if !names_a_size(&s.name) || taken.contains(&s.name) {
                 continue;
             }
             let resolved: Vec<Dim> = s.hits.iter().map(|d| env.resolve(d)).collect();
@@ -523,4 +523,10 @@ fn example(tensor: &Tensor, env: &ShapeEnv) -> Option<Vec<DimView>> {
         ),
         _ => None,
     }
+}
+
+/// Whether a variable's name can name a size in a hint: an identifier, but
+/// not `_`, which says the code does not care what it holds.
+fn names_a_size(name: &str) -> bool {
+    name != "_" && crate::interp::is_identifier(name)
 }
