@@ -1,0 +1,337 @@
+//! Python built-in functions (`len`, `range`, `min`, `isinstance`, ...) and `math.*`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::value::Value;
+
+use super::Kwargs;
+use super::class::{class_chain, class_lookup};
+
+impl Interp<'_> {
+    pub(super) fn call_builtin(
+        &mut self,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        match (name, args.as_slice()) {
+            ("len", [v]) => match v {
+                Value::Tensor(t) => {
+                    let shape = self.resolve_shape(&t.shape);
+                    match (shape.dims(), &shape) {
+                        (Some(d), _) => match d.first() {
+                            Some(d) => Value::Int(d.clone()),
+                            None => Value::Unknown,
+                        },
+                        // The first size of a tensor of unknown rank: the same
+                        // symbol `x.size(0)` gives, so the two relate.
+                        (None, crate::value::Shape::Var(v)) => Value::Int(self.var_dim(*v, 0, "x")),
+                        (None, _) => Value::Int(self.env.anonymous()),
+                    }
+                }
+                Value::Str(s) => Value::int(s.chars().count() as i64),
+                Value::Dict(d) => Value::int(d.borrow().len() as i64),
+                Value::Layer(l) if l.unknown_children.get() => Value::Unknown,
+                Value::Layer(l) => Value::int(l.children.borrow().len() as i64),
+                _ => match v.items() {
+                    Some(items) => Value::int(items.len() as i64),
+                    None => Value::Unknown,
+                },
+            },
+            ("range", _) => {
+                let dims: Vec<Option<Dim>> = args.iter().map(|a| self.as_dim(a)).collect();
+                match dims.as_slice() {
+                    [Some(stop)] => Value::Range(Dim::konst(0), stop.clone(), Dim::konst(1)),
+                    [Some(a), Some(b)] => Value::Range(a.clone(), b.clone(), Dim::konst(1)),
+                    [Some(a), Some(b), Some(c)] => Value::Range(a.clone(), b.clone(), c.clone()),
+                    _ => Value::Range(Dim::konst(0), self.env.anonymous(), Dim::konst(1)),
+                }
+            }
+            ("int", [v]) => match v {
+                Value::Int(_) => v.clone(),
+                Value::Float(Some(f)) if f.is_finite() && f.abs() < 9.0e18 => {
+                    Value::int(f.trunc() as i64)
+                }
+                Value::Bool(Some(b)) => Value::int(*b as i64),
+                Value::Opaque(n) => Value::Int(self.opaque_symbol(n)),
+                Value::Str(s) => s
+                    .trim()
+                    .parse::<i64>()
+                    .map(Value::int)
+                    .unwrap_or(Value::Unknown),
+                Value::Tensor(_) => Value::Int(self.env.anonymous()),
+                _ => Value::Unknown,
+            },
+            ("float", [v]) => match v {
+                Value::Int(d) => Value::Float(d.as_const().map(|n| n as f64)),
+                Value::Float(_) => v.clone(),
+                Value::Str(s) => Value::Float(match s.trim() {
+                    "inf" | "+inf" => Some(f64::INFINITY),
+                    "-inf" => Some(f64::NEG_INFINITY),
+                    "nan" => Some(f64::NAN),
+                    other => other.parse().ok(),
+                }),
+                _ => Value::Float(None),
+            },
+            ("bool", [v]) => Value::Bool(self.truth(v)),
+            ("str" | "repr", _) => Value::Str(Rc::from("")),
+            ("abs", [Value::Int(d)]) => match d.as_const() {
+                Some(n) => Value::int(n.abs()),
+                None => Value::Unknown,
+            },
+            ("abs", [Value::Float(f)]) => Value::Float(f.map(f64::abs)),
+            ("round", [Value::Float(f)]) => match f {
+                Some(f) if f.is_finite() => Value::int(f.round_ties_even() as i64),
+                _ => Value::Unknown,
+            },
+            ("round", [Value::Int(_)]) => args[0].clone(),
+            ("min" | "max", _) => {
+                let items = if args.len() == 1 {
+                    self.iterate(&args[0]).unwrap_or_default()
+                } else {
+                    args.clone()
+                };
+                self.min_max(name == "max", &items)
+            }
+            ("sum", [v, rest @ ..]) => {
+                let Some(items) = self.iterate(v) else {
+                    return Value::Unknown;
+                };
+                let mut acc = rest.first().cloned().unwrap_or(Value::int(0));
+                for item in items {
+                    acc = self.binop(
+                        shapels_syntax::ast::BinOp::Add,
+                        acc,
+                        item,
+                        range.clone(),
+                        range.clone(),
+                        range.clone(),
+                    );
+                }
+                acc
+            }
+            ("isinstance", [v, class]) => self.isinstance(v, class),
+            ("list" | "tuple", []) => {
+                if name == "list" {
+                    Value::list(Vec::new())
+                } else {
+                    Value::tuple(Vec::new())
+                }
+            }
+            ("list" | "tuple" | "sorted" | "reversed", [v, ..]) => match self.iterate(v) {
+                Some(mut items) => {
+                    if name == "reversed" {
+                        items.reverse();
+                    }
+                    if name == "tuple" {
+                        Value::tuple(items)
+                    } else {
+                        Value::list(items)
+                    }
+                }
+                None => Value::Unknown,
+            },
+            ("dict", []) => Value::Dict(Rc::new(RefCell::new(
+                kwargs
+                    .into_iter()
+                    .map(|(k, v)| (Value::Str(k), v))
+                    .collect(),
+            ))),
+            ("zip", _) => {
+                let lists: Option<Vec<Vec<Value>>> = args.iter().map(|a| self.iterate(a)).collect();
+                match lists {
+                    Some(lists) if !lists.is_empty() => {
+                        let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+                        Value::list(
+                            (0..n)
+                                .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+                                .collect(),
+                        )
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            ("enumerate", [v, ..]) => match self.iterate(v) {
+                Some(items) => Value::list(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| Value::tuple(vec![Value::int(i as i64), x]))
+                        .collect(),
+                ),
+                None => Value::Unknown,
+            },
+            ("super", _) => {
+                let frame = self.frames.last();
+                let receiver = frame.and_then(|f| {
+                    let first = f.function.as_ref()?.def.params.first()?.name.id.clone();
+                    f.locals.borrow().get(first.as_str()).cloned()
+                });
+                let owner = frame.and_then(|f| f.function.as_ref()?.owner.as_ref()?.upgrade());
+                match (receiver, owner) {
+                    (Some(r), Some(o)) => Value::Super(Box::new(r), o),
+                    _ => Value::Unknown,
+                }
+            }
+            ("getattr", [obj, Value::Str(attr), rest @ ..]) => {
+                let v = self.get_attr(obj, attr, range);
+                match (v, rest.first()) {
+                    (Value::Unknown, Some(default)) => default.clone(),
+                    (v, _) => v,
+                }
+            }
+            ("hasattr", [Value::Instance(inst), Value::Str(attr)]) => Value::Bool(Some(
+                inst.attrs.borrow().contains_key(&**attr)
+                    || class_lookup(&inst.class, attr).is_some(),
+            )),
+            ("setattr", [obj, Value::Str(attr), v]) => {
+                self.set_attr(obj, attr, v.clone());
+                Value::None
+            }
+            ("print", _) => Value::None,
+            ("divmod", [a, b]) => {
+                let q = self.binop(
+                    shapels_syntax::ast::BinOp::FloorDiv,
+                    a.clone(),
+                    b.clone(),
+                    range.clone(),
+                    range.clone(),
+                    range.clone(),
+                );
+                let r = self.binop(
+                    shapels_syntax::ast::BinOp::Mod,
+                    a.clone(),
+                    b.clone(),
+                    range.clone(),
+                    range.clone(),
+                    range,
+                );
+                Value::tuple(vec![q, r])
+            }
+            ("any" | "all", _) => Value::Bool(None),
+            ("next", [it, ..]) => match self.iterate(it) {
+                Some(items) if !items.is_empty() => items[0].clone(),
+                _ => Value::Unknown,
+            },
+            // `map(f, xs)` over an enumerable iterable: the calls, in order.
+            ("map", [f, rest @ ..]) if !rest.is_empty() => {
+                let lists: Option<Vec<Vec<Value>>> = rest.iter().map(|a| self.iterate(a)).collect();
+                match lists {
+                    Some(lists) => {
+                        let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+                        let mut out = Vec::with_capacity(n);
+                        for i in 0..n {
+                            let call_args: Vec<Value> =
+                                lists.iter().map(|l| l[i].clone()).collect();
+                            out.push(self.call_value(f, call_args, Vec::new(), range.clone()));
+                        }
+                        Value::list(out)
+                    }
+                    None => Value::Unknown,
+                }
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    fn min_max(&mut self, is_max: bool, items: &[Value]) -> Value {
+        let mut acc: Option<Value> = None;
+        for item in items {
+            acc = Some(match (acc, item) {
+                (None, v) => v.clone(),
+                (Some(Value::Int(a)), Value::Int(b)) => {
+                    Value::Int(if is_max { a.maximum(b) } else { a.minimum(b) })
+                }
+                (Some(a), b) => {
+                    let num = |v: &Value| match v {
+                        Value::Int(d) => d.as_const().map(|n| n as f64),
+                        Value::Float(f) => *f,
+                        _ => None,
+                    };
+                    match (num(&a), num(b)) {
+                        (Some(x), Some(y)) => {
+                            if (is_max && y > x) || (!is_max && y < x) {
+                                b.clone()
+                            } else {
+                                a
+                            }
+                        }
+                        _ => Value::Unknown,
+                    }
+                }
+            });
+        }
+        acc.unwrap_or(Value::Unknown)
+    }
+
+    fn isinstance(&mut self, v: &Value, class: &Value) -> Value {
+        let classes = class.items().unwrap_or_else(|| vec![class.clone()]);
+        let mut answer = Some(false);
+        for c in &classes {
+            let r = match (v, c) {
+                (Value::Int(_), Value::Path(p)) if &**p == "builtins.int" => Some(true),
+                (Value::Float(_), Value::Path(p)) if &**p == "builtins.float" => Some(true),
+                (Value::Int(_), Value::Path(p)) if &**p == "builtins.float" => Some(false),
+                (Value::Tuple(_), Value::Path(p)) if &**p == "builtins.tuple" => Some(true),
+                (Value::List(_), Value::Path(p)) if &**p == "builtins.list" => Some(true),
+                (Value::Str(_), Value::Path(p)) if &**p == "builtins.str" => Some(true),
+                (Value::Tensor(_), Value::Path(p)) if p.ends_with("Tensor") => Some(true),
+                (Value::Instance(inst), Value::Class(c)) => {
+                    Some(class_chain(&inst.class).iter().any(|k| Rc::ptr_eq(k, c)))
+                }
+                (Value::Layer(l), Value::Path(p)) => {
+                    Some(p.rsplit('.').next() == Some(&*l.kind) || p.ends_with("Module"))
+                }
+                (Value::Unknown | Value::Opaque(_), _) => None,
+                (
+                    Value::Int(_)
+                    | Value::Float(_)
+                    | Value::Tuple(_)
+                    | Value::List(_)
+                    | Value::Str(_)
+                    | Value::None,
+                    Value::Path(_),
+                ) => Some(false),
+                (Value::Tensor(_), _) => Some(false),
+                _ => None,
+            };
+            match r {
+                Some(true) => return Value::Bool(Some(true)),
+                None => answer = None,
+                _ => {}
+            }
+        }
+        Value::Bool(answer)
+    }
+}
+
+pub(super) fn math_call(name: &str, args: &[Value]) -> Value {
+    let num = |v: &Value| match v {
+        Value::Int(d) => d.as_const().map(|n| n as f64),
+        Value::Float(f) => *f,
+        _ => None,
+    };
+    let x = args.first().and_then(num);
+    match name {
+        "sqrt" => Value::Float(x.map(f64::sqrt)),
+        "log" => Value::Float(x.map(f64::ln)),
+        "exp" => Value::Float(x.map(f64::exp)),
+        "log2" => Value::Float(x.map(f64::log2)),
+        "ceil" | "floor" => match (args.first(), x) {
+            (Some(Value::Int(d)), _) => Value::Int(d.clone()),
+            (_, Some(x)) if x.is_finite() => {
+                Value::int(if name == "ceil" { x.ceil() } else { x.floor() } as i64)
+            }
+            _ => Value::Unknown,
+        },
+        "prod" => Value::Unknown,
+        "pi" => Value::Float(Some(std::f64::consts::PI)),
+        _ => Value::Float(None),
+    }
+}

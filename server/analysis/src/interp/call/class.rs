@@ -1,0 +1,171 @@
+//! Classes and instances: calling a class, dataclass fields, and lookups along the bases.
+
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use shapels_syntax::ast::{ExprKind, TextRange};
+
+use crate::interp::Interp;
+use crate::value::{Class, Function, Instance, Provenance, Value};
+
+use super::Kwargs;
+
+impl Interp<'_> {
+    pub(super) fn instantiate(
+        &mut self,
+        class: &Rc<Class>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        let instance = Rc::new(Instance {
+            class: class.clone(),
+            attrs: RefCell::new(FxHashMap::default()),
+            order: RefCell::new(Vec::new()),
+            origin: if self.mode.fake {
+                Provenance::Fake
+            } else {
+                Provenance::Real
+            },
+            device: RefCell::new(None),
+        });
+        let value = Value::Instance(instance.clone());
+        let made = self
+            .instances
+            .entry(Rc::as_ptr(class) as usize)
+            .or_default();
+        if made.len() < 4 {
+            made.push(value.clone());
+        }
+        if class.is_dataclass {
+            self.init_dataclass(class, &instance, args, kwargs);
+            return value;
+        }
+        if let Some(init) = lookup_method(class, "__init__") {
+            let _ = self.call_function(&init, Some(value.clone()), args, kwargs, range);
+        }
+        value
+    }
+
+    /// A dataclass gets its fields from the class's annotated assignments.
+    fn init_dataclass(
+        &mut self,
+        class: &Rc<Class>,
+        instance: &Rc<Instance>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+    ) {
+        let mut fields: Vec<(String, Option<Value>)> = Vec::new();
+        let mut chain = vec![class.clone()];
+        let mut i = 0;
+        while i < chain.len() {
+            let c = chain[i].clone();
+            for b in &c.bases {
+                if let Value::Class(b) = b {
+                    chain.push(b.clone());
+                }
+            }
+            i += 1;
+        }
+        for c in chain.iter().rev() {
+            let Some(def) = &c.def else { continue };
+            for stmt in &def.body {
+                if let shapels_syntax::ast::StmtKind::Assign {
+                    targets,
+                    annotation: Some(_),
+                    ..
+                } = &stmt.kind
+                    && let [target] = targets.as_slice()
+                    && let ExprKind::Name(name) = &target.kind
+                {
+                    let default = c.attrs.borrow().get(name.as_str()).cloned();
+                    fields.retain(|(n, _)| n != name);
+                    fields.push((name.clone(), default));
+                }
+            }
+        }
+        let mut positional = args.into_iter();
+        let open = self.dataclass_prefix.take();
+        for (name, default) in fields {
+            let default = match (&open, default) {
+                (Some(prefix), Some(Value::Int(_))) => {
+                    Some(Value::Int(self.env.symbol(&format!("{prefix}.{name}"))))
+                }
+                (Some(_), Some(Value::Float(_))) => Some(Value::Float(None)),
+                (Some(_), Some(Value::Bool(_))) => Some(Value::Bool(None)),
+                (Some(prefix), None) => Some(Value::Opaque(Rc::from(format!("{prefix}.{name}")))),
+                (_, default) => default,
+            };
+            let v = positional
+                .next()
+                .or_else(|| {
+                    kwargs
+                        .iter()
+                        .find(|(k, _)| **k == *name)
+                        .map(|(_, v)| v.clone())
+                })
+                .or(default)
+                .unwrap_or(Value::Unknown);
+            self.set_attr(&Value::Instance(instance.clone()), &name, v);
+        }
+    }
+}
+
+/// The class and its bases, depth-first in declaration order (a simple MRO).
+pub(crate) fn class_chain(class: &Rc<Class>) -> Vec<Rc<Class>> {
+    let mut out: Vec<Rc<Class>> = Vec::new();
+    let mut todo = vec![class.clone()];
+    while let Some(c) = todo.pop() {
+        if out.iter().any(|k| Rc::ptr_eq(k, &c)) || out.len() > 64 {
+            continue;
+        }
+        for b in c.bases.iter().rev() {
+            if let Value::Class(b) = b {
+                todo.push(b.clone());
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A class attribute, searched along the bases.
+pub(crate) fn class_lookup(class: &Rc<Class>, name: &str) -> Option<Value> {
+    class_chain(class)
+        .iter()
+        .find_map(|c| c.attrs.borrow().get(name).cloned())
+}
+
+/// A plain method (not a property) along the bases.
+pub(crate) fn lookup_method(class: &Rc<Class>, name: &str) -> Option<Rc<Function>> {
+    match class_lookup(class, name)? {
+        Value::Function(f) => Some(f),
+        _ => None,
+    }
+}
+
+/// The torch layer a class derives from (`Conv1d` for `class C(nn.Conv1d)`),
+/// found along its bases; `None` for plain `nn.Module` subclasses.
+pub(crate) fn torch_layer_base(class: &Rc<Class>) -> Option<Rc<str>> {
+    class_chain(class).iter().find_map(|c| {
+        c.bases.iter().find_map(|b| match b {
+            Value::Path(p) => {
+                let name = p.rsplit('.').next()?;
+                let torch = p.starts_with("torch.nn") || p.starts_with("nn.");
+                (torch && name != "Module" && name.chars().next()?.is_uppercase())
+                    .then(|| Rc::from(name))
+            }
+            _ => None,
+        })
+    })
+}
+
+/// Whether the class derives from `nn.Module` (or any torch class).
+pub(crate) fn is_module_class(class: &Rc<Class>) -> bool {
+    class_chain(class).iter().any(|c| {
+        c.bases
+            .iter()
+            .any(|b| matches!(b, Value::Path(p) if p.starts_with("torch.") || p.contains("Module")))
+    })
+}

@@ -1,0 +1,163 @@
+//! Calling a user function: binding the arguments to the parameters, and running the body.
+
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use shapels_syntax::ast::{ParamKind, TextRange};
+
+use crate::interp::{Flow, Frame, Interp, MAX_CALL_DEPTH, join_values};
+use crate::report::BindingKind;
+use crate::value::{Function, Value};
+
+use super::Kwargs;
+
+impl Interp<'_> {
+    pub(crate) fn call_function(
+        &mut self,
+        f: &Rc<Function>,
+        receiver: Option<Value>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        let key = Rc::as_ptr(&f.def) as usize;
+        self.reached.insert(key);
+        if self.depth >= MAX_CALL_DEPTH
+            || self.stack.iter().filter(|k| **k == key).count() >= 2
+            || self.out_of_budget()
+        {
+            self.cuts += 1;
+            return Value::Unknown;
+        }
+        // A call whose keywords are not all known (`f(**kwargs)` with unknown
+        // kwargs, or a made-up library call) may override any default.
+        let open = std::mem::take(&mut self.open_call);
+        let pending = match self.memo_begin(f, receiver.as_ref(), &args, &kwargs, open) {
+            Ok(earlier) => return earlier,
+            Err(pending) => pending,
+        };
+        let locals = Rc::new(RefCell::new(FxHashMap::default()));
+        let mut positional = receiver.into_iter().chain(args);
+        let mut kwargs = kwargs;
+        let mut extra_positional = Vec::new();
+        let mut bindings: Vec<(usize, Value)> = Vec::new();
+        let params = &f.def.params;
+        for (i, param) in params.iter().enumerate() {
+            let value = match param.kind {
+                ParamKind::Normal { .. } => {
+                    if let Some(v) = positional.next() {
+                        Some(v)
+                    } else if let Some(pos) = kwargs.iter().position(|(k, _)| **k == *param.name.id)
+                    {
+                        Some(kwargs.remove(pos).1)
+                    } else {
+                        self.default_for(f, i, open)
+                    }
+                }
+                ParamKind::KwOnly => {
+                    if let Some(pos) = kwargs.iter().position(|(k, _)| **k == *param.name.id) {
+                        Some(kwargs.remove(pos).1)
+                    } else {
+                        self.default_for(f, i, open)
+                    }
+                }
+                // A made-up call passes nothing the function could count on:
+                // its `*args` are unknown, not empty.
+                ParamKind::VarArgs if open => {
+                    extra_positional.extend(positional.by_ref());
+                    Some(Value::Unknown)
+                }
+                ParamKind::VarArgs => {
+                    extra_positional.extend(positional.by_ref());
+                    Some(Value::tuple(std::mem::take(&mut extra_positional)))
+                }
+                ParamKind::VarKw if open => Some(Value::Opaque(Rc::from(param.name.id.as_str()))),
+                ParamKind::VarKw => {
+                    let entries = kwargs.drain(..).map(|(k, v)| (Value::Str(k), v)).collect();
+                    Some(Value::Dict(Rc::new(RefCell::new(entries))))
+                }
+            };
+            bindings.push((i, value.unwrap_or(Value::Unknown)));
+        }
+        for (i, value) in bindings {
+            let param = &params[i];
+            locals
+                .borrow_mut()
+                .insert(Rc::from(param.name.id.as_str()), value.clone());
+            if matches!(value, Value::Unknown) {
+                self.recorder
+                    .unknown_binding(&param.name.id, param.name.range.clone());
+            }
+            // An optional tensor input is recorded as the tensor it is when given.
+            let recorded = match &value {
+                Value::Optional(inner) => inner.as_ref(),
+                v => v,
+            };
+            if let Value::Tensor(t) = recorded {
+                let t = Rc::new(crate::value::Tensor {
+                    shape: self.resolve_shape(&t.shape),
+                    ..(**t).clone()
+                });
+                self.recorder.binding(
+                    &param.name.id,
+                    param.name.range.clone(),
+                    BindingKind::Param,
+                    t.clone(),
+                );
+                self.recorder.expression(param.name.range.clone(), t);
+            }
+        }
+        self.frames.push(Frame {
+            locals,
+            closure: f.closure.clone(),
+            function: Some(f.clone()),
+            early_returns: Vec::new(),
+            is_module: false,
+        });
+        self.stack.push(key);
+        self.depth += 1;
+        let real_site = range != (0..0);
+        if real_site {
+            self.call_sites.push(range.clone());
+        }
+        let flow = self.exec_block(&f.def.body);
+        if real_site {
+            self.call_sites.pop();
+        }
+        self.depth -= 1;
+        self.stack.pop();
+        let frame = self.frames.pop().expect("pushed above");
+        let mut result = match flow {
+            Flow::Return(v) => Some(v),
+            Flow::Stop => None,
+            _ => Some(Value::None),
+        };
+        for early in frame.early_returns {
+            result = Some(match result {
+                Some(r) => join_values(self, &r, &early),
+                None => early,
+            });
+        }
+        let _ = range;
+        let result = result.unwrap_or(Value::Unknown);
+        self.memo_finish(pending, &result);
+        result
+    }
+
+    /// The value of a parameter the call did not pass: its default, kept
+    /// symbolic when the call may have passed it after all.
+    fn default_for(&mut self, f: &Rc<Function>, i: usize, open: bool) -> Option<Value> {
+        let default = f.defaults.get(i).cloned().flatten()?;
+        if !open {
+            return Some(default);
+        }
+        let name = &f.def.params[i].name.id;
+        Some(match default {
+            Value::Int(_) => Value::Int(self.env.symbol(name)),
+            Value::Float(_) => Value::Float(None),
+            Value::Bool(_) => Value::Bool(None),
+            other => other,
+        })
+    }
+}

@@ -1,0 +1,177 @@
+//! Made-up inputs for code no call reaches: instances and arguments built from signatures.
+
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::ParamKind;
+
+use crate::interp::Interp;
+use crate::value::{Class, Function, Value};
+
+use super::class::lookup_method;
+
+impl Interp<'_> {
+    /// An instance made up from the constructor's signature, for classes no
+    /// code in the file instantiates.
+    pub(crate) fn generic_instance(&mut self, class: &Rc<Class>) -> Value {
+        let args = match lookup_method(class, "__init__") {
+            Some(init) => self.generic_args(&init, false),
+            None => Vec::new(),
+        };
+        self.open_call = true;
+        let instance = self.instantiate(class, args, Vec::new(), 0..0);
+        self.open_call = false;
+        instance
+    }
+
+    /// Arguments made from a signature: defaults where given, symbols named
+    /// after int parameters, tensors of unknown rank for forward inputs, and
+    /// opaque values otherwise.
+    pub(crate) fn generic_args(&mut self, f: &Rc<Function>, tensors: bool) -> Vec<Value> {
+        let mut out = Vec::new();
+        let is_method = f.owner.is_some();
+        let used_as_tensor = self.tensor_params(&f.def);
+        let dim_selectors = crate::interp::signature::dim_params(&f.def);
+        // Dims named alike in one signature's jaxtyping annotations are one symbol.
+        let mut jax_symbols: FxHashMap<String, Dim> = FxHashMap::default();
+        let mut commented = self.comment_shapes(&f.def);
+        for (i, param) in f.def.params.iter().enumerate() {
+            if is_method && i == 0 {
+                continue;
+            }
+            if !matches!(param.kind, ParamKind::Normal { .. }) {
+                break;
+            }
+            if let Some(dims) = commented.remove(&param.name.id) {
+                let t =
+                    self.new_tensor(crate::value::Shape::known(dims), None, None, &param.name.id);
+                out.push(Value::Tensor(Rc::new(t)));
+                continue;
+            }
+            let tensors = tensors || used_as_tensor.contains(&param.name.id);
+            if let Some(Some(default)) = f.defaults.get(i)
+                && dim_selectors.contains(&param.name.id)
+            {
+                out.push(default.clone());
+                continue;
+            }
+            if let Some(Some(default)) = f.defaults.get(i) {
+                // A default is one choice among many a caller may make: a
+                // number stays symbolic (named after the parameter), a flag
+                // stays undecided, so no shape rests on a guess.
+                let value = match default {
+                    Value::Int(_) => Value::Int(self.env.symbol(&param.name.id)),
+                    Value::Float(_) => Value::Float(None),
+                    Value::Bool(_) => Value::Bool(None),
+                    // An optional tensor input (`mask=None`): both paths run.
+                    Value::None if tensors => {
+                        Value::Optional(Box::new(self.generic_tensor(&param.name.id)))
+                    }
+                    other => other.clone(),
+                };
+                out.push(value);
+                continue;
+            }
+            let annotation = param
+                .annotation
+                .as_ref()
+                .map(|a| self.text(&a.range).to_string());
+            let value = match annotation.as_deref() {
+                Some("int") => Value::Int(self.env.symbol(&param.name.id)),
+                Some("float") => Value::Float(None),
+                Some("bool") => Value::Bool(None),
+                Some("str") => Value::Unknown,
+                Some(a) if a.contains("Tensor") || a.contains("Float[") || a.contains("Int[") => {
+                    match self.jaxtyping_shape(a, &mut jax_symbols) {
+                        Some(shape) => {
+                            let dtype = if a.starts_with("Int[") || a.starts_with("Long[") {
+                                Some(crate::value::DType::Int64)
+                            } else if a.starts_with("Float[") {
+                                Some(crate::value::DType::Float32)
+                            } else {
+                                None
+                            };
+                            Value::Tensor(Rc::new(self.new_tensor(
+                                shape,
+                                dtype,
+                                None,
+                                &param.name.id,
+                            )))
+                        }
+                        None => self.generic_tensor(&param.name.id),
+                    }
+                }
+                Some(a) => match self.lookup(a) {
+                    Some(Value::Class(c)) if c.is_dataclass => {
+                        // A config nobody built: its fields are what callers
+                        // pass, named `config.n_embd`; the defaults are one choice.
+                        self.dataclass_prefix = Some(Rc::from(param.name.id.as_str()));
+                        let v = self.instantiate(&c, Vec::new(), Vec::new(), 0..0);
+                        self.dataclass_prefix = None;
+                        v
+                    }
+                    _ if tensors => self.generic_tensor(&param.name.id),
+                    _ => Value::Opaque(Rc::from(param.name.id.as_str())),
+                },
+                None if tensors => self.generic_tensor(&param.name.id),
+                None => Value::Opaque(Rc::from(param.name.id.as_str())),
+            };
+            out.push(value);
+        }
+        out
+    }
+
+    /// The shape a jaxtyping annotation states: `Float[Tensor, "batch seq dim"]`
+    /// gives `[batch, seq, dim]`; `*batch` or `...` first gives any number of
+    /// leading dims; `_` is a size nobody named.
+    fn jaxtyping_shape(
+        &mut self,
+        annotation: &str,
+        symbols: &mut FxHashMap<String, Dim>,
+    ) -> Option<crate::value::Shape> {
+        let start = annotation.find('"')?;
+        let end = annotation[start + 1..].find('"')? + start + 1;
+        let spec = &annotation[start + 1..end];
+        let mut dims = Vec::new();
+        let mut variadic = false;
+        for (i, token) in spec.split_whitespace().enumerate() {
+            if token == "..." || token.starts_with('*') || token.starts_with("#*") {
+                if i != 0 || variadic {
+                    return None;
+                }
+                variadic = true;
+                continue;
+            }
+            let token = token.trim_start_matches('#');
+            if let Ok(n) = token.parse::<i64>() {
+                dims.push(Dim::konst(n));
+            } else if token == "_" {
+                dims.push(self.env.anonymous());
+            } else if token.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                let d = symbols
+                    .entry(token.to_string())
+                    .or_insert_with(|| self.env.symbol(token))
+                    .clone();
+                dims.push(d);
+            } else {
+                return None;
+            }
+        }
+        if variadic {
+            let crate::value::Shape::Var(v) = self.fresh_rank_var() else {
+                return None;
+            };
+            return Some(crate::value::Shape::Tail(v, Rc::new(dims)));
+        }
+        Some(crate::value::Shape::known(dims))
+    }
+
+    fn generic_tensor(&mut self, name: &str) -> Value {
+        let shape = self.fresh_rank_var();
+        // Nothing says what dtype an argument has: unknown, so no dtype rule
+        // can fire on a guess.
+        let t = self.new_tensor(shape, None, None, name);
+        Value::Tensor(Rc::new(t))
+    }
+}

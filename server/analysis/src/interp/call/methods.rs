@@ -1,0 +1,159 @@
+//! Methods of built-in values: lists, dicts, strings, tensors, modules, and `super()`.
+
+use std::rc::Rc;
+
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::rules;
+use crate::value::{Provenance, Value};
+
+use super::Kwargs;
+
+impl Interp<'_> {
+    pub(super) fn call_builtin_method(
+        &mut self,
+        receiver: &Value,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        match receiver {
+            // `super().__init__(...)` / `super().forward(x)` of a torch layer subclass.
+            Value::Tuple(parts) if name.starts_with("__super__.") && parts.len() == 2 => {
+                let (Value::Instance(inst), Value::Str(base)) = (&parts[0], &parts[1]) else {
+                    return Value::Unknown;
+                };
+                match &name["__super__.".len()..] {
+                    "__init__" => {
+                        let layer = rules::call_torch(
+                            self,
+                            &format!("torch.nn.{base}"),
+                            args,
+                            kwargs,
+                            range,
+                        );
+                        self.set_attr(&parts[0], "__torch_layer__", layer);
+                        Value::None
+                    }
+                    "forward" => {
+                        let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                        match layer {
+                            Some(l @ Value::Layer(_)) => self.call_value(&l, args, kwargs, range),
+                            _ => Value::Unknown,
+                        }
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+
+            Value::Tensor(t) => rules::tensor_method(self, t, name, args, kwargs, range),
+            Value::List(items) => match (name, args.as_slice()) {
+                ("append", [v]) => {
+                    self.epoch += 1;
+                    items.borrow_mut().push(v.clone());
+                    Value::None
+                }
+                ("extend", [v]) => {
+                    self.epoch += 1;
+                    match self.iterate(v) {
+                        Some(vs) => items.borrow_mut().extend(vs),
+                        None => items.borrow_mut().push(Value::Unknown),
+                    }
+                    Value::None
+                }
+                ("insert", [Value::Int(i), v]) => {
+                    self.epoch += 1;
+                    let mut items = items.borrow_mut();
+                    let i = i.as_const().unwrap_or(0).clamp(0, items.len() as i64) as usize;
+                    items.insert(i, v.clone());
+                    Value::None
+                }
+                ("pop", []) => {
+                    self.epoch += 1;
+                    items.borrow_mut().pop().unwrap_or(Value::Unknown)
+                }
+                ("copy", []) => Value::list(items.borrow().clone()),
+                ("index" | "count", _) => Value::Unknown,
+                _ => Value::Unknown,
+            },
+            Value::Dict(d) => match (name, args.as_slice()) {
+                ("items", []) => Value::list(
+                    d.borrow()
+                        .iter()
+                        .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
+                        .collect(),
+                ),
+                ("keys", []) => Value::list(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
+                ("values", []) => Value::list(d.borrow().iter().map(|(_, v)| v.clone()).collect()),
+                ("get", [key, rest @ ..]) => {
+                    let entries = d.borrow().clone();
+                    for (k, v) in entries {
+                        match self.values_equal(&k, key) {
+                            Some(true) => return v,
+                            None => return Value::Unknown,
+                            _ => {}
+                        }
+                    }
+                    rest.first().cloned().unwrap_or(Value::None)
+                }
+                ("pop", [key, ..]) => {
+                    let entries = d.borrow().clone();
+                    for (i, (k, v)) in entries.iter().enumerate() {
+                        if self.values_equal(k, key) == Some(true) {
+                            self.epoch += 1;
+                            d.borrow_mut().remove(i);
+                            return v.clone();
+                        }
+                    }
+                    args.get(1).cloned().unwrap_or(Value::Unknown)
+                }
+                ("update", [Value::Dict(other)]) => {
+                    let extra = other.borrow().clone();
+                    self.epoch += 1;
+                    d.borrow_mut().extend(extra);
+                    Value::None
+                }
+                ("setdefault", _) | ("copy", _) => Value::Unknown,
+                _ => Value::Unknown,
+            },
+            Value::Tuple(_) | Value::SizeOfVar(..) => {
+                rules::size_method(self, receiver, name, args, range)
+            }
+            Value::Str(s) => match name {
+                "format" | "join" | "upper" | "lower" | "strip" | "replace" => {
+                    Value::Str(Rc::from(""))
+                }
+                "startswith" | "endswith" => match args.first() {
+                    Some(Value::Str(p)) => Value::Bool(Some(if name == "startswith" {
+                        s.starts_with(&**p)
+                    } else {
+                        s.ends_with(&**p)
+                    })),
+                    _ => Value::Bool(None),
+                },
+                _ => Value::Unknown,
+            },
+            Value::Instance(_) | Value::Layer(_) => {
+                rules::nn::module_method(self, receiver, name, args, kwargs, range)
+            }
+            Value::FakeMode { .. } => {
+                // `mode.from_tensor(real)` makes a fake copy inside that mode.
+                if name == "from_tensor"
+                    && let (Some(Value::Tensor(t)), Value::FakeMode { id, .. }) =
+                        (args.first(), receiver)
+                {
+                    return Value::Tensor(Rc::new(crate::value::Tensor {
+                        origin: Provenance::Fake,
+                        mode: *id,
+                        ..(**t).clone()
+                    }));
+                }
+                Value::Unknown
+            }
+            Value::None => Value::None,
+            _ => Value::Unknown,
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Calls: user functions and methods, classes and instances, Python built-ins.
+//!
+//! This file evaluates a call's arguments and sends the call to what the
+//! callee is: a user function, a class, a module instance, a torch layer, a
+//! module path (`torch.*`, `math.*`, built-ins) or a method of a built-in
+//! value, each of which has a file of its own.
+
+mod builtins;
+mod class;
+mod function;
+mod generic;
+mod methods;
+
+use std::rc::Rc;
+
+use shapels_syntax::ast::{Arg, Expr, TextRange};
+
+use super::Interp;
+use crate::rules;
+use crate::value::Value;
+
+use self::builtins::math_call;
+
+pub(crate) use class::{class_lookup, is_module_class, lookup_method, torch_layer_base};
+
+/// Keyword arguments of a call, in order.
+pub(crate) type Kwargs = Vec<(Rc<str>, Value)>;
+
+impl Interp<'_> {
+    pub(crate) fn eval_call(&mut self, call: &Expr, func: &Expr, args: &[Arg]) -> Value {
+        let callee = self.eval(func);
+        let mut positional = Vec::new();
+        let mut keywords: Kwargs = Vec::new();
+        let mut open = false;
+        for arg in args {
+            match arg {
+                Arg::Positional(e) => positional.push(self.eval(e)),
+                Arg::Starred(e) => {
+                    let v = self.eval(e);
+                    match self.iterate(&v) {
+                        Some(items) => positional.extend(items),
+                        // `*x.shape[:-1]` of unknown rank stays one sizes value;
+                        // shape arguments (`view`, `reshape`) read it as such.
+                        None if matches!(v, Value::SizeOfVar(..)) => positional.push(v),
+                        None => return self.unknown_call(&callee),
+                    }
+                }
+                Arg::Keyword(name, e) => {
+                    let v = self.eval(e);
+                    keywords.push((Rc::from(name.id.as_str()), v));
+                }
+                Arg::DoubleStarred(e) => {
+                    let v = self.eval(e);
+                    match v {
+                        Value::Dict(d) => {
+                            for (k, v) in d.borrow().iter() {
+                                if let Value::Str(k) = k {
+                                    keywords.push((k.clone(), v.clone()));
+                                }
+                            }
+                        }
+                        // Unknown keywords: the callee's defaults are open.
+                        _ => open = true,
+                    }
+                }
+            }
+        }
+        self.open_call = open;
+        let result = self.call_value(&callee, positional, keywords, call.range.clone());
+        // A flag no user call consumed (the callee was a layer or a torch op)
+        // must not leak into the next call.
+        self.open_call = false;
+        result
+    }
+
+    /// The result of a call whose arguments could not be followed.
+    fn unknown_call(&mut self, _callee: &Value) -> Value {
+        Value::Unknown
+    }
+
+    pub(crate) fn call_value(
+        &mut self,
+        callee: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        match callee {
+            Value::Function(f) => self.call_function(f, None, args, kwargs, range),
+            Value::BoundMethod(receiver, f) => {
+                self.call_function(f, Some((**receiver).clone()), args, kwargs, range)
+            }
+            Value::Class(class) => self.instantiate(class, args, kwargs, range),
+            Value::Instance(inst) => {
+                self.forward_ran.insert(Rc::as_ptr(&inst.class) as usize);
+                let method = lookup_method(&inst.class, "forward")
+                    .or_else(|| lookup_method(&inst.class, "__call__"));
+                match method {
+                    Some(f) => {
+                        let result = self.call_function(
+                            &f,
+                            Some(callee.clone()),
+                            args.clone(),
+                            kwargs,
+                            range.clone(),
+                        );
+                        self.check_module_device(callee, &args, range);
+                        result
+                    }
+                    None => {
+                        // A torch layer subclassed without its own forward.
+                        let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                        match layer {
+                            Some(l @ Value::Layer(_)) => self.call_value(&l, args, kwargs, range),
+                            _ => Value::Unknown,
+                        }
+                    }
+                }
+            }
+            Value::Layer(layer) => rules::nn::call_layer(self, callee, layer, args, kwargs, range),
+            Value::Path(path) => self.call_path(path, args, kwargs, range),
+            Value::BuiltinMethod(receiver, name) => {
+                self.call_builtin_method(receiver, name, args, kwargs, range)
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    /// A user module called with an input on another device than its parameters.
+    fn check_module_device(&mut self, _module: &Value, _args: &[Value], _range: TextRange) {}
+
+    fn call_path(
+        &mut self,
+        path: &Rc<str>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        if let Some(name) = path.strip_prefix("builtins.") {
+            return self.call_builtin(name, args, kwargs, range);
+        }
+        if let Some(name) = path.strip_prefix("math.") {
+            return math_call(name, &args);
+        }
+        if matches!(
+            &**path,
+            "dataclasses.dataclass" | "dataclasses.field" | "functools.partial"
+        ) {
+            return kwargs
+                .iter()
+                .find(|(k, _)| &**k == "default")
+                .map(|(_, v)| v.clone())
+                .unwrap_or(Value::Unknown);
+        }
+        rules::call_torch(self, path, args, kwargs, range)
+    }
+}

@@ -1,0 +1,190 @@
+//! Attributes: reading `object.attr` of any value, and setting attributes of instances.
+
+use std::rc::Rc;
+
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::rules;
+use crate::value::{DType, Device, Value};
+
+impl Interp<'_> {
+    pub(crate) fn get_attr(&mut self, object: &Value, attr: &str, range: TextRange) -> Value {
+        match object {
+            Value::Tensor(t) => rules::tensor_attr(self, object, t, attr, range),
+            Value::Path(p) => path_attr(p, attr),
+            Value::Opaque(name) => Value::Opaque(Rc::from(format!("{name}.{attr}"))),
+            Value::Instance(inst) => self.instance_attr(object, inst, attr),
+            Value::Class(class) => match crate::interp::call::class_lookup(class, attr) {
+                Some(Value::Tuple(t))
+                    if t.len() == 2 && matches!(&t[0], Value::Str(s) if s.starts_with('@')) =>
+                {
+                    t[1].clone()
+                }
+                Some(v) => v,
+                None => Value::Unknown,
+            },
+            Value::Super(inst, class) => {
+                for base in &class.bases {
+                    if let Value::Class(base) = base
+                        && let Some(Value::Function(f)) =
+                            crate::interp::call::class_lookup(base, attr)
+                    {
+                        return Value::BoundMethod(inst.clone(), f);
+                    }
+                }
+                // A subclass of a torch layer (`class MyConv(nn.Conv1d)`):
+                // the layer part lives in the instance as `__torch_layer__`.
+                if let Some(base) = crate::interp::call::torch_layer_base(class) {
+                    return Value::BuiltinMethod(
+                        Box::new(Value::tuple(vec![(**inst).clone(), Value::Str(base)])),
+                        Rc::from(format!("__super__.{attr}")),
+                    );
+                }
+                Value::BuiltinMethod(Box::new(Value::None), Rc::from(attr))
+            }
+            Value::Layer(layer) => rules::nn::layer_attr(self, object, layer, attr),
+            Value::Device(d) => match attr {
+                "type" => Value::Str(Rc::from(match d {
+                    Device::Cpu => "cpu",
+                    Device::Cuda(_) => "cuda",
+                    Device::Mps => "mps",
+                    Device::Meta => "meta",
+                    Device::CudaOrCpu => return Value::Unknown,
+                })),
+                "index" => match d {
+                    Device::Cuda(i) => Value::int(*i as i64),
+                    _ => Value::None,
+                },
+                _ => Value::Unknown,
+            },
+            Value::DType(d) => match attr {
+                "is_floating_point" => Value::Bool(Some(d.is_floating())),
+                "is_complex" => Value::Bool(Some(d.is_complex())),
+                "itemsize" => Value::int(match d {
+                    DType::Bool | DType::UInt8 | DType::Int8 => 1,
+                    DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
+                    DType::Int32 | DType::Float32 => 4,
+                    DType::Int64 | DType::Float64 | DType::Complex64 => 8,
+                    DType::Complex128 => 16,
+                }),
+                _ => Value::Unknown,
+            },
+            // torch.return_types: `x.max(dim=1).values`, `x.topk(5).indices`.
+            Value::Tuple(items)
+                if items.len() == 2
+                    && matches!(attr, "values" | "indices")
+                    && items.iter().all(|i| matches!(i, Value::Tensor(_))) =>
+            {
+                items[if attr == "values" { 0 } else { 1 }].clone()
+            }
+            Value::Tuple(_)
+            | Value::List(_)
+            | Value::Dict(_)
+            | Value::Str(_)
+            | Value::SizeOfVar(..)
+            | Value::Int(_) => Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr)),
+            Value::FakeMode { .. } => {
+                Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    fn instance_attr(
+        &mut self,
+        object: &Value,
+        inst: &Rc<crate::value::Instance>,
+        attr: &str,
+    ) -> Value {
+        if let Some(v) = inst.attrs.borrow().get(attr) {
+            return v.clone();
+        }
+        match crate::interp::call::class_lookup(&inst.class, attr) {
+            Some(Value::Function(f)) => Value::BoundMethod(Box::new(object.clone()), f),
+            Some(Value::Tuple(t))
+                if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@property") =>
+            {
+                if let Value::Function(f) = &t[1] {
+                    let f = f.clone();
+                    return self.call_function(
+                        &f,
+                        Some(object.clone()),
+                        Vec::new(),
+                        Vec::new(),
+                        0..0,
+                    );
+                }
+                Value::Unknown
+            }
+            Some(Value::Tuple(t))
+                if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@staticmethod") =>
+            {
+                t[1].clone()
+            }
+            Some(Value::Tuple(t))
+                if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@classmethod") =>
+            {
+                match &t[1] {
+                    Value::Function(f) => {
+                        Value::BoundMethod(Box::new(Value::Class(inst.class.clone())), f.clone())
+                    }
+                    other => other.clone(),
+                }
+            }
+            Some(v) => v,
+            None => {
+                let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                if let Some(Value::Layer(layer)) = layer {
+                    return rules::nn::layer_attr(self, &Value::Layer(layer.clone()), &layer, attr);
+                }
+                if crate::interp::call::is_module_class(&inst.class) {
+                    Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
+                } else {
+                    Value::Unknown
+                }
+            }
+        }
+    }
+
+    pub(crate) fn set_attr(&mut self, object: &Value, attr: &str, value: Value) {
+        self.epoch += 1;
+        if let Value::Instance(inst) = object {
+            let key: Rc<str> = Rc::from(attr);
+            // Inside an undecided branch, remember the value before the
+            // first write so the other branch starts from it (see exec_both).
+            if let Some(journal) = self.attr_journals.last_mut()
+                && !journal
+                    .iter()
+                    .any(|(i, k, _)| Rc::ptr_eq(i, inst) && *k == key)
+            {
+                journal.push((
+                    inst.clone(),
+                    key.clone(),
+                    inst.attrs.borrow().get(attr).cloned(),
+                ));
+            }
+            let mut attrs = inst.attrs.borrow_mut();
+            if !attrs.contains_key(attr) {
+                inst.order.borrow_mut().push(key.clone());
+            }
+            attrs.insert(key, value);
+        }
+    }
+}
+
+/// The value of `module.attr` for a module path.
+fn path_attr(path: &str, attr: &str) -> Value {
+    match (path, attr) {
+        ("math", "pi") => return Value::Float(Some(std::f64::consts::PI)),
+        ("math", "e") => return Value::Float(Some(std::f64::consts::E)),
+        ("math", "inf") => return Value::Float(Some(f64::INFINITY)),
+        _ => {}
+    }
+    if path == "torch" {
+        if let Some(d) = DType::from_attr(attr) {
+            return Value::DType(d);
+        }
+    }
+    Value::Path(Rc::from(format!("{path}.{attr}")))
+}

@@ -1,0 +1,145 @@
+//! Iteration: the elements of the iterables the analysis can enumerate, and comprehensions.
+
+use std::rc::Rc;
+
+use shapels_syntax::ast;
+
+use crate::interp::{Interp, MAX_LOOP_ITERATIONS};
+use crate::report::BindingKind;
+use crate::rules;
+use crate::value::Value;
+
+impl Interp<'_> {
+    /// Run `body` once per element of the comprehension's generators, in a
+    /// scope of its own. Returns false when some iterable was not enumerable.
+    pub(super) fn comprehend(
+        &mut self,
+        generators: &[ast::Comprehension],
+        body: &mut dyn FnMut(&mut Self),
+    ) -> bool {
+        let saved = self.snapshot_locals();
+        let complete = self.comprehend_level(generators, body);
+        self.restore_locals(saved);
+        complete
+    }
+
+    fn comprehend_level(
+        &mut self,
+        generators: &[ast::Comprehension],
+        body: &mut dyn FnMut(&mut Self),
+    ) -> bool {
+        let Some((first, rest)) = generators.split_first() else {
+            body(self);
+            return true;
+        };
+        let iterable = self.eval(&first.iter);
+        let Some(items) = self.iterate(&iterable) else {
+            // Still evaluate once so hover and diagnostics see the element expression.
+            let element = self.element_of(&iterable);
+            self.assign(&first.target, element, BindingKind::For);
+            let _ = self.comprehend_level(rest, body);
+            return false;
+        };
+        let mut complete = true;
+        for item in items.into_iter().take(MAX_LOOP_ITERATIONS) {
+            if self.out_of_budget() {
+                return false;
+            }
+            self.assign(&first.target, item, BindingKind::For);
+            let mut keep = true;
+            for cond in &first.ifs {
+                let c = self.eval(cond);
+                match self.truth(&c) {
+                    Some(false) => keep = false,
+                    Some(true) => {}
+                    None => complete = false,
+                }
+            }
+            if keep {
+                complete &= self.comprehend_level(rest, body);
+            }
+        }
+        complete
+    }
+
+    /// The elements of an iterable the analysis can enumerate.
+    pub(crate) fn iterate(&mut self, value: &Value) -> Option<Vec<Value>> {
+        match value {
+            Value::Tuple(_) | Value::List(_) => value.items(),
+            Value::Dict(d) => Some(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
+            Value::Range(start, stop, step) => {
+                let (a, b, s) = (start.as_const()?, stop.as_const()?, step.as_const()?);
+                if s == 0 {
+                    return None;
+                }
+                let count = if s > 0 {
+                    (b - a + s - 1).max(0) / s
+                } else {
+                    (a - b - s - 1).max(0) / -s
+                };
+                if count as usize > MAX_LOOP_ITERATIONS * 4 {
+                    return None;
+                }
+                Some((0..count).map(|i| Value::int(a + i * s)).collect())
+            }
+            Value::Layer(layer) if layer.unknown_children.get() => None,
+            Value::Layer(layer) => {
+                let children = layer.children.borrow().clone();
+                if children.is_empty() && !rules::nn::is_container(&layer.kind) {
+                    return None;
+                }
+                if &*layer.kind == "ModuleDict" {
+                    return Some(
+                        layer
+                            .keys
+                            .borrow()
+                            .iter()
+                            .map(|k| Value::Str(k.clone()))
+                            .collect(),
+                    );
+                }
+                Some(children)
+            }
+            Value::Tensor(t) => {
+                let shape = self.resolve_shape(&t.shape);
+                let dims = shape.dims()?;
+                let first = self.env.value(dims.first()?)?;
+                if first as usize > MAX_LOOP_ITERATIONS {
+                    return None;
+                }
+                let rest = crate::value::Shape::known(dims[1..].to_vec());
+                let item = Value::Tensor(Rc::new(crate::value::Tensor {
+                    shape: rest,
+                    ..(**t).clone()
+                }));
+                Some((0..first).map(|_| item.clone()).collect())
+            }
+            Value::Str(s) if s.len() <= MAX_LOOP_ITERATIONS => Some(
+                s.chars()
+                    .map(|c| Value::Str(Rc::from(c.to_string())))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// A value standing for any element of an iterable we cannot enumerate.
+    pub(crate) fn element_of(&mut self, value: &Value) -> Value {
+        match value {
+            Value::Range(..) => Value::Int(self.env.anonymous()),
+            Value::Tensor(t) => {
+                let shape = self.resolve_shape(&t.shape);
+                match shape.dims() {
+                    Some(dims) if !dims.is_empty() => {
+                        Value::Tensor(Rc::new(crate::value::Tensor {
+                            shape: crate::value::Shape::known(dims[1..].to_vec()),
+                            ..(**t).clone()
+                        }))
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            _ => Value::Unknown,
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! Expressions: names, literals, operators, attributes, subscripts, containers.
+//!
+//! This file evaluates an expression by its kind; operators and comparisons,
+//! attributes, subscripts, and iteration (with comprehensions) have files of
+//! their own.
+
+mod attributes;
+mod iteration;
+mod operators;
+mod subscripts;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use shapels_syntax::ast::{self, Expr, ExprKind};
+
+use super::{Interp, MAX_EXPR_DEPTH, join_values};
+use crate::report::BindingKind;
+use crate::value::Value;
+
+pub(crate) use subscripts::slice_indices;
+
+/// Python built-ins the interpreter models; any other global name is unknown.
+const BUILTINS: &[&str] = &[
+    "len",
+    "range",
+    "int",
+    "float",
+    "bool",
+    "str",
+    "min",
+    "max",
+    "sum",
+    "abs",
+    "round",
+    "print",
+    "isinstance",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "zip",
+    "enumerate",
+    "super",
+    "getattr",
+    "hasattr",
+    "setattr",
+    "reversed",
+    "sorted",
+    "any",
+    "all",
+    "map",
+    "type",
+    "divmod",
+    "pow",
+    "iter",
+    "next",
+    "callable",
+    "id",
+    "hash",
+    "repr",
+    "object",
+    "Exception",
+    "ValueError",
+    "RuntimeError",
+    "NotImplementedError",
+    "TypeError",
+    "KeyError",
+    "AssertionError",
+    "IndexError",
+];
+
+impl Interp<'_> {
+    pub(crate) fn eval(&mut self, e: &Expr) -> Value {
+        if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+            self.cuts += 1;
+            return Value::Unknown;
+        }
+        let v = self.eval_maybe_none(e);
+        // A value that may be None is used as what it is when it is not:
+        // only an `is None` test sees the difference (`eval_maybe_none`).
+        let v = match v {
+            Value::Optional(inner) => *inner,
+            v => v,
+        };
+        if let Value::Tensor(t) = &v {
+            self.recorder.expression(e.range.clone(), t.clone());
+        }
+        v
+    }
+
+    /// Evaluate without unwrapping a value that may be None.
+    fn eval_maybe_none(&mut self, e: &Expr) -> Value {
+        if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+            self.cuts += 1;
+            return Value::Unknown;
+        }
+        self.expr_depth += 1;
+        let v = self.eval_inner(e);
+        self.expr_depth -= 1;
+        v
+    }
+
+    fn eval_inner(&mut self, e: &Expr) -> Value {
+        match &e.kind {
+            ExprKind::Name(name) => match self.lookup(name) {
+                Some(v) => v,
+                None if BUILTINS.contains(&name.as_str()) => {
+                    Value::Path(Rc::from(format!("builtins.{name}")))
+                }
+                None => Value::Unknown,
+            },
+            ExprKind::Int(n) => Value::int(*n),
+            ExprKind::Float(f) => Value::Float(Some(*f)),
+            ExprKind::Str(s) => Value::Str(Rc::from(s.as_str())),
+            ExprKind::FString => Value::Str(Rc::from("")),
+            ExprKind::Bool(b) => Value::Bool(Some(*b)),
+            ExprKind::NoneLit => Value::None,
+            ExprKind::Ellipsis => Value::Ellipsis,
+            ExprKind::Attribute { value, attr } => {
+                let object = self.eval(value);
+                self.get_attr(&object, &attr.id, e.range.clone())
+            }
+            ExprKind::Subscript { value, index } => {
+                let object = self.eval(value);
+                let indices: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
+                self.get_item(&object, indices, e.range.clone())
+            }
+            ExprKind::Slice { lower, upper, step } => {
+                let mut part =
+                    |p: &Option<Box<Expr>>| p.as_ref().map(|x| self.eval(x)).unwrap_or(Value::None);
+                let (l, u, s) = (part(lower), part(upper), part(step));
+                Value::Slice(Box::new(l), Box::new(u), Box::new(s))
+            }
+            ExprKind::Call { func, args } => self.eval_call(e, func, args),
+            ExprKind::BinOp { left, op, right } => {
+                let a = self.eval(left);
+                let b = self.eval(right);
+                self.binop(
+                    *op,
+                    a,
+                    b,
+                    e.range.clone(),
+                    left.range.clone(),
+                    right.range.clone(),
+                )
+            }
+            ExprKind::UnaryOp { op, operand } => {
+                let v = self.eval(operand);
+                self.unary(*op, v, e.range.clone())
+            }
+            ExprKind::BoolOp { op, values } => self.eval_boolop(*op, values),
+            ExprKind::Compare {
+                left,
+                ops,
+                comparators,
+            } => self.eval_compare(e, left, ops, comparators),
+            ExprKind::IfExp { test, body, orelse } => {
+                let cond = self.eval(test);
+                match self.truth(&cond) {
+                    Some(true) => self.eval(body),
+                    Some(false) => self.eval(orelse),
+                    None => {
+                        let a = self.eval(body);
+                        let b = self.eval(orelse);
+                        join_values(self, &a, &b)
+                    }
+                }
+            }
+            ExprKind::Tuple(items) => Value::tuple(self.eval_items(items)),
+            ExprKind::List(items) => Value::list(self.eval_items(items)),
+            ExprKind::Set(items) => {
+                let _ = self.eval_items(items);
+                Value::Unknown
+            }
+            ExprKind::Dict(entries) => {
+                let mut out = Vec::new();
+                for (k, v) in entries {
+                    let value = self.eval(v);
+                    match k {
+                        Some(k) => {
+                            let key = self.eval(k);
+                            out.push((key, value));
+                        }
+                        None => {
+                            if let Value::Dict(d) = value {
+                                out.extend(d.borrow().iter().cloned());
+                            }
+                        }
+                    }
+                }
+                Value::Dict(Rc::new(RefCell::new(out)))
+            }
+            ExprKind::Comprehension {
+                kind,
+                elt,
+                generators,
+            } => {
+                let mut items = Vec::new();
+                let complete = self.comprehend(generators, &mut |this| {
+                    let v = this.eval(elt);
+                    items.push(v);
+                });
+                match (kind, complete) {
+                    (ast::ComprehensionKind::Set, _) => Value::Unknown,
+                    (_, true) => Value::list(items),
+                    (_, false) => Value::Unknown,
+                }
+            }
+            ExprKind::DictComp {
+                key,
+                value,
+                generators,
+            } => {
+                let mut items = Vec::new();
+                let complete = self.comprehend(generators, &mut |this| {
+                    let k = this.eval(key);
+                    let v = this.eval(value);
+                    items.push((k, v));
+                });
+                if complete {
+                    Value::Dict(Rc::new(RefCell::new(items)))
+                } else {
+                    Value::Unknown
+                }
+            }
+            ExprKind::Lambda { params, body } => {
+                let def = ast::FunctionDef {
+                    name: ast::Name {
+                        id: "<lambda>".into(),
+                        range: e.range.clone(),
+                    },
+                    params: params.clone(),
+                    returns: None,
+                    body: vec![ast::Stmt {
+                        range: body.range.clone(),
+                        kind: ast::StmtKind::Return(Some((**body).clone())),
+                    }],
+                    decorators: Vec::new(),
+                    is_async: false,
+                    range: e.range.clone(),
+                };
+                let f = self.make_function(Rc::new(def), None);
+                Value::Function(f)
+            }
+            ExprKind::Starred(inner) | ExprKind::DoubleStarred(inner) | ExprKind::Await(inner) => {
+                self.eval(inner)
+            }
+            ExprKind::NamedExpr { target, value } => {
+                let v = self.eval(value);
+                self.bind_name(&target.id, v.clone());
+                v
+            }
+            ExprKind::Unknown => Value::Unknown,
+        }
+    }
+
+    fn eval_items(&mut self, items: &[Expr]) -> Vec<Value> {
+        let mut out = Vec::new();
+        for item in items {
+            if let ExprKind::Starred(inner) = &item.kind {
+                let v = self.eval(inner);
+                match self.iterate(&v) {
+                    Some(vs) => out.extend(vs),
+                    None => out.push(Value::Unknown),
+                }
+            } else {
+                out.push(self.eval(item));
+            }
+        }
+        out
+    }
+
+    /// Record a tensor (or a size) bound to a name, for hints and naming.
+    pub(crate) fn record_binding(
+        &mut self,
+        name: &str,
+        target: &Expr,
+        value: &Value,
+        kind: BindingKind,
+    ) {
+        match value {
+            Value::Tensor(t) => {
+                let t = Rc::new(crate::value::Tensor {
+                    shape: self.resolve_shape(&t.shape),
+                    ..(**t).clone()
+                });
+                self.recorder.binding(name, target.range.clone(), kind, t);
+            }
+            Value::Int(d) => self.recorder.scalar(name, target.range.clone(), d.clone()),
+            Value::Unknown | Value::Opaque(_) => {
+                self.recorder.unknown_binding(name, target.range.clone())
+            }
+            _ => {}
+        }
+    }
+}

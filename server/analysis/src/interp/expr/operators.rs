@@ -1,0 +1,370 @@
+//! Operators on values: `and`/`or`, comparisons, `==`, arithmetic, and unary operators.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::{self, BinOp, CmpOp, Expr, TextRange, UnaryOp};
+
+use crate::interp::{Interp, join_values};
+use crate::rules;
+use crate::value::{Device, Value};
+
+impl Interp<'_> {
+    pub(super) fn eval_boolop(&mut self, op: ast::BoolOp, values: &[Expr]) -> Value {
+        let mut last = Value::Unknown;
+        let mut undecided: Option<Value> = None;
+        for (i, e) in values.iter().enumerate() {
+            let v = self.eval(e);
+            let t = self.truth(&v);
+            let is_last = i + 1 == values.len();
+            let decided = match (op, t) {
+                (ast::BoolOp::Or, Some(true)) | (ast::BoolOp::And, Some(false)) => true,
+                (_, None) if !is_last => {
+                    undecided = Some(match undecided {
+                        Some(u) => join_values(self, &u, &v),
+                        None => v.clone(),
+                    });
+                    false
+                }
+                _ => false,
+            };
+            last = v;
+            if decided {
+                break;
+            }
+        }
+        match undecided {
+            Some(u) => join_values(self, &u, &last),
+            None => last,
+        }
+    }
+
+    pub(super) fn eval_compare(
+        &mut self,
+        e: &Expr,
+        left: &Expr,
+        ops: &[CmpOp],
+        comparators: &[Expr],
+    ) -> Value {
+        // `x is None` must see whether `x` may be None.
+        let identity = ops.iter().all(|op| matches!(op, CmpOp::Is | CmpOp::IsNot));
+        let mut lhs = if identity {
+            self.eval_maybe_none(left)
+        } else {
+            self.eval(left)
+        };
+        let mut result = Value::Bool(Some(true));
+        for (op, rhs_e) in ops.iter().zip(comparators) {
+            let rhs = if identity {
+                self.eval_maybe_none(rhs_e)
+            } else {
+                self.eval(rhs_e)
+            };
+            let v = self.compare(*op, &lhs, &rhs, e.range.clone());
+            result = match (&result, &v) {
+                (Value::Bool(Some(true)), _) => v,
+                (Value::Tensor(_), _) | (_, Value::Tensor(_)) => v,
+                (Value::Bool(Some(false)), _) => result,
+                _ => Value::Bool(None),
+            };
+            lhs = rhs;
+        }
+        result
+    }
+
+    fn compare(&mut self, op: CmpOp, a: &Value, b: &Value, range: TextRange) -> Value {
+        if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
+            if matches!(op, CmpOp::Is | CmpOp::IsNot) {
+                return Value::Bool(Some(matches!(op, CmpOp::IsNot)));
+            }
+            if matches!(op, CmpOp::In | CmpOp::NotIn) {
+                return Value::Bool(None);
+            }
+            return rules::compare_op(self, a, b, range);
+        }
+        let answer: Option<bool> = match op {
+            CmpOp::Is | CmpOp::IsNot => {
+                let same = match (a, b) {
+                    (Value::Optional(_), Value::None) | (Value::None, Value::Optional(_)) => None,
+                    (Value::None, Value::None) => Some(true),
+                    (Value::None, Value::Unknown | Value::Opaque(_))
+                    | (Value::Unknown | Value::Opaque(_), Value::None) => None,
+                    (Value::None, _) | (_, Value::None) => Some(false),
+                    (Value::Bool(Some(x)), Value::Bool(Some(y))) => Some(x == y),
+                    _ => None,
+                };
+                same.map(|s| if op == CmpOp::Is { s } else { !s })
+            }
+            CmpOp::Eq | CmpOp::NotEq => {
+                let eq = self.values_equal(a, b);
+                eq.map(|s| if op == CmpOp::Eq { s } else { !s })
+            }
+            CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
+                let num = |v: &Value| match v {
+                    Value::Int(d) => d.as_const().map(|n| n as f64),
+                    Value::Float(f) => *f,
+                    Value::Bool(Some(b)) => Some(*b as i64 as f64),
+                    _ => None,
+                };
+                match (num(a), num(b)) {
+                    (Some(x), Some(y)) => Some(match op {
+                        CmpOp::Lt => x < y,
+                        CmpOp::LtE => x <= y,
+                        CmpOp::Gt => x > y,
+                        _ => x >= y,
+                    }),
+                    _ => None,
+                }
+            }
+            CmpOp::In | CmpOp::NotIn => {
+                let found = match b {
+                    Value::Tuple(_) | Value::List(_) => {
+                        let items = b.items().unwrap_or_default();
+                        let mut any_unknown = false;
+                        let mut found = false;
+                        for item in &items {
+                            match self.values_equal(a, item) {
+                                Some(true) => found = true,
+                                None => any_unknown = true,
+                                _ => {}
+                            }
+                        }
+                        if found {
+                            Some(true)
+                        } else if any_unknown {
+                            None
+                        } else {
+                            Some(false)
+                        }
+                    }
+                    Value::Dict(d) => {
+                        let keys: Vec<Value> = d.borrow().iter().map(|(k, _)| k.clone()).collect();
+                        let mut r = Some(false);
+                        for k in &keys {
+                            match self.values_equal(a, k) {
+                                Some(true) => {
+                                    r = Some(true);
+                                    break;
+                                }
+                                None => r = None,
+                                _ => {}
+                            }
+                        }
+                        r
+                    }
+                    Value::Str(s) => match a {
+                        Value::Str(x) => Some(s.contains(&**x)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                found.map(|f| if op == CmpOp::In { f } else { !f })
+            }
+        };
+        Value::Bool(answer)
+    }
+
+    /// Python `==` on values the analysis knows; `None` when undecidable.
+    pub(crate) fn values_equal(&mut self, a: &Value, b: &Value) -> Option<bool> {
+        match (a, b) {
+            (Value::Int(x), Value::Int(y)) => {
+                if self.env.known_equal(x, y) {
+                    Some(true)
+                } else if self.env.known_different(x, y) {
+                    Some(false)
+                } else {
+                    None
+                }
+            }
+            (Value::Int(x), Value::Float(Some(f))) | (Value::Float(Some(f)), Value::Int(x)) => {
+                self.env.value(x).map(|n| n as f64 == *f)
+            }
+            (Value::Float(Some(x)), Value::Float(Some(y))) => Some(x == y),
+            (Value::Str(x), Value::Str(y)) => Some(x == y),
+            (Value::Bool(Some(x)), Value::Bool(Some(y))) => Some(x == y),
+            (Value::None, Value::None) => Some(true),
+            (
+                Value::None,
+                Value::Int(_) | Value::Str(_) | Value::Bool(Some(_)) | Value::Float(Some(_)),
+            ) => Some(false),
+            (
+                Value::Int(_) | Value::Str(_) | Value::Bool(Some(_)) | Value::Float(Some(_)),
+                Value::None,
+            ) => Some(false),
+            (Value::Str(_), Value::Int(_)) | (Value::Int(_), Value::Str(_)) => Some(false),
+            (Value::Device(x), Value::Device(y)) => {
+                if *x == Device::CudaOrCpu || *y == Device::CudaOrCpu {
+                    None
+                } else {
+                    Some(x == y)
+                }
+            }
+            (Value::DType(x), Value::DType(y)) => Some(x == y),
+            (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_)) => {
+                let (xs, ys) = (a.items()?, b.items()?);
+                if xs.len() != ys.len() {
+                    return Some(false);
+                }
+                let mut all = Some(true);
+                for (x, y) in xs.iter().zip(&ys) {
+                    match self.values_equal(x, y) {
+                        Some(false) => return Some(false),
+                        None => all = None,
+                        _ => {}
+                    }
+                }
+                all
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn binop(
+        &mut self,
+        op: BinOp,
+        a: Value,
+        b: Value,
+        range: TextRange,
+        left: TextRange,
+        right: TextRange,
+    ) -> Value {
+        if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
+            return rules::binary_op(self, op, &a, &b, range, left, right);
+        }
+        let a = self.intify(a);
+        let b = self.intify(b);
+        match (&a, &b) {
+            (Value::Int(x), Value::Int(y)) => match op {
+                BinOp::Add => Value::Int(self.bounded(x.add(y))),
+                BinOp::Sub => Value::Int(self.bounded(x.sub(y))),
+                BinOp::Mul => Value::Int(self.bounded(x.mul(y))),
+                BinOp::FloorDiv => match x.floordiv(y) {
+                    Some(d) => Value::Int(self.bounded(d)),
+                    None => Value::Unknown,
+                },
+                BinOp::Mod => match x.modulo(y) {
+                    Some(d) => Value::Int(self.bounded(d)),
+                    None => Value::Unknown,
+                },
+                BinOp::Div => match (x.as_const(), y.as_const()) {
+                    (Some(p), Some(q)) if q != 0 => Value::Float(Some(p as f64 / q as f64)),
+                    _ => Value::Float(None),
+                },
+                BinOp::Pow => match (x.as_const(), y.as_const()) {
+                    (Some(p), Some(q)) if (0..=62).contains(&q) => match p.checked_pow(q as u32) {
+                        Some(v) => Value::int(v),
+                        None => Value::Unknown,
+                    },
+                    (Some(_), Some(_)) => Value::Float(None),
+                    (_, Some(2)) => Value::Int(self.bounded(x.mul(x))),
+                    _ => Value::Unknown,
+                },
+                BinOp::LShift | BinOp::RShift | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                    match (x.as_const(), y.as_const()) {
+                        (Some(p), Some(q)) => Value::int(match op {
+                            BinOp::LShift if (0..63).contains(&q) => p << q,
+                            BinOp::RShift if (0..63).contains(&q) => p >> q,
+                            BinOp::BitAnd => p & q,
+                            BinOp::BitOr => p | q,
+                            BinOp::BitXor => p ^ q,
+                            _ => return Value::Unknown,
+                        }),
+                        _ => Value::Unknown,
+                    }
+                }
+                BinOp::MatMul => Value::Unknown,
+            },
+            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+                let num = |v: &Value| match v {
+                    Value::Int(d) => d.as_const().map(|n| n as f64),
+                    Value::Float(f) => *f,
+                    _ => None,
+                };
+                match (num(&a), num(&b)) {
+                    (Some(x), Some(y)) => Value::Float(match op {
+                        BinOp::Add => Some(x + y),
+                        BinOp::Sub => Some(x - y),
+                        BinOp::Mul => Some(x * y),
+                        BinOp::Div if y != 0.0 => Some(x / y),
+                        BinOp::FloorDiv if y != 0.0 => Some((x / y).floor()),
+                        BinOp::Pow => Some(x.powf(y)),
+                        _ => None,
+                    }),
+                    _ => Value::Float(None),
+                }
+            }
+            (Value::Str(x), Value::Str(y)) if op == BinOp::Add => {
+                Value::Str(Rc::from(format!("{x}{y}")))
+            }
+            (Value::Str(_), _) if op == BinOp::Mod => Value::Str(Rc::from("")),
+            (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_))
+                if op == BinOp::Add =>
+            {
+                let mut items = a.items().unwrap_or_default();
+                items.extend(b.items().unwrap_or_default());
+                if matches!(a, Value::List(_)) {
+                    Value::list(items)
+                } else {
+                    Value::tuple(items)
+                }
+            }
+            (Value::Tuple(_) | Value::List(_), Value::Int(n))
+            | (Value::Int(n), Value::Tuple(_) | Value::List(_))
+                if op == BinOp::Mul =>
+            {
+                let seq = if matches!(a, Value::Int(_)) { &b } else { &a };
+                match n.as_const() {
+                    Some(k) if (0..=4096).contains(&k) => {
+                        let items = seq.items().unwrap_or_default();
+                        let mut out = Vec::new();
+                        for _ in 0..k {
+                            out.extend(items.iter().cloned());
+                        }
+                        if matches!(seq, Value::List(_)) {
+                            Value::list(out)
+                        } else {
+                            Value::tuple(out)
+                        }
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    /// Opaque values and bools used in arithmetic act as ints.
+    fn intify(&mut self, v: Value) -> Value {
+        match &v {
+            Value::Opaque(name) => Value::Int(self.opaque_symbol(name)),
+            Value::Bool(Some(b)) => Value::int(*b as i64),
+            _ => v,
+        }
+    }
+
+    /// Keep symbolic expressions small: one that grew past the limit (a loop
+    /// multiplying a size again and again) is replaced by an unknown size.
+    pub(crate) fn bounded(&mut self, d: Dim) -> Dim {
+        if d.size() > 48 {
+            self.env.anonymous()
+        } else {
+            d
+        }
+    }
+
+    pub(super) fn unary(&mut self, op: UnaryOp, v: Value, range: TextRange) -> Value {
+        match (op, &v) {
+            (_, Value::Tensor(_)) => rules::unary_op(self, op, &v, range),
+            (UnaryOp::Not, _) => Value::Bool(self.truth(&v).map(|b| !b)),
+            (UnaryOp::Neg, Value::Int(d)) => Value::Int(d.neg()),
+            (UnaryOp::Neg, Value::Float(f)) => Value::Float(f.map(|f| -f)),
+            (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => v,
+            (UnaryOp::Invert, Value::Int(d)) => match d.as_const() {
+                Some(n) => Value::int(!n),
+                None => Value::Unknown,
+            },
+            (UnaryOp::Neg, Value::Opaque(name)) => Value::Int(self.opaque_symbol(name).neg()),
+            _ => Value::Unknown,
+        }
+    }
+}

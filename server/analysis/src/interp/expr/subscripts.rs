@@ -1,0 +1,186 @@
+//! Subscripts: `value[index]` of any value, item assignment, and the items a slice picks.
+
+use std::rc::Rc;
+
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::rules;
+use crate::value::Value;
+
+impl Interp<'_> {
+    pub(crate) fn get_item(
+        &mut self,
+        object: &Value,
+        index: Vec<Value>,
+        range: TextRange,
+    ) -> Value {
+        match object {
+            Value::Tensor(t) => rules::index::index_tensor(self, t, &index, range),
+            Value::Tuple(_) | Value::List(_) => {
+                let items = object.items().unwrap_or_default();
+                let [idx] = index.as_slice() else {
+                    return Value::Unknown;
+                };
+                match idx {
+                    Value::Int(d) => match d.as_const() {
+                        Some(i) => {
+                            let n = items.len() as i64;
+                            let i = if i < 0 { i + n } else { i };
+                            if (0..n).contains(&i) {
+                                items[i as usize].clone()
+                            } else {
+                                Value::Unknown
+                            }
+                        }
+                        None => Value::Unknown,
+                    },
+                    Value::Slice(lo, hi, step) => {
+                        let Some(picked) = slice_indices(items.len(), lo, hi, step) else {
+                            return Value::Unknown;
+                        };
+                        let out: Vec<Value> =
+                            picked.into_iter().map(|i| items[i].clone()).collect();
+                        if matches!(object, Value::List(_)) {
+                            Value::list(out)
+                        } else {
+                            Value::tuple(out)
+                        }
+                    }
+                    _ => Value::Unknown,
+                }
+            }
+            Value::Dict(d) => {
+                let [key] = index.as_slice() else {
+                    return Value::Unknown;
+                };
+                let entries = d.borrow().clone();
+                for (k, v) in entries {
+                    if self.values_equal(&k, key) == Some(true) {
+                        return v;
+                    }
+                }
+                Value::Unknown
+            }
+            Value::SizeOfVar(var, suffix) => match index.as_slice() {
+                [Value::Int(i)] => match i.as_const() {
+                    Some(i) if i < 0 && (-i) as usize <= suffix.len() => {
+                        Value::Int(suffix[suffix.len() - (-i) as usize].clone())
+                    }
+                    Some(i) if i >= 0 && suffix.is_empty() => {
+                        Value::Int(self.var_dim(*var, i, "x"))
+                    }
+                    _ => Value::Int(self.env.anonymous()),
+                },
+                // `x.shape[:-1]` of a tensor of unknown rank: the leading sizes.
+                [Value::Slice(lo, hi, step)]
+                    if matches!(**lo, Value::None) && matches!(**step, Value::None) =>
+                {
+                    match &**hi {
+                        Value::Int(k) => match k.as_const() {
+                            Some(k) if k < 0 && (-k) as usize <= suffix.len() => Value::SizeOfVar(
+                                *var,
+                                Rc::new(suffix[..suffix.len() - (-k) as usize].to_vec()),
+                            ),
+                            _ => Value::Unknown,
+                        },
+                        Value::None => object.clone(),
+                        _ => Value::Unknown,
+                    }
+                }
+                _ => Value::Unknown,
+            },
+            Value::Layer(layer) => rules::nn::container_item(self, layer, &index),
+            Value::Instance(_) => {
+                let method = self.get_attr(object, "__getitem__", range.clone());
+                match method {
+                    Value::BoundMethod(..) => self.call_value(&method, index, Vec::new(), range),
+                    _ => Value::Unknown,
+                }
+            }
+            _ => Value::Unknown,
+        }
+    }
+
+    pub(crate) fn set_item(
+        &mut self,
+        object: &Value,
+        index: Vec<Value>,
+        value: Value,
+        range: TextRange,
+    ) {
+        if matches!(object, Value::List(_) | Value::Dict(_)) {
+            self.epoch += 1;
+        }
+        match object {
+            Value::List(items) => {
+                if let [Value::Int(d)] = index.as_slice()
+                    && let Some(i) = d.as_const()
+                {
+                    let mut items = items.borrow_mut();
+                    let n = items.len() as i64;
+                    let i = if i < 0 { i + n } else { i };
+                    if (0..n).contains(&i) {
+                        items[i as usize] = value;
+                    }
+                }
+            }
+            Value::Dict(d) => {
+                if let [key] = index.as_slice() {
+                    let entries = d.borrow().clone();
+                    for (i, (k, _)) in entries.iter().enumerate() {
+                        if self.values_equal(k, key) == Some(true) {
+                            d.borrow_mut()[i].1 = value;
+                            return;
+                        }
+                    }
+                    d.borrow_mut().push((key.clone(), value));
+                }
+            }
+            Value::Tensor(t) => rules::index::index_put(self, t, &index, &value, range),
+            _ => {}
+        }
+    }
+}
+
+/// The indices a Python slice picks from a sequence of `len` items.
+pub(crate) fn slice_indices(
+    len: usize,
+    lo: &Value,
+    hi: &Value,
+    step: &Value,
+) -> Option<Vec<usize>> {
+    let n = len as i64;
+    let get = |v: &Value| -> Option<Option<i64>> {
+        match v {
+            Value::None => Some(None),
+            Value::Int(d) => d.as_const().map(Some),
+            _ => None,
+        }
+    };
+    let step = get(step)?.unwrap_or(1);
+    if step == 0 {
+        return None;
+    }
+    let clamp = |i: i64, lo: i64, hi: i64| i.max(lo).min(hi);
+    let norm = |i: i64| if i < 0 { i + n } else { i };
+    let mut out = Vec::new();
+    if step > 0 {
+        let start = get(lo)?.map(|i| clamp(norm(i), 0, n)).unwrap_or(0);
+        let stop = get(hi)?.map(|i| clamp(norm(i), 0, n)).unwrap_or(n);
+        let mut i = start;
+        while i < stop {
+            out.push(i as usize);
+            i += step;
+        }
+    } else {
+        let start = get(lo)?.map(|i| clamp(norm(i), -1, n - 1)).unwrap_or(n - 1);
+        let stop = get(hi)?.map(|i| clamp(norm(i), -1, n - 1)).unwrap_or(-1);
+        let mut i = start;
+        while i > stop {
+            out.push(i as usize);
+            i += step;
+        }
+    }
+    Some(out)
+}

@@ -1,0 +1,153 @@
+//! Attention and transformer layers: `nn.MultiheadAttention` and the `nn.Transformer*` width.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::ops::out_known;
+use crate::value::{Device, Layer, Value};
+
+pub(super) fn layer_d_model(interp: &mut Interp<'_>, layer: &Rc<Layer>) -> Option<Dim> {
+    match &*layer.kind {
+        "TransformerEncoderLayer" | "TransformerDecoderLayer" => layer
+            .arg(0, "d_model")
+            .cloned()
+            .and_then(|v| interp.as_dim(&v)),
+        "TransformerEncoder" | "TransformerDecoder" => match layer
+            .arg(0, "encoder_layer")
+            .or(layer.arg(0, "decoder_layer"))
+        {
+            Some(Value::Layer(inner)) => layer_d_model(interp, &inner.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+pub(super) fn mha(
+    interp: &mut Interp<'_>,
+    layer: &Rc<Layer>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let embed = layer
+        .arg(0, "embed_dim")
+        .cloned()
+        .and_then(|v| interp.as_dim(&v));
+    let heads = layer
+        .arg(1, "num_heads")
+        .cloned()
+        .and_then(|v| interp.as_dim(&v));
+    let batch_first = matches!(
+        layer
+            .kwargs
+            .iter()
+            .find(|(k, _)| &**k == "batch_first")
+            .map(|(_, v)| v),
+        Some(Value::Bool(Some(true)))
+    );
+    let (Some(q), Some(k)) = (args.tensor(0, "query"), args.tensor(1, "key")) else {
+        return Value::Unknown;
+    };
+    // Inputs of unknown rank are taken as batched, the common case.
+    let (q_names, kv_names): (&[&str], &[&str]) = if batch_first {
+        (&["N", "L", "E"], &["N", "S", "E_kv"])
+    } else {
+        (&["L", "N", "E"], &["S", "N", "E_kv"])
+    };
+    interp.demand_rank(&q.shape, q_names);
+    interp.demand_rank(&k.shape, kv_names);
+    if let Some(v) = args.tensor(2, "value") {
+        interp.demand_rank(&v.shape, kv_names);
+    }
+    let (Some(qd), Some(kd)) = (interp.dims(&q), interp.dims(&k)) else {
+        return Value::Unknown;
+    };
+    // A key padding mask is [N, S] (or [S] unbatched): one of unknown rank
+    // takes that shape.
+    if let Some(mask) = args.tensor(5, "key_padding_mask") {
+        let ns = match kd.len() {
+            3 if batch_first => Some(vec![kd[0].clone(), kd[1].clone()]),
+            3 => Some(vec![kd[1].clone(), kd[0].clone()]),
+            2 => Some(vec![kd[0].clone()]),
+            _ => None,
+        };
+        if let Some(ns) = ns {
+            interp.adopt_shape(&mask.shape, &ns);
+        }
+    }
+    if let (Some(e), Some(last)) = (&embed, qd.last()) {
+        if interp.env.known_different(last, e) {
+            let message = format!(
+                "was expecting embedding dimension of {}, but got {}",
+                interp.fmt_dim(e),
+                interp.fmt_dim(last)
+            );
+            interp.report(range, Severity::Error, "layer-input", message);
+            return Value::Unknown;
+        }
+        let _ = interp.require_equal(last, e);
+    }
+    let need_weights = args.flag(4, "need_weights", true);
+    let average = args.flag(7, "average_attn_weights", true) == Some(true);
+    // add_bias_kv and add_zero_attn each append one key/value position
+    let extra = [(4, "add_bias_kv"), (5, "add_zero_attn")]
+        .iter()
+        .filter(|(i, k)| matches!(layer.arg(*i, k), Some(Value::Bool(Some(true)))))
+        .count() as i64;
+    let kd: Vec<Dim> = if extra > 0 && kd.len() == 3 {
+        let mut kd = kd;
+        let s = if batch_first { 1 } else { 0 };
+        kd[s] = kd[s].add(&Dim::konst(extra));
+        kd
+    } else if extra > 0 && kd.len() == 2 {
+        let mut kd = kd;
+        kd[0] = kd[0].add(&Dim::konst(extra));
+        kd
+    } else {
+        kd
+    };
+    let out = out_known(
+        interp,
+        &q,
+        qd.clone(),
+        q.dtype,
+        device.clone(),
+        "nn.MultiheadAttention",
+    );
+    let weights = if need_weights == Some(false) {
+        Value::None
+    } else if qd.len() == 3 {
+        let (l, n) = if batch_first {
+            (qd[1].clone(), qd[0].clone())
+        } else {
+            (qd[0].clone(), qd[1].clone())
+        };
+        let s = if batch_first {
+            kd[1].clone()
+        } else {
+            kd[0].clone()
+        };
+        let shape = if average {
+            vec![n, l, s]
+        } else {
+            vec![n, heads.unwrap_or_else(|| interp.env.anonymous()), l, s]
+        };
+        out_known(interp, &q, shape, q.dtype, device, "nn.MultiheadAttention")
+    } else {
+        out_known(
+            interp,
+            &q,
+            vec![qd[0].clone(), kd[0].clone()],
+            q.dtype,
+            device,
+            "nn.MultiheadAttention",
+        )
+    };
+    Value::tuple(vec![out, weights])
+}

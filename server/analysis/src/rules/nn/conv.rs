@@ -1,0 +1,238 @@
+//! Convolutions, plain and transposed, as layers and `F.conv*`: channel checks and output sizes.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::ops::{out_known, out_var};
+use crate::value::{Device, Tensor, Value};
+
+use super::spatial::spatial_or;
+
+pub(super) struct ConvSpec {
+    pub(super) n: usize,
+    pub(super) in_channels: Option<Value>,
+    pub(super) out_channels: Option<Value>,
+    pub(super) kernel: Vec<Dim>,
+    pub(super) stride: Vec<Dim>,
+    pub(super) padding: Option<Value>,
+    pub(super) output_padding: Vec<Dim>,
+    pub(super) groups: Value,
+    pub(super) dilation: Vec<Dim>,
+    pub(super) transposed: bool,
+}
+
+pub(super) fn conv_forward(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    c: &ConvSpec,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let name = format!("conv{}d", c.n);
+    let Some(dims) = interp.dims(x) else {
+        return out_var(interp, x, x.dtype, device, &name);
+    };
+    let n = c.n;
+    if dims.len() != n + 1 && dims.len() != n + 2 {
+        let message = format!(
+            "Expected {}D (unbatched) or {}D (batched) input to {name}, but got input of size: {}",
+            n + 1,
+            n + 2,
+            interp.fmt_dims(&dims)
+        );
+        interp.report(range, Severity::Error, "conv-input", message);
+        return Value::Unknown;
+    }
+    let batched = dims.len() == n + 2;
+    let ch = &dims[if batched { 1 } else { 0 }];
+    let cout = c
+        .out_channels
+        .as_ref()
+        .map(|v| interp.size_dims(std::slice::from_ref(v))[0].clone())
+        .unwrap_or_else(|| interp.env.anonymous());
+    if let Some(cin) = c.in_channels.as_ref().and_then(|v| interp.as_dim(v)) {
+        if interp.env.known_different(ch, &cin) {
+            let groups = interp.as_dim(&c.groups).unwrap_or_else(|| Dim::konst(1));
+            let per_group = cin.floordiv(&groups).unwrap_or_else(|| cin.clone());
+            let mut weight = if c.transposed {
+                vec![cin.clone(), cout.floordiv(&groups).unwrap_or(cout.clone())]
+            } else {
+                vec![cout.clone(), per_group]
+            };
+            weight.extend(c.kernel.iter().cloned());
+            let message = if c.transposed {
+                format!(
+                    "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
+                    interp.fmt_dims(&weight),
+                    interp.fmt_dims(&dims),
+                    interp.fmt_dim(&cin),
+                    interp.fmt_dim(ch)
+                )
+            } else {
+                format!(
+                    "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
+                    interp.fmt_dim(&groups),
+                    interp.fmt_dims(&weight),
+                    interp.fmt_dims(&dims),
+                    interp.fmt_dim(&cin),
+                    interp.fmt_dim(ch)
+                )
+            };
+            interp.report(range, Severity::Error, "conv-input", message);
+            return Value::Unknown;
+        }
+        let _ = interp.require_equal(ch, &cin);
+    }
+    let spatial_in = &dims[dims.len() - n..];
+    // A setting we could not read (a symbolic stride, say) leaves the
+    // spatial sizes unknown rather than taken as a default.
+    if c.kernel.len() != n
+        || c.stride.len() != n
+        || c.dilation.len() != n
+        || c.output_padding.len() != n
+    {
+        let mut out = dims[..dims.len() - n - 1].to_vec();
+        out.push(cout);
+        for _ in 0..n {
+            out.push(interp.env.anonymous());
+        }
+        return out_known(interp, x, out, x.dtype, device, &name);
+    }
+    if c.transposed {
+        let too_big = (0..n).any(|i| {
+            let v = |d: Option<&Dim>| d.and_then(|d| interp.env.value(d));
+            matches!(
+                (v(c.output_padding.get(i)), v(c.stride.get(i)), v(c.dilation.get(i))),
+                (Some(op), Some(s), Some(d)) if op >= s && op >= d
+            )
+        });
+        if too_big {
+            let v = |d: &[Dim], i: usize| d.get(i).and_then(|d| interp.env.value(d)).unwrap_or(0);
+            let (h, w) = if n == 1 {
+                (None, 0)
+            } else {
+                (Some(n - 2), n - 1)
+            };
+            let hv = |d: &[Dim], dflt: i64| h.map(|h| v(d, h)).unwrap_or(dflt);
+            let message = format!(
+                "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
+                hv(&c.output_padding, 0),
+                v(&c.output_padding, w),
+                hv(&c.stride, 1),
+                v(&c.stride, w),
+                hv(&c.dilation, 1),
+                v(&c.dilation, w)
+            );
+            interp.report(range, Severity::Error, "conv-input", message);
+            return Value::Unknown;
+        }
+    }
+    let mut out_spatial = Vec::new();
+    let same = matches!(&c.padding, Some(Value::Str(s)) if &**s == "same");
+    let padding = match &c.padding {
+        Some(Value::Str(_)) => vec![Dim::konst(0); n],
+        p => spatial_or(p.as_ref(), n, 0),
+    };
+    if padding.len() != n {
+        return Value::Unknown;
+    }
+    for i in 0..n {
+        let l = &spatial_in[i];
+        let k = &c.kernel[i];
+        let d = c.dilation.get(i).cloned().unwrap_or_else(|| Dim::konst(1));
+        let s = c.stride.get(i).cloned().unwrap_or_else(|| Dim::konst(1));
+        let p = &padding[i];
+        let keff = d.mul(&k.sub(&Dim::konst(1))).add(&Dim::konst(1));
+        let len = if same {
+            l.clone()
+        } else if c.transposed {
+            l.sub(&Dim::konst(1))
+                .mul(&s)
+                .sub(&p.mul(&Dim::konst(2)))
+                .add(&keff)
+                .add(&c.output_padding[i])
+        } else {
+            let padded = l.add(&p.mul(&Dim::konst(2)));
+            if let (Some(pv), Some(kv)) = (interp.env.value(&padded), interp.env.value(&keff))
+                && pv < kv
+            {
+                let message = format!(
+                    "Calculated padded input size per channel: ({pv}). Kernel size: ({kv}). Kernel size can't be greater than actual input size"
+                );
+                interp.report(range, Severity::Error, "conv-input", message);
+                return Value::Unknown;
+            }
+            match padded.sub(&keff).floordiv(&s) {
+                Some(q) => q.add(&Dim::konst(1)),
+                None => interp.env.anonymous(),
+            }
+        };
+        out_spatial.push(len);
+    }
+    let mut out = dims[..dims.len() - n - 1].to_vec();
+    out.push(cout);
+    out.extend(out_spatial);
+    out_known(interp, x, out, x.dtype, device, &name)
+}
+
+/// `ConvTranspose(x, output_size=...)`: the output takes the requested size,
+/// which must lie within one stride of the smallest output.
+pub(super) fn conv_transpose_output_size(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    c: &ConvSpec,
+    out: Value,
+    sizes: &[Value],
+    range: TextRange,
+) -> Value {
+    let Value::Tensor(t) = &out else { return out };
+    let Some(mut dims) = interp.dims(t) else {
+        return out;
+    };
+    let n = c.n;
+    if dims.len() < n {
+        return out;
+    }
+    let want = interp.size_dims(sizes);
+    let base = dims.len() - n;
+    let mut lo = Vec::new();
+    let mut hi = Vec::new();
+    let mut bad = false;
+    for i in 0..n {
+        let min = dims[base + i].sub(&c.output_padding[i]);
+        let max = min.add(&c.stride[i]).sub(&Dim::konst(1));
+        if let (Some(w), Some(a), Some(b)) = (
+            interp.env.value(&want[i]),
+            interp.env.value(&min),
+            interp.env.value(&max),
+        ) && (w < a || w > b)
+        {
+            bad = true;
+        }
+        lo.push(min);
+        hi.push(max);
+    }
+    if bad {
+        let input = interp
+            .dims(x)
+            .map(|d| d[d.len() - n..].to_vec())
+            .unwrap_or_default();
+        let message = format!(
+            "requested an output size of {}, but valid sizes range from {} to {} (for an input of torch.Size({}))",
+            interp.fmt_dims(&want),
+            interp.fmt_dims(&lo),
+            interp.fmt_dims(&hi),
+            interp.fmt_dims(&input)
+        );
+        interp.report(range, Severity::Error, "conv-output-size", message);
+        return Value::Unknown;
+    }
+    for i in 0..n {
+        dims[base + i] = want[i].clone();
+    }
+    out_known(interp, t, dims, t.dtype, t.device.clone(), "conv_transpose")
+}

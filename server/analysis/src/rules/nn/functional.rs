@@ -1,0 +1,559 @@
+//! `torch.nn.functional`: the rule of each `F.*` function, most shared with the matching layer.
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::ops::{check_inputs, matmul, op, out_known, out_shape, out_var};
+use crate::rules::shape::broadcast;
+use crate::value::Value;
+
+use super::conv::{ConvSpec, conv_forward};
+use super::linear::{embedding, linear};
+use super::loss::loss_ce;
+use super::norm::{layer_norm, mixed_dtype};
+use super::pool::{adaptive_pool, pool, pool_pad_too_big, with_indices};
+use super::spatial::{pool_settings, spatial, spatial_or};
+
+/// `F.<name>(...)`.
+pub(crate) fn functional(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: Args,
+    range: TextRange,
+) -> Value {
+    let Some(x) = args.tensor(0, "input") else {
+        return op(interp, name, args, range);
+    };
+    let Some(device) = check_inputs(interp, &args, name, range.clone()) else {
+        return Value::Unknown;
+    };
+    match name {
+        "linear" => {
+            let Some(w) = args.tensor(1, "weight") else {
+                return Value::Unknown;
+            };
+            let Some(wd) = interp.dims(&w) else {
+                return Value::Unknown;
+            };
+            match wd.as_slice() {
+                [out, inp] => linear(
+                    interp,
+                    &x,
+                    &Value::Int(inp.clone()),
+                    &Value::Int(out.clone()),
+                    device,
+                    range,
+                ),
+                _ => Value::Unknown,
+            }
+        }
+        "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d"
+        | "conv_transpose3d" => {
+            let transposed = name.starts_with("conv_transpose");
+            let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
+            let Some(w) = args.tensor(1, "weight") else {
+                return Value::Unknown;
+            };
+            let Some(wd) = interp.dims(&w) else {
+                return Value::Unknown;
+            };
+            if wd.len() != n + 2 {
+                return Value::Unknown;
+            }
+            let groups = args.get(6, "groups").cloned().unwrap_or(Value::int(1));
+            let g = interp.as_dim(&groups).unwrap_or_else(|| Dim::konst(1));
+            let (cin, cout) = if transposed {
+                (wd[0].clone(), wd[1].mul(&g))
+            } else {
+                (wd[1].mul(&g), wd[0].clone())
+            };
+            let spec = ConvSpec {
+                n,
+                in_channels: Some(Value::Int(cin)),
+                out_channels: Some(Value::Int(cout)),
+                kernel: wd[2..].to_vec(),
+                stride: spatial_or(args.get(3, "stride"), n, 1),
+                padding: args.get(4, "padding").cloned(),
+                output_padding: if transposed {
+                    spatial_or(args.get(5, "output_padding"), n, 0)
+                } else {
+                    vec![Dim::konst(0); n]
+                },
+                groups,
+                dilation: spatial_or(args.get(if transposed { 7 } else { 5 }, "dilation"), n, 1),
+                transposed,
+            };
+            conv_forward(interp, &x, &spec, device, range)
+        }
+        "max_pool1d" | "max_pool2d" | "max_pool3d" | "avg_pool1d" | "avg_pool2d" | "avg_pool3d" => {
+            let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
+            let is_max = name.starts_with("max");
+            let (kernel, stride, padding, dilation) =
+                pool_settings(n, is_max, |i, k| args.get(i + 1, k));
+            let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
+            if pool_pad_too_big(
+                interp,
+                n,
+                is_max,
+                &kernel,
+                &padding,
+                &dilation,
+                range.clone(),
+            ) {
+                return Value::Unknown;
+            }
+            let out = pool(
+                interp, &x, n, &kernel, &stride, &padding, &dilation, ceil, device, range,
+            );
+            if is_max && args.flag(6, "return_indices", false) == Some(true) {
+                return with_indices(out);
+            }
+            out
+        }
+        "adaptive_avg_pool1d"
+        | "adaptive_avg_pool2d"
+        | "adaptive_avg_pool3d"
+        | "adaptive_max_pool1d"
+        | "adaptive_max_pool2d"
+        | "adaptive_max_pool3d" => {
+            let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
+            let out = adaptive_pool(interp, &x, n, args.get(1, "output_size"), device, range);
+            if name.contains("max") && args.flag(2, "return_indices", false) == Some(true) {
+                return with_indices(out);
+            }
+            out
+        }
+        "layer_norm" | "rms_norm" => {
+            if name == "layer_norm"
+                && let Some(message) = mixed_dtype(interp, &x, &args, name)
+            {
+                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                return Value::Unknown;
+            }
+            let ns = args
+                .get(1, "normalized_shape")
+                .cloned()
+                .unwrap_or(Value::Unknown);
+            layer_norm(interp, &x, &ns, device, range, name)
+        }
+        "normalize" => {
+            if let Some(dims) = interp.dims(&x)
+                && let Some(d) = args.int(2, "dim").or(Some(1))
+                && let Err(message) = crate::rules::shape::wrap_dim(d, dims.len())
+            {
+                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                return Value::Unknown;
+            }
+            out_shape(interp, &x, x.shape.clone(), x.dtype, device, name)
+        }
+        "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {
+            if let Some(message) = mixed_dtype(interp, &x, &args, name) {
+                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                return Value::Unknown;
+            }
+            out_shape(interp, &x, x.shape.clone(), x.dtype, device, name)
+        }
+        "embedding" => {
+            let Some(w) = args.tensor(1, "weight") else {
+                return Value::Unknown;
+            };
+            let Some(wd) = interp.dims(&w) else {
+                return Value::Unknown;
+            };
+            let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
+            embedding(interp, &x, w.dtype, &d, device, range)
+        }
+        "pad" => {
+            let Some(dims) = interp.dims(&x) else {
+                return out_var(interp, &x, x.dtype, device, name);
+            };
+            let Some(pads) = args.get(1, "pad").and_then(|v| v.items()) else {
+                return Value::Unknown;
+            };
+            if pads.len() % 2 != 0 {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "pad-size",
+                    "Padding length must be divisible by 2".into(),
+                );
+                return Value::Unknown;
+            }
+            if pads.len() / 2 > dims.len() {
+                let message = format!(
+                    "Padding length should be less than or equal to two times the input dimension but got padding length {} and input of dimension {}",
+                    pads.len(),
+                    dims.len()
+                );
+                interp.report(range, Severity::Error, "pad-size", message);
+                return Value::Unknown;
+            }
+            let pads = interp.size_dims(&pads);
+            let mode = args.str(2, "mode");
+            let mode = mode.as_deref().unwrap_or("constant");
+            if mode != "constant" {
+                let (p, r) = (pads.len(), dims.len());
+                if p > 6 || (p / 2 + 1 != r && p / 2 + 2 != r) {
+                    let message =
+                        format!("Padding size {p} is not supported for {r}D input tensor.");
+                    interp.report(range, Severity::Error, "pad-size", message);
+                    return Value::Unknown;
+                }
+                for i in 0..p / 2 {
+                    let k = r - 1 - i;
+                    let (Some(size), Some(lo), Some(hi)) = (
+                        interp.env.value(&dims[k]),
+                        interp.env.value(&pads[2 * i]),
+                        interp.env.value(&pads[2 * i + 1]),
+                    ) else {
+                        continue;
+                    };
+                    let message = match mode {
+                        "reflect" if lo >= size || hi >= size => format!(
+                            "Argument #{}: Padding size should be less than the corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {k} of input {}",
+                            4 + 2 * i,
+                            interp.fmt_dims(&dims)
+                        ),
+                        "circular" if lo > size || hi > size => {
+                            "Padding value causes wrapping around more than once.".to_string()
+                        }
+                        _ => continue,
+                    };
+                    interp.report(range, Severity::Error, "pad-size", message);
+                    return Value::Unknown;
+                }
+            }
+            let mut out = dims.clone();
+            let n = out.len();
+            for i in 0..pads.len() / 2 {
+                out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
+            }
+            out_known(interp, &x, out, x.dtype, device, name)
+        }
+        "interpolate" | "upsample" | "upsample_nearest" | "upsample_bilinear" => {
+            let Some(dims) = interp.dims(&x) else {
+                return out_var(interp, &x, x.dtype, device, name);
+            };
+            let mode = args.str(3, "mode");
+            let mode = mode.as_deref().unwrap_or(match name {
+                "upsample_bilinear" => "bilinear",
+                _ => "nearest",
+            });
+            let r = dims.len();
+            let need = match mode {
+                "linear" => Some(3),
+                "bilinear" => Some(4),
+                "trilinear" => Some(5),
+                _ => None,
+            };
+            if !(3..=5).contains(&r) || (mode == "bicubic" && r != 4) {
+                let message = format!(
+                    "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
+                );
+                interp.report(range, Severity::Error, "interpolate-size", message);
+                return Value::Unknown;
+            }
+            if let Some(k) = need
+                && k != r
+            {
+                let message = format!("Got {r}D input, but {mode} mode needs {k}D input");
+                interp.report(range, Severity::Error, "interpolate-size", message);
+                return Value::Unknown;
+            }
+            let n = dims.len() - 2;
+            let size = args.get(1, "size").filter(|v| !v.is_none()).cloned();
+            let scale = args
+                .get(2, "scale_factor")
+                .filter(|v| !v.is_none())
+                .cloned();
+            let mut out = dims[..2].to_vec();
+            match (size, scale) {
+                (Some(s), None) => {
+                    let sizes = match &s {
+                        Value::Int(_) => vec![s.clone(); n],
+                        v => v.items().unwrap_or_default(),
+                    };
+                    if sizes.len() != n {
+                        interp.report(range, Severity::Error, "interpolate-size", format!("Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {} entries", interp.fmt_dims(&dims[2..]), sizes.len()));
+                        return Value::Unknown;
+                    }
+                    out.extend(interp.size_dims(&sizes));
+                }
+                (None, Some(f)) => {
+                    let factors = match &f {
+                        Value::Int(_) | Value::Float(_) => vec![f.clone(); n],
+                        v => v.items().unwrap_or_default(),
+                    };
+                    for (i, l) in dims[2..].iter().enumerate() {
+                        let d = match factors.get(i) {
+                            Some(Value::Int(k)) => l.mul(k),
+                            Some(Value::Float(Some(f))) => match interp.env.value(l) {
+                                Some(v) => Dim::konst((v as f64 * f).floor() as i64),
+                                None if f.fract() == 0.0 => l.mul(&Dim::konst(*f as i64)),
+                                None => interp.env.anonymous(),
+                            },
+                            _ => interp.env.anonymous(),
+                        };
+                        out.push(d);
+                    }
+                }
+                (None, None) => {
+                    interp.report(
+                        range,
+                        Severity::Error,
+                        "interpolate-size",
+                        "either size or scale_factor should be defined".into(),
+                    );
+                    return Value::Unknown;
+                }
+                (Some(_), Some(_)) => {
+                    interp.report(
+                        range,
+                        Severity::Error,
+                        "interpolate-size",
+                        "only one of size or scale_factor should be defined".into(),
+                    );
+                    return Value::Unknown;
+                }
+            }
+            out_known(interp, &x, out, x.dtype, device, name)
+        }
+        "pixel_shuffle" | "pixel_unshuffle" => {
+            let Some(dims) = interp.dims(&x) else {
+                return Value::Unknown;
+            };
+            let Some(r) = args
+                .get(1, "upscale_factor")
+                .or(args.get(1, "downscale_factor"))
+                .and_then(|v| {
+                    if let Value::Int(d) = v {
+                        Some(d.clone())
+                    } else {
+                        None
+                    }
+                })
+            else {
+                return Value::Unknown;
+            };
+            if dims.len() < 3 {
+                return Value::Unknown;
+            }
+            let n = dims.len();
+            let r2 = r.mul(&r);
+            let mut out = dims.clone();
+            if name == "pixel_shuffle" {
+                out[n - 3] = dims[n - 3]
+                    .floordiv(&r2)
+                    .unwrap_or_else(|| interp.env.anonymous());
+                out[n - 2] = dims[n - 2].mul(&r);
+                out[n - 1] = dims[n - 1].mul(&r);
+            } else {
+                out[n - 3] = dims[n - 3].mul(&r2);
+                out[n - 2] = dims[n - 2]
+                    .floordiv(&r)
+                    .unwrap_or_else(|| interp.env.anonymous());
+                out[n - 1] = dims[n - 1]
+                    .floordiv(&r)
+                    .unwrap_or_else(|| interp.env.anonymous());
+            }
+            out_known(interp, &x, out, x.dtype, device, name)
+        }
+        "cross_entropy" | "nll_loss" => loss_ce(interp, name, &x, &args, device, range),
+        "mse_loss"
+        | "l1_loss"
+        | "smooth_l1_loss"
+        | "huber_loss"
+        | "binary_cross_entropy"
+        | "binary_cross_entropy_with_logits"
+        | "kl_div"
+        | "soft_margin_loss" => {
+            let reduction = args.str(99, "reduction");
+            let Some(t) = args.tensor(1, "target") else {
+                return Value::Unknown;
+            };
+            // Binary cross entropy needs input and target of one shape: a
+            // side of unknown rank takes the other's.
+            if name.starts_with("binary_cross_entropy") {
+                if let Some(td) = interp.dims(&t) {
+                    interp.adopt_shape(&x.shape, &td);
+                } else if let Some(xd) = interp.dims(&x) {
+                    interp.adopt_shape(&t.shape, &xd);
+                }
+            }
+            let (Some(xd), Some(td)) = (interp.dims(&x), interp.dims(&t)) else {
+                // A reduced loss is a scalar whatever the shapes.
+                if reduction.as_deref() != Some("none") {
+                    return out_known(interp, &x, Vec::new(), x.dtype, device, name);
+                }
+                return Value::Unknown;
+            };
+            if name.starts_with("binary_cross_entropy")
+                && xd.len() == td.len()
+                && xd
+                    .iter()
+                    .zip(&td)
+                    .any(|(a, b)| interp.env.known_different(a, b))
+            {
+                let message = format!(
+                    "Using a target size ({}) that is different to the input size ({}) is deprecated. Please ensure they have the same size.",
+                    interp.fmt_dims(&td),
+                    interp.fmt_dims(&xd)
+                );
+                interp.report(range, Severity::Error, "loss-shape", message);
+                return Value::Unknown;
+            }
+            let shape = match broadcast(interp, &xd, &td) {
+                Ok(s) => s,
+                Err(message) => {
+                    interp.report(range, Severity::Error, "broadcast-shape", message);
+                    return Value::Unknown;
+                }
+            };
+            if xd != td && !name.starts_with("binary") {
+                let message = format!(
+                    "Using a target size ({}) that is different to the input size ({}). This will likely lead to incorrect results due to broadcasting.",
+                    interp.fmt_dims(&td),
+                    interp.fmt_dims(&xd)
+                );
+                interp.report(range.clone(), Severity::Warning, "loss-broadcast", message);
+            }
+            let out = if reduction.as_deref() == Some("none") {
+                shape
+            } else {
+                Vec::new()
+            };
+            // the pointwise losses promote input and target
+            let dtype = if matches!(name, "mse_loss" | "l1_loss" | "smooth_l1_loss") {
+                crate::rules::dtype::promote(&[
+                    (&Value::Tensor(x.clone()), Some(xd.len())),
+                    (&Value::Tensor(t.clone()), Some(td.len())),
+                ])
+                .or(x.dtype)
+            } else {
+                x.dtype
+            };
+            out_known(interp, &x, out, dtype, device, name)
+        }
+        "scaled_dot_product_attention" => {
+            let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else {
+                return Value::Unknown;
+            };
+            let (Some(qd), Some(kd), Some(vd)) =
+                (interp.dims(&x), interp.dims(&k), interp.dims(&v))
+            else {
+                return out_var(interp, &x, x.dtype, device, name);
+            };
+            if qd.len() < 2 || kd.len() < 2 || vd.len() < 2 {
+                return Value::Unknown;
+            }
+            let (e, ek) = (&qd[qd.len() - 1], &kd[kd.len() - 1]);
+            if interp.env.known_different(e, ek) {
+                let message = format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}].",
+                    interp.fmt_dim(e),
+                    interp.fmt_dim(ek)
+                );
+                interp.report(range, Severity::Error, "matmul-shape", message);
+                return Value::Unknown;
+            }
+            let Ok(mut batch) = broadcast(interp, &qd[..qd.len() - 2], &kd[..kd.len() - 2]) else {
+                return Value::Unknown;
+            };
+            batch.push(qd[qd.len() - 2].clone());
+            batch.push(vd[vd.len() - 1].clone());
+            out_known(interp, &x, batch, x.dtype, device, name)
+        }
+        "one_hot" => op(interp, "one_hot", args, range),
+        "unfold" => {
+            let Some(dims) = interp.dims(&x) else {
+                return Value::Unknown;
+            };
+            if dims.len() != 4 {
+                return Value::Unknown;
+            }
+            let kernel = spatial(args.get(1, "kernel_size"), 2);
+            let dilation = spatial_or(args.get(2, "dilation"), 2, 1);
+            let padding = spatial_or(args.get(3, "padding"), 2, 0);
+            let stride = spatial_or(args.get(4, "stride"), 2, 1);
+            if kernel.len() != 2 {
+                return Value::Unknown;
+            }
+            let mut blocks = Dim::konst(1);
+            for i in 0..2 {
+                let keff = dilation[i]
+                    .mul(&kernel[i].sub(&Dim::konst(1)))
+                    .add(&Dim::konst(1));
+                let n = dims[2 + i]
+                    .add(&padding[i].mul(&Dim::konst(2)))
+                    .sub(&keff)
+                    .floordiv(&stride[i])
+                    .map(|q| q.add(&Dim::konst(1)));
+                blocks = blocks.mul(&n.unwrap_or_else(|| interp.env.anonymous()));
+            }
+            let c = dims[1].mul(&kernel[0]).mul(&kernel[1]);
+            out_known(
+                interp,
+                &x,
+                vec![dims[0].clone(), c, blocks],
+                x.dtype,
+                device,
+                name,
+            )
+        }
+        "grid_sample" => {
+            let Some(g) = args.tensor(1, "grid") else {
+                return Value::Unknown;
+            };
+            let (Some(xd), Some(gd)) = (interp.dims(&x), interp.dims(&g)) else {
+                return Value::Unknown;
+            };
+            if xd.len() != 4 || gd.len() != 4 {
+                return Value::Unknown;
+            }
+            out_known(
+                interp,
+                &x,
+                vec![xd[0].clone(), xd[1].clone(), gd[1].clone(), gd[2].clone()],
+                x.dtype,
+                device,
+                name,
+            )
+        }
+        "glu" => {
+            let Some(mut dims) = interp.dims(&x) else {
+                return Value::Unknown;
+            };
+            let d = args.int(1, "dim").unwrap_or(-1);
+            let d = match crate::rules::shape::wrap_dim(d, dims.len()) {
+                Ok(d) => d,
+                Err(message) => {
+                    interp.report(range, Severity::Error, "dim-out-of-range", message);
+                    return Value::Unknown;
+                }
+            };
+            if let Some(size) = dims.get(d).and_then(|s| interp.env.value(s))
+                && size % 2 != 0
+            {
+                let message =
+                    format!("Halving dimension must be even, but dimension {d} is size {size}");
+                interp.report(range, Severity::Error, "glu-size", message);
+                return Value::Unknown;
+            }
+            if dims.is_empty() {
+                return Value::Unknown;
+            }
+            dims[d] = dims[d]
+                .floordiv(&Dim::konst(2))
+                .unwrap_or_else(|| interp.env.anonymous());
+            out_known(interp, &x, dims, x.dtype, device, name)
+        }
+        "mm" | "matmul" => {
+            let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+            matmul(interp, name, &x, &other, &args, device, range)
+        }
+        _ => op(interp, name, args, range),
+    }
+}

@@ -1,0 +1,105 @@
+//! Cross entropy and NLL loss: the target shape each input expects, and the reduced result.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::ops::out_known;
+use crate::value::{DType, Device, Tensor, Value};
+
+pub(super) fn loss_ce(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let reduction = args.str(99, "reduction");
+    let Some(t) = args.tensor(1, "target") else {
+        return Value::Unknown;
+    };
+    let (Some(xd), Some(td)) = (interp.dims(x), interp.dims(&t)) else {
+        return out_known(interp, x, Vec::new(), x.dtype, device, name);
+    };
+    let class_target = t.dtype.is_none_or(|d| !d.is_floating());
+    if class_target {
+        if let Some(d) = t.dtype
+            && d != DType::Int64
+            && name == "cross_entropy"
+        {
+            let message = format!(
+                "expected scalar type Long but found {}",
+                crate::rules::dtype::torch_name(d)
+            );
+            interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+            return Value::Unknown;
+        }
+        let expected: Vec<Dim> = if xd.len() == 1 {
+            Vec::new()
+        } else {
+            std::iter::once(xd[0].clone())
+                .chain(xd[2..].iter().cloned())
+                .collect()
+        };
+        if td.len() != expected.len() {
+            let message = if td.len() > 1 && xd.len() == 2 {
+                "0D or 1D target tensor expected, multi-target not supported".to_string()
+            } else {
+                format!(
+                    "Expected target size {}, got {}",
+                    interp.fmt_dims(&expected),
+                    interp.fmt_dims(&td)
+                )
+            };
+            interp.report(range, Severity::Error, "loss-shape", message);
+            return Value::Unknown;
+        }
+        if let (Some(a), Some(b)) = (expected.first(), td.first())
+            && interp.env.known_different(a, b)
+        {
+            let message = format!(
+                "Expected input batch_size ({}) to match target batch_size ({}).",
+                interp.fmt_dim(a),
+                interp.fmt_dim(b)
+            );
+            interp.report(range, Severity::Error, "loss-shape", message);
+            return Value::Unknown;
+        }
+        for (a, b) in expected.iter().zip(&td) {
+            let _ = interp.require_equal(a, b);
+        }
+        let out = if reduction.as_deref() == Some("none") {
+            expected
+        } else {
+            Vec::new()
+        };
+        return out_known(interp, x, out, x.dtype, device, name);
+    }
+    if xd.len() != td.len()
+        || xd
+            .iter()
+            .zip(&td)
+            .any(|(a, b)| interp.env.known_different(a, b))
+    {
+        let message = format!(
+            "Expected target size {}, got {}",
+            interp.fmt_dims(&xd),
+            interp.fmt_dims(&td)
+        );
+        interp.report(range, Severity::Error, "loss-shape", message);
+        return Value::Unknown;
+    }
+    let out = if reduction.as_deref() == Some("none") {
+        std::iter::once(xd[0].clone())
+            .chain(xd.get(2..).unwrap_or(&[]).iter().cloned())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    out_known(interp, x, out, x.dtype, device, name)
+}

@@ -1,0 +1,207 @@
+//! `torch.nn` layers and `torch.nn.functional`: constructors, forward rules, attributes.
+//!
+//! This file builds layers (`nn.Linear(...)`) and checks their constructor
+//! settings. The forward rule of a layer is in `forward` and the rule of each
+//! `F.*` function in `functional`; both call the rules of the layer families
+//! in the other submodules, so a layer and its functional form agree.
+
+mod attention;
+mod conv;
+mod forward;
+mod functional;
+mod linear;
+mod loss;
+mod module;
+mod norm;
+mod parameters;
+mod pool;
+mod recurrent;
+mod spatial;
+
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use shapels_syntax::ast::TextRange;
+
+use super::Args;
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::value::{DType, Device, Layer, Provenance, Tensor, Value};
+
+use self::spatial::spatial;
+
+pub(crate) use forward::call_layer;
+pub(crate) use functional::functional;
+pub(crate) use module::{container_item, layer_attr, module_method};
+
+type Kwargs = Vec<(Rc<str>, Value)>;
+
+const CONTAINERS: &[&str] = &[
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+];
+
+pub(crate) fn is_container(kind: &str) -> bool {
+    CONTAINERS.contains(&kind)
+}
+
+/// `nn.<name>(...)`: a layer value, `nn.Parameter`, or a container.
+pub(crate) fn construct(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: Args,
+    range: TextRange,
+) -> Value {
+    match name {
+        "Parameter" | "parameter.Parameter" | "Buffer" => {
+            return match args.get(0, "data") {
+                Some(Value::Tensor(t)) => Value::Tensor(Rc::new(Tensor {
+                    is_param: true,
+                    op: Rc::from("nn.Parameter"),
+                    ..(**t).clone()
+                })),
+                _ => Value::Unknown,
+            };
+        }
+        "Module" => return Value::Unknown,
+        _ => {}
+    }
+    let kind: Rc<str> = Rc::from(name.strip_prefix("einops.").unwrap_or(name));
+    let mut children = Vec::new();
+    let mut keys = Vec::new();
+    let mut unknown = false;
+    match &*kind {
+        "Sequential" => {
+            for v in &args.pos {
+                match v {
+                    Value::Dict(d) => {
+                        for (k, v) in d.borrow().iter() {
+                            if let Value::Str(k) = k {
+                                keys.push(k.clone());
+                            }
+                            children.push(v.clone());
+                        }
+                    }
+                    other => children.push(other.clone()),
+                }
+            }
+        }
+        "ModuleList" | "ParameterList" => match args.get(0, "modules") {
+            None | Some(Value::None) => {}
+            Some(v) => match v.items() {
+                Some(items) => children = items,
+                None => unknown = true,
+            },
+        },
+        "ModuleDict" | "ParameterDict" => {
+            if matches!(args.get(0, "modules"), Some(v) if !matches!(v, Value::Dict(_) | Value::None))
+            {
+                unknown = true;
+            }
+            if let Some(Value::Dict(d)) = args.get(0, "modules") {
+                for (k, v) in d.borrow().iter() {
+                    if let Value::Str(k) = k {
+                        keys.push(k.clone());
+                        children.push(v.clone());
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    check_constructor(interp, &kind, &args, range);
+    let device = match args.kw("device") {
+        Some(v) => super::creation::device_of(v),
+        None => Some(Device::Cpu),
+    };
+    Value::Layer(Rc::new(Layer {
+        kind,
+        args: args.pos,
+        kwargs: args.kw,
+        device: RefCell::new(device),
+        dtype: RefCell::new(Some(DType::Float32)),
+        origin: if interp.mode.fake {
+            Provenance::Fake
+        } else {
+            Provenance::Real
+        },
+        mode: interp.mode.id,
+        children: RefCell::new(children),
+        keys: RefCell::new(keys),
+        params: RefCell::new(FxHashMap::default()),
+        unknown_children: std::cell::Cell::new(unknown),
+    }))
+}
+
+fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: TextRange) {
+    let int = |i: usize, n: &str| args.int(i, n);
+    match kind {
+        "Rearrange" | "Reduce" => super::einops::check_layer(interp, kind, args, range),
+        "MultiheadAttention" => {
+            if let (Some(e), Some(h)) = (int(0, "embed_dim"), int(1, "num_heads"))
+                && h > 0
+                && e % h != 0
+            {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "layer-config",
+                    "embed_dim must be divisible by num_heads".into(),
+                );
+            }
+        }
+        "GroupNorm" => {
+            if let (Some(g), Some(c)) = (int(0, "num_groups"), int(1, "num_channels"))
+                && g > 0
+                && c % g != 0
+            {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "layer-config",
+                    format!("num_channels ({c}) must be divisible by num_groups ({g})"),
+                );
+            }
+        }
+        "Conv1d" | "Conv2d" | "Conv3d" => {
+            let groups = int(6, "groups").unwrap_or(1);
+            if groups > 0 {
+                if let Some(c) = int(0, "in_channels").filter(|c| c % groups != 0) {
+                    let _ = c;
+                    interp.report(
+                        range.clone(),
+                        Severity::Error,
+                        "layer-config",
+                        "in_channels must be divisible by groups".into(),
+                    );
+                }
+                if let Some(c) = int(1, "out_channels").filter(|c| c % groups != 0) {
+                    let _ = c;
+                    interp.report(
+                        range.clone(),
+                        Severity::Error,
+                        "layer-config",
+                        "out_channels must be divisible by groups".into(),
+                    );
+                }
+            }
+            if matches!(args.get(4, "padding"), Some(Value::Str(s)) if &**s == "same")
+                && spatial(args.get(3, "stride"), 1)
+                    .iter()
+                    .any(|s| s.as_const() != Some(1))
+            {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "layer-config",
+                    "padding='same' is not supported for strided convolutions".into(),
+                );
+            }
+        }
+        _ => {}
+    }
+}

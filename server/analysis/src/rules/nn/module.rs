@@ -1,0 +1,247 @@
+//! Attributes and methods of modules: layer settings, container items, `to`, `parameters()`.
+
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::rules::Args;
+use crate::value::{DType, Device, Layer, Value};
+
+use super::Kwargs;
+use super::forward::call_layer;
+use super::parameters::{first_parameter, layer_param, move_module};
+
+/// Attributes of a built-in layer: its parameters and constructor settings.
+pub(crate) fn layer_attr(
+    interp: &mut Interp<'_>,
+    object: &Value,
+    layer: &Rc<Layer>,
+    attr: &str,
+) -> Value {
+    let int_arg = |i: usize, n: &str| layer.arg(i, n).cloned();
+    let kind = &*layer.kind;
+    let named = match (kind, attr) {
+        ("Linear", "in_features") | ("Bilinear", "in1_features") => int_arg(0, "in_features"),
+        ("Linear", "out_features") => int_arg(1, "out_features"),
+        ("Embedding", "num_embeddings") => int_arg(0, "num_embeddings"),
+        ("Embedding", "embedding_dim") => int_arg(1, "embedding_dim"),
+        (
+            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
+            | "ConvTranspose3d",
+            "in_channels",
+        ) => int_arg(0, "in_channels"),
+        (
+            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
+            | "ConvTranspose3d",
+            "out_channels",
+        ) => int_arg(1, "out_channels"),
+        ("LayerNorm", "normalized_shape") => int_arg(0, "normalized_shape").map(|v| match v {
+            Value::Int(_) => Value::tuple(vec![v]),
+            other => other,
+        }),
+        ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", "num_features") => {
+            int_arg(0, "num_features")
+        }
+        ("LSTM" | "GRU" | "RNN", "hidden_size") => int_arg(1, "hidden_size"),
+        ("LSTM" | "GRU" | "RNN", "input_size") => int_arg(0, "input_size"),
+        ("LSTM" | "GRU" | "RNN", "num_layers") => {
+            Some(int_arg(2, "num_layers").unwrap_or(Value::int(1)))
+        }
+        ("MultiheadAttention", "embed_dim") => int_arg(0, "embed_dim"),
+        ("MultiheadAttention", "num_heads") => int_arg(1, "num_heads"),
+        _ => None,
+    };
+    if let Some(v) = named {
+        return v;
+    }
+    if matches!(
+        attr,
+        "weight" | "bias" | "running_mean" | "running_var" | "num_batches_tracked"
+    ) {
+        return layer_param(interp, layer, attr);
+    }
+    if let Some(i) = layer.keys.borrow().iter().position(|k| &**k == attr) {
+        return layer
+            .children
+            .borrow()
+            .get(i)
+            .cloned()
+            .unwrap_or(Value::Unknown);
+    }
+    Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
+}
+
+/// `seq[0]`, `blocks[1:]`, `heads["q"]`.
+pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: &[Value]) -> Value {
+    if layer.unknown_children.get() {
+        return Value::Unknown;
+    }
+    let children = layer.children.borrow().clone();
+    match index {
+        [Value::Int(d)] => match d.as_const() {
+            Some(i) => {
+                let n = children.len() as i64;
+                let i = if i < 0 { i + n } else { i };
+                children.get(i as usize).cloned().unwrap_or(Value::Unknown)
+            }
+            None => Value::Unknown,
+        },
+        [Value::Str(k)] => match layer.keys.borrow().iter().position(|x| x == k) {
+            Some(i) => children.get(i).cloned().unwrap_or(Value::Unknown),
+            None => Value::Unknown,
+        },
+        [Value::Slice(lo, hi, step)] => {
+            let Some(picked) = crate::interp::slice_indices(children.len(), lo, hi, step) else {
+                return Value::Unknown;
+            };
+            let _ = interp;
+            Value::Layer(Rc::new(Layer {
+                kind: layer.kind.clone(),
+                args: Vec::new(),
+                kwargs: Vec::new(),
+                device: RefCell::new(layer.device.borrow().clone()),
+                dtype: RefCell::new(*layer.dtype.borrow()),
+                origin: layer.origin,
+                mode: layer.mode,
+                children: RefCell::new(picked.into_iter().map(|i| children[i].clone()).collect()),
+                keys: RefCell::new(Vec::new()),
+                params: RefCell::new(FxHashMap::default()),
+                unknown_children: std::cell::Cell::new(false),
+            }))
+        }
+        _ => Value::Unknown,
+    }
+}
+
+/// Methods of modules (user instances and built-in layers): `to`, `eval`, `register_buffer`, ...
+pub(crate) fn module_method(
+    interp: &mut Interp<'_>,
+    receiver: &Value,
+    name: &str,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    range: TextRange,
+) -> Value {
+    let args = Args::new(args, kwargs);
+    match name {
+        "to" | "cuda" | "cpu" | "half" | "float" | "double" | "bfloat16" => {
+            let device = match name {
+                "cuda" => Some(Some(
+                    Device::Cuda(args.int(0, "device").unwrap_or(0) as u32),
+                )),
+                "cpu" => Some(Some(Device::Cpu)),
+                "to" => args
+                    .kw("device")
+                    .or_else(|| {
+                        args.pos.iter().find(|v| {
+                            matches!(
+                                v,
+                                Value::Device(_)
+                                    | Value::Str(_)
+                                    | Value::Unknown
+                                    | Value::Opaque(_)
+                            )
+                        })
+                    })
+                    .map(crate::rules::creation::device_of),
+                _ => None,
+            };
+            let dtype = match name {
+                "half" => Some(DType::Float16),
+                "float" => Some(DType::Float32),
+                "double" => Some(DType::Float64),
+                "bfloat16" => Some(DType::BFloat16),
+                _ => args
+                    .kw("dtype")
+                    .or_else(|| args.pos.iter().find(|v| matches!(v, Value::DType(_))))
+                    .and_then(|v| match v {
+                        Value::DType(d) => Some(*d),
+                        _ => None,
+                    }),
+            };
+            move_module(interp, receiver, device, dtype, 0);
+            receiver.clone()
+        }
+        // `next(self.parameters())` is how code asks a module for its device
+        // and dtype: one parameter of unknown shape where the module lives.
+        "parameters" | "buffers" => {
+            let (device, dtype) = match receiver {
+                Value::Layer(l) => (l.device.borrow().clone(), *l.dtype.borrow()),
+                Value::Instance(inst) => (
+                    inst.device.borrow().clone().or(Some(Device::Cpu)),
+                    Some(DType::Float32),
+                ),
+                _ => (None, None),
+            };
+            if let Some(first) = first_parameter(interp, receiver, 0) {
+                return Value::list(vec![first]);
+            }
+            let shape = interp.fresh_rank_var();
+            let mut t = interp.new_tensor(shape, dtype, device, "parameter");
+            t.is_param = true;
+            Value::list(vec![Value::Tensor(Rc::new(t))])
+        }
+        "eval" | "train" | "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => {
+            receiver.clone()
+        }
+        "register_buffer" | "register_parameter" | "add_module" | "register_module" => {
+            if let (Some(Value::Str(n)), Some(v)) = (args.pos.first(), args.pos.get(1)) {
+                interp.set_attr(receiver, n, v.clone());
+            }
+            Value::None
+        }
+        "forward" => match receiver {
+            Value::Layer(l) => call_layer(interp, receiver, l, args.pos, args.kw, range),
+            _ => Value::Unknown,
+        },
+        "append" => {
+            if let (Value::Layer(l), Some(v)) = (receiver, args.pos.first()) {
+                interp.epoch += 1;
+                l.children.borrow_mut().push(v.clone());
+                // Appended in a loop that runs an unknown number of times.
+                if interp.unknown_loops > 0 {
+                    l.unknown_children.set(true);
+                }
+            }
+            Value::None
+        }
+        "extend" => {
+            if let (Value::Layer(l), Some(v)) = (receiver, args.pos.first()) {
+                let items = interp.iterate(v).unwrap_or_default();
+                interp.epoch += 1;
+                l.children.borrow_mut().extend(items);
+            }
+            Value::None
+        }
+        "keys" => match receiver {
+            Value::Layer(l) => Value::list(
+                l.keys
+                    .borrow()
+                    .iter()
+                    .map(|k| Value::Str(k.clone()))
+                    .collect(),
+            ),
+            _ => Value::Unknown,
+        },
+        "values" | "children" => match receiver {
+            Value::Layer(l) => Value::list(l.children.borrow().clone()),
+            _ => Value::Unknown,
+        },
+        "items" => match receiver {
+            Value::Layer(l) => Value::list(
+                l.keys
+                    .borrow()
+                    .iter()
+                    .zip(l.children.borrow().iter())
+                    .map(|(k, v)| Value::tuple(vec![Value::Str(k.clone()), v.clone()]))
+                    .collect(),
+            ),
+            _ => Value::Unknown,
+        },
+        "__init__" | "zero_grad" | "load_state_dict" => Value::None,
+        _ => Value::Unknown,
+    }
+}

@@ -1,0 +1,125 @@
+//! Normalisation: layer and RMS norm's `normalized_shape`, and the dtypes norm kernels accept.
+
+use std::rc::Rc;
+
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::ops::{out_known, out_shape};
+use crate::value::{DType, Device, Tensor, Value};
+
+/// The CPU norm kernels take a float32 parameter with a reduced-precision
+/// input, and otherwise parameters of the input's dtype.
+pub(super) fn norm_dtype_message(x: DType, p: DType) -> Option<String> {
+    match (x, p) {
+        _ if x == p => None,
+        (DType::Float16 | DType::BFloat16, DType::Float32) => None,
+        (DType::Float32, DType::Float64 | DType::Float16 | DType::BFloat16) => {
+            Some("mixed dtype (CPU): expect parameter to have scalar type of Float".into())
+        }
+        (DType::Float64, DType::Float32) => {
+            Some("mixed dtype (CPU): all inputs must share same datatype.".into())
+        }
+        _ => None,
+    }
+}
+
+/// `F.batch_norm` / `F.group_norm` / `F.instance_norm` / `F.layer_norm` with
+/// parameters of another dtype than the input.
+pub(super) fn mixed_dtype(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    args: &Args,
+    name: &str,
+) -> Option<String> {
+    let keys: &[(usize, &str)] = match name {
+        "batch_norm" | "instance_norm" => &[
+            (1, "running_mean"),
+            (2, "running_var"),
+            (3, "weight"),
+            (4, "bias"),
+        ],
+        "group_norm" | "layer_norm" => &[(2, "weight"), (3, "bias")],
+        _ => &[],
+    };
+    let _ = interp;
+    let xd = x.dtype?;
+    let p = keys
+        .iter()
+        .find_map(|(i, k)| args.tensor(*i, k).and_then(|t| t.dtype))?;
+    norm_dtype_message(xd, p)
+}
+
+pub(super) fn layer_norm(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    ns: &Value,
+    device: Option<Device>,
+    range: TextRange,
+    op: &str,
+) -> Value {
+    let Some(dims) = interp.dims(x) else {
+        // Unknown rank: the trailing dims must be `normalized_shape`.
+        let normalized = match ns {
+            Value::Int(_) | Value::Opaque(_) => Some(interp.size_dims(std::slice::from_ref(ns))),
+            v => v.items().map(|items| interp.size_dims(&items)),
+        };
+        if let Some(normalized) = normalized
+            && let Some(Err(found)) = crate::rules::tail::demand_trailing(interp, x, &normalized)
+        {
+            let message = format!(
+                "Given normalized_shape={}, expected input with shape [*, {}], but got input of size[*, {}]",
+                interp.fmt_dims(&normalized),
+                normalized
+                    .iter()
+                    .map(|d| interp.fmt_dim(d))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                found
+                    .iter()
+                    .map(|d| interp.fmt_dim(d))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            interp.report(range, Severity::Error, "layer-input", message);
+            return Value::Unknown;
+        }
+        return out_shape(interp, x, x.shape.clone(), x.dtype, device, op);
+    };
+    let normalized = match ns {
+        Value::Int(_) | Value::Opaque(_) => interp.size_dims(std::slice::from_ref(ns)),
+        v => match v.items() {
+            Some(items) => interp.size_dims(&items),
+            None => return out_known(interp, x, dims, x.dtype, device, op),
+        },
+    };
+    let k = normalized.len();
+    let mismatch = k > dims.len()
+        || normalized
+            .iter()
+            .zip(&dims[dims.len().saturating_sub(k)..])
+            .any(|(a, b)| interp.env.known_different(a, b));
+    if mismatch {
+        let message = format!(
+            "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
+            interp.fmt_dims(&normalized),
+            normalized
+                .iter()
+                .map(|d| interp.fmt_dim(d))
+                .collect::<Vec<_>>()
+                .join(", "),
+            interp.fmt_dims(&dims)
+        );
+        interp.report(range, Severity::Error, "layer-input", message);
+        return Value::Unknown;
+    }
+    for (a, b) in normalized
+        .iter()
+        .zip(dims[dims.len() - k..].to_vec().iter())
+    {
+        let _ = interp.require_equal(b, a);
+    }
+    out_known(interp, x, dims, x.dtype, device, op)
+}

@@ -1,0 +1,188 @@
+//! Pooling, as layers and `F.*_pool*d`: max and average pools over windows, and adaptive pools.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::ops::{out_known, out_var};
+use crate::value::{DType, Device, Tensor, Value};
+
+/// A max pool's values with their int64 indices.
+pub(super) fn with_indices(out: Value) -> Value {
+    match &out {
+        Value::Tensor(t) => {
+            let idx = Value::Tensor(Rc::new(Tensor {
+                dtype: Some(DType::Int64),
+                ..(**t).clone()
+            }));
+            Value::tuple(vec![out, idx])
+        }
+        _ => Value::Unknown,
+    }
+}
+
+/// Pools reject a padding over half the (effective) kernel.
+pub(super) fn pool_pad_too_big(
+    interp: &mut Interp<'_>,
+    n: usize,
+    is_max: bool,
+    kernel: &[Dim],
+    padding: &[Dim],
+    dilation: &[Dim],
+    range: TextRange,
+) -> bool {
+    for i in 0..n.min(kernel.len()).min(padding.len()) {
+        let d = dilation
+            .get(i)
+            .and_then(|d| interp.env.value(d))
+            .unwrap_or(1);
+        let (Some(k), Some(p)) = (interp.env.value(&kernel[i]), interp.env.value(&padding[i]))
+        else {
+            continue;
+        };
+        let keff = (k - 1) * d + 1;
+        if p > keff / 2 {
+            let message = if n == 1 && is_max {
+                format!(
+                    "max_pool1d() padding should be at most half of kernel size, but got padding={p} and kernel_size={k}"
+                )
+            } else {
+                format!(
+                    "pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
+                )
+            };
+            interp.report(range, Severity::Error, "pool-input", message);
+            return true;
+        }
+    }
+    false
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn pool(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    n: usize,
+    kernel: &[Dim],
+    stride: &[Dim],
+    padding: &[Dim],
+    dilation: &[Dim],
+    ceil: bool,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let Some(dims) = interp.dims(x) else {
+        return out_var(interp, x, x.dtype, device, "pool");
+    };
+    if dims.len() < n + 1
+        || kernel.len() != n
+        || stride.len() != n
+        || padding.len() != n
+        || dilation.len() != n
+    {
+        if dims.len() < n + 1 {
+            let message = format!(
+                "max_pool{n}d: Expected {}D or {}D (batch mode) tensor for input, but got: {}",
+                n + 1,
+                n + 2,
+                interp.fmt_dims(&dims)
+            );
+            interp.report(range, Severity::Error, "pool-input", message);
+            return Value::Unknown;
+        }
+        let mut out = dims[..dims.len() - n].to_vec();
+        for _ in 0..n {
+            out.push(interp.env.anonymous());
+        }
+        return out_known(interp, x, out, x.dtype, device, "pool");
+    }
+    let mut out = dims[..dims.len() - n].to_vec();
+    for i in 0..n {
+        let l = &dims[dims.len() - n + i];
+        let d = dilation.get(i).cloned().unwrap_or_else(|| Dim::konst(1));
+        let keff = d.mul(&kernel[i].sub(&Dim::konst(1))).add(&Dim::konst(1));
+        let num = l.add(&padding[i].mul(&Dim::konst(2))).sub(&keff);
+        let num = if ceil {
+            num.add(&stride[i]).sub(&Dim::konst(1))
+        } else {
+            num
+        };
+        let mut len = match num.floordiv(&stride[i]) {
+            Some(q) => q.add(&Dim::konst(1)),
+            None => interp.env.anonymous(),
+        };
+        if ceil
+            && let (Some(lv), Some(sv), Some(pv), Some(ov)) = (
+                interp.env.value(l),
+                interp.env.value(&stride[i]),
+                interp.env.value(&padding[i]),
+                interp.env.value(&len),
+            )
+            && (ov - 1) * sv >= lv + pv
+        {
+            len = Dim::konst(ov - 1);
+        }
+        if let Some(v) = interp.env.value(&len)
+            && v < 1
+        {
+            let message = format!(
+                "Given input size: {}. Calculated output size: ({v}). Output size is too small",
+                interp.fmt_dims(&dims)
+            );
+            interp.report(range, Severity::Error, "pool-input", message);
+            return Value::Unknown;
+        }
+        out.push(len);
+    }
+    out_known(interp, x, out, x.dtype, device, "pool")
+}
+
+pub(super) fn adaptive_pool(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    n: usize,
+    output: Option<&Value>,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let Some(dims) = interp.dims(x) else {
+        return out_var(interp, x, x.dtype, device, "adaptive_pool");
+    };
+    if dims.len() < n + 1 {
+        let message = format!(
+            "Expected {}D or {}D tensor, but got {}",
+            n + 1,
+            n + 2,
+            interp.fmt_dims(&dims)
+        );
+        interp.report(range, Severity::Error, "pool-input", message);
+        return Value::Unknown;
+    }
+    let sizes: Vec<Option<Dim>> = match output {
+        Some(Value::Int(d)) => vec![Some(d.clone()); n],
+        Some(v) => v
+            .items()
+            .unwrap_or_default()
+            .iter()
+            .map(|i| {
+                if let Value::Int(d) = i {
+                    Some(d.clone())
+                } else {
+                    None
+                }
+            })
+            .collect(),
+        None => vec![None; n],
+    };
+    let mut out = dims[..dims.len() - n].to_vec();
+    for i in 0..n {
+        out.push(match sizes.get(i) {
+            Some(Some(d)) => d.clone(),
+            _ => dims[dims.len() - n + i].clone(),
+        });
+    }
+    out_known(interp, x, out, x.dtype, device, "adaptive_pool")
+}

@@ -1,0 +1,412 @@
+//! Linear algebra: `matmul` and its relatives, `outer`, `addmm`, diagonals, `det`, distances.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::output::{out_known, out_shape, out_var};
+use super::{no_rule, read_dim_arg};
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::dtype::promote;
+use crate::rules::shape::{broadcast, wrap_dim};
+use crate::value::{DType, Device, Tensor, Value};
+
+/// The rule of a linear-algebra op on a tensor of known rank.
+pub(super) fn rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: Rc<Tensor>,
+    dims: Vec<Dim>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let rank = dims.len();
+    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
+    macro_rules! dim_arg {
+        ($i:expr, $n:expr, $default:expr) => {
+            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
+        };
+    }
+    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
+        out_known(interp, &x, dims, dtype, device.clone(), name)
+    };
+    match name {
+        "matmul" | "mm" | "bmm" | "mv" | "dot" | "inner_vec" => {
+            let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+            matmul(interp, name, &x, &other, args, device, range)
+        }
+        "outer" | "ger" => {
+            let Some(y) = args.tensor(1, "vec2") else {
+                return Value::Unknown;
+            };
+            let Some(dy) = interp.dims(&y) else {
+                return Value::Unknown;
+            };
+            for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
+                if n != 1 {
+                    let message = format!("outer: Expected 1-D argument {what}, but got {n}-D");
+                    interp.report(range, Severity::Error, "matmul-shape", message);
+                    return Value::Unknown;
+                }
+            }
+            let (Some(a), Some(b)) = (dims.first(), dy.first()) else {
+                return Value::Unknown;
+            };
+            let dtype = promote(&[
+                (&Value::Tensor(x.clone()), Some(1)),
+                (&Value::Tensor(y.clone()), Some(1)),
+            ]);
+            same(interp, vec![a.clone(), b.clone()], dtype)
+        }
+        "baddbmm" | "addmm" | "addbmm" | "addmv" => {
+            let (Some(a), Some(b)) = (
+                args.tensor(1, "batch1").or(args.tensor(1, "mat1")),
+                args.tensor(2, "batch2").or(args.tensor(2, "mat2")),
+            ) else {
+                return Value::Unknown;
+            };
+            let product = matmul(
+                interp,
+                match name {
+                    "baddbmm" | "addbmm" => "bmm",
+                    "addmv" => "mv",
+                    _ => "mm",
+                },
+                &a,
+                &Value::Tensor(b),
+                args,
+                device.clone(),
+                range.clone(),
+            );
+            let Value::Tensor(p) = &product else {
+                return product;
+            };
+            // addbmm sums the batch of products
+            let product = match (name, interp.dims(p)) {
+                ("addbmm", Some(pd)) if pd.len() == 3 => {
+                    let p2 =
+                        out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name);
+                    p2
+                }
+                _ => product,
+            };
+            let Value::Tensor(p) = &product else {
+                return product;
+            };
+            let (Some(pd), Some(bias)) = (interp.dims(p), Some(dims.clone())) else {
+                return product;
+            };
+            match broadcast(interp, &bias, &pd) {
+                Ok(_) => product,
+                Err(message) => {
+                    interp.report(range, Severity::Error, "broadcast-shape", message);
+                    Value::Unknown
+                }
+            }
+        }
+        "einsum_operand" => Value::Unknown,
+        "diag_embed" => {
+            let mut shape = dims.clone();
+            if let Some(last) = shape.last().cloned() {
+                shape.push(last);
+            }
+            same(interp, shape, x.dtype)
+        }
+        "diag" => match rank {
+            1 => same(interp, vec![dims[0].clone(), dims[0].clone()], x.dtype),
+            2 => same(interp, vec![dims[0].minimum(&dims[1])], x.dtype),
+            _ => Value::Unknown,
+        },
+        "diagonal" => {
+            if rank < 2 {
+                return Value::Unknown;
+            }
+            let a = dim_arg!(2, "dim1", Some(0));
+            let b = dim_arg!(3, "dim2", Some(1));
+            let offset = args.int(1, "offset").unwrap_or(0);
+            let n = if offset == 0 {
+                dims[a].minimum(&dims[b])
+            } else {
+                match (interp.env.value(&dims[a]), interp.env.value(&dims[b])) {
+                    (Some(r), Some(c)) => {
+                        let n = if offset > 0 {
+                            r.min(c - offset)
+                        } else {
+                            (r + offset).min(c)
+                        };
+                        Dim::konst(n.max(0))
+                    }
+                    _ => interp.env.anonymous(),
+                }
+            };
+            let mut shape: Vec<Dim> = dims
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != a && *i != b)
+                .map(|(_, d)| d.clone())
+                .collect();
+            shape.push(n);
+            same(interp, shape, x.dtype)
+        }
+        "trace" if rank != 2 => {
+            let message = format!("trace: expected a matrix, but got tensor with dim {rank}");
+            interp.report(range, Severity::Error, "dim-out-of-range", message);
+            Value::Unknown
+        }
+        "trace" => same(interp, Vec::new(), x.dtype),
+        "cdist" => {
+            let Some(y) = args.tensor(1, "x2") else {
+                return Value::Unknown;
+            };
+            let Some(dy) = interp.dims(&y) else {
+                return Value::Unknown;
+            };
+            if rank < 2 || dy.len() < 2 {
+                return Value::Unknown;
+            }
+            if interp
+                .env
+                .known_different(&dims[rank - 1], &dy[dy.len() - 1])
+            {
+                let message = format!(
+                    "X1 and X2 must have the same number of columns. X1: {} X2: {}",
+                    interp.fmt_dim(&dims[rank - 1]),
+                    interp.fmt_dim(&dy[dy.len() - 1])
+                );
+                interp.report(range, Severity::Error, "matmul-shape", message);
+                return Value::Unknown;
+            }
+            let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
+                return Value::Unknown;
+            };
+            batch.push(dims[rank - 2].clone());
+            batch.push(dy[dy.len() - 2].clone());
+            same(interp, batch, x.dtype)
+        }
+        "cosine_similarity" | "pairwise_distance" => {
+            let Some(y) = args.tensor(1, "x2") else {
+                return Value::Unknown;
+            };
+            let Some(dy) = interp.dims(&y) else {
+                return Value::Unknown;
+            };
+            let Ok(b) = broadcast(interp, &dims, &dy) else {
+                return Value::Unknown;
+            };
+            let d = match args.int(2, "dim") {
+                Some(d) => wrap_dim(d, b.len()).ok(),
+                None => b.len().checked_sub(1),
+            };
+            let Some(d) = d else { return Value::Unknown };
+            let mut shape = b;
+            if name == "cosine_similarity"
+                || !matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true))))
+            {
+                shape.remove(d);
+            } else {
+                shape[d] = Dim::konst(1);
+            }
+            same(interp, shape, x.dtype)
+        }
+        "cross" | "linalg_cross" => same(interp, dims, x.dtype),
+        "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp" => {
+            same(interp, dims, x.dtype)
+        }
+        "det" | "linalg_det" | "logdet" => {
+            same(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype)
+        }
+        _ => no_rule(interp, name, &x, args, device, range),
+    }
+}
+
+/// `matmul` and friends, with torch's messages.
+pub(crate) fn matmul(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    other: &Value,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let Value::Tensor(y) = other else {
+        return Value::Unknown;
+    };
+    let dtype = match (x.dtype, y.dtype) {
+        (Some(a), Some(b)) if a != b => {
+            let message = format!(
+                "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                a.name(),
+                b.name()
+            );
+            interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+            Some(a)
+        }
+        (a, _) => a,
+    };
+    let (Some(a), Some(b)) = (interp.dims(x), interp.dims(y)) else {
+        if let Some(shape) = crate::rules::tail::matmul(interp, x, y, range.clone()) {
+            return out_shape(interp, x, shape, dtype, device, name);
+        }
+        return out_var(interp, x, dtype, device, name);
+    };
+    let related: Vec<(TextRange, String)> = args
+        .ranges
+        .iter()
+        .zip([&a, &b])
+        .map(|(r, d)| (r.clone(), format!("this operand is {}", interp.fmt_dims(d))))
+        .collect();
+    let fail = |interp: &mut Interp<'_>, message: String| {
+        interp.report_related(
+            range.clone(),
+            Severity::Error,
+            "matmul-shape",
+            message,
+            related.clone(),
+        );
+        Value::Unknown
+    };
+    if a.is_empty() || b.is_empty() {
+        return fail(
+            interp,
+            format!(
+                "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+                a.len(),
+                b.len()
+            ),
+        );
+    }
+    match name {
+        "mm" if a.len() != 2 || b.len() != 2 => {
+            return fail(
+                interp,
+                format!(
+                    "mm: self must be a matrix, got {}-D tensor",
+                    if a.len() != 2 { a.len() } else { b.len() }
+                ),
+            );
+        }
+        "bmm" if a.len() != 3 || b.len() != 3 => {
+            return fail(interp, "batch1 must be a 3D tensor".into());
+        }
+        "bmm"
+            if interp.env.known_different(&a[0], &b[0])
+                || interp.env.known_different(&a[2], &b[1]) =>
+        {
+            let message = format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                interp.fmt_dim(&a[0]),
+                interp.fmt_dim(&a[2]),
+                interp.fmt_dim(&b[0]),
+                interp.fmt_dim(&b[1])
+            );
+            return fail(interp, message);
+        }
+        "mv" if a.len() != 2 || b.len() != 1 => {
+            let message = format!(
+                "vector + matrix @ vector expected, got 1, {}, {}",
+                a.len(),
+                b.len()
+            );
+            return fail(interp, message);
+        }
+        "dot" if a.len() != 1 || b.len() != 1 => {
+            let message = format!(
+                "1D tensors expected, but got {}D and {}D tensors",
+                a.len(),
+                b.len()
+            );
+            return fail(interp, message);
+        }
+        _ => {}
+    }
+    let (ka, kb) = (
+        a[a.len() - 1].clone(),
+        if b.len() == 1 {
+            b[0].clone()
+        } else {
+            b[b.len() - 2].clone()
+        },
+    );
+    if interp.env.known_different(&ka, &kb) {
+        let message = match (a.len(), b.len()) {
+            (1, 1) => format!(
+                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+                interp.fmt_dim(&ka),
+                interp.fmt_dim(&kb),
+                interp.fmt_dim(&ka),
+                interp.fmt_dim(&kb)
+            ),
+            (2, 1) => format!(
+                "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                interp.fmt_dim(&a[0]),
+                interp.fmt_dim(&a[0]),
+                interp.fmt_dim(&ka),
+                interp.fmt_dim(&kb)
+            ),
+            // A batch of matrices times one matrix is folded into one mm,
+            // as torch does: `[4, 20, 128] @ [1000, 128]` is `80x128`.
+            (_, 2) => {
+                let rows = if a.len() == 1 {
+                    "1".to_string()
+                } else {
+                    interp.fmt_dim(&crate::rules::shape::numel(&a[..a.len() - 1]))
+                };
+                format!(
+                    "mm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                    rows,
+                    interp.fmt_dim(&ka),
+                    interp.fmt_dim(&kb),
+                    interp.fmt_dim(&b[1])
+                )
+            }
+            _ => {
+                let batch: Vec<String> = b[..b.len().saturating_sub(2)]
+                    .iter()
+                    .map(|d| interp.fmt_dim(d))
+                    .collect();
+                let mut expected = batch.clone();
+                expected.push(interp.fmt_dim(&ka));
+                let mut got = batch;
+                got.push(interp.fmt_dim(&kb));
+                format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}].",
+                    expected.join(", "),
+                    got.join(", ")
+                )
+            }
+        };
+        return fail(interp, message);
+    }
+    let _ = interp.require_equal(&ka, &kb);
+    let shape = match (a.len(), b.len()) {
+        (1, 1) => Vec::new(),
+        (2, 1) => vec![a[0].clone()],
+        (1, 2) => vec![b[1].clone()],
+        (2, 2) => vec![a[0].clone(), b[1].clone()],
+        _ => {
+            let (ba, bb) = (
+                &a[..a.len().saturating_sub(2)],
+                &b[..b.len().saturating_sub(2)],
+            );
+            let ba = if a.len() == 1 { &[][..] } else { ba };
+            let bb = if b.len() == 1 { &[][..] } else { bb };
+            let mut batch = match broadcast(interp, ba, bb) {
+                Ok(s) => s,
+                Err(message) => return fail(interp, message),
+            };
+            if a.len() >= 2 {
+                batch.push(a[a.len() - 2].clone());
+            }
+            if b.len() >= 2 {
+                batch.push(b[b.len() - 1].clone());
+            }
+            batch
+        }
+    };
+    out_known(interp, x, shape, dtype, device, name)
+}

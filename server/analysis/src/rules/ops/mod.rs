@@ -1,0 +1,370 @@
+//! Tensor ops: pointwise, reductions, shape manipulation, joins and splits, linear algebra.
+//!
+//! `op` is the entry point of every tensor op. `dispatch` sorts an op into its
+//! family: the pointwise ops and reductions by their tables, the ops on a
+//! tensor of known rank by name into the rule of their submodule, and the ops
+//! without a tensor first argument (`torch.cat([...])`) through
+//! `scalar_fallback`.
+
+mod inputs;
+mod join;
+mod linalg;
+mod output;
+mod pointwise;
+mod reduction;
+mod select;
+mod view;
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::Args;
+use super::dtype::int_to_float;
+use super::shape::{broadcast, numel};
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::value::{DType, Device, Shape, Tensor, Value};
+
+use self::join::cat;
+use self::output::{track_layout, unknown_rank_rule};
+use self::pointwise::{
+    BINARY, BINARY_BOOL, SAME, TO_BOOL, TO_FLOAT, binary, complex_part, meshgrid, same_shape,
+};
+use self::reduction::{REDUCTIONS, along_dim, reduce};
+
+pub(crate) use self::inputs::check_inputs;
+pub(crate) use self::linalg::matmul;
+pub(crate) use self::output::{out_known, out_shape, out_var};
+
+/// Reads the dim argument `$i` (keyword `$n`, `$default` when not given) of
+/// an op on a tensor of rank `$rank`, wrapped into `0..rank`. A dim out of
+/// range is reported and the op returns nothing; a dim that is not a known int
+/// makes the result the unknown-rank one. Each rule function binds it to its
+/// own locals in a local `dim_arg!`: a shared macro cannot name them itself.
+macro_rules! read_dim_arg {
+    (
+        $interp:ident, $name:ident, $x:ident, $args:ident, $device:ident, $range:ident, $rank:ident;
+        $i:expr, $n:expr, $default:expr
+    ) => {{
+        use $crate::report::Severity;
+        use $crate::rules::ops::output::unknown_rank_rule;
+        use $crate::rules::shape::wrap_dim;
+        use $crate::value::Value;
+        let d = match $args.get($i, $n) {
+            Some(Value::Int(d)) => d.as_const(),
+            None | Some(Value::None) => $default,
+            _ => None,
+        };
+        match d {
+            Some(d) => match wrap_dim(d, $rank) {
+                Ok(d) => d,
+                Err(message) => {
+                    $interp.report($range, Severity::Error, "dim-out-of-range", message);
+                    return Value::Unknown;
+                }
+            },
+            None => return unknown_rank_rule($interp, $name, &$x, $args, $device),
+        }
+    }};
+}
+// The submodules name the macro by its path, `super::read_dim_arg`.
+use read_dim_arg;
+
+/// Run the rule of `name` on `args` (tensor ops take the input first).
+pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+    let (base, inplace) = match name.strip_suffix('_') {
+        Some(b) if !b.is_empty() && !b.ends_with('_') && !SAME.contains(&name) => (b, true),
+        _ => (name, false),
+    };
+    let result = dispatch(interp, base, &args, range.clone());
+    let result = track_layout(interp, base, &args, result);
+    // in-place view ops change self's shape: their result is the new view
+    if inplace
+        && matches!(
+            base,
+            "unsqueeze"
+                | "squeeze"
+                | "t"
+                | "transpose"
+                | "swapaxes"
+                | "swapdims"
+                | "resize"
+                | "as_strided"
+        )
+    {
+        return result;
+    }
+    if inplace && let (Some(Value::Tensor(this)), Value::Tensor(out)) = (args.pos.first(), &result)
+    {
+        // An in-place op keeps self's shape and dtype; a broadcast that
+        // would grow self is an error.
+        if let (Some(a), Some(b)) = (interp.dims(this), interp.dims(out))
+            && a.len() == b.len()
+            && a.iter()
+                .zip(&b)
+                .any(|(x, y)| interp.env.known_different(x, y))
+        {
+            interp.report(
+                range,
+                Severity::Error,
+                "broadcast-shape",
+                format!(
+                    "output with shape {} doesn't match the broadcast shape {}",
+                    interp.fmt_dims(&a),
+                    interp.fmt_dims(&b)
+                ),
+            );
+        }
+        return Value::Tensor(this.clone());
+    }
+    result
+}
+
+fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
+    if name == "meshgrid" {
+        return meshgrid(interp, name, args, range);
+    }
+    let Some(x) = args.tensor(0, "input") else {
+        return scalar_fallback(interp, name, args, range);
+    };
+    let Some(tensors) = check_inputs(interp, args, name, range.clone()) else {
+        return Value::Unknown;
+    };
+    let device = tensors;
+    // Sizes given as one value nobody can read: the result's rank is unknown.
+    if matches!(
+        name,
+        "view" | "reshape" | "expand" | "broadcast_to" | "repeat" | "tile" | "permute"
+    ) && args.sizes_unknown(1)
+    {
+        return unknown_rank_rule(interp, name, &x, args, device);
+    }
+    let dims = interp.dims(&x);
+    if SAME.contains(&name) {
+        return same_shape(interp, name, x, dims, args, device, range);
+    }
+    if TO_FLOAT.contains(&name) {
+        return out_shape(
+            interp,
+            &x,
+            x.shape.clone(),
+            int_to_float(x.dtype),
+            device,
+            name,
+        );
+    }
+    if TO_BOOL.contains(&name) {
+        return out_shape(interp, &x, x.shape.clone(), Some(DType::Bool), device, name);
+    }
+    if BINARY.contains(&name)
+        || BINARY_BOOL.contains(&name)
+        || matches!(name, "div" | "true_divide" | "divide")
+    {
+        let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+        return binary(interp, name, &Value::Tensor(x), &other, args, device, range);
+    }
+    if REDUCTIONS.contains(&name) {
+        return reduce(interp, name, &x, args, device, range);
+    }
+    let Some(dims) = dims else {
+        if matches!(name, "view" | "reshape")
+            && let Some(Value::SizeOfVar(var, prefix)) = args.pos.get(1)
+        {
+            // `x.view(*x.shape[:-1], h, -1)`: the leading dims stay what they
+            // are; a `-1` is what the known trailing dims leave.
+            let rest = interp.size_dims(&args.pos[2..]);
+            let (xvar, xsuffix) = match interp.resolve_shape(&x.shape) {
+                Shape::Var(v) => (v, Vec::new()),
+                Shape::Tail(v, s) => (v, s.as_ref().clone()),
+                Shape::Known(_) => return unknown_rank_rule(interp, name, &x, args, device),
+            };
+            let mut suffix: Vec<Dim> = prefix.as_ref().clone();
+            let infer = rest.iter().position(|d| interp.env.value(d) == Some(-1));
+            for (i, d) in rest.iter().enumerate() {
+                if Some(i) != infer {
+                    suffix.push(d.clone());
+                    continue;
+                }
+                let others: Vec<Dim> = prefix
+                    .iter()
+                    .chain(
+                        rest.iter()
+                            .enumerate()
+                            .filter(|(j, _)| *j != i)
+                            .map(|(_, d)| d),
+                    )
+                    .cloned()
+                    .collect();
+                let inferred = if xvar == *var && !xsuffix.is_empty() {
+                    let total = interp.env.resolve(&numel(&xsuffix));
+                    let known = interp.env.resolve(&numel(&others));
+                    // A valid view divides exactly; torch would raise otherwise.
+                    interp.env.assume_divisible(&total, &known);
+                    total
+                        .floordiv(&known)
+                        .map(|q| interp.env.resolve(&q))
+                        .unwrap_or_else(|| interp.env.anonymous())
+                } else {
+                    interp.env.anonymous()
+                };
+                suffix.push(inferred);
+            }
+            let shape = super::tail::suffix_shape(*var, suffix);
+            return out_shape(interp, &x, shape, x.dtype, device, name);
+        }
+        if matches!(name, "view" | "reshape") {
+            // The new shape is spelled out; only a `-1` depends on the input.
+            let items = args.varargs(1);
+            if !items.is_empty() && !matches!(items.as_slice(), [Value::DType(_)]) {
+                let mut sizes = interp.size_dims(&items);
+                for (i, d) in sizes.iter_mut().enumerate() {
+                    if interp.env.value(d) == Some(-1) {
+                        *d = if i == 0 {
+                            interp.env.weak_symbol("N")
+                        } else {
+                            interp.env.anonymous()
+                        };
+                    }
+                }
+                return out_known(interp, &x, sizes, x.dtype, device, name);
+            }
+        }
+        return unknown_rank_rule(interp, name, &x, args, device);
+    };
+    let rank = dims.len();
+    // a 0-dim tensor: dim 0 / -1 wrap to a dim that is not there
+    if rank == 0 {
+        let message = match name {
+            "transpose" | "swapaxes" | "swapdims" | "movedim" | "moveaxis" => {
+                return out_known(interp, &x, Vec::new(), x.dtype, device, name);
+            }
+            "narrow" => Some("narrow() cannot be applied to a 0-dim tensor."),
+            "select" => Some("select() cannot be applied to a 0-dim tensor."),
+            "unflatten" => Some("unflatten got an unexpected error:"),
+            "tensor_split" => Some(
+                "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
+            ),
+            "chunk" => Some("chunk expects at least a 1-dimensional tensor"),
+            "unbind" => Some("Dimension specified as 0 but tensor has no dimensions"),
+            "split" | "split_with_sizes" | "index_select" | "repeat_interleave" | "unfold"
+            | "hsplit" | "vsplit" | "dsplit" => return Value::Unknown,
+            _ => None,
+        };
+        if let Some(message) = message {
+            interp.report(range, Severity::Error, "dim-out-of-range", message.into());
+            return Value::Unknown;
+        }
+    }
+    // An op on a tensor of known rank goes to the rule of its family, which
+    // matches the same names; a name missing there falls to `no_rule`.
+    match name {
+        "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp"
+        | "cummax" | "cummin" | "argmax" | "argmin" | "topk" | "kthvalue" | "max" | "min"
+        | "median" | "mode" | "nanmedian" | "sort" | "argsort" => {
+            along_dim(interp, name, x, dims, args, device, range)
+        }
+        "view" | "reshape" | "view_as" | "reshape_as" | "expand_as" | "broadcast_as"
+        | "flatten" | "unflatten" | "squeeze" | "unsqueeze" | "permute" | "transpose"
+        | "swapaxes" | "swapdims" | "t" | "__attr_T" | "__attr_mT" | "__attr_H" | "__attr_mH"
+        | "adjoint" | "movedim" | "moveaxis" | "expand" | "broadcast_to" | "repeat" | "tile"
+        | "repeat_interleave" | "rot90" => view::rule(interp, name, x, dims, args, device, range),
+        "unbind" | "split" | "split_with_sizes" | "chunk" | "tensor_split" => {
+            join::rule(interp, name, x, dims, args, device, range)
+        }
+        "narrow" | "select" | "gather" | "take_along_dim" | "index_select" | "where"
+        | "multinomial" | "nonzero" | "argwhere" | "masked_select" | "unique"
+        | "unique_consecutive" | "bincount" | "one_hot" => {
+            select::rule(interp, name, x, dims, args, device, range)
+        }
+        "matmul" | "mm" | "bmm" | "mv" | "dot" | "inner_vec" | "outer" | "ger" | "baddbmm"
+        | "addmm" | "addbmm" | "addmv" | "einsum_operand" | "diag_embed" | "diag" | "diagonal"
+        | "trace" | "cdist" | "cosine_similarity" | "pairwise_distance" | "cross"
+        | "linalg_cross" | "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp"
+        | "det" | "linalg_det" | "logdet" => {
+            linalg::rule(interp, name, x, dims, args, device, range)
+        }
+        "real" | "imag" => complex_part(interp, name, x, dims, device, range),
+        _ => no_rule(interp, name, &x, args, device, range),
+    }
+}
+
+/// An op with no rule. With fallback kernels off, torch's mode would refuse
+/// it; either way its result is unknown.
+fn no_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    if !interp.config.allow_fallback_kernels {
+        interp.report(
+            range,
+            Severity::Warning,
+            "unsupported-op",
+            format!("no shape rule for `{name}`; its result is unknown"),
+        );
+    }
+    unknown_rank_rule(interp, name, x, args, device)
+}
+
+/// Ops without a tensor first argument: `torch.cat([...])`, `torch.stack`, `torch.einsum`, `torch.max(a, b)`.
+fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
+    match name {
+        "cat" | "concat" | "concatenate" | "stack" | "hstack" | "vstack" | "dstack"
+        | "row_stack" | "column_stack" => cat(interp, name, args, range),
+        "einsum" => super::einops::einsum(interp, args, range),
+        "broadcast_tensors" => {
+            let ts = args.tensors();
+            let mut shape: Vec<Dim> = Vec::new();
+            for t in &ts {
+                let Some(d) = interp.dims(t) else {
+                    return Value::Unknown;
+                };
+                match broadcast(interp, &shape, &d) {
+                    Ok(s) => shape = s,
+                    Err(message) => {
+                        interp.report(range, Severity::Error, "broadcast-shape", message);
+                        return Value::Unknown;
+                    }
+                }
+            }
+            Value::tuple(
+                ts.iter()
+                    .map(|t| out_known(interp, t, shape.clone(), t.dtype, t.device.clone(), name))
+                    .collect(),
+            )
+        }
+        "meshgrid" => meshgrid(interp, name, args, range),
+        _ => {
+            // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.
+            if let Some(t) = args.tensors().first().cloned()
+                && (BINARY.contains(&name)
+                    || BINARY_BOOL.contains(&name)
+                    || matches!(name, "div" | "true_divide" | "mul" | "add" | "pow" | "rsub"))
+            {
+                let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
+                let a = args.pos.first().cloned().unwrap_or(Value::Unknown);
+                let b = args.pos.get(1).cloned().unwrap_or(Value::Tensor(t));
+                return binary(interp, name, &a, &b, args, device, range);
+            }
+            if name == "where"
+                && let Some(Value::Tensor(_)) = args.pos.first()
+            {
+                return Value::Unknown;
+            }
+            if !interp.config.allow_fallback_kernels && !args.tensors().is_empty() {
+                interp.report(
+                    range,
+                    Severity::Warning,
+                    "unsupported-op",
+                    format!("no shape rule for `{name}`; its result is unknown"),
+                );
+            }
+            Value::Unknown
+        }
+    }
+}

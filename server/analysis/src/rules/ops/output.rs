@@ -1,0 +1,164 @@
+//! The results of ops: tensors of known shape or unknown rank, and the memory order they keep.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+
+use super::pointwise::{SAME, TO_FLOAT};
+use crate::interp::Interp;
+use crate::rules::Args;
+use crate::value::{DType, Device, Shape, Tensor, Value};
+
+/// The memory order of an op's result: reordering ops permute it, ops that
+/// keep the shape keep it (pointwise ops preserve the input's stride order),
+/// `contiguous` and everything else make a plain tensor.
+pub(super) fn track_layout(interp: &Interp<'_>, name: &str, args: &Args, result: Value) -> Value {
+    let Value::Tensor(out) = &result else {
+        return result;
+    };
+    let Some(Value::Tensor(input)) = args.pos.first() else {
+        return crate::rules::layout::with_layout(result, None);
+    };
+    let (Some(in_dims), Some(out_dims)) = (interp.dims(input), interp.dims(out)) else {
+        return crate::rules::layout::with_layout(result, None);
+    };
+    if let Some(p) = crate::rules::layout::permutation(name, args, in_dims.len()) {
+        let layout =
+            crate::rules::layout::permuted(input.layout.as_deref().map(|v| v.as_slice()), &p);
+        return crate::rules::layout::with_layout(result, layout);
+    }
+    let keeps = name != "contiguous"
+        && in_dims.len() == out_dims.len()
+        && in_dims
+            .iter()
+            .zip(&out_dims)
+            .all(|(a, b)| interp.env.known_equal(a, b));
+    crate::rules::layout::with_layout(result, if keeps { input.layout.clone() } else { None })
+}
+
+/// What an op with no rule (or a rank not known) returns: a tensor of
+/// unknown shape on the input's device.
+pub(super) fn unknown_rank_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> Value {
+    if let Some(shape) = crate::rules::tail::unknown_rank_op(interp, name, x, args) {
+        // bucket indices are int64 (int32 with out_int32=True)
+        let dtype = match name {
+            "bucketize" | "searchsorted" if args.flag(99, "out_int32", false) == Some(true) => {
+                Some(DType::Int32)
+            }
+            "bucketize" | "searchsorted" => Some(DType::Int64),
+            _ => x.dtype,
+        };
+        return match shape {
+            crate::rules::tail::TailResult::One(shape) => {
+                out_shape(interp, x, shape, dtype, device, name)
+            }
+            crate::rules::tail::TailResult::Pair(shape) => {
+                let v = out_shape(interp, x, shape.clone(), x.dtype, device.clone(), name);
+                let i = out_shape(interp, x, shape, Some(DType::Int64), device, name);
+                Value::tuple(vec![v, i])
+            }
+            crate::rules::tail::TailResult::Many(shapes) => Value::tuple(
+                shapes
+                    .into_iter()
+                    .map(|s| out_shape(interp, x, s, x.dtype, device.clone(), name))
+                    .collect(),
+            ),
+        };
+    }
+    let known =
+        SAME.contains(&name) || TO_FLOAT.contains(&name) || KNOWN_UNKNOWN_RANK.contains(&name);
+    if !known && !interp.config.allow_fallback_kernels {
+        let range = x.made_at.clone().unwrap_or(0..0);
+        let _ = range;
+    }
+    let shape = interp.fresh_rank_var();
+    Value::Tensor(Rc::new(Tensor {
+        shape,
+        // an op without a rule may change the dtype too (angle, view_as_real, bucketize)
+        dtype: if known { x.dtype } else { None },
+        device,
+        op: Rc::from(name),
+        made_at: None,
+        is_param: false,
+        ..(**x).clone()
+    }))
+}
+
+/// Ops with a rule that just could not run on an input of unknown rank.
+const KNOWN_UNKNOWN_RANK: &[&str] = &[
+    "view",
+    "reshape",
+    "flatten",
+    "unflatten",
+    "squeeze",
+    "unsqueeze",
+    "permute",
+    "transpose",
+    "expand",
+    "repeat",
+    "matmul",
+    "softmax",
+    "log_softmax",
+    "argmax",
+    "max",
+    "min",
+    "topk",
+    "sort",
+    "gather",
+    "index_select",
+    "narrow",
+    "select",
+    "split",
+    "chunk",
+    "movedim",
+    "t",
+    "__attr_T",
+    "__attr_mT",
+];
+
+/// The output tensor of an op on `x`: fake or real as the mode makes it.
+pub(crate) fn out_shape(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    shape: Shape,
+    dtype: Option<DType>,
+    device: Option<Device>,
+    op: &str,
+) -> Value {
+    let shape = interp.resolve_shape(&shape);
+    let mut t = interp.new_tensor(shape, dtype, device, op);
+    if !interp.mode.fake {
+        t.origin = x.origin;
+    }
+    Value::Tensor(Rc::new(t))
+}
+
+pub(crate) fn out_known(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    dims: Vec<Dim>,
+    dtype: Option<DType>,
+    device: Option<Device>,
+    op: &str,
+) -> Value {
+    let dims = dims.into_iter().map(|d| interp.bounded(d)).collect();
+    out_shape(interp, x, Shape::known(dims), dtype, device, op)
+}
+
+/// A result tensor whose rank is not known.
+pub(crate) fn out_var(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    dtype: Option<DType>,
+    device: Option<Device>,
+    op: &str,
+) -> Value {
+    let shape = interp.fresh_rank_var();
+    out_shape(interp, x, shape, dtype, device, op)
+}

@@ -1,0 +1,524 @@
+//! Pointwise ops and broadcasting: unary ops keep the shape, binary ops broadcast and promote.
+
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::inputs::check_inputs;
+use super::output::{out_known, out_shape};
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::dtype::{int_to_float, promote};
+use crate::rules::shape::{broadcast, wrap_dim};
+use crate::value::{DType, Device, Tensor, Value};
+
+/// Pointwise ops that keep their input's shape and dtype.
+pub(super) const SAME: &[&str] = &[
+    "neg",
+    "positive",
+    "abs",
+    "relu",
+    "relu6",
+    "gelu",
+    "silu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "elu",
+    "selu",
+    "celu",
+    "leaky_relu",
+    "hardtanh",
+    "softplus",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+    "sign",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "nan_to_num",
+    "contiguous",
+    "clone",
+    "detach",
+    "dropout",
+    "alpha_dropout",
+    "feature_alpha_dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "square",
+    "tril",
+    "triu",
+    "bitwise_not",
+    "zero_",
+    "fill_",
+    "normal_",
+    "uniform_",
+    "bernoulli_",
+    "exponential_",
+    "random_",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "rot90_same",
+    "cumsum_same",
+    "masked_fill",
+    "masked_scatter",
+    "index_fill",
+    "index_add",
+    "index_copy",
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "index_put",
+    "renorm",
+    "glu_same",
+    "requires_grad_",
+    "logit",
+    "prelu",
+    "rrelu",
+    "copy_",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "hardshrink",
+    "softshrink",
+    "conj",
+    "resolve_conj",
+    "resolve_neg",
+    "fix",
+    "negative",
+    "absolute",
+    "sgn",
+];
+/// Pointwise ops whose integer inputs give float results.
+pub(super) const TO_FLOAT: &[&str] = &[
+    "sigmoid",
+    "tanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "erf",
+    "erfc",
+    "erfinv",
+    "reciprocal",
+    "logsigmoid",
+    "digamma",
+    "lgamma",
+    "i0",
+    "sinc",
+    "deg2rad",
+    "rad2deg",
+];
+/// Pointwise ops with a bool result.
+pub(super) const TO_BOOL: &[&str] = &[
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isposinf",
+    "isneginf",
+    "logical_not",
+    "signbit",
+    "isreal",
+];
+/// Binary pointwise ops (broadcasting, promoting).
+pub(super) const BINARY: &[&str] = &[
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "pow",
+    "float_power",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "atan2",
+    "arctan2",
+    "hypot",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "copysign",
+    "xlogy",
+    "rsub",
+    "heaviside",
+    "nextafter",
+    "ldexp",
+];
+pub(super) const BINARY_BOOL: &[&str] = &[
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "less",
+    "greater_equal",
+    "less_equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "isclose",
+];
+
+/// The rule of a pointwise op that keeps its input's shape: the checks a
+/// few of them make, and the dtype their other operands give.
+pub(super) fn same_shape(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: Rc<Tensor>,
+    dims: Option<Vec<Dim>>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    if matches!(name, "tril" | "triu")
+        && let Some(d) = &dims
+        && d.len() < 2
+    {
+        let message = format!("{name}: input tensor must have at least 2 dimensions");
+        interp.report(range, Severity::Error, "dim-out-of-range", message);
+        return Value::Unknown;
+    }
+    if matches!(name, "masked_fill" | "masked_scatter") {
+        check_mask(interp, &x, args, range.clone());
+    }
+    let mut dtype = x.dtype;
+    match name {
+        // several tensor operands broadcast together (out of place)
+        "lerp" | "addcmul" | "addcdiv" | "masked_fill" => {
+            let keys: &[(usize, &str)] = match name {
+                "lerp" => &[(1, "end"), (2, "weight")],
+                "masked_fill" => &[(1, "mask"), (2, "value")],
+                _ => &[(1, "tensor1"), (2, "tensor2")],
+            };
+            let Some(mut shape) = dims.clone() else {
+                return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+            };
+            let mut operands = vec![(Value::Tensor(x.clone()), Some(shape.len()))];
+            for &(i, key) in keys {
+                let Some(t) = args.tensor(i, key) else {
+                    continue;
+                };
+                let Some(d) = interp.dims(&t) else {
+                    return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+                };
+                operands.push((Value::Tensor(t.clone()), Some(d.len())));
+                match broadcast(interp, &shape, &d) {
+                    Ok(b) => shape = b,
+                    Err(message) => {
+                        if name != "masked_fill" {
+                            interp.report(range, Severity::Error, "broadcast-shape", message);
+                        }
+                        return Value::Unknown;
+                    }
+                }
+            }
+            if name != "masked_fill" {
+                let refs: Vec<(&Value, Option<usize>)> =
+                    operands.iter().map(|(v, r)| (v, *r)).collect();
+                dtype = promote(&refs);
+            }
+            return out_known(interp, &x, shape, dtype, device, name);
+        }
+        // bounds take part in type promotion: int.clamp(min=0.5) is float
+        "clamp" | "clip" | "clamp_min" | "clamp_max" => {
+            let mut operands = vec![(Value::Tensor(x.clone()), dims.as_ref().map(Vec::len))];
+            for (i, key) in [(1, "min"), (2, "max")] {
+                match args.get(i, key) {
+                    Some(Value::Tensor(t)) => {
+                        operands.push((Value::Tensor(t.clone()), interp.dims(t).map(|d| d.len())));
+                    }
+                    Some(v @ (Value::Int(_) | Value::Float(_) | Value::Bool(_))) => {
+                        operands.push((v.clone(), None));
+                    }
+                    _ => {}
+                }
+            }
+            let refs: Vec<(&Value, Option<usize>)> =
+                operands.iter().map(|(v, r)| (v, *r)).collect();
+            dtype = promote(&refs).or(dtype);
+        }
+        // scatter: dim range, index rank, index no larger than self / src
+        "scatter" | "scatter_add" | "scatter_reduce" | "index_fill" | "index_add"
+        | "index_copy"
+            if dims.is_some() =>
+        {
+            let xd = dims.clone().unwrap_or_default();
+            let d = match args.get(1, "dim") {
+                Some(Value::Int(k)) => k.as_const(),
+                _ => None,
+            };
+            let Some(d) = d else {
+                return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+            };
+            let d = match wrap_dim(d, xd.len()) {
+                Ok(d) => d,
+                Err(message) => {
+                    interp.report(range, Severity::Error, "dim-out-of-range", message);
+                    return Value::Unknown;
+                }
+            };
+            if name.starts_with("scatter")
+                && let Some(index) = args.tensor(2, "index")
+                && let Some(idims) = interp.dims(&index)
+            {
+                if idims.len() != xd.len() {
+                    let message =
+                        "Index tensor must have the same number of dimensions as self tensor"
+                            .to_string();
+                    interp.report(range, Severity::Error, "index-shape", message);
+                    return Value::Unknown;
+                }
+                let src = args.tensor(3, "src").and_then(|t| interp.dims(&t));
+                let bigger = |a: &Dim, b: &Dim| matches!((interp.env.value(a), interp.env.value(b)), (Some(i), Some(s)) if i > s);
+                let over_self = (0..xd.len()).any(|k| k != d && bigger(&idims[k], &xd[k]));
+                let over_src = src.as_ref().is_some_and(|sd| {
+                    sd.len() == idims.len() && (0..sd.len()).any(|k| bigger(&idims[k], &sd[k]))
+                });
+                if over_self || over_src {
+                    let mut message = format!(
+                        "Expected index {} to be no larger than self {} apart from dimension {d}",
+                        interp.fmt_dims(&idims),
+                        interp.fmt_dims(&xd)
+                    );
+                    if let Some(sd) = &src {
+                        let _ = write!(
+                            message,
+                            " and to be no larger size than src {}",
+                            interp.fmt_dims(sd)
+                        );
+                    }
+                    interp.report(range, Severity::Error, "index-shape", message);
+                    return Value::Unknown;
+                }
+            }
+        }
+        // pow(x, 2): bool becomes int64
+        "square" if dtype == Some(DType::Bool) => dtype = Some(DType::Int64),
+        // |z| of a complex tensor is real
+        "abs" | "absolute" => {
+            dtype = match dtype {
+                Some(DType::Complex64) => Some(DType::Float32),
+                Some(DType::Complex128) => Some(DType::Float64),
+                d => d,
+            }
+        }
+        _ => {}
+    }
+    out_shape(interp, &x, x.shape.clone(), dtype, device, name)
+}
+
+/// `real` and `imag`: the parts of a complex tensor are real, and a real
+/// tensor has no imaginary part.
+pub(super) fn complex_part(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: Rc<Tensor>,
+    dims: Vec<Dim>,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
+        out_known(interp, &x, dims, dtype, device.clone(), name)
+    };
+    match x.dtype {
+        Some(d @ (DType::Complex64 | DType::Complex128)) => {
+            let real = if d == DType::Complex64 {
+                DType::Float32
+            } else {
+                DType::Float64
+            };
+            same(interp, dims, Some(real))
+        }
+        Some(_) if name == "imag" => {
+            let message =
+                "imag is not implemented for tensors with non-complex dtypes.".to_string();
+            interp.report(range, Severity::Error, "dtype-unsupported", message);
+            Value::Unknown
+        }
+        Some(_) => Value::Tensor(x.clone()),
+        None => same(interp, dims, None),
+    }
+}
+
+pub(super) fn meshgrid(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: &Args,
+    range: TextRange,
+) -> Value {
+    {
+        // 1-D inputs of sizes n0, n1, ... give that many tensors of shape
+        // [n0, n1, ...] ("ij"), or with the first two swapped ("xy", the default).
+        let items = args.varargs(0);
+        let ts: Vec<Rc<Tensor>> = items
+            .iter()
+            .filter_map(|v| v.as_tensor().cloned())
+            .collect();
+        if ts.len() != items.len() || ts.is_empty() {
+            return Value::Unknown;
+        }
+        let mut sizes = Vec::new();
+        for t in &ts {
+            match interp.dims(t).as_deref() {
+                Some([n]) => sizes.push(n.clone()),
+                Some([]) => sizes.push(Dim::konst(1)),
+                _ => return Value::Unknown,
+            }
+        }
+        let xy = !matches!(args.kw("indexing"), Some(Value::Str(s)) if &**s == "ij");
+        let mut shape = sizes.clone();
+        if xy && shape.len() >= 2 {
+            shape.swap(0, 1);
+        }
+        let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
+        Value::tuple(
+            ts.iter()
+                .map(|t| out_known(interp, t, shape.clone(), t.dtype, device.clone(), name))
+                .collect(),
+        )
+    }
+}
+
+fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextRange) {
+    let Some(mask) = args.tensor(1, "mask") else {
+        return;
+    };
+    if let Some(dt) = mask.dtype
+        && dt != DType::Bool
+    {
+        let message = format!(
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            dt.name()
+        );
+        interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+    }
+    if let (Some(xd), Some(md)) = (interp.dims(x), interp.dims(&mask))
+        && let Err(message) = broadcast(interp, &xd, &md)
+    {
+        interp.report(range, Severity::Error, "broadcast-shape", message);
+    }
+}
+
+pub(super) fn binary(
+    interp: &mut Interp<'_>,
+    name: &str,
+    a: &Value,
+    b: &Value,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let dims_of = |interp: &Interp<'_>, v: &Value| -> Option<Option<Vec<Dim>>> {
+        match v {
+            Value::Tensor(t) => Some(interp.dims(t)),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(Some(Vec::new())),
+            _ => None,
+        }
+    };
+    let template = match (a, b) {
+        (Value::Tensor(t), _) | (_, Value::Tensor(t)) => t.clone(),
+        _ => return Value::Unknown,
+    };
+    let (da, db) = (dims_of(interp, a), dims_of(interp, b));
+    let dtype = {
+        let ra = da.clone().flatten().map(|d| d.len());
+        let rb = db.clone().flatten().map(|d| d.len());
+        let d = promote(&[(a, ra), (b, rb)]);
+        if BINARY_BOOL.contains(&name) {
+            Some(DType::Bool)
+        } else if name == "float_power" {
+            d.map(|d| {
+                if d.is_complex() {
+                    DType::Complex128
+                } else {
+                    DType::Float64
+                }
+            })
+        } else if matches!(name, "atan2" | "arctan2" | "copysign" | "xlogy" | "ldexp") {
+            int_to_float(d)
+        } else if matches!(name, "div" | "true_divide" | "divide") {
+            if args
+                .kw("rounding_mode")
+                .is_some_and(|v| !matches!(v, Value::None))
+            {
+                d
+            } else {
+                int_to_float(d)
+            }
+        } else if name == "pow" {
+            d.map(|d| if d == DType::Bool { DType::Int64 } else { d })
+        } else {
+            d
+        }
+    };
+    let (Some(Some(xa)), Some(Some(xb))) = (da.clone(), db.clone()) else {
+        // A tensor of unknown rank with a scalar keeps its rank variable.
+        let shape = match (a, b, &da, &db) {
+            (Value::Tensor(t), _, _, Some(Some(s))) | (_, Value::Tensor(t), Some(Some(s)), _)
+                if s.is_empty() =>
+            {
+                t.shape.clone()
+            }
+            (Value::Tensor(x), Value::Tensor(y), _, _) if x.shape == y.shape => x.shape.clone(),
+            (Value::Tensor(x), Value::Tensor(y), _, _) => {
+                crate::rules::tail::broadcast(interp, x, y)
+                    .unwrap_or_else(|| interp.fresh_rank_var())
+            }
+            _ => interp.fresh_rank_var(),
+        };
+        return out_shape(interp, &template, shape, dtype, device, name);
+    };
+    match broadcast(interp, &xa, &xb) {
+        Ok(shape) => out_known(interp, &template, shape, dtype, device, name),
+        Err(message) => {
+            let related = args
+                .ranges
+                .iter()
+                .zip(["left operand", "right operand"])
+                .zip([&xa, &xb])
+                .map(|((r, which), d)| (r.clone(), format!("{which}: {}", interp.fmt_dims(d))))
+                .collect();
+            interp.report_related(range, Severity::Error, "broadcast-shape", message, related);
+            Value::Unknown
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! Reductions (`sum`, `mean`, `std`, ...) and ops that reduce, scan or sort along one dim.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::output::{out_known, unknown_rank_rule};
+use super::pointwise::binary;
+use super::{no_rule, read_dim_arg};
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::dtype::{sum_dtype, torch_name};
+use crate::rules::shape::wrap_dim;
+use crate::value::{DType, Device, Tensor, Value};
+
+pub(super) const REDUCTIONS: &[&str] = &[
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "std",
+    "var",
+    "logsumexp",
+    "all",
+    "any",
+    "count_nonzero",
+    "nansum",
+    "nanmean",
+    "norm",
+    "linalg_vector_norm",
+    "linalg_norm",
+    "aminmax_",
+    "std_mean_",
+    "var_mean_",
+];
+
+/// The rule of an op along one dim of a tensor of known rank: softmax and
+/// the scans keep the shape, `argmax`, `max`, `median` and `topk` reduce or
+/// shrink the dim, `sort` keeps it and adds the indices.
+pub(super) fn along_dim(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: Rc<Tensor>,
+    dims: Vec<Dim>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let rank = dims.len();
+    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
+    macro_rules! dim_arg {
+        ($i:expr, $n:expr, $default:expr) => {
+            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
+        };
+    }
+    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
+        out_known(interp, &x, dims, dtype, device.clone(), name)
+    };
+    match name {
+        "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp" => {
+            let d = dim_arg!(1, "dim", Some(if rank <= 1 || rank == 3 { 0 } else { 1 }));
+            if !name.starts_with("cum")
+                && crate::rules::creation::dtype_arg(args).is_none()
+                && let Some(dt) = x.dtype
+                && !dt.is_floating()
+                && !dt.is_complex()
+            {
+                // eager softmax has no integer or bool kernel
+                let kernel = if name == "logcumsumexp" {
+                    "logcumsumexp_out_cpu".to_string()
+                } else {
+                    let base = if name == "log_softmax" {
+                        "log_softmax"
+                    } else {
+                        "softmax"
+                    };
+                    let last = if d + 1 >= rank { "_lastdim" } else { "" };
+                    format!("{base}{last}_kernel_impl")
+                };
+                let message = format!("\"{kernel}\" not implemented for '{}'", torch_name(dt));
+                interp.report(range, Severity::Error, "dtype-unsupported", message);
+                return Value::Unknown;
+            }
+            if name == "logcumsumexp"
+                && let Some(dt) = x.dtype
+                && !dt.is_floating()
+                && !dt.is_complex()
+            {
+                let message = format!(
+                    "\"logcumsumexp_out_cpu\" not implemented for '{}'",
+                    torch_name(dt)
+                );
+                interp.report(range, Severity::Error, "dtype-unsupported", message);
+                return Value::Unknown;
+            }
+            let dtype = crate::rules::creation::dtype_arg(args).or(if name.starts_with("cum") {
+                sum_dtype(x.dtype)
+            } else {
+                x.dtype
+            });
+            same(interp, dims, dtype)
+        }
+        "cummax" | "cummin" => {
+            let _ = dim_arg!(1, "dim", None);
+            let v = same(interp, dims.clone(), x.dtype);
+            let i = same(interp, dims, Some(DType::Int64));
+            Value::tuple(vec![v, i])
+        }
+        "argmax" | "argmin" if x.dtype == Some(DType::Bool) => {
+            let message = format!("{name}(): does not support bool input");
+            interp.report(range, Severity::Error, "dtype-unsupported", message);
+            Value::Unknown
+        }
+        "topk" | "kthvalue" if x.dtype == Some(DType::Bool) => {
+            let message = if name == "topk" {
+                "topk does not support bool dtypes on CPU".to_string()
+            } else {
+                "\"kthvalue_cpu\" not implemented for 'Bool'".to_string()
+            };
+            interp.report(range, Severity::Error, "dtype-unsupported", message);
+            Value::Unknown
+        }
+        "argmax" | "argmin" => match args.get(1, "dim") {
+            None | Some(Value::None) => {
+                let keep = args.flag(2, "keepdim", false) == Some(true);
+                same(
+                    interp,
+                    if keep {
+                        vec![Dim::konst(1); rank]
+                    } else {
+                        Vec::new()
+                    },
+                    Some(DType::Int64),
+                )
+            }
+            _ => {
+                let d = dim_arg!(1, "dim", None);
+                let keep = args.flag(2, "keepdim", false);
+                same(
+                    interp,
+                    reduced(&dims, &[d], keep == Some(true)),
+                    Some(DType::Int64),
+                )
+            }
+        },
+        "max" | "min" => match args.get(1, "dim") {
+            Some(Value::Tensor(_)) => {
+                let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+                binary(
+                    interp,
+                    if name == "max" { "maximum" } else { "minimum" },
+                    &Value::Tensor(x.clone()),
+                    &other,
+                    args,
+                    device,
+                    range,
+                )
+            }
+            None | Some(Value::None) => same(interp, Vec::new(), x.dtype),
+            _ => {
+                let d = dim_arg!(1, "dim", None);
+                let keep = args.flag(2, "keepdim", false) == Some(true);
+                let shape = reduced(&dims, &[d], keep);
+                let v = same(interp, shape.clone(), x.dtype);
+                let i = same(interp, shape, Some(DType::Int64));
+                Value::tuple(vec![v, i])
+            }
+        },
+        "median" | "mode" | "nanmedian" | "kthvalue" => {
+            let (dim_index, default) = if name == "kthvalue" {
+                (2, Some(-1))
+            } else {
+                (1, Some(-1))
+            };
+            if name != "kthvalue" && args.get(1, "dim").is_none() && name != "mode" {
+                return same(interp, Vec::new(), x.dtype);
+            }
+            let d = dim_arg!(dim_index, "dim", default);
+            if name == "kthvalue"
+                && let Some(k) = args.int(1, "k")
+            {
+                let size = if rank == 0 {
+                    Some(1)
+                } else {
+                    interp.env.value(&dims[d])
+                };
+                if k < 1 || size.is_some_and(|s| k > s) {
+                    let message =
+                        format!("kthvalue(): selected number k out of range for dimension {d}");
+                    interp.report(range, Severity::Error, "index-out-of-range", message);
+                    return Value::Unknown;
+                }
+            }
+            let keep = args.flag(dim_index + 1, "keepdim", false) == Some(true);
+            let shape = reduced(&dims, &[d], keep);
+            let v = same(interp, shape.clone(), x.dtype);
+            let i = same(interp, shape, Some(DType::Int64));
+            Value::tuple(vec![v, i])
+        }
+        "topk" => {
+            let k = args.get(1, "k").cloned().unwrap_or(Value::Unknown);
+            let d = dim_arg!(2, "dim", Some(-1));
+            let mut shape = dims.clone();
+            // a 0-dim tensor has one element along its wrapped dim 0 and stays 0-dim
+            let kd = interp.size_dims(&[k])[0].clone();
+            let size = dims.get(d).cloned().unwrap_or_else(|| Dim::from(1));
+            if let Some(slot) = shape.get_mut(d) {
+                *slot = kd.clone();
+            }
+            if let (Some(k), Some(s)) = (interp.env.value(&kd), interp.env.value(&size))
+                && (k > s || k < 0)
+            {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "index-out-of-range",
+                    "selected index k out of range".into(),
+                );
+            }
+            let v = same(interp, shape.clone(), x.dtype);
+            let i = same(interp, shape, Some(DType::Int64));
+            Value::tuple(vec![v, i])
+        }
+        "sort" => {
+            let _ = dim_arg!(1, "dim", Some(-1));
+            let v = same(interp, dims.clone(), x.dtype);
+            let i = same(interp, dims, Some(DType::Int64));
+            Value::tuple(vec![v, i])
+        }
+        "argsort" => {
+            let _ = dim_arg!(1, "dim", Some(-1));
+            same(interp, dims, Some(DType::Int64))
+        }
+        _ => no_rule(interp, name, &x, args, device, range),
+    }
+}
+
+fn reduced(dims: &[Dim], reduce: &[usize], keepdim: bool) -> Vec<Dim> {
+    dims.iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            if reduce.contains(&i) {
+                keepdim.then(|| Dim::konst(1))
+            } else {
+                Some(d.clone())
+            }
+        })
+        .collect()
+}
+
+pub(super) fn reduce(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let dtype = match name {
+        "sum" | "prod" | "nansum" | "count_nonzero" => {
+            if name == "count_nonzero" {
+                Some(DType::Int64)
+            } else {
+                sum_dtype(x.dtype)
+            }
+        }
+        // all/any keep uint8 (spec §3.3)
+        "all" | "any" if x.dtype == Some(DType::UInt8) => Some(DType::UInt8),
+        "all" | "any" => Some(DType::Bool),
+        "mean" | "nanmean" | "std" | "var" | "norm" | "logsumexp" | "linalg_vector_norm"
+        | "linalg_norm" => {
+            let float_override =
+                crate::rules::creation::dtype_arg(args).is_some_and(|d| d.category() >= 2);
+            if let Some(d) = x.dtype
+                && d.category() <= 1
+                && name != "logsumexp"
+                && !float_override
+            {
+                let message = format!(
+                    "{name}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                    torch_name(d)
+                );
+                interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+                return Value::Unknown;
+            }
+            // complex var / std / norm are real (spec §3.3)
+            match (name, x.dtype) {
+                (
+                    "std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm",
+                    Some(DType::Complex64),
+                ) => Some(DType::Float32),
+                (
+                    "std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm",
+                    Some(DType::Complex128),
+                ) => Some(DType::Float64),
+                _ => x.dtype,
+            }
+        }
+        _ => x.dtype,
+    };
+    let dtype = crate::rules::creation::dtype_arg(args).or(dtype);
+    let Some(dims) = interp.dims(x) else {
+        if args.get(1, "dim").is_none()
+            && !matches!(name, "norm" | "linalg_norm" | "linalg_vector_norm")
+        {
+            return out_known(interp, x, Vec::new(), dtype, device, name);
+        }
+        return unknown_rank_rule(interp, name, x, args, device);
+    };
+    let rank = dims.len();
+    let (dim_index, keep_index) = match name {
+        "norm" | "linalg_norm" | "linalg_vector_norm" => (2, 3),
+        "std" | "var" => (1, 2),
+        _ => (1, 2),
+    };
+    let keepdim = args.flag(keep_index, "keepdim", false) == Some(true);
+    let dim_value = args
+        .kw("dim")
+        .or_else(|| args.pos.get(dim_index))
+        .filter(|v| !matches!(v, Value::Bool(_) | Value::Float(_) | Value::Str(_)));
+    let targets: Vec<usize> = match dim_value {
+        None | Some(Value::None) => (0..rank).collect(),
+        Some(v) => {
+            let items = v.items().unwrap_or_else(|| vec![v.clone()]);
+            if items.is_empty() && matches!(name, "all" | "any") {
+                // all/any with an empty dim list reduce nothing, unlike sum(())
+                return out_known(interp, x, dims.clone(), dtype, device, name);
+            } else if items.is_empty() {
+                (0..rank).collect()
+            } else {
+                let mut out = Vec::new();
+                for item in items {
+                    let Value::Int(d) = &item else {
+                        return unknown_rank_rule(interp, name, x, args, device);
+                    };
+                    let Some(d) = d.as_const() else {
+                        return unknown_rank_rule(interp, name, x, args, device);
+                    };
+                    match wrap_dim(d, rank) {
+                        Ok(i) if out.contains(&i) => {
+                            interp.report(
+                                range,
+                                Severity::Error,
+                                "dim-out-of-range",
+                                format!("dim {i} appears multiple times in the list of dims"),
+                            );
+                            return Value::Unknown;
+                        }
+                        Ok(i) => out.push(i),
+                        Err(message) => {
+                            interp.report(range, Severity::Error, "dim-out-of-range", message);
+                            return Value::Unknown;
+                        }
+                    }
+                }
+                out
+            }
+        }
+    };
+    out_known(
+        interp,
+        x,
+        reduced(&dims, &targets, keepdim),
+        dtype,
+        device,
+        name,
+    )
+}

@@ -1,0 +1,244 @@
+//! Ops that pick, count or encode elements: `narrow`, `gather`, `where`, `nonzero`, `one_hot`.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::output::{out_known, out_shape};
+use super::{no_rule, read_dim_arg};
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::dtype::promote;
+use crate::rules::shape::broadcast;
+use crate::value::{DType, Device, Tensor, Value};
+
+/// The rule of an op that picks elements by index or mask, or counts or
+/// encodes them, on a tensor of known rank.
+pub(super) fn rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: Rc<Tensor>,
+    dims: Vec<Dim>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let rank = dims.len();
+    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
+    macro_rules! dim_arg {
+        ($i:expr, $n:expr, $default:expr) => {
+            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
+        };
+    }
+    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
+        out_known(interp, &x, dims, dtype, device.clone(), name)
+    };
+    match name {
+        "narrow" => {
+            let d = dim_arg!(1, "dim", None);
+            let len = args.get(3, "length").cloned().unwrap_or(Value::Unknown);
+            if let (Some(size), Some(start), Some(l)) = (
+                interp.env.value(&dims[d]),
+                args.int(2, "start"),
+                match &len {
+                    Value::Int(l) => l.as_const(),
+                    _ => None,
+                },
+            ) {
+                let message = if start < -size || start > size {
+                    Some(format!(
+                        "start out of range (expected to be in range of [{}, {size}], but got {start})",
+                        -size
+                    ))
+                } else if l < 0 {
+                    Some("narrow(): length must be non-negative.".to_string())
+                } else {
+                    let st = if start < 0 { start + size } else { start };
+                    (st + l > size).then(|| {
+                        format!("start ({st}) + length ({l}) exceeds dimension size ({size}).")
+                    })
+                };
+                if let Some(message) = message {
+                    interp.report(range, Severity::Error, "index-out-of-range", message);
+                    return Value::Unknown;
+                }
+            }
+            let mut shape = dims.clone();
+            shape[d] = interp.size_dims(&[len])[0].clone();
+            same(interp, shape, x.dtype)
+        }
+        "select" => {
+            let d = dim_arg!(1, "dim", None);
+            let mut shape = dims.clone();
+            shape.remove(d);
+            same(interp, shape, x.dtype)
+        }
+        "gather" | "take_along_dim" => {
+            let d = dim_arg!(1, "dim", Some(0));
+            let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else {
+                return Value::Unknown;
+            };
+            match interp.dims(&index) {
+                Some(idims) => {
+                    if idims.len() != rank {
+                        interp.report(
+                            range,
+                            Severity::Error,
+                            "index-shape",
+                            "Index tensor must have the same number of dimensions as input tensor"
+                                .into(),
+                        );
+                        return Value::Unknown;
+                    }
+                    if name == "gather" {
+                        if let Some(dt) = index.dtype
+                            && !matches!(dt, DType::Int64 | DType::Int32)
+                        {
+                            let message =
+                                "gather(): Expected dtype int32/int64 for index".to_string();
+                            interp.report(range, Severity::Error, "dtype-mismatch", message);
+                            return Value::Unknown;
+                        }
+                        let larger = (0..rank).find(|&k| {
+                            k != d
+                                && matches!(
+                                    (interp.env.value(&idims[k]), interp.env.value(&dims[k])),
+                                    (Some(i), Some(s)) if i > s
+                                )
+                        });
+                        if let Some(k) = larger {
+                            let message = format!(
+                                "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
+                                interp.fmt_dims(&idims),
+                                interp.fmt_dims(&dims)
+                            );
+                            interp.report(range, Severity::Error, "index-shape", message);
+                            return Value::Unknown;
+                        }
+                    }
+                    same(interp, idims, x.dtype)
+                }
+                None => out_shape(interp, &x, index.shape.clone(), x.dtype, device, name),
+            }
+        }
+        "index_select" => {
+            let d = dim_arg!(1, "dim", None);
+            let Some(index) = args.tensor(2, "index") else {
+                return Value::Unknown;
+            };
+            if let Some(dt) = index.dtype
+                && !matches!(dt, DType::Int64 | DType::Int32)
+            {
+                let message = "index_select(): Expected dtype int32 or int64 for index".to_string();
+                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                return Value::Unknown;
+            }
+            if interp.dims(&index).is_some_and(|i| i.len() > 1) {
+                let message = "index_select(): Index is supposed to be a vector".to_string();
+                interp.report(range, Severity::Error, "index-shape", message);
+                return Value::Unknown;
+            }
+            let n = match interp.dims(&index) {
+                Some(idims) if idims.len() <= 1 => {
+                    idims.first().cloned().unwrap_or_else(|| Dim::konst(1))
+                }
+                _ => interp.env.anonymous(),
+            };
+            let mut shape = dims.clone();
+            shape[d] = n;
+            same(interp, shape, x.dtype)
+        }
+        "where" => {
+            // `x` here is the condition.
+            let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned())
+            else {
+                return Value::Unknown;
+            };
+            let mut shape = dims.clone();
+            for v in [&a, &b] {
+                if let Value::Tensor(t) = v {
+                    let Some(d) = interp.dims(t) else {
+                        return Value::Unknown;
+                    };
+                    match broadcast(interp, &shape, &d) {
+                        Ok(s) => shape = s,
+                        Err(message) => {
+                            interp.report(range, Severity::Error, "broadcast-shape", message);
+                            return Value::Unknown;
+                        }
+                    }
+                }
+            }
+            let ra = if let Value::Tensor(t) = &a {
+                interp.dims(t).map(|d| d.len())
+            } else {
+                None
+            };
+            let rb = if let Value::Tensor(t) = &b {
+                interp.dims(t).map(|d| d.len())
+            } else {
+                None
+            };
+            let dtype = promote(&[(&a, ra), (&b, rb)]);
+            same(interp, shape, dtype)
+        }
+        "multinomial" => {
+            // One row of samples per distribution: [*, num_samples], int64.
+            let n = args
+                .get(1, "num_samples")
+                .cloned()
+                .unwrap_or(Value::Unknown);
+            let n = interp.size_dims(&[n])[0].clone();
+            let mut shape = dims.clone();
+            match shape.last_mut() {
+                Some(last) => *last = n,
+                None => return Value::Unknown,
+            }
+            same(interp, shape, Some(DType::Int64))
+        }
+        "nonzero" | "argwhere" => {
+            let n = interp.env.anonymous();
+            if args.flag(1, "as_tuple", false) == Some(true) {
+                let item = same(interp, vec![n], Some(DType::Int64));
+                return Value::tuple(vec![item; rank]);
+            }
+            same(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64))
+        }
+        "masked_select" | "unique" | "unique_consecutive" => {
+            let n = interp.env.anonymous();
+            same(interp, vec![n], x.dtype)
+        }
+        "bincount" => {
+            let n = interp.env.anonymous();
+            // with weights the counts take the weights' dtype
+            let dtype = match args.get(1, "weights") {
+                Some(Value::Tensor(w)) => w.dtype,
+                _ => Some(DType::Int64),
+            };
+            same(interp, vec![n], dtype)
+        }
+        "one_hot" => {
+            let c = match args.get(1, "num_classes") {
+                Some(Value::Int(d)) if d.as_const() != Some(-1) => d.clone(),
+                _ => interp.env.anonymous(),
+            };
+            if let Some(dt) = x.dtype
+                && dt != DType::Int64
+            {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "dtype-mismatch",
+                    "one_hot is only applicable to index tensor of type LongTensor.".into(),
+                );
+                return Value::Unknown;
+            }
+            let mut shape = dims.clone();
+            shape.push(c);
+            same(interp, shape, Some(DType::Int64))
+        }
+        _ => no_rule(interp, name, &x, args, device, range),
+    }
+}

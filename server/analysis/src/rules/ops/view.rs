@@ -1,0 +1,535 @@
+//! Views and reshapes: `view`, `reshape`, `flatten`, `squeeze`, `permute`, `expand`, `repeat`.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::output::{out_known, out_var, unknown_rank_rule};
+use super::{no_rule, read_dim_arg};
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::Args;
+use crate::rules::shape::{numel, wrap_dim};
+use crate::value::{DType, Device, Tensor, Value};
+
+/// The rule of a view, reshape, reordering or repeating op on a tensor of known rank.
+pub(super) fn rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: Rc<Tensor>,
+    dims: Vec<Dim>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let rank = dims.len();
+    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
+    macro_rules! dim_arg {
+        ($i:expr, $n:expr, $default:expr) => {
+            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
+        };
+    }
+    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
+        out_known(interp, &x, dims, dtype, device.clone(), name)
+    };
+    match name {
+        "view" | "reshape" => {
+            let items = args.varargs(1);
+            if let [Value::DType(d)] = items.as_slice() {
+                // view(dtype) rescales the last dim by the ratio of element sizes
+                let size = |d: DType| match d {
+                    DType::Bool | DType::UInt8 | DType::Int8 => 1,
+                    DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
+                    DType::Int32 | DType::Float32 => 4,
+                    DType::Int64 | DType::Float64 | DType::Complex64 => 8,
+                    DType::Complex128 => 16,
+                };
+                let Some(from) = x.dtype else {
+                    return Value::Unknown;
+                };
+                let (old, new) = (size(from), size(*d));
+                let mut dims = dims;
+                if old != new {
+                    let Some(last) = dims.last().and_then(|l| interp.env.value(l)) else {
+                        return Value::Unknown;
+                    };
+                    if (last * old) % new != 0 {
+                        return Value::Unknown;
+                    }
+                    if let Some(l) = dims.last_mut() {
+                        *l = Dim::konst(last * old / new);
+                    }
+                }
+                return same(interp, dims, Some(*d));
+            }
+            reshape(interp, name, &x, &dims, &items, device, range)
+        }
+        "view_as" | "reshape_as" | "expand_as" | "broadcast_as" => {
+            let Some(other) = args.tensor(1, "other") else {
+                return unknown_rank_rule(interp, name, &x, args, device);
+            };
+            let Some(target) = interp.dims(&other) else {
+                return unknown_rank_rule(interp, name, &x, args, device);
+            };
+            let items: Vec<Value> = target.iter().map(|d| Value::Int(d.clone())).collect();
+            if name == "expand_as" {
+                return expand(interp, &x, &dims, &items, device, range);
+            }
+            reshape(interp, name, &x, &dims, &items, device, range)
+        }
+        "flatten" => {
+            if rank == 0 {
+                return same(interp, vec![Dim::konst(1)], x.dtype);
+            }
+            let s = dim_arg!(1, "start_dim", Some(0));
+            let e = dim_arg!(2, "end_dim", Some(-1));
+            if s > e {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "dim-out-of-range",
+                    "flatten() has invalid args: start_dim cannot come after end_dim".into(),
+                );
+                return Value::Unknown;
+            }
+            let mut shape = dims[..s].to_vec();
+            shape.push(numel(&dims[s..=e]));
+            shape.extend(dims[e + 1..].iter().cloned());
+            same(interp, shape, x.dtype)
+        }
+        "unflatten" => {
+            let d = dim_arg!(1, "dim", None);
+            let sizes = args
+                .get(2, "sizes")
+                .and_then(|v| v.items())
+                .unwrap_or_default();
+            let mut new = interp.size_dims(&sizes);
+            if let Some(pos) = new.iter().position(|n| interp.env.value(n) == Some(-1)) {
+                let known: Vec<Dim> = new
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != pos)
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                new[pos] = dims[d]
+                    .floordiv(&numel(&known))
+                    .unwrap_or_else(|| interp.env.anonymous());
+            } else if interp.env.known_different(&numel(&new), &dims[d]) {
+                let message = format!(
+                    "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
+                    interp.fmt_dims(&new),
+                    interp.fmt_dim(&dims[d])
+                );
+                interp.report(range, Severity::Error, "view-size", message);
+                return Value::Unknown;
+            }
+            let mut shape = dims[..d].to_vec();
+            shape.extend(new);
+            shape.extend(dims[d + 1..].iter().cloned());
+            same(interp, shape, x.dtype)
+        }
+        "squeeze" => {
+            let targets: Vec<usize> = match args.get(1, "dim") {
+                None | Some(Value::None) => (0..rank).collect(),
+                Some(v) => {
+                    let items = v.items().unwrap_or_else(|| vec![v.clone()]);
+                    let mut out = Vec::new();
+                    for item in items {
+                        match &item {
+                            Value::Int(d) if d.as_const().is_some() => {
+                                match wrap_dim(d.as_const().unwrap_or(0), rank) {
+                                    Ok(i) => out.push(i),
+                                    Err(message) => {
+                                        interp.report(
+                                            range,
+                                            Severity::Error,
+                                            "dim-out-of-range",
+                                            message,
+                                        );
+                                        return Value::Unknown;
+                                    }
+                                }
+                            }
+                            _ => return unknown_rank_rule(interp, name, &x, args, device),
+                        }
+                    }
+                    out
+                }
+            };
+            let mut shape = Vec::new();
+            for (i, d) in dims.iter().enumerate() {
+                if targets.contains(&i) {
+                    match interp.env.value(d) {
+                        Some(1) => continue,
+                        Some(_) => {}
+                        // Whether a symbolic size is 1 decides the rank: unknown.
+                        None if args.get(1, "dim").is_none() => {
+                            return unknown_rank_rule(interp, name, &x, args, device);
+                        }
+                        None => {}
+                    }
+                }
+                shape.push(d.clone());
+            }
+            same(interp, shape, x.dtype)
+        }
+        "unsqueeze" => {
+            let d = match args.int(1, "dim") {
+                Some(d) => match wrap_dim(d, rank + 1) {
+                    Ok(d) => d,
+                    Err(message) => {
+                        interp.report(range, Severity::Error, "dim-out-of-range", message);
+                        return Value::Unknown;
+                    }
+                },
+                None => return unknown_rank_rule(interp, name, &x, args, device),
+            };
+            let mut shape = dims.clone();
+            shape.insert(d, Dim::konst(1));
+            same(interp, shape, x.dtype)
+        }
+        "permute" => {
+            let order = args.varargs(1);
+            if order.len() != rank {
+                let message = format!(
+                    "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {rank} is not equal to len(dims) = {}",
+                    order.len()
+                );
+                interp.report(range, Severity::Error, "permute-dims", message);
+                return Value::Unknown;
+            }
+            let mut shape = Vec::new();
+            let mut seen = Vec::new();
+            for v in &order {
+                let Some(i) = (match v {
+                    Value::Int(d) => d.as_const(),
+                    _ => None,
+                }) else {
+                    return unknown_rank_rule(interp, name, &x, args, device);
+                };
+                match wrap_dim(i, rank) {
+                    Ok(i) if !seen.contains(&i) => {
+                        seen.push(i);
+                        shape.push(dims[i].clone());
+                    }
+                    Ok(_) => {
+                        interp.report(
+                            range,
+                            Severity::Error,
+                            "permute-dims",
+                            "permute(): duplicate dims are not allowed.".into(),
+                        );
+                        return Value::Unknown;
+                    }
+                    Err(message) => {
+                        interp.report(range, Severity::Error, "dim-out-of-range", message);
+                        return Value::Unknown;
+                    }
+                }
+            }
+            same(interp, shape, x.dtype)
+        }
+        "transpose" | "swapaxes" | "swapdims" => {
+            let a = dim_arg!(1, "dim0", None);
+            let b = dim_arg!(2, "dim1", None);
+            let mut shape = dims.clone();
+            shape.swap(a, b);
+            same(interp, shape, x.dtype)
+        }
+        "t" | "__attr_T" | "__attr_mT" | "__attr_H" | "__attr_mH" | "adjoint" => {
+            let mut shape = dims.clone();
+            match name {
+                "t" if rank > 2 => {
+                    interp.report(
+                        range,
+                        Severity::Error,
+                        "dim-out-of-range",
+                        format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
+                    );
+                    return Value::Unknown;
+                }
+                "t" | "__attr_T" | "__attr_H" => shape.reverse(),
+                _ => {
+                    if rank < 2 {
+                        interp.report(range, Severity::Error, "dim-out-of-range", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.".into());
+                        return Value::Unknown;
+                    }
+                    shape.swap(rank - 1, rank - 2);
+                }
+            }
+            same(interp, shape, x.dtype)
+        }
+        "movedim" | "moveaxis" => {
+            let srcs = args
+                .get(1, "source")
+                .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
+                .unwrap_or_default();
+            let dsts = args
+                .get(2, "destination")
+                .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
+                .unwrap_or_default();
+            for v in srcs.iter().chain(&dsts) {
+                if let Value::Int(d) = v
+                    && let Some(i) = d.as_const()
+                    && let Err(message) = wrap_dim(i, rank)
+                {
+                    interp.report(range, Severity::Error, "dim-out-of-range", message);
+                    return Value::Unknown;
+                }
+            }
+            let to_idx = |v: &Value| match v {
+                Value::Int(d) => d.as_const().and_then(|i| wrap_dim(i, rank).ok()),
+                _ => None,
+            };
+            let (Some(src), Some(dst)) = (
+                srcs.iter().map(to_idx).collect::<Option<Vec<_>>>(),
+                dsts.iter().map(to_idx).collect::<Option<Vec<_>>>(),
+            ) else {
+                return unknown_rank_rule(interp, name, &x, args, device);
+            };
+            if src.len() != dst.len() {
+                return Value::Unknown;
+            }
+            let mut order: Vec<Option<usize>> = vec![None; rank];
+            for (s, d) in src.iter().zip(&dst) {
+                order[*d] = Some(*s);
+            }
+            let mut rest = (0..rank).filter(|i| !src.contains(i));
+            let shape: Vec<Dim> = order
+                .iter()
+                .map(|o| dims[o.unwrap_or_else(|| rest.next().unwrap_or(0))].clone())
+                .collect();
+            same(interp, shape, x.dtype)
+        }
+        "expand" | "broadcast_to" => {
+            let items = args.varargs(1);
+            expand(interp, &x, &dims, &items, device, range)
+        }
+        "repeat" | "tile" => {
+            let reps = interp.size_dims(&args.varargs(1));
+            if name == "repeat" && reps.len() < rank {
+                interp.report(range, Severity::Error, "repeat-dims", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into());
+                return Value::Unknown;
+            }
+            if name == "repeat"
+                && reps
+                    .iter()
+                    .any(|r| interp.env.value(r).is_some_and(|v| v < 0))
+            {
+                let n = reps.len();
+                let mut padded = vec![Dim::konst(1); n - rank];
+                padded.extend(dims.iter().cloned());
+                let shape: Vec<Dim> = padded.iter().zip(&reps).map(|(a, b)| a.mul(b)).collect();
+                let neg = shape
+                    .iter()
+                    .find_map(|d| interp.env.value(d).filter(|v| *v < 0));
+                let message = format!(
+                    "Trying to create tensor with negative dimension {}: {}",
+                    neg.unwrap_or(-1),
+                    interp.fmt_dims(&shape)
+                );
+                interp.report(range, Severity::Error, "negative-size", message);
+                return Value::Unknown;
+            }
+            let n = reps.len().max(rank);
+            let mut padded = vec![Dim::konst(1); n - rank];
+            padded.extend(dims.iter().cloned());
+            let mut r = vec![Dim::konst(1); n - reps.len()];
+            r.extend(reps);
+            let shape = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
+            same(interp, shape, x.dtype)
+        }
+        "repeat_interleave" => {
+            let reps = args.get(1, "repeats").cloned().unwrap_or(Value::Unknown);
+            let Value::Int(k) = reps else {
+                return out_var(interp, &x, x.dtype, device, name);
+            };
+            match args.get(2, "dim") {
+                None | Some(Value::None) => {
+                    let shape = vec![numel(&dims).mul(&k)];
+                    same(interp, shape, x.dtype)
+                }
+                _ => {
+                    let d = dim_arg!(2, "dim", None);
+                    let mut shape = dims.clone();
+                    shape[d] = shape[d].mul(&k);
+                    same(interp, shape, x.dtype)
+                }
+            }
+        }
+        "rot90" => {
+            let k = args.int(1, "k").unwrap_or(1).rem_euclid(4);
+            let mut shape = dims.clone();
+            if k % 2 == 1 && rank >= 2 {
+                shape.swap(0, 1);
+            }
+            same(interp, shape, x.dtype)
+        }
+        _ => no_rule(interp, name, &x, args, device, range),
+    }
+}
+
+fn reshape(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    dims: &[Dim],
+    items: &[Value],
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let mut new = interp.size_dims(items);
+    let total = numel(dims);
+    let infer: Vec<usize> = new
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| interp.env.value(d) == Some(-1))
+        .map(|(i, _)| i)
+        .collect();
+    if infer.len() > 1 {
+        interp.report(
+            range,
+            Severity::Error,
+            "view-size",
+            "only one dimension can be inferred".into(),
+        );
+        return Value::Unknown;
+    }
+    let shown = |interp: &Interp<'_>, new: &[Dim]| {
+        let parts: Vec<String> = new.iter().map(|d| interp.fmt_dim(d)).collect();
+        format!("[{}]", parts.join(", "))
+    };
+    if let Some(&i) = infer.first() {
+        let others: Vec<Dim> = new
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, d)| d.clone())
+            .collect();
+        let rest = numel(&others);
+        match (interp.env.value(&total), interp.env.value(&rest)) {
+            (Some(t), Some(r)) => {
+                if r == 0 || t % r != 0 {
+                    let message = format!(
+                        "shape '{}' is invalid for input of size {t}",
+                        shown(interp, &new)
+                    );
+                    interp.report(range, Severity::Error, "view-size", message);
+                    return Value::Unknown;
+                }
+                new[i] = Dim::konst(t / r);
+            }
+            _ => {
+                let total = interp.env.resolve(&total);
+                let rest = interp.env.resolve(&rest);
+                new[i] = match total.floordiv(&rest) {
+                    Some(q) if q.mul(&rest) == total => q,
+                    _ => {
+                        // numel / rest is not a clean expression: a fresh size,
+                        // learned later if a use pins it down.
+                        let fresh = if i == 0 {
+                            interp.env.weak_symbol("N")
+                        } else {
+                            interp.env.anonymous()
+                        };
+                        let _ = interp.env.unify(&fresh.mul(&rest), &total);
+                        interp.env.resolve(&fresh)
+                    }
+                };
+            }
+        }
+    } else {
+        let want = numel(&new);
+        if interp.env.known_different(&want, &total) {
+            let message = format!(
+                "shape '{}' is invalid for input of size {}",
+                shown(interp, &new),
+                interp.fmt_dim(&total)
+            );
+            interp.report(range, Severity::Error, "view-size", message);
+            return Value::Unknown;
+        }
+        let _ = interp.require_equal(&want, &total);
+    }
+    if let Some(bad) = new
+        .iter()
+        .position(|d| interp.env.value(d).is_some_and(|n| n < -1))
+    {
+        let message = format!(
+            "invalid shape dimension {} at index {bad} of shape {}",
+            interp.fmt_dim(&new[bad]),
+            shown(interp, &new)
+        );
+        interp.report(range, Severity::Error, "view-size", message);
+        return Value::Unknown;
+    }
+    // `view` of a transposed tensor needs its dims consecutive in memory.
+    if name == "view"
+        && let Some(layout) = &x.layout
+    {
+        let sizes: Option<Vec<i64>> = dims.iter().map(|d| interp.env.value(d)).collect();
+        let wanted: Option<Vec<i64>> = new.iter().map(|d| interp.env.value(d)).collect();
+        if let (Some(sizes), Some(wanted)) = (sizes, wanted)
+            && crate::rules::layout::view_compatible(&sizes, layout, &wanted) == Some(false)
+        {
+            interp.report(
+                range,
+                Severity::Error,
+                "view-stride",
+                "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.".to_string(),
+            );
+            return Value::Unknown;
+        }
+    }
+    out_known(interp, x, new, x.dtype, device, name)
+}
+
+fn expand(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    dims: &[Dim],
+    items: &[Value],
+    device: Option<Device>,
+    range: TextRange,
+) -> Value {
+    let sizes = interp.size_dims(items);
+    if sizes.len() < dims.len() {
+        let message = format!(
+            "expand(torch.FloatTensor{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+            interp.fmt_dims(dims),
+            interp.fmt_dims(&sizes),
+            sizes.len(),
+            dims.len()
+        );
+        interp.report(range, Severity::Error, "expand-shape", message);
+        return Value::Unknown;
+    }
+    let lead = sizes.len() - dims.len();
+    let mut out = Vec::new();
+    for (i, s) in sizes.iter().enumerate() {
+        if i < lead {
+            out.push(s.clone());
+            continue;
+        }
+        let d = &dims[i - lead];
+        if interp.env.value(s) == Some(-1) || interp.env.known_equal(s, d) {
+            out.push(d.clone());
+        } else if interp.is_one(d) {
+            out.push(s.clone());
+        } else if interp.env.known_different(s, d) {
+            let message = format!(
+                "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
+                interp.fmt_dim(s),
+                interp.fmt_dim(d),
+                interp.fmt_dims(&sizes),
+                interp.fmt_dims(dims)
+            );
+            interp.report(range, Severity::Error, "expand-shape", message);
+            return Value::Unknown;
+        } else {
+            out.push(s.clone());
+        }
+    }
+    out_known(interp, x, out, x.dtype, device, "expand")
+}
