@@ -310,6 +310,10 @@ pub enum Value {
     Optional(Box<Value>),
     /// A slice object inside a subscript.
     Slice(Box<Value>, Box<Value>, Box<Value>),
+    /// A list of unknown length whose every element is like this one: what
+    /// `[Block(cfg) for _ in range(cfg.n_layer)]` is when `n_layer` is not
+    /// known. Its length stays unknown; an element is the one value.
+    Many(Rc<Value>),
     Ellipsis,
 }
 

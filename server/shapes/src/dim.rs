@@ -360,6 +360,36 @@ impl Dim {
         if let Some(quotient) = self.exact_div(other) {
             return Some(quotient);
         }
+        // Pull out the terms a one-term divisor divides:
+        // floor((A + q*b) / b) = floor(A / b) + q, so `(H - p) // p` is
+        // `H // p - 1` and a patch count reads as users write it.
+        if other.as_const().is_none()
+            && let Some((divisor, dc)) = other.single_term()
+            && dc != 0
+        {
+            let (whole, rest): (Vec<_>, Vec<_>) = self.terms().partition(|(m, c)| {
+                c % dc == 0 && {
+                    let mut left = m.to_vec();
+                    divisor
+                        .iter()
+                        .all(|a| match left.iter().position(|x| x == a) {
+                            Some(i) => {
+                                left.remove(i);
+                                true
+                            }
+                            None => false,
+                        })
+                }
+            });
+            if !whole.is_empty() && !rest.is_empty() {
+                let whole =
+                    Dim::from_terms(whole.into_iter().map(|(m, c)| (m.to_vec(), c)).collect());
+                let rest =
+                    Dim::from_terms(rest.into_iter().map(|(m, c)| (m.to_vec(), c)).collect());
+                let q = whole.exact_div(other)?;
+                return Some(rest.floordiv(other)?.add(&q));
+            }
+        }
         // floor(floor(a / b) / d) is floor(a / (b*d)) for positive b and d.
         if let (Some(d), Repr::Atom([Atom::FloorDiv(a, b)])) = (other.as_const(), &self.repr)
             && d > 0

@@ -104,6 +104,21 @@ fn floor_division_by_a_divisor_of_every_term_is_exact() {
     assert_eq!(e, t);
 }
 
+/// `(H - p) // p + 1` is `H // p`: the multiple of a symbolic divisor
+/// comes out of the division, so a patch count reads as users write it.
+#[test]
+fn floor_division_pulls_out_multiples_of_a_symbolic_divisor() {
+    let mut env = ShapeEnv::new();
+    let h = env.symbol("H");
+    let p = env.symbol("patch_size");
+    let patches = h.sub(&p).floordiv(&p).unwrap().add(&Dim::konst(1));
+    assert_eq!(patches, h.floordiv(&p).unwrap());
+    assert_eq!(env.display(&patches), "H // patch_size");
+    // 2*p + H over p is H // p + 2; a term the divisor does not divide stays.
+    let shifted = h.add(&p.mul(&Dim::konst(2))).floordiv(&p).unwrap();
+    assert_eq!(env.display(&shifted), "H // patch_size + 2");
+}
+
 #[test]
 fn divisibility_guard_cancels_floor_division() {
     let mut env = ShapeEnv::new();

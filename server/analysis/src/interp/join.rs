@@ -109,6 +109,10 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
             interp.join_depth -= 1;
             joined
         }
+        (Value::Many(x), Value::Many(y)) => match join_values(interp, x, y) {
+            Value::Unknown => Value::Unknown,
+            element => Value::Many(Rc::new(element)),
+        },
         (Value::Function(x), Value::Function(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Class(x), Value::Class(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Path(x), Value::Path(y)) if x == y => a.clone(),

@@ -490,6 +490,10 @@ impl KeyBuilder<'_> {
                 self.value(c)?;
             }
             Value::Ellipsis => self.push(Part::Tag(28)),
+            Value::Many(element) => {
+                self.push(Part::Tag(29));
+                self.value(element)?;
+            }
         }
         Some(())
     }
@@ -579,6 +583,7 @@ fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Ellipsis => true,
         Value::Tuple(items) => items.iter().all(|i| is_plain(i, depth + 1)),
         Value::Optional(inner) => is_plain(inner, depth + 1),
+        Value::Many(element) => is_plain(element, depth + 1),
         Value::Slice(a, b, c) => [a, b, c].iter().all(|x| is_plain(x, depth + 1)),
         Value::List(_)
         | Value::Dict(_)

@@ -42,6 +42,11 @@ impl Interp<'_> {
                         // `*x.shape[:-1]` of unknown rank stays one sizes value;
                         // shape arguments (`view`, `reshape`) read it as such.
                         None if matches!(v, Value::SizeOfVar(..)) => positional.push(v),
+                        // `nn.Sequential(*[Block() for _ in range(n)])`: a
+                        // torch constructor reads the unknown-length list as such.
+                        None if matches!(v, Value::Many(_)) && matches!(callee, Value::Path(_)) => {
+                            positional.push(v)
+                        }
                         None => return self.unknown_call(&callee),
                     }
                 }

@@ -2,6 +2,8 @@
 
 use std::rc::Rc;
 
+use crate::interp::join_values;
+
 use shapels_syntax::ast;
 
 use crate::interp::{Interp, MAX_LOOP_ITERATIONS};
@@ -127,6 +129,19 @@ impl Interp<'_> {
     pub(crate) fn element_of(&mut self, value: &Value) -> Value {
         match value {
             Value::Range(..) => Value::Int(self.env.anonymous()),
+            Value::Many(element) => (**element).clone(),
+            // A container of layers built in a loop of unknown length: its
+            // children are the layers the loop body made, each standing for
+            // any number of alike layers.
+            Value::Layer(layer) if layer.unknown_children.get() => {
+                let children = layer.children.borrow().clone();
+                match children.split_first() {
+                    Some((first, rest)) => rest
+                        .iter()
+                        .fold(first.clone(), |acc, v| join_values(self, &acc, v)),
+                    None => Value::Unknown,
+                }
+            }
             Value::Tensor(t) => {
                 let shape = self.resolve_shape(&t.shape);
                 match shape.dims() {

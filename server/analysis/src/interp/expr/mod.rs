@@ -204,7 +204,20 @@ impl Interp<'_> {
                 match (kind, complete) {
                     (ast::ComprehensionKind::Set, _) => Value::Unknown,
                     (_, true) => Value::list(items),
-                    (_, false) => Value::Unknown,
+                    // Run over an iterable of unknown length, the element was
+                    // evaluated on a made-up item: it stands for all of them.
+                    (_, false) => match items.split_first() {
+                        Some((first, rest)) => {
+                            let element = rest
+                                .iter()
+                                .fold(first.clone(), |acc, v| join_values(self, &acc, v));
+                            match element {
+                                Value::Unknown => Value::Unknown,
+                                element => Value::Many(Rc::new(element)),
+                            }
+                        }
+                        None => Value::Unknown,
+                    },
                 }
             }
             ExprKind::DictComp {

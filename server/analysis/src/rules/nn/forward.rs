@@ -80,7 +80,20 @@ pub(crate) fn call_layer(
     let input = args.first().cloned().unwrap_or(Value::Unknown);
     let call_args = Args::new(args.clone(), kwargs.clone());
     if kind.as_ref() == "Sequential" && layer.unknown_children.get() {
-        return Value::Unknown;
+        // Layers made in a loop of unknown length run any number of times:
+        // the result is known only when a run keeps the input's shape.
+        let mut v = input.clone();
+        for child in layer.children.borrow().clone() {
+            v = interp.call_value(&child, vec![v], Vec::new(), range.clone());
+        }
+        return match (&input, &v) {
+            (Value::Tensor(x), Value::Tensor(y))
+                if same_shape(interp, x, y) && x.dtype == y.dtype =>
+            {
+                v
+            }
+            _ => Value::Unknown,
+        };
     }
     if kind.as_ref() == "Sequential" {
         let mut v = input;
@@ -616,5 +629,19 @@ pub(crate) fn call_layer(
             }
             Value::Unknown
         }
+    }
+}
+
+/// Whether two tensors are known to have one shape.
+fn same_shape(interp: &mut Interp<'_>, x: &Tensor, y: &Tensor) -> bool {
+    let (sx, sy) = (
+        interp.resolve_shape(&x.shape),
+        interp.resolve_shape(&y.shape),
+    );
+    match (sx.dims(), sy.dims()) {
+        (Some(a), Some(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(p, q)| interp.env.known_equal(p, q))
+        }
+        _ => sx == sy,
     }
 }

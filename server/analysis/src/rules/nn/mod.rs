@@ -78,6 +78,12 @@ pub(crate) fn construct(
         "Sequential" => {
             for v in &args.pos {
                 match v {
+                    // Layers made in a loop of unknown length: the one made
+                    // stands for all of them.
+                    Value::Many(layer) => {
+                        children.push((**layer).clone());
+                        unknown = true;
+                    }
                     Value::Dict(d) => {
                         for (k, v) in d.borrow().iter() {
                             if let Value::Str(k) = k {
@@ -92,6 +98,10 @@ pub(crate) fn construct(
         }
         "ModuleList" | "ParameterList" => match args.get(0, "modules") {
             None | Some(Value::None) => {}
+            Some(Value::Many(layer)) => {
+                children.push((**layer).clone());
+                unknown = true;
+            }
             Some(v) => match v.items() {
                 Some(items) => children = items,
                 None => unknown = true,

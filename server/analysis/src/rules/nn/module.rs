@@ -77,7 +77,12 @@ pub(crate) fn layer_attr(
 /// `seq[0]`, `blocks[1:]`, `heads["q"]`.
 pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: &[Value]) -> Value {
     if layer.unknown_children.get() {
-        return Value::Unknown;
+        // Any one item of a container of unknown length is like the layers
+        // its loop made; a slice of it has unknown length too.
+        return match index {
+            [Value::Int(_)] => interp.element_of(&Value::Layer(layer.clone())),
+            _ => Value::Unknown,
+        };
     }
     let children = layer.children.borrow().clone();
     match index {
