@@ -117,7 +117,20 @@ pub(crate) fn create(
                 ),
             };
             let len = arange_len(interp, &start, end.as_ref(), step.as_ref());
-            (vec![len], if all_int { Some(DType::Int64) } else { float })
+            // int64 from ints, the default float from a float; from numbers
+            // the analysis cannot read, either: unknown, not a guess.
+            let any_float = nums.iter().any(|v| matches!(v, Value::Float(_)))
+                || ["start", "end", "step"]
+                    .iter()
+                    .any(|k| matches!(args.kw(k), Some(Value::Float(_))));
+            let dtype = if all_int {
+                Some(DType::Int64)
+            } else if any_float {
+                float
+            } else {
+                None
+            };
+            (vec![len], dtype)
         }
         "linspace" | "logspace" => {
             let n = args.get(2, "steps").cloned().unwrap_or(Value::Unknown);

@@ -10,7 +10,7 @@ use super::ops::{check_inputs, out_known};
 use super::shape::broadcast;
 use crate::interp::Interp;
 use crate::report::Severity;
-use crate::value::{DType, Tensor, Value};
+use crate::value::{DType, Device, Tensor, Value};
 
 pub(crate) fn index_tensor(
     interp: &mut Interp<'_>,
@@ -41,8 +41,16 @@ pub(crate) fn index_tensor(
             other => entries.push(other.clone()),
         }
     }
+    // Index tensors may live on the CPU whatever device the indexed tensor
+    // is on (torch moves them): only an index on another accelerator clashes.
     let mut all = vec![Value::Tensor(t.clone())];
-    all.extend(entries.iter().cloned());
+    all.extend(entries.iter().map(|e| match e {
+        Value::Tensor(i) if i.device == Some(Device::Cpu) => Value::Tensor(Rc::new(Tensor {
+            device: None,
+            ..(**i).clone()
+        })),
+        other => other.clone(),
+    }));
     // Basic indexing is `aten.slice`/`aten.select` to torch, advanced `aten.index`.
     let basic = entries.iter().all(|e| {
         matches!(

@@ -61,6 +61,11 @@ pub(crate) fn check_inputs(
             );
         }
     }
+    // `dst.copy_(src)` copies across devices (that is what it is for):
+    // the result is `dst`, where it lives.
+    if name == "copy_" {
+        return Some(tensors.first().and_then(|t| t.device.clone()));
+    }
     let pointwise = SAME.contains(&name)
         || BINARY.contains(&name)
         || BINARY_BOOL.contains(&name)
