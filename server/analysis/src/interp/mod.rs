@@ -51,6 +51,9 @@ pub(crate) struct Frame {
     /// Values returned on paths that ended early inside undecided branches.
     pub early_returns: Vec<Value>,
     pub is_module: bool,
+    /// Something this frame cannot follow was appended to: an empty list
+    /// here may have been filled through it.
+    pub lists_unsure: bool,
 }
 
 /// The fake scope the code currently runs in.
@@ -182,6 +185,7 @@ impl<'s> Interp<'s> {
                 function: None,
                 early_returns: Vec::new(),
                 is_module: true,
+                lists_unsure: false,
             }],
             epoch: 0,
             cuts: 0,

@@ -742,6 +742,7 @@ impl Interp<'_> {
             function: None,
             early_returns: Vec::new(),
             is_module: false,
+            lists_unsure: false,
         });
         for stmt in &def.body {
             match &stmt.kind {

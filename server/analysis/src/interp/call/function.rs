@@ -114,6 +114,7 @@ impl Interp<'_> {
             function: Some(f.clone()),
             early_returns: Vec::new(),
             is_module: false,
+            lists_unsure: false,
         });
         self.stack.push(key);
         self.depth += 1;

@@ -10,6 +10,14 @@ use crate::value::{DType, Device, Value};
 
 impl Interp<'_> {
     pub(crate) fn get_attr(&mut self, object: &Value, attr: &str, range: TextRange) -> Value {
+        // `item.append(x)` on an item the analysis cannot follow may fill any
+        // list (it may be one of them): lists of this frame are not known
+        // to stay empty from now on.
+        if matches!(object, Value::Unknown)
+            && matches!(attr, "append" | "extend" | "insert" | "__iadd__")
+        {
+            self.frame().lists_unsure = true;
+        }
         match object {
             Value::Tensor(t) => rules::tensor_attr(self, object, t, attr, range),
             Value::Path(p) => path_attr(p, attr),

@@ -194,12 +194,15 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         return Value::Unknown;
     };
     if list.is_empty() {
-        interp.report(
-            range,
-            Severity::Error,
-            "cat-shape",
-            format!("torch.{name}(): expected a non-empty list of Tensors"),
-        );
+        // Unless it may have been filled through something not followed.
+        if !interp.frame().lists_unsure {
+            interp.report(
+                range,
+                Severity::Error,
+                "cat-shape",
+                format!("torch.{name}(): expected a non-empty list of Tensors"),
+            );
+        }
         return Value::Unknown;
     }
     let tensors: Vec<Rc<Tensor>> = list.iter().filter_map(|v| v.as_tensor().cloned()).collect();
