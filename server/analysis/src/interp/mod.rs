@@ -94,6 +94,9 @@ pub(crate) struct Interp<'s> {
     pub var_dims: FxHashMap<(u32, i64), Dim>,
     /// Symbols minted for `Opaque` values used as sizes, by name.
     pub opaque_syms: FxHashMap<Rc<str>, Dim>,
+    /// The name of the made-up input each rank variable stands for, so
+    /// that `src.shape[1]` is named `src_1` wherever it is read.
+    pub var_sources: FxHashMap<u32, Rc<str>>,
     pub steps: u64,
     pub depth: usize,
     pub expr_depth: usize,
@@ -153,6 +156,7 @@ impl<'s> Interp<'s> {
             var_dims: FxHashMap::default(),
             tail_vars: FxHashMap::default(),
             opaque_syms: FxHashMap::default(),
+            var_sources: FxHashMap::default(),
             steps: 0,
             depth: 0,
             expr_depth: 0,
@@ -351,6 +355,11 @@ impl<'s> Interp<'s> {
         if let Some(d) = self.var_dims.get(&(var, index)) {
             return d.clone();
         }
+        let source = self
+            .var_sources
+            .get(&var)
+            .cloned()
+            .unwrap_or_else(|| Rc::from(source));
         let name = if index == 0 {
             "N".to_string()
         } else {

@@ -169,6 +169,9 @@ impl Interp<'_> {
 
     fn generic_tensor(&mut self, name: &str) -> Value {
         let shape = self.fresh_rank_var();
+        if let crate::value::Shape::Var(v) = shape {
+            self.var_sources.insert(v, Rc::from(name));
+        }
         // Nothing says what dtype an argument has: unknown, so no dtype rule
         // can fire on a guess.
         let t = self.new_tensor(shape, None, None, name);
