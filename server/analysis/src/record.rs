@@ -83,7 +83,7 @@ impl Recorder {
     /// `None` when the journal could not hold all of it.
     pub fn end_capture(&mut self, mark: usize) -> Option<std::ops::Range<usize>> {
         self.capturing = self.capturing.saturating_sub(1);
-        (!self.journal_full).then(|| mark..self.journal.len())
+        (!self.journal_full).then_some(mark..self.journal.len())
     }
 
     fn journal(&mut self, entry: impl FnOnce() -> Recorded) {

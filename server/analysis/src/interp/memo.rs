@@ -95,6 +95,15 @@ struct Entry {
     _inputs: Vec<Value>,
 }
 
+/// What a call about to be made should do.
+pub(crate) enum Lookup {
+    /// Return this: the call was made before and its result still holds.
+    Earlier(Value),
+    /// Run the body; pass this to `memo_finish` afterwards (`None` when the
+    /// call cannot be kept, e.g. a nested function).
+    Run(Option<Pending>),
+}
+
 /// What `begin` saw, to decide at the end whether the call can be kept.
 pub(crate) struct Pending {
     key: CallKey,
@@ -126,7 +135,7 @@ impl Interp<'_> {
     }
 
     /// Before running a call: the earlier result when this call was made
-    /// before and still holds (`Ok`), or what to pass to `finish` (`Err`).
+    /// before and still holds, or what to pass to `memo_finish`.
     pub(crate) fn memo_begin(
         &mut self,
         f: &Rc<Function>,
@@ -134,9 +143,9 @@ impl Interp<'_> {
         args: &[Value],
         kwargs: &Kwargs,
         open: bool,
-    ) -> Result<Value, Option<Pending>> {
+    ) -> Lookup {
         let Some(key) = self.call_key(f, receiver, args, kwargs, open) else {
-            return Err(None);
+            return Lookup::Run(None);
         };
         let stamp = self.stamp();
         if let Some(entry) = self.memo.entries.get(&key)
@@ -145,14 +154,14 @@ impl Interp<'_> {
             let result = entry.result.clone();
             let recorded = entry.recorded.clone();
             self.recorder.replay(recorded);
-            return Ok(result);
+            return Lookup::Earlier(result);
         }
         let inputs = std::iter::once(Value::Function(f.clone()))
             .chain(receiver.cloned())
             .chain(args.iter().cloned())
             .chain(kwargs.iter().map(|(_, v)| v.clone()))
             .collect();
-        Err(Some(Pending {
+        Lookup::Run(Some(Pending {
             key,
             inputs,
             before: self.footprint(),

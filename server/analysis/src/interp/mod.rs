@@ -5,7 +5,9 @@
 //! `Value::Unknown` and flows on. Every loop, call and expression is bounded
 //! by a step budget and a depth limit, so no input can make it hang.
 
+mod assign;
 mod call;
+mod control;
 mod expr;
 mod join;
 mod memo;

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::{ParamKind, TextRange};
 
+use crate::interp::memo::Lookup;
 use crate::interp::{Flow, Frame, Interp, MAX_CALL_DEPTH, join_values};
 use crate::report::BindingKind;
 use crate::value::{Function, Value};
@@ -34,8 +35,8 @@ impl Interp<'_> {
         // kwargs, or a made-up library call) may override any default.
         let open = std::mem::take(&mut self.open_call);
         let pending = match self.memo_begin(f, receiver.as_ref(), &args, &kwargs, open) {
-            Ok(earlier) => return earlier,
-            Err(pending) => pending,
+            Lookup::Earlier(result) => return result,
+            Lookup::Run(pending) => pending,
         };
         let locals = Rc::new(RefCell::new(FxHashMap::default()));
         let mut positional = receiver.into_iter().chain(args);

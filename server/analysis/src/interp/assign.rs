@@ -1,0 +1,152 @@
+//! Binding names: assignment targets, tuple unpacking (which can fix the
+//! rank of a size it unpacks), and the scopes names live in.
+
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+use shapels_syntax::ast::{Expr, ExprKind};
+
+use super::Interp;
+use crate::report::BindingKind;
+use crate::value::Value;
+
+impl Interp<'_> {
+    /// Bind a value to an assignment target, recording tensors for hints.
+    pub(crate) fn assign(&mut self, target: &Expr, value: Value, kind: BindingKind) {
+        match &target.kind {
+            ExprKind::Name(name) => {
+                self.record_binding(name, target, &value, kind);
+                self.bind_name(name, value);
+            }
+            ExprKind::Attribute {
+                value: object,
+                attr,
+            } => {
+                let object_value = self.eval(object);
+                let name = format!("{}.{}", self.text(&object.range), attr.id);
+                self.record_binding(&name, target, &value, kind);
+                self.set_attr(&object_value, &attr.id, value);
+            }
+            ExprKind::Tuple(elts) | ExprKind::List(elts) => {
+                let n = elts.len();
+                let star = elts
+                    .iter()
+                    .position(|e| matches!(e.kind, ExprKind::Starred(_)));
+                let items = self.unpack(&value, elts, star);
+                match items {
+                    Some(items) => {
+                        for (elt, item) in elts.iter().zip(items) {
+                            let elt = match &elt.kind {
+                                ExprKind::Starred(inner) => inner.as_ref(),
+                                _ => elt,
+                            };
+                            self.assign(elt, item, kind);
+                        }
+                    }
+                    None => {
+                        let _ = n;
+                        for elt in elts {
+                            let elt = match &elt.kind {
+                                ExprKind::Starred(inner) => inner.as_ref(),
+                                _ => elt,
+                            };
+                            self.assign(elt, Value::Unknown, kind);
+                        }
+                    }
+                }
+            }
+            ExprKind::Subscript {
+                value: object,
+                index,
+            } => {
+                let object_value = self.eval(object);
+                let index_values: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
+                self.set_item(&object_value, index_values, value, target.range.clone());
+            }
+            ExprKind::Starred(inner) => self.assign(inner, value, kind),
+            _ => {}
+        }
+    }
+
+    /// Split a value into `targets.len()` items for tuple unpacking. Unpacking
+    /// the size of a tensor of unknown rank fixes its rank and names its dims.
+    fn unpack(
+        &mut self,
+        value: &Value,
+        targets: &[Expr],
+        star: Option<usize>,
+    ) -> Option<Vec<Value>> {
+        let n = targets.len();
+        match value {
+            Value::SizeOfVar(var, suffix) if star.is_none() && targets.len() >= suffix.len() => {
+                let names: Vec<Option<String>> = targets[..targets.len() - suffix.len()]
+                    .iter()
+                    .map(|t| match &t.kind {
+                        ExprKind::Name(name) if name != "_" => Some(name.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let dims = self.refine_rank(*var, &names);
+                // The names of the known trailing dims unify with what they are.
+                let mut items: Vec<Value> = dims.iter().map(|d| Value::Int(d.clone())).collect();
+                items.extend(suffix.iter().map(|d| Value::Int(d.clone())));
+                Some(items)
+            }
+            Value::Tensor(_) => {
+                let items = self.iterate(value)?;
+                if items.len() == n { Some(items) } else { None }
+            }
+            _ => {
+                let items = self.iterate(value)?;
+                match star {
+                    None if items.len() == n => Some(items),
+                    Some(s) if items.len() + 1 >= n => {
+                        let tail = n - s - 1;
+                        let mut out: Vec<Value> = items[..s].to_vec();
+                        out.push(Value::list(items[s..items.len() - tail].to_vec()));
+                        out.extend(items[items.len() - tail..].iter().cloned());
+                        Some(out)
+                    }
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// A write to the current frame's names: when they are the module's
+    /// globals, functions read them, so the epoch moves.
+    pub(super) fn touch_scope(&mut self) {
+        if self.frame().is_module {
+            self.epoch += 1;
+        }
+    }
+
+    pub(crate) fn bind_name(&mut self, name: &str, value: Value) {
+        self.touch_scope();
+        self.frame()
+            .locals
+            .borrow_mut()
+            .insert(Rc::from(name), value);
+    }
+
+    pub(crate) fn lookup(&mut self, name: &str) -> Option<Value> {
+        if let Some(v) = self.frame().locals.borrow().get(name) {
+            return Some(v.clone());
+        }
+        if let Some(closure) = &self.frame().closure
+            && let Some(v) = closure.borrow().get(name)
+        {
+            return Some(v.clone());
+        }
+        self.globals.borrow().get(name).cloned()
+    }
+
+    pub(crate) fn snapshot_locals(&mut self) -> FxHashMap<Rc<str>, Value> {
+        self.frame().locals.borrow().clone()
+    }
+
+    pub(crate) fn restore_locals(&mut self, saved: FxHashMap<Rc<str>, Value>) {
+        self.touch_scope();
+        *self.frame().locals.borrow_mut() = saved;
+    }
+}

@@ -1,0 +1,269 @@
+//! Branches and loops: an `if` the analysis cannot decide runs both arms
+//! and joins what they leave; a loop of unknown length runs its body and
+//! joins with not running it.
+
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+use shapels_syntax::ast::{self, Expr, ExprKind, Stmt};
+
+use super::{Flow, Interp, MAX_LOOP_ITERATIONS, ModeState, join_values};
+use crate::report::BindingKind;
+use crate::value::Value;
+
+impl Interp<'_> {
+    /// Merge two branch states name by name.
+    fn join_locals(
+        &mut self,
+        a: FxHashMap<Rc<str>, Value>,
+        b: FxHashMap<Rc<str>, Value>,
+    ) -> FxHashMap<Rc<str>, Value> {
+        let mut out = FxHashMap::default();
+        for (k, va) in &a {
+            let v = match b.get(k) {
+                Some(vb) => join_values(self, va, vb),
+                None => va.clone(),
+            };
+            out.insert(k.clone(), v);
+        }
+        for (k, vb) in b {
+            out.entry(k).or_insert(vb);
+        }
+        out
+    }
+
+    pub(super) fn exec_if(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt]) -> Flow {
+        if is_main_guard(test) && self.frame().is_module {
+            // The oracle, like a user's script, runs the main block inside the
+            // fake mode: tensors made there are fake.
+            let saved = self.mode;
+            let id = self.fresh_mode_id();
+            self.mode = ModeState {
+                fake: true,
+                id,
+                allow_non_fake_inputs: self.config.allow_non_fake_inputs,
+                user_mode: false,
+            };
+            let flow = self.exec_block(body);
+            self.mode = saved;
+            return flow;
+        }
+        let cond = self.eval(test);
+        match self.truth(&cond) {
+            Some(true) => self.exec_block(body),
+            Some(false) => self.exec_block(orelse),
+            None => self.exec_both(body, orelse),
+        }
+    }
+
+    /// Run two alternative blocks from the same state and join what they leave.
+    fn exec_both(&mut self, body: &[Stmt], orelse: &[Stmt]) -> Flow {
+        let before = self.snapshot_locals();
+        self.uncertain += 1;
+        self.attr_journals.push(Vec::new());
+        let flow_a = self.exec_block(body);
+        let after_a = self.snapshot_locals();
+        self.restore_locals(before);
+        // Undo the first branch's attribute writes, keeping what it left.
+        let journal_a = self.attr_journals.pop().unwrap_or_default();
+        let attrs_a: Vec<Option<Value>> = journal_a
+            .iter()
+            .map(|(inst, key, _)| inst.attrs.borrow().get(key).cloned())
+            .collect();
+        for (inst, key, old) in &journal_a {
+            restore_attr(inst, key, old.clone());
+        }
+        self.attr_journals.push(Vec::new());
+        let flow_b = self.exec_block(orelse);
+        let journal_b = self.attr_journals.pop().unwrap_or_default();
+        self.uncertain -= 1;
+        self.join_attrs(journal_a, attrs_a, journal_b);
+        let after_b = self.snapshot_locals();
+        match (flow_a, flow_b) {
+            (Flow::Normal, Flow::Normal) => {
+                let joined = self.join_locals(after_a, after_b);
+                self.restore_locals(joined);
+                Flow::Normal
+            }
+            (Flow::Normal, other) => {
+                self.note_early(other);
+                self.restore_locals(after_a);
+                Flow::Normal
+            }
+            (other, Flow::Normal) => {
+                self.note_early(other);
+                self.restore_locals(after_b);
+                Flow::Normal
+            }
+            (Flow::Return(a), Flow::Return(b)) => Flow::Return(join_values(self, &a, &b)),
+            (Flow::Return(a), _) | (_, Flow::Return(a)) => Flow::Return(a),
+            (a, _) => a,
+        }
+    }
+
+    /// After both branches ran: each attribute either branch wrote becomes
+    /// the join of what the two left (a branch that did not write it left
+    /// the value from before).
+    fn join_attrs(
+        &mut self,
+        journal_a: Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>,
+        attrs_a: Vec<Option<Value>>,
+        journal_b: Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>,
+    ) {
+        let mut touched: Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)> = Vec::new();
+        for (inst, key, old) in journal_a.iter().chain(journal_b.iter()) {
+            if !touched
+                .iter()
+                .any(|(i, k, _)| Rc::ptr_eq(i, inst) && k == key)
+            {
+                touched.push((inst.clone(), key.clone(), old.clone()));
+            }
+        }
+        for (inst, key, old) in touched {
+            let in_a = journal_a
+                .iter()
+                .position(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key);
+            let value_a = match in_a {
+                Some(p) => attrs_a[p].clone(),
+                None => old.clone(),
+            };
+            let in_b = journal_b
+                .iter()
+                .any(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key);
+            let value_b = if in_b {
+                inst.attrs.borrow().get(&key).cloned()
+            } else {
+                old.clone()
+            };
+            let joined = match (value_a, value_b) {
+                (Some(a), Some(b)) => Some(join_values(self, &a, &b)),
+                (Some(v), None) | (None, Some(v)) => Some(super::join::optional(v)),
+                (None, None) => None,
+            };
+            // The outer branch, if any, must be able to undo this too.
+            if let Some(outer) = self.attr_journals.last_mut()
+                && !outer
+                    .iter()
+                    .any(|(i, k, _)| Rc::ptr_eq(i, &inst) && *k == key)
+            {
+                outer.push((inst.clone(), key.clone(), old));
+            }
+            restore_attr(&inst, &key, joined);
+        }
+    }
+
+    fn note_early(&mut self, flow: Flow) {
+        if let Flow::Return(v) = flow {
+            self.frame().early_returns.push(v);
+        }
+    }
+
+    pub(super) fn exec_for(
+        &mut self,
+        target: &Expr,
+        iterable: Value,
+        body: &[Stmt],
+        orelse: &[Stmt],
+    ) -> Flow {
+        match self.iterate(&iterable) {
+            Some(items) => {
+                for item in items.into_iter().take(MAX_LOOP_ITERATIONS) {
+                    if self.out_of_budget() {
+                        return Flow::Stop;
+                    }
+                    self.assign(target, item, BindingKind::For);
+                    match self.exec_block(body) {
+                        Flow::Normal | Flow::Continue => {}
+                        Flow::Break => return Flow::Normal,
+                        other => return other,
+                    }
+                }
+                self.exec_block(orelse)
+            }
+            None => {
+                // An iterable we cannot enumerate: the body may run any number
+                // of times. Run it twice (to let values flow around the loop
+                // once) and join with the state of running it not at all.
+                let before = self.snapshot_locals();
+                let element = self.element_of(&iterable);
+                self.unknown_loops += 1;
+                for _ in 0..2 {
+                    self.assign(target, element.clone(), BindingKind::For);
+                    match self.exec_block(body) {
+                        Flow::Normal | Flow::Continue | Flow::Break => {}
+                        Flow::Return(v) => {
+                            self.frame().early_returns.push(v);
+                            break;
+                        }
+                        Flow::Stop => break,
+                    }
+                }
+                self.unknown_loops -= 1;
+                let after = self.snapshot_locals();
+                let joined = self.join_locals(before, after);
+                self.restore_locals(joined);
+                let _ = self.exec_block(orelse);
+                Flow::Normal
+            }
+        }
+    }
+
+    pub(super) fn exec_while(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt]) -> Flow {
+        for _ in 0..MAX_LOOP_ITERATIONS {
+            if self.out_of_budget() {
+                return Flow::Stop;
+            }
+            let cond = self.eval(test);
+            match self.truth(&cond) {
+                Some(false) => return self.exec_block(orelse),
+                Some(true) => match self.exec_block(body) {
+                    Flow::Normal | Flow::Continue => {}
+                    Flow::Break => return Flow::Normal,
+                    other => return other,
+                },
+                None => {
+                    let before = self.snapshot_locals();
+                    let flow = self.exec_block(body);
+                    let after = self.snapshot_locals();
+                    let joined = self.join_locals(before, after);
+                    self.restore_locals(joined);
+                    if let Flow::Return(v) = flow {
+                        self.frame().early_returns.push(v);
+                    }
+                    return Flow::Normal;
+                }
+            }
+        }
+        Flow::Normal
+    }
+}
+
+fn restore_attr(inst: &Rc<crate::value::Instance>, key: &Rc<str>, value: Option<Value>) {
+    let mut attrs = inst.attrs.borrow_mut();
+    match value {
+        Some(v) => {
+            attrs.insert(key.clone(), v);
+        }
+        None => {
+            attrs.remove(key);
+        }
+    }
+}
+
+/// `if __name__ == "__main__":`
+fn is_main_guard(test: &Expr) -> bool {
+    if let ExprKind::Compare {
+        left,
+        ops,
+        comparators,
+    } = &test.kind
+        && ops.len() == 1
+        && ops[0] == ast::CmpOp::Eq
+    {
+        let is_name = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == "__name__");
+        let is_main = |e: &Expr| matches!(&e.kind, ExprKind::Str(s) if s == "__main__");
+        return (is_name(left) && is_main(&comparators[0]))
+            || (is_main(left) && is_name(&comparators[0]));
+    }
+    false
+}
