@@ -92,10 +92,23 @@ impl Interp<'_> {
                 items.extend(suffix.iter().map(|d| Value::Int(d.clone())));
                 Some(items)
             }
-            Value::Tensor(_) => {
-                let items = self.iterate(value)?;
-                if items.len() == n { Some(items) } else { None }
-            }
+            Value::Tensor(t) if star.is_none() => match self.iterate(value) {
+                Some(items) => (items.len() == n).then_some(items),
+                // `k, v = kv` of a tensor whose rank is unknown: its first
+                // dim is `n`, and the items share one shape, of unknown rank.
+                None if self.dims(t).is_none() => {
+                    let shape = self.fresh_rank_var();
+                    let item = Value::Tensor(Rc::new(crate::value::Tensor {
+                        shape,
+                        op: Rc::from("unbind"),
+                        made_at: None,
+                        layout: None,
+                        ..(**t).clone()
+                    }));
+                    Some(vec![item; n])
+                }
+                None => None,
+            },
             _ => {
                 let items = self.iterate(value)?;
                 match star {

@@ -224,7 +224,10 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         })
         .flatten();
     let Some(mut all) = all else {
-        return out_var(interp, &tensors[0], dtype, device, name);
+        return match partly_known(interp, name, args, &tensors, dtype, device.clone()) {
+            Some(v) => v,
+            None => out_var(interp, &tensors[0], dtype, device, name),
+        };
     };
     // hstack/vstack/dstack promote ranks first.
     let (op, dim_default) = match name {
@@ -364,4 +367,43 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
     let mut shape = first;
     shape[d] = total;
     out_known(interp, &tensors[0], shape, dtype, device, name)
+}
+
+/// `cat`/`stack` where some inputs have a rank nobody knows but one is
+/// known. `stack` needs every input to have that one's shape, so the result
+/// is known. `cat` needs them to agree outside the joined dim, whose total
+/// is unknown (an unknown input may even be the legacy empty `[0]`, which
+/// `cat` skips): the known input's shape with that dim unknown.
+fn partly_known(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: &Args,
+    tensors: &[Rc<Tensor>],
+    dtype: Option<DType>,
+    device: Option<Device>,
+) -> Option<Value> {
+    let (known, dims) = tensors
+        .iter()
+        .find_map(|t| interp.dims(t).map(|d| (t.clone(), d)))?;
+    let dim_key = if args.kw("axis").is_some() {
+        "axis"
+    } else {
+        "dim"
+    };
+    let d = args.int(1, dim_key).unwrap_or(0);
+    match name {
+        "stack" => {
+            let d = wrap_dim(d, dims.len() + 1).ok()?;
+            let mut out = dims;
+            out.insert(d, Dim::konst(tensors.len() as i64));
+            Some(out_known(interp, &known, out, dtype, device, name))
+        }
+        "cat" | "concat" | "concatenate" if !dims.is_empty() => {
+            let d = wrap_dim(d, dims.len()).ok()?;
+            let mut out = dims;
+            out[d] = interp.env.anonymous();
+            Some(out_known(interp, &known, out, dtype, device, name))
+        }
+        _ => None,
+    }
 }
