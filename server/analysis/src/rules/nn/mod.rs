@@ -68,6 +68,14 @@ pub(crate) fn construct(
             };
         }
         "Module" => return Value::Unknown,
+        // Data-parallel wrappers run the module they wrap, where it lives.
+        "DataParallel"
+        | "parallel.DataParallel"
+        | "parallel.DistributedDataParallel"
+        | "parallel.distributed.DistributedDataParallel"
+        | "DistributedDataParallel" => {
+            return args.get(0, "module").cloned().unwrap_or(Value::Unknown);
+        }
         _ => {}
     }
     let kind: Rc<str> = Rc::from(name.strip_prefix("einops.").unwrap_or(name));
