@@ -12,6 +12,7 @@ pub mod ast;
 mod edit;
 mod lower;
 pub mod queries;
+mod shift;
 
 use std::cell::RefCell;
 
@@ -114,8 +115,8 @@ impl Unchanged<'_> {
         start..end
     }
 
-    /// The new module, keeping the old top-level statements before the
-    /// changed span; `None` when nothing can be kept. Only for trees
+    /// The new module, keeping the old top-level statements before and after
+    /// the changed span; `None` when nothing can be kept. Only for trees
     /// without errors: recovery from an error can reach back further.
     fn module(&self, new_tree: &Tree, text: &str, span: &TextRange) -> Option<Module> {
         let (old_root, new_root) = (self.edited_tree.root_node(), new_tree.root_node());
@@ -134,9 +135,6 @@ impl Unchanged<'_> {
                     && a.kind_id() == b.kind_id()
             })
             .count();
-        if same == 0 {
-            return None;
-        }
         // Before the span the old and new texts agree byte for byte, so the
         // old statements there have the same ranges in both; from the span
         // on, old statements are in old offsets and must not be compared.
@@ -158,7 +156,48 @@ impl Unchanged<'_> {
         if kept.iter().any(|s| s.range.end > cut) {
             return None;
         }
-        Some(lower::lower_module_from(new_root, text, kept, cut))
+        // The same from the end: top-level statements wholly after the span
+        // are the old ones moved by the edit's length. The edited old tree
+        // already has them at their new offsets, so nodes compare directly.
+        let room = new_nodes.len().min(old_nodes.len()) - same;
+        let tail = old_nodes
+            .iter()
+            .rev()
+            .zip(new_nodes.iter().rev())
+            .take(room)
+            .take_while(|(a, b)| {
+                a.start_byte() >= span.end
+                    && a.byte_range() == b.byte_range()
+                    && a.kind_id() == b.kind_id()
+            })
+            .count();
+        if same == 0 && tail == 0 {
+            return None;
+        }
+        let tail_cut = match tail {
+            0 => text.len(),
+            n => new_nodes[new_nodes.len() - n].start_byte(),
+        };
+        let delta = self.edit.new_end_byte as isize - self.edit.old_end_byte as isize;
+        let old_tail_cut = tail_cut.saturating_add_signed(-delta);
+        let after: Vec<ast::Stmt> = match tail {
+            0 => Vec::new(),
+            _ => self
+                .old
+                .module
+                .body
+                .iter()
+                .filter(|s| s.range.start >= old_tail_cut)
+                .map(|s| shift::stmt(s, delta))
+                .collect(),
+        };
+        Some(lower::lower_module_between(
+            new_root,
+            text,
+            kept,
+            cut..tail_cut,
+            after,
+        ))
     }
 
     /// The new file's comments: the old ones before and after the changed

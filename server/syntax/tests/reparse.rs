@@ -84,6 +84,15 @@ fn edits_after_kept_statements() {
         "a = 1\nb = 2\nc = 3  # (B, T)\n",
     );
     check_edit("a = 1\n# x\n", "a = 1\n# x = '\n");
+    // Statements after the edit are kept too, moved by the edit's length.
+    check_edit(
+        "a = 1\nb = 2\nclass C:\n    def f(self, x=[1]):\n        return x[0]\n",
+        "a = 1\nb = 234\nclass C:\n    def f(self, x=[1]):\n        return x[0]\n",
+    );
+    check_edit(
+        "import torch\nx = torch.randn(8, 128)\ny = x @ x.T  # (8, 8)\n",
+        "import torch\nx = torch.randn(8)\ny = x @ x.T  # (8, 8)\n",
+    );
     check_edit(
         "def f():\n    return 1\n\ng = 2\n",
         "def f():\n    return 12\n\ng = 2\n",

@@ -38,23 +38,26 @@ pub(crate) fn lower_module(root: Node<'_>, source: &str) -> Module {
     }
 }
 
-/// Lower a module whose statements before byte `cut` are `kept` (lowered
-/// before from the same text): only the top-level statements from `cut` on
-/// are walked. The caller makes sure the text and tree before `cut` are
-/// those `kept` came from.
-pub(crate) fn lower_module_from(
+/// Lower a module whose top-level statements before byte `span.start` are
+/// `before` and from `span.end` on are `after` (lowered earlier from the
+/// same text, moved to its offsets): only the statements in `span` are
+/// walked. The caller makes sure the text and tree outside `span` are those
+/// the kept statements came from.
+pub(crate) fn lower_module_between(
     root: Node<'_>,
     source: &str,
-    kept: Vec<Stmt>,
-    cut: usize,
+    before: Vec<Stmt>,
+    span: TextRange,
+    after: Vec<Stmt>,
 ) -> Module {
     let mut lowerer = Lowerer { source, depth: 0 };
-    let mut body = kept;
+    let mut body = before;
     for child in named_children(root) {
-        if child.start_byte() >= cut {
+        if span.contains(&child.start_byte()) {
             lowerer.statement(child, &mut body);
         }
     }
+    body.extend(after);
     Module { body }
 }
 
