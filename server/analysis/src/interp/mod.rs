@@ -58,6 +58,14 @@ pub(crate) struct Frame {
     pub lists_unsure: bool,
 }
 
+/// What a method is called on: an instance, its class, or nothing.
+#[derive(Debug, Clone, Copy)]
+enum MethodKind {
+    Instance,
+    Class,
+    Static,
+}
+
 /// The fake scope the code currently runs in.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ModeState {
@@ -622,7 +630,7 @@ impl<'s> Interp<'s> {
             // The other methods (`generate`, `encode`, a loss), after forward
             // so that they see what forward set up, unless forward reached them.
             self.recorder.only_new_sites = true;
-            for method in methods {
+            for (method, kind) in methods {
                 if self.out_of_budget() {
                     return;
                 }
@@ -632,14 +640,14 @@ impl<'s> Interp<'s> {
                 let args = self.generic_args(&method, false);
                 for instance in &instances {
                     if let Value::Instance(_) = instance {
+                        let receiver = match kind {
+                            MethodKind::Instance => Some(instance.clone()),
+                            MethodKind::Class => Some(Value::Class(class.clone())),
+                            MethodKind::Static => None,
+                        };
                         self.open_call = true;
-                        let _ = self.call_function(
-                            &method,
-                            Some(instance.clone()),
-                            args.clone(),
-                            Vec::new(),
-                            0..0,
-                        );
+                        let _ =
+                            self.call_function(&method, receiver, args.clone(), Vec::new(), 0..0);
                     }
                 }
             }
@@ -648,12 +656,11 @@ impl<'s> Interp<'s> {
         self.run_functions(others);
     }
 
-    /// The plain methods a class defines itself that no run reached, in
-    /// source order. Dunder methods other than `__call__` are left out:
-    /// Python calls them, not model code; static and class methods too,
-    /// for now.
-    fn unreached_methods(&self, class: &Rc<Class>) -> Vec<Rc<Function>> {
-        let mut methods: Vec<Rc<Function>> = class
+    /// The methods a class defines itself that no run reached, in source
+    /// order, with what they are called on. Dunder methods other than
+    /// `__call__` are left out: Python calls them, not model code.
+    fn unreached_methods(&self, class: &Rc<Class>) -> Vec<(Rc<Function>, MethodKind)> {
+        let mut methods: Vec<(Rc<Function>, MethodKind)> = class
             .attrs
             .borrow()
             .iter()
@@ -661,12 +668,27 @@ impl<'s> Interp<'s> {
                 &***name != "forward" && (!name.starts_with("__") || &***name == "__call__")
             })
             .filter_map(|(_, value)| match value {
-                Value::Function(f) => Some(f.clone()),
+                Value::Function(f) => Some((f.clone(), MethodKind::Instance)),
+                Value::Tuple(t) if t.len() == 2 => match (&t[0], &t[1]) {
+                    (Value::Str(tag), Value::Function(f)) if &**tag == "@staticmethod" => {
+                        // Made without an owner, its first parameter is an
+                        // argument like the others, not a receiver.
+                        let free = Function {
+                            owner: None,
+                            ..(**f).clone()
+                        };
+                        Some((Rc::new(free), MethodKind::Static))
+                    }
+                    (Value::Str(tag), Value::Function(f)) if &**tag == "@classmethod" => {
+                        Some((f.clone(), MethodKind::Class))
+                    }
+                    _ => None,
+                },
                 _ => None,
             })
-            .filter(|f| !self.reached.contains(&(Rc::as_ptr(&f.def) as usize)))
+            .filter(|(f, _)| !self.reached.contains(&(Rc::as_ptr(&f.def) as usize)))
             .collect();
-        methods.sort_by_key(|f| f.def.range.start);
+        methods.sort_by_key(|(f, _)| f.def.range.start);
         methods
     }
 
