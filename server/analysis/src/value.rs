@@ -15,6 +15,9 @@ use shapels_syntax::ast::{ClassDef, FunctionDef, TextRange};
 pub enum DType {
     Bool,
     UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
     Int8,
     Int16,
     Int32,
@@ -32,6 +35,9 @@ impl DType {
         match self {
             DType::Bool => "bool",
             DType::UInt8 => "uint8",
+            DType::UInt16 => "uint16",
+            DType::UInt32 => "uint32",
+            DType::UInt64 => "uint64",
             DType::Int8 => "int8",
             DType::Int16 => "int16",
             DType::Int32 => "int32",
@@ -50,6 +56,9 @@ impl DType {
         Some(match attr {
             "bool" => DType::Bool,
             "uint8" => DType::UInt8,
+            "uint16" => DType::UInt16,
+            "uint32" => DType::UInt32,
+            "uint64" => DType::UInt64,
             "int8" => DType::Int8,
             "int16" | "short" => DType::Int16,
             "int32" | "int" => DType::Int32,
@@ -78,8 +87,26 @@ impl DType {
     pub fn is_integral(self) -> bool {
         matches!(
             self,
-            DType::UInt8 | DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64
+            DType::UInt8
+                | DType::UInt16
+                | DType::UInt32
+                | DType::UInt64
+                | DType::Int8
+                | DType::Int16
+                | DType::Int32
+                | DType::Int64
         )
+    }
+
+    /// Bytes per element (`dtype.itemsize`; `view(dtype)` rescales by it).
+    pub fn itemsize(self) -> i64 {
+        match self {
+            DType::Bool | DType::UInt8 | DType::Int8 => 1,
+            DType::UInt16 | DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
+            DType::UInt32 | DType::Int32 | DType::Float32 => 4,
+            DType::UInt64 | DType::Int64 | DType::Float64 | DType::Complex64 => 8,
+            DType::Complex128 => 16,
+        }
     }
 
     /// The category used by type promotion: bool < integer < floating < complex.

@@ -361,6 +361,10 @@ pub(crate) fn method(
         "to" => {
             let mut dtype = super::creation::dtype_arg(args);
             let mut device = device_arg(args);
+            // A dtype the analysis does not know (`torch.float8_e4m3fn`), or
+            // an argument it cannot read, leaves the new dtype unknown.
+            let mut dtype_unknown =
+                matches!(args.kw("dtype"), Some(v) if !matches!(v, Value::DType(_)));
             for v in args.pos.iter().skip(1) {
                 match v {
                     Value::DType(d) => dtype = Some(*d),
@@ -369,11 +373,25 @@ pub(crate) fn method(
                         dtype = other.dtype;
                         device = Some(other.device.clone());
                     }
-                    Value::Unknown | Value::Opaque(_) => device = Some(None),
+                    // An argument of an uncalled function: what its name says
+                    // it is (`device`, `self.dtype`), else either.
+                    Value::Opaque(n) if n.ends_with("device") => device = Some(None),
+                    Value::Opaque(n) if n.ends_with("dtype") => dtype_unknown = true,
+                    Value::Unknown | Value::Opaque(_) => {
+                        device = Some(None);
+                        dtype_unknown = true;
+                    }
+                    Value::Path(_) => dtype_unknown = true,
                     _ => {}
                 }
             }
-            retype(dtype, device, "to")
+            match retype(dtype, device, "to") {
+                Value::Tensor(moved) if dtype_unknown => Value::Tensor(Rc::new(Tensor {
+                    dtype: None,
+                    ..(*moved).clone()
+                })),
+                moved => moved,
+            }
         }
         "new_zeros" | "new_ones" | "new_empty" | "new_full" | "new_tensor" => {
             let dims = if args.sizes_unknown(1) {

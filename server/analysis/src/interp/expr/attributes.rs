@@ -69,13 +69,7 @@ impl Interp<'_> {
             Value::DType(d) => match attr {
                 "is_floating_point" => Value::Bool(Some(d.is_floating())),
                 "is_complex" => Value::Bool(Some(d.is_complex())),
-                "itemsize" => Value::int(match d {
-                    DType::Bool | DType::UInt8 | DType::Int8 => 1,
-                    DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
-                    DType::Int32 | DType::Float32 => 4,
-                    DType::Int64 | DType::Float64 | DType::Complex64 => 8,
-                    DType::Complex128 => 16,
-                }),
+                "itemsize" => Value::int(d.itemsize()),
                 _ => Value::Unknown,
             },
             // torch.return_types: `x.max(dim=1).values`, `x.topk(5).indices`.

@@ -38,13 +38,7 @@ pub(super) fn rule(
             let items = args.varargs(1);
             if let [Value::DType(d)] = items.as_slice() {
                 // view(dtype) rescales the last dim by the ratio of element sizes
-                let size = |d: DType| match d {
-                    DType::Bool | DType::UInt8 | DType::Int8 => 1,
-                    DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
-                    DType::Int32 | DType::Float32 => 4,
-                    DType::Int64 | DType::Float64 | DType::Complex64 => 8,
-                    DType::Complex128 => 16,
-                };
+                let size = DType::itemsize;
                 let Some(from) = x.dtype else {
                     return Value::Unknown;
                 };
