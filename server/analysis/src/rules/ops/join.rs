@@ -7,7 +7,7 @@ use shapels_syntax::ast::TextRange;
 
 use super::inputs::check_inputs;
 use super::output::{out_known, out_var};
-use super::{no_rule, read_dim_arg};
+use super::{OpCall, dim_arg, no_rule};
 use crate::interp::Interp;
 use crate::report::Severity;
 use crate::rules::Args;
@@ -16,39 +16,22 @@ use crate::value::{DType, Device, Tensor, Value};
 
 /// The rule of an op that splits a tensor of known rank along a dim (the
 /// joins, whose first argument is a list, go through `cat`).
-pub(super) fn rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    x: Rc<Tensor>,
-    dims: Vec<Dim>,
-    args: &Args,
-    device: Option<Device>,
-    range: TextRange,
-) -> Value {
-    let rank = dims.len();
-    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
-    macro_rules! dim_arg {
-        ($i:expr, $n:expr, $default:expr) => {
-            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
-        };
-    }
-    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
-        out_known(interp, &x, dims, dtype, device.clone(), name)
-    };
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     match name {
         "unbind" => {
-            let d = dim_arg!(1, "dim", Some(0));
+            let d = dim_arg!(interp, call; 1, "dim", Some(0));
             let Some(n) = interp.env.value(&dims[d]) else {
                 return Value::Unknown;
             };
             let mut shape = dims.clone();
             shape.remove(d);
-            let item = same(interp, shape, x.dtype);
+            let item = call.output(interp, shape, x.dtype);
             Value::tuple(vec![item; n.clamp(0, 1024) as usize])
         }
-        "split" | "split_with_sizes" => split(interp, &x, &dims, args, device, range),
+        "split" | "split_with_sizes" => split(interp, x, dims, args, call.device, call.range),
         "chunk" => {
-            let d = dim_arg!(2, "dim", Some(0));
+            let d = dim_arg!(interp, call; 2, "dim", Some(0));
             let (Some(c), Some(s)) = (args.int(1, "chunks"), interp.env.value(&dims[d])) else {
                 // A symbolic size split into known chunks: equal pieces when it divides.
                 if let Some(c) = args.int(1, "chunks").filter(|c| *c > 0 && *c <= 64) {
@@ -56,7 +39,7 @@ pub(super) fn rule(
                     shape[d] = dims[d]
                         .floordiv(&Dim::konst(c))
                         .unwrap_or_else(|| Dim::konst(0));
-                    let piece = same(interp, shape, x.dtype);
+                    let piece = call.output(interp, shape, x.dtype);
                     return Value::tuple(vec![piece; c as usize]);
                 }
                 return Value::Unknown;
@@ -78,12 +61,12 @@ pub(super) fn rule(
                 } else {
                     piece.min(s - i * piece)
                 });
-                out.push(same(interp, shape, x.dtype));
+                out.push(call.output(interp, shape, x.dtype));
             }
             Value::tuple(out)
         }
         "tensor_split" => {
-            let d = dim_arg!(2, "dim", Some(0));
+            let d = dim_arg!(interp, call; 2, "dim", Some(0));
             let (Some(c), Some(s)) = (args.int(1, "sections"), interp.env.value(&dims[d])) else {
                 return Value::Unknown;
             };
@@ -94,11 +77,11 @@ pub(super) fn rule(
             for i in 0..c.min(1024) {
                 let mut shape = dims.clone();
                 shape[d] = Dim::konst(s / c + if i < s % c { 1 } else { 0 });
-                out.push(same(interp, shape, x.dtype));
+                out.push(call.output(interp, shape, x.dtype));
             }
             Value::tuple(out)
         }
-        _ => no_rule(interp, name, &x, args, device, range),
+        _ => no_rule(interp, name, x, args, call.device, call.range),
     }
 }
 

@@ -6,38 +6,22 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::output::{out_known, out_shape, out_var};
-use super::{no_rule, read_dim_arg};
+use super::{OpCall, dim_arg, no_rule};
 use crate::interp::Interp;
 use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::dtype::promote;
 use crate::rules::shape::{broadcast, wrap_dim};
-use crate::value::{DType, Device, Tensor, Value};
+use crate::value::{Device, Tensor, Value};
 
 /// The rule of a linear-algebra op on a tensor of known rank.
-pub(super) fn rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    x: Rc<Tensor>,
-    dims: Vec<Dim>,
-    args: &Args,
-    device: Option<Device>,
-    range: TextRange,
-) -> Value {
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
-    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
-    macro_rules! dim_arg {
-        ($i:expr, $n:expr, $default:expr) => {
-            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
-        };
-    }
-    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
-        out_known(interp, &x, dims, dtype, device.clone(), name)
-    };
     match name {
         "matmul" | "mm" | "bmm" | "mv" | "dot" | "inner_vec" => {
             let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-            matmul(interp, name, &x, &other, args, device, range)
+            matmul(interp, name, x, &other, args, call.device, call.range)
         }
         "outer" | "ger" => {
             let Some(y) = args.tensor(1, "vec2") else {
@@ -49,7 +33,7 @@ pub(super) fn rule(
             for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
                 if n != 1 {
                     let message = format!("outer: Expected 1-D argument {what}, but got {n}-D");
-                    interp.report(range, Severity::Error, "matmul-shape", message);
+                    interp.report(call.range, Severity::Error, "matmul-shape", message);
                     return Value::Unknown;
                 }
             }
@@ -60,7 +44,7 @@ pub(super) fn rule(
                 (&Value::Tensor(x.clone()), Some(1)),
                 (&Value::Tensor(y.clone()), Some(1)),
             ]);
-            same(interp, vec![a.clone(), b.clone()], dtype)
+            call.output(interp, vec![a.clone(), b.clone()], dtype)
         }
         "baddbmm" | "addmm" | "addbmm" | "addmv" => {
             let (Some(a), Some(b)) = (
@@ -79,8 +63,8 @@ pub(super) fn rule(
                 &a,
                 &Value::Tensor(b),
                 args,
-                device.clone(),
-                range.clone(),
+                call.device.clone(),
+                call.range.clone(),
             );
             let Value::Tensor(p) = &product else {
                 return product;
@@ -103,7 +87,7 @@ pub(super) fn rule(
             match broadcast(interp, &bias, &pd) {
                 Ok(_) => product,
                 Err(message) => {
-                    interp.report(range, Severity::Error, "broadcast-shape", message);
+                    interp.report(call.range, Severity::Error, "broadcast-shape", message);
                     Value::Unknown
                 }
             }
@@ -114,19 +98,19 @@ pub(super) fn rule(
             if let Some(last) = shape.last().cloned() {
                 shape.push(last);
             }
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "diag" => match rank {
-            1 => same(interp, vec![dims[0].clone(), dims[0].clone()], x.dtype),
-            2 => same(interp, vec![dims[0].minimum(&dims[1])], x.dtype),
+            1 => call.output(interp, vec![dims[0].clone(), dims[0].clone()], x.dtype),
+            2 => call.output(interp, vec![dims[0].minimum(&dims[1])], x.dtype),
             _ => Value::Unknown,
         },
         "diagonal" => {
             if rank < 2 {
                 return Value::Unknown;
             }
-            let a = dim_arg!(2, "dim1", Some(0));
-            let b = dim_arg!(3, "dim2", Some(1));
+            let a = dim_arg!(interp, call; 2, "dim1", Some(0));
+            let b = dim_arg!(interp, call; 3, "dim2", Some(1));
             let offset = args.int(1, "offset").unwrap_or(0);
             let n = if offset == 0 {
                 dims[a].minimum(&dims[b])
@@ -150,14 +134,14 @@ pub(super) fn rule(
                 .map(|(_, d)| d.clone())
                 .collect();
             shape.push(n);
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "trace" if rank != 2 => {
             let message = format!("trace: expected a matrix, but got tensor with dim {rank}");
-            interp.report(range, Severity::Error, "dim-out-of-range", message);
+            interp.report(call.range, Severity::Error, "dim-out-of-range", message);
             Value::Unknown
         }
-        "trace" => same(interp, Vec::new(), x.dtype),
+        "trace" => call.output(interp, Vec::new(), x.dtype),
         "cdist" => {
             let Some(y) = args.tensor(1, "x2") else {
                 return Value::Unknown;
@@ -177,7 +161,7 @@ pub(super) fn rule(
                     interp.fmt_dim(&dims[rank - 1]),
                     interp.fmt_dim(&dy[dy.len() - 1])
                 );
-                interp.report(range, Severity::Error, "matmul-shape", message);
+                interp.report(call.range, Severity::Error, "matmul-shape", message);
                 return Value::Unknown;
             }
             let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
@@ -185,7 +169,7 @@ pub(super) fn rule(
             };
             batch.push(dims[rank - 2].clone());
             batch.push(dy[dy.len() - 2].clone());
-            same(interp, batch, x.dtype)
+            call.output(interp, batch, x.dtype)
         }
         "cosine_similarity" | "pairwise_distance" => {
             let Some(y) = args.tensor(1, "x2") else {
@@ -194,7 +178,7 @@ pub(super) fn rule(
             let Some(dy) = interp.dims(&y) else {
                 return Value::Unknown;
             };
-            let Ok(b) = broadcast(interp, &dims, &dy) else {
+            let Ok(b) = broadcast(interp, dims, &dy) else {
                 return Value::Unknown;
             };
             let d = match args.int(2, "dim") {
@@ -210,16 +194,16 @@ pub(super) fn rule(
             } else {
                 shape[d] = Dim::konst(1);
             }
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
-        "cross" | "linalg_cross" => same(interp, dims, x.dtype),
+        "cross" | "linalg_cross" => call.output(interp, dims.clone(), x.dtype),
         "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp" => {
-            same(interp, dims, x.dtype)
+            call.output(interp, dims.clone(), x.dtype)
         }
         "det" | "linalg_det" | "logdet" => {
-            same(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype)
+            call.output(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype)
         }
-        _ => no_rule(interp, name, &x, args, device, range),
+        _ => no_rule(interp, name, x, args, call.device, call.range),
     }
 }
 

@@ -22,7 +22,7 @@ use shapels_syntax::ast::TextRange;
 
 use super::Args;
 use super::dtype::int_to_float;
-use super::shape::{broadcast, numel};
+use super::shape::{broadcast, numel, wrap_dim};
 use crate::interp::Interp;
 use crate::report::Severity;
 use crate::value::{DType, Device, Shape, Tensor, Value};
@@ -38,39 +38,76 @@ pub(crate) use self::inputs::check_inputs;
 pub(crate) use self::linalg::matmul;
 pub(crate) use self::output::{out_known, out_shape, out_var};
 
-/// Reads the dim argument `$i` (keyword `$n`, `$default` when not given) of
-/// an op on a tensor of rank `$rank`, wrapped into `0..rank`. A dim out of
-/// range is reported and the op returns nothing; a dim that is not a known int
-/// makes the result the unknown-rank one. Each rule function binds it to its
-/// own locals in a local `dim_arg!`: a shared macro cannot name them itself.
-macro_rules! read_dim_arg {
-    (
-        $interp:ident, $name:ident, $x:ident, $args:ident, $device:ident, $range:ident, $rank:ident;
-        $i:expr, $n:expr, $default:expr
-    ) => {{
-        use $crate::report::Severity;
-        use $crate::rules::ops::output::unknown_rank_rule;
-        use $crate::rules::shape::wrap_dim;
-        use $crate::value::Value;
-        let d = match $args.get($i, $n) {
+/// One call of a tensor op on an input of known rank, as the family rules
+/// (`view`, `join`, `select`, `linalg`, `reduction::along_dim`) see it. It
+/// carries what they all need to read a dim argument or to build a result,
+/// so every family does both the same way instead of binding its own helpers.
+struct OpCall<'a> {
+    name: &'a str,
+    x: Rc<Tensor>,
+    dims: Vec<Dim>,
+    args: &'a Args,
+    device: Option<Device>,
+    range: TextRange,
+}
+
+impl OpCall<'_> {
+    /// Reads the dim argument at `index` (keyword `keyword`, `default` when
+    /// not given), wrapped into `0..rank`. `Err` carries what the op must
+    /// return instead: `Value::Unknown` once a dim out of range is reported,
+    /// or the unknown-rank result when the dim is not a known int.
+    fn dim_arg(
+        &self,
+        interp: &mut Interp<'_>,
+        index: usize,
+        keyword: &str,
+        default: Option<i64>,
+    ) -> Result<usize, Value> {
+        let d = match self.args.get(index, keyword) {
             Some(Value::Int(d)) => d.as_const(),
-            None | Some(Value::None) => $default,
+            None | Some(Value::None) => default,
             _ => None,
         };
         match d {
-            Some(d) => match wrap_dim(d, $rank) {
-                Ok(d) => d,
-                Err(message) => {
-                    $interp.report($range, Severity::Error, "dim-out-of-range", message);
-                    return Value::Unknown;
-                }
-            },
-            None => return unknown_rank_rule($interp, $name, &$x, $args, $device),
+            Some(d) => wrap_dim(d, self.dims.len()).map_err(|message| {
+                interp.report(
+                    self.range.clone(),
+                    Severity::Error,
+                    "dim-out-of-range",
+                    message,
+                );
+                Value::Unknown
+            }),
+            None => Err(unknown_rank_rule(
+                interp,
+                self.name,
+                &self.x,
+                self.args,
+                self.device.clone(),
+            )),
         }
-    }};
+    }
+
+    /// The op's result with `dims` and `dtype`, on the input's device and
+    /// named after the op: most rules decide only the shape and the dtype.
+    fn output(&self, interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>) -> Value {
+        out_known(interp, &self.x, dims, dtype, self.device.clone(), self.name)
+    }
 }
-// The submodules name the macro by its path, `super::read_dim_arg`.
-use read_dim_arg;
+
+/// Reads a dim argument of `$call` with `OpCall::dim_arg`, returning from the
+/// rule what the op gives when the dim cannot be read: a rule returns a
+/// `Value`, so `?` cannot do it.
+macro_rules! dim_arg {
+    ($interp:expr, $call:expr; $index:expr, $keyword:expr, $default:expr) => {
+        match $call.dim_arg($interp, $index, $keyword, $default) {
+            Ok(d) => d,
+            Err(result) => return result,
+        }
+    };
+}
+// The submodules name the macro by its path, `super::dim_arg`.
+use dim_arg;
 
 /// Run the rule of `name` on `args` (tensor ops take the input first).
 pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
@@ -259,34 +296,36 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     }
     // An op on a tensor of known rank goes to the rule of its family, which
     // matches the same names; a name missing there falls to `no_rule`.
+    let call = OpCall {
+        name,
+        x,
+        dims,
+        args,
+        device,
+        range,
+    };
     match name {
         "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp"
         | "cummax" | "cummin" | "argmax" | "argmin" | "topk" | "kthvalue" | "max" | "min"
-        | "median" | "mode" | "nanmedian" | "sort" | "argsort" => {
-            along_dim(interp, name, x, dims, args, device, range)
-        }
+        | "median" | "mode" | "nanmedian" | "sort" | "argsort" => along_dim(interp, call),
         "view" | "reshape" | "view_as" | "reshape_as" | "expand_as" | "broadcast_as"
         | "flatten" | "unflatten" | "squeeze" | "unsqueeze" | "permute" | "transpose"
         | "swapaxes" | "swapdims" | "t" | "__attr_T" | "__attr_mT" | "__attr_H" | "__attr_mH"
         | "adjoint" | "movedim" | "moveaxis" | "expand" | "broadcast_to" | "repeat" | "tile"
-        | "repeat_interleave" | "rot90" => view::rule(interp, name, x, dims, args, device, range),
+        | "repeat_interleave" | "rot90" => view::rule(interp, call),
         "unbind" | "split" | "split_with_sizes" | "chunk" | "tensor_split" => {
-            join::rule(interp, name, x, dims, args, device, range)
+            join::rule(interp, call)
         }
         "narrow" | "select" | "gather" | "take_along_dim" | "index_select" | "where"
         | "multinomial" | "nonzero" | "argwhere" | "masked_select" | "unique"
-        | "unique_consecutive" | "bincount" | "one_hot" => {
-            select::rule(interp, name, x, dims, args, device, range)
-        }
+        | "unique_consecutive" | "bincount" | "one_hot" => select::rule(interp, call),
         "matmul" | "mm" | "bmm" | "mv" | "dot" | "inner_vec" | "outer" | "ger" | "baddbmm"
         | "addmm" | "addbmm" | "addmv" | "einsum_operand" | "diag_embed" | "diag" | "diagonal"
         | "trace" | "cdist" | "cosine_similarity" | "pairwise_distance" | "cross"
         | "linalg_cross" | "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp"
-        | "det" | "linalg_det" | "logdet" => {
-            linalg::rule(interp, name, x, dims, args, device, range)
-        }
-        "real" | "imag" => complex_part(interp, name, x, dims, device, range),
-        _ => no_rule(interp, name, &x, args, device, range),
+        | "det" | "linalg_det" | "logdet" => linalg::rule(interp, call),
+        "real" | "imag" => complex_part(interp, name, call.x, call.dims, call.device, call.range),
+        _ => no_rule(interp, name, &call.x, args, call.device, call.range),
     }
 }
 

@@ -7,7 +7,7 @@ use shapels_syntax::ast::TextRange;
 
 use super::output::{out_known, unknown_rank_rule};
 use super::pointwise::binary;
-use super::{no_rule, read_dim_arg};
+use super::{OpCall, dim_arg, no_rule};
 use crate::interp::Interp;
 use crate::report::Severity;
 use crate::rules::Args;
@@ -40,28 +40,13 @@ pub(super) const REDUCTIONS: &[&str] = &[
 /// The rule of an op along one dim of a tensor of known rank: softmax and
 /// the scans keep the shape, `argmax`, `max`, `median` and `topk` reduce or
 /// shrink the dim, `sort` keeps it and adds the indices.
-pub(super) fn along_dim(
-    interp: &mut Interp<'_>,
-    name: &str,
-    x: Rc<Tensor>,
-    dims: Vec<Dim>,
-    args: &Args,
-    device: Option<Device>,
-    range: TextRange,
-) -> Value {
+pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
-    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
-    macro_rules! dim_arg {
-        ($i:expr, $n:expr, $default:expr) => {
-            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
-        };
-    }
-    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
-        out_known(interp, &x, dims, dtype, device.clone(), name)
-    };
     match name {
         "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp" => {
-            let d = dim_arg!(1, "dim", Some(if rank <= 1 || rank == 3 { 0 } else { 1 }));
+            let d =
+                dim_arg!(interp, call; 1, "dim", Some(if rank <= 1 || rank == 3 { 0 } else { 1 }));
             if !name.starts_with("cum")
                 && crate::rules::creation::dtype_arg(args).is_none()
                 && let Some(dt) = x.dtype
@@ -81,7 +66,7 @@ pub(super) fn along_dim(
                     format!("{base}{last}_kernel_impl")
                 };
                 let message = format!("\"{kernel}\" not implemented for '{}'", torch_name(dt));
-                interp.report(range, Severity::Error, "dtype-unsupported", message);
+                interp.report(call.range, Severity::Error, "dtype-unsupported", message);
                 return Value::Unknown;
             }
             if name == "logcumsumexp"
@@ -93,7 +78,7 @@ pub(super) fn along_dim(
                     "\"logcumsumexp_out_cpu\" not implemented for '{}'",
                     torch_name(dt)
                 );
-                interp.report(range, Severity::Error, "dtype-unsupported", message);
+                interp.report(call.range, Severity::Error, "dtype-unsupported", message);
                 return Value::Unknown;
             }
             let dtype = crate::rules::creation::dtype_arg(args).or(if name.starts_with("cum") {
@@ -101,17 +86,17 @@ pub(super) fn along_dim(
             } else {
                 x.dtype
             });
-            same(interp, dims, dtype)
+            call.output(interp, dims.clone(), dtype)
         }
         "cummax" | "cummin" => {
-            let _ = dim_arg!(1, "dim", None);
-            let v = same(interp, dims.clone(), x.dtype);
-            let i = same(interp, dims, Some(DType::Int64));
+            let _ = dim_arg!(interp, call; 1, "dim", None);
+            let v = call.output(interp, dims.clone(), x.dtype);
+            let i = call.output(interp, dims.clone(), Some(DType::Int64));
             Value::tuple(vec![v, i])
         }
         "argmax" | "argmin" if x.dtype == Some(DType::Bool) => {
             let message = format!("{name}(): does not support bool input");
-            interp.report(range, Severity::Error, "dtype-unsupported", message);
+            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
             Value::Unknown
         }
         "topk" | "kthvalue" if x.dtype == Some(DType::Bool) => {
@@ -120,13 +105,13 @@ pub(super) fn along_dim(
             } else {
                 "\"kthvalue_cpu\" not implemented for 'Bool'".to_string()
             };
-            interp.report(range, Severity::Error, "dtype-unsupported", message);
+            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
             Value::Unknown
         }
         "argmax" | "argmin" => match args.get(1, "dim") {
             None | Some(Value::None) => {
                 let keep = args.flag(2, "keepdim", false) == Some(true);
-                same(
+                call.output(
                     interp,
                     if keep {
                         vec![Dim::konst(1); rank]
@@ -137,11 +122,11 @@ pub(super) fn along_dim(
                 )
             }
             _ => {
-                let d = dim_arg!(1, "dim", None);
+                let d = dim_arg!(interp, call; 1, "dim", None);
                 let keep = args.flag(2, "keepdim", false);
-                same(
+                call.output(
                     interp,
-                    reduced(&dims, &[d], keep == Some(true)),
+                    reduced(dims, &[d], keep == Some(true)),
                     Some(DType::Int64),
                 )
             }
@@ -155,17 +140,17 @@ pub(super) fn along_dim(
                     &Value::Tensor(x.clone()),
                     &other,
                     args,
-                    device,
-                    range,
+                    call.device,
+                    call.range,
                 )
             }
-            None | Some(Value::None) => same(interp, Vec::new(), x.dtype),
+            None | Some(Value::None) => call.output(interp, Vec::new(), x.dtype),
             _ => {
-                let d = dim_arg!(1, "dim", None);
+                let d = dim_arg!(interp, call; 1, "dim", None);
                 let keep = args.flag(2, "keepdim", false) == Some(true);
-                let shape = reduced(&dims, &[d], keep);
-                let v = same(interp, shape.clone(), x.dtype);
-                let i = same(interp, shape, Some(DType::Int64));
+                let shape = reduced(dims, &[d], keep);
+                let v = call.output(interp, shape.clone(), x.dtype);
+                let i = call.output(interp, shape, Some(DType::Int64));
                 Value::tuple(vec![v, i])
             }
         },
@@ -176,9 +161,9 @@ pub(super) fn along_dim(
                 (1, Some(-1))
             };
             if name != "kthvalue" && args.get(1, "dim").is_none() && name != "mode" {
-                return same(interp, Vec::new(), x.dtype);
+                return call.output(interp, Vec::new(), x.dtype);
             }
-            let d = dim_arg!(dim_index, "dim", default);
+            let d = dim_arg!(interp, call; dim_index, "dim", default);
             if name == "kthvalue"
                 && let Some(k) = args.int(1, "k")
             {
@@ -190,19 +175,19 @@ pub(super) fn along_dim(
                 if k < 1 || size.is_some_and(|s| k > s) {
                     let message =
                         format!("kthvalue(): selected number k out of range for dimension {d}");
-                    interp.report(range, Severity::Error, "index-out-of-range", message);
+                    interp.report(call.range, Severity::Error, "index-out-of-range", message);
                     return Value::Unknown;
                 }
             }
             let keep = args.flag(dim_index + 1, "keepdim", false) == Some(true);
-            let shape = reduced(&dims, &[d], keep);
-            let v = same(interp, shape.clone(), x.dtype);
-            let i = same(interp, shape, Some(DType::Int64));
+            let shape = reduced(dims, &[d], keep);
+            let v = call.output(interp, shape.clone(), x.dtype);
+            let i = call.output(interp, shape, Some(DType::Int64));
             Value::tuple(vec![v, i])
         }
         "topk" => {
             let k = args.get(1, "k").cloned().unwrap_or(Value::Unknown);
-            let d = dim_arg!(2, "dim", Some(-1));
+            let d = dim_arg!(interp, call; 2, "dim", Some(-1));
             let mut shape = dims.clone();
             // a 0-dim tensor has one element along its wrapped dim 0 and stays 0-dim
             let kd = interp.size_dims(&[k])[0].clone();
@@ -214,27 +199,27 @@ pub(super) fn along_dim(
                 && (k > s || k < 0)
             {
                 interp.report(
-                    range,
+                    call.range.clone(),
                     Severity::Error,
                     "index-out-of-range",
                     "selected index k out of range".into(),
                 );
             }
-            let v = same(interp, shape.clone(), x.dtype);
-            let i = same(interp, shape, Some(DType::Int64));
+            let v = call.output(interp, shape.clone(), x.dtype);
+            let i = call.output(interp, shape, Some(DType::Int64));
             Value::tuple(vec![v, i])
         }
         "sort" => {
-            let _ = dim_arg!(1, "dim", Some(-1));
-            let v = same(interp, dims.clone(), x.dtype);
-            let i = same(interp, dims, Some(DType::Int64));
+            let _ = dim_arg!(interp, call; 1, "dim", Some(-1));
+            let v = call.output(interp, dims.clone(), x.dtype);
+            let i = call.output(interp, dims.clone(), Some(DType::Int64));
             Value::tuple(vec![v, i])
         }
         "argsort" => {
-            let _ = dim_arg!(1, "dim", Some(-1));
-            same(interp, dims, Some(DType::Int64))
+            let _ = dim_arg!(interp, call; 1, "dim", Some(-1));
+            call.output(interp, dims.clone(), Some(DType::Int64))
         }
-        _ => no_rule(interp, name, &x, args, device, range),
+        _ => no_rule(interp, name, x, args, call.device, call.range),
     }
 }
 

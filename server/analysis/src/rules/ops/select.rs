@@ -1,43 +1,23 @@
 //! Ops that pick, count or encode elements: `narrow`, `gather`, `where`, `nonzero`, `one_hot`.
 
-use std::rc::Rc;
-
 use shapels_shapes::Dim;
-use shapels_syntax::ast::TextRange;
 
-use super::output::{out_known, out_shape};
-use super::{no_rule, read_dim_arg};
+use super::output::out_shape;
+use super::{OpCall, dim_arg, no_rule};
 use crate::interp::Interp;
 use crate::report::Severity;
-use crate::rules::Args;
 use crate::rules::dtype::promote;
 use crate::rules::shape::broadcast;
-use crate::value::{DType, Device, Tensor, Value};
+use crate::value::{DType, Value};
 
 /// The rule of an op that picks elements by index or mask, or counts or
 /// encodes them, on a tensor of known rank.
-pub(super) fn rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    x: Rc<Tensor>,
-    dims: Vec<Dim>,
-    args: &Args,
-    device: Option<Device>,
-    range: TextRange,
-) -> Value {
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
-    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
-    macro_rules! dim_arg {
-        ($i:expr, $n:expr, $default:expr) => {
-            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
-        };
-    }
-    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
-        out_known(interp, &x, dims, dtype, device.clone(), name)
-    };
     match name {
         "narrow" => {
-            let d = dim_arg!(1, "dim", None);
+            let d = dim_arg!(interp, call; 1, "dim", None);
             let len = args.get(3, "length").cloned().unwrap_or(Value::Unknown);
             if let (Some(size), Some(start), Some(l)) = (
                 interp.env.value(&dims[d]),
@@ -61,22 +41,22 @@ pub(super) fn rule(
                     })
                 };
                 if let Some(message) = message {
-                    interp.report(range, Severity::Error, "index-out-of-range", message);
+                    interp.report(call.range, Severity::Error, "index-out-of-range", message);
                     return Value::Unknown;
                 }
             }
             let mut shape = dims.clone();
             shape[d] = interp.size_dims(&[len])[0].clone();
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "select" => {
-            let d = dim_arg!(1, "dim", None);
+            let d = dim_arg!(interp, call; 1, "dim", None);
             let mut shape = dims.clone();
             shape.remove(d);
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "gather" | "take_along_dim" => {
-            let d = dim_arg!(1, "dim", Some(0));
+            let d = dim_arg!(interp, call; 1, "dim", Some(0));
             let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else {
                 return Value::Unknown;
             };
@@ -84,7 +64,7 @@ pub(super) fn rule(
                 Some(idims) => {
                     if idims.len() != rank {
                         interp.report(
-                            range,
+                            call.range,
                             Severity::Error,
                             "index-shape",
                             "Index tensor must have the same number of dimensions as input tensor"
@@ -98,7 +78,7 @@ pub(super) fn rule(
                         {
                             let message =
                                 "gather(): Expected dtype int32/int64 for index".to_string();
-                            interp.report(range, Severity::Error, "dtype-mismatch", message);
+                            interp.report(call.range, Severity::Error, "dtype-mismatch", message);
                             return Value::Unknown;
                         }
                         let larger = (0..rank).find(|&k| {
@@ -112,19 +92,19 @@ pub(super) fn rule(
                             let message = format!(
                                 "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
                                 interp.fmt_dims(&idims),
-                                interp.fmt_dims(&dims)
+                                interp.fmt_dims(dims)
                             );
-                            interp.report(range, Severity::Error, "index-shape", message);
+                            interp.report(call.range, Severity::Error, "index-shape", message);
                             return Value::Unknown;
                         }
                     }
-                    same(interp, idims, x.dtype)
+                    call.output(interp, idims, x.dtype)
                 }
-                None => out_shape(interp, &x, index.shape.clone(), x.dtype, device, name),
+                None => out_shape(interp, x, index.shape.clone(), x.dtype, call.device, name),
             }
         }
         "index_select" => {
-            let d = dim_arg!(1, "dim", None);
+            let d = dim_arg!(interp, call; 1, "dim", None);
             let Some(index) = args.tensor(2, "index") else {
                 return Value::Unknown;
             };
@@ -132,12 +112,12 @@ pub(super) fn rule(
                 && !matches!(dt, DType::Int64 | DType::Int32)
             {
                 let message = "index_select(): Expected dtype int32 or int64 for index".to_string();
-                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                interp.report(call.range, Severity::Error, "dtype-mismatch", message);
                 return Value::Unknown;
             }
             if interp.dims(&index).is_some_and(|i| i.len() > 1) {
                 let message = "index_select(): Index is supposed to be a vector".to_string();
-                interp.report(range, Severity::Error, "index-shape", message);
+                interp.report(call.range, Severity::Error, "index-shape", message);
                 return Value::Unknown;
             }
             let n = match interp.dims(&index) {
@@ -148,7 +128,7 @@ pub(super) fn rule(
             };
             let mut shape = dims.clone();
             shape[d] = n;
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "where" => {
             // `x` here is the condition.
@@ -165,7 +145,7 @@ pub(super) fn rule(
                     match broadcast(interp, &shape, &d) {
                         Ok(s) => shape = s,
                         Err(message) => {
-                            interp.report(range, Severity::Error, "broadcast-shape", message);
+                            interp.report(call.range, Severity::Error, "broadcast-shape", message);
                             return Value::Unknown;
                         }
                     }
@@ -182,7 +162,7 @@ pub(super) fn rule(
                 None
             };
             let dtype = promote(&[(&a, ra), (&b, rb)]);
-            same(interp, shape, dtype)
+            call.output(interp, shape, dtype)
         }
         "multinomial" => {
             // One row of samples per distribution: [*, num_samples], int64.
@@ -196,19 +176,19 @@ pub(super) fn rule(
                 Some(last) => *last = n,
                 None => return Value::Unknown,
             }
-            same(interp, shape, Some(DType::Int64))
+            call.output(interp, shape, Some(DType::Int64))
         }
         "nonzero" | "argwhere" => {
             let n = interp.env.anonymous();
             if args.flag(1, "as_tuple", false) == Some(true) {
-                let item = same(interp, vec![n], Some(DType::Int64));
+                let item = call.output(interp, vec![n], Some(DType::Int64));
                 return Value::tuple(vec![item; rank]);
             }
-            same(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64))
+            call.output(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64))
         }
         "masked_select" | "unique" | "unique_consecutive" => {
             let n = interp.env.anonymous();
-            same(interp, vec![n], x.dtype)
+            call.output(interp, vec![n], x.dtype)
         }
         "bincount" => {
             let n = interp.env.anonymous();
@@ -217,7 +197,7 @@ pub(super) fn rule(
                 Some(Value::Tensor(w)) => w.dtype,
                 _ => Some(DType::Int64),
             };
-            same(interp, vec![n], dtype)
+            call.output(interp, vec![n], dtype)
         }
         "one_hot" => {
             let c = match args.get(1, "num_classes") {
@@ -228,7 +208,7 @@ pub(super) fn rule(
                 && dt != DType::Int64
             {
                 interp.report(
-                    range,
+                    call.range,
                     Severity::Error,
                     "dtype-mismatch",
                     "one_hot is only applicable to index tensor of type LongTensor.".into(),
@@ -237,8 +217,8 @@ pub(super) fn rule(
             }
             let mut shape = dims.clone();
             shape.push(c);
-            same(interp, shape, Some(DType::Int64))
+            call.output(interp, shape, Some(DType::Int64))
         }
-        _ => no_rule(interp, name, &x, args, device, range),
+        _ => no_rule(interp, name, x, args, call.device, call.range),
     }
 }

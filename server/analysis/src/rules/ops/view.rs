@@ -6,33 +6,16 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::output::{out_known, out_var, unknown_rank_rule};
-use super::{no_rule, read_dim_arg};
+use super::{OpCall, dim_arg, no_rule};
 use crate::interp::Interp;
 use crate::report::Severity;
-use crate::rules::Args;
 use crate::rules::shape::{numel, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
 /// The rule of a view, reshape, reordering or repeating op on a tensor of known rank.
-pub(super) fn rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    x: Rc<Tensor>,
-    dims: Vec<Dim>,
-    args: &Args,
-    device: Option<Device>,
-    range: TextRange,
-) -> Value {
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
-    // A dim argument of the op, read by `read_dim_arg!` with this function's locals.
-    macro_rules! dim_arg {
-        ($i:expr, $n:expr, $default:expr) => {
-            read_dim_arg!(interp, name, x, args, device, range, rank; $i, $n, $default)
-        };
-    }
-    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
-        out_known(interp, &x, dims, dtype, device.clone(), name)
-    };
     match name {
         "view" | "reshape" => {
             let items = args.varargs(1);
@@ -43,7 +26,7 @@ pub(super) fn rule(
                     return Value::Unknown;
                 };
                 let (old, new) = (size(from), size(*d));
-                let mut dims = dims;
+                let mut dims = dims.clone();
                 if old != new {
                     let Some(last) = dims.last().and_then(|l| interp.env.value(l)) else {
                         return Value::Unknown;
@@ -55,32 +38,32 @@ pub(super) fn rule(
                         *l = Dim::konst(last * old / new);
                     }
                 }
-                return same(interp, dims, Some(*d));
+                return call.output(interp, dims, Some(*d));
             }
-            reshape(interp, name, &x, &dims, &items, device, range)
+            reshape(interp, name, x, dims, &items, call.device, call.range)
         }
         "view_as" | "reshape_as" | "expand_as" | "broadcast_as" => {
             let Some(other) = args.tensor(1, "other") else {
-                return unknown_rank_rule(interp, name, &x, args, device);
+                return unknown_rank_rule(interp, name, x, args, call.device);
             };
             let Some(target) = interp.dims(&other) else {
-                return unknown_rank_rule(interp, name, &x, args, device);
+                return unknown_rank_rule(interp, name, x, args, call.device);
             };
             let items: Vec<Value> = target.iter().map(|d| Value::Int(d.clone())).collect();
             if name == "expand_as" {
-                return expand(interp, &x, &dims, &items, device, range);
+                return expand(interp, x, dims, &items, call.device, call.range);
             }
-            reshape(interp, name, &x, &dims, &items, device, range)
+            reshape(interp, name, x, dims, &items, call.device, call.range)
         }
         "flatten" => {
             if rank == 0 {
-                return same(interp, vec![Dim::konst(1)], x.dtype);
+                return call.output(interp, vec![Dim::konst(1)], x.dtype);
             }
-            let s = dim_arg!(1, "start_dim", Some(0));
-            let e = dim_arg!(2, "end_dim", Some(-1));
+            let s = dim_arg!(interp, call; 1, "start_dim", Some(0));
+            let e = dim_arg!(interp, call; 2, "end_dim", Some(-1));
             if s > e {
                 interp.report(
-                    range,
+                    call.range,
                     Severity::Error,
                     "dim-out-of-range",
                     "flatten() has invalid args: start_dim cannot come after end_dim".into(),
@@ -90,10 +73,10 @@ pub(super) fn rule(
             let mut shape = dims[..s].to_vec();
             shape.push(numel(&dims[s..=e]));
             shape.extend(dims[e + 1..].iter().cloned());
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "unflatten" => {
-            let d = dim_arg!(1, "dim", None);
+            let d = dim_arg!(interp, call; 1, "dim", None);
             let sizes = args
                 .get(2, "sizes")
                 .and_then(|v| v.items())
@@ -115,13 +98,13 @@ pub(super) fn rule(
                     interp.fmt_dims(&new),
                     interp.fmt_dim(&dims[d])
                 );
-                interp.report(range, Severity::Error, "view-size", message);
+                interp.report(call.range, Severity::Error, "view-size", message);
                 return Value::Unknown;
             }
             let mut shape = dims[..d].to_vec();
             shape.extend(new);
             shape.extend(dims[d + 1..].iter().cloned());
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "squeeze" => {
             let targets: Vec<usize> = match args.get(1, "dim") {
@@ -136,7 +119,7 @@ pub(super) fn rule(
                                     Ok(i) => out.push(i),
                                     Err(message) => {
                                         interp.report(
-                                            range,
+                                            call.range,
                                             Severity::Error,
                                             "dim-out-of-range",
                                             message,
@@ -145,7 +128,7 @@ pub(super) fn rule(
                                     }
                                 }
                             }
-                            _ => return unknown_rank_rule(interp, name, &x, args, device),
+                            _ => return unknown_rank_rule(interp, name, x, args, call.device),
                         }
                     }
                     out
@@ -159,29 +142,29 @@ pub(super) fn rule(
                         Some(_) => {}
                         // Whether a symbolic size is 1 decides the rank: unknown.
                         None if args.get(1, "dim").is_none() => {
-                            return unknown_rank_rule(interp, name, &x, args, device);
+                            return unknown_rank_rule(interp, name, x, args, call.device);
                         }
                         None => {}
                     }
                 }
                 shape.push(d.clone());
             }
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "unsqueeze" => {
             let d = match args.int(1, "dim") {
                 Some(d) => match wrap_dim(d, rank + 1) {
                     Ok(d) => d,
                     Err(message) => {
-                        interp.report(range, Severity::Error, "dim-out-of-range", message);
+                        interp.report(call.range, Severity::Error, "dim-out-of-range", message);
                         return Value::Unknown;
                     }
                 },
-                None => return unknown_rank_rule(interp, name, &x, args, device),
+                None => return unknown_rank_rule(interp, name, x, args, call.device),
             };
             let mut shape = dims.clone();
             shape.insert(d, Dim::konst(1));
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "permute" => {
             let order = args.varargs(1);
@@ -190,7 +173,7 @@ pub(super) fn rule(
                     "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {rank} is not equal to len(dims) = {}",
                     order.len()
                 );
-                interp.report(range, Severity::Error, "permute-dims", message);
+                interp.report(call.range, Severity::Error, "permute-dims", message);
                 return Value::Unknown;
             }
             let mut shape = Vec::new();
@@ -200,7 +183,7 @@ pub(super) fn rule(
                     Value::Int(d) => d.as_const(),
                     _ => None,
                 }) else {
-                    return unknown_rank_rule(interp, name, &x, args, device);
+                    return unknown_rank_rule(interp, name, x, args, call.device);
                 };
                 match wrap_dim(i, rank) {
                     Ok(i) if !seen.contains(&i) => {
@@ -209,7 +192,7 @@ pub(super) fn rule(
                     }
                     Ok(_) => {
                         interp.report(
-                            range,
+                            call.range,
                             Severity::Error,
                             "permute-dims",
                             "permute(): duplicate dims are not allowed.".into(),
@@ -217,26 +200,26 @@ pub(super) fn rule(
                         return Value::Unknown;
                     }
                     Err(message) => {
-                        interp.report(range, Severity::Error, "dim-out-of-range", message);
+                        interp.report(call.range, Severity::Error, "dim-out-of-range", message);
                         return Value::Unknown;
                     }
                 }
             }
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "transpose" | "swapaxes" | "swapdims" => {
-            let a = dim_arg!(1, "dim0", None);
-            let b = dim_arg!(2, "dim1", None);
+            let a = dim_arg!(interp, call; 1, "dim0", None);
+            let b = dim_arg!(interp, call; 2, "dim1", None);
             let mut shape = dims.clone();
             shape.swap(a, b);
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "t" | "__attr_T" | "__attr_mT" | "__attr_H" | "__attr_mH" | "adjoint" => {
             let mut shape = dims.clone();
             match name {
                 "t" if rank > 2 => {
                     interp.report(
-                        range,
+                        call.range,
                         Severity::Error,
                         "dim-out-of-range",
                         format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
@@ -246,13 +229,13 @@ pub(super) fn rule(
                 "t" | "__attr_T" | "__attr_H" => shape.reverse(),
                 _ => {
                     if rank < 2 {
-                        interp.report(range, Severity::Error, "dim-out-of-range", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.".into());
+                        interp.report(call.range, Severity::Error, "dim-out-of-range", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.".into());
                         return Value::Unknown;
                     }
                     shape.swap(rank - 1, rank - 2);
                 }
             }
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "movedim" | "moveaxis" => {
             let srcs = args
@@ -268,7 +251,7 @@ pub(super) fn rule(
                     && let Some(i) = d.as_const()
                     && let Err(message) = wrap_dim(i, rank)
                 {
-                    interp.report(range, Severity::Error, "dim-out-of-range", message);
+                    interp.report(call.range, Severity::Error, "dim-out-of-range", message);
                     return Value::Unknown;
                 }
             }
@@ -280,7 +263,7 @@ pub(super) fn rule(
                 srcs.iter().map(to_idx).collect::<Option<Vec<_>>>(),
                 dsts.iter().map(to_idx).collect::<Option<Vec<_>>>(),
             ) else {
-                return unknown_rank_rule(interp, name, &x, args, device);
+                return unknown_rank_rule(interp, name, x, args, call.device);
             };
             if src.len() != dst.len() {
                 return Value::Unknown;
@@ -294,16 +277,16 @@ pub(super) fn rule(
                 .iter()
                 .map(|o| dims[o.unwrap_or_else(|| rest.next().unwrap_or(0))].clone())
                 .collect();
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "expand" | "broadcast_to" => {
             let items = args.varargs(1);
-            expand(interp, &x, &dims, &items, device, range)
+            expand(interp, x, dims, &items, call.device, call.range)
         }
         "repeat" | "tile" => {
             let reps = interp.size_dims(&args.varargs(1));
             if name == "repeat" && reps.len() < rank {
-                interp.report(range, Severity::Error, "repeat-dims", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into());
+                interp.report(call.range, Severity::Error, "repeat-dims", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into());
                 return Value::Unknown;
             }
             if name == "repeat"
@@ -323,7 +306,7 @@ pub(super) fn rule(
                     neg.unwrap_or(-1),
                     interp.fmt_dims(&shape)
                 );
-                interp.report(range, Severity::Error, "negative-size", message);
+                interp.report(call.range, Severity::Error, "negative-size", message);
                 return Value::Unknown;
             }
             let n = reps.len().max(rank);
@@ -332,23 +315,23 @@ pub(super) fn rule(
             let mut r = vec![Dim::konst(1); n - reps.len()];
             r.extend(reps);
             let shape = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
         "repeat_interleave" => {
             let reps = args.get(1, "repeats").cloned().unwrap_or(Value::Unknown);
             let Value::Int(k) = reps else {
-                return out_var(interp, &x, x.dtype, device, name);
+                return out_var(interp, x, x.dtype, call.device, name);
             };
             match args.get(2, "dim") {
                 None | Some(Value::None) => {
-                    let shape = vec![numel(&dims).mul(&k)];
-                    same(interp, shape, x.dtype)
+                    let shape = vec![numel(dims).mul(&k)];
+                    call.output(interp, shape, x.dtype)
                 }
                 _ => {
-                    let d = dim_arg!(2, "dim", None);
+                    let d = dim_arg!(interp, call; 2, "dim", None);
                     let mut shape = dims.clone();
                     shape[d] = shape[d].mul(&k);
-                    same(interp, shape, x.dtype)
+                    call.output(interp, shape, x.dtype)
                 }
             }
         }
@@ -358,9 +341,9 @@ pub(super) fn rule(
             if k % 2 == 1 && rank >= 2 {
                 shape.swap(0, 1);
             }
-            same(interp, shape, x.dtype)
+            call.output(interp, shape, x.dtype)
         }
-        _ => no_rule(interp, name, &x, args, device, range),
+        _ => no_rule(interp, name, x, args, call.device, call.range),
     }
 }
 
