@@ -40,6 +40,8 @@ pub(crate) struct Recorder {
     scalar_index: FxHashMap<usize, Vec<usize>>,
     /// Sites some run bound to an unknown value.
     unknown_runs: FxHashSet<(usize, String)>,
+    /// Where the annotation of an annotated name ends, by the name's start.
+    annotations: FxHashMap<usize, usize>,
     /// What was recorded while a user call runs, so that a repeat of the
     /// call can record the same without running (see `interp::memo`).
     journal: Vec<Recorded>,
@@ -141,6 +143,12 @@ impl Recorder {
         }
     }
 
+    /// The name at `range` is annotated (`x: Tensor`); the annotation ends at
+    /// `end`, where its hint goes.
+    pub fn annotation(&mut self, range: &TextRange, end: usize) {
+        self.annotations.insert(range.start, end);
+    }
+
     /// A run where the name was bound to something the analysis could not
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
@@ -223,6 +231,11 @@ impl Recorder {
                 Binding {
                     name: site.name.clone(),
                     range: site.range.clone(),
+                    hint_at: self
+                        .annotations
+                        .get(&site.range.start)
+                        .copied()
+                        .unwrap_or(site.range.end),
                     kind: site.kind,
                     tensor,
                 }

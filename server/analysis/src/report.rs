@@ -53,8 +53,12 @@ pub enum BindingKind {
 pub struct Binding {
     /// `x`, `self.fc`, or one name of a tuple target.
     pub name: String,
-    /// The range of the name as written (the hint goes right after it).
+    /// The range of the name as written.
     pub range: TextRange,
+    /// Where the hint goes: right after the name, or after the annotation
+    /// when the name has one (`x: Tensor` reads `x: Tensor [B, T]`, not
+    /// `x: [B, T]: Tensor`).
+    pub hint_at: usize,
     pub kind: BindingKind,
     pub tensor: TensorInfo,
 }
@@ -212,10 +216,16 @@ pub fn inlay_hints(
         .filter(|b| {
             range
                 .as_ref()
-                .is_none_or(|r| r.start <= b.range.end && b.range.end <= r.end)
+                .is_none_or(|r| r.start <= b.hint_at && b.hint_at <= r.end)
         })
         .map(|b| {
-            let mut label = format!(": {}", b.tensor.shape_label());
+            // After an annotation the shape follows it; after a bare name it
+            // reads like one.
+            let mut label = if b.hint_at == b.range.end {
+                format!(": {}", b.tensor.shape_label())
+            } else {
+                format!(" {}", b.tensor.shape_label())
+            };
             if detail == HintDetail::Full {
                 for part in [&b.tensor.dtype, &b.tensor.device].into_iter().flatten() {
                     label.push(' ');
@@ -223,7 +233,7 @@ pub fn inlay_hints(
                 }
             }
             InlayHint {
-                offset: b.range.end,
+                offset: b.hint_at,
                 label,
                 tooltip: b.tensor.summary(),
             }

@@ -310,6 +310,22 @@ fn hints_writes_shapes_after_names() {
     );
 }
 
+/// A name with an annotation gets its shape after the annotation, so the
+/// line still reads as Python with a note: `x: torch.Tensor [8, 128]`.
+#[test]
+fn hints_follow_annotations() {
+    let source = "import torch\n\n\ndef f(x: torch.Tensor):\n    y: torch.Tensor = x * 2\n    return y\n\n\nif __name__ == \"__main__\":\n    f(torch.randn(8, 128))\n";
+    let dir = project(&[("model.py", source.as_bytes())]);
+    let output = run(dir.path(), &["hints", "model.py"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("def f(x: torch.Tensor [8, 128]):"), "{text}");
+    assert!(
+        text.contains("    y: torch.Tensor [8, 128] = x * 2"),
+        "{text}"
+    );
+}
+
 #[test]
 fn pyproject_problems_are_reported_by_key() {
     let dir = project(&[

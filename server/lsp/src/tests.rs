@@ -63,6 +63,7 @@ fn fake_analysis(source: &str, _: &Module, _: &Config) -> FileAnalysis {
             });
             analysis.bindings.push(Binding {
                 name: name.to_string(),
+                hint_at: range.end,
                 range,
                 kind: BindingKind::Assign,
                 tensor: info,

@@ -48,7 +48,12 @@ impl Interp<'_> {
                     Some(value) => self.eval(value),
                     None => return Flow::Normal,
                 };
-                let _ = annotation;
+                if let (Some(annotation), [target]) = (annotation, targets.as_slice())
+                    && let ExprKind::Name(_) = &target.kind
+                {
+                    self.recorder
+                        .annotation(&target.range, annotation.range.end);
+                }
                 for target in targets {
                     self.assign(target, v.clone(), BindingKind::Assign);
                 }

@@ -95,6 +95,10 @@ impl Interp<'_> {
                 Value::Optional(inner) => inner.as_ref(),
                 v => v,
             };
+            if let Some(annotation) = &param.annotation {
+                self.recorder
+                    .annotation(&param.name.range, annotation.range.end);
+            }
             if let Value::Tensor(t) = recorded {
                 let t = Rc::new(crate::value::Tensor {
                     shape: self.resolve_shape(&t.shape),
