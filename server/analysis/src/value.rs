@@ -276,11 +276,14 @@ pub struct Instance {
     pub device: RefCell<Option<Device>>,
 }
 
+/// A scope: names to values, shared so closures and branches can see it.
+pub(crate) type Scope = Rc<RefCell<FxHashMap<Rc<str>, Value>>>;
+
 /// A user function together with the scope it closes over.
 #[derive(Debug, Clone)]
 pub struct Function {
     pub def: Rc<FunctionDef>,
-    pub closure: Option<Rc<RefCell<FxHashMap<Rc<str>, Value>>>>,
+    pub closure: Option<Scope>,
     /// The class the function was defined in (for `super()`).
     /// Weak: the class holds its methods, so a strong link back would be a
     /// cycle that leaks every analysed class (and the syntax behind it).

@@ -29,8 +29,11 @@ pub(crate) use expr::slice_indices;
 pub(crate) use join::join_values;
 pub(crate) use signature::is_identifier;
 
-/// A scope: names to values, shared so closures and branches can see it.
-pub(crate) type Scope = Rc<RefCell<FxHashMap<Rc<str>, Value>>>;
+pub(crate) use crate::value::Scope;
+
+/// Attribute writes inside one undecided branch: the instance, the
+/// attribute, and its value before the branch (see `exec_both`).
+pub(crate) type AttrJournal = Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>;
 
 /// How control leaves a statement.
 #[derive(Debug, Clone)]
@@ -123,7 +126,7 @@ pub(crate) struct Interp<'s> {
     pub functions: Vec<Rc<Function>>,
     /// Attribute writes inside undecided branches, innermost last: the
     /// instance, the attribute, and its value before the branch.
-    pub attr_journals: Vec<Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>>,
+    pub attr_journals: Vec<AttrJournal>,
     /// Set while building a made-up dataclass config: its fields become
     /// symbols named `prefix.field`.
     pub dataclass_prefix: Option<Rc<str>>,

@@ -1,6 +1,6 @@
 //! Type promotion (spec §3.1): the dtype of a pointwise op's result.
 
-use crate::value::{DType, Tensor, Value};
+use crate::value::{DType, Value};
 
 /// A pointwise op's result dtype from its operands, torch's way: the
 /// highest category wins; within it, dimensioned tensors beat 0-dim ones,
@@ -119,5 +119,3 @@ pub(crate) fn torch_name(d: DType) -> &'static str {
         DType::Complex128 => "ComplexDouble",
     }
 }
-
-pub(crate) fn _unused(_t: &Tensor) {}

@@ -273,6 +273,10 @@ pub(crate) fn matmul(
     Some(shape)
 }
 
+/// What `demand_trailing` found: the rank variable and the known trailing
+/// dims, or the dims found when one is known to differ from what is wanted.
+pub(crate) type Trailing = Result<(u32, Vec<Dim>), Vec<Dim>>;
+
 /// The trailing dims a layer needs of an input of unknown rank: `[*, in]`
 /// for `nn.Linear`, `normalized_shape` for `LayerNorm`. Returns the input's
 /// shape with those dims, checked against `want`; `Err` carries the dims
@@ -281,7 +285,7 @@ pub(crate) fn demand_trailing(
     interp: &mut Interp<'_>,
     x: &Rc<Tensor>,
     want: &[Dim],
-) -> Option<Result<(u32, Vec<Dim>), Vec<Dim>>> {
+) -> Option<Trailing> {
     let shape = interp.demand_suffix(&x.shape, want.len());
     let (var, suffix) = shape.tail()?;
     let suffix = suffix.to_vec();

@@ -183,10 +183,10 @@ fn path_attr(path: &str, attr: &str) -> Value {
         ("math", "inf") => return Value::Float(Some(f64::INFINITY)),
         _ => {}
     }
-    if path == "torch" {
-        if let Some(d) = DType::from_attr(attr) {
-            return Value::DType(d);
-        }
+    if path == "torch"
+        && let Some(d) = DType::from_attr(attr)
+    {
+        return Value::DType(d);
     }
     Value::Path(Rc::from(format!("{path}.{attr}")))
 }

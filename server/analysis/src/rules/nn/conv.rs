@@ -231,8 +231,6 @@ pub(super) fn conv_transpose_output_size(
         interp.report(range, Severity::Error, "conv-output-size", message);
         return Value::Unknown;
     }
-    for i in 0..n {
-        dims[base + i] = want[i].clone();
-    }
+    dims[base..base + n].clone_from_slice(&want[..n]);
     out_known(interp, t, dims, t.dtype, t.device.clone(), "conv_transpose")
 }

@@ -131,7 +131,7 @@ pub(crate) fn call_layer(
         } else {
             with_weight.push(weight.clone());
         }
-    } else if !matches!(*layer.device.borrow(), None) && !SAME_SHAPE.contains(&&*kind) {
+    } else if layer.device.borrow().is_some() && !SAME_SHAPE.contains(&&*kind) {
         let t = interp.new_tensor(
             Shape::known(Vec::new()),
             None,

@@ -25,7 +25,7 @@ pub(super) fn linear(
         let in_dim = interp
             .as_dim(in_features)
             .unwrap_or_else(|| interp.env.anonymous());
-        return match crate::rules::tail::demand_trailing(interp, x, &[in_dim.clone()]) {
+        return match crate::rules::tail::demand_trailing(interp, x, std::slice::from_ref(&in_dim)) {
             Some(Ok((var, mut suffix))) => {
                 if let Some(last) = suffix.last_mut() {
                     *last = out_dim;

@@ -72,9 +72,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             // addbmm sums the batch of products
             let product = match (name, interp.dims(p)) {
                 ("addbmm", Some(pd)) if pd.len() == 3 => {
-                    let p2 =
-                        out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name);
-                    p2
+                    out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name)
                 }
                 _ => product,
             };
