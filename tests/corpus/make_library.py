@@ -1,14 +1,18 @@
-"""Build ../corpus-library/ from this folder, mechanically.
+"""Build the library variant of this corpus, mechanically.
 
 For every NAME.py here that has an oracle golden NAME.json and is not a
 bug_*.py file (a bug needs the main block to raise), write
-../corpus-library/NAME.py: the same script with the top-level
+OUT/NAME.py: the same script with the top-level
 `if __name__ == "__main__":` block (and everything after it) cut off, and
-../corpus-library/NAME.json: the golden restricted to bindings and scalars on
+OUT/NAME.json: the golden restricted to bindings and scalars on
 lines above the cut, with a note saying so (the convention of
 /work/shared/corpus-library).
 
-Run with any python3 (no torch needed):  python3 tests/corpus/make_library.py
+OUT defaults to target/corpus-library: the variant is derived, not kept in
+the repository; ./scripts/test builds it before scoring it.
+
+Run with any python3 (no torch needed):
+    python3 tests/corpus/make_library.py [SRC_DIR [OUT_DIR]]
 """
 import ast
 import json
@@ -16,7 +20,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_OUT = os.path.join(os.path.dirname(HERE), "corpus-library")
+DEFAULT_OUT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "target", "corpus-library")
 
 
 def main_block_line(source):
