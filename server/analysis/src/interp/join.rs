@@ -10,6 +10,16 @@ use std::rc::Rc;
 use super::Interp;
 use crate::value::{Device, Instance, Layer, Shape, Tensor, Value};
 
+/// The join of all `values`: what any one of them may be. Unknown for none.
+pub(crate) fn join_all(interp: &mut Interp<'_>, values: &[Value]) -> Value {
+    match values.split_first() {
+        Some((first, rest)) => rest
+            .iter()
+            .fold(first.clone(), |acc, v| join_values(interp, &acc, v)),
+        None => Value::Unknown,
+    }
+}
+
 pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Value {
     match (a, b) {
         (Value::Tensor(x), Value::Tensor(y)) => {

@@ -26,7 +26,7 @@ use crate::report::{Config, Diagnostic, Severity};
 use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
 
 pub(crate) use expr::slice_indices;
-pub(crate) use join::join_values;
+pub(crate) use join::{join_all, join_values};
 pub(crate) use signature::is_identifier;
 
 pub(crate) use crate::value::Scope;

@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use crate::interp::join_values;
+use crate::interp::join_all;
 
 use shapels_syntax::ast;
 
@@ -135,12 +135,7 @@ impl Interp<'_> {
             // any number of alike layers.
             Value::Layer(layer) if layer.unknown_children.get() => {
                 let children = layer.children.borrow().clone();
-                match children.split_first() {
-                    Some((first, rest)) => rest
-                        .iter()
-                        .fold(first.clone(), |acc, v| join_values(self, &acc, v)),
-                    None => Value::Unknown,
-                }
+                join_all(self, &children)
             }
             Value::Tensor(t) => {
                 let shape = self.resolve_shape(&t.shape);

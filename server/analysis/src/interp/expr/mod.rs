@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::{self, Expr, ExprKind};
 
-use super::{Interp, MAX_EXPR_DEPTH, join_values};
+use super::{Interp, MAX_EXPR_DEPTH, join_all, join_values};
 use crate::report::BindingKind;
 use crate::value::Value;
 
@@ -206,17 +206,9 @@ impl Interp<'_> {
                     (_, true) => Value::list(items),
                     // Run over an iterable of unknown length, the element was
                     // evaluated on a made-up item: it stands for all of them.
-                    (_, false) => match items.split_first() {
-                        Some((first, rest)) => {
-                            let element = rest
-                                .iter()
-                                .fold(first.clone(), |acc, v| join_values(self, &acc, v));
-                            match element {
-                                Value::Unknown => Value::Unknown,
-                                element => Value::Many(Rc::new(element)),
-                            }
-                        }
-                        None => Value::Unknown,
+                    (_, false) => match join_all(self, &items) {
+                        Value::Unknown => Value::Unknown,
+                        element => Value::Many(Rc::new(element)),
                     },
                 }
             }

@@ -251,12 +251,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         "stack" => ("stack", 0),
         _ => ("cat", 0),
     };
-    // torch.concatenate spells the dim `axis`
-    let dim_key = if args.kw("axis").is_some() {
-        "axis"
-    } else {
-        "dim"
-    };
+    let dim_key = dim_keyword(args);
     let first = all[0].clone();
     if op == "stack" {
         let d = args.int(1, dim_key).unwrap_or(dim_default);
@@ -368,11 +363,7 @@ fn partly_known(
     let (known, dims) = tensors
         .iter()
         .find_map(|t| interp.dims(t).map(|d| (t.clone(), d)))?;
-    let dim_key = if args.kw("axis").is_some() {
-        "axis"
-    } else {
-        "dim"
-    };
+    let dim_key = dim_keyword(args);
     let d = args.int(1, dim_key).unwrap_or(0);
     match name {
         "stack" => {
@@ -388,5 +379,14 @@ fn partly_known(
             Some(out_known(interp, &known, out, dtype, device, name))
         }
         _ => None,
+    }
+}
+
+/// `torch.concatenate` spells the dim `axis`.
+fn dim_keyword(args: &Args) -> &'static str {
+    if args.kw("axis").is_some() {
+        "axis"
+    } else {
+        "dim"
     }
 }
