@@ -6,6 +6,11 @@
 
 mod common;
 
+/// The allocator the `shapels` binary uses, so that the figures are the
+/// server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -99,13 +99,14 @@ impl Recorder {
         }
     }
 
-    /// Record again what a call recorded before.
-    pub fn replay(&mut self, recorded: std::ops::Range<usize>) {
+    /// Record again what a call recorded before, each entry as `map` makes
+    /// it (a repeat with new symbols renames them).
+    pub fn replay(&mut self, recorded: std::ops::Range<usize>, map: impl Fn(Recorded) -> Recorded) {
         for i in recorded {
             let Some(r) = self.journal.get(i).cloned() else {
                 break;
             };
-            match r {
+            match map(r) {
                 Recorded::Binding(site, tensor) => self.binding_hit(site, tensor),
                 Recorded::Unknown(name, start) => self.unknown_at(name, start),
                 Recorded::Expression(start, end, tensor) => self.expression_at(start, end, tensor),
@@ -215,11 +216,22 @@ impl Recorder {
         let mut namer = Namer::new(env, &self.scalars);
         namer.static_shapes = static_shapes;
         namer.heads = heads;
+        // Sites and expressions often saw the very same tensors (`x =
+        // self.fc(x)` records one tensor for the name and the call): their
+        // merge is the same, so it is done once.
+        let mut merged: FxHashMap<Vec<*const Tensor>, TensorInfo> = FxHashMap::default();
+        let mut merge_once = |hits: &[Rc<Tensor>], namer: &mut Namer<'_>| {
+            let key: Vec<*const Tensor> = hits.iter().map(Rc::as_ptr).collect();
+            merged
+                .entry(key)
+                .or_insert_with(|| merge(hits, env, resolve, namer))
+                .clone()
+        };
         let mut bindings: Vec<Binding> = self
             .sites
             .iter()
             .map(|site| {
-                let mut tensor = merge(&site.hits, env, resolve, &mut namer);
+                let mut tensor = merge_once(&site.hits, &mut namer);
                 // Another run bound something unknown here: what the tensor
                 // runs saw is not the whole story, so the shape is unknown.
                 if self
@@ -247,7 +259,7 @@ impl Recorder {
             .iter()
             .map(|((start, end), hits)| ExprInfo {
                 range: *start..*end,
-                tensor: merge(hits, env, resolve, &mut namer),
+                tensor: merge_once(hits, &mut namer),
             })
             .collect();
         exprs.sort_by_key(|e| (e.range.start, e.range.end));

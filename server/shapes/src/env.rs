@@ -14,6 +14,8 @@ use crate::dim::{Dim, SymId};
 pub struct SymbolInfo {
     /// The name shown to the user (unique within the environment).
     pub name: String,
+    /// The name asked for, before it was made unique (`B` for `B_2`).
+    pub base: String,
     /// An anonymous symbol stands for a size nobody named; it is shown as `?`.
     pub anonymous: bool,
     /// A conventional name the analysis made up (`N`, `H`); a name from the
@@ -73,13 +75,14 @@ impl ShapeEnv {
     fn named(&mut self, name: &str, weak: bool) -> Dim {
         let count = self.name_counts.entry(name.to_string()).or_insert(0);
         *count += 1;
-        let name = if *count == 1 {
+        let unique = if *count == 1 {
             name.to_string()
         } else {
             format!("{name}_{count}")
         };
         self.push(SymbolInfo {
-            name,
+            name: unique,
+            base: name.to_string(),
             anonymous: false,
             weak,
         })
@@ -90,9 +93,23 @@ impl ShapeEnv {
         let name = format!("_{}", self.symbols.len());
         self.push(SymbolInfo {
             name,
+            base: String::new(),
             anonymous: true,
             weak: true,
         })
+    }
+
+    /// A new symbol made the way `id` was, with the name running the code
+    /// that made `id` again would give it (`B_3` after `B_2`): a memoised
+    /// call that made symbols replays with fresh ones.
+    pub fn remint(&mut self, id: SymId) -> Dim {
+        match self.info(id) {
+            Some(info) if !info.anonymous => {
+                let (base, weak) = (info.base.clone(), info.weak);
+                self.named(&base, weak)
+            }
+            _ => self.anonymous(),
+        }
     }
 
     fn push(&mut self, info: SymbolInfo) -> Dim {

@@ -16,14 +16,21 @@
 //!   hit no limit, and returned plain data (no list, dict or object a caller
 //!   could change), so handing the same value out again is safe;
 //! - what the first run recorded for hints and hover is recorded again.
+//!
+//! A first run may have made new symbols (a layer whose width is unknown
+//! gives every call a new unknown size): a repeat makes new ones the same
+//! way and hands out the result and records with them in place of the old,
+//! which is what running again would do. Nothing else can have learned of
+//! the old ones meanwhile: any fact about them would move the stamp.
 
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
-use shapels_shapes::Dim;
+use shapels_shapes::{Dim, SymId};
 
 use super::Interp;
 use super::call::Kwargs;
+use crate::record::Recorded;
 use crate::value::{Device, Function, Shape, Tensor, Value};
 
 /// Structure beyond this many parts is not worth keying on.
@@ -72,9 +79,9 @@ pub(crate) struct Stamp {
     opaque_syms: usize,
 }
 
-/// Everything a call can change; a call that changed none of it can be
-/// skipped when it repeats (a call that made a symbol cannot: its repeat
-/// would make another).
+/// Everything a call can change; a call that changed none of it but the
+/// number of symbols can be skipped when it repeats (its repeat makes as
+/// many new symbols).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Footprint {
     stamp: Stamp,
@@ -90,6 +97,8 @@ struct Entry {
     result: Value,
     /// What the call recorded: a range of the recorder's journal.
     recorded: std::ops::Range<usize>,
+    /// The symbols the call made, by number: a repeat makes new ones.
+    minted: std::ops::Range<u32>,
     /// The inputs, held so that no address in the key is reused by
     /// another object while the entry exists.
     _inputs: Vec<Value>,
@@ -153,8 +162,17 @@ impl Interp<'_> {
         {
             let result = entry.result.clone();
             let recorded = entry.recorded.clone();
-            self.recorder.replay(recorded);
-            return Lookup::Earlier(result);
+            let minted = entry.minted.clone();
+            if minted.is_empty() {
+                self.recorder.replay(recorded, |r| r);
+                return Lookup::Earlier(result);
+            }
+            let renaming = Renaming {
+                first: minted.start,
+                fresh: minted.map(|id| self.env.remint(SymId(id))).collect(),
+            };
+            self.recorder.replay(recorded, |r| renaming.recorded(r));
+            return Lookup::Earlier(renaming.value(&result));
         }
         let inputs = std::iter::once(Value::Function(f.clone()))
             .chain(receiver.cloned())
@@ -176,7 +194,13 @@ impl Interp<'_> {
         let Some(recorded) = self.recorder.end_capture(p.mark) else {
             return;
         };
-        let clean = self.footprint() == p.before && !self.out_of_budget() && is_plain(result, 0);
+        let after = self.footprint();
+        let clean = Footprint {
+            symbols: p.before.symbols,
+            ..after
+        } == p.before
+            && !self.out_of_budget()
+            && is_plain(result, 0);
         if clean {
             self.memo.entries.insert(
                 p.key,
@@ -184,6 +208,7 @@ impl Interp<'_> {
                     stamp: p.before.stamp,
                     result: result.clone(),
                     recorded,
+                    minted: p.before.symbols as u32..after.symbols as u32,
                     _inputs: p.inputs,
                 },
             );
@@ -566,6 +591,91 @@ impl KeyBuilder<'_> {
                 }
             }
             None => self.push(Part::Tag(0)),
+        }
+    }
+}
+
+/// New symbols in place of those a call made the first time it ran.
+struct Renaming {
+    /// The number of the first symbol the first run made; they are
+    /// consecutive.
+    first: u32,
+    fresh: Vec<Dim>,
+}
+
+impl Renaming {
+    fn symbol(&self, id: SymId) -> Option<Dim> {
+        let i = id.0.checked_sub(self.first)?;
+        self.fresh.get(i as usize).cloned()
+    }
+
+    fn dim(&self, d: &Dim) -> Dim {
+        // Most dims are numbers or one symbol: no need to rebuild them.
+        if d.as_const().is_some() {
+            return d.clone();
+        }
+        if let Some(id) = d.as_sym() {
+            return self.symbol(id).unwrap_or_else(|| d.clone());
+        }
+        d.substitute(&mut |id| self.symbol(id))
+    }
+
+    /// The same list when nothing in it changes, so that runs which saw the
+    /// very same dims still share them.
+    fn dims(&self, dims: &Rc<Vec<Dim>>) -> Rc<Vec<Dim>> {
+        if dims.iter().all(|d| d.as_const().is_some()) {
+            return dims.clone();
+        }
+        let renamed: Vec<Dim> = dims.iter().map(|d| self.dim(d)).collect();
+        if renamed == **dims {
+            dims.clone()
+        } else {
+            Rc::new(renamed)
+        }
+    }
+
+    fn tensor(&self, t: &Rc<Tensor>) -> Rc<Tensor> {
+        let shape = match &t.shape {
+            Shape::Known(d) => Shape::Known(self.dims(d)),
+            Shape::Tail(v, d) => Shape::Tail(*v, self.dims(d)),
+            Shape::Var(_) => return t.clone(),
+        };
+        if shape == t.shape {
+            return t.clone();
+        }
+        Rc::new(Tensor {
+            shape,
+            ..(**t).clone()
+        })
+    }
+
+    /// A plain value (see `is_plain`) with the new symbols.
+    fn value(&self, v: &Value) -> Value {
+        match v {
+            Value::Int(d) => Value::Int(self.dim(d)),
+            Value::SizeOfVar(var, dims) => Value::SizeOfVar(*var, self.dims(dims)),
+            Value::Tensor(t) => Value::Tensor(self.tensor(t)),
+            Value::Range(a, b, c) => Value::Range(self.dim(a), self.dim(b), self.dim(c)),
+            Value::Tuple(items) => Value::tuple(items.iter().map(|i| self.value(i)).collect()),
+            Value::Optional(inner) => Value::Optional(Box::new(self.value(inner))),
+            Value::Many(element) => Value::Many(Rc::new(self.value(element))),
+            Value::Slice(a, b, c) => Value::Slice(
+                Box::new(self.value(a)),
+                Box::new(self.value(b)),
+                Box::new(self.value(c)),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    fn recorded(&self, r: Recorded) -> Recorded {
+        match r {
+            Recorded::Binding(site, t) => Recorded::Binding(site, self.tensor(&t)),
+            Recorded::Expression(start, end, t) => {
+                Recorded::Expression(start, end, self.tensor(&t))
+            }
+            Recorded::Scalar(site, d) => Recorded::Scalar(site, self.dim(&d)),
+            unknown @ Recorded::Unknown(..) => unknown,
         }
     }
 }
