@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use shapels_analysis::{Config, HintDetail, analyze_module, expression_at, inlay_hints};
+use shapels_analysis::{Config, Coverage, HintDetail, analyze_module, expression_at, inlay_hints};
 
 fuzz_target!(|data: &[u8]| {
     // Editors hand over text, not bytes: invalid UTF-8 is replaced, as a
@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
             static_shapes: true,
         },
     ] {
-        let analysis = analyze_module(&source, &parsed.module, &config);
+        let analysis = analyze_module(&source, &parsed.module, &config, Coverage::Expressions);
         inlay_hints(&analysis, None, HintDetail::Full);
         expression_at(&analysis, source.len() / 2);
         for binding in &analysis.bindings {

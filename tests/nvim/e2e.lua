@@ -432,6 +432,9 @@ local function run()
     )
   end
   expect_hover('open', 'y = x @ w', 0, '[8, 10]')
+  -- Between names: the expressions `x` and `w` of the matmul.
+  expect_hover('open', 'x @ w', 0, '[8, 128]')
+  expect_hover('open', 'x @ w', 4, '[128, 10]')
   -- `x` sits after the emoji, so this position is only right if both sides
   -- count the emoji the same way (2 UTF-16 units, 4 bytes, 1 code point).
   expect_hover('open', 'x = torch.randn(8, 128)', 0, '[8, 128]')

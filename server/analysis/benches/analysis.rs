@@ -1,6 +1,11 @@
 //! Benchmarks of one file: cold parse + analysis, re-analysis after a
 //! keystroke, and inlay hints for a visible range.
 //!
+//! The server's analysis on opening a file and on every keystroke records
+//! bindings and diagnostics (`Coverage::Bindings`); the analysis that also
+//! records every expression runs only for a hover between names, and has
+//! its own figure (`with_expressions`).
+//!
 //! Run with `cargo bench -p shapels-analysis`; the figures and the targets
 //! they are held to are in `BENCHMARKS.md` at the top of the repository.
 
@@ -15,7 +20,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use shapels_analysis::{Config, HintDetail, analyze, analyze_module, inlay_hints};
+use shapels_analysis::{Config, Coverage, HintDetail, analyze, analyze_module, inlay_hints};
 use shapels_syntax::{ByteEdit, parse, reparse};
 
 /// The realistic ~400-line model file (GPT with a config dataclass,
@@ -40,13 +45,22 @@ fn cold(c: &mut Criterion) {
     let large = common::model_file(5_000, 7);
     let mut group = c.benchmark_group("cold");
     group.bench_function("gpt_400_lines", |b| {
+        b.iter(|| {
+            let file = parse(black_box(GPT));
+            analyze_module(GPT, &file.module, &config, Coverage::Bindings)
+        })
+    });
+    group.bench_function("gpt_400_lines_with_expressions", |b| {
         b.iter(|| analyze(black_box(GPT), &config))
     });
     group.bench_function("gpt_400_lines_parse_only", |b| {
         b.iter(|| parse(black_box(GPT)))
     });
     group.bench_function("generated_5000_lines", |b| {
-        b.iter(|| analyze(black_box(&large), &config))
+        b.iter(|| {
+            let file = parse(black_box(&large));
+            analyze_module(&large, &file.module, &config, Coverage::Bindings)
+        })
     });
     group.finish();
 }
@@ -64,7 +78,7 @@ fn keystroke(c: &mut Criterion) {
     group.bench_function("gpt_400_lines_reparse_and_analyze", |b| {
         b.iter(|| {
             let file = reparse(&old, GPT, black_box(&valid), valid_edit);
-            analyze_module(&valid, &file.module, &config)
+            analyze_module(&valid, &file.module, &config, Coverage::Bindings)
         })
     });
     group.bench_function("gpt_400_lines_reparse_only", |b| {
@@ -72,12 +86,23 @@ fn keystroke(c: &mut Criterion) {
     });
     group.bench_function("gpt_400_lines_analyze_only", |b| {
         let file = reparse(&old, GPT, &valid, valid_edit);
-        b.iter(|| analyze_module(black_box(&valid), &file.module, &config))
+        b.iter(|| analyze_module(black_box(&valid), &file.module, &config, Coverage::Bindings))
+    });
+    group.bench_function("gpt_400_lines_analyze_with_expressions", |b| {
+        let file = reparse(&old, GPT, &valid, valid_edit);
+        b.iter(|| {
+            analyze_module(
+                black_box(&valid),
+                &file.module,
+                &config,
+                Coverage::Expressions,
+            )
+        })
     });
     group.bench_function("gpt_400_lines_broken_reparse_and_analyze", |b| {
         b.iter(|| {
             let file = reparse(&old, GPT, black_box(&broken), broken_edit);
-            analyze_module(&broken, &file.module, &config)
+            analyze_module(&broken, &file.module, &config, Coverage::Bindings)
         })
     });
     group.finish();

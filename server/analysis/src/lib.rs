@@ -12,19 +12,22 @@ mod value;
 
 pub use report::*;
 
-/// Analyse one Python file. Never panics on any input.
+/// Analyse one Python file, expressions included. Never panics on any input.
 pub fn analyze(source: &str, config: &Config) -> FileAnalysis {
     let parsed = shapels_syntax::parse(source);
-    analyze_module(source, &parsed.module, config)
+    analyze_module(source, &parsed.module, config, Coverage::Expressions)
 }
 
-/// Analyse an already parsed module (the LSP keeps the tree between edits).
+/// Analyse an already parsed module (the LSP keeps the tree between edits),
+/// keeping what `coverage` asks for.
 pub fn analyze_module(
     source: &str,
     module: &shapels_syntax::ast::Module,
     config: &Config,
+    coverage: Coverage,
 ) -> FileAnalysis {
     let mut interp = interp::Interp::new(source, config);
+    interp.recorder.expressions = coverage == Coverage::Expressions;
     interp.run_module(module);
     let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);

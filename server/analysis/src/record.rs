@@ -59,6 +59,9 @@ pub(crate) struct Recorder {
     /// its lines hold in general, and a second made-up run would only blur
     /// it (`T` and `T_2` become a nameless size).
     pub only_new_sites: bool,
+    /// Tensor-valued expressions are recorded (for hover); when not, only
+    /// bindings are.
+    pub expressions: bool,
 }
 
 /// Entries the journal keeps at most (a bound on memory for runaway files).
@@ -164,7 +167,9 @@ impl Recorder {
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
-        self.expression_at(range.start, range.end, tensor);
+        if self.expressions {
+            self.expression_at(range.start, range.end, tensor);
+        }
     }
 
     fn expression_at(&mut self, start: usize, end: usize, tensor: Rc<Tensor>) {

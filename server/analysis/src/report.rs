@@ -29,12 +29,27 @@ impl Default for Config {
     }
 }
 
+/// What an analysis keeps besides bindings and diagnostics.
+///
+/// Recording every tensor-valued expression costs a fifth of an analysis
+/// and serves only hover between names, so the server leaves it out of the
+/// analysis it runs on every keystroke and asks for it when a hover needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Coverage {
+    /// Bindings and diagnostics: what hints, diagnostics and `check` use.
+    Bindings,
+    /// Also every tensor-valued expression (`FileAnalysis::expressions`).
+    #[default]
+    Expressions,
+}
+
 /// Everything the analysis learned about one file.
 #[derive(Debug, Clone, Default)]
 pub struct FileAnalysis {
     /// One entry per (statement, bound name), in source order.
     pub bindings: Vec<Binding>,
     /// Tensor-valued expressions, for hover; nested ranges are allowed.
+    /// Empty unless the analysis ran with `Coverage::Expressions`.
     pub expressions: Vec<ExprInfo>,
     pub diagnostics: Vec<Diagnostic>,
 }

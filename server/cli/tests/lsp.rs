@@ -69,6 +69,20 @@ fn full_session(utf8: bool) {
         hover["range"],
         json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 1}})
     );
+    // Between names, hover shows the innermost tensor expression, from an
+    // analysis that records expressions, made when a hover first needs it.
+    let hover = server.hover(&uri, 2, 10);
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("[5, 3]"),
+        "{hover}"
+    );
+    assert_eq!(
+        hover["range"],
+        json!({"start": {"line": 2, "character": 8}, "end": {"line": 2, "character": 25}})
+    );
 
     // Line 1 becomes `s = "🎉"; x = torch.randn(8, 128)`. The emoji is one
     // code point, two UTF-16 units and four UTF-8 bytes.
@@ -99,6 +113,15 @@ fn full_session(utf8: bool) {
     assert_eq!(
         hint_labeled(&hints, ": [8, 64]")["position"],
         json!({"line": 1, "character": after_x})
+    );
+    // The expression `x` on the next line, in the current version.
+    let hover = server.hover(&uri, 2, 4);
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("[8, 64]"),
+        "{hover}"
     );
 
     let status = server.shutdown_and_exit();

@@ -6,7 +6,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use shapels_analysis::{Config, FileAnalysis};
+use shapels_analysis::{Config, Coverage, FileAnalysis};
 
 /// The largest source, in bytes, that is parsed and analysed. Above this
 /// the cost grows past what an editor or CI can wait for (release build: a
@@ -35,13 +35,21 @@ pub fn too_large(name: &str, source: &str) -> Option<String> {
 /// are ever touched.
 pub const ANALYSIS_STACK: usize = 16 * 1024 * 1024;
 
-/// An analysis entry point: `shapels_analysis::analyze`, or a stand-in in tests.
+/// An analysis entry point: [`bindings_and_diagnostics`], or a stand-in in
+/// tests.
 pub type Analyzer = fn(&str, &Config) -> FileAnalysis;
 
-/// Analyses `source`, or returns `None` (after logging the panic message)
-/// when the analysis panics. `name` identifies the file in the log.
+/// Analyses `source` for bindings and diagnostics (what `check` and `hints`
+/// show), or returns `None` (after logging the panic message) when the
+/// analysis panics. `name` identifies the file in the log.
 pub fn analyze(name: &str, source: &str, config: &Config) -> Option<FileAnalysis> {
-    analyze_with(shapels_analysis::analyze, name, source, config)
+    analyze_with(bindings_and_diagnostics, name, source, config)
+}
+
+/// Parses and analyses `source` without recording expressions.
+fn bindings_and_diagnostics(source: &str, config: &Config) -> FileAnalysis {
+    let parsed = shapels_syntax::parse(source);
+    shapels_analysis::analyze_module(source, &parsed.module, config, Coverage::Bindings)
 }
 
 /// [`analyze`] with the given analysis.

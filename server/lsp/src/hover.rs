@@ -8,7 +8,8 @@ use crate::session::Session;
 use crate::snapshot::Cancelled;
 
 /// On a bound name, the binding (with its name); elsewhere, the innermost
-/// tensor expression under the cursor.
+/// tensor expression under the cursor, from an analysis that records
+/// expressions (made for this version on the first such hover).
 pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Option<Hover>> {
     let position = params.text_document_position_params;
     // Taken before the first `.await`: see `inlay_hints::inlay_hint`.
@@ -16,30 +17,36 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         return Ok(None);
     };
     let encoding = session.flags().encoding;
+    // The document changed before the analysis began: the answer would be
+    // about a text the client no longer has. LSP's ContentModified tells the
+    // client to ask again (or not), without showing an error.
     let analysis = match snapshot.analysis(&session.workers).await {
         Ok(Some(analysis)) => analysis,
         Ok(None) => return Ok(None),
-        // The document changed before the analysis began: the answer would
-        // be about a text the client no longer has. LSP's ContentModified
-        // tells the client to ask again (or not), without showing an error.
         Err(Cancelled) => return Err(Error::content_modified()),
     };
     let offset = proto::offset(&snapshot.text, position.position, encoding);
     let (markdown, range) = if let Some(binding) = shapels_analysis::binding_at(&analysis, offset) {
         (
             binding.tensor.hover_markdown(Some(&binding.name)),
-            &binding.range,
+            binding.range.clone(),
         )
-    } else if let Some(expr) = shapels_analysis::expression_at(&analysis, offset) {
-        (expr.tensor.hover_markdown(None), &expr.range)
     } else {
-        return Ok(None);
+        let analysis = match snapshot.analysis_with_expressions(&session.workers).await {
+            Ok(Some(analysis)) => analysis,
+            Ok(None) => return Ok(None),
+            Err(Cancelled) => return Err(Error::content_modified()),
+        };
+        match shapels_analysis::expression_at(&analysis, offset) {
+            Some(expr) => (expr.tensor.hover_markdown(None), expr.range.clone()),
+            None => return Ok(None),
+        }
     };
     Ok(Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
             value: markdown,
         }),
-        range: Some(proto::lsp_range(&snapshot.text, range, encoding)),
+        range: Some(proto::lsp_range(&snapshot.text, &range, encoding)),
     }))
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ropey::Rope;
-use shapels_analysis::{Config, FileAnalysis};
+use shapels_analysis::{Config, Coverage, FileAnalysis};
 use tokio::sync::{OnceCell, oneshot};
 use tower_lsp_server::ls_types::Uri;
 
@@ -26,9 +26,12 @@ pub(crate) struct Snapshot {
     pub(crate) text: Rope,
     pub(crate) config: Config,
     token: CancelToken,
-    /// The analysis of `text` under `config`; `None` inside when it panicked.
-    /// A cancelled run stores nothing.
+    /// The analysis of `text` under `config`, bindings and diagnostics only;
+    /// `None` inside when it panicked. A cancelled run stores nothing.
     analysis: OnceCell<Option<Arc<FileAnalysis>>>,
+    /// The same with every tensor expression too, made only when a hover
+    /// between names asks for it (see `Coverage`).
+    with_expressions: OnceCell<Option<Arc<FileAnalysis>>>,
     /// Whether a `textDocument/inlayHint` answer was already computed from this
     /// snapshot, in which case asking the client to refresh hints is pointless.
     hints_served: AtomicBool,
@@ -48,6 +51,7 @@ impl Snapshot {
             config,
             token: CancelToken::default(),
             analysis: OnceCell::new(),
+            with_expressions: OnceCell::new(),
             hints_served: AtomicBool::new(false),
         }
     }
@@ -57,9 +61,10 @@ impl Snapshot {
         self.token.cancel();
     }
 
-    /// The analysis of this snapshot, run by `workers` the first time anyone
-    /// asks; concurrent callers share the one run. `Err(Cancelled)` when the
-    /// snapshot was replaced before the run began.
+    /// The analysis of this snapshot (bindings and diagnostics), run by
+    /// `workers` the first time anyone asks; concurrent callers share the
+    /// one run. `Err(Cancelled)` when the snapshot was replaced before the
+    /// run began.
     ///
     /// `OnceCell::get_or_try_init` is cancellation safe: when the caller that
     /// started the run is dropped (a cancelled request), the next caller
@@ -68,36 +73,54 @@ impl Snapshot {
         &self,
         workers: &Workers,
     ) -> Result<Option<Arc<FileAnalysis>>, Cancelled> {
-        self.analysis
-            .get_or_try_init(|| async {
-                if self.token.is_cancelled() {
-                    return Err(Cancelled);
-                }
-                let (reply, outcome) = oneshot::channel();
-                workers.submit(Job {
-                    uri: self.uri.clone(),
-                    version: self.version,
-                    text: self.text.clone(),
-                    config: self.config.clone(),
-                    token: self.token.clone(),
-                    reply,
-                });
-                match outcome.await {
-                    Ok(Outcome::Done(analysis)) => Ok(Some(Arc::new(analysis))),
-                    Ok(Outcome::Failed) => Ok(None),
-                    Ok(Outcome::Cancelled) => Err(Cancelled),
-                    Err(_) => {
-                        tracing::error!(
-                            "the analysis worker for {} is gone; no result for version {}",
-                            self.uri.as_str(),
-                            self.version
-                        );
-                        Ok(None)
-                    }
-                }
-            })
+        self.run(&self.analysis, Coverage::Bindings, workers).await
+    }
+
+    /// [`Snapshot::analysis`] with every tensor-valued expression, for hover.
+    pub(crate) async fn analysis_with_expressions(
+        &self,
+        workers: &Workers,
+    ) -> Result<Option<Arc<FileAnalysis>>, Cancelled> {
+        self.run(&self.with_expressions, Coverage::Expressions, workers)
             .await
-            .cloned()
+    }
+
+    async fn run(
+        &self,
+        cell: &OnceCell<Option<Arc<FileAnalysis>>>,
+        coverage: Coverage,
+        workers: &Workers,
+    ) -> Result<Option<Arc<FileAnalysis>>, Cancelled> {
+        cell.get_or_try_init(|| async {
+            if self.token.is_cancelled() {
+                return Err(Cancelled);
+            }
+            let (reply, outcome) = oneshot::channel();
+            workers.submit(Job {
+                uri: self.uri.clone(),
+                version: self.version,
+                text: self.text.clone(),
+                config: self.config.clone(),
+                coverage,
+                token: self.token.clone(),
+                reply,
+            });
+            match outcome.await {
+                Ok(Outcome::Done(analysis)) => Ok(Some(Arc::new(analysis))),
+                Ok(Outcome::Failed) => Ok(None),
+                Ok(Outcome::Cancelled) => Err(Cancelled),
+                Err(_) => {
+                    tracing::error!(
+                        "the analysis worker for {} is gone; no result for version {}",
+                        self.uri.as_str(),
+                        self.version
+                    );
+                    Ok(None)
+                }
+            }
+        })
+        .await
+        .cloned()
     }
 
     pub(crate) fn mark_hints_served(&self) {

@@ -7,7 +7,7 @@
 //! through the parse cache the workers use (incremental reparse, fresh
 //! parse of broken texts). Not a stable API.
 
-use shapels_analysis::{Config, FileAnalysis};
+use shapels_analysis::{Config, Coverage, FileAnalysis};
 use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent, Uri};
 
 use crate::documents::DocumentStore;
@@ -90,10 +90,13 @@ impl EditSession {
     /// when the parse or the analysis panicked.
     pub fn analyze(&mut self) -> Option<FileAnalysis> {
         let text = self.current_text();
-        match self
-            .cache
-            .analyze(&self.uri, text, &Config::default(), self.analyzer)
-        {
+        match self.cache.analyze(
+            &self.uri,
+            text,
+            &Config::default(),
+            Coverage::Expressions,
+            self.analyzer,
+        ) {
             Outcome::Done(analysis) => Some(analysis),
             Outcome::Failed | Outcome::Cancelled => None,
         }

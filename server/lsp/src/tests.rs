@@ -12,8 +12,8 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use shapels_analysis::{
-    Binding, BindingKind, Config, Diagnostic, DimView, ExprInfo, FileAnalysis, Origin, Severity,
-    TensorInfo,
+    Binding, BindingKind, Config, Coverage, Diagnostic, DimView, ExprInfo, FileAnalysis, Origin,
+    Severity, TensorInfo,
 };
 use shapels_syntax::ast::Module;
 use tower::{Service, ServiceExt};
@@ -40,7 +40,7 @@ fn tensor(dims: &[i64]) -> TensorInfo {
 /// name starting with `u`, an unknown rank for one starting with `r`),
 /// reports each `@` as a matmul error related to the first binding, and
 /// panics on `boom`.
-fn fake_analysis(source: &str, _: &Module, _: &Config) -> FileAnalysis {
+fn fake_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnalysis {
     assert!(!source.contains("boom"), "the fake analysis blew up");
     let mut analysis = FileAnalysis::default();
     let mut line_start = 0;
@@ -370,14 +370,19 @@ static GATE_OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool:
 /// [`fake_analysis`], counting its runs, and holding each run until the
 /// test opens the gate (or 20 s pass), so that the worker is busy for as
 /// long as the test needs, however slow the machine.
-fn gated_analysis(source: &str, module: &Module, config: &Config) -> FileAnalysis {
+fn gated_analysis(
+    source: &str,
+    module: &Module,
+    config: &Config,
+    coverage: Coverage,
+) -> FileAnalysis {
     use std::sync::atomic::Ordering;
     GATED_CALLS.fetch_add(1, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !GATE_OPEN.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
-    fake_analysis(source, module, config)
+    fake_analysis(source, module, config, coverage)
 }
 
 #[tokio::test]

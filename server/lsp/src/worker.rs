@@ -18,7 +18,7 @@ use std::thread;
 use std::time::Instant;
 
 use ropey::Rope;
-use shapels_analysis::{Config, FileAnalysis};
+use shapels_analysis::{Config, Coverage, FileAnalysis};
 use shapels_syntax::ast::Module;
 use shapels_syntax::{ParsedFile, edit_between, parse, reparse};
 use tokio::sync::oneshot;
@@ -28,7 +28,7 @@ use crate::guarded;
 
 /// An analysis entry point over an already parsed module:
 /// `shapels_analysis::analyze_module`, or a stand-in in tests.
-pub type ModuleAnalyzer = fn(&str, &Module, &Config) -> FileAnalysis;
+pub type ModuleAnalyzer = fn(&str, &Module, &Config, Coverage) -> FileAnalysis;
 
 /// More workers than this would only hold more parses in memory: the
 /// machines this runs on have a few cores, and an editor analyses the one
@@ -67,6 +67,7 @@ pub(crate) struct Job {
     pub(crate) version: i32,
     pub(crate) text: Rope,
     pub(crate) config: Config,
+    pub(crate) coverage: Coverage,
     pub(crate) token: CancelToken,
     pub(crate) reply: oneshot::Sender<Outcome>,
 }
@@ -140,12 +141,18 @@ fn run(queue: &mpsc::Receiver<Message>, analyzer: ModuleAnalyzer) {
                     Outcome::Cancelled
                 } else {
                     let started = Instant::now();
-                    let outcome =
-                        cache.analyze(&job.uri, job.text.to_string(), &job.config, analyzer);
+                    let outcome = cache.analyze(
+                        &job.uri,
+                        job.text.to_string(),
+                        &job.config,
+                        job.coverage,
+                        analyzer,
+                    );
                     tracing::debug!(
-                        "analysed {} version {} in {:?}",
+                        "analysed {} version {} ({:?}) in {:?}",
                         job.uri.as_str(),
                         job.version,
+                        job.coverage,
                         started.elapsed()
                     );
                     outcome
@@ -180,6 +187,7 @@ impl ParseCache {
         uri: &Uri,
         text: String,
         config: &Config,
+        coverage: Coverage,
         analyzer: ModuleAnalyzer,
     ) -> Outcome {
         let name = uri.as_str();
@@ -202,7 +210,7 @@ impl ParseCache {
             return Outcome::Failed;
         };
         match guarded::guard(name, "analysis", || {
-            analyzer(&parsed.text, &parsed.file.module, config)
+            analyzer(&parsed.text, &parsed.file.module, config, coverage)
         }) {
             Some(analysis) => Outcome::Done(analysis),
             None => Outcome::Failed,
@@ -320,7 +328,7 @@ mod tests {
 
     static SLOW_CALLS: AtomicUsize = AtomicUsize::new(0);
 
-    fn slow_analysis(_: &str, _: &Module, _: &Config) -> FileAnalysis {
+    fn slow_analysis(_: &str, _: &Module, _: &Config, _: Coverage) -> FileAnalysis {
         SLOW_CALLS.fetch_add(1, Ordering::SeqCst);
         thread::sleep(Duration::from_millis(300));
         FileAnalysis::default()
@@ -334,6 +342,7 @@ mod tests {
             version,
             text: Rope::from_str(&format!("x = {version}\n")),
             config: Config::default(),
+            coverage: Coverage::Bindings,
             token: token.clone(),
             reply,
         });
@@ -355,7 +364,7 @@ mod tests {
         assert_eq!(SLOW_CALLS.load(Ordering::SeqCst), 2);
     }
 
-    fn panicky_analysis(source: &str, _: &Module, _: &Config) -> FileAnalysis {
+    fn panicky_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnalysis {
         assert!(!source.contains("boom"), "the stand-in analysis blew up");
         FileAnalysis::default()
     }
@@ -366,7 +375,13 @@ mod tests {
         let mut cache = ParseCache::default();
         let config = Config::default();
         let run = |cache: &mut ParseCache, text: &str| {
-            cache.analyze(&uri, text.to_string(), &config, panicky_analysis)
+            cache.analyze(
+                &uri,
+                text.to_string(),
+                &config,
+                Coverage::Bindings,
+                panicky_analysis,
+            )
         };
         assert!(matches!(run(&mut cache, "x = 1\n"), Outcome::Done(_)));
         assert!(matches!(run(&mut cache, "x = boom\n"), Outcome::Failed));
@@ -378,7 +393,13 @@ mod tests {
         let uri: Uri = "untitled:big.py".parse().unwrap();
         let mut cache = ParseCache::default();
         let big = "x = 1\n".repeat(guarded::MAX_SOURCE_BYTES / 6 + 1);
-        match cache.analyze(&uri, big, &Config::default(), panicky_analysis) {
+        match cache.analyze(
+            &uri,
+            big,
+            &Config::default(),
+            Coverage::Bindings,
+            panicky_analysis,
+        ) {
             Outcome::Done(analysis) => assert!(analysis.bindings.is_empty()),
             other => panic!("{other:?}"),
         }
