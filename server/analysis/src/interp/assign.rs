@@ -127,10 +127,10 @@ impl Interp<'_> {
     }
 
     /// A write to the current frame's names: when they are the module's
-    /// globals, functions read them, so the epoch moves.
+    /// globals, functions read them, so the globals' epoch moves.
     pub(super) fn touch_scope(&mut self) {
         if self.frame().is_module {
-            self.epoch += 1;
+            self.globals_epoch += 1;
         }
     }
 

@@ -11,7 +11,8 @@
 //!   function, the receiver and the arguments by their whole structure (two
 //!   blocks built alike are alike), the fake mode and the path's state;
 //! - nothing the body can read has changed since: the shape environment,
-//!   rank variables and every heap object and global (`Interp::epoch`);
+//!   rank variables, every heap object (`Interp::epoch`) and every global
+//!   (`Interp::globals_epoch`);
 //! - the first run changed nothing outside its own frame, reported nothing,
 //!   hit no limit, and returned plain data (no list, dict or object a caller
 //!   could change), so handing the same value out again is safe;
@@ -74,6 +75,7 @@ pub(crate) struct CallKey {
 pub(crate) struct Stamp {
     facts: usize,
     epoch: u64,
+    globals_epoch: u64,
     tail_vars: usize,
     var_dims: usize,
     opaque_syms: usize,
@@ -126,6 +128,7 @@ impl Interp<'_> {
         Stamp {
             facts: self.env.facts(),
             epoch: self.epoch,
+            globals_epoch: self.globals_epoch,
             tail_vars: self.tail_vars.len(),
             var_dims: self.var_dims.len(),
             opaque_syms: self.opaque_syms.len(),

@@ -148,8 +148,12 @@ pub(crate) struct Interp<'s> {
     /// belong to a call site rather than to a library line.
     pub frames: Vec<Frame>,
     /// Moves whenever state a call could read changes outside the caller's
-    /// own frame: an object, a container, a global, a rank variable.
+    /// own frame: an object, a container, a class, a rank variable.
     pub epoch: u64,
+    /// Moves whenever a global is bound. Kept apart from `epoch` because no
+    /// object changes with it: the structures the memo numbered for objects
+    /// still hold after `x = model(x)` at the top level.
+    pub globals_epoch: u64,
     /// How many times a limit (depth, recursion) cut the analysis short:
     /// a result reached under a cut depends on where the call was made.
     pub cuts: u64,
@@ -205,6 +209,7 @@ impl<'s> Interp<'s> {
                 lists_unsure: false,
             }],
             epoch: 0,
+            globals_epoch: 0,
             cuts: 0,
             memo: memo::Memo::default(),
         }
