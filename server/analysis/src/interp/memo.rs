@@ -24,6 +24,7 @@
 //! which is what running again would do. Nothing else can have learned of
 //! the old ones meanwhile: any fact about them would move the stamp.
 
+use std::hash::BuildHasher;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
@@ -45,7 +46,7 @@ pub(crate) struct Memo {
     /// value is held so that the address is not reused meanwhile.
     objects: FxHashMap<usize, (u64, u32, Value)>,
     /// Structures by number: objects built alike get the same number.
-    structures: FxHashMap<Vec<Part>, u32>,
+    structures: FxHashMap<Parts, u32>,
 }
 
 /// One piece of a call's key.
@@ -62,10 +63,33 @@ enum Part {
     Device(Option<Device>),
 }
 
+/// A sequence of parts with its hash, computed once: keys are long, and a
+/// table hashes its keys again each time it grows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Parts {
+    hash: u64,
+    parts: Vec<Part>,
+}
+
+impl Parts {
+    fn new(parts: Vec<Part>) -> Parts {
+        Parts {
+            hash: rustc_hash::FxBuildHasher.hash_one(&parts),
+            parts,
+        }
+    }
+}
+
+impl std::hash::Hash for Parts {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
 /// Everything a call's result can depend on, apart from the world state.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct CallKey {
-    parts: Vec<Part>,
+    parts: Parts,
 }
 
 /// The analysis state a body can read beyond its inputs; a result holds
@@ -276,7 +300,9 @@ impl Interp<'_> {
             k.value(v)?;
         }
         let parts = std::mem::take(&mut k.parts);
-        (parts.len() <= MAX_KEY_PARTS).then_some(CallKey { parts })
+        (parts.len() <= MAX_KEY_PARTS).then(|| CallKey {
+            parts: Parts::new(parts),
+        })
     }
 }
 
@@ -329,7 +355,7 @@ impl KeyBuilder<'_> {
             return None;
         }
         let next = self.memo.structures.len() as u32;
-        let id = *self.memo.structures.entry(body).or_insert(next);
+        let id = *self.memo.structures.entry(Parts::new(body)).or_insert(next);
         self.memo
             .objects
             .insert(addr, (self.epoch, id, value.clone()));

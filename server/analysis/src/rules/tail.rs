@@ -16,6 +16,7 @@ use super::Args;
 use super::shape::broadcast as broadcast_dims;
 use crate::interp::Interp;
 use crate::report::Severity;
+use crate::rules::names::NameSet;
 use crate::value::{Shape, Tensor, Value};
 
 /// What a rule made of an input of unknown rank.
@@ -27,7 +28,7 @@ pub(crate) enum TailResult {
 }
 
 /// Ops that keep their input's shape, whatever its rank.
-const SHAPE_KEEPING: &[&str] = &[
+static SHAPE_KEEPING: NameSet = NameSet::new(&[
     "softmax",
     "log_softmax",
     "softmin",
@@ -42,7 +43,7 @@ const SHAPE_KEEPING: &[&str] = &[
     "type_as",
     "masked_fill",
     "normalize",
-];
+]);
 
 fn with_suffix(var: u32, suffix: Vec<Dim>) -> Shape {
     if suffix.is_empty() {

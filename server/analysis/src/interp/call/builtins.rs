@@ -190,6 +190,9 @@ impl Interp<'_> {
                 inst.attrs.borrow().contains_key(&**attr)
                     || class_lookup(&inst.class, attr).is_some(),
             )),
+            ("hasattr", [Value::Path(path), Value::Str(attr)]) => {
+                Value::Bool(crate::rules::torch_has_attr(path, attr))
+            }
             ("setattr", [obj, Value::Str(attr), v]) => {
                 self.set_attr(obj, attr, v.clone());
                 Value::None

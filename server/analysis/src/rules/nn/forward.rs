@@ -21,9 +21,10 @@ use super::parameters::layer_param;
 use super::pool::{adaptive_pool, pool, pool_pad_too_big, with_indices};
 use super::recurrent::rnn;
 use super::spatial::{pool_settings, spatial, spatial_or};
+use crate::rules::names::NameSet;
 
 /// Layers whose forward keeps the input's shape.
-const SAME_SHAPE: &[&str] = &[
+static SAME_SHAPE: NameSet = NameSet::new(&[
     "ReLU",
     "ReLU6",
     "GELU",
@@ -64,7 +65,7 @@ const SAME_SHAPE: &[&str] = &[
     "Hardshrink",
     "Softshrink",
     "RReLU",
-];
+]);
 
 /// Calling a built-in layer: its forward rule.
 pub(crate) fn call_layer(

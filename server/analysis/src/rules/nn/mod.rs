@@ -30,6 +30,7 @@ use crate::report::Severity;
 use crate::value::{DType, Device, Layer, Provenance, Tensor, Value};
 
 use self::spatial::spatial;
+use crate::rules::names::NameSet;
 
 pub(crate) use forward::call_layer;
 pub(crate) use functional::functional;
@@ -37,13 +38,13 @@ pub(crate) use module::{container_item, layer_attr, module_method};
 
 type Kwargs = Vec<(Rc<str>, Value)>;
 
-const CONTAINERS: &[&str] = &[
+static CONTAINERS: NameSet = NameSet::new(&[
     "Sequential",
     "ModuleList",
     "ModuleDict",
     "ParameterList",
     "ParameterDict",
-];
+]);
 
 pub(crate) fn is_container(kind: &str) -> bool {
     CONTAINERS.contains(&kind)

@@ -78,7 +78,7 @@ pub(crate) fn check_inputs(
             unknown = true;
             continue;
         };
-        let is_scalar_cpu = *dev == Device::Cpu && interp.dims(t).is_some_and(|d| d.is_empty());
+        let is_scalar_cpu = *dev == Device::Cpu && interp.rank(t) == Some(0);
         match &common {
             None => {
                 common = Some(dev.clone());

@@ -7,6 +7,7 @@ use shapels_shapes::Dim;
 use super::pointwise::{SAME, TO_FLOAT};
 use crate::interp::Interp;
 use crate::rules::Args;
+use crate::rules::names::NameSet;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// The memory order of an op's result: reordering ops permute it, ops that
@@ -19,14 +20,22 @@ pub(super) fn track_layout(interp: &Interp<'_>, name: &str, args: &Args, result:
     let Some(Value::Tensor(input)) = args.pos.first() else {
         return crate::rules::layout::with_layout(result, None);
     };
-    let (Some(in_dims), Some(out_dims)) = (interp.dims(input), interp.dims(out)) else {
+    let (Some(in_rank), Some(_)) = (interp.rank(input), interp.rank(out)) else {
         return crate::rules::layout::with_layout(result, None);
     };
-    if let Some(p) = crate::rules::layout::permutation(name, args, in_dims.len()) {
+    if let Some(p) = crate::rules::layout::permutation(name, args, in_rank) {
         let layout =
             crate::rules::layout::permuted(input.layout.as_deref().map(|v| v.as_slice()), &p);
         return crate::rules::layout::with_layout(result, layout);
     }
+    // A contiguous input leaves nothing to keep: only a permutation (above)
+    // makes a layout, and the dims need not be compared.
+    if input.layout.is_none() {
+        return crate::rules::layout::with_layout(result, None);
+    }
+    let (Some(in_dims), Some(out_dims)) = (interp.dims(input), interp.dims(out)) else {
+        return crate::rules::layout::with_layout(result, None);
+    };
     let keeps = name != "contiguous"
         && in_dims.len() == out_dims.len()
         && in_dims
@@ -91,7 +100,7 @@ pub(super) fn unknown_rank_rule(
 }
 
 /// Ops with a rule that just could not run on an input of unknown rank.
-const KNOWN_UNKNOWN_RANK: &[&str] = &[
+static KNOWN_UNKNOWN_RANK: NameSet = NameSet::new(&[
     "view",
     "reshape",
     "flatten",
@@ -120,7 +129,7 @@ const KNOWN_UNKNOWN_RANK: &[&str] = &[
     "t",
     "__attr_T",
     "__attr_mT",
-];
+]);
 
 /// The output tensor of an op on `x`: fake or real as the mode makes it.
 pub(crate) fn out_shape(

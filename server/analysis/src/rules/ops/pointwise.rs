@@ -12,11 +12,12 @@ use crate::interp::Interp;
 use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::dtype::{int_to_float, promote};
+use crate::rules::names::NameSet;
 use crate::rules::shape::{broadcast, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
 /// Pointwise ops that keep their input's shape and dtype.
-pub(super) const SAME: &[&str] = &[
+pub(super) static SAME: NameSet = NameSet::new(&[
     "neg",
     "positive",
     "abs",
@@ -101,9 +102,9 @@ pub(super) const SAME: &[&str] = &[
     "negative",
     "absolute",
     "sgn",
-];
+]);
 /// Pointwise ops whose integer inputs give float results.
-pub(super) const TO_FLOAT: &[&str] = &[
+pub(super) static TO_FLOAT: NameSet = NameSet::new(&[
     "sigmoid",
     "tanh",
     "exp",
@@ -137,9 +138,9 @@ pub(super) const TO_FLOAT: &[&str] = &[
     "sinc",
     "deg2rad",
     "rad2deg",
-];
+]);
 /// Pointwise ops with a bool result.
-pub(super) const TO_BOOL: &[&str] = &[
+pub(super) static TO_BOOL: NameSet = NameSet::new(&[
     "isnan",
     "isinf",
     "isfinite",
@@ -148,9 +149,9 @@ pub(super) const TO_BOOL: &[&str] = &[
     "logical_not",
     "signbit",
     "isreal",
-];
+]);
 /// Binary pointwise ops (broadcasting, promoting).
-pub(super) const BINARY: &[&str] = &[
+pub(super) static BINARY: NameSet = NameSet::new(&[
     "add",
     "sub",
     "subtract",
@@ -179,8 +180,8 @@ pub(super) const BINARY: &[&str] = &[
     "heaviside",
     "nextafter",
     "ldexp",
-];
-pub(super) const BINARY_BOOL: &[&str] = &[
+]);
+pub(super) static BINARY_BOOL: NameSet = NameSet::new(&[
     "eq",
     "ne",
     "lt",
@@ -196,7 +197,7 @@ pub(super) const BINARY_BOOL: &[&str] = &[
     "logical_or",
     "logical_xor",
     "isclose",
-];
+]);
 
 /// The rule of a pointwise op that keeps its input's shape: the checks a
 /// few of them make, and the dtype their other operands give.

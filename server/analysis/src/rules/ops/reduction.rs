@@ -12,10 +12,11 @@ use crate::interp::Interp;
 use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::dtype::{sum_dtype, torch_name};
+use crate::rules::names::NameSet;
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
 
-pub(super) const REDUCTIONS: &[&str] = &[
+pub(super) static REDUCTIONS: NameSet = NameSet::new(&[
     "sum",
     "mean",
     "prod",
@@ -35,7 +36,7 @@ pub(super) const REDUCTIONS: &[&str] = &[
     "aminmax_",
     "std_mean_",
     "var_mean_",
-];
+]);
 
 /// The rule of an op along one dim of a tensor of known rank: softmax and
 /// the scans keep the shape, `argmax`, `max`, `median` and `topk` reduce or
