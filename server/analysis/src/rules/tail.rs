@@ -111,7 +111,7 @@ pub(crate) fn unknown_rank_op(
     let shape = interp.resolve_shape(&x.shape);
     let (var, suffix) = shape.tail()?;
     let suffix = suffix.to_vec();
-    if SHAPE_KEEPING.contains(&name) {
+    if SHAPE_KEEPING.contains(name) {
         return Some(TailResult::One(shape.clone()));
     }
     match name {

@@ -132,7 +132,7 @@ pub(crate) fn call_layer(
         } else {
             with_weight.push(weight.clone());
         }
-    } else if layer.device.borrow().is_some() && !SAME_SHAPE.contains(&&*kind) {
+    } else if layer.device.borrow().is_some() && !SAME_SHAPE.contains(&kind) {
         let t = interp.new_tensor(
             Shape::known(Vec::new()),
             None,
@@ -208,7 +208,7 @@ pub(crate) fn call_layer(
             return Value::Unknown;
         }
     }
-    if SAME_SHAPE.contains(&&*kind) {
+    if SAME_SHAPE.contains(&kind) {
         if matches!(&*kind, "Softmax" | "LogSoftmax" | "Softmin") {
             let dim = a(0, "dim").unwrap_or(Value::None);
             return op(

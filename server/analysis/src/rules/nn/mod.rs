@@ -47,7 +47,7 @@ static CONTAINERS: NameSet = NameSet::new(&[
 ]);
 
 pub(crate) fn is_container(kind: &str) -> bool {
-    CONTAINERS.contains(&kind)
+    CONTAINERS.contains(kind)
 }
 
 /// `nn.<name>(...)`: a layer value, `nn.Parameter`, or a container.

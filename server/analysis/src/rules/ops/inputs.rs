@@ -66,9 +66,9 @@ pub(crate) fn check_inputs(
     if name == "copy_" {
         return Some(tensors.first().and_then(|t| t.device.clone()));
     }
-    let pointwise = SAME.contains(&name)
-        || BINARY.contains(&name)
-        || BINARY_BOOL.contains(&name)
+    let pointwise = SAME.contains(name)
+        || BINARY.contains(name)
+        || BINARY_BOOL.contains(name)
         || matches!(name, "div" | "where" | "true_divide");
     let mut common: Option<Device> = None;
     let mut common_is_scalar = false;

@@ -112,7 +112,7 @@ use dim_arg;
 /// Run the rule of `name` on `args` (tensor ops take the input first).
 pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
     let (base, inplace) = match name.strip_suffix('_') {
-        Some(b) if !b.is_empty() && !b.ends_with('_') && !SAME.contains(&name) => (b, true),
+        Some(b) if !b.is_empty() && !b.ends_with('_') && !SAME.contains(name) => (b, true),
         _ => (name, false),
     };
     let result = dispatch(interp, base, &args, range.clone());
@@ -179,10 +179,10 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         return unknown_rank_rule(interp, name, &x, args, device);
     }
     let dims = interp.dims(&x);
-    if SAME.contains(&name) {
+    if SAME.contains(name) {
         return same_shape(interp, name, x, dims, args, device, range);
     }
-    if TO_FLOAT.contains(&name) {
+    if TO_FLOAT.contains(name) {
         return out_shape(
             interp,
             &x,
@@ -192,17 +192,17 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             name,
         );
     }
-    if TO_BOOL.contains(&name) {
+    if TO_BOOL.contains(name) {
         return out_shape(interp, &x, x.shape.clone(), Some(DType::Bool), device, name);
     }
-    if BINARY.contains(&name)
-        || BINARY_BOOL.contains(&name)
+    if BINARY.contains(name)
+        || BINARY_BOOL.contains(name)
         || matches!(name, "div" | "true_divide" | "divide")
     {
         let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
         return binary(interp, name, &Value::Tensor(x), &other, args, device, range);
     }
-    if REDUCTIONS.contains(&name) {
+    if REDUCTIONS.contains(name) {
         return reduce(interp, name, &x, args, device, range);
     }
     let Some(dims) = dims else {
@@ -381,8 +381,8 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
         _ => {
             // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.
             if let Some(t) = args.tensors().first().cloned()
-                && (BINARY.contains(&name)
-                    || BINARY_BOOL.contains(&name)
+                && (BINARY.contains(name)
+                    || BINARY_BOOL.contains(name)
                     || matches!(name, "div" | "true_divide" | "mul" | "add" | "pow" | "rsub"))
             {
                 let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);

@@ -464,7 +464,7 @@ pub(super) fn binary(
         let ra = da.clone().flatten().map(|d| d.len());
         let rb = db.clone().flatten().map(|d| d.len());
         let d = promote(&[(a, ra), (b, rb)]);
-        if BINARY_BOOL.contains(&name) {
+        if BINARY_BOOL.contains(name) {
             Some(DType::Bool)
         } else if name == "float_power" {
             d.map(|d| {
