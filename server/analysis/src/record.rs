@@ -19,7 +19,7 @@ use crate::value::{Provenance, Shape, Tensor};
 const MAX_HITS: usize = 48;
 
 struct Site {
-    name: String,
+    name: Rc<str>,
     range: TextRange,
     kind: BindingKind,
     hits: Vec<Rc<Tensor>>,
@@ -39,7 +39,7 @@ pub(crate) struct Recorder {
     scalars: Vec<ScalarSite>,
     scalar_index: FxHashMap<usize, Vec<usize>>,
     /// Sites some run bound to an unknown value.
-    unknown_runs: FxHashSet<(usize, String)>,
+    unknown_runs: FxHashSet<(usize, Rc<str>)>,
     /// Where the annotation of an annotated name ends, by the name's start.
     annotations: FxHashMap<usize, usize>,
     /// What was recorded while a user call runs, so that a repeat of the
@@ -106,10 +106,15 @@ impl Recorder {
     /// it (a repeat with new symbols renames them).
     pub fn replay(&mut self, recorded: std::ops::Range<usize>, map: impl Fn(Recorded) -> Recorded) {
         for i in recorded {
-            let Some(r) = self.journal.get(i).cloned() else {
+            let Some(r) = self.journal.get(i) else {
                 break;
             };
-            match map(r) {
+            // An entry its site would drop, outside any capture, changes
+            // nothing: skip it before renaming (sites in a loop fill up).
+            if self.capturing == 0 && !self.would_take(r) {
+                continue;
+            }
+            match map(r.clone()) {
                 Recorded::Binding(site, tensor) => self.binding_hit(site, tensor),
                 Recorded::Unknown(name, start) => self.unknown_at(name, start),
                 Recorded::Expression(start, end, tensor) => self.expression_at(start, end, tensor),
@@ -118,14 +123,27 @@ impl Recorder {
         }
     }
 
+    /// Whether recording `r` would add a run to its site.
+    fn would_take(&self, r: &Recorded) -> bool {
+        let takes = |len: usize| len < MAX_HITS && !(self.only_new_sites && len > 0);
+        match r {
+            Recorded::Binding(site, _) => takes(self.sites[*site].hits.len()),
+            Recorded::Expression(start, end, _) => {
+                takes(self.exprs.get(&(*start, *end)).map_or(0, Vec::len))
+            }
+            Recorded::Scalar(site, _) => takes(self.scalars[*site].hits.len()),
+            Recorded::Unknown(..) => true,
+        }
+    }
+
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
         let at = self.index.entry(range.start).or_default();
-        let site = match at.iter().find(|i| self.sites[**i].name == name) {
+        let site = match at.iter().find(|i| *self.sites[**i].name == *name) {
             Some(i) => *i,
             None => {
                 at.push(self.sites.len());
                 self.sites.push(Site {
-                    name: name.to_string(),
+                    name: Rc::from(name),
                     range,
                     kind,
                     hits: Vec::new(),
@@ -163,7 +181,7 @@ impl Recorder {
 
     fn unknown_at(&mut self, name: Rc<str>, start: usize) {
         self.journal(|| Recorded::Unknown(name.clone(), start));
-        self.unknown_runs.insert((start, name.to_string()));
+        self.unknown_runs.insert((start, name));
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
@@ -246,7 +264,7 @@ impl Recorder {
                     tensor.shape = None;
                 }
                 Binding {
-                    name: site.name.clone(),
+                    name: site.name.to_string(),
                     range: site.range.clone(),
                     hint_at: self
                         .annotations
@@ -258,7 +276,7 @@ impl Recorder {
                 }
             })
             .collect();
-        bindings.sort_by_key(|b| (b.range.start, b.name.clone()));
+        bindings.sort_by(|a, b| (a.range.start, &a.name).cmp(&(b.range.start, &b.name)));
         let mut exprs: Vec<ExprInfo> = self
             .exprs
             .iter()
