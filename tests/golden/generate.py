@@ -812,6 +812,23 @@ def fam_convert():
     f.add("x = torch.randn(2, 3, 2)", "out = torch.view_as_complex(x)")
     f.add("x = torch.randn(2, 3)", "out = torch.polar(x, x)")
     f.add("x = torch.randn(2, 3)", "out = torch.complex(x, x)")
+    # Complex numbers as rotary embeddings use them (LLaMA): the pair ops
+    # broadcast and need one float dtype; the views need a last dim of 2
+    # floats, or a complex tensor.
+    f.add(["a = torch.randn(4, 1, 3)", "b = torch.randn(5, 3).double()"], "out = torch.polar(a.double(), b)")
+    f.add(["a = torch.randn(4, 1, 3)", "b = torch.randn(5, 3)"], "out = torch.complex(a, b)")
+    f.add(["a = torch.randn(4, 3)", "b = torch.randn(5)"], "out = torch.polar(a, b)")
+    f.add(["a = torch.randn(4, 3)", "b = torch.randn(3).double()"], "out = torch.polar(a, b)")
+    f.add("a = torch.randint(0, 5, (4, 3))", "out = torch.polar(a, a)")
+    f.add("x = torch.randn(2, 5, 4, 2).double()", "out = torch.view_as_complex(x)")
+    f.add("x = torch.randn(2, 5, 3)", "out = torch.view_as_complex(x)")
+    f.add("x = torch.randint(0, 5, (2, 2))", "out = torch.view_as_complex(x)")
+    f.add("x = torch.randn(2, 3, dtype=torch.complex128)", "out = torch.view_as_real(x)")
+    f.add("x = torch.randn(2, 3)", "out = torch.view_as_real(x)")
+    f.add(["x = torch.randn(2, 8, 4, 2)", "f = torch.polar(torch.ones(8, 4), torch.randn(8, 4))"],
+          "out = torch.view_as_real(torch.view_as_complex(x) * f.view(1, 8, 1, 4)).flatten(2)")
+    f.add("x = torch.randn(2, 3, dtype=torch.complex64)", "out = x.imag")
+    f.add("x = torch.randn(2, 3)", "out = x.imag")
     return f
 
 

@@ -477,6 +477,22 @@ impl Dim {
         }
     }
 
+    /// For a one-term divisor `c*m` (`2*B*T*H`) whose product of sizes `m`
+    /// divides every term of `self`: `self / m` and `c`, so that
+    /// `self // other` is `(self / m) // c` for positive sizes (`B*T*H*D`
+    /// over `2*B*T*H` is `D // 2`). `None` for any other divisor.
+    pub fn cancel_term(&self, other: &Dim) -> Option<(Dim, i64)> {
+        let (atoms, c) = other.single_term()?;
+        if c <= 0 {
+            return None;
+        }
+        if atoms.is_empty() {
+            return Some((self.clone(), c));
+        }
+        let m = Dim::from_terms(vec![(atoms.to_vec(), 1)]);
+        Some((self.exact_div(&m)?, c))
+    }
+
     /// `self / other` when `other` is a single monomial that divides every
     /// term of `self` exactly.
     fn exact_div(&self, other: &Dim) -> Option<Dim> {
@@ -667,11 +683,15 @@ impl Dim {
             let mut i = 0;
             while i < rest.len() {
                 let replaced = match &rest[i] {
-                    Atom::Mod(a, b) if divisible(a, b) => Some((Dim::konst(0), Vec::new())),
+                    Atom::Mod(a, b) if divisible(a, b) => Some((Dim::konst(0), Vec::new(), 1)),
                     Atom::FloorDiv(a, b) if divisible(a, b) => {
-                        // The divisor must be a monomial whose atoms all occur in the rest.
+                        // The divisor must be a monomial whose atoms all occur
+                        // in the rest, and its coefficient must divide the
+                        // term's (`2*(D // 2)` is `D` when 2 divides `D`).
                         match b.single_term() {
-                            Some((bm, 1)) => {
+                            Some((bm, dc))
+                                if dc > 0 && product.as_const().is_some_and(|p| p % dc == 0) =>
+                            {
                                 let mut others: Vec<Atom> = rest.clone();
                                 others.remove(i);
                                 let mut ok = true;
@@ -684,7 +704,7 @@ impl Dim {
                                     }
                                 }
                                 if ok {
-                                    Some(((**a).clone(), others))
+                                    Some(((**a).clone(), others, dc))
                                 } else {
                                     None
                                 }
@@ -695,7 +715,7 @@ impl Dim {
                     _ => None,
                 };
                 match replaced {
-                    Some((value, others))
+                    Some((value, others, _))
                         if value == Dim::konst(0)
                             && others.is_empty()
                             && matches!(rest[i], Atom::Mod(..)) =>
@@ -703,8 +723,11 @@ impl Dim {
                         product = Dim::konst(0);
                         rest.clear();
                     }
-                    Some((value, others)) => {
-                        product = product.mul(&value);
+                    Some((value, others, dc)) => {
+                        product = product
+                            .floordiv(&Dim::konst(dc))
+                            .unwrap_or_else(|| product.clone())
+                            .mul(&value);
                         rest = others;
                         i = 0;
                     }

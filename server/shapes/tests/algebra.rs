@@ -131,6 +131,41 @@ fn divisibility_guard_cancels_floor_division() {
     assert_eq!(env.display(&c.floordiv(&h).unwrap()), "C // n_head");
 }
 
+/// `2*(D // 2)` is `D` once 2 divides `D`, and `6*(D // 2)` is `3*D`; an
+/// odd multiple keeps the division.
+#[test]
+fn divisibility_guard_cancels_a_constant_divisor() {
+    let mut env = ShapeEnv::new();
+    let d = env.symbol("D");
+    let half = d.floordiv(&Dim::konst(2)).unwrap();
+    let twice = half.mul(&Dim::konst(2));
+    assert_ne!(env.resolve(&twice), d);
+    env.assume_divisible(&d, &Dim::konst(2));
+    assert_eq!(env.resolve(&twice), d);
+    assert_eq!(
+        env.resolve(&half.mul(&Dim::konst(6))),
+        d.mul(&Dim::konst(3))
+    );
+    assert_eq!(
+        env.display(&env.resolve(&half.mul(&Dim::konst(3)))),
+        "3*(D // 2)"
+    );
+}
+
+/// The sizes a view keeps cancel out of the one it infers:
+/// `B*T*H*D` over `2*B*T*H` is `D` halved.
+#[test]
+fn a_one_term_divisor_cancels_its_product() {
+    let mut env = ShapeEnv::new();
+    let [b, t, h, d] = ["B", "T", "H", "D"].map(|n| env.symbol(n));
+    let total = b.mul(&t).mul(&h).mul(&d);
+    let rest = b.mul(&t).mul(&h).mul(&Dim::konst(2));
+    assert_eq!(total.cancel_term(&rest), Some((d.clone(), 2)));
+    // A sum divides only when the product divides every term.
+    assert_eq!(total.add(&d).cancel_term(&rest), None);
+    assert_eq!(total.cancel_term(&rest.add(&Dim::konst(1))), None);
+}
+
 #[test]
 fn unification_learns_and_contradicts() {
     let mut env = ShapeEnv::new();

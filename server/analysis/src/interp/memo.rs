@@ -103,6 +103,7 @@ pub(crate) struct Stamp {
     tail_vars: usize,
     var_dims: usize,
     opaque_syms: usize,
+    opaque_numbers: usize,
 }
 
 /// Everything a call can change; a call that changed none of it but the
@@ -156,6 +157,7 @@ impl Interp<'_> {
             tail_vars: self.tail_vars.len(),
             var_dims: self.var_dims.len(),
             opaque_syms: self.opaque_syms.len(),
+            opaque_numbers: self.opaque_numbers.len(),
         }
     }
 

@@ -107,6 +107,9 @@ pub(crate) struct Interp<'s> {
     pub var_dims: FxHashMap<(u32, i64), Dim>,
     /// Symbols minted for `Opaque` values used as sizes, by name.
     pub opaque_syms: FxHashMap<Rc<str>, Dim>,
+    /// Opaque values a torch call took as a size (`torch.arange(0, dim, 2)`):
+    /// numbers, so a tensor meeting one in arithmetic keeps its shape.
+    pub opaque_numbers: FxHashSet<Rc<str>>,
     /// The name of the made-up input each rank variable stands for, so
     /// that `src.shape[1]` is named `src_1` wherever it is read.
     pub var_sources: FxHashMap<u32, Rc<str>>,
@@ -173,6 +176,7 @@ impl<'s> Interp<'s> {
             var_dims: FxHashMap::default(),
             tail_vars: FxHashMap::default(),
             opaque_syms: FxHashMap::default(),
+            opaque_numbers: FxHashSet::default(),
             var_sources: FxHashMap::default(),
             steps: 0,
             depth: 0,
@@ -340,7 +344,10 @@ impl<'s> Interp<'s> {
     pub fn sizes_from_opaque(&mut self, args: Vec<Value>) -> Vec<Value> {
         args.into_iter()
             .map(|v| match v {
-                Value::Opaque(name) => Value::Int(self.opaque_symbol(&name)),
+                Value::Opaque(name) => {
+                    self.opaque_numbers.insert(name.clone());
+                    Value::Int(self.opaque_symbol(&name))
+                }
                 Value::Tuple(items) if items.iter().any(|i| matches!(i, Value::Opaque(_))) => {
                     Value::tuple(self.sizes_from_opaque(items.as_ref().clone()))
                 }
@@ -609,6 +616,7 @@ impl<'s> Interp<'s> {
             // Each entry names its own unknowns: `hidden_dim` of one model
             // is not `hidden_dim` of another.
             self.opaque_syms.clear();
+            self.opaque_numbers.clear();
             let built: Vec<Value> = self
                 .instances
                 .get(&(Rc::as_ptr(&class) as usize))
@@ -713,6 +721,7 @@ impl<'s> Interp<'s> {
                 ..self.mode
             };
             self.opaque_syms.clear();
+            self.opaque_numbers.clear();
             let args = self.generic_args(&function, false);
             self.open_call = true;
             let _ = self.call_function(&function, None, args, Vec::new(), 0..0);

@@ -323,6 +323,7 @@ pub(crate) fn method(
             None => Value::Int(interp.env.anonymous()),
         },
         "is_floating_point" => Value::Bool(t.dtype.map(|d| d.is_floating())),
+        "is_complex" => Value::Bool(t.dtype.map(|d| d.is_complex())),
         "is_contiguous" | "is_pinned" => Value::Bool(None),
         "element_size" => Value::Unknown,
         "get_device" => match &t.device {

@@ -160,9 +160,14 @@ impl Interp<'_> {
                 match self.truth(&cond) {
                     Some(true) => self.eval(body),
                     Some(false) => self.eval(orelse),
+                    // Either side may be the one that runs: what only one
+                    // side would raise is reported as a possibility, as for
+                    // an undecided `if`.
                     None => {
+                        self.uncertain += 1;
                         let a = self.eval(body);
                         let b = self.eval(orelse);
+                        self.uncertain -= 1;
                         join_values(self, &a, &b)
                     }
                 }

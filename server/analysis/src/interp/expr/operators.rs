@@ -229,6 +229,7 @@ impl Interp<'_> {
         right: TextRange,
     ) -> Value {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
+            let (a, b) = (self.number_if_known(a), self.number_if_known(b));
             return rules::binary_op(self, op, &a, &b, range, left, right);
         }
         let a = self.intify(a);
@@ -330,6 +331,17 @@ impl Interp<'_> {
                 }
             }
             _ => Value::Unknown,
+        }
+    }
+
+    /// An opaque value a torch call already took as a size is that number
+    /// (with a tensor, any other opaque value could be a tensor too).
+    fn number_if_known(&mut self, v: Value) -> Value {
+        match &v {
+            Value::Opaque(name) if self.opaque_numbers.contains(name) => {
+                Value::Int(self.opaque_symbol(name))
+            }
+            _ => v,
         }
     }
 

@@ -6,6 +6,7 @@
 //! without a tensor first argument (`torch.cat([...])`) through
 //! `scalar_fallback`.
 
+mod complex;
 mod inputs;
 mod join;
 mod linalg;
@@ -29,9 +30,7 @@ use crate::value::{DType, Device, Shape, Tensor, Value};
 
 use self::join::cat;
 use self::output::{track_layout, unknown_rank_rule};
-use self::pointwise::{
-    BINARY, BINARY_BOOL, SAME, TO_BOOL, TO_FLOAT, binary, complex_part, meshgrid, same_shape,
-};
+use self::pointwise::{BINARY, BINARY_BOOL, SAME, TO_BOOL, TO_FLOAT, binary, meshgrid, same_shape};
 use self::reduction::{REDUCTIONS, along_dim, reduce};
 
 pub(crate) use self::inputs::check_inputs;
@@ -324,7 +323,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         | "trace" | "cdist" | "cosine_similarity" | "pairwise_distance" | "cross"
         | "linalg_cross" | "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp"
         | "det" | "linalg_det" | "logdet" => linalg::rule(interp, call),
-        "real" | "imag" => complex_part(interp, name, call.x, call.dims, call.device, call.range),
+        "real" | "imag" | "polar" | "complex" | "view_as_complex" | "view_as_real" => {
+            complex::rule(interp, call)
+        }
         _ => no_rule(interp, name, &call.x, args, call.device, call.range),
     }
 }

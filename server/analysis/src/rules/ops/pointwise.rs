@@ -347,39 +347,6 @@ pub(super) fn same_shape(
     out_shape(interp, &x, x.shape.clone(), dtype, device, name)
 }
 
-/// `real` and `imag`: the parts of a complex tensor are real, and a real
-/// tensor has no imaginary part.
-pub(super) fn complex_part(
-    interp: &mut Interp<'_>,
-    name: &str,
-    x: Rc<Tensor>,
-    dims: Vec<Dim>,
-    device: Option<Device>,
-    range: TextRange,
-) -> Value {
-    let same = |interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>| {
-        out_known(interp, &x, dims, dtype, device.clone(), name)
-    };
-    match x.dtype {
-        Some(d @ (DType::Complex64 | DType::Complex128)) => {
-            let real = if d == DType::Complex64 {
-                DType::Float32
-            } else {
-                DType::Float64
-            };
-            same(interp, dims, Some(real))
-        }
-        Some(_) if name == "imag" => {
-            let message =
-                "imag is not implemented for tensors with non-complex dtypes.".to_string();
-            interp.report(range, Severity::Error, "dtype-unsupported", message);
-            Value::Unknown
-        }
-        Some(_) => Value::Tensor(x.clone()),
-        None => same(interp, dims, None),
-    }
-}
-
 pub(super) fn meshgrid(
     interp: &mut Interp<'_>,
     name: &str,

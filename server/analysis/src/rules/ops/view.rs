@@ -402,6 +402,16 @@ fn reshape(
                 let rest = interp.env.resolve(&rest);
                 new[i] = match total.floordiv(&rest) {
                     Some(q) if q.mul(&rest) == total => q,
+                    // `x.reshape(B, T, H, -1, 2)` of `[B, T, H, D]`: the other
+                    // sizes cancel, and torch guards that 2 divides `D`, as
+                    // the view needs; it is `D // 2`.
+                    _ if let Some((reduced, c)) = total.cancel_term(&rest)
+                        && reduced.as_const().is_none()
+                        && let Some(q) = reduced.floordiv(&Dim::konst(c)) =>
+                    {
+                        interp.env.assume_divisible(&reduced, &Dim::konst(c));
+                        interp.env.resolve(&q)
+                    }
                     _ => {
                         // numel / rest is not a clean expression: a fresh size,
                         // learned later if a use pins it down.

@@ -1,0 +1,169 @@
+//! Complex numbers: `polar` and `complex` build them, `view_as_complex` and
+//! `view_as_real` reinterpret a last dim of 2 floats, `real`/`imag` take a part
+//! (the rotary embeddings of LLaMA-style models go through all of them).
+
+use shapels_shapes::Dim;
+
+use super::OpCall;
+use super::output::out_known;
+use crate::interp::Interp;
+use crate::report::Severity;
+use crate::rules::dtype::torch_name;
+use crate::rules::shape::broadcast;
+use crate::value::{DType, Value};
+
+/// The rule of a complex-number op on a tensor of known rank.
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    match call.name {
+        "polar" | "complex" => from_pair(interp, call),
+        "view_as_complex" => view_as_complex(interp, call),
+        "view_as_real" => view_as_real(interp, call),
+        _ => part(interp, call),
+    }
+}
+
+/// The dtypes torch builds complex numbers from.
+fn has_complex(d: DType) -> bool {
+    matches!(d, DType::Float16 | DType::Float32 | DType::Float64)
+}
+
+/// The complex dtype with parts of `d`, for the float dtypes that have one
+/// the analysis names (half makes torch's complex32).
+fn complex_of(d: DType) -> Option<DType> {
+    match d {
+        DType::Float32 => Some(DType::Complex64),
+        DType::Float64 => Some(DType::Complex128),
+        _ => None,
+    }
+}
+
+/// The float dtype of the parts of a complex `d`.
+fn part_of(d: DType) -> Option<DType> {
+    match d {
+        DType::Complex64 => Some(DType::Float32),
+        DType::Complex128 => Some(DType::Float64),
+        _ => None,
+    }
+}
+
+/// `torch.polar(abs, angle)`, `torch.complex(real, imag)`: two float
+/// tensors of one dtype, broadcast together.
+fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    let second = if call.name == "polar" {
+        "angle"
+    } else {
+        "imag"
+    };
+    let Some(y) = call.args.tensor(1, second) else {
+        return Value::Unknown;
+    };
+    match (call.x.dtype, y.dtype) {
+        (Some(a), Some(b)) if has_complex(a) && has_complex(b) && a != b => {
+            let message = format!(
+                "Expected object of scalar type {} but got scalar type {} for second argument",
+                torch_name(a),
+                torch_name(b)
+            );
+            interp.report(call.range, Severity::Error, "dtype-mismatch", message);
+            return Value::Unknown;
+        }
+        (Some(a), Some(b)) if !has_complex(a) || !has_complex(b) => {
+            let message = format!(
+                "Expected both inputs to be Half, Float or Double tensors but got {} and {}",
+                torch_name(a),
+                torch_name(b)
+            );
+            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+            return Value::Unknown;
+        }
+        _ => {}
+    }
+    let Some(dy) = interp.dims(&y) else {
+        return Value::Unknown;
+    };
+    let shape = match broadcast(interp, &call.dims, &dy) {
+        Ok(shape) => shape,
+        Err(message) => {
+            interp.report(call.range, Severity::Error, "broadcast-shape", message);
+            return Value::Unknown;
+        }
+    };
+    let dtype = call.x.dtype.and_then(complex_of);
+    out_known(interp, &call.x, shape, dtype, call.device, call.name)
+}
+
+/// `torch.view_as_complex(x)`: a float tensor whose last dim holds the two
+/// parts; that dim goes.
+fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    if let Some(d) = call.x.dtype
+        && !has_complex(d)
+    {
+        let message = format!(
+            "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: {}",
+            torch_name(d)
+        );
+        interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+        return Value::Unknown;
+    }
+    let Some((last, rest)) = call.dims.split_last() else {
+        let message = "Input tensor must have one or more dimensions".to_string();
+        interp.report(call.range, Severity::Error, "view-size", message);
+        return Value::Unknown;
+    };
+    if interp.env.known_different(last, &Dim::konst(2)) {
+        let message = "Tensor must have a last dimension of size 2".to_string();
+        interp.report(call.range, Severity::Error, "view-size", message);
+        return Value::Unknown;
+    }
+    // torch checks the size: past this point it is 2.
+    let _ = interp.env.unify(last, &Dim::konst(2));
+    // Half becomes torch's complex32, which the analysis does not name.
+    let dtype = call.x.dtype.and_then(complex_of);
+    out_known(
+        interp,
+        &call.x,
+        rest.to_vec(),
+        dtype,
+        call.device,
+        call.name,
+    )
+}
+
+/// `torch.view_as_real(z)`: a complex tensor as its two parts, in a new
+/// last dim of 2.
+fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    let dtype = match call.x.dtype {
+        Some(d) if !d.is_complex() => {
+            let message = "view_as_real is only supported for complex tensors".to_string();
+            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+            return Value::Unknown;
+        }
+        d => d.and_then(part_of),
+    };
+    let mut dims = call.dims.clone();
+    dims.push(Dim::konst(2));
+    out_known(interp, &call.x, dims, dtype, call.device, call.name)
+}
+
+/// `x.real`, `x.imag`: a part of a complex tensor; `real` of a real one is
+/// itself.
+fn part(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    match call.x.dtype {
+        Some(d) if d.is_complex() => out_known(
+            interp,
+            &call.x,
+            call.dims,
+            part_of(d),
+            call.device,
+            call.name,
+        ),
+        Some(_) if call.name == "imag" => {
+            let message =
+                "imag is not implemented for tensors with non-complex dtypes.".to_string();
+            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+            Value::Unknown
+        }
+        Some(_) => Value::Tensor(call.x.clone()),
+        None => out_known(interp, &call.x, call.dims, None, call.device, call.name),
+    }
+}
