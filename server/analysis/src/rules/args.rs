@@ -94,6 +94,13 @@ impl Args {
         )
     }
 
+    /// Whether the sizes from `start` on are the sizes of a tensor of unknown
+    /// rank (`x.shape + (2,)`): their number is not known either, and a rule
+    /// that reads them as a list must not (they would read as none).
+    pub fn sizes_of_unknown_rank(&self, start: usize) -> bool {
+        matches!(self.pos.get(start..).unwrap_or(&[]), [Value::SizeOfVar(..)])
+    }
+
     /// The tensor arguments, in order, including inside lists.
     pub fn tensors(&self) -> Vec<Rc<Tensor>> {
         let mut out = Vec::new();

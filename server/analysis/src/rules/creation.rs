@@ -395,7 +395,24 @@ pub(crate) fn method(
             }
         }
         "new_zeros" | "new_ones" | "new_empty" | "new_full" | "new_tensor" => {
-            let dims = if args.sizes_unknown(1) {
+            // `t.new_empty(t.shape + (2,))` of a tensor of unknown rank: that
+            // tensor's leading sizes, then the known ones.
+            if name != "new_tensor"
+                && let Some(Value::SizeOfVar(var, suffix)) = args.pos.get(1)
+                && args.pos.len() == 2
+            {
+                let shape = if suffix.is_empty() {
+                    Shape::Var(*var)
+                } else {
+                    Shape::Tail(*var, suffix.clone())
+                };
+                let dtype = dtype_arg(args).or(t.dtype);
+                let device = device_arg(args).unwrap_or_else(|| t.device.clone());
+                return Some(Value::Tensor(Rc::new(
+                    interp.new_tensor(shape, dtype, device, name),
+                )));
+            }
+            let dims = if args.sizes_unknown(1) || args.sizes_of_unknown_rank(1) {
                 None
             } else if name == "new_tensor" {
                 let data = args.get(1, "data").cloned().unwrap_or(Value::Unknown);

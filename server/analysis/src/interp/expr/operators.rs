@@ -294,6 +294,18 @@ impl Interp<'_> {
                     _ => Value::Float(None),
                 }
             }
+            // `x.size()[:-1] + (heads, head_size)` of a tensor of unknown
+            // rank: the leading sizes, then the known ones.
+            (Value::SizeOfVar(var, suffix), Value::Tuple(items)) if op == BinOp::Add => {
+                let mut dims = suffix.as_ref().clone();
+                for item in items.iter() {
+                    match self.as_dim(item) {
+                        Some(d) => dims.push(d),
+                        None => return Value::Unknown,
+                    }
+                }
+                Value::SizeOfVar(*var, Rc::new(dims))
+            }
             (Value::Str(x), Value::Str(y)) if op == BinOp::Add => {
                 Value::Str(Rc::from(format!("{x}{y}")))
             }

@@ -173,11 +173,18 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     if matches!(
         name,
         "view" | "reshape" | "expand" | "broadcast_to" | "repeat" | "tile" | "permute"
-    ) && args.sizes_unknown(1)
+    ) && (args.sizes_unknown(1)
+        // Sizes of a tensor of unknown rank: only a view of the very tensor
+        // they came from can use them (below).
+        || (args.sizes_of_unknown_rank(1)
+            && !(matches!(name, "view" | "reshape") && interp.rank(&x).is_none())))
     {
         return unknown_rank_rule(interp, name, &x, args, device);
     }
-    let dims = interp.dims(&x);
+    let dims = match interp.dims(&x) {
+        None if name == "permute" => pin_rank_for_permute(interp, &x, args),
+        dims => dims,
+    };
     if SAME.contains(name) {
         return same_shape(interp, name, x, dims, args, device, range);
     }
@@ -328,6 +335,29 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         }
         _ => no_rule(interp, name, &call.x, args, call.device, call.range),
     }
+}
+
+/// `x.permute(0, 2, 1, 3)` on a tensor of unknown rank: the permutation
+/// names every dim, so `x` has exactly that many (torch raises otherwise).
+/// The dims not known yet get made-up names, as trailing dims do elsewhere.
+fn pin_rank_for_permute(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args) -> Option<Vec<Dim>> {
+    let order = args.varargs(1);
+    let k = order.len();
+    let all_ints = order
+        .iter()
+        .all(|v| matches!(v, Value::Int(d) if d.as_const().is_some()));
+    if k == 0 || k > 8 || !all_ints {
+        return None;
+    }
+    let (var, suffix) = interp
+        .demand_suffix(&x.shape, k)
+        .tail()
+        .map(|(v, s)| (v, s.len()))?;
+    if suffix != k {
+        return None;
+    }
+    interp.refine_rank(var, &[]);
+    interp.dims(x)
 }
 
 /// An op with no rule. With fallback kernels off, torch's mode would refuse
