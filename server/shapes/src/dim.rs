@@ -477,6 +477,14 @@ impl Dim {
         }
     }
 
+    /// Whether the expression is at most 0 whatever positive values its
+    /// symbols take: every coefficient is at most 0 and every factor a plain
+    /// symbol (`-2*hid`, `0`). No size can be such an expression.
+    pub fn never_positive(&self) -> bool {
+        self.terms()
+            .all(|(mono, coeff)| coeff <= 0 && mono.iter().all(|atom| matches!(atom, Atom::Sym(_))))
+    }
+
     /// For a one-term divisor `c*m` (`2*B*T*H`) whose product of sizes `m`
     /// divides every term of `self`: `self / m` and `c`, so that
     /// `self // other` is `(self / m) // c` for positive sizes (`B*T*H*D`

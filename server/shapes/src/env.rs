@@ -210,9 +210,10 @@ impl ShapeEnv {
         candidates.sort_by_key(|s| (!self.is_anonymous(*s), !weak(s), std::cmp::Reverse(s.0)));
         for s in candidates {
             if let Some(solution) = solve_linear(&diff, s) {
-                // A size is positive: `n == 2*n` does not make `n` zero, it
-                // means the path is impossible. Keep it as an assumption.
-                if solution.symbols().contains(&s) || solution.as_const().is_some_and(|v| v <= 0) {
+                // A size is positive: `n == 2*n` does not make `n` zero, nor
+                // `hid == 3*hid + emb` make `emb` -2*hid; such a path is
+                // impossible. Keep it as an assumption.
+                if solution.symbols().contains(&s) || solution.never_positive() {
                     continue;
                 }
                 self.replacements.insert(s, solution);

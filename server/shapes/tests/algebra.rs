@@ -166,6 +166,20 @@ fn a_one_term_divisor_cancels_its_product() {
     assert_eq!(total.cancel_term(&rest.add(&Dim::konst(1))), None);
 }
 
+/// `hid == 3*hid + emb` would make `emb` -2*hid: no size is negative, so
+/// nothing is learned and the equality stays an assumption.
+#[test]
+fn unification_never_learns_a_size_that_cannot_be_positive() {
+    let mut env = ShapeEnv::new();
+    let hid = env.symbol("hid");
+    let emb = env.symbol("emb");
+    let wider = hid.mul(&Dim::konst(3)).add(&emb);
+    assert_eq!(env.unify(&hid, &wider), Unified::Assumed);
+    assert_eq!(env.resolve(&emb), emb);
+    assert!(hid.neg().mul(&Dim::konst(2)).never_positive());
+    assert!(!hid.sub(&emb).never_positive());
+}
+
 #[test]
 fn unification_learns_and_contradicts() {
     let mut env = ShapeEnv::new();

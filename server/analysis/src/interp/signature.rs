@@ -154,8 +154,15 @@ impl Interp<'_> {
                         _ => None,
                     });
                     let callee = self.text(&func.range);
+                    let last = callee.rsplit('.').next().unwrap_or("");
+                    // A class (`torch.nn.Embedding(vocab, dim)`, `torch.Size`)
+                    // takes sizes and settings, not a tensor; so does
+                    // `torch.device`.
+                    let constructor =
+                        last.starts_with(|c: char| c.is_ascii_uppercase()) || last == "device";
                     let torch_op = (callee.starts_with("torch.") || callee.starts_with("F."))
-                        && !FACTORIES.contains(&callee.rsplit('.').next().unwrap_or(""));
+                        && !FACTORIES.contains(&last)
+                        && !constructor;
                     // `self.layer(x)`: a module's input is a tensor.
                     let layer_call =
                         callee.starts_with("self.") && callee.matches('.').count() == 1;

@@ -140,8 +140,10 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     match interp.env.value(d) {
                         Some(1) => continue,
                         Some(_) => {}
-                        // Whether a symbolic size is 1 decides the rank: unknown.
-                        None if args.get(1, "dim").is_none() => {
+                        // Whether a symbolic size is 1 decides the rank:
+                        // unknown. Code squeezes a dim it expects to be 1, so
+                        // keeping a size nothing says is not 1 would guess.
+                        None if !interp.env.known_different(d, &Dim::konst(1)) => {
                             return unknown_rank_rule(interp, name, x, args, call.device);
                         }
                         None => {}
