@@ -125,7 +125,7 @@ impl Recorder {
 
     /// Whether recording `r` would add a run to its site.
     fn would_take(&self, r: &Recorded) -> bool {
-        let takes = |len: usize| len < MAX_HITS && !(self.only_new_sites && len > 0);
+        let takes = |held: usize| takes_run(self.only_new_sites, held);
         match r {
             Recorded::Binding(site, _) => takes(self.sites[*site].hits.len()),
             Recorded::Expression(start, end, _) => {
@@ -156,11 +156,9 @@ impl Recorder {
 
     fn binding_hit(&mut self, site: usize, tensor: Rc<Tensor>) {
         self.journal(|| Recorded::Binding(site, tensor.clone()));
+        let only_new = self.only_new_sites;
         let site = &mut self.sites[site];
-        if self.only_new_sites && !site.hits.is_empty() {
-            return;
-        }
-        if site.hits.len() < MAX_HITS {
+        if takes_run(only_new, site.hits.len()) {
             site.hits.push(tensor);
         }
     }
@@ -192,11 +190,9 @@ impl Recorder {
 
     fn expression_at(&mut self, start: usize, end: usize, tensor: Rc<Tensor>) {
         self.journal(|| Recorded::Expression(start, end, tensor.clone()));
+        let only_new = self.only_new_sites;
         let hits = self.exprs.entry((start, end)).or_default();
-        if self.only_new_sites && !hits.is_empty() {
-            return;
-        }
-        if hits.len() < MAX_HITS {
+        if takes_run(only_new, hits.len()) {
             hits.push(tensor);
         }
     }
@@ -219,11 +215,9 @@ impl Recorder {
 
     fn scalar_hit(&mut self, site: usize, value: Dim) {
         self.journal(|| Recorded::Scalar(site, value.clone()));
+        let only_new = self.only_new_sites;
         let site = &mut self.scalars[site];
-        if self.only_new_sites && !site.hits.is_empty() {
-            return;
-        }
-        if site.hits.len() < MAX_HITS {
+        if takes_run(only_new, site.hits.len()) {
             site.hits.push(value);
         }
     }
@@ -288,6 +282,12 @@ impl Recorder {
         exprs.sort_by_key(|e| (e.range.start, e.range.end));
         (bindings, exprs)
     }
+}
+
+/// Whether a site that holds `held` runs takes one more: up to `MAX_HITS`,
+/// and only an empty site while only new sites record.
+fn takes_run(only_new_sites: bool, held: usize) -> bool {
+    held < MAX_HITS && !(only_new_sites && held > 0)
 }
 
 /// Names for dims that differ between runs.

@@ -186,6 +186,16 @@ impl Shape {
         Shape::Known(Rc::new(dims))
     }
 
+    /// The shape whose sizes are `Value::SizeOfVar(var, suffix)`: the rank
+    /// variable's dims, then the known ones.
+    pub fn of_sizes(var: u32, suffix: &Rc<Vec<Dim>>) -> Shape {
+        if suffix.is_empty() {
+            Shape::Var(var)
+        } else {
+            Shape::Tail(var, suffix.clone())
+        }
+    }
+
     pub fn dims(&self) -> Option<&[Dim]> {
         match self {
             Shape::Known(d) => Some(d),

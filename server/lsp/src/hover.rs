@@ -1,5 +1,8 @@
 //! `textDocument/hover`: what is known of the tensor under the cursor.
 
+use std::sync::Arc;
+
+use shapels_analysis::FileAnalysis;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
@@ -17,13 +20,8 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         return Ok(None);
     };
     let encoding = session.flags().encoding;
-    // The document changed before the analysis began: the answer would be
-    // about a text the client no longer has. LSP's ContentModified tells the
-    // client to ask again (or not), without showing an error.
-    let analysis = match snapshot.analysis(&session.workers).await {
-        Ok(Some(analysis)) => analysis,
-        Ok(None) => return Ok(None),
-        Err(Cancelled) => return Err(Error::content_modified()),
+    let Some(analysis) = answerable(snapshot.analysis(&session.workers).await)? else {
+        return Ok(None);
     };
     let offset = proto::offset(&snapshot.text, position.position, encoding);
     let (markdown, range) = if let Some(binding) = shapels_analysis::binding_at(&analysis, offset) {
@@ -32,10 +30,10 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
             binding.range.clone(),
         )
     } else {
-        let analysis = match snapshot.analysis_with_expressions(&session.workers).await {
-            Ok(Some(analysis)) => analysis,
-            Ok(None) => return Ok(None),
-            Err(Cancelled) => return Err(Error::content_modified()),
+        let Some(analysis) =
+            answerable(snapshot.analysis_with_expressions(&session.workers).await)?
+        else {
+            return Ok(None);
         };
         match shapels_analysis::expression_at(&analysis, offset) {
             Some(expr) => (expr.tensor.hover_markdown(None), expr.range.clone()),
@@ -49,4 +47,14 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         }),
         range: Some(proto::lsp_range(&snapshot.text, &range, encoding)),
     }))
+}
+
+/// An analysis to answer from; `None` when it panicked. When the document
+/// changed before the analysis began, the answer would be about a text the
+/// client no longer has: LSP's ContentModified tells the client to ask
+/// again (or not), without showing an error.
+fn answerable(
+    analysis: std::result::Result<Option<Arc<FileAnalysis>>, Cancelled>,
+) -> Result<Option<Arc<FileAnalysis>>> {
+    analysis.map_err(|Cancelled| Error::content_modified())
 }

@@ -40,11 +40,7 @@ pub(crate) fn create(
             let Some(Value::SizeOfVar(var, suffix)) = args.pos.first() else {
                 return None;
             };
-            let shape = if suffix.is_empty() {
-                Shape::Var(*var)
-            } else {
-                Shape::Tail(*var, suffix.clone())
-            };
+            let shape = Shape::of_sizes(*var, suffix);
             let dtype = dtype_arg(args).or(Some(DType::Float32));
             let device = device_arg(args).unwrap_or(Some(Device::Cpu));
             let t = interp.new_tensor(shape, dtype, device, &format!("torch.{name}"));
@@ -395,39 +391,30 @@ pub(crate) fn method(
             }
         }
         "new_zeros" | "new_ones" | "new_empty" | "new_full" | "new_tensor" => {
-            // `t.new_empty(t.shape + (2,))` of a tensor of unknown rank: that
-            // tensor's leading sizes, then the known ones.
-            if name != "new_tensor"
-                && let Some(Value::SizeOfVar(var, suffix)) = args.pos.get(1)
-                && args.pos.len() == 2
-            {
-                let shape = if suffix.is_empty() {
-                    Shape::Var(*var)
-                } else {
-                    Shape::Tail(*var, suffix.clone())
-                };
-                let dtype = dtype_arg(args).or(t.dtype);
-                let device = device_arg(args).unwrap_or_else(|| t.device.clone());
-                return Some(Value::Tensor(Rc::new(
-                    interp.new_tensor(shape, dtype, device, name),
-                )));
-            }
-            let dims = if args.sizes_unknown(1) || args.sizes_of_unknown_rank(1) {
-                None
-            } else if name == "new_tensor" {
-                let data = args.get(1, "data").cloned().unwrap_or(Value::Unknown);
-                literal_shape(interp, &data).map(|(d, _)| d)
-            } else if name == "new_full" {
-                args.get(1, "size")
-                    .and_then(|v| v.items())
-                    .map(|items| interp.size_dims(&items))
-            } else {
-                let items = args.varargs(1);
-                Some(interp.size_dims(&items))
-            };
-            let shape = match dims {
-                Some(d) => Shape::known(d),
-                None => interp.fresh_rank_var(),
+            let shape = match args.pos.get(1) {
+                // `t.new_empty(t.shape + (2,))` of a tensor of unknown rank:
+                // that tensor's leading sizes, then the known ones.
+                Some(Value::SizeOfVar(var, suffix)) if name != "new_tensor" => {
+                    Shape::of_sizes(*var, suffix)
+                }
+                _ => {
+                    let dims = if args.sizes_unknown(1) {
+                        None
+                    } else if name == "new_tensor" {
+                        let data = args.get(1, "data").cloned().unwrap_or(Value::Unknown);
+                        literal_shape(interp, &data).map(|(d, _)| d)
+                    } else if name == "new_full" {
+                        args.get(1, "size")
+                            .and_then(|v| v.items())
+                            .map(|items| interp.size_dims(&items))
+                    } else {
+                        Some(interp.size_dims(&args.varargs(1)))
+                    };
+                    match dims {
+                        Some(d) => Shape::known(d),
+                        None => interp.fresh_rank_var(),
+                    }
+                }
             };
             let dtype = dtype_arg(args).or(t.dtype);
             let device = device_arg(args).unwrap_or_else(|| t.device.clone());

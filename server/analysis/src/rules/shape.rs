@@ -16,13 +16,7 @@ impl Interp<'_> {
 
     /// The number of dims, when known, without resolving them.
     pub(crate) fn rank(&self, t: &Tensor) -> Option<usize> {
-        match &t.shape {
-            Shape::Known(d) => Some(d.len()),
-            Shape::Var(_) | Shape::Tail(..) => match self.resolve_shape(&t.shape) {
-                Shape::Known(d) => Some(d.len()),
-                Shape::Var(_) | Shape::Tail(..) => None,
-            },
-        }
+        self.resolve_shape(&t.shape).dims().map(<[Dim]>::len)
     }
 
     /// Sizes from values (ints, symbols, opaque names); an unknown value is an unknown size.
