@@ -18,7 +18,7 @@ use super::functional::functional;
 use super::linear::{embedding, linear};
 use super::norm::{layer_norm, norm_dtype_message};
 use super::parameters::layer_param;
-use super::pool::{adaptive_pool, pool, pool_pad_too_big, with_indices};
+use super::pool::{adaptive_pool, pool, with_indices};
 use super::recurrent::rnn;
 use super::spatial::{pool_settings, spatial, spatial_or};
 use crate::rules::names::NameSet;
@@ -301,32 +301,17 @@ pub(crate) fn call_layer(
                 layer.arg(if is_max { 5 } else { 3 }, "ceil_mode"),
                 Some(Value::Bool(Some(true)))
             );
-            if pool_pad_too_big(
-                interp,
-                n,
-                is_max,
-                &kernel,
-                &padding,
-                &dilation,
-                range.clone(),
-            ) {
-                return Value::Unknown;
-            }
             let out = pool(
-                interp, x, n, &kernel, &stride, &padding, &dilation, ceil, device, range,
+                interp, x, n, is_max, &kernel, &stride, &padding, &dilation, ceil, device, range,
             );
             if is_max
                 && matches!(
                     layer.arg(4, "return_indices"),
                     Some(Value::Bool(Some(true)))
                 )
-                && let Value::Tensor(t) = &out
+                && matches!(out, Value::Tensor(_))
             {
-                let idx = Value::Tensor(Rc::new(Tensor {
-                    dtype: Some(DType::Int64),
-                    ..(**t).clone()
-                }));
-                return Value::tuple(vec![out, idx]);
+                return with_indices(out);
             }
             out
         }

@@ -14,7 +14,7 @@ use super::conv::{ConvSpec, conv_forward};
 use super::linear::{embedding, linear};
 use super::loss::loss_ce;
 use super::norm::{layer_norm, mixed_dtype};
-use super::pool::{adaptive_pool, pool, pool_pad_too_big, with_indices};
+use super::pool::{adaptive_pool, pool, with_indices};
 use super::spatial::{pool_settings, spatial, spatial_or};
 
 /// `F.<name>(...)`.
@@ -94,19 +94,8 @@ pub(crate) fn functional(
             let (kernel, stride, padding, dilation) =
                 pool_settings(n, is_max, |i, k| args.get(i + 1, k));
             let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
-            if pool_pad_too_big(
-                interp,
-                n,
-                is_max,
-                &kernel,
-                &padding,
-                &dilation,
-                range.clone(),
-            ) {
-                return Value::Unknown;
-            }
             let out = pool(
-                interp, &x, n, &kernel, &stride, &padding, &dilation, ceil, device, range,
+                interp, &x, n, is_max, &kernel, &stride, &padding, &dilation, ceil, device, range,
             );
             if is_max && args.flag(6, "return_indices", false) == Some(true) {
                 return with_indices(out);

@@ -25,7 +25,7 @@ pub(super) fn with_indices(out: Value) -> Value {
 }
 
 /// Pools reject a padding over half the (effective) kernel.
-pub(super) fn pool_pad_too_big(
+fn pool_pad_too_big(
     interp: &mut Interp<'_>,
     n: usize,
     is_max: bool,
@@ -61,11 +61,13 @@ pub(super) fn pool_pad_too_big(
     false
 }
 
+/// A max or average pool over the last `n` dims (layer or functional).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pool(
     interp: &mut Interp<'_>,
     x: &Rc<Tensor>,
     n: usize,
+    is_max: bool,
     kernel: &[Dim],
     stride: &[Dim],
     padding: &[Dim],
@@ -74,6 +76,9 @@ pub(super) fn pool(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
+    if pool_pad_too_big(interp, n, is_max, kernel, padding, dilation, range.clone()) {
+        return Value::Unknown;
+    }
     let Some(dims) = interp.dims(x) else {
         return out_var(interp, x, x.dtype, device, "pool");
     };
