@@ -20,7 +20,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use shapels_analysis::{Config, Coverage, HintDetail, analyze, analyze_module, inlay_hints};
+use shapels_analysis::{
+    Config, Coverage, HintDetail, analyze, analyze_module, carry_over, inlay_hints,
+};
 use shapels_syntax::{ByteEdit, parse, reparse};
 
 /// The realistic ~400-line model file (GPT with a config dataclass,
@@ -97,6 +99,18 @@ fn keystroke(c: &mut Criterion) {
                 &config,
                 Coverage::Expressions,
             )
+        })
+    });
+    // A letter typed into a comment inside `CausalSelfAttention.forward`:
+    // the analysis of the old text is carried over (`carry_over`) instead
+    // of run again, after the checks that it still holds.
+    let (commented, comment_edit) = type_after(GPT, "# queries, keys and values", "s");
+    let previous = analyze_module(GPT, &old.module, &config, Coverage::Bindings);
+    group.bench_function("gpt_400_lines_comment_reparse_and_carry_over", |b| {
+        b.iter(|| {
+            let file = reparse(&old, GPT, black_box(&commented), comment_edit);
+            carry_over(&previous, (GPT, &old), (&commented, &file), comment_edit)
+                .expect("a comment edit carries over")
         })
     });
     group.bench_function("gpt_400_lines_broken_reparse_and_analyze", |b| {

@@ -4,12 +4,14 @@
 //! `FileAnalysis` of plain data with byte ranges, and anything it cannot
 //! follow is `Unknown`.
 
+mod carry;
 mod interp;
 mod record;
 mod report;
 mod rules;
 mod value;
 
+pub use carry::{TextReads, carry_over};
 pub use report::*;
 
 /// Analyse one Python file, expressions included. Never panics on any input.
@@ -45,5 +47,6 @@ pub fn analyze_module(
         bindings,
         expressions,
         diagnostics,
+        reads: Some(interp.reads.into_inner().finish()),
     }
 }

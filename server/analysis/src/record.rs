@@ -271,15 +271,18 @@ impl Recorder {
             })
             .collect();
         bindings.sort_by(|a, b| (a.range.start, &a.name).cmp(&(b.range.start, &b.name)));
-        let mut exprs: Vec<ExprInfo> = self
-            .exprs
-            .iter()
+        // In source order, not the table's: the names merging hands out
+        // must not depend on where in the file an expression sits, or an
+        // edit that only moved code would rename its sizes.
+        let mut recorded: Vec<_> = self.exprs.iter().collect();
+        recorded.sort_unstable_by_key(|(range, _)| **range);
+        let exprs: Vec<ExprInfo> = recorded
+            .into_iter()
             .map(|((start, end), hits)| ExprInfo {
                 range: *start..*end,
                 tensor: merge_once(hits, &mut namer),
             })
             .collect();
-        exprs.sort_by_key(|e| (e.range.start, e.range.end));
         (bindings, exprs)
     }
 }

@@ -52,6 +52,10 @@ pub struct FileAnalysis {
     /// Empty unless the analysis ran with `Coverage::Expressions`.
     pub expressions: Vec<ExprInfo>,
     pub diagnostics: Vec<Diagnostic>,
+    /// What the analysis read of the text beyond the syntax tree, so that
+    /// an edit that changed none of it can carry this result over
+    /// (`carry_over`); `None` when it cannot be carried.
+    pub reads: Option<crate::carry::TextReads>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -246,6 +246,45 @@ fn edits_apply_in_order() {
     );
 }
 
+/// Typing a comment above the code changes nothing the analysis reads:
+/// the server carries the last analysis over instead of running it, and
+/// what it publishes and hints sits at the new positions, with the new
+/// version.
+#[test]
+fn a_comment_typed_above_moves_diagnostics_and_hints() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(
+        &uri,
+        1,
+        "import torch\na = torch.randn(2, 3)\nb = torch.randn(4, 5)\nc = a @ b\n",
+    );
+    let first = server.diagnostics(&uri);
+    let line_of_error = |published: &Value| {
+        published["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == "matmul-shape")
+            .map(|d| d["range"]["start"]["line"].clone())
+    };
+    assert_eq!(line_of_error(&first), Some(json!(3)));
+    // A new comment line above `a`, then a word typed into it.
+    server.change(&uri, 2, [1, 0, 1, 0], "# the inputs\n");
+    server.change(&uri, 3, [1, 12, 1, 12], ", both random");
+    let published = server.diagnostics(&uri);
+    assert_eq!(published["version"], 3);
+    assert_eq!(line_of_error(&published), Some(json!(4)));
+    let hints = server.inlay_hints(&uri);
+    assert_eq!(
+        hint_labeled(&hints, ": [2, 3]")["position"],
+        json!({"line": 2, "character": 1})
+    );
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
 #[test]
 fn close_clears_diagnostics() {
     let dir = tempfile::tempdir().unwrap();

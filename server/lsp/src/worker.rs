@@ -164,11 +164,49 @@ fn run(queue: &mpsc::Receiver<Message>, analyzer: ModuleAnalyzer) {
     }
 }
 
-/// The text and parse of one version of a document.
+/// The text and parse of one version of a document, and the analyses made
+/// of it (one per configuration and coverage asked for).
 #[derive(Debug)]
 pub struct Parsed {
     pub text: String,
     pub file: ParsedFile,
+    analyses: Vec<(Config, Coverage, FileAnalysis)>,
+}
+
+impl Parsed {
+    fn new(text: String, file: ParsedFile) -> Parsed {
+        Parsed {
+            text,
+            file,
+            analyses: Vec::new(),
+        }
+    }
+
+    fn analysis(&self, config: &Config, coverage: Coverage) -> Option<&FileAnalysis> {
+        self.analyses
+            .iter()
+            .find(|(c, k, _)| c == config && *k == coverage)
+            .map(|(_, _, analysis)| analysis)
+    }
+
+    /// The analyses of `old` that hold for this version too: those an edit
+    /// that changed nothing they read carries over (`carry_over`).
+    fn carry_from(&mut self, old: &Parsed) {
+        let edit = edit_between(&old.text, &self.text);
+        self.analyses = old
+            .analyses
+            .iter()
+            .filter_map(|(config, coverage, analysis)| {
+                let carried = shapels_analysis::carry_over(
+                    analysis,
+                    (&old.text, &old.file),
+                    (&self.text, &self.file),
+                    edit,
+                )?;
+                Some((config.clone(), *coverage, carried))
+            })
+            .collect();
+    }
 }
 
 /// Each document's most recent parse, from which the next version is
@@ -206,13 +244,29 @@ impl ParseCache {
             // made stays behind; the next version is parsed from scratch.
             return Outcome::Failed;
         }
-        let Some(parsed) = self.files.get(uri) else {
+        let Some(parsed) = self.files.get_mut(uri) else {
             return Outcome::Failed;
         };
+        if let Some(analysis) = parsed.analysis(config, coverage) {
+            tracing::debug!("{name}: the edit changed nothing the analysis read; carried over");
+            return Outcome::Done(analysis.clone());
+        }
         match guarded::guard(name, "analysis", || {
             analyzer(&parsed.text, &parsed.file.module, config, coverage)
         }) {
-            Some(analysis) => Outcome::Done(analysis),
+            Some(analysis) => {
+                // Only an analysis that says what it read can be carried
+                // over to later versions (stand-ins in tests do not).
+                if analysis.reads.is_some() {
+                    parsed
+                        .analyses
+                        .retain(|(c, k, _)| !(c == config && *k == coverage));
+                    parsed
+                        .analyses
+                        .push((config.clone(), coverage, analysis.clone()));
+                }
+                Outcome::Done(analysis)
+            }
             None => Outcome::Failed,
         }
     }
@@ -223,14 +277,16 @@ impl ParseCache {
         let parsed = match self.files.remove(uri) {
             // A new configuration, or a save: same text, same parse.
             Some(old) if old.text == text => old,
-            Some(old) => Parsed {
-                file: reparse_or_parse(&old.file, &old.text, &text),
-                text,
-            },
-            None => Parsed {
-                file: parse(&text),
-                text,
-            },
+            Some(old) => {
+                let file = reparse_or_parse(&old.file, &old.text, &text);
+                let mut parsed = Parsed::new(text, file);
+                parsed.carry_from(&old);
+                parsed
+            }
+            None => {
+                let file = parse(&text);
+                Parsed::new(text, file)
+            }
         };
         self.files
             .entry(uri.clone())
@@ -324,6 +380,87 @@ mod tests {
         }
         cache.forget(&uri);
         assert!(cache.files.is_empty());
+    }
+
+    static COUNTED_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn counted_analysis(
+        source: &str,
+        module: &Module,
+        config: &Config,
+        coverage: Coverage,
+    ) -> FileAnalysis {
+        COUNTED_CALLS.fetch_add(1, Ordering::SeqCst);
+        shapels_analysis::analyze_module(source, module, config, coverage)
+    }
+
+    /// Typing in a comment carries the last analysis over (moved), code
+    /// edits and a new configuration run it again, and what is handed out
+    /// is each time what a fresh analysis of the text gives.
+    #[test]
+    fn edits_that_change_nothing_read_carry_the_analysis_over() {
+        let uri: Uri = "untitled:carry.py".parse().unwrap();
+        let mut cache = ParseCache::default();
+        let base = "import torch\n\n# sizes\nx = torch.zeros(2, 3)\ny = x.sum(0)\n";
+        let strict = Config {
+            allow_fallback_kernels: false,
+            ..Config::default()
+        };
+        let steps: [(String, &Config, Coverage, usize); 7] = [
+            (base.to_string(), &Config::default(), Coverage::Bindings, 1),
+            (
+                base.replace("# sizes", "# the sizes"),
+                &Config::default(),
+                Coverage::Bindings,
+                1,
+            ),
+            (
+                base.replace("# sizes", "# the sizes\n"),
+                &Config::default(),
+                Coverage::Bindings,
+                1,
+            ),
+            (
+                base.replace("# sizes", "# the sizes\n"),
+                &Config::default(),
+                Coverage::Expressions,
+                2,
+            ),
+            (
+                base.replace("# sizes", "# the sizes\n\n"),
+                &Config::default(),
+                Coverage::Expressions,
+                2,
+            ),
+            (
+                base.replace("# sizes", "# the sizes\n\n"),
+                &strict,
+                Coverage::Bindings,
+                3,
+            ),
+            (
+                base.replace("sum(0)", "sum(1)"),
+                &Config::default(),
+                Coverage::Bindings,
+                4,
+            ),
+        ];
+        let calls_before = COUNTED_CALLS.load(Ordering::SeqCst);
+        for (text, config, coverage, calls) in steps {
+            let Outcome::Done(analysis) =
+                cache.analyze(&uri, text.clone(), config, coverage, counted_analysis)
+            else {
+                panic!("no analysis of {text:?}");
+            };
+            let fresh =
+                shapels_analysis::analyze_module(&text, &parse(&text).module, config, coverage);
+            assert_eq!(format!("{analysis:?}"), format!("{fresh:?}"), "{text:?}");
+            assert_eq!(
+                COUNTED_CALLS.load(Ordering::SeqCst) - calls_before,
+                calls,
+                "{text:?}"
+            );
+        }
     }
 
     static SLOW_CALLS: AtomicUsize = AtomicUsize::new(0);

@@ -1,8 +1,9 @@
 //! Random edit sequences through the server's document store and its
 //! incremental analysis (`shapels_lsp::testing`, the code `didChange` and the
 //! analysis workers run): no panic, no hang, and after every edit the
-//! incremental parse is exactly a fresh parse of the same text, so the
-//! editor never shows something `shapels check` would not.
+//! incremental parse is exactly a fresh parse of the same text and the
+//! analysis (run again or carried over) a fresh analysis, so the editor
+//! never shows something `shapels check` would not.
 //!
 //! A bounded run that belongs in the normal test suite; `fuzz/` explores the
 //! same ground without a bound.
@@ -12,6 +13,7 @@ use std::thread;
 use std::time::Duration;
 
 use proptest::prelude::*;
+use shapels_analysis::{Config, Coverage, analyze_module};
 use shapels_lsp::position::PositionEncoding;
 use shapels_lsp::testing::{Change, EditSession, Parsed};
 use shapels_syntax::{ParsedFile, imports_torch, parse};
@@ -58,6 +60,7 @@ const PIECES: &[&str] = &[
     "\r\n",
     "\r",
     "#",
+    "  # a note\n",
     ",",
     "x",
     " = ",
@@ -109,7 +112,7 @@ fn run_session(
             for (i, changes) in edits.iter().enumerate() {
                 session.change(changes);
                 let text = session.text();
-                let Parsed { text: parsed_text, file } = session.parse();
+                let Parsed { text: parsed_text, file, .. } = session.parse();
                 if *parsed_text != text {
                     mismatch = Some(format!("after edit {i}: the parse is of another text"));
                     break;
@@ -120,8 +123,22 @@ fn run_session(
                     ));
                     break;
                 }
-                if session.analyze().is_none() {
+                let Some(analysis) = session.analyze() else {
                     mismatch = Some(format!("after edit {i}: the analysis of {text:?} failed"));
+                    break;
+                };
+                // Whether run again or carried over from the last version
+                // (an edit in a comment), it is the analysis of this text.
+                let fresh = analyze_module(
+                    &text,
+                    &parse(&text).module,
+                    &Config::default(),
+                    Coverage::Expressions,
+                );
+                if format!("{analysis:?}") != format!("{fresh:?}") {
+                    mismatch = Some(format!(
+                        "after edit {i}: the analysis of {text:?} differs from a fresh one"
+                    ));
                     break;
                 }
             }

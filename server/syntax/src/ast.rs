@@ -13,7 +13,7 @@ use std::rc::Rc;
 pub type TextRange = Range<usize>;
 
 /// A parsed file: its statements in order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Module {
     pub body: Vec<Stmt>,
 }
@@ -25,13 +25,13 @@ pub struct Name {
     pub range: TextRange,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Stmt {
     pub range: TextRange,
     pub kind: StmtKind,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum StmtKind {
     Expr(Expr),
     /// `a = b = value`, `x: T = value` and a bare annotation `x: T`
@@ -97,13 +97,13 @@ pub enum StmtKind {
     Other,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WithItem {
     pub context: Expr,
     pub target: Option<Expr>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExceptHandler {
     pub typ: Option<Expr>,
     pub name: Option<Name>,
@@ -111,14 +111,14 @@ pub struct ExceptHandler {
 }
 
 /// One name of an import: `torch.nn` or `torch.nn as nn` (`*` for a star import).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Alias {
     pub name: String,
     pub asname: Option<Name>,
     pub range: TextRange,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FunctionDef {
     pub name: Name,
     pub params: Vec<Param>,
@@ -142,7 +142,7 @@ pub enum ParamKind {
     VarKw,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Param {
     pub name: Name,
     pub kind: ParamKind,
@@ -150,7 +150,7 @@ pub struct Param {
     pub default: Option<Expr>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClassDef {
     pub name: Name,
     pub bases: Vec<Expr>,
@@ -160,13 +160,13 @@ pub struct ClassDef {
     pub range: TextRange,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Expr {
     pub range: TextRange,
     pub kind: ExprKind,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
     Name(String),
     /// Integers that do not fit in an `i64` become `Float`.
@@ -259,14 +259,14 @@ pub enum ComprehensionKind {
     Generator,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Comprehension {
     pub target: Expr,
     pub iter: Expr,
     pub ifs: Vec<Expr>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Arg {
     Positional(Expr),
     /// `*xs`

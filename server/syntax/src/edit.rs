@@ -3,6 +3,8 @@
 
 use tree_sitter::{InputEdit, Point};
 
+use crate::ast::TextRange;
+
 /// One contiguous replacement: the old text's bytes `start_byte..old_end_byte`
 /// became the new text's bytes `start_byte..new_end_byte`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +72,44 @@ impl ByteEdit {
             old_end_position: point_at(old_text, old_end_byte),
             new_end_position: point_at(new_text, new_end_byte),
         })
+    }
+}
+
+impl ByteEdit {
+    /// Where a range of the old text lies in the new one, when the edit
+    /// replaced only what lies between ranges (whitespace, a comment):
+    /// ends before the edit stay, starts after it move by its length. A
+    /// range with either end inside the replaced bytes has no such place.
+    ///
+    /// At a pure insertion point a range that ends there stays before the
+    /// inserted text and a range that starts there moves after it, which
+    /// is where ranges go when what was inserted belongs to neither.
+    pub fn move_range(&self, range: &TextRange) -> Option<TextRange> {
+        let start = if range.start < self.start_byte {
+            range.start
+        } else if range.start >= self.old_end_byte {
+            self.moved(range.start)?
+        } else {
+            return None;
+        };
+        let end = self.move_end(range.end)?;
+        (start <= end).then_some(start..end)
+    }
+
+    /// Where an insertion point (a hint's place after a name) moves: as the
+    /// end of a range does.
+    pub fn move_end(&self, offset: usize) -> Option<usize> {
+        if offset <= self.start_byte {
+            Some(offset)
+        } else if offset > self.old_end_byte {
+            self.moved(offset)
+        } else {
+            None
+        }
+    }
+
+    fn moved(&self, offset: usize) -> Option<usize> {
+        (offset - self.old_end_byte).checked_add(self.new_end_byte)
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod ast;
 mod edit;
 mod lower;
+mod moved;
 pub mod queries;
 mod shift;
 
@@ -20,6 +21,7 @@ use tree_sitter::{Parser, Tree};
 
 pub use edit::{ByteEdit, edit_between};
 pub use lower::MAX_DEPTH;
+pub use moved::only_moved;
 
 use ast::{Module, TextRange};
 
@@ -41,7 +43,18 @@ pub struct ParsedFile {
     /// Every comment's range, from its `#` to the end of its line, in
     /// source order (shape comments such as `# (B, T, C)` live there).
     pub comments: Vec<TextRange>,
+    /// How many top-level statements at either end an incremental reparse
+    /// took over from the previous parse; `None` after a fresh lowering.
+    kept: Option<Kept>,
     imports_torch: bool,
+}
+
+/// The top-level statements before and after an edit that a reparse took
+/// over (moved) instead of lowering them again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Kept {
+    before: usize,
+    after: usize,
 }
 
 thread_local! {
@@ -118,7 +131,7 @@ impl Unchanged<'_> {
     /// The new module, keeping the old top-level statements before and after
     /// the changed span; `None` when nothing can be kept. Only for trees
     /// without errors: recovery from an error can reach back further.
-    fn module(&self, new_tree: &Tree, text: &str, span: &TextRange) -> Option<Module> {
+    fn module(&self, new_tree: &Tree, text: &str, span: &TextRange) -> Option<(Module, Kept)> {
         let (old_root, new_root) = (self.edited_tree.root_node(), new_tree.root_node());
         if old_root.has_error() || new_root.has_error() {
             return None;
@@ -188,15 +201,16 @@ impl Unchanged<'_> {
                 .body
                 .iter()
                 .filter(|s| s.range.start >= old_tail_cut)
-                .map(|s| shift::stmt(s, delta))
+                .map(|s| shift::stmt(s, shift::Move::By(delta)))
                 .collect(),
         };
-        Some(lower::lower_module_between(
-            new_root,
-            text,
-            kept,
-            cut..tail_cut,
-            after,
+        let counts = Kept {
+            before: kept.len(),
+            after: after.len(),
+        };
+        Some((
+            lower::lower_module_between(new_root, text, kept, cut..tail_cut, after),
+            counts,
         ))
     }
 
@@ -248,21 +262,22 @@ fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
             source_len: text.len(),
             syntax_errors: Vec::new(),
             comments: Vec::new(),
+            kept: None,
             imports_torch: false,
         };
     };
-    let (module, comments) = match &old {
+    let (module, kept, comments) = match &old {
         Some((_, unchanged)) => {
             let span = unchanged.span(&tree, text);
-            (
-                unchanged
-                    .module(&tree, text, &span)
-                    .unwrap_or_else(|| lower::lower_module(tree.root_node(), text)),
-                unchanged.comments(&tree, text, &span),
-            )
+            let (module, kept) = match unchanged.module(&tree, text, &span) {
+                Some((module, kept)) => (module, Some(kept)),
+                None => (lower::lower_module(tree.root_node(), text), None),
+            };
+            (module, kept, unchanged.comments(&tree, text, &span))
         }
         None => (
             lower::lower_module(tree.root_node(), text),
+            None,
             queries::comments_in(&tree, text, 0..text.len()),
         ),
     };
@@ -274,6 +289,7 @@ fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
         source_len: text.len(),
         syntax_errors,
         comments,
+        kept,
         imports_torch,
     }
 }

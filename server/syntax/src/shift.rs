@@ -7,71 +7,101 @@
 
 use std::rc::Rc;
 
+use crate::ByteEdit;
+
 use crate::ast::{
     Alias, Arg, ClassDef, Comprehension, ExceptHandler, Expr, ExprKind, FunctionDef, Name, Param,
     Stmt, StmtKind, TextRange, WithItem,
 };
 
-/// A copy of `stmt` with every range moved by `delta` bytes.
-pub(crate) fn stmt(s: &Stmt, delta: isize) -> Stmt {
+/// How ranges move: all by one distance (statements wholly after an edit),
+/// or each as an edit of trivia moves it (`ByteEdit::move_range`), or not
+/// at all.
+///
+/// The last two make copies to compare (`moved`), and leave out the text
+/// of a string that stands as a statement of its own (a docstring): running
+/// one has no effect, so what it says cannot change anything.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Move {
+    By(isize),
+    Over(ByteEdit),
+    Still,
+}
+
+/// A copy of `stmt` with every range moved.
+pub(crate) fn stmt(s: &Stmt, m: Move) -> Stmt {
     Stmt {
-        range: range(&s.range, delta),
-        kind: stmt_kind(&s.kind, delta),
+        range: range(&s.range, m),
+        kind: stmt_kind(&s.kind, m),
     }
 }
 
-fn range(r: &TextRange, delta: isize) -> TextRange {
-    let at = |p: usize| p.saturating_add_signed(delta);
-    at(r.start)..at(r.end)
+fn range(r: &TextRange, m: Move) -> TextRange {
+    match m {
+        Move::By(delta) => {
+            let at = |p: usize| p.saturating_add_signed(delta);
+            at(r.start)..at(r.end)
+        }
+        // A range with an end in the edited text has no place in the new
+        // text: it becomes one that no real range equals.
+        Move::Over(edit) => edit.move_range(r).unwrap_or(usize::MAX..usize::MAX),
+        Move::Still => r.clone(),
+    }
 }
 
-fn stmts(body: &[Stmt], delta: isize) -> Vec<Stmt> {
-    body.iter().map(|s| stmt(s, delta)).collect()
+fn stmts(body: &[Stmt], m: Move) -> Vec<Stmt> {
+    body.iter().map(|s| stmt(s, m)).collect()
 }
 
-fn exprs(items: &[Expr], delta: isize) -> Vec<Expr> {
-    items.iter().map(|e| expr(e, delta)).collect()
+fn exprs(items: &[Expr], m: Move) -> Vec<Expr> {
+    items.iter().map(|e| expr(e, m)).collect()
 }
 
-fn opt(e: &Option<Expr>, delta: isize) -> Option<Expr> {
-    e.as_ref().map(|e| expr(e, delta))
+fn opt(e: &Option<Expr>, m: Move) -> Option<Expr> {
+    e.as_ref().map(|e| expr(e, m))
 }
 
-fn boxed(e: &Expr, delta: isize) -> Box<Expr> {
-    Box::new(expr(e, delta))
+fn boxed(e: &Expr, m: Move) -> Box<Expr> {
+    Box::new(expr(e, m))
 }
 
-fn name(n: &Name, delta: isize) -> Name {
+fn name(n: &Name, m: Move) -> Name {
     Name {
         id: n.id.clone(),
-        range: range(&n.range, delta),
+        range: range(&n.range, m),
     }
 }
 
-fn stmt_kind(kind: &StmtKind, delta: isize) -> StmtKind {
+fn stmt_kind(kind: &StmtKind, m: Move) -> StmtKind {
     match kind {
-        StmtKind::Expr(e) => StmtKind::Expr(expr(e, delta)),
+        StmtKind::Expr(e) => StmtKind::Expr(match (&e.kind, m) {
+            (ExprKind::Str(_), Move::Over(_) | Move::Still) => Expr {
+                range: range(&e.range, m),
+                kind: ExprKind::Str(String::new()),
+            },
+            _ => expr(e, m),
+        }),
         StmtKind::Assign {
             targets,
             annotation,
             value,
         } => StmtKind::Assign {
-            targets: exprs(targets, delta),
-            annotation: opt(annotation, delta),
-            value: opt(value, delta),
+            targets: exprs(targets, m),
+            annotation: opt(annotation, m),
+            value: opt(value, m),
         },
         StmtKind::AugAssign { target, op, value } => StmtKind::AugAssign {
-            target: expr(target, delta),
+            target: expr(target, m),
             op: *op,
-            value: expr(value, delta),
+            value: expr(value, m),
         },
-        StmtKind::FunctionDef(f) => StmtKind::FunctionDef(Rc::new(function(f, delta))),
-        StmtKind::ClassDef(c) => StmtKind::ClassDef(Rc::new(class(c, delta))),
-        StmtKind::Return(e) => StmtKind::Return(opt(e, delta)),
+        StmtKind::FunctionDef(f) => StmtKind::FunctionDef(Rc::new(function(f, m))),
+        StmtKind::ClassDef(c) => StmtKind::ClassDef(Rc::new(class(c, m))),
+        StmtKind::Return(e) => StmtKind::Return(opt(e, m)),
         StmtKind::If { test, body, orelse } => StmtKind::If {
-            test: expr(test, delta),
-            body: stmts(body, delta),
-            orelse: stmts(orelse, delta),
+            test: expr(test, m),
+            body: stmts(body, m),
+            orelse: stmts(orelse, m),
         },
         StmtKind::For {
             target,
@@ -79,25 +109,25 @@ fn stmt_kind(kind: &StmtKind, delta: isize) -> StmtKind {
             body,
             orelse,
         } => StmtKind::For {
-            target: expr(target, delta),
-            iter: expr(iter, delta),
-            body: stmts(body, delta),
-            orelse: stmts(orelse, delta),
+            target: expr(target, m),
+            iter: expr(iter, m),
+            body: stmts(body, m),
+            orelse: stmts(orelse, m),
         },
         StmtKind::While { test, body, orelse } => StmtKind::While {
-            test: expr(test, delta),
-            body: stmts(body, delta),
-            orelse: stmts(orelse, delta),
+            test: expr(test, m),
+            body: stmts(body, m),
+            orelse: stmts(orelse, m),
         },
         StmtKind::With { items, body } => StmtKind::With {
             items: items
                 .iter()
                 .map(|i| WithItem {
-                    context: expr(&i.context, delta),
-                    target: opt(&i.target, delta),
+                    context: expr(&i.context, m),
+                    target: opt(&i.target, m),
                 })
                 .collect(),
-            body: stmts(body, delta),
+            body: stmts(body, m),
         },
         StmtKind::Try {
             body,
@@ -105,30 +135,30 @@ fn stmt_kind(kind: &StmtKind, delta: isize) -> StmtKind {
             orelse,
             finalbody,
         } => StmtKind::Try {
-            body: stmts(body, delta),
+            body: stmts(body, m),
             handlers: handlers
                 .iter()
                 .map(|h| ExceptHandler {
-                    typ: opt(&h.typ, delta),
-                    name: h.name.as_ref().map(|n| name(n, delta)),
-                    body: stmts(&h.body, delta),
+                    typ: opt(&h.typ, m),
+                    name: h.name.as_ref().map(|n| name(n, m)),
+                    body: stmts(&h.body, m),
                 })
                 .collect(),
-            orelse: stmts(orelse, delta),
-            finalbody: stmts(finalbody, delta),
+            orelse: stmts(orelse, m),
+            finalbody: stmts(finalbody, m),
         },
-        StmtKind::Import(aliases) => StmtKind::Import(self::aliases(aliases, delta)),
+        StmtKind::Import(aliases) => StmtKind::Import(self::aliases(aliases, m)),
         StmtKind::ImportFrom { module, names } => StmtKind::ImportFrom {
             module: module.clone(),
-            names: aliases(names, delta),
+            names: aliases(names, m),
         },
         StmtKind::Assert { test, msg } => StmtKind::Assert {
-            test: expr(test, delta),
-            msg: opt(msg, delta),
+            test: expr(test, m),
+            msg: opt(msg, m),
         },
-        StmtKind::Raise(e) => StmtKind::Raise(opt(e, delta)),
-        StmtKind::Delete(targets) => StmtKind::Delete(exprs(targets, delta)),
-        StmtKind::Global(names) => StmtKind::Global(names.iter().map(|n| name(n, delta)).collect()),
+        StmtKind::Raise(e) => StmtKind::Raise(opt(e, m)),
+        StmtKind::Delete(targets) => StmtKind::Delete(exprs(targets, m)),
+        StmtKind::Global(names) => StmtKind::Global(names.iter().map(|n| name(n, m)).collect()),
         StmtKind::Pass => StmtKind::Pass,
         StmtKind::Break => StmtKind::Break,
         StmtKind::Continue => StmtKind::Continue,
@@ -136,76 +166,76 @@ fn stmt_kind(kind: &StmtKind, delta: isize) -> StmtKind {
     }
 }
 
-fn aliases(items: &[Alias], delta: isize) -> Vec<Alias> {
+fn aliases(items: &[Alias], m: Move) -> Vec<Alias> {
     items
         .iter()
         .map(|a| Alias {
             name: a.name.clone(),
-            asname: a.asname.as_ref().map(|n| name(n, delta)),
-            range: range(&a.range, delta),
+            asname: a.asname.as_ref().map(|n| name(n, m)),
+            range: range(&a.range, m),
         })
         .collect()
 }
 
-fn params(items: &[Param], delta: isize) -> Vec<Param> {
+fn params(items: &[Param], m: Move) -> Vec<Param> {
     items
         .iter()
         .map(|p| Param {
-            name: name(&p.name, delta),
+            name: name(&p.name, m),
             kind: p.kind,
-            annotation: opt(&p.annotation, delta),
-            default: opt(&p.default, delta),
+            annotation: opt(&p.annotation, m),
+            default: opt(&p.default, m),
         })
         .collect()
 }
 
-fn function(f: &FunctionDef, delta: isize) -> FunctionDef {
+fn function(f: &FunctionDef, m: Move) -> FunctionDef {
     FunctionDef {
-        name: name(&f.name, delta),
-        params: params(&f.params, delta),
-        returns: opt(&f.returns, delta),
-        body: stmts(&f.body, delta),
-        decorators: exprs(&f.decorators, delta),
+        name: name(&f.name, m),
+        params: params(&f.params, m),
+        returns: opt(&f.returns, m),
+        body: stmts(&f.body, m),
+        decorators: exprs(&f.decorators, m),
         is_async: f.is_async,
-        range: range(&f.range, delta),
+        range: range(&f.range, m),
     }
 }
 
-fn class(c: &ClassDef, delta: isize) -> ClassDef {
+fn class(c: &ClassDef, m: Move) -> ClassDef {
     ClassDef {
-        name: name(&c.name, delta),
-        bases: exprs(&c.bases, delta),
+        name: name(&c.name, m),
+        bases: exprs(&c.bases, m),
         keywords: c
             .keywords
             .iter()
-            .map(|(n, e)| (name(n, delta), expr(e, delta)))
+            .map(|(n, e)| (name(n, m), expr(e, m)))
             .collect(),
-        body: stmts(&c.body, delta),
-        decorators: exprs(&c.decorators, delta),
-        range: range(&c.range, delta),
+        body: stmts(&c.body, m),
+        decorators: exprs(&c.decorators, m),
+        range: range(&c.range, m),
     }
 }
 
-fn generators(items: &[Comprehension], delta: isize) -> Vec<Comprehension> {
+fn generators(items: &[Comprehension], m: Move) -> Vec<Comprehension> {
     items
         .iter()
         .map(|g| Comprehension {
-            target: expr(&g.target, delta),
-            iter: expr(&g.iter, delta),
-            ifs: exprs(&g.ifs, delta),
+            target: expr(&g.target, m),
+            iter: expr(&g.iter, m),
+            ifs: exprs(&g.ifs, m),
         })
         .collect()
 }
 
-fn expr(e: &Expr, delta: isize) -> Expr {
+fn expr(e: &Expr, m: Move) -> Expr {
     Expr {
-        range: range(&e.range, delta),
-        kind: expr_kind(&e.kind, delta),
+        range: range(&e.range, m),
+        kind: expr_kind(&e.kind, m),
     }
 }
 
-fn expr_kind(kind: &ExprKind, delta: isize) -> ExprKind {
-    let opt_boxed = |e: &Option<Box<Expr>>| e.as_ref().map(|e| boxed(e, delta));
+fn expr_kind(kind: &ExprKind, m: Move) -> ExprKind {
+    let opt_boxed = |e: &Option<Box<Expr>>| e.as_ref().map(|e| boxed(e, m));
     match kind {
         ExprKind::Name(n) => ExprKind::Name(n.clone()),
         ExprKind::Int(v) => ExprKind::Int(*v),
@@ -216,12 +246,12 @@ fn expr_kind(kind: &ExprKind, delta: isize) -> ExprKind {
         ExprKind::NoneLit => ExprKind::NoneLit,
         ExprKind::Ellipsis => ExprKind::Ellipsis,
         ExprKind::Attribute { value, attr } => ExprKind::Attribute {
-            value: boxed(value, delta),
-            attr: name(attr, delta),
+            value: boxed(value, m),
+            attr: name(attr, m),
         },
         ExprKind::Subscript { value, index } => ExprKind::Subscript {
-            value: boxed(value, delta),
-            index: exprs(index, delta),
+            value: boxed(value, m),
+            index: exprs(index, m),
         },
         ExprKind::Slice { lower, upper, step } => ExprKind::Slice {
             lower: opt_boxed(lower),
@@ -229,51 +259,51 @@ fn expr_kind(kind: &ExprKind, delta: isize) -> ExprKind {
             step: opt_boxed(step),
         },
         ExprKind::Call { func, args } => ExprKind::Call {
-            func: boxed(func, delta),
+            func: boxed(func, m),
             args: args
                 .iter()
                 .map(|a| match a {
-                    Arg::Positional(e) => Arg::Positional(expr(e, delta)),
-                    Arg::Starred(e) => Arg::Starred(expr(e, delta)),
-                    Arg::Keyword(n, e) => Arg::Keyword(name(n, delta), expr(e, delta)),
-                    Arg::DoubleStarred(e) => Arg::DoubleStarred(expr(e, delta)),
+                    Arg::Positional(e) => Arg::Positional(expr(e, m)),
+                    Arg::Starred(e) => Arg::Starred(expr(e, m)),
+                    Arg::Keyword(n, e) => Arg::Keyword(name(n, m), expr(e, m)),
+                    Arg::DoubleStarred(e) => Arg::DoubleStarred(expr(e, m)),
                 })
                 .collect(),
         },
         ExprKind::BinOp { left, op, right } => ExprKind::BinOp {
-            left: boxed(left, delta),
+            left: boxed(left, m),
             op: *op,
-            right: boxed(right, delta),
+            right: boxed(right, m),
         },
         ExprKind::UnaryOp { op, operand } => ExprKind::UnaryOp {
             op: *op,
-            operand: boxed(operand, delta),
+            operand: boxed(operand, m),
         },
         ExprKind::BoolOp { op, values } => ExprKind::BoolOp {
             op: *op,
-            values: exprs(values, delta),
+            values: exprs(values, m),
         },
         ExprKind::Compare {
             left,
             ops,
             comparators,
         } => ExprKind::Compare {
-            left: boxed(left, delta),
+            left: boxed(left, m),
             ops: ops.clone(),
-            comparators: exprs(comparators, delta),
+            comparators: exprs(comparators, m),
         },
         ExprKind::IfExp { test, body, orelse } => ExprKind::IfExp {
-            test: boxed(test, delta),
-            body: boxed(body, delta),
-            orelse: boxed(orelse, delta),
+            test: boxed(test, m),
+            body: boxed(body, m),
+            orelse: boxed(orelse, m),
         },
-        ExprKind::Tuple(items) => ExprKind::Tuple(exprs(items, delta)),
-        ExprKind::List(items) => ExprKind::List(exprs(items, delta)),
-        ExprKind::Set(items) => ExprKind::Set(exprs(items, delta)),
+        ExprKind::Tuple(items) => ExprKind::Tuple(exprs(items, m)),
+        ExprKind::List(items) => ExprKind::List(exprs(items, m)),
+        ExprKind::Set(items) => ExprKind::Set(exprs(items, m)),
         ExprKind::Dict(entries) => ExprKind::Dict(
             entries
                 .iter()
-                .map(|(k, v)| (opt(k, delta), expr(v, delta)))
+                .map(|(k, v)| (opt(k, m), expr(v, m)))
                 .collect(),
         ),
         ExprKind::Comprehension {
@@ -282,28 +312,28 @@ fn expr_kind(kind: &ExprKind, delta: isize) -> ExprKind {
             generators: gens,
         } => ExprKind::Comprehension {
             kind: *kind,
-            elt: boxed(elt, delta),
-            generators: generators(gens, delta),
+            elt: boxed(elt, m),
+            generators: generators(gens, m),
         },
         ExprKind::DictComp {
             key,
             value,
             generators: gens,
         } => ExprKind::DictComp {
-            key: boxed(key, delta),
-            value: boxed(value, delta),
-            generators: generators(gens, delta),
+            key: boxed(key, m),
+            value: boxed(value, m),
+            generators: generators(gens, m),
         },
         ExprKind::Lambda { params: ps, body } => ExprKind::Lambda {
-            params: params(ps, delta),
-            body: boxed(body, delta),
+            params: params(ps, m),
+            body: boxed(body, m),
         },
-        ExprKind::Starred(e) => ExprKind::Starred(boxed(e, delta)),
-        ExprKind::DoubleStarred(e) => ExprKind::DoubleStarred(boxed(e, delta)),
-        ExprKind::Await(e) => ExprKind::Await(boxed(e, delta)),
+        ExprKind::Starred(e) => ExprKind::Starred(boxed(e, m)),
+        ExprKind::DoubleStarred(e) => ExprKind::DoubleStarred(boxed(e, m)),
+        ExprKind::Await(e) => ExprKind::Await(boxed(e, m)),
         ExprKind::NamedExpr { target, value } => ExprKind::NamedExpr {
-            target: name(target, delta),
-            value: boxed(value, delta),
+            target: name(target, m),
+            value: boxed(value, m),
         },
         ExprKind::Unknown => ExprKind::Unknown,
     }

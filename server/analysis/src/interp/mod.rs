@@ -27,7 +27,7 @@ use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
 
 pub(crate) use expr::slice_indices;
 pub(crate) use join::{join_all, join_values};
-pub(crate) use signature::is_identifier;
+pub(crate) use signature::{is_identifier, shape_comments};
 
 pub(crate) use crate::value::Scope;
 
@@ -96,6 +96,8 @@ pub(crate) const MAX_LOOP_ITERATIONS: usize = 64;
 
 pub(crate) struct Interp<'s> {
     pub src: &'s str,
+    /// What the run read of `src` besides the syntax tree.
+    pub reads: RefCell<crate::carry::TextReads>,
     pub config: Config,
     pub env: ShapeEnv,
     pub globals: Scope,
@@ -169,6 +171,7 @@ impl<'s> Interp<'s> {
         let globals: Scope = Rc::new(RefCell::new(FxHashMap::default()));
         Interp {
             src,
+            reads: Default::default(),
             config: config.clone(),
             env: ShapeEnv::new(),
             globals: globals.clone(),
@@ -547,9 +550,9 @@ impl<'s> Interp<'s> {
         if let Some(call) = outer.filter(|c| !ranges_overlap(c, &range))
             && severity == Severity::Error
         {
-            let line_of =
-                |offset: usize| self.src[..offset.min(self.src.len())].matches('\n').count() + 1;
-            let at_call = format!("in this call, at line {}: {message}", line_of(range.start));
+            let line = crate::carry::line_of(self.src, range.start);
+            self.reads.borrow_mut().line(range.clone(), line);
+            let at_call = format!("in this call, at line {line}: {message}");
             // One report per call site and kind is enough to point there.
             if !self
                 .diagnostics
@@ -576,6 +579,7 @@ impl<'s> Interp<'s> {
 
     /// The source text of a range (for names like `config.n_embd`).
     pub fn text(&self, range: &TextRange) -> &'s str {
+        self.reads.borrow_mut().text(range.clone());
         self.src.get(range.clone()).unwrap_or("")
     }
 

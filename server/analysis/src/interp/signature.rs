@@ -193,36 +193,35 @@ impl Interp<'_> {
     /// function share a symbol; `...` or `*` makes the comment unusable.
     pub(crate) fn comment_shapes(&mut self, def: &FunctionDef) -> FxHashMap<String, Vec<Dim>> {
         let mut out = FxHashMap::default();
-        let text = self.text(&def.range);
+        // Only what the comments state is read, not the whole text: an
+        // edit elsewhere in the function leaves it as it was.
+        let stated = shape_comments(self.src.get(def.range.clone()).unwrap_or(""));
+        self.reads
+            .borrow_mut()
+            .shape_comments(def.range.clone(), stated.clone());
         let params: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
         let mut symbols: FxHashMap<String, Dim> = FxHashMap::default();
-        for line in text.lines().take(64) {
-            let Some(hash) = comment_start(line) else {
+        for (name, dims) in stated {
+            if !params.contains(&name.as_str()) || out.contains_key(&name) {
                 continue;
-            };
-            let comment = &line[hash + 1..];
-            for (name, dims) in parse_shape_comment(comment) {
-                if !params.contains(&name.as_str()) || out.contains_key(&name) {
-                    continue;
+            }
+            let mut shape = Vec::new();
+            let mut usable = true;
+            for token in dims {
+                if let Ok(n) = token.parse::<i64>() {
+                    shape.push(Dim::konst(n));
+                } else if is_identifier(&token) {
+                    let d = symbols
+                        .entry(token.clone())
+                        .or_insert_with(|| self.env.symbol(&token))
+                        .clone();
+                    shape.push(d);
+                } else {
+                    usable = false;
                 }
-                let mut shape = Vec::new();
-                let mut usable = true;
-                for token in dims {
-                    if let Ok(n) = token.parse::<i64>() {
-                        shape.push(Dim::konst(n));
-                    } else if is_identifier(&token) {
-                        let d = symbols
-                            .entry(token.clone())
-                            .or_insert_with(|| self.env.symbol(&token))
-                            .clone();
-                        shape.push(d);
-                    } else {
-                        usable = false;
-                    }
-                }
-                if usable {
-                    out.insert(name, shape);
-                }
+            }
+            if usable {
+                out.insert(name, shape);
             }
         }
         out
@@ -282,6 +281,16 @@ pub(crate) fn instantiates_any(def: &FunctionDef, classes: &[std::rc::Rc<str>]) 
         walk_stmt(stmt, &mut visit);
     }
     found
+}
+
+/// Every `name: (dims)` stated in a comment among a function's first
+/// lines, in order, as written.
+pub(crate) fn shape_comments(text: &str) -> Vec<(String, Vec<String>)> {
+    text.lines()
+        .take(64)
+        .filter_map(|line| comment_start(line).map(|hash| &line[hash + 1..]))
+        .flat_map(parse_shape_comment)
+        .collect()
 }
 
 /// Where a line's comment starts: a `#` outside string quotes.

@@ -1,0 +1,130 @@
+//! Carrying an analysis over an edit that cannot change it: typing in a
+//! comment, blank lines, spacing between tokens. The analysis is a function
+//! of the syntax tree and of the few pieces of text it reads besides (names
+//! written as `config.n_embd`, shape comments, line numbers in messages);
+//! when the edit only moved the tree and changed none of those pieces, the
+//! earlier result holds with its ranges moved, and re-running it is waste.
+//!
+//! What a run read is recorded as it reads (`TextReads`), so the check is
+//! exactly as wide as the dependency: a comment that states a parameter's
+//! shape is read, and editing it runs the analysis again.
+
+use shapels_syntax::{ByteEdit, ParsedFile, only_moved};
+
+use crate::interp::shape_comments;
+use crate::report::{FileAnalysis, TextRange};
+
+/// What an analysis read of its text besides the syntax tree.
+#[derive(Debug, Clone, Default)]
+pub struct TextReads {
+    reads: Vec<TextRead>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TextRead {
+    /// The text of a range, as it was.
+    Text(TextRange),
+    /// The line a range starts on (messages name it).
+    Line(TextRange, usize),
+    /// The shapes a function's comments state (see `shape_comments`),
+    /// which is all that the rest of its text is read for.
+    ShapeComments(TextRange, Vec<(String, Vec<String>)>),
+}
+
+impl TextReads {
+    pub(crate) fn text(&mut self, range: TextRange) {
+        self.reads.push(TextRead::Text(range));
+    }
+
+    pub(crate) fn line(&mut self, range: TextRange, line: usize) {
+        self.reads.push(TextRead::Line(range, line));
+    }
+
+    pub(crate) fn shape_comments(&mut self, range: TextRange, stated: Vec<(String, Vec<String>)>) {
+        self.reads.push(TextRead::ShapeComments(range, stated));
+    }
+
+    /// The reads without repeats: a function called a hundred times reads
+    /// the same names a hundred times.
+    pub(crate) fn finish(mut self) -> TextReads {
+        self.reads.sort_by_key(|read| match read {
+            TextRead::Text(r) => (0, r.start, r.end),
+            TextRead::Line(r, _) => (1, r.start, r.end),
+            TextRead::ShapeComments(r, _) => (2, r.start, r.end),
+        });
+        self.reads.dedup();
+        self
+    }
+
+    /// The reads at their places in the new text, when each still reads
+    /// the same there.
+    fn carried(&self, old_text: &str, new_text: &str, edit: ByteEdit) -> Option<TextReads> {
+        let reads = self
+            .reads
+            .iter()
+            .map(|read| match read {
+                TextRead::Text(range) => {
+                    let moved = edit.move_range(range)?;
+                    (old_text.get(range.clone())? == new_text.get(moved.clone())?)
+                        .then_some(TextRead::Text(moved))
+                }
+                TextRead::Line(range, line) => {
+                    let moved = edit.move_range(range)?;
+                    (line_of(new_text, moved.start) == *line)
+                        .then_some(TextRead::Line(moved, *line))
+                }
+                TextRead::ShapeComments(range, stated) => {
+                    let moved = edit.move_range(range)?;
+                    (shape_comments(new_text.get(moved.clone())?) == *stated)
+                        .then(|| TextRead::ShapeComments(moved, stated.clone()))
+                }
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(TextReads { reads })
+    }
+}
+
+/// The 1-based line of a byte offset.
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
+}
+
+/// `previous`, the analysis of `old_text` (parsed as `old`), as the
+/// analysis of `new_text` (reparsed from it over `edit` as `new`) when the
+/// edit changed nothing the analysis depends on; `None` when it may have,
+/// and the analysis must run.
+///
+/// The result equals what analysing `new_text` gives (with the same
+/// configuration and coverage as `previous`), ranges included.
+pub fn carry_over(
+    previous: &FileAnalysis,
+    (old_text, old): (&str, &ParsedFile),
+    (new_text, new): (&str, &ParsedFile),
+    edit: ByteEdit,
+) -> Option<FileAnalysis> {
+    let reads = previous.reads.as_ref()?;
+    if !only_moved(old, new, edit) {
+        return None;
+    }
+    let reads = reads.carried(old_text, new_text, edit)?;
+    let mut carried = previous.clone();
+    carried.reads = Some(reads);
+    for binding in &mut carried.bindings {
+        binding.range = edit.move_range(&binding.range)?;
+        binding.hint_at = edit.move_end(binding.hint_at)?;
+    }
+    for expression in &mut carried.expressions {
+        expression.range = edit.move_range(&expression.range)?;
+    }
+    for diagnostic in &mut carried.diagnostics {
+        diagnostic.range = edit.move_range(&diagnostic.range)?;
+        for (range, _) in &mut diagnostic.related {
+            *range = edit.move_range(range)?;
+        }
+    }
+    Some(carried)
+}
