@@ -57,6 +57,9 @@ pub(crate) fn layer_attr(
     if let Some(v) = named {
         return v;
     }
+    if let ("Transformer", "encoder" | "decoder") = (kind, attr) {
+        return transformer_stack(layer, attr);
+    }
     if matches!(
         attr,
         "weight" | "bias" | "running_mean" | "running_var" | "num_batches_tracked"
@@ -72,6 +75,44 @@ pub(crate) fn layer_attr(
             .unwrap_or(Value::Unknown);
     }
     Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
+}
+
+/// `transformer.encoder` / `transformer.decoder` of an `nn.Transformer`: the
+/// stack of layers of its width, called on its own (`encode`/`decode` in a
+/// translation model); torch builds them from the same `d_model` (512 when
+/// not given) and `batch_first`.
+fn transformer_stack(transformer: &Rc<Layer>, part: &str) -> Value {
+    let d_model = transformer
+        .arg(0, "d_model")
+        .cloned()
+        .unwrap_or(Value::int(512));
+    let settings: Vec<(Rc<str>, Value)> = transformer
+        .kwargs
+        .iter()
+        .filter(|(k, _)| &**k == "batch_first")
+        .cloned()
+        .collect();
+    let (stack, layer) = match part {
+        "encoder" => ("TransformerEncoder", "TransformerEncoderLayer"),
+        _ => ("TransformerDecoder", "TransformerDecoderLayer"),
+    };
+    let like = |kind: &str, args: Vec<Value>, kwargs: Vec<(Rc<str>, Value)>| {
+        Value::Layer(Rc::new(Layer {
+            kind: Rc::from(kind),
+            args,
+            kwargs,
+            device: RefCell::new(transformer.device.borrow().clone()),
+            dtype: RefCell::new(*transformer.dtype.borrow()),
+            origin: transformer.origin,
+            mode: transformer.mode,
+            children: RefCell::new(Vec::new()),
+            keys: RefCell::new(Vec::new()),
+            params: RefCell::new(FxHashMap::default()),
+            unknown_children: std::cell::Cell::new(false),
+        }))
+    };
+    let inner = like(layer, vec![d_model], settings.clone());
+    like(stack, vec![inner], settings)
 }
 
 /// `seq[0]`, `blocks[1:]`, `heads["q"]`.
