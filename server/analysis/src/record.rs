@@ -458,7 +458,29 @@ fn merge(
     let shape = if shapes.iter().any(Option::is_none) || shapes.is_empty() {
         None
     } else {
-        let shapes: Vec<(Variadic, Vec<Dim>)> = shapes.into_iter().flatten().collect();
+        let mut shapes: Vec<(Variadic, Vec<Dim>)> = shapes.into_iter().flatten().collect();
+        // A function used on tensors of several ranks (a helper that works
+        // on the last dims, called on `[B, T, C]` and `[B, H, T, C]`): the
+        // dims all runs have at the end, after a variadic head. The
+        // shortest run's first dim goes into the head too, unless it is its
+        // only dim (a vector's features, `[C]` and `[B, C]`): the longer
+        // runs hold more dims before it, so it is a leading (batch-like)
+        // dim, and lining it up with a dim of theirs would show a
+        // coincidence (`[2, T, C]` and `[B, 2, T, C]`).
+        if shapes.iter().all(|(v, _)| *v == Variadic::None)
+            && shapes.iter().any(|(_, d)| d.len() != shapes[0].1.len())
+        {
+            let shortest = shapes.iter().map(|(_, d)| d.len()).min().unwrap_or(0);
+            let kept = if shortest == 1 {
+                1
+            } else {
+                shortest.saturating_sub(1)
+            };
+            for (variadic, dims) in &mut shapes {
+                *variadic = Variadic::Lead;
+                dims.drain(..dims.len() - kept);
+            }
+        }
         let variadic = shapes[0].0;
         let shapes: Vec<Vec<Dim>> = if shapes.iter().all(|(v, _)| *v == variadic) {
             shapes.into_iter().map(|(_, d)| d).collect()
@@ -466,7 +488,11 @@ fn merge(
             Vec::new()
         };
         let rank = shapes.first().map(Vec::len).unwrap_or(0);
-        if shapes.is_empty() || shapes.iter().any(|s| s.len() != rank) {
+        // A variadic head alone says nothing about the shape.
+        if shapes.is_empty()
+            || shapes.iter().any(|s| s.len() != rank)
+            || (rank == 0 && variadic != Variadic::None)
+        {
             None
         } else {
             let lead =
