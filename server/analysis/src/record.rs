@@ -325,6 +325,12 @@ impl<'a> Namer<'a> {
             if key.iter().any(|k| k == "?") || key.iter().all(|k| k == &key[0]) {
                 continue;
             }
+            // Runs of 1s and 2s match too many sizes by chance (two models
+            // built with `factor = 2 if bilinear else 1` and called on
+            // batches of 1 and 2): only a size that says more names a dim.
+            if key.iter().all(|k| matches!(k.as_str(), "0" | "1" | "2")) {
+                continue;
+            }
             candidates.entry(key).or_insert_with(|| s.name.clone());
         }
         let taken: FxHashSet<String> = (0..env.symbol_count() as u32)
