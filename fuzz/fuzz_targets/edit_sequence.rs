@@ -2,7 +2,8 @@
 //! store and incremental analysis (`shapels_lsp::testing`): positions in any
 //! encoding, in or out of range, text of any kind. Nothing may panic, and
 //! after every edit the incremental parse must be exactly a fresh parse of
-//! the same text (the editor must show what `shapels check` would).
+//! the same text, and the analysis a fresh analysis (the editor must show
+//! what `shapels check` would).
 
 #![no_main]
 
@@ -69,7 +70,20 @@ fuzz_target!(|input: Input| {
             "incremental parse differs from a fresh one for {text:?}"
         );
         if changes_in.iter().take(4).any(|edit| edit.analyze) {
-            assert!(session.analyze().is_some(), "analysis failed on {text:?}");
+            let analysis = session.analyze().expect("the analysis ran");
+            // Run again or carried over from the last version, it is the
+            // analysis of this text.
+            let fresh = shapels_analysis::analyze_module(
+                &text,
+                &shapels_syntax::parse(&text).module,
+                &shapels_analysis::Config::default(),
+                shapels_analysis::Coverage::Expressions,
+            );
+            assert_eq!(
+                format!("{analysis:?}"),
+                format!("{fresh:?}"),
+                "the analysis differs from a fresh one for {text:?}"
+            );
         }
     }
 });

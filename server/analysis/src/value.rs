@@ -313,6 +313,9 @@ pub enum Value {
     Int(Dim),
     Float(Option<f64>),
     Str(Rc<str>),
+    /// A string whose text is not known (an f-string formatting a value
+    /// that is not): never a tensor, never equal to a known string.
+    Text,
     Tuple(Rc<Vec<Value>>),
     List(Rc<RefCell<Vec<Value>>>),
     Dict(Rc<RefCell<Vec<(Value, Value)>>>),

@@ -175,7 +175,8 @@ pub enum ExprKind {
     /// The value of a plain string literal; f-strings and concatenations
     /// with interpolation become `FString`.
     Str(String),
-    FString,
+    /// An f-string: its text and the values it formats, in order.
+    FString(Vec<FStringPart>),
     Bool(bool),
     NoneLit,
     Ellipsis,
@@ -250,6 +251,18 @@ pub enum ExprKind {
     },
     /// Anything the lowering does not model (yield, syntax errors).
     Unknown,
+}
+
+/// A piece of an f-string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FStringPart {
+    Text(String),
+    /// `{value}`; `plain` when written with no conversion (`!r`), format
+    /// spec (`:>3`) or `=`, so that it formats as `str(value)`.
+    Value {
+        value: Expr,
+        plain: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use std::rc::Rc;
 use crate::ByteEdit;
 
 use crate::ast::{
-    Alias, Arg, ClassDef, Comprehension, ExceptHandler, Expr, ExprKind, FunctionDef, Name, Param,
-    Stmt, StmtKind, TextRange, WithItem,
+    Alias, Arg, ClassDef, Comprehension, ExceptHandler, Expr, ExprKind, FStringPart, FunctionDef,
+    Name, Param, Stmt, StmtKind, TextRange, WithItem,
 };
 
 /// How ranges move: all by one distance (statements wholly after an edit),
@@ -241,7 +241,18 @@ fn expr_kind(kind: &ExprKind, m: Move) -> ExprKind {
         ExprKind::Int(v) => ExprKind::Int(*v),
         ExprKind::Float(v) => ExprKind::Float(*v),
         ExprKind::Str(s) => ExprKind::Str(s.clone()),
-        ExprKind::FString => ExprKind::FString,
+        ExprKind::FString(parts) => ExprKind::FString(
+            parts
+                .iter()
+                .map(|part| match part {
+                    FStringPart::Text(text) => FStringPart::Text(text.clone()),
+                    FStringPart::Value { value, plain } => FStringPart::Value {
+                        value: expr(value, m),
+                        plain: *plain,
+                    },
+                })
+                .collect(),
+        ),
         ExprKind::Bool(b) => ExprKind::Bool(*b),
         ExprKind::NoneLit => ExprKind::NoneLit,
         ExprKind::Ellipsis => ExprKind::Ellipsis,

@@ -360,11 +360,32 @@ fn strings() {
         r#"
         "a\nb"
         "\\d+xA"
-        f"?"
+        f"{x}y"
         "doc"
         "πé"
         <other>
         unterminated
+        "#,
+    );
+}
+
+/// An f-string keeps its text and the values it formats; a value with a
+/// conversion, a format spec or `=` is marked as not plain (`!?` here); a
+/// template string is not a string.
+#[test]
+fn fstrings() {
+    check(
+        r#"
+        f"stage{i + 1}"
+        f"a{{b}}\t{c!r}{d:>3}{e=}"
+        F'{x}' rf"\d{n}"
+        t"{x}"
+        "#,
+        r#"
+        f"stage{(i + 1)}"
+        f"a{b}\t{c!?}{d!?}{e!?}"
+        f"{x}\\d{n}"
+        ?
         "#,
     );
 }

@@ -379,6 +379,7 @@ impl KeyBuilder<'_> {
     fn value_inner(&mut self, v: &Value) -> Option<()> {
         match v {
             Value::Unknown => self.push(Part::Tag(2)),
+            Value::Text => self.push(Part::Tag(30)),
             Value::None => self.push(Part::Tag(3)),
             Value::Bool(b) => {
                 self.push(Part::Tag(4));
@@ -723,6 +724,7 @@ fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Int(_)
         | Value::Float(_)
         | Value::Str(_)
+        | Value::Text
         | Value::SizeOfVar(..)
         | Value::Tensor(_)
         | Value::Device(_)

@@ -9,7 +9,7 @@
 use rustc_hash::FxHashMap;
 
 use shapels_shapes::Dim;
-use shapels_syntax::ast::{Arg, BinOp, Expr, ExprKind, FunctionDef, Stmt, StmtKind};
+use shapels_syntax::ast::{Arg, BinOp, Expr, ExprKind, FStringPart, FunctionDef, Stmt, StmtKind};
 
 use super::Interp;
 
@@ -474,6 +474,13 @@ pub(crate) fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             walk_expr(test, f);
             walk_expr(body, f);
             walk_expr(orelse, f);
+        }
+        ExprKind::FString(parts) => {
+            for part in parts {
+                if let FStringPart::Value { value, .. } = part {
+                    walk_expr(value, f);
+                }
+            }
         }
         ExprKind::Dict(entries) => {
             for (k, v) in entries {

@@ -366,6 +366,9 @@ pub(crate) fn method(
                 match v {
                     Value::DType(d) => dtype = Some(*d),
                     Value::Device(_) | Value::Str(_) => device = Some(device_of(v)),
+                    // A device named by a string of unknown text
+                    // (`f"cuda:{rank}"`): some device.
+                    Value::Text => device = Some(None),
                     Value::Tensor(other) => {
                         dtype = other.dtype;
                         device = Some(other.device.clone());

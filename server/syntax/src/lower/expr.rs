@@ -8,7 +8,9 @@ use super::{
     Lowerer, MAX_DEPTH, all_children, error_child, field_children, first_named_child, literal,
     named_children, unknown,
 };
-use crate::ast::{Arg, BoolOp, CmpOp, Comprehension, ComprehensionKind, Expr, ExprKind, UnaryOp};
+use crate::ast::{
+    Arg, BoolOp, CmpOp, Comprehension, ComprehensionKind, Expr, ExprKind, FStringPart, UnaryOp,
+};
 
 /// Whether `expr` knows a node kind, so that recovery code can tell an
 /// expression from a stray token.
@@ -83,7 +85,12 @@ impl Lowerer<'_> {
             "identifier" => ExprKind::Name(self.text(node).to_string()),
             "integer" => literal::integer(self.text(node)),
             "float" => literal::float(self.text(node)),
-            "string" => self.string(node).map_or(ExprKind::FString, ExprKind::Str),
+            "string" => match self.string(node) {
+                Some(text) => ExprKind::Str(text),
+                None => self
+                    .fstring_parts(node)
+                    .map_or(ExprKind::Unknown, ExprKind::FString),
+            },
             "concatenated_string" => self.concatenated_string(node),
             "true" => ExprKind::Bool(true),
             "false" => ExprKind::Bool(false),
@@ -188,16 +195,75 @@ impl Lowerer<'_> {
         })
     }
 
-    /// `"a" "b"` joins into one literal; any interpolated part makes it an f-string.
-    fn concatenated_string(&self, node: Node<'_>) -> ExprKind {
-        let mut value = String::new();
-        for part in named_children(node) {
-            match self.string(part) {
-                Some(text) => value.push_str(&text),
-                None => return ExprKind::FString,
+    /// The text and values of an f-string, in order; `None` for a template
+    /// string (`t"..."`), whose value is not a string.
+    fn fstring_parts(&mut self, node: Node<'_>) -> Option<Vec<FStringPart>> {
+        let children = all_children(node);
+        let start = children
+            .iter()
+            .find(|child| child.kind() == "string_start")?;
+        let prefix = literal::prefix(self.text(*start));
+        if prefix.template {
+            return None;
+        }
+        let mut parts = Vec::new();
+        for child in children {
+            match child.kind() {
+                "string_content" => {
+                    // `{{` and `}}` stand for one brace in an f-string.
+                    let text = self.text(child).replace("{{", "{").replace("}}", "}");
+                    parts.push(FStringPart::Text(if prefix.raw {
+                        text
+                    } else {
+                        literal::unescape(&text)
+                    }));
+                }
+                "interpolation" => {
+                    let Some(value) = child.child_by_field_name("expression") else {
+                        continue;
+                    };
+                    let plain = child.child_by_field_name("type_conversion").is_none()
+                        && child.child_by_field_name("format_specifier").is_none()
+                        && !all_children(child).iter().any(|c| c.kind() == "=");
+                    parts.push(FStringPart::Value {
+                        value: self.expr(value),
+                        plain,
+                    });
+                }
+                _ => {}
             }
         }
-        ExprKind::Str(value)
+        Some(parts)
+    }
+
+    /// `"a" "b"` joins into one literal; an f-string among the parts makes
+    /// the whole an f-string.
+    fn concatenated_string(&mut self, node: Node<'_>) -> ExprKind {
+        let mut parts = Vec::new();
+        let mut interpolated = false;
+        for part in named_children(node) {
+            match self.string(part) {
+                Some(text) => parts.push(FStringPart::Text(text)),
+                None => match self.fstring_parts(part) {
+                    Some(more) => {
+                        interpolated = true;
+                        parts.extend(more);
+                    }
+                    None => return ExprKind::Unknown,
+                },
+            }
+        }
+        if interpolated {
+            return ExprKind::FString(parts);
+        }
+        let text = parts
+            .into_iter()
+            .map(|part| match part {
+                FStringPart::Text(text) => text,
+                FStringPart::Value { .. } => String::new(),
+            })
+            .collect();
+        ExprKind::Str(text)
     }
 
     /// `x[i]`, `x[a, b:c]`: each comma-separated part is one index.

@@ -64,6 +64,8 @@ pub(super) struct Prefix {
     pub raw: bool,
     /// f-strings and template strings: their value is not known statically.
     pub interpolated: bool,
+    /// A template string (`t"..."`), whose value is not a `str`.
+    pub template: bool,
 }
 
 /// Reads the prefix letters of a `string_start` token such as `rb"""`.
@@ -74,6 +76,7 @@ pub(super) fn prefix(start_token: &str) -> Prefix {
     Prefix {
         raw: letters.contains('r'),
         interpolated: letters.contains('f') || letters.contains('t'),
+        template: letters.contains('t'),
     }
 }
 

@@ -291,7 +291,20 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Int(value) => value.to_string(),
         ExprKind::Float(value) => format!("{value:?}"),
         ExprKind::Str(value) => format!("{value:?}"),
-        ExprKind::FString => "f\"?\"".to_string(),
+        ExprKind::FString(parts) => {
+            let inner: String = parts
+                .iter()
+                .map(|part| match part {
+                    FStringPart::Text(text) => format!("{text:?}").trim_matches('"').to_string(),
+                    FStringPart::Value { value, plain: true } => format!("{{{}}}", expr(value)),
+                    FStringPart::Value {
+                        value,
+                        plain: false,
+                    } => format!("{{{}!?}}", expr(value)),
+                })
+                .collect();
+            format!("f\"{inner}\"")
+        }
         ExprKind::Bool(true) => "True".to_string(),
         ExprKind::Bool(false) => "False".to_string(),
         ExprKind::NoneLit => "None".to_string(),

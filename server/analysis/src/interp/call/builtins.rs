@@ -283,7 +283,9 @@ impl Interp<'_> {
                 (Value::Int(_), Value::Path(p)) if &**p == "builtins.float" => Some(false),
                 (Value::Tuple(_), Value::Path(p)) if &**p == "builtins.tuple" => Some(true),
                 (Value::List(_), Value::Path(p)) if &**p == "builtins.list" => Some(true),
-                (Value::Str(_), Value::Path(p)) if &**p == "builtins.str" => Some(true),
+                (Value::Str(_) | Value::Text, Value::Path(p)) if &**p == "builtins.str" => {
+                    Some(true)
+                }
                 (Value::Tensor(_), Value::Path(p)) if p.ends_with("Tensor") => Some(true),
                 (Value::Instance(inst), Value::Class(c)) => {
                     Some(class_chain(&inst.class).iter().any(|k| Rc::ptr_eq(k, c)))
@@ -298,6 +300,7 @@ impl Interp<'_> {
                     | Value::Tuple(_)
                     | Value::List(_)
                     | Value::Str(_)
+                    | Value::Text
                     | Value::None,
                     Value::Path(_),
                 ) => Some(false),

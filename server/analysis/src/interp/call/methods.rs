@@ -121,10 +121,20 @@ impl Interp<'_> {
             Value::Tuple(_) | Value::SizeOfVar(..) => {
                 rules::size_method(self, receiver, name, args, range)
             }
+            // What these make is a string, its text not followed.
+            Value::Str(_) | Value::Text
+                if matches!(
+                    name,
+                    "format" | "join" | "upper" | "lower" | "strip" | "replace"
+                ) =>
+            {
+                Value::Text
+            }
+            Value::Text => match name {
+                "startswith" | "endswith" => Value::Bool(None),
+                _ => Value::Unknown,
+            },
             Value::Str(s) => match name {
-                "format" | "join" | "upper" | "lower" | "strip" | "replace" => {
-                    Value::Str(Rc::from(""))
-                }
                 "startswith" | "endswith" => match args.first() {
                     Some(Value::Str(p)) => Value::Bool(Some(if name == "startswith" {
                         s.starts_with(&**p)

@@ -84,6 +84,7 @@ impl Interp<'_> {
             | Value::List(_)
             | Value::Dict(_)
             | Value::Str(_)
+            | Value::Text
             | Value::SizeOfVar(..)
             | Value::Int(_) => Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr)),
             Value::FakeMode { .. } => {

@@ -12,7 +12,7 @@ mod subscripts;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use shapels_syntax::ast::{self, Expr, ExprKind};
+use shapels_syntax::ast::{self, Expr, ExprKind, FStringPart};
 
 use super::{Interp, MAX_EXPR_DEPTH, join_all, join_values};
 use crate::report::BindingKind;
@@ -113,7 +113,7 @@ impl Interp<'_> {
             ExprKind::Int(n) => Value::int(*n),
             ExprKind::Float(f) => Value::Float(Some(*f)),
             ExprKind::Str(s) => Value::Str(Rc::from(s.as_str())),
-            ExprKind::FString => Value::Str(Rc::from("")),
+            ExprKind::FString(parts) => self.format_string(parts),
             ExprKind::Bool(b) => Value::Bool(Some(*b)),
             ExprKind::NoneLit => Value::None,
             ExprKind::Ellipsis => Value::Ellipsis,
@@ -282,6 +282,39 @@ impl Interp<'_> {
     }
 
     /// Record a tensor (or a size) bound to a name, for hints and naming.
+    /// An f-string's value when every value it formats is known and plain
+    /// (`f"stage{i}"`, names of layers made in a loop); a string of unknown
+    /// text otherwise.
+    /// Every value is evaluated either way, as Python does.
+    fn format_string(&mut self, parts: &[FStringPart]) -> Value {
+        let mut text = String::new();
+        let mut known = true;
+        for part in parts {
+            match part {
+                FStringPart::Text(t) => text.push_str(t),
+                FStringPart::Value { value, plain } => {
+                    let value = self.eval(value);
+                    match (plain, &value) {
+                        (true, Value::Str(s)) => text.push_str(s),
+                        (true, Value::Int(d)) if d.as_const().is_some() => {
+                            text.push_str(&d.as_const().unwrap_or_default().to_string())
+                        }
+                        (true, Value::Bool(Some(b))) => {
+                            text.push_str(if *b { "True" } else { "False" })
+                        }
+                        (true, Value::None) => text.push_str("None"),
+                        _ => known = false,
+                    }
+                }
+            }
+        }
+        if known {
+            Value::Str(Rc::from(text))
+        } else {
+            Value::Text
+        }
+    }
+
     pub(crate) fn record_binding(
         &mut self,
         name: &str,

@@ -185,13 +185,22 @@ impl Interp<'_> {
             (Value::None, Value::None) => Some(true),
             (
                 Value::None,
-                Value::Int(_) | Value::Str(_) | Value::Bool(Some(_)) | Value::Float(Some(_)),
+                Value::Int(_)
+                | Value::Str(_)
+                | Value::Text
+                | Value::Bool(Some(_))
+                | Value::Float(Some(_)),
             ) => Some(false),
             (
-                Value::Int(_) | Value::Str(_) | Value::Bool(Some(_)) | Value::Float(Some(_)),
+                Value::Int(_)
+                | Value::Str(_)
+                | Value::Text
+                | Value::Bool(Some(_))
+                | Value::Float(Some(_)),
                 Value::None,
             ) => Some(false),
-            (Value::Str(_), Value::Int(_)) | (Value::Int(_), Value::Str(_)) => Some(false),
+            (Value::Str(_) | Value::Text, Value::Int(_))
+            | (Value::Int(_), Value::Str(_) | Value::Text) => Some(false),
             (Value::Device(x), Value::Device(y)) => {
                 if *x == Device::CudaOrCpu || *y == Device::CudaOrCpu {
                     None
@@ -309,7 +318,12 @@ impl Interp<'_> {
             (Value::Str(x), Value::Str(y)) if op == BinOp::Add => {
                 Value::Str(Rc::from(format!("{x}{y}")))
             }
-            (Value::Str(_), _) if op == BinOp::Mod => Value::Str(Rc::from("")),
+            // `"..." % args` and joins with a string of unknown text: some
+            // string, its text not known.
+            (Value::Str(_) | Value::Text, _) if op == BinOp::Mod => Value::Text,
+            (Value::Str(_) | Value::Text, Value::Str(_) | Value::Text) if op == BinOp::Add => {
+                Value::Text
+            }
             (Value::Tuple(_) | Value::List(_), Value::Tuple(_) | Value::List(_))
                 if op == BinOp::Add =>
             {

@@ -187,6 +187,7 @@ pub(crate) fn module_method(
                                 v,
                                 Value::Device(_)
                                     | Value::Str(_)
+                                    | Value::Text
                                     | Value::Unknown
                                     | Value::Opaque(_)
                             )

@@ -306,7 +306,12 @@ pub(super) fn reduce(
     let dim_value = args
         .kw("dim")
         .or_else(|| args.pos.get(dim_index))
-        .filter(|v| !matches!(v, Value::Bool(_) | Value::Float(_) | Value::Str(_)));
+        .filter(|v| {
+            !matches!(
+                v,
+                Value::Bool(_) | Value::Float(_) | Value::Str(_) | Value::Text
+            )
+        });
     let targets: Vec<usize> = match dim_value {
         None | Some(Value::None) => (0..rank).collect(),
         Some(v) => {
