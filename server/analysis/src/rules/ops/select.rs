@@ -131,7 +131,13 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             call.output(interp, shape, x.dtype)
         }
         "where" => {
-            // `x` here is the condition.
+            // `x` here is the condition. Alone, it is `nonzero(as_tuple=True)`:
+            // one index vector per dim, of a length only the data knows.
+            if args.get(1, "input").is_none() && args.get(2, "other").is_none() {
+                let n = interp.env.anonymous();
+                let item = call.output(interp, vec![n], Some(DType::Int64));
+                return Value::tuple(vec![item; rank]);
+            }
             let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned())
             else {
                 return Value::Unknown;
