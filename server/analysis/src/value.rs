@@ -289,6 +289,9 @@ pub struct Instance {
 /// A scope: names to values, shared so closures and branches can see it.
 pub(crate) type Scope = Rc<RefCell<FxHashMap<Rc<str>, Value>>>;
 
+/// A Python list, shared by every name that holds it.
+pub(crate) type ListRef = Rc<RefCell<Vec<Value>>>;
+
 /// A user function together with the scope it closes over.
 #[derive(Debug, Clone)]
 pub struct Function {

@@ -7,9 +7,9 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::{self, Expr, ExprKind, Stmt};
 
-use super::{Flow, Interp, MAX_LOOP_ITERATIONS, ModeState, join_values};
+use super::{Flow, Interp, MAX_LOOP_ITERATIONS, ModeState, join_all, join_values};
 use crate::report::BindingKind;
-use crate::value::Value;
+use crate::value::{ListRef, Value};
 
 impl Interp<'_> {
     /// Merge two branch states name by name.
@@ -186,6 +186,7 @@ impl Interp<'_> {
                 // once) and join with the state of running it not at all.
                 let before = self.snapshot_locals();
                 let element = self.element_of(&iterable);
+                let appended = self.loop_appends.len();
                 self.unknown_loops += 1;
                 for _ in 0..2 {
                     self.assign(target, element.clone(), BindingKind::For);
@@ -202,6 +203,7 @@ impl Interp<'_> {
                 let after = self.snapshot_locals();
                 let joined = self.join_locals(before, after);
                 self.restore_locals(joined);
+                self.widen_loop_lists(appended);
                 let _ = self.exec_block(orelse);
                 Flow::Normal
             }
@@ -223,10 +225,14 @@ impl Interp<'_> {
                 },
                 None => {
                     let before = self.snapshot_locals();
+                    let appended = self.loop_appends.len();
+                    self.unknown_loops += 1;
                     let flow = self.exec_block(body);
+                    self.unknown_loops -= 1;
                     let after = self.snapshot_locals();
                     let joined = self.join_locals(before, after);
                     self.restore_locals(joined);
+                    self.widen_loop_lists(appended);
                     if let Flow::Return(v) = flow {
                         self.frame().early_returns.push(v);
                     }
@@ -235,6 +241,73 @@ impl Interp<'_> {
             }
         }
         Flow::Normal
+    }
+}
+
+impl Interp<'_> {
+    /// A list appended to in a loop that runs an unknown number of times
+    /// holds an unknown number of items: what the runs appended stands for
+    /// all of them.
+    pub(crate) fn note_loop_append(&mut self, list: &ListRef) {
+        if self.unknown_loops > 0 && !self.loop_appends.iter().any(|l| Rc::ptr_eq(l, list)) {
+            self.loop_appends.push(list.clone());
+        }
+    }
+
+    /// After a loop of unknown length: the local names, and the attributes
+    /// of local objects (`self.outputs`), that hold a list appended to in
+    /// the loop (since `from`) hold a list of unknown length instead, its
+    /// items joined (`Value::Many`), so that `torch.stack(ys)` is not taken
+    /// to stack as many tensors as the loop's runs appended.
+    fn widen_loop_lists(&mut self, from: usize) {
+        if from >= self.loop_appends.len() {
+            return;
+        }
+        let grown: Vec<ListRef> = self.loop_appends[from..].to_vec();
+        if self.unknown_loops == 0 {
+            self.loop_appends.truncate(from);
+        }
+        let widened = |this: &mut Self, v: &Value| -> Option<Value> {
+            let Value::List(list) = v else {
+                return None;
+            };
+            if !grown.iter().any(|g| Rc::ptr_eq(g, list)) {
+                return None;
+            }
+            let items = list.borrow().clone();
+            Some(match join_all(this, &items) {
+                Value::Unknown => Value::Unknown,
+                element => Value::Many(Rc::new(element)),
+            })
+        };
+        let locals: Vec<(Rc<str>, Value)> = self
+            .frame()
+            .locals
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (name, value) in locals {
+            if let Some(v) = widened(self, &value) {
+                self.touch_scope();
+                self.frame().locals.borrow_mut().insert(name, v);
+                continue;
+            }
+            if let Value::Instance(inst) = &value {
+                let attrs: Vec<(Rc<str>, Value)> = inst
+                    .attrs
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                for (key, attr) in attrs {
+                    if let Some(v) = widened(self, &attr) {
+                        self.epoch += 1;
+                        inst.attrs.borrow_mut().insert(key, v);
+                    }
+                }
+            }
+        }
     }
 }
 

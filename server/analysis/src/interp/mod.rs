@@ -139,6 +139,9 @@ pub(crate) struct Interp<'s> {
     pub join_depth: u32,
     /// How many loops of unknown trip count the current path is inside.
     pub unknown_loops: u32,
+    /// Lists appended to inside loops that run an unknown number of times
+    /// (see `widen_loop_lists`).
+    pub loop_appends: Vec<crate::value::ListRef>,
     /// How many undecided branches the current path is inside.
     pub uncertain: u32,
     /// The user calls on the stack that came from real call sites, outermost first.
@@ -203,6 +206,7 @@ impl<'s> Interp<'s> {
             open_call: false,
             uncertain: 0,
             unknown_loops: 0,
+            loop_appends: Vec::new(),
             join_depth: 0,
             dataclass_prefix: None,
             attr_journals: Vec::new(),

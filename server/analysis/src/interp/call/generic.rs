@@ -25,6 +25,26 @@ impl Interp<'_> {
         instance
     }
 
+    /// A value a caller may pass where `default` is the default: numbers
+    /// become symbols named after the parameter (`resolution=(32, 32)` is
+    /// `(resolution_0, resolution_1)`), floats and flags unknown, the rest
+    /// (strings, `None`) as given.
+    fn any_like(&mut self, default: &Value, name: &str) -> Value {
+        match default {
+            Value::Int(_) => Value::Int(self.env.symbol(name)),
+            Value::Float(_) => Value::Float(None),
+            Value::Bool(_) => Value::Bool(None),
+            Value::Tuple(items) => Value::tuple(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| self.any_like(item, &format!("{name}_{i}")))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
     /// Arguments made from a signature: defaults where given, symbols named
     /// after int parameters, tensors of unknown rank for forward inputs, and
     /// opaque values otherwise.
@@ -61,14 +81,11 @@ impl Interp<'_> {
                 // number stays symbolic (named after the parameter), a flag
                 // stays undecided, so no shape rests on a guess.
                 let value = match default {
-                    Value::Int(_) => Value::Int(self.env.symbol(&param.name.id)),
-                    Value::Float(_) => Value::Float(None),
-                    Value::Bool(_) => Value::Bool(None),
                     // An optional tensor input (`mask=None`): both paths run.
                     Value::None if tensors => {
                         Value::Optional(Box::new(self.generic_tensor(&param.name.id)))
                     }
-                    other => other.clone(),
+                    other => self.any_like(other, &param.name.id),
                 };
                 out.push(value);
                 continue;

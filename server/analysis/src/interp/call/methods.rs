@@ -52,11 +52,13 @@ impl Interp<'_> {
             Value::List(items) => match (name, args.as_slice()) {
                 ("append", [v]) => {
                     self.epoch += 1;
+                    self.note_loop_append(items);
                     items.borrow_mut().push(v.clone());
                     Value::None
                 }
                 ("extend", [v]) => {
                     self.epoch += 1;
+                    self.note_loop_append(items);
                     match self.iterate(v) {
                         Some(vs) => items.borrow_mut().extend(vs),
                         None => items.borrow_mut().push(Value::Unknown),
@@ -65,6 +67,7 @@ impl Interp<'_> {
                 }
                 ("insert", [Value::Int(i), v]) => {
                     self.epoch += 1;
+                    self.note_loop_append(items);
                     let mut items = items.borrow_mut();
                     let i = i.as_const().unwrap_or(0).clamp(0, items.len() as i64) as usize;
                     items.insert(i, v.clone());

@@ -173,6 +173,9 @@ fn numel_sum(sizes: &[Dim]) -> Dim {
 }
 
 pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
+    if let Some(Value::Many(element)) = args.get(0, "tensors") {
+        return cat_many(interp, name, &element.clone(), args, range);
+    }
     let Some(list) = args.get(0, "tensors").and_then(|v| v.items()) else {
         return Value::Unknown;
     };
@@ -383,6 +386,42 @@ fn partly_known(
 }
 
 /// `torch.concatenate` spells the dim `axis`.
+/// `torch.stack(ys)` / `torch.cat(ys)` of a list of unknown length (filled
+/// in a loop that runs an unknown number of times), whose one element stands
+/// for every item: the element's shape with the joined dim's size unknown.
+fn cat_many(
+    interp: &mut Interp<'_>,
+    name: &str,
+    element: &Value,
+    args: &Args,
+    range: TextRange,
+) -> Value {
+    let (Value::Tensor(t), "stack" | "cat" | "concat" | "concatenate") = (element, name) else {
+        return Value::Unknown;
+    };
+    let Some(mut dims) = interp.dims(t) else {
+        return Value::Unknown;
+    };
+    let rank = dims.len() + usize::from(name == "stack");
+    if rank == 0 {
+        return Value::Unknown;
+    }
+    let d = match wrap_dim(args.int(1, dim_keyword(args)).unwrap_or(0), rank) {
+        Ok(d) => d,
+        Err(message) => {
+            interp.report(range, Severity::Error, "dim-out-of-range", message);
+            return Value::Unknown;
+        }
+    };
+    let n = interp.env.anonymous();
+    if name == "stack" {
+        dims.insert(d, n);
+    } else {
+        dims[d] = n;
+    }
+    out_known(interp, t, dims, t.dtype, t.device.clone(), name)
+}
+
 fn dim_keyword(args: &Args) -> &'static str {
     if args.kw("axis").is_some() {
         "axis"
