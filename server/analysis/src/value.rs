@@ -358,8 +358,10 @@ pub enum Value {
     Slice(Box<Value>, Box<Value>, Box<Value>),
     /// A list of unknown length whose every element is like this one: what
     /// `[Block(cfg) for _ in range(cfg.n_layer)]` is when `n_layer` is not
-    /// known. Its length stays unknown; an element is the one value.
-    Many(Rc<Value>),
+    /// known. Its length stays unknown; an element is the one value. The
+    /// length is known in one case: a loop over `range(n)` (or the rows of
+    /// a tensor) that appends once on every turn makes `n` items.
+    Many(Rc<Value>, Option<Dim>),
     Ellipsis,
 }
 

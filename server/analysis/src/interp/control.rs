@@ -5,7 +5,8 @@
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
-use shapels_syntax::ast::{self, Expr, ExprKind, Stmt};
+use shapels_shapes::Dim;
+use shapels_syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 
 use super::{Flow, Interp, MAX_LOOP_ITERATIONS, ModeState, join_all, join_values};
 use crate::report::BindingKind;
@@ -187,6 +188,11 @@ impl Interp<'_> {
                 let before = self.snapshot_locals();
                 let element = self.element_of(&iterable);
                 let appended = self.loop_appends.len();
+                let counted = self.turns(&iterable).map(|turns| CountedLoop {
+                    turns,
+                    body,
+                    empty: self.empty_local_lists(),
+                });
                 self.unknown_loops += 1;
                 for _ in 0..2 {
                     self.assign(target, element.clone(), BindingKind::For);
@@ -203,7 +209,7 @@ impl Interp<'_> {
                 let after = self.snapshot_locals();
                 let joined = self.join_locals(before, after);
                 self.restore_locals(joined);
-                self.widen_loop_lists(appended);
+                self.widen_loop_lists(appended, counted);
                 let _ = self.exec_block(orelse);
                 Flow::Normal
             }
@@ -232,7 +238,7 @@ impl Interp<'_> {
                     let after = self.snapshot_locals();
                     let joined = self.join_locals(before, after);
                     self.restore_locals(joined);
-                    self.widen_loop_lists(appended);
+                    self.widen_loop_lists(appended, None);
                     if let Flow::Return(v) = flow {
                         self.frame().early_returns.push(v);
                     }
@@ -254,12 +260,38 @@ impl Interp<'_> {
         }
     }
 
+    /// How many turns a loop over `iterable` takes, when the analysis
+    /// cannot enumerate them: `range(a, b)` takes `b - a`, the rows of a
+    /// tensor its first size.
+    fn turns(&mut self, iterable: &Value) -> Option<Dim> {
+        match iterable {
+            Value::Range(start, stop, step) if step.as_const() == Some(1) => Some(stop.sub(start)),
+            Value::Tensor(t) => self.dims(t)?.first().cloned(),
+            _ => None,
+        }
+    }
+
+    /// The empty lists local names hold, by address.
+    fn empty_local_lists(&mut self) -> Vec<usize> {
+        self.frame()
+            .locals
+            .borrow()
+            .values()
+            .filter_map(|v| match v {
+                Value::List(l) if l.borrow().is_empty() => Some(Rc::as_ptr(l) as usize),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// After a loop of unknown length: the local names, and the attributes
     /// of local objects (`self.outputs`), that hold a list appended to in
     /// the loop (since `from`) hold a list of unknown length instead, its
     /// items joined (`Value::Many`), so that `torch.stack(ys)` is not taken
-    /// to stack as many tensors as the loop's runs appended.
-    fn widen_loop_lists(&mut self, from: usize) {
+    /// to stack as many tensors as the loop's runs appended. A local list
+    /// that was empty and that the loop's body appends to once on every
+    /// turn (`appends_once`) holds as many items as the loop turns.
+    fn widen_loop_lists(&mut self, from: usize, counted: Option<CountedLoop<'_>>) {
         if from >= self.loop_appends.len() {
             return;
         }
@@ -267,17 +299,26 @@ impl Interp<'_> {
         if self.unknown_loops == 0 {
             self.loop_appends.truncate(from);
         }
-        let widened = |this: &mut Self, v: &Value| -> Option<Value> {
+        let widened = |this: &mut Self, v: &Value, name: Option<&str>| -> Option<Value> {
             let Value::List(list) = v else {
                 return None;
             };
             if !grown.iter().any(|g| Rc::ptr_eq(g, list)) {
                 return None;
             }
+            let len = match (&counted, name) {
+                (Some(counted), Some(name))
+                    if counted.empty.contains(&(Rc::as_ptr(list) as usize))
+                        && appends_once(counted.body, name) =>
+                {
+                    Some(counted.turns.clone())
+                }
+                _ => None,
+            };
             let items = list.borrow().clone();
             Some(match join_all(this, &items) {
                 Value::Unknown => Value::Unknown,
-                element => Value::Many(Rc::new(element)),
+                element => Value::Many(Rc::new(element), len),
             })
         };
         let locals: Vec<(Rc<str>, Value)> = self
@@ -288,7 +329,7 @@ impl Interp<'_> {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         for (name, value) in locals {
-            if let Some(v) = widened(self, &value) {
+            if let Some(v) = widened(self, &value, Some(&name)) {
                 self.touch_scope();
                 self.frame().locals.borrow_mut().insert(name, v);
                 continue;
@@ -301,7 +342,7 @@ impl Interp<'_> {
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 for (key, attr) in attrs {
-                    if let Some(v) = widened(self, &attr) {
+                    if let Some(v) = widened(self, &attr, None) {
                         self.epoch += 1;
                         inst.attrs.borrow_mut().insert(key, v);
                     }
@@ -309,6 +350,58 @@ impl Interp<'_> {
             }
         }
     }
+}
+
+/// A loop whose number of turns is known (as a size) though its items are
+/// not: what `widen_loop_lists` needs to count a list's items.
+struct CountedLoop<'a> {
+    turns: Dim,
+    body: &'a [Stmt],
+    /// The lists that were empty before the loop, by address.
+    empty: Vec<usize>,
+}
+
+/// Whether every turn of a loop with this body appends exactly one item to
+/// the list named `list`: one `list.append(...)` statement at the top of
+/// the body, no other mention of `list`, and nothing that ends a turn
+/// early or skips ahead (`break`, `continue`, `return`, `raise`, `try`).
+fn appends_once(body: &[Stmt], list: &str) -> bool {
+    let is_append = |s: &Stmt| {
+        matches!(&s.kind, StmtKind::Expr(Expr { kind: ExprKind::Call { func, args }, .. })
+            if args.len() == 1
+                && matches!(&func.kind, ExprKind::Attribute { value, attr }
+                    if attr.id == "append"
+                        && matches!(&value.kind, ExprKind::Name(n) if n == list)))
+    };
+    if body.iter().filter(|s| is_append(s)).count() != 1 || jumps(body) {
+        return false;
+    }
+    let mut mentions = 0;
+    for s in body {
+        super::signature::walk_stmt(s, &mut |e| {
+            if matches!(&e.kind, ExprKind::Name(n) if n == list) {
+                mentions += 1;
+            }
+        });
+    }
+    mentions == 1
+}
+
+/// Whether a block can end a loop's turn early or leave it.
+fn jumps(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Return(_)
+        | StmtKind::Raise(_)
+        | StmtKind::Try { .. }
+        | StmtKind::Other => true,
+        StmtKind::If { body, orelse, .. }
+        | StmtKind::For { body, orelse, .. }
+        | StmtKind::While { body, orelse, .. } => jumps(body) || jumps(orelse),
+        StmtKind::With { body, .. } => jumps(body),
+        _ => false,
+    })
 }
 
 fn restore_attr(inst: &Rc<crate::value::Instance>, key: &Rc<str>, value: Option<Value>) {

@@ -119,9 +119,9 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
             interp.join_depth -= 1;
             joined
         }
-        (Value::Many(x), Value::Many(y)) => match join_values(interp, x, y) {
+        (Value::Many(x, n), Value::Many(y, m)) => match join_values(interp, x, y) {
             Value::Unknown => Value::Unknown,
-            element => Value::Many(Rc::new(element)),
+            element => Value::Many(Rc::new(element), if n == m { n.clone() } else { None }),
         },
         (Value::Function(x), Value::Function(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Class(x), Value::Class(y)) if Rc::ptr_eq(x, y) => a.clone(),

@@ -556,9 +556,13 @@ impl KeyBuilder<'_> {
                 self.value(c)?;
             }
             Value::Ellipsis => self.push(Part::Tag(28)),
-            Value::Many(element) => {
+            Value::Many(element, len) => {
                 self.push(Part::Tag(29));
                 self.value(element)?;
+                match len {
+                    Some(n) => self.push(Part::Dim(n.clone())),
+                    None => self.push(Part::Tag(0)),
+                }
             }
         }
         Some(())
@@ -690,7 +694,10 @@ impl Renaming {
             Value::Range(a, b, c) => Value::Range(self.dim(a), self.dim(b), self.dim(c)),
             Value::Tuple(items) => Value::tuple(items.iter().map(|i| self.value(i)).collect()),
             Value::Optional(inner) => Value::Optional(Box::new(self.value(inner))),
-            Value::Many(element) => Value::Many(Rc::new(self.value(element))),
+            Value::Many(element, len) => Value::Many(
+                Rc::new(self.value(element)),
+                len.as_ref().map(|n| self.dim(n)),
+            ),
             Value::Slice(a, b, c) => Value::Slice(
                 Box::new(self.value(a)),
                 Box::new(self.value(b)),
@@ -735,7 +742,7 @@ fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Ellipsis => true,
         Value::Tuple(items) => items.iter().all(|i| is_plain(i, depth + 1)),
         Value::Optional(inner) => is_plain(inner, depth + 1),
-        Value::Many(element) => is_plain(element, depth + 1),
+        Value::Many(element, _) => is_plain(element, depth + 1),
         Value::Slice(a, b, c) => [a, b, c].iter().all(|x| is_plain(x, depth + 1)),
         Value::List(_)
         | Value::Dict(_)

@@ -37,6 +37,7 @@ impl Interp<'_> {
                 }
                 Value::Str(s) => Value::int(s.chars().count() as i64),
                 Value::Dict(d) => Value::int(d.borrow().len() as i64),
+                Value::Many(_, Some(n)) => Value::Int(n.clone()),
                 Value::Layer(l) if l.unknown_children.get() => Value::Unknown,
                 Value::Layer(l) => Value::int(l.children.borrow().len() as i64),
                 _ => match v.items() {

@@ -44,7 +44,9 @@ impl Interp<'_> {
                         None if matches!(v, Value::SizeOfVar(..)) => positional.push(v),
                         // `nn.Sequential(*[Block() for _ in range(n)])`: a
                         // torch constructor reads the unknown-length list as such.
-                        None if matches!(v, Value::Many(_)) && matches!(callee, Value::Path(_)) => {
+                        None if matches!(v, Value::Many(..))
+                            && matches!(callee, Value::Path(_)) =>
+                        {
                             positional.push(v)
                         }
                         None => return self.unknown_call(&callee),

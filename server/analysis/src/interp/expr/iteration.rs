@@ -129,7 +129,7 @@ impl Interp<'_> {
     pub(crate) fn element_of(&mut self, value: &Value) -> Value {
         match value {
             Value::Range(..) => Value::Int(self.env.anonymous()),
-            Value::Many(element) => (**element).clone(),
+            Value::Many(element, _) => (**element).clone(),
             // A container of layers built in a loop of unknown length: its
             // children are the layers the loop body made, each standing for
             // any number of alike layers.

@@ -213,7 +213,7 @@ impl Interp<'_> {
                     // evaluated on a made-up item: it stands for all of them.
                     (_, false) => match join_all(self, &items) {
                         Value::Unknown => Value::Unknown,
-                        element => Value::Many(Rc::new(element)),
+                        element => Value::Many(Rc::new(element), None),
                     },
                 }
             }

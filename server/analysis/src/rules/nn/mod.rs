@@ -89,7 +89,7 @@ pub(crate) fn construct(
                 match v {
                     // Layers made in a loop of unknown length: the one made
                     // stands for all of them.
-                    Value::Many(layer) => {
+                    Value::Many(layer, _) => {
                         children.push((**layer).clone());
                         unknown = true;
                     }
@@ -107,7 +107,7 @@ pub(crate) fn construct(
         }
         "ModuleList" | "ParameterList" => match args.get(0, "modules") {
             None | Some(Value::None) => {}
-            Some(Value::Many(layer)) => {
+            Some(Value::Many(layer, _)) => {
                 children.push((**layer).clone());
                 unknown = true;
             }

@@ -173,8 +173,8 @@ fn numel_sum(sizes: &[Dim]) -> Dim {
 }
 
 pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
-    if let Some(Value::Many(element)) = args.get(0, "tensors") {
-        return cat_many(interp, name, &element.clone(), args, range);
+    if let Some(Value::Many(element, len)) = args.get(0, "tensors") {
+        return cat_many(interp, name, &element.clone(), len.clone(), args, range);
     }
     let Some(list) = args.get(0, "tensors").and_then(|v| v.items()) else {
         return Value::Unknown;
@@ -388,11 +388,13 @@ fn partly_known(
 /// `torch.concatenate` spells the dim `axis`.
 /// `torch.stack(ys)` / `torch.cat(ys)` of a list of unknown length (filled
 /// in a loop that runs an unknown number of times), whose one element stands
-/// for every item: the element's shape with the joined dim's size unknown.
+/// for every item: the element's shape with the joined dim's size unknown,
+/// or `n` times the item's when the list is known to hold `n` items.
 fn cat_many(
     interp: &mut Interp<'_>,
     name: &str,
     element: &Value,
+    len: Option<Dim>,
     args: &Args,
     range: TextRange,
 ) -> Value {
@@ -413,11 +415,11 @@ fn cat_many(
             return Value::Unknown;
         }
     };
-    let n = interp.env.anonymous();
-    if name == "stack" {
-        dims.insert(d, n);
-    } else {
-        dims[d] = n;
+    match (name, len) {
+        ("stack", Some(n)) => dims.insert(d, n),
+        ("stack", None) => dims.insert(d, interp.env.anonymous()),
+        (_, Some(n)) => dims[d] = n.mul(&dims[d]),
+        (_, None) => dims[d] = interp.env.anonymous(),
     }
     out_known(interp, t, dims, t.dtype, t.device.clone(), name)
 }
