@@ -138,6 +138,14 @@ impl Interp<'_> {
             Some(v) => v,
             None => {
                 let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                // What a subclass of a torch layer registers (`self.mask` of a
+                // masked convolution) is the subclass's own attribute.
+                if matches!(
+                    attr,
+                    "register_buffer" | "register_parameter" | "add_module" | "register_module"
+                ) {
+                    return Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr));
+                }
                 if let Some(Value::Layer(layer)) = layer {
                     return rules::nn::layer_attr(self, &Value::Layer(layer.clone()), &layer, attr);
                 }

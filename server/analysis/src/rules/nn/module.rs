@@ -60,6 +60,9 @@ pub(crate) fn layer_attr(
     if let ("Transformer", "encoder" | "decoder") = (kind, attr) {
         return transformer_stack(layer, attr);
     }
+    if let Some(v) = conv_setting(layer, attr) {
+        return v;
+    }
     if matches!(
         attr,
         "weight" | "bias" | "running_mean" | "running_var" | "num_batches_tracked"
@@ -75,6 +78,41 @@ pub(crate) fn layer_attr(
             .unwrap_or(Value::Unknown);
     }
     Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
+}
+
+/// A convolution's settings as torch keeps them: one entry per spatial dim
+/// (`Conv2d(3, 8, 7, padding=3).padding` is `(3, 3)`), `groups` a number,
+/// a padding string (`"same"`) as given. What a subclass passes on to
+/// `F.conv2d(x, w, self.bias, self.stride, self.padding, ...)`.
+fn conv_setting(layer: &Rc<Layer>, attr: &str) -> Option<Value> {
+    let kind = &*layer.kind;
+    let transposed = kind.starts_with("ConvTranspose");
+    let spatial = match kind {
+        "Conv1d" | "ConvTranspose1d" => 1,
+        "Conv2d" | "ConvTranspose2d" => 2,
+        "Conv3d" | "ConvTranspose3d" => 3,
+        _ => return None,
+    };
+    let (index, default) = match (attr, transposed) {
+        ("kernel_size", _) => (2, None),
+        ("stride", _) => (3, Some(1)),
+        ("padding", _) => (4, Some(0)),
+        ("output_padding", true) => (5, Some(0)),
+        ("dilation", false) => (5, Some(1)),
+        ("dilation", true) => (8, Some(1)),
+        ("groups", false) => (6, Some(1)),
+        ("groups", true) => (6, Some(1)),
+        _ => return None,
+    };
+    let given = layer
+        .arg(index, attr)
+        .cloned()
+        .or_else(|| default.map(Value::int));
+    Some(match given {
+        Some(Value::Int(d)) if attr != "groups" => Value::tuple(vec![Value::Int(d); spatial]),
+        Some(v) => v,
+        None => Value::Unknown,
+    })
 }
 
 /// `transformer.encoder` / `transformer.decoder` of an `nn.Transformer`: the
