@@ -88,6 +88,14 @@ impl Interp<'_> {
         let mut positional = args.into_iter();
         let open = self.dataclass_prefix.take();
         for (name, default) in fields {
+            let default = match default {
+                Some(Value::Tuple(t))
+                    if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@factory") =>
+                {
+                    Some(self.call_value(&t[1], Vec::new(), Vec::new(), 0..0))
+                }
+                other => other,
+            };
             let default = match (&open, default) {
                 (Some(prefix), Some(Value::Int(_))) => {
                     Some(Value::Int(self.env.symbol(&format!("{prefix}.{name}"))))

@@ -149,6 +149,13 @@ impl Interp<'_> {
         if let Some(name) = path.strip_prefix("math.") {
             return math_call(name, &args);
         }
+        // `field(default_factory=list)`: each instance gets the factory's
+        // value, made when the dataclass is built (`init_dataclass`).
+        if &**path == "dataclasses.field"
+            && let Some((_, factory)) = kwargs.iter().find(|(k, _)| &**k == "default_factory")
+        {
+            return Value::tuple(vec![Value::Str(Rc::from("@factory")), factory.clone()]);
+        }
         if matches!(
             &**path,
             "dataclasses.dataclass" | "dataclasses.field" | "functools.partial"
