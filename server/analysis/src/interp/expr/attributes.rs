@@ -187,9 +187,12 @@ impl Interp<'_> {
 /// The value of `module.attr` for a module path.
 fn path_attr(path: &str, attr: &str) -> Value {
     match (path, attr) {
-        ("math", "pi") => return Value::Float(Some(std::f64::consts::PI)),
-        ("math", "e") => return Value::Float(Some(std::f64::consts::E)),
-        ("math", "inf") => return Value::Float(Some(f64::INFINITY)),
+        ("math" | "torch" | "numpy" | "np", "pi") => {
+            return Value::Float(Some(std::f64::consts::PI));
+        }
+        ("math" | "torch" | "numpy" | "np", "e") => return Value::Float(Some(std::f64::consts::E)),
+        ("math" | "torch" | "numpy" | "np", "inf") => return Value::Float(Some(f64::INFINITY)),
+        ("math" | "torch" | "numpy" | "np", "nan") => return Value::Float(Some(f64::NAN)),
         _ => {}
     }
     if path == "torch"
