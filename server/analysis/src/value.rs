@@ -289,6 +289,25 @@ pub struct Instance {
 /// A scope: names to values, shared so closures and branches can see it.
 pub(crate) type Scope = Rc<RefCell<FxHashMap<Rc<str>, Value>>>;
 
+/// A `torch.distributions` distribution: what its draws and densities
+/// look like. Immutable, as torch's are.
+#[derive(Debug, Clone)]
+pub struct Distribution {
+    /// `Normal`, `Categorical`, ...
+    pub kind: Rc<str>,
+    /// The parameters broadcast together.
+    pub batch: Vec<Dim>,
+    /// One draw of a multivariate distribution (`[]` for most).
+    pub event: Vec<Dim>,
+    /// What `sample()` gives (`int64` for a `Categorical`).
+    pub sample_dtype: Option<DType>,
+    /// What `log_prob` and `entropy` give.
+    pub dtype: Option<DType>,
+    pub device: Option<Device>,
+    /// The parameters by name, as given (`d.loc`, `d.probs`).
+    pub params: Vec<(Rc<str>, Value)>,
+}
+
 /// A Python list, shared by every name that holds it.
 pub(crate) type ListRef = Rc<RefCell<Vec<Value>>>;
 
@@ -351,6 +370,8 @@ pub enum Value {
         id: u32,
         allow_non_fake_inputs: bool,
     },
+    /// A `torch.distributions` object (see `rules::distributions`).
+    Distribution(Rc<Distribution>),
     /// A value that is None on some paths (`x = None` in one branch): used
     /// as the value, but `is None` stays undecided.
     Optional(Box<Value>),

@@ -380,6 +380,20 @@ impl KeyBuilder<'_> {
         match v {
             Value::Unknown => self.push(Part::Tag(2)),
             Value::Text => self.push(Part::Tag(30)),
+            Value::Distribution(d) => {
+                self.push(Part::Tag(31));
+                self.push(Part::Text(d.kind.clone()));
+                self.dims(&d.batch);
+                self.dims(&d.event);
+                self.push(Part::Number(d.sample_dtype.map_or(99, |t| t as u64)));
+                self.push(Part::Number(d.dtype.map_or(99, |t| t as u64)));
+                self.push(Part::Device(d.device.clone()));
+                self.push(Part::Len(d.params.len()));
+                for (name, v) in &d.params {
+                    self.push(Part::Text(name.clone()));
+                    self.value(v)?;
+                }
+            }
             Value::None => self.push(Part::Tag(3)),
             Value::Bool(b) => {
                 self.push(Part::Tag(4));
@@ -698,6 +712,16 @@ impl Renaming {
                 Rc::new(self.value(element)),
                 len.as_ref().map(|n| self.dim(n)),
             ),
+            Value::Distribution(d) => Value::Distribution(Rc::new(crate::value::Distribution {
+                batch: d.batch.iter().map(|x| self.dim(x)).collect(),
+                event: d.event.iter().map(|x| self.dim(x)).collect(),
+                params: d
+                    .params
+                    .iter()
+                    .map(|(k, v)| (k.clone(), self.value(v)))
+                    .collect(),
+                ..(**d).clone()
+            })),
             Value::Slice(a, b, c) => Value::Slice(
                 Box::new(self.value(a)),
                 Box::new(self.value(b)),
@@ -732,6 +756,7 @@ fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Float(_)
         | Value::Str(_)
         | Value::Text
+        | Value::Distribution(_)
         | Value::SizeOfVar(..)
         | Value::Tensor(_)
         | Value::Device(_)

@@ -6,6 +6,7 @@
 
 pub(crate) mod args;
 mod creation;
+mod distributions;
 mod dtype;
 mod einops;
 pub(crate) mod index;
@@ -25,6 +26,7 @@ use crate::interp::Interp;
 use crate::value::{Device, Shape, Tensor, Value};
 
 pub(crate) use args::Args;
+pub(crate) use distributions::{attr as distribution_attr, method as distribution_method};
 
 type Kwargs = Vec<(Rc<str>, Value)>;
 
@@ -112,6 +114,14 @@ fn normalize_path(path: &str) -> String {
 }
 
 fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+    if let Some(rest) = name.strip_prefix("distributions.") {
+        // `torch.distributions.Normal` or `torch.distributions.normal.Normal`.
+        let last = rest.rsplit('.').next().unwrap_or(rest);
+        return match last {
+            "kl_divergence" => distributions::kl_divergence(interp, &args),
+            _ => distributions::construct(interp, last, &args),
+        };
+    }
     match name {
         "device" => match args.get(0, "type") {
             Some(Value::Str(s)) => {

@@ -49,6 +49,9 @@ impl Interp<'_> {
             }
 
             Value::Tensor(t) => rules::tensor_method(self, t, name, args, kwargs, range),
+            Value::Distribution(d) => {
+                rules::distribution_method(self, d, name, &rules::Args::new(args, kwargs), range)
+            }
             Value::List(items) => match (name, args.as_slice()) {
                 ("append", [v]) => {
                     self.epoch += 1;

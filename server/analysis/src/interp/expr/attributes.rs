@@ -52,6 +52,7 @@ impl Interp<'_> {
                 Value::BuiltinMethod(Box::new(Value::None), Rc::from(attr))
             }
             Value::Layer(layer) => rules::nn::layer_attr(self, object, layer, attr),
+            Value::Distribution(d) => rules::distribution_attr(self, object, &d.clone(), attr),
             Value::Device(d) => match attr {
                 "type" => Value::Str(Rc::from(match d {
                     Device::Cpu => "cpu",
