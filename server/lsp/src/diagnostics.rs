@@ -27,14 +27,24 @@ pub(crate) const DEBOUNCE: Duration = Duration::from_millis(200);
 /// return at once so the next message can be read.
 pub(crate) fn schedule(session: &Arc<Session>, snapshot: Arc<Snapshot>, delay: Option<Duration>) {
     let session = session.clone();
+    let Some(delay) = delay else {
+        tokio::spawn(async move { publish(&session, &snapshot).await });
+        return;
+    };
+    // While it waits, the task holds the version weakly: a burst of edits
+    // schedules a task per version, and each would otherwise keep its
+    // text alive for the whole delay after a newer one replaced it.
+    let waiting = Arc::downgrade(&snapshot);
+    drop(snapshot);
     tokio::spawn(async move {
-        if let Some(delay) = delay {
-            tokio::time::sleep(delay).await;
-            // A newer edit scheduled a run of its own; analysing this
-            // version would only produce a result that is dropped as stale.
-            if !session.is_current(&snapshot) {
-                return;
-            }
+        tokio::time::sleep(delay).await;
+        // A newer edit scheduled a run of its own; analysing this version
+        // would only produce a result that is dropped as stale.
+        let Some(snapshot) = waiting.upgrade() else {
+            return;
+        };
+        if !session.is_current(&snapshot) {
+            return;
         }
         publish(&session, &snapshot).await;
     });
