@@ -31,22 +31,37 @@ pub(crate) fn schedule(session: &Arc<Session>, snapshot: Arc<Snapshot>, delay: O
         tokio::spawn(async move { publish(&session, &snapshot).await });
         return;
     };
-    // While it waits, the task holds the version weakly: a burst of edits
-    // schedules a task per version, and each would otherwise keep its
-    // text alive for the whole delay after a newer one replaced it.
-    let waiting = Arc::downgrade(&snapshot);
+    // One task per document waits for a pause in typing and publishes the
+    // version current then; edits during the wait only move its end. (A
+    // task per version would keep each superseded text alive for the delay:
+    // a burst of edits would pile them up.)
+    let uri = snapshot.uri.clone();
     drop(snapshot);
+    if !session.start_waiting(&uri) {
+        return;
+    }
     tokio::spawn(async move {
-        tokio::time::sleep(delay).await;
-        // A newer edit scheduled a run of its own; analysing this version
-        // would only produce a result that is dropped as stale.
-        let Some(snapshot) = waiting.upgrade() else {
-            return;
-        };
-        if !session.is_current(&snapshot) {
-            return;
+        let mut wait = delay;
+        loop {
+            tokio::time::sleep(wait).await;
+            let Some(current) = session.snapshot(&uri) else {
+                session.stop_waiting(&uri);
+                return;
+            };
+            let quiet = current.created.elapsed();
+            if quiet < delay {
+                wait = delay - quiet;
+                continue;
+            }
+            break;
         }
-        publish(&session, &snapshot).await;
+        // Cleared before the current version is read again: an edit from
+        // here on starts a wait of its own, and one that came in between is
+        // the version published now.
+        session.stop_waiting(&uri);
+        if let Some(current) = session.snapshot(&uri) {
+            publish(&session, &current).await;
+        }
     });
 }
 

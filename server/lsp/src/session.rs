@@ -5,6 +5,7 @@
 //! futures must be `Send`). Taking them before a handler's first `.await` is
 //! what keeps notifications ordered; see `documents`.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -28,6 +29,10 @@ pub(crate) struct Session {
     /// Held while checking that a result is current and sending it, so that a
     /// stale result can never overtake a newer one on its way to the client.
     pub(crate) publish_lock: tokio::sync::Mutex<()>,
+    /// Documents with a task waiting for a pause in typing to publish their
+    /// diagnostics (`diagnostics::schedule`): one per document, however
+    /// many edits arrive meanwhile.
+    debouncing: Mutex<HashSet<Uri>>,
     shutdown_requested: Arc<AtomicBool>,
 }
 
@@ -52,8 +57,19 @@ impl Session {
             settings: Mutex::new(SettingsLayers::default()),
             flags: OnceLock::new(),
             publish_lock: tokio::sync::Mutex::new(()),
+            debouncing: Mutex::new(HashSet::new()),
             shutdown_requested,
         }
+    }
+
+    /// Marks `uri` as having a task that waits to publish; false when one
+    /// already waits (it will publish whatever version is current then).
+    pub(crate) fn start_waiting(&self, uri: &Uri) -> bool {
+        lock(&self.debouncing).insert(uri.clone())
+    }
+
+    pub(crate) fn stop_waiting(&self, uri: &Uri) {
+        lock(&self.debouncing).remove(uri);
     }
 
     pub(crate) fn documents(&self) -> MutexGuard<'_, DocumentStore> {

@@ -35,6 +35,8 @@ pub(crate) struct Snapshot {
     /// Whether a `textDocument/inlayHint` answer was already computed from this
     /// snapshot, in which case asking the client to refresh hints is pointless.
     hints_served: AtomicBool,
+    /// When this version arrived: diagnostics wait for a pause in typing.
+    pub(crate) created: std::time::Instant,
 }
 
 /// The snapshot was replaced by a newer one before its analysis ran: the
@@ -53,6 +55,7 @@ impl Snapshot {
             analysis: OnceCell::new(),
             with_expressions: OnceCell::new(),
             hints_served: AtomicBool::new(false),
+            created: std::time::Instant::now(),
         }
     }
 
