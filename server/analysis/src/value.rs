@@ -308,6 +308,15 @@ pub struct Distribution {
     pub params: Vec<(Rc<str>, Value)>,
 }
 
+/// The names and values of a scope or an object's attributes, copied out
+/// so that the caller can change the map while going through them.
+pub(crate) fn entries(map: &RefCell<FxHashMap<Rc<str>, Value>>) -> Vec<(Rc<str>, Value)> {
+    map.borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// A Python list, shared by every name that holds it.
 pub(crate) type ListRef = Rc<RefCell<Vec<Value>>>;
 

@@ -10,7 +10,7 @@ use shapels_syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 
 use super::{Flow, Interp, MAX_LOOP_ITERATIONS, ModeState, join_all, join_values};
 use crate::report::BindingKind;
-use crate::value::{ListRef, Value};
+use crate::value::{ListRef, Value, entries};
 
 impl Interp<'_> {
     /// Merge two branch states name by name.
@@ -321,13 +321,7 @@ impl Interp<'_> {
                 element => Value::Many(Rc::new(element), len),
             })
         };
-        let locals: Vec<(Rc<str>, Value)> = self
-            .frame()
-            .locals
-            .borrow()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let locals = entries(&self.frame().locals);
         for (name, value) in locals {
             if let Some(v) = widened(self, &value, Some(&name)) {
                 self.touch_scope();
@@ -335,13 +329,7 @@ impl Interp<'_> {
                 continue;
             }
             if let Value::Instance(inst) = &value {
-                let attrs: Vec<(Rc<str>, Value)> = inst
-                    .attrs
-                    .borrow()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                for (key, attr) in attrs {
+                for (key, attr) in entries(&inst.attrs) {
                     if let Some(v) = widened(self, &attr, None) {
                         self.epoch += 1;
                         inst.attrs.borrow_mut().insert(key, v);

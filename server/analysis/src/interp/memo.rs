@@ -496,12 +496,7 @@ impl KeyBuilder<'_> {
                     k.push(Part::Number(inst.origin as u64));
                     k.push(Part::Device(inst.device.borrow().clone()));
                     let order = inst.order.borrow().clone();
-                    let mut attrs: Vec<(Rc<str>, Value)> = inst
-                        .attrs
-                        .borrow()
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
+                    let mut attrs = crate::value::entries(&inst.attrs);
                     attrs.sort_by(|a, b| a.0.cmp(&b.0));
                     k.push(Part::Len(order.len()));
                     for name in order {

@@ -136,13 +136,7 @@ pub(super) fn move_module(
             if let Some(d) = &device {
                 *inst.device.borrow_mut() = d.clone();
             }
-            let attrs: Vec<(Rc<str>, Value)> = inst
-                .attrs
-                .borrow()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            for (k, v) in attrs {
+            for (k, v) in crate::value::entries(&inst.attrs) {
                 match &v {
                     Value::Tensor(t) => {
                         let moved = Tensor {
