@@ -366,6 +366,27 @@ impl<'a> Namer<'a> {
         }
     }
 
+    /// The name the user gave a compound size, or a product of two such
+    /// names (`h*w` for a flattened feature map after `b, c, h, w =
+    /// x.shape`), rather than the expression they stand for.
+    fn alias_of(&self, d: &Dim) -> Option<String> {
+        if let Some(name) = self.aliases.get(d) {
+            return Some(name.clone());
+        }
+        if d.is_const() || self.aliases.len() > 32 {
+            return None;
+        }
+        let mut products: Vec<String> = Vec::new();
+        for (a, na) in &self.aliases {
+            for (b, nb) in &self.aliases {
+                if na <= nb && a.mul(b) == *d {
+                    products.push(format!("{na}*{nb}"));
+                }
+            }
+        }
+        products.into_iter().min()
+    }
+
     fn resolved(&mut self, d: &Dim) -> Dim {
         if let Some(r) = self.resolved_cache.get(d) {
             return r.clone();
@@ -521,9 +542,7 @@ fn merge(
                                 Some(n) => DimView::Known(n),
                                 None => DimView::Symbol(
                                     namer
-                                        .aliases
-                                        .get(&shapes[0][i])
-                                        .cloned()
+                                        .alias_of(&shapes[0][i])
                                         .unwrap_or_else(|| column[0].clone()),
                                 ),
                             }
