@@ -219,6 +219,8 @@ impl Interp<'_> {
                 Value::tuple(vec![q, r])
             }
             ("any" | "all", _) => Value::Bool(None),
+            // The first of items of unknown number is like any of them.
+            ("next", [Value::Many(element, _), ..]) => (**element).clone(),
             ("next", [it, ..]) => match self.iterate(it) {
                 Some(items) if !items.is_empty() => items[0].clone(),
                 _ => Value::Unknown,

@@ -250,24 +250,23 @@ pub(crate) fn module_method(
             move_module(interp, receiver, device, dtype, 0);
             receiver.clone()
         }
+        // Any number of parameters of any shapes, where the module lives:
         // `next(self.parameters())` is how code asks a module for its device
-        // and dtype: one parameter of unknown shape where the module lives.
+        // and dtype, and a loop over them (an EMA update) sees every shape.
         "parameters" | "buffers" => {
-            let (device, dtype) = match receiver {
-                Value::Layer(l) => (l.device.borrow().clone(), *l.dtype.borrow()),
-                Value::Instance(inst) => (
+            let (device, dtype) = match (first_parameter(interp, receiver, 0), receiver) {
+                (Some(Value::Tensor(first)), _) => (first.device.clone(), first.dtype),
+                (_, Value::Layer(l)) => (l.device.borrow().clone(), *l.dtype.borrow()),
+                (_, Value::Instance(inst)) => (
                     inst.device.borrow().clone().or(Some(Device::Cpu)),
                     Some(DType::Float32),
                 ),
                 _ => (None, None),
             };
-            if let Some(first) = first_parameter(interp, receiver, 0) {
-                return Value::list(vec![first]);
-            }
             let shape = interp.fresh_rank_var();
             let mut t = interp.new_tensor(shape, dtype, device, "parameter");
             t.is_param = true;
-            Value::list(vec![Value::Tensor(Rc::new(t))])
+            Value::Many(Rc::new(Value::Tensor(Rc::new(t))), None)
         }
         "eval" | "train" | "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => {
             receiver.clone()
