@@ -123,6 +123,8 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         };
     }
     match name {
+        // `torch.finfo(dtype).min`: a number (a fill value for masks).
+        "finfo" | "iinfo" => Value::Path(Rc::from("torch.finfo()")),
         "device" => match args.get(0, "type") {
             Some(Value::Str(s)) => {
                 let index = match args.get(1, "index") {
