@@ -123,6 +123,15 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         };
     }
     match name {
+        // Reparametrisations change how a layer keeps its weight, not what
+        // it computes: the layer is returned, as torch returns it.
+        "nn.utils.weight_norm"
+        | "nn.utils.spectral_norm"
+        | "nn.utils.parametrizations.weight_norm"
+        | "nn.utils.parametrizations.spectral_norm"
+        | "nn.utils.parametrizations.orthogonal" => {
+            args.get(0, "module").cloned().unwrap_or(Value::Unknown)
+        }
         // `torch.finfo(dtype).min`: a number (a fill value for masks).
         "finfo" | "iinfo" => Value::Path(Rc::from("torch.finfo()")),
         "device" => match args.get(0, "type") {
