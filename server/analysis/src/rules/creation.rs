@@ -86,6 +86,15 @@ pub(crate) fn create(
             let n = args.get(0, "n").cloned().unwrap_or(Value::Unknown);
             (interp.size_dims(&[n]), Some(DType::Int64))
         }
+        // Signal windows (`torch.hann_window(n_fft)` for `stft`).
+        "hann_window" | "hamming_window" | "blackman_window" | "bartlett_window"
+        | "kaiser_window" => {
+            let n = args
+                .get(0, "window_length")
+                .cloned()
+                .unwrap_or(Value::Unknown);
+            (interp.size_dims(&[n]), float)
+        }
         "arange" => {
             let nums: Vec<&Value> = args.pos.iter().collect();
             let all_int = nums.iter().all(|v| matches!(v, Value::Int(_)))

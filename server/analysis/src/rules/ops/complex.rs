@@ -1,6 +1,7 @@
 //! Complex numbers: `polar` and `complex` build them, `view_as_complex` and
 //! `view_as_real` reinterpret a last dim of 2 floats, `real`/`imag` take a part
-//! (the rotary embeddings of LLaMA-style models go through all of them).
+//! (the rotary embeddings of LLaMA-style models go through all of them), and
+//! `stft` makes a spectrogram of them from a signal.
 
 use shapels_shapes::Dim;
 
@@ -18,6 +19,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
         "polar" | "complex" => from_pair(interp, call),
         "view_as_complex" => view_as_complex(interp, call),
         "view_as_real" => view_as_real(interp, call),
+        "stft" => stft(interp, call),
         _ => part(interp, call),
     }
 }
@@ -142,6 +144,63 @@ fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
     };
     let mut dims = call.dims.clone();
     dims.push(Dim::konst(2));
+    out_known(interp, &call.x, dims, dtype, call.device, call.name)
+}
+
+/// `torch.stft(x, n_fft, hop_length, win_length, window, center, pad_mode,
+/// normalized, onesided, return_complex)` of a signal `[L]` or `[B, L]`:
+/// `[B, n_fft // 2 + 1, frames]` complex (all `n_fft` frequencies when not
+/// one-sided; real and imaginary parts in a last dim of 2 with
+/// `return_complex=False`). Unknown when `return_complex` is not given,
+/// which torch refuses for a real signal.
+fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+    let args = call.args;
+    let (Some(n_fft), Some(Some(center)), Some(Some(complex))) = (
+        args.get(1, "n_fft")
+            .cloned()
+            .and_then(|v| interp.as_dim(&v)),
+        Some(args.flag(5, "center", true)),
+        args.get(9, "return_complex").map(|v| match v {
+            Value::Bool(b) => *b,
+            _ => None,
+        }),
+    ) else {
+        return Value::Unknown;
+    };
+    let hop = match args.get(2, "hop_length") {
+        None | Some(Value::None) => n_fft.floordiv(&Dim::konst(4)),
+        Some(v) => interp.as_dim(&v.clone()),
+    };
+    let (Some(hop), Some(one_sided), [batch @ .., length]) =
+        (hop, args.flag(8, "onesided", true), call.dims.as_slice())
+    else {
+        return Value::Unknown;
+    };
+    if batch.len() > 1 {
+        return Value::Unknown;
+    }
+    let padded = if center {
+        length.clone()
+    } else {
+        length.sub(&n_fft)
+    };
+    let (Some(steps), Some(half)) = (padded.floordiv(&hop), n_fft.floordiv(&Dim::konst(2))) else {
+        return Value::Unknown;
+    };
+    let frequencies = if one_sided {
+        half.add(&Dim::konst(1))
+    } else {
+        n_fft
+    };
+    let mut dims = batch.to_vec();
+    dims.push(frequencies);
+    dims.push(steps.add(&Dim::konst(1)));
+    let dtype = if complex {
+        call.x.dtype.and_then(complex_of)
+    } else {
+        dims.push(Dim::konst(2));
+        call.x.dtype
+    };
     out_known(interp, &call.x, dims, dtype, call.device, call.name)
 }
 

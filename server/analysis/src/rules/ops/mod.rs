@@ -330,7 +330,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         | "trace" | "cdist" | "cosine_similarity" | "pairwise_distance" | "cross"
         | "linalg_cross" | "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp"
         | "det" | "linalg_det" | "logdet" => linalg::rule(interp, call),
-        "real" | "imag" | "polar" | "complex" | "view_as_complex" | "view_as_real" => {
+        "real" | "imag" | "polar" | "complex" | "view_as_complex" | "view_as_real" | "stft" => {
             complex::rule(interp, call)
         }
         _ => no_rule(interp, name, &call.x, args, call.device, call.range),
