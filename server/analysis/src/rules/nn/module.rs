@@ -115,6 +115,126 @@ fn conv_setting(layer: &Rc<Layer>, attr: &str) -> Option<Value> {
     })
 }
 
+/// Built-in layers with no submodules of their own.
+const LEAF_LAYERS: &[&str] = &[
+    "Linear",
+    "Bilinear",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "Embedding",
+    "EmbeddingBag",
+    "LayerNorm",
+    "GroupNorm",
+    "RMSNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Identity",
+    "ReLU",
+    "GELU",
+    "SiLU",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "LeakyReLU",
+    "ELU",
+    "Mish",
+    "Flatten",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "Upsample",
+];
+
+/// A module's direct submodules by name, in the order torch keeps them;
+/// `None` when the analysis does not know them all.
+fn child_modules(module: &Value) -> Option<Vec<(Rc<str>, Value)>> {
+    match module {
+        Value::Instance(inst) => {
+            let order = inst.order.borrow().clone();
+            let attrs = inst.attrs.borrow();
+            Some(
+                order
+                    .iter()
+                    .filter(|k| !k.starts_with("__"))
+                    .filter_map(|k| match attrs.get(k) {
+                        Some(v @ (Value::Layer(_) | Value::Instance(_))) => {
+                            Some((k.clone(), v.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+            )
+        }
+        Value::Layer(l) if super::is_container(&l.kind) => {
+            if l.unknown_children.get() {
+                return None;
+            }
+            let keys = l.keys.borrow();
+            Some(
+                l.children
+                    .borrow()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let key = keys
+                            .get(i)
+                            .cloned()
+                            .unwrap_or_else(|| Rc::from(i.to_string()));
+                        (key, c.clone())
+                    })
+                    .collect(),
+            )
+        }
+        Value::Layer(l) if LEAF_LAYERS.contains(&&*l.kind) => Some(Vec::new()),
+        _ => None,
+    }
+}
+
+/// `named_modules()`: the module itself (named `""`), then each submodule
+/// by its dotted path, each object once.
+fn all_modules(
+    module: &Value,
+    prefix: &str,
+    depth: usize,
+    seen: &mut Vec<usize>,
+) -> Option<Vec<(Rc<str>, Value)>> {
+    let address = match module {
+        Value::Instance(i) => Rc::as_ptr(i) as usize,
+        Value::Layer(l) => Rc::as_ptr(l) as usize,
+        _ => return None,
+    };
+    if depth > 16 || seen.len() > 512 {
+        return None;
+    }
+    if seen.contains(&address) {
+        return Some(Vec::new());
+    }
+    seen.push(address);
+    let mut out = vec![(Rc::from(prefix), module.clone())];
+    for (name, child) in child_modules(module)? {
+        let path = if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        out.extend(all_modules(&child, &path, depth + 1, seen)?);
+    }
+    Some(out)
+}
+
 /// `transformer.encoder` / `transformer.decoder` of an `nn.Transformer`: the
 /// stack of layers of its width, called on its own (`encode`/`decode` in a
 /// translation model); torch builds them from the same `d_model` (512 when
@@ -310,10 +430,35 @@ pub(crate) fn module_method(
             ),
             _ => Value::Unknown,
         },
-        "values" | "children" => match receiver {
+        "values" => match receiver {
             Value::Layer(l) => Value::list(l.children.borrow().clone()),
             _ => Value::Unknown,
         },
+        // The module tree, as torch walks it (`for name, child in
+        // module.named_children(): setattr(module, name, LoRA(child))`).
+        "children" | "named_children" | "modules" | "named_modules" => {
+            let named = if name.ends_with("children") {
+                child_modules(receiver)
+            } else {
+                let mut seen = Vec::new();
+                all_modules(receiver, "", 0, &mut seen)
+            };
+            match named {
+                Some(named) => Value::list(
+                    named
+                        .into_iter()
+                        .map(|(k, v)| {
+                            if name.starts_with("named") {
+                                Value::tuple(vec![Value::Str(k), v])
+                            } else {
+                                v
+                            }
+                        })
+                        .collect(),
+                ),
+                None => Value::Unknown,
+            }
+        }
         "items" => match receiver {
             Value::Layer(l) => Value::list(
                 l.keys
