@@ -86,6 +86,26 @@ pub(crate) fn create(
             let n = args.get(0, "n").cloned().unwrap_or(Value::Unknown);
             (interp.size_dims(&[n]), Some(DType::Int64))
         }
+        // The (row, column) pairs above or below a diagonal: `[2, count]`.
+        "triu_indices" | "tril_indices" => {
+            let (row, col) = (args.int(0, "row"), args.int(1, "col"));
+            let offset = match args.get(2, "offset") {
+                None => Some(0),
+                Some(_) => args.int(2, "offset"),
+            };
+            let count = match (row, col, offset) {
+                (Some(r), Some(c), Some(k)) if r >= 0 && c >= 0 && r * c <= 1 << 24 => {
+                    let upper = name == "triu_indices";
+                    let n = (0..r)
+                        .flat_map(|i| (0..c).map(move |j| (i, j)))
+                        .filter(|(i, j)| if upper { j - i >= k } else { j - i <= k })
+                        .count();
+                    Dim::konst(n as i64)
+                }
+                _ => interp.env.anonymous(),
+            };
+            (vec![Dim::konst(2), count], Some(DType::Int64))
+        }
         // Signal windows (`torch.hann_window(n_fft)` for `stft`).
         "hann_window" | "hamming_window" | "blackman_window" | "bartlett_window"
         | "kaiser_window" => {
