@@ -219,6 +219,16 @@ impl Interp<'_> {
                 Value::tuple(vec![q, r])
             }
             ("any" | "all", _) => Value::Bool(None),
+            // An iterator over a list, tuple, dict or items of unknown number
+            // goes through the same items (`next(iter(d.values()))`).
+            ("iter", [it])
+                if matches!(
+                    it,
+                    Value::List(_) | Value::Tuple(_) | Value::Dict(_) | Value::Many(..)
+                ) =>
+            {
+                it.clone()
+            }
             // The first of items of unknown number is like any of them.
             ("next", [Value::Many(element, _), ..]) => (**element).clone(),
             ("next", [it, ..]) => match self.iterate(it) {
