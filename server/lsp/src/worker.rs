@@ -20,7 +20,7 @@ use std::time::Instant;
 use ropey::Rope;
 use shapels_analysis::{Config, Coverage, FileAnalysis};
 use shapels_syntax::ast::Module;
-use shapels_syntax::{ParsedFile, edit_between, parse, reparse};
+use shapels_syntax::{ByteEdit, ParsedFile, edit_between, parse, reparse};
 use tokio::sync::oneshot;
 use tower_lsp_server::ls_types::Uri;
 
@@ -191,8 +191,7 @@ impl Parsed {
 
     /// The analyses of `old` that hold for this version too: those an edit
     /// that changed nothing they read carries over (`carry_over`).
-    fn carry_from(&mut self, old: &Parsed) {
-        let edit = edit_between(&old.text, &self.text);
+    fn carry_from(&mut self, old: &Parsed, edit: ByteEdit) {
         self.analyses = old
             .analyses
             .iter()
@@ -278,9 +277,12 @@ impl ParseCache {
             // A new configuration, or a save: same text, same parse.
             Some(old) if old.text == text => old,
             Some(old) => {
-                let file = reparse_or_parse(&old.file, &old.text, &text);
+                // One edit for the reparse and for carrying the analyses
+                // over: the two must agree on what changed.
+                let edit = edit_between(&old.text, &text);
+                let file = reparse_over(&old.file, &old.text, &text, edit);
                 let mut parsed = Parsed::new(text, file);
-                parsed.carry_from(&old);
+                parsed.carry_from(&old, edit);
                 parsed
             }
             None => {
@@ -309,7 +311,12 @@ impl ParseCache {
 /// editing history, and must match `shapels check`. The price is a second
 /// parse while the file is broken, typically a keystroke or two.
 pub fn reparse_or_parse(old: &ParsedFile, old_text: &str, new_text: &str) -> ParsedFile {
-    let file = reparse(old, old_text, new_text, edit_between(old_text, new_text));
+    reparse_over(old, old_text, new_text, edit_between(old_text, new_text))
+}
+
+/// `reparse_or_parse` with the edit already worked out.
+fn reparse_over(old: &ParsedFile, old_text: &str, new_text: &str, edit: ByteEdit) -> ParsedFile {
+    let file = reparse(old, old_text, new_text, edit);
     if file.syntax_errors.is_empty() {
         file
     } else {

@@ -9,10 +9,9 @@
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
-use shapels_syntax::ast::TextRange;
 
-use super::Args;
 use super::shape::broadcast;
+use super::{Args, size_value};
 use crate::interp::Interp;
 use crate::value::{DType, Device, Distribution, Shape, Tensor, Value};
 
@@ -157,8 +156,8 @@ pub(crate) fn attr(interp: &mut Interp<'_>, object: &Value, d: &Distribution, at
         return v.clone();
     }
     match attr {
-        "batch_shape" => sizes(&d.batch),
-        "event_shape" => sizes(&d.event),
+        "batch_shape" => size_value(&Shape::known(d.batch.clone()), object),
+        "event_shape" => size_value(&Shape::known(d.event.clone()), object),
         "mean" | "mode" | "stddev" | "variance" => {
             let mut shape = d.batch.clone();
             shape.extend(d.event.iter().cloned());
@@ -183,7 +182,6 @@ pub(crate) fn method(
     d: &Rc<Distribution>,
     name: &str,
     args: &Args,
-    _range: TextRange,
 ) -> Value {
     match name {
         "sample" | "rsample" => {
@@ -248,10 +246,6 @@ pub(crate) fn kl_divergence(interp: &mut Interp<'_>, args: &Args) -> Value {
         Ok(shape) => tensor(interp, p, shape, p.dtype, "kl_divergence"),
         Err(_) => Value::Unknown,
     }
-}
-
-fn sizes(dims: &[Dim]) -> Value {
-    Value::tuple(dims.iter().map(|d| Value::Int(d.clone())).collect())
 }
 
 fn tensor(

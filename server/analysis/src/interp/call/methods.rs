@@ -50,7 +50,7 @@ impl Interp<'_> {
 
             Value::Tensor(t) => rules::tensor_method(self, t, name, args, kwargs, range),
             Value::Distribution(d) => {
-                rules::distribution_method(self, d, name, &rules::Args::new(args, kwargs), range)
+                rules::distribution_method(self, d, name, &rules::Args::new(args, kwargs))
             }
             Value::List(items) => match (name, args.as_slice()) {
                 ("append", [v]) => {

@@ -100,8 +100,7 @@ fn conv_setting(layer: &Rc<Layer>, attr: &str) -> Option<Value> {
         ("output_padding", true) => (5, Some(0)),
         ("dilation", false) => (5, Some(1)),
         ("dilation", true) => (8, Some(1)),
-        ("groups", false) => (6, Some(1)),
-        ("groups", true) => (6, Some(1)),
+        ("groups", _) => (6, Some(1)),
         _ => return None,
     };
     let given = layer
