@@ -728,9 +728,9 @@ impl Renaming {
 
     fn recorded(&self, r: Recorded) -> Recorded {
         match r {
-            Recorded::Binding(site, t) => Recorded::Binding(site, self.tensor(&t)),
-            Recorded::Expression(start, end, t) => {
-                Recorded::Expression(start, end, self.tensor(&t))
+            Recorded::Binding(site, call, t) => Recorded::Binding(site, call, self.tensor(&t)),
+            Recorded::Expression(start, end, call, t) => {
+                Recorded::Expression(start, end, call, self.tensor(&t))
             }
             Recorded::Scalar(site, d) => Recorded::Scalar(site, self.dim(&d)),
             unknown @ Recorded::Unknown(..) => unknown,

@@ -38,6 +38,7 @@ impl Interp<'_> {
             Lookup::Earlier(result) => return result,
             Lookup::Run(pending) => pending,
         };
+        let outer_call = self.recorder.enter_call();
         let locals = Rc::new(RefCell::new(FxHashMap::default()));
         let mut positional = receiver.into_iter().chain(args);
         let mut kwargs = kwargs;
@@ -146,6 +147,7 @@ impl Interp<'_> {
             });
         }
         let _ = range;
+        self.recorder.leave_call(outer_call);
         let result = result.unwrap_or(Value::Unknown);
         self.memo_finish(pending, &result);
         result

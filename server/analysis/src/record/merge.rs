@@ -1,0 +1,473 @@
+//! Merging the runs a site saw into one shape, naming the dims that differ.
+//!
+//! A dim that agrees in every run stays; a dim that differs becomes a symbol
+//! shared by every place where it differed in the same way, named after a
+//! variable of the user's that took the same values where there is one
+//! (`B`, `T`). A dim seen in only some of the calls that ran another one,
+//! with that one's value in each of them (a residual branch taken only
+//! when a block downsamples), shares its symbol: in every call where both
+//! ran, they were equal.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::rc::Rc;
+
+use shapels_shapes::{Dim, ShapeEnv};
+
+use crate::report::{DimView, Origin, TensorInfo};
+use crate::value::{Provenance, Shape, Tensor};
+
+use super::ScalarSite;
+
+/// A mark that stands for a varying dim's name until every site is merged.
+const PENDING: char = '\u{0}';
+
+/// Names for dims that differ between runs.
+pub(super) struct Namer<'a> {
+    env: &'a ShapeEnv,
+    /// Per sequence of per-run values, the varying dim that stands for it.
+    chosen: FxHashMap<Vec<String>, usize>,
+    /// The varying dims met so far, in the order they were met.
+    varying: Vec<Varying>,
+    /// The user's int variables by their sequence of per-run values.
+    candidates: FxHashMap<Vec<String>, String>,
+    taken: FxHashSet<String>,
+    /// Compound sizes the user gave a name (`head_dim = C // n_head`), shown
+    /// by that name: it is what the code calls them.
+    aliases: FxHashMap<Dim, String>,
+    /// Known leading sizes of unrefined rank variables (`x.size(0)`).
+    pub heads: FxHashMap<u32, Vec<Dim>>,
+    pub static_shapes: bool,
+    /// Memoised resolution and display: one file shows the same sizes often.
+    resolved_cache: FxHashMap<Dim, Dim>,
+    shown_cache: FxHashMap<Dim, String>,
+    /// The facts the shape environment assumed, computed once.
+    guard_facts: Vec<(Vec<shapels_shapes::SymId>, String)>,
+}
+
+impl<'a> Namer<'a> {
+    pub fn new(env: &'a ShapeEnv, scalars: &[ScalarSite]) -> Namer<'a> {
+        let mut candidates = FxHashMap::default();
+        for s in scalars {
+            if s.hits.len() < 2 || !names_a_size(&s.name) {
+                continue;
+            }
+            let key: Vec<String> = s.hits.iter().map(|d| env.display(d)).collect();
+            if key.iter().any(|k| k == "?") || key.iter().all(|k| k == &key[0]) {
+                continue;
+            }
+            // Runs of 1s and 2s match too many sizes by chance (two models
+            // built with `factor = 2 if bilinear else 1` and called on
+            // batches of 1 and 2): only a size that says more names a dim.
+            if key.iter().all(|k| matches!(k.as_str(), "0" | "1" | "2")) {
+                continue;
+            }
+            candidates.entry(key).or_insert_with(|| s.name.clone());
+        }
+        let taken: FxHashSet<String> = (0..env.symbol_count() as u32)
+            .filter_map(|i| env.info(shapels_shapes::SymId(i)).map(|s| s.name.clone()))
+            .collect();
+        let mut aliases = FxHashMap::default();
+        for s in scalars {
+            if !names_a_size(&s.name) || taken.contains(&s.name) {
+                continue;
+            }
+            let resolved: Vec<Dim> = s.hits.iter().map(|d| env.resolve(d)).collect();
+            let Some(first) = resolved.first() else {
+                continue;
+            };
+            let compound = first.as_const().is_none() && first.as_sym().is_none();
+            if compound && resolved.iter().all(|d| d == first) && !env.has_anonymous(first) {
+                aliases
+                    .entry(first.clone())
+                    .or_insert_with(|| s.name.clone());
+            }
+        }
+        Namer {
+            env,
+            chosen: FxHashMap::default(),
+            varying: Vec::new(),
+            candidates,
+            taken,
+            aliases,
+            heads: FxHashMap::default(),
+            static_shapes: false,
+            guard_facts: env.guard_facts(),
+            resolved_cache: FxHashMap::default(),
+            shown_cache: FxHashMap::default(),
+        }
+    }
+
+    /// The name the user gave a compound size, or a product of two such
+    /// names (`h*w` for a flattened feature map after `b, c, h, w =
+    /// x.shape`), rather than the expression they stand for.
+    fn alias_of(&self, d: &Dim) -> Option<String> {
+        if let Some(name) = self.aliases.get(d) {
+            return Some(name.clone());
+        }
+        if d.is_const() || self.aliases.len() > 32 {
+            return None;
+        }
+        let mut products: Vec<String> = Vec::new();
+        for (a, na) in &self.aliases {
+            for (b, nb) in &self.aliases {
+                if na <= nb && a.mul(b) == *d {
+                    products.push(format!("{na}*{nb}"));
+                }
+            }
+        }
+        products.into_iter().min()
+    }
+
+    fn resolved(&mut self, d: &Dim) -> Dim {
+        if let Some(r) = self.resolved_cache.get(d) {
+            return r.clone();
+        }
+        let r = self.env.resolve(d);
+        self.resolved_cache.insert(d.clone(), r.clone());
+        r
+    }
+
+    fn shown(&mut self, d: &Dim) -> String {
+        if let Some(s) = self.shown_cache.get(d) {
+            return s.clone();
+        }
+        let s = self.env.display(d);
+        self.shown_cache.insert(d.clone(), s.clone());
+        s
+    }
+
+    /// The name of a dim whose runs (made in `calls`) showed `values`:
+    /// a mark until `names` hands out the names.
+    fn name(&mut self, values: Vec<String>, calls: &[u32]) -> String {
+        let id = match self.chosen.get(&values) {
+            Some(id) => *id,
+            None => {
+                self.varying.push(Varying {
+                    values: values.clone(),
+                    by_call: Vec::new(),
+                });
+                self.chosen.insert(values.clone(), self.varying.len() - 1);
+                self.varying.len() - 1
+            }
+        };
+        // A call that ran the site twice (a loop) says nothing about which
+        // run goes with which run of another site.
+        let mut by_call: Vec<(u32, String)> = calls.iter().copied().zip(values).collect();
+        by_call.sort_unstable();
+        let once = by_call.windows(2).all(|w| w[0].0 != w[1].0);
+        let seen = &mut self.varying[id].by_call;
+        if once && seen.len() < 4 && !seen.contains(&by_call) {
+            seen.push(by_call);
+        }
+        format!("{PENDING}{id}")
+    }
+
+    /// The final name of every varying dim, by its mark's number.
+    fn names(&mut self) -> Vec<String> {
+        let link = self.links();
+        let mut names: Vec<Option<String>> = vec![None; self.varying.len()];
+        for id in 0..self.varying.len() {
+            let root = link[id];
+            if let Some(name) = names[root].clone() {
+                names[id] = Some(name);
+                continue;
+            }
+            let base = self
+                .candidates
+                .get(&self.varying[root].values)
+                .cloned()
+                .unwrap_or_else(|| "s".to_string());
+            let mut name = base.clone();
+            let mut k = 1;
+            while self.taken.contains(&name) || (base == "s" && name == "s") {
+                k += 1;
+                name = format!("{base}{k}");
+            }
+            self.taken.insert(name.clone());
+            names[root] = Some(name.clone());
+            names[id] = Some(name);
+        }
+        names.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    /// For every varying dim, the one whose name it takes (itself unless
+    /// its runs are some of exactly one other's, with the same values).
+    fn links(&self) -> Vec<usize> {
+        let n = self.varying.len();
+        let mut link: Vec<usize> = (0..n).collect();
+        // Quadratic in the varying dims: a file with very many of them
+        // keeps them apart rather than spend a keystroke's time on it.
+        if n > MAX_LINKED {
+            return link;
+        }
+        let widest = |v: &Varying| v.by_call.iter().map(Vec::len).max().unwrap_or(0);
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|id| (std::cmp::Reverse(widest(&self.varying[*id])), *id));
+        for (at, &id) in order.iter().enumerate() {
+            let mut roots: Vec<usize> = order[..at]
+                .iter()
+                .filter(|&&other| {
+                    self.varying[id].by_call.iter().any(|part| {
+                        self.varying[other]
+                            .by_call
+                            .iter()
+                            .any(|whole| part.len() < whole.len() && restricts(part, whole))
+                    })
+                })
+                .map(|&other| link[other])
+                .collect();
+            roots.sort_unstable();
+            roots.dedup();
+            if let [root] = roots[..] {
+                link[id] = root;
+            }
+        }
+        link
+    }
+}
+
+/// Varying dims compared for shared names at most.
+const MAX_LINKED: usize = 256;
+
+/// A dim that differed between runs.
+struct Varying {
+    /// Its value in each run, in the order the runs came.
+    values: Vec<String>,
+    /// Its value by the call each run was made in, sorted by call; one
+    /// entry per site it was seen at (a few), when no call ran it twice.
+    by_call: Vec<Vec<(u32, String)>>,
+}
+
+/// Whether every call of `part` is one of `whole`'s, with the same value.
+fn restricts(part: &[(u32, String)], whole: &[(u32, String)]) -> bool {
+    part.iter().all(|(call, value)| {
+        whole
+            .binary_search_by_key(call, |(c, _)| *c)
+            .is_ok_and(|i| whole[i].1 == *value)
+    })
+}
+
+/// Replace the marks of varying dims in merged shapes by their names.
+pub(super) fn name_varying(namer: &mut Namer<'_>, infos: &mut [&mut TensorInfo]) {
+    if namer.varying.is_empty() {
+        return;
+    }
+    let names = namer.names();
+    for info in infos {
+        for dim in info.shape.iter_mut().flatten() {
+            if let DimView::Symbol(s) = dim
+                && let Some(id) = s.strip_prefix(PENDING)
+                && let Ok(id) = id.parse::<usize>()
+            {
+                *s = names[id].clone();
+            }
+        }
+    }
+}
+
+/// Where a shape of unknown rank has its unknown dims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variadic {
+    None,
+    Lead,
+    Trail,
+}
+
+pub(super) fn merge(
+    hits: &[Rc<Tensor>],
+    calls: &[u32],
+    env: &ShapeEnv,
+    resolve: &dyn Fn(&Shape) -> Shape,
+    namer: &mut Namer<'_>,
+) -> TensorInfo {
+    // A call repeated on the same inputs records the very same tensor each
+    // time: one run says it all, except that there were several.
+    if hits.len() > 1 && hits.iter().all(|h| Rc::ptr_eq(h, &hits[0])) {
+        let mut info = merge(&hits[..1], &calls[..1], env, resolve, namer);
+        info.example = example(&hits[0], env);
+        return info;
+    }
+    // Each run's shape: its dims, and where any number of further dims
+    // stand: before them (known trailing dims, `[*, 768]`), after them (known
+    // leading sizes of a tensor of unknown rank, `[N, *]`), or nowhere.
+    let mut shapes: Vec<Option<(Variadic, Vec<Dim>)>> = Vec::with_capacity(hits.len());
+    for (i, t) in hits.iter().enumerate() {
+        // Runs of the same tensor (a repeated call) resolve alike.
+        if i > 0 && Rc::ptr_eq(t, &hits[i - 1]) {
+            let previous = shapes[i - 1].clone();
+            shapes.push(previous);
+            continue;
+        }
+        let shape = match resolve(&t.shape) {
+            Shape::Known(d) => Some((
+                Variadic::None,
+                d.iter().map(|x| namer.resolved(x)).collect(),
+            )),
+            Shape::Tail(_, d) => Some((
+                Variadic::Lead,
+                d.iter().map(|x| namer.resolved(x)).collect(),
+            )),
+            Shape::Var(v) => {
+                let head = namer.heads.get(&v).cloned().unwrap_or_default();
+                if head.is_empty() {
+                    None
+                } else {
+                    Some((
+                        Variadic::Trail,
+                        head.iter().map(|x| namer.resolved(x)).collect(),
+                    ))
+                }
+            }
+        };
+        shapes.push(shape);
+    }
+    let shape = if shapes.iter().any(Option::is_none) || shapes.is_empty() {
+        None
+    } else {
+        let mut shapes: Vec<(Variadic, Vec<Dim>)> = shapes.into_iter().flatten().collect();
+        // A function used on tensors of several ranks (a helper that works
+        // on the last dims, called on `[B, T, C]` and `[B, H, T, C]`): the
+        // dims all runs have at the end, after a variadic head. The
+        // shortest run's first dim goes into the head too, unless it is its
+        // only dim (a vector's features, `[C]` and `[B, C]`): the longer
+        // runs hold more dims before it, so it is a leading (batch-like)
+        // dim, and lining it up with a dim of theirs would show a
+        // coincidence (`[2, T, C]` and `[B, 2, T, C]`).
+        if shapes.iter().all(|(v, _)| *v == Variadic::None)
+            && shapes.iter().any(|(_, d)| d.len() != shapes[0].1.len())
+        {
+            let shortest = shapes.iter().map(|(_, d)| d.len()).min().unwrap_or(0);
+            let kept = if shortest == 1 {
+                1
+            } else {
+                shortest.saturating_sub(1)
+            };
+            for (variadic, dims) in &mut shapes {
+                *variadic = Variadic::Lead;
+                dims.drain(..dims.len() - kept);
+            }
+        }
+        let variadic = shapes[0].0;
+        let shapes: Vec<Vec<Dim>> = if shapes.iter().all(|(v, _)| *v == variadic) {
+            shapes.into_iter().map(|(_, d)| d).collect()
+        } else {
+            Vec::new()
+        };
+        let rank = shapes.first().map(Vec::len).unwrap_or(0);
+        // A variadic head alone says nothing about the shape.
+        if shapes.is_empty()
+            || shapes.iter().any(|s| s.len() != rank)
+            || (rank == 0 && variadic != Variadic::None)
+        {
+            None
+        } else {
+            let lead =
+                (variadic == Variadic::Lead).then(|| DimView::Variadic("*batch".to_string()));
+            let trail =
+                (variadic == Variadic::Trail).then(|| DimView::Variadic("*rest".to_string()));
+            Some(
+                lead.into_iter()
+                    .chain((0..rank).map(|i| {
+                        // Most lines run once or with one size: display it once.
+                        let column: Vec<String> = if shapes.iter().all(|s| s[i] == shapes[0][i]) {
+                            vec![namer.shown(&shapes[0][i])]
+                        } else {
+                            shapes.iter().map(|s| namer.shown(&s[i])).collect()
+                        };
+                        if column.iter().any(|c| c == "?") {
+                            DimView::Unknown
+                        } else if column.iter().all(|c| c == &column[0]) {
+                            match shapes[0][i].as_const() {
+                                Some(n) => DimView::Known(n),
+                                None => DimView::Symbol(
+                                    namer
+                                        .alias_of(&shapes[0][i])
+                                        .unwrap_or_else(|| column[0].clone()),
+                                ),
+                            }
+                        } else {
+                            // With static shapes there are no symbols for
+                            // sizes that vary between runs, as in torch.
+                            if namer.static_shapes {
+                                DimView::Unknown
+                            } else {
+                                DimView::Symbol(namer.name(column, calls))
+                            }
+                        }
+                    }))
+                    .chain(trail)
+                    .collect(),
+            )
+        }
+    };
+    let first = &hits[0];
+    let example = if hits.len() == 1 {
+        None
+    } else {
+        example(first, env)
+    };
+    TensorInfo {
+        shape,
+        dtype: if hits.iter().all(|t| t.dtype == first.dtype) {
+            first.dtype.map(|d| d.name().to_string())
+        } else {
+            None
+        },
+        device: if hits.iter().all(|t| t.device == first.device) {
+            first
+                .device
+                .as_ref()
+                .filter(|d| **d != crate::value::Device::CudaOrCpu)
+                .map(|d| d.name())
+        } else {
+            None
+        },
+        origin: match first.origin {
+            Provenance::Fake => Origin::Fake,
+            Provenance::Real => Origin::Real,
+        },
+        op: Some(first.op.to_string()),
+        example,
+        guards: {
+            let symbols: Vec<shapels_shapes::SymId> = match resolve(&first.shape) {
+                Shape::Known(d) | Shape::Tail(_, d) => {
+                    d.iter().flat_map(|x| namer.resolved(x).symbols()).collect()
+                }
+                Shape::Var(_) => Vec::new(),
+            };
+            let mut facts: Vec<String> = namer
+                .guard_facts
+                .iter()
+                .filter(|(syms, _)| syms.iter().any(|s| symbols.contains(s)))
+                .map(|(_, text)| text.clone())
+                .collect();
+            facts.sort();
+            facts.dedup();
+            facts
+        },
+        notes: match &first.device {
+            Some(crate::value::Device::CudaOrCpu) => {
+                vec!["device is `cuda:0` when CUDA is available, else `cpu`".to_string()]
+            }
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// The concrete sizes of a run, shown next to a symbolic shape.
+fn example(tensor: &Tensor, env: &ShapeEnv) -> Option<Vec<DimView>> {
+    match &tensor.shape {
+        Shape::Known(d) if d.iter().all(|x| env.value(x).is_some()) => Some(
+            d.iter()
+                .map(|x| DimView::Known(env.value(x).unwrap_or(0)))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether a variable's name can name a size in a hint: an identifier, but
+/// not `_`, which says the code does not care what it holds.
+fn names_a_size(name: &str) -> bool {
+    name != "_" && crate::interp::is_identifier(name)
+}

@@ -1,0 +1,352 @@
+//! Recording what each binding saw, and merging runs into one shape per site.
+//!
+//! A line may run several times (a module called from two call sites, a
+//! loop). Its hint is the anti-unification of every run (see `merge`); each
+//! run is recorded with the call of a user function it was made in, so that
+//! dims of different lines can be compared call by call.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::rc::Rc;
+
+use shapels_shapes::{Dim, ShapeEnv};
+use shapels_syntax::ast::TextRange;
+
+use crate::report::{Binding, BindingKind, ExprInfo, TensorInfo};
+use crate::value::{Shape, Tensor};
+
+mod merge;
+
+use merge::{Namer, merge, name_varying};
+
+/// Runs kept per site: enough to see every context, bounded for memory.
+const MAX_HITS: usize = 48;
+
+struct Site {
+    name: Rc<str>,
+    range: TextRange,
+    kind: BindingKind,
+    hits: Runs,
+}
+
+/// The tensors a site or an expression held, each with the call it was
+/// held in.
+#[derive(Default)]
+struct Runs {
+    tensors: Vec<Rc<Tensor>>,
+    calls: Vec<u32>,
+}
+
+impl Runs {
+    fn len(&self) -> usize {
+        self.tensors.len()
+    }
+
+    fn push(&mut self, tensor: Rc<Tensor>, call: u32) {
+        self.tensors.push(tensor);
+        self.calls.push(call);
+    }
+}
+
+struct ScalarSite {
+    name: String,
+    hits: Vec<Dim>,
+}
+
+#[derive(Default)]
+pub(crate) struct Recorder {
+    sites: Vec<Site>,
+    /// Sites by the start of their range (a few names may share one).
+    index: FxHashMap<usize, Vec<usize>>,
+    exprs: FxHashMap<(usize, usize), Runs>,
+    scalars: Vec<ScalarSite>,
+    scalar_index: FxHashMap<usize, Vec<usize>>,
+    /// Sites some run bound to an unknown value.
+    unknown_runs: FxHashSet<(usize, Rc<str>)>,
+    /// Where the annotation of an annotated name ends, by the name's start.
+    annotations: FxHashMap<usize, usize>,
+    /// What was recorded while a user call runs, so that a repeat of the
+    /// call can record the same without running (see `interp::memo`).
+    journal: Vec<Recorded>,
+    /// How many calls are capturing into the journal.
+    capturing: usize,
+    /// The journal reached its bound and stopped taking entries.
+    journal_full: bool,
+    /// Runs on made-up inputs (library mode) are under way: a value such a
+    /// run cannot follow says nothing about the runs that could, so it does
+    /// not make their sites unknown.
+    pub made_up: bool,
+    /// Record only at sites no run has recorded yet. Set while library mode
+    /// runs the methods forward did not reach: when `generate` calls the
+    /// model on inputs it made up, the model's own run already said what
+    /// its lines hold in general, and a second made-up run would only blur
+    /// it (`T` and `T_2` become a nameless size).
+    pub only_new_sites: bool,
+    /// Tensor-valued expressions are recorded (for hover); when not, only
+    /// bindings are.
+    pub expressions: bool,
+    /// The call of a user function being run (0 for the module's code).
+    call: u32,
+    /// Calls numbered so far.
+    calls: u32,
+}
+
+/// Entries the journal keeps at most (a bound on memory for runaway files).
+const MAX_JOURNAL: usize = 200_000;
+
+/// One thing recorded, kept to be recorded again (sites by number).
+#[derive(Clone)]
+pub(crate) enum Recorded {
+    Binding(usize, u32, Rc<Tensor>),
+    Unknown(Rc<str>, usize),
+    Expression(usize, usize, u32, Rc<Tensor>),
+    Scalar(usize, Dim),
+}
+
+impl Recorder {
+    /// A user function's body starts running: what it records is that
+    /// call's. Returns the call to go back to when it ends.
+    pub fn enter_call(&mut self) -> u32 {
+        self.calls += 1;
+        std::mem::replace(&mut self.call, self.calls)
+    }
+
+    pub fn leave_call(&mut self, outer: u32) {
+        self.call = outer;
+    }
+
+    /// Start capturing what is recorded; returns the mark to end with.
+    pub fn begin_capture(&mut self) -> usize {
+        self.capturing += 1;
+        self.journal.len()
+    }
+
+    /// Stop capturing; returns where in the journal the capture is. The
+    /// journal is kept for the whole run, so the range stays valid.
+    /// `None` when the journal could not hold all of it.
+    pub fn end_capture(&mut self, mark: usize) -> Option<std::ops::Range<usize>> {
+        self.capturing = self.capturing.saturating_sub(1);
+        (!self.journal_full).then_some(mark..self.journal.len())
+    }
+
+    fn journal(&mut self, entry: impl FnOnce() -> Recorded) {
+        if self.capturing == 0 {
+            return;
+        }
+        if self.journal.len() >= MAX_JOURNAL {
+            self.journal_full = true;
+        } else {
+            self.journal.push(entry());
+        }
+    }
+
+    /// Record again what a call recorded before, each entry as `map` makes
+    /// it (a repeat with new symbols renames them).
+    /// Each call it recorded in is a new call now.
+    pub fn replay(&mut self, recorded: std::ops::Range<usize>, map: impl Fn(Recorded) -> Recorded) {
+        let mut renewed: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut renew = |call: u32, calls: &mut u32| {
+            *renewed.entry(call).or_insert_with(|| {
+                *calls += 1;
+                *calls
+            })
+        };
+        for i in recorded {
+            let Some(r) = self.journal.get(i) else {
+                break;
+            };
+            // An entry its site would drop, outside any capture, changes
+            // nothing: skip it before renaming (sites in a loop fill up).
+            if self.capturing == 0 && !self.would_take(r) {
+                continue;
+            }
+            match map(r.clone()) {
+                Recorded::Binding(site, call, tensor) => {
+                    let call = renew(call, &mut self.calls);
+                    self.binding_hit(site, call, tensor)
+                }
+                Recorded::Unknown(name, start) => self.unknown_at(name, start),
+                Recorded::Expression(start, end, call, tensor) => {
+                    let call = renew(call, &mut self.calls);
+                    self.expression_at(start, end, call, tensor)
+                }
+                Recorded::Scalar(site, value) => self.scalar_hit(site, value),
+            }
+        }
+    }
+
+    /// Whether recording `r` would add a run to its site.
+    fn would_take(&self, r: &Recorded) -> bool {
+        let takes = |held: usize| takes_run(self.only_new_sites, held);
+        match r {
+            Recorded::Binding(site, ..) => takes(self.sites[*site].hits.len()),
+            Recorded::Expression(start, end, ..) => {
+                takes(self.exprs.get(&(*start, *end)).map_or(0, Runs::len))
+            }
+            Recorded::Scalar(site, _) => takes(self.scalars[*site].hits.len()),
+            Recorded::Unknown(..) => true,
+        }
+    }
+
+    pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
+        let at = self.index.entry(range.start).or_default();
+        let site = match at.iter().find(|i| *self.sites[**i].name == *name) {
+            Some(i) => *i,
+            None => {
+                at.push(self.sites.len());
+                self.sites.push(Site {
+                    name: Rc::from(name),
+                    range,
+                    kind,
+                    hits: Runs::default(),
+                });
+                self.sites.len() - 1
+            }
+        };
+        self.binding_hit(site, self.call, tensor);
+    }
+
+    fn binding_hit(&mut self, site: usize, call: u32, tensor: Rc<Tensor>) {
+        self.journal(|| Recorded::Binding(site, call, tensor.clone()));
+        let only_new = self.only_new_sites;
+        let site = &mut self.sites[site];
+        if takes_run(only_new, site.hits.len()) {
+            site.hits.push(tensor, call);
+        }
+    }
+
+    /// The name at `range` is annotated (`x: Tensor`); the annotation ends at
+    /// `end`, where its hint goes.
+    pub fn annotation(&mut self, range: &TextRange, end: usize) {
+        self.annotations.insert(range.start, end);
+    }
+
+    /// A run where the name was bound to something the analysis could not
+    /// follow: the site's shape is then not known for every run.
+    pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
+        if !self.made_up {
+            self.unknown_at(Rc::from(name), range.start);
+        }
+    }
+
+    fn unknown_at(&mut self, name: Rc<str>, start: usize) {
+        self.journal(|| Recorded::Unknown(name.clone(), start));
+        self.unknown_runs.insert((start, name));
+    }
+
+    pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
+        if self.expressions {
+            self.expression_at(range.start, range.end, self.call, tensor);
+        }
+    }
+
+    fn expression_at(&mut self, start: usize, end: usize, call: u32, tensor: Rc<Tensor>) {
+        self.journal(|| Recorded::Expression(start, end, call, tensor.clone()));
+        let only_new = self.only_new_sites;
+        let hits = self.exprs.entry((start, end)).or_default();
+        if takes_run(only_new, hits.len()) {
+            hits.push(tensor, call);
+        }
+    }
+
+    pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim) {
+        let at = self.scalar_index.entry(range.start).or_default();
+        let site = match at.iter().find(|i| self.scalars[**i].name == name) {
+            Some(i) => *i,
+            None => {
+                at.push(self.scalars.len());
+                self.scalars.push(ScalarSite {
+                    name: name.to_string(),
+                    hits: Vec::new(),
+                });
+                self.scalars.len() - 1
+            }
+        };
+        self.scalar_hit(site, value);
+    }
+
+    fn scalar_hit(&mut self, site: usize, value: Dim) {
+        self.journal(|| Recorded::Scalar(site, value.clone()));
+        let only_new = self.only_new_sites;
+        let site = &mut self.scalars[site];
+        if takes_run(only_new, site.hits.len()) {
+            site.hits.push(value);
+        }
+    }
+
+    /// Merge the runs of every site into the user-facing results.
+    pub fn finish(
+        self,
+        env: &ShapeEnv,
+        resolve: &dyn Fn(&Shape) -> Shape,
+        heads: FxHashMap<u32, Vec<Dim>>,
+        static_shapes: bool,
+    ) -> (Vec<Binding>, Vec<ExprInfo>) {
+        let mut namer = Namer::new(env, &self.scalars);
+        namer.static_shapes = static_shapes;
+        namer.heads = heads;
+        // Sites and expressions often saw the very same tensors (`x =
+        // self.fc(x)` records one tensor for the name and the call): their
+        // merge is the same, so it is done once.
+        let mut merged: FxHashMap<(Vec<*const Tensor>, Vec<u32>), TensorInfo> =
+            FxHashMap::default();
+        let mut merge_once = |hits: &Runs, namer: &mut Namer<'_>| {
+            let key: Vec<*const Tensor> = hits.tensors.iter().map(Rc::as_ptr).collect();
+            merged
+                .entry((key, hits.calls.clone()))
+                .or_insert_with(|| merge(&hits.tensors, &hits.calls, env, resolve, namer))
+                .clone()
+        };
+        let mut bindings: Vec<Binding> = self
+            .sites
+            .iter()
+            .map(|site| {
+                let mut tensor = merge_once(&site.hits, &mut namer);
+                // Another run bound something unknown here: what the tensor
+                // runs saw is not the whole story, so the shape is unknown.
+                if self
+                    .unknown_runs
+                    .contains(&(site.range.start, site.name.clone()))
+                {
+                    tensor.shape = None;
+                }
+                Binding {
+                    name: site.name.to_string(),
+                    range: site.range.clone(),
+                    hint_at: self
+                        .annotations
+                        .get(&site.range.start)
+                        .copied()
+                        .unwrap_or(site.range.end),
+                    kind: site.kind,
+                    tensor,
+                }
+            })
+            .collect();
+        bindings.sort_by(|a, b| (a.range.start, &a.name).cmp(&(b.range.start, &b.name)));
+        // In source order, not the table's: the names merging hands out
+        // must not depend on where in the file an expression sits, or an
+        // edit that only moved code would rename its sizes.
+        let mut recorded: Vec<_> = self.exprs.iter().collect();
+        recorded.sort_unstable_by_key(|(range, _)| **range);
+        let mut exprs: Vec<ExprInfo> = recorded
+            .into_iter()
+            .map(|((start, end), hits)| ExprInfo {
+                range: *start..*end,
+                tensor: merge_once(hits, &mut namer),
+            })
+            .collect();
+        let mut infos: Vec<&mut TensorInfo> = bindings
+            .iter_mut()
+            .map(|b| &mut b.tensor)
+            .chain(exprs.iter_mut().map(|e| &mut e.tensor))
+            .collect();
+        name_varying(&mut namer, &mut infos);
+        (bindings, exprs)
+    }
+}
+
+/// Whether a site that holds `held` runs takes one more: up to `MAX_HITS`,
+/// and only an empty site while only new sites record.
+fn takes_run(only_new_sites: bool, held: usize) -> bool {
+    held < MAX_HITS && !(only_new_sites && held > 0)
+}
