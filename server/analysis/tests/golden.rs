@@ -21,6 +21,11 @@
 //! `SHAPELS_GOLDEN_WRITE_GAPS=1` the test rewrites the list to the current
 //! failures, keeping the reasons already written.
 
+#![allow(
+    clippy::print_stdout,
+    reason = "the coverage table is what this test reports"
+)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -320,8 +325,7 @@ fn run_case(case: &Json) -> (Outcome, String) {
         let Some(got) = analysis
             .bindings
             .iter()
-            .filter(|b| &b.name == name && on_line(b.range.start))
-            .last()
+            .rfind(|b| &b.name == name && on_line(b.range.start))
         else {
             outcome = outcome.max(Outcome::Unknown);
             continue;

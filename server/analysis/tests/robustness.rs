@@ -189,7 +189,7 @@ fn special_inputs() {
     let cases = [
         String::new(),
         "\0".repeat(100),
-        format!("import torch\nx = torch.randn(2, 3)\0\ny = x @ x\0\n"),
+        "import torch\nx = torch.randn(2, 3)\0\ny = x @ x\0\n".to_string(),
         format!(
             "import torch\nx = {}1{}\n",
             "(".repeat(deep),
