@@ -13,6 +13,18 @@ use crate::value::{Function, Value};
 
 use super::Kwargs;
 
+/// Whether a call's arguments show its body as it runs. A call given a
+/// value the analysis could not follow (a part of a model run on inputs
+/// the analysis could not make out) shows only some of it: it does not
+/// count as reaching the body, so that the body still runs on made-up
+/// inputs of its own.
+pub(crate) fn says_something(args: &[Value], kwargs: &Kwargs) -> bool {
+    !args
+        .iter()
+        .chain(kwargs.iter().map(|(_, v)| v))
+        .any(|v| matches!(v, Value::Unknown))
+}
+
 impl Interp<'_> {
     pub(crate) fn call_function(
         &mut self,
@@ -23,7 +35,9 @@ impl Interp<'_> {
         range: TextRange,
     ) -> Value {
         let key = Rc::as_ptr(&f.def) as usize;
-        self.reached.insert(key);
+        if says_something(&args, &kwargs) {
+            self.reached.insert(key);
+        }
         if self.depth >= MAX_CALL_DEPTH
             || self.stack.iter().filter(|k| **k == key).count() >= 2
             || self.out_of_budget()
