@@ -6,7 +6,7 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
-use crate::interp::Interp;
+use crate::interp::{Interp, join_all};
 use crate::value::Value;
 
 use super::Kwargs;
@@ -145,17 +145,30 @@ impl Interp<'_> {
                     .collect(),
             ))),
             ("zip", _) => {
-                let lists: Option<Vec<Vec<Value>>> = args.iter().map(|a| self.iterate(a)).collect();
-                match lists {
-                    Some(lists) if !lists.is_empty() => {
-                        let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-                        Value::list(
-                            (0..n)
-                                .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
-                                .collect(),
-                        )
-                    }
-                    _ => Value::Unknown,
+                let lists: Vec<Option<Vec<Value>>> = args.iter().map(|a| self.iterate(a)).collect();
+                if lists.is_empty() {
+                    Value::Unknown
+                } else if lists.iter().all(Option::is_some) {
+                    let lists: Vec<Vec<Value>> = lists.into_iter().flatten().collect();
+                    let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+                    Value::list(
+                        (0..n)
+                            .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+                            .collect(),
+                    )
+                } else {
+                    // Zipped with something of unknown length: any number
+                    // of tuples, each holding one item of every argument
+                    // (of a known list, one of its items: their join).
+                    let element = args
+                        .iter()
+                        .zip(lists)
+                        .map(|(arg, items)| match items {
+                            Some(items) => join_all(self, &items),
+                            None => self.element_of(arg),
+                        })
+                        .collect();
+                    Value::Many(Rc::new(Value::tuple(element)), None)
                 }
             }
             ("enumerate", [v, ..]) => match self.iterate(v) {
@@ -166,7 +179,15 @@ impl Interp<'_> {
                         .map(|(i, x)| Value::tuple(vec![Value::int(i as i64), x]))
                         .collect(),
                 ),
-                None => Value::Unknown,
+                None => {
+                    let element = self.element_of(v);
+                    let count = match v {
+                        Value::Many(_, count) => count.clone(),
+                        _ => None,
+                    };
+                    let index = Value::Int(self.env.anonymous());
+                    Value::Many(Rc::new(Value::tuple(vec![index, element])), count)
+                }
             },
             ("super", _) => {
                 let frame = self.frames.last();

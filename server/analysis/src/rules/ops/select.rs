@@ -142,6 +142,11 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             else {
                 return Value::Unknown;
             };
+            // A branch the analysis could not follow may broadcast the
+            // result wider and decides its dtype.
+            if matches!(a, Value::Unknown) || matches!(b, Value::Unknown) {
+                return Value::Unknown;
+            }
             let mut shape = dims.clone();
             for v in [&a, &b] {
                 if let Value::Tensor(t) = v {
