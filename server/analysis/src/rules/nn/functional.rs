@@ -223,6 +223,19 @@ pub(crate) fn functional(
             out_known(interp, &x, out, x.dtype, device, name)
         }
         "interpolate" | "upsample" | "upsample_nearest" | "upsample_bilinear" => {
+            if interp.dims(&x).is_none() {
+                // The mode or the number of sizes says how many spatial dims
+                // the input has (torch refuses any other rank): batch and
+                // channels come before them.
+                if let Some(k) = interpolated_dims(name, &args) {
+                    let names: &[&str] = match k {
+                        1 => &["N", "C", "L"],
+                        2 => &["N", "C", "H", "W"],
+                        _ => &["N", "C", "D", "H", "W"],
+                    };
+                    interp.demand_rank(&x.shape, names);
+                }
+            }
             let Some(dims) = interp.dims(&x) else {
                 return out_var(interp, &x, x.dtype, device, name);
             };
@@ -545,4 +558,29 @@ pub(crate) fn functional(
         }
         _ => op(interp, name, args, range),
     }
+}
+
+/// How many spatial dims an interpolation works on, when its mode or its
+/// sizes say (`size=(h, w)`, `mode="bilinear"`).
+fn interpolated_dims(name: &str, args: &Args) -> Option<usize> {
+    let mode = args.str(3, "mode");
+    let by_mode = match mode.as_deref().unwrap_or(match name {
+        "upsample_bilinear" => "bilinear",
+        _ => "",
+    }) {
+        "linear" => Some(1),
+        "bilinear" | "bicubic" => Some(2),
+        "trilinear" => Some(3),
+        _ => None,
+    };
+    let counted = |v: Option<&Value>| match v {
+        Some(v @ (Value::Tuple(_) | Value::List(_) | Value::SizeOfVar(..))) => {
+            v.items().map(|items| items.len())
+        }
+        _ => None,
+    };
+    let by_sizes = counted(args.get(1, "size")).or_else(|| counted(args.get(2, "scale_factor")));
+    by_mode
+        .or(by_sizes)
+        .filter(|k| (1..=3).contains(k) && by_sizes.is_none_or(|n| n == *k))
 }
