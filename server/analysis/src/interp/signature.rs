@@ -13,7 +13,8 @@ use shapels_syntax::ast::{Arg, BinOp, Expr, ExprKind, FStringPart, FunctionDef, 
 
 use super::Interp;
 
-/// Tensor attributes and methods: a parameter used with one is a tensor.
+/// Tensor attributes and methods: a parameter used with one is a tensor
+/// (unless it is also used as a module, see `MODULE_MEMBERS`).
 const TENSOR_MEMBERS: &[&str] = &[
     "shape",
     "size",
@@ -97,6 +98,27 @@ const TENSOR_MEMBERS: &[&str] = &[
     "all",
     "item",
     "tolist",
+];
+
+/// Members only modules have: a parameter used with one is a module, even
+/// where it shares a cast with tensors (`model.half()`).
+const MODULE_MEMBERS: &[&str] = &[
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+    "modules",
+    "named_modules",
+    "children",
+    "named_children",
+    "state_dict",
+    "load_state_dict",
+    "eval",
+    "train",
+    "zero_grad",
+    "apply",
+    "register_buffer",
+    "register_forward_hook",
 ];
 
 /// Torch functions that make tensors rather than take them first.
@@ -185,6 +207,31 @@ impl Interp<'_> {
         for stmt in &def.body {
             walk_stmt(stmt, &mut visit);
         }
+        // A parameter the body calls (`model(x)`) or uses as a module
+        // (`model.eval()`) is not a tensor, whatever else it shares with
+        // tensors (`model.float()`).
+        let mut called: Vec<String> = Vec::new();
+        let mut calls = |e: &Expr| {
+            let used = match &e.kind {
+                ExprKind::Call { func, .. } => Some(&**func),
+                ExprKind::Attribute { value, attr }
+                    if MODULE_MEMBERS.contains(&attr.id.as_str()) =>
+                {
+                    Some(&**value)
+                }
+                _ => None,
+            };
+            if let Some(used) = used
+                && let ExprKind::Name(n) = &used.kind
+                && names.contains(&n.as_str())
+            {
+                called.push(n.clone());
+            }
+        };
+        for stmt in &def.body {
+            walk_stmt(stmt, &mut calls);
+        }
+        found.retain(|n| !called.contains(n));
         found
     }
 
