@@ -127,8 +127,16 @@ impl Interp<'_> {
             Value::Tuple(_) | Value::SizeOfVar(..) => {
                 rules::size_method(self, receiver, name, args, range)
             }
-            // What these make is a string, its text not followed.
-            Value::Str(_) | Value::Text
+            Value::Str(s)
+                if matches!(
+                    name,
+                    "format" | "join" | "upper" | "lower" | "strip" | "replace"
+                ) =>
+            {
+                super::strings::string_method(s, name, &args, &kwargs)
+            }
+            // What these make of a string of unknown text is one too.
+            Value::Text
                 if matches!(
                     name,
                     "format" | "join" | "upper" | "lower" | "strip" | "replace"

@@ -7,9 +7,11 @@
 
 mod builtins;
 mod class;
+mod copy;
 mod function;
 mod generic;
 mod methods;
+pub(crate) mod strings;
 
 use std::rc::Rc;
 
@@ -150,6 +152,11 @@ impl Interp<'_> {
         }
         if let Some(name) = path.strip_prefix("math.") {
             return math_call(name, &args);
+        }
+        match (&**path, args.first()) {
+            ("copy.deepcopy", Some(v)) => return copy::deep_copy(v),
+            ("copy.copy", Some(v)) => return copy::shallow_copy(v),
+            _ => {}
         }
         // `field(default_factory=list)`: each instance gets the factory's
         // value, made when the dataclass is built (`init_dataclass`).

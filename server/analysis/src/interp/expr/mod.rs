@@ -294,15 +294,8 @@ impl Interp<'_> {
                 FStringPart::Text(t) => text.push_str(t),
                 FStringPart::Value { value, plain } => {
                     let value = self.eval(value);
-                    match (plain, &value) {
-                        (true, Value::Str(s)) => text.push_str(s),
-                        (true, Value::Int(d)) if d.as_const().is_some() => {
-                            text.push_str(&d.as_const().unwrap_or_default().to_string())
-                        }
-                        (true, Value::Bool(Some(b))) => {
-                            text.push_str(if *b { "True" } else { "False" })
-                        }
-                        (true, Value::None) => text.push_str("None"),
+                    match crate::interp::call::strings::plain_text(&value) {
+                        Some(s) if *plain => text.push_str(&s),
                         _ => known = false,
                     }
                 }

@@ -390,6 +390,40 @@ pub(crate) fn module_method(
         "eval" | "train" | "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => {
             receiver.clone()
         }
+        "add_module" | "register_module" if matches!(receiver, Value::Layer(l) if super::is_container(&l.kind)) =>
+        {
+            if let (Value::Layer(l), Some(child)) = (receiver, args.pos.get(1)) {
+                add_child(interp, l, args.pos.first(), child.clone());
+            }
+            Value::None
+        }
+        "insert" => {
+            if let (Value::Layer(l), Some(Value::Int(at)), Some(child)) =
+                (receiver, args.pos.first(), args.pos.get(1))
+            {
+                interp.epoch += 1;
+                let mut children = l.children.borrow_mut();
+                let len = children.len() as i64;
+                // Torch renumbers the children by position: a container
+                // whose children have names of their own (`add_module`)
+                // cannot take an insert (a `KeyError` in `Sequential`).
+                let numbered = l
+                    .keys
+                    .borrow()
+                    .iter()
+                    .enumerate()
+                    .all(|(i, k)| **k == *i.to_string());
+                match interp.env.value(at) {
+                    Some(i) if numbered && (-len..=len).contains(&i) => {
+                        let i = if i < 0 { i + len } else { i };
+                        children.insert(i as usize, child.clone());
+                        l.keys.borrow_mut().clear();
+                    }
+                    _ => l.unknown_children.set(true),
+                }
+            }
+            Value::None
+        }
         "register_buffer" | "register_parameter" | "add_module" | "register_module" => {
             if let (Some(Value::Str(n)), Some(v)) = (args.pos.first(), args.pos.get(1)) {
                 interp.set_attr(receiver, n, v.clone());
@@ -471,5 +505,40 @@ pub(crate) fn module_method(
         },
         "__init__" | "zero_grad" | "load_state_dict" => Value::None,
         _ => Value::Unknown,
+    }
+}
+
+/// `container.add_module(name, child)`: the child goes last under its name,
+/// or where a child of that name is, which it replaces (as in torch).
+fn add_child(interp: &mut Interp<'_>, layer: &Layer, name: Option<&Value>, child: Value) {
+    interp.epoch += 1;
+    let mut children = layer.children.borrow_mut();
+    let mut keys = layer.keys.borrow_mut();
+    // Keys line up with children; unnamed children go by their position.
+    while keys.len() < children.len() {
+        let position = keys.len();
+        keys.push(Rc::from(position.to_string()));
+    }
+    match name {
+        Some(Value::Str(name)) => match keys.iter().position(|k| k == name) {
+            Some(i) => children[i] = child,
+            None => {
+                children.push(child);
+                keys.push(name.clone());
+            }
+        },
+        // A name the analysis cannot read may be one the container holds
+        // already: which children it has is then unknown.
+        _ => {
+            children.push(child);
+            keys.push(Rc::from("?"));
+            if children.len() > 1 {
+                layer.unknown_children.set(true);
+            }
+        }
+    }
+    // Added in a loop that runs an unknown number of times.
+    if interp.unknown_loops > 0 {
+        layer.unknown_children.set(true);
     }
 }

@@ -1,0 +1,144 @@
+//! `copy.copy` and `copy.deepcopy` of analysis values.
+//!
+//! Model code clones layers with `copy.deepcopy` (`clones(layer, N)` in the
+//! Annotated Transformer, EMA teachers, `c = copy.deepcopy; c(attn)`): each
+//! copy is a new module with the same configuration, whose parameters and
+//! attributes are its own. Tensors are immutable here, so a copy shares
+//! them; what can change (modules, lists, dicts) is copied, and an object
+//! reached twice is copied once, as Python's `memo` does.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use crate::value::{Instance, Layer, Value};
+
+/// Nesting beyond which a copy shares what is left rather than recurse.
+const MAX_COPY_DEPTH: u32 = 64;
+
+/// `copy.deepcopy(value)`.
+pub(crate) fn deep_copy(value: &Value) -> Value {
+    DeepCopy::default().value(value, 0)
+}
+
+/// `copy.copy(value)`: a new container or object holding the same items.
+pub(crate) fn shallow_copy(value: &Value) -> Value {
+    match value {
+        Value::List(items) => Value::List(Rc::new(RefCell::new(items.borrow().clone()))),
+        Value::Dict(entries) => Value::Dict(Rc::new(RefCell::new(entries.borrow().clone()))),
+        Value::Instance(inst) => Value::Instance(Rc::new(Instance {
+            class: inst.class.clone(),
+            attrs: RefCell::new(inst.attrs.borrow().clone()),
+            order: RefCell::new(inst.order.borrow().clone()),
+            origin: inst.origin,
+            device: RefCell::new(inst.device.borrow().clone()),
+        })),
+        Value::Layer(layer) => Value::Layer(Rc::new(copy_layer(layer, |v| v.clone()))),
+        other => other.clone(),
+    }
+}
+
+fn copy_layer(layer: &Layer, mut child: impl FnMut(&Value) -> Value) -> Layer {
+    Layer {
+        kind: layer.kind.clone(),
+        args: layer.args.clone(),
+        kwargs: layer.kwargs.clone(),
+        device: RefCell::new(layer.device.borrow().clone()),
+        dtype: RefCell::new(*layer.dtype.borrow()),
+        origin: layer.origin,
+        mode: layer.mode,
+        children: RefCell::new(layer.children.borrow().iter().map(&mut child).collect()),
+        keys: RefCell::new(layer.keys.borrow().clone()),
+        unknown_children: Cell::new(layer.unknown_children.get()),
+        // Parameters are made on first use; a copy makes its own.
+        params: RefCell::new(FxHashMap::default()),
+    }
+}
+
+/// Objects copied so far, by address: a second reference gets the same copy.
+#[derive(Default)]
+struct DeepCopy {
+    copied: FxHashMap<usize, Value>,
+}
+
+impl DeepCopy {
+    fn value(&mut self, value: &Value, depth: u32) -> Value {
+        if depth > MAX_COPY_DEPTH {
+            return value.clone();
+        }
+        let address = match value {
+            Value::List(l) => Rc::as_ptr(l) as *const u8 as usize,
+            Value::Dict(d) => Rc::as_ptr(d) as *const u8 as usize,
+            Value::Instance(i) => Rc::as_ptr(i) as *const u8 as usize,
+            Value::Layer(l) => Rc::as_ptr(l) as *const u8 as usize,
+            Value::Tuple(items) => {
+                let items = items.iter().map(|v| self.value(v, depth + 1)).collect();
+                return Value::tuple(items);
+            }
+            Value::Optional(inner) => {
+                return Value::Optional(Box::new(self.value(inner, depth + 1)));
+            }
+            other => return other.clone(),
+        };
+        if let Some(done) = self.copied.get(&address) {
+            return done.clone();
+        }
+        match value {
+            Value::List(items) => {
+                let copy = Rc::new(RefCell::new(Vec::new()));
+                self.copied.insert(address, Value::List(copy.clone()));
+                let items: Vec<Value> = items.borrow().clone();
+                let items = items.iter().map(|v| self.value(v, depth + 1)).collect();
+                *copy.borrow_mut() = items;
+                Value::List(copy)
+            }
+            Value::Dict(entries) => {
+                let copy = Rc::new(RefCell::new(Vec::new()));
+                self.copied.insert(address, Value::Dict(copy.clone()));
+                let entries: Vec<(Value, Value)> = entries.borrow().clone();
+                let entries = entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), self.value(v, depth + 1)))
+                    .collect();
+                *copy.borrow_mut() = entries;
+                Value::Dict(copy)
+            }
+            Value::Instance(inst) => {
+                let copy = Rc::new(Instance {
+                    class: inst.class.clone(),
+                    attrs: RefCell::new(FxHashMap::default()),
+                    order: RefCell::new(inst.order.borrow().clone()),
+                    origin: inst.origin,
+                    device: RefCell::new(inst.device.borrow().clone()),
+                });
+                self.copied.insert(address, Value::Instance(copy.clone()));
+                let attrs: Vec<(Rc<str>, Value)> = inst
+                    .attrs
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let attrs = attrs
+                    .into_iter()
+                    .map(|(k, v)| (k, self.value(&v, depth + 1)))
+                    .collect();
+                *copy.attrs.borrow_mut() = attrs;
+                Value::Instance(copy)
+            }
+            Value::Layer(layer) => {
+                // A layer's children cannot refer back to it: copy them first.
+                let children: Vec<Value> = layer.children.borrow().clone();
+                let children: Vec<Value> =
+                    children.iter().map(|c| self.value(c, depth + 1)).collect();
+                let mut next = children.into_iter();
+                let copy = Value::Layer(Rc::new(copy_layer(layer, |_| {
+                    next.next().unwrap_or(Value::Unknown)
+                })));
+                self.copied.insert(address, copy.clone());
+                copy
+            }
+            other => other.clone(),
+        }
+    }
+}
