@@ -636,10 +636,16 @@ impl<'s> Interp<'s> {
                 built
             };
             if let Some(forward) = forward {
-                // All instances see the same made-up input, so their shapes relate.
+                // All instances see the same made-up input, so their shapes
+                // relate. But what one instance's run learned of the input
+                // (its width, from a first layer) is not the input of another
+                // built otherwise (`Proj(16, 32)` and `Proj(32, 8)`): an
+                // instance whose run with the shared input fails runs again
+                // on an input of its own, and only that run's errors count.
                 let args = self.generic_args(&forward, true);
-                for instance in &instances {
+                for (i, instance) in instances.iter().enumerate() {
                     if let Value::Instance(_) = instance {
+                        let before = self.diagnostics.len();
                         self.open_call = true;
                         let _ = self.call_function(
                             &forward,
@@ -648,6 +654,21 @@ impl<'s> Interp<'s> {
                             Vec::new(),
                             0..0,
                         );
+                        let failed = self.diagnostics[before..]
+                            .iter()
+                            .any(|d| d.severity == crate::report::Severity::Error);
+                        if i > 0 && failed {
+                            self.diagnostics.truncate(before);
+                            let own = self.generic_args(&forward, true);
+                            self.open_call = true;
+                            let _ = self.call_function(
+                                &forward,
+                                Some(instance.clone()),
+                                own,
+                                Vec::new(),
+                                0..0,
+                            );
+                        }
                     }
                 }
             }
