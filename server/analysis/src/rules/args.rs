@@ -28,8 +28,18 @@ impl Args {
         self.kw(name).or_else(|| self.pos.get(index))
     }
 
+    /// The keyword argument `name`, or one of the NumPy spellings torch
+    /// takes for it (`axis` for `dim`, `keepdims` for `keepdim`).
     pub fn kw(&self, name: &str) -> Option<&Value> {
-        self.kw.iter().find(|(k, _)| &**k == name).map(|(_, v)| v)
+        let alias = match name {
+            "dim" => Some("axis"),
+            "keepdim" => Some("keepdims"),
+            _ => None,
+        };
+        self.kw
+            .iter()
+            .find(|(k, _)| &**k == name || Some(&**k) == alias)
+            .map(|(_, v)| v)
     }
 
     /// The argument as a tensor.

@@ -59,28 +59,27 @@ pub(crate) fn create(
             (sizes, float)
         }
         "full" => {
-            let sizes = match args.get(0, "size") {
-                Some(v) => {
-                    let items = v.items().unwrap_or_default();
-                    interp.size_dims(&items)
-                }
-                None => return Some(Value::Unknown),
-            };
             let dtype = match args.get(1, "fill_value") {
                 Some(Value::Int(_)) => Some(DType::Int64),
                 Some(Value::Bool(_)) => Some(DType::Bool),
                 _ => float,
             };
-            (sizes, dtype)
+            let dtype = dtype_arg(args).or(dtype);
+            match sized(interp, args.get(0, "size")) {
+                Ok(sizes) => (sizes, dtype),
+                Err(shape) => return Some(of_unlisted_size(interp, args, shape, dtype, name)),
+            }
         }
         "randint" => {
             // randint(high, size) or randint(low, high, size)
             let size = args
                 .kw("size")
-                .cloned()
-                .or_else(|| args.pos.iter().find(|v| v.items().is_some()).cloned());
-            let items = size.and_then(|s| s.items()).unwrap_or_default();
-            (interp.size_dims(&items), Some(DType::Int64))
+                .or_else(|| args.pos.get(1..).and_then(<[Value]>::last));
+            let dtype = dtype_arg(args).or(Some(DType::Int64));
+            match sized(interp, size) {
+                Ok(sizes) => (sizes, dtype),
+                Err(shape) => return Some(of_unlisted_size(interp, args, shape, dtype, name)),
+            }
         }
         "randperm" => {
             let n = args.get(0, "n").cloned().unwrap_or(Value::Unknown);
@@ -457,4 +456,36 @@ pub(crate) fn method(
         "numpy" => Value::Unknown,
         _ => return None,
     })
+}
+
+/// The sizes a factory's `size` argument lists, or, when it does not list
+/// them (the shape of a tensor of unknown rank, a value the analysis cannot
+/// read), the shape it stands for: a rank variable's, or an unknown rank.
+fn sized(interp: &mut Interp<'_>, size: Option<&Value>) -> Result<Vec<Dim>, Shape> {
+    match size {
+        Some(Value::SizeOfVar(var, suffix)) => Err(Shape::of_sizes(*var, suffix)),
+        Some(v @ Value::Int(_)) => Ok(interp.size_dims(std::slice::from_ref(v))),
+        Some(v) => match v.items() {
+            Some(items) => Ok(interp.size_dims(&items)),
+            None => Err(interp.fresh_rank_var()),
+        },
+        None => Err(interp.fresh_rank_var()),
+    }
+}
+
+/// A factory's tensor whose sizes are not listed (see `sized`).
+fn of_unlisted_size(
+    interp: &mut Interp<'_>,
+    args: &Args,
+    shape: Shape,
+    dtype: Option<DType>,
+    name: &str,
+) -> Value {
+    let device = device_arg(args).unwrap_or(Some(Device::Cpu));
+    Value::Tensor(Rc::new(interp.new_tensor(
+        shape,
+        dtype,
+        device,
+        &format!("torch.{name}"),
+    )))
 }

@@ -274,9 +274,13 @@ pub(crate) fn functional(
             let mut out = dims[..2].to_vec();
             match (size, scale) {
                 (Some(s), None) => {
+                    // Sizes the analysis cannot enumerate (`size=low.shape[-2:]`
+                    // of a tensor of unknown rank) are as many unknown sizes.
                     let sizes = match &s {
                         Value::Int(_) => vec![s.clone(); n],
-                        v => v.items().unwrap_or_default(),
+                        v => v.items().unwrap_or_else(|| {
+                            (0..n).map(|_| Value::Int(interp.env.anonymous())).collect()
+                        }),
                     };
                     if sizes.len() != n {
                         interp.report(range, Severity::Error, "interpolate-size", format!("Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {} entries", interp.fmt_dims(&dims[2..]), sizes.len()));
