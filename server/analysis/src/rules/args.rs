@@ -98,9 +98,11 @@ impl Args {
     pub fn sizes_unknown(&self, start: usize) -> bool {
         // A module path here is a dtype the analysis does not know
         // (`x.view(torch.float8_e4m3fn)`), not a size.
+        // A made-up parameter alone (`torch.zeros(size)`) may be a tuple as
+        // well as a number.
         matches!(
             self.pos.get(start..).unwrap_or(&[]),
-            [Value::Unknown | Value::Optional(_) | Value::Path(_)]
+            [Value::Unknown | Value::Optional(_) | Value::Path(_) | Value::Opaque(_)]
         )
     }
 

@@ -46,8 +46,24 @@ pub(crate) fn call_torch(
             path.as_str(),
             "torch.tensor" | "torch.as_tensor" | "torch.from_numpy"
         );
+    // A made-up parameter that is a factory's whole size is a number
+    // (`torch.ones(dim)`), unless its name says it is a shape
+    // (`torch.zeros(shape)`): then not even the rank is known.
+    let whole_size = match path.as_str() {
+        "torch.zeros" | "torch.ones" | "torch.empty" | "torch.randn" | "torch.rand" => {
+            args.len() == 1
+        }
+        "torch.full" => true,
+        _ => false,
+    } && matches!(args.first(), Some(Value::Opaque(name)) if name.contains("shape"));
     let (args, kwargs) = if keeps_opaque {
         (args, kwargs)
+    } else if whole_size {
+        let mut args = args;
+        let size = args.remove(0);
+        let mut rest = interp.sizes_from_opaque(args);
+        rest.insert(0, size);
+        (rest, kwargs)
     } else {
         (interp.sizes_from_opaque(args), kwargs)
     };

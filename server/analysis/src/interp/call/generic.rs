@@ -96,6 +96,16 @@ impl Interp<'_> {
                 .map(|a| self.text(&a.range).to_string());
             let value = match annotation.as_deref() {
                 Some("int") => Value::Int(self.env.symbol(&param.name.id)),
+                // `size: tuple[int, int]`: as many sizes, named after the parameter.
+                Some(a) if int_tuple_len(a).is_some() => {
+                    let n = int_tuple_len(a).unwrap_or(0);
+                    let name = &param.name.id;
+                    Value::tuple(
+                        (0..n)
+                            .map(|i| Value::Int(self.env.symbol(&format!("{name}_{i}"))))
+                            .collect(),
+                    )
+                }
                 Some("float") => Value::Float(None),
                 Some("bool") => Value::Bool(None),
                 Some("str") => Value::Unknown,
@@ -147,9 +157,21 @@ impl Interp<'_> {
         annotation: &str,
         symbols: &mut FxHashMap<String, Dim>,
     ) -> Option<crate::value::Shape> {
-        let start = annotation.find('"')?;
-        let end = annotation[start + 1..].find('"')? + start + 1;
-        let spec = &annotation[start + 1..end];
+        // Only the jaxtyping form `Float[Tensor, "b c"]`: a quoted name
+        // elsewhere (`Union[torch.Tensor, "BlockMask"]`) is no shape.
+        let a = annotation.trim();
+        let open = a.find('[')?;
+        let head = &a[..open];
+        if !JAXTYPING_DTYPES.contains(&head.rsplit('.').next().unwrap_or(head)) {
+            return None;
+        }
+        let inner = a[open + 1..].strip_suffix(']')?;
+        let (array, spec) = inner.split_once(',')?;
+        if !(array.contains("Tensor") || array.contains("Array")) {
+            return None;
+        }
+        let spec = spec.trim();
+        let spec = spec.strip_prefix('"')?.strip_suffix('"')?;
         let mut dims = Vec::new();
         let mut variadic = false;
         for (i, token) in spec.split_whitespace().enumerate() {
@@ -194,4 +216,47 @@ impl Interp<'_> {
         let t = self.new_tensor(shape, None, None, name);
         Value::Tensor(Rc::new(t))
     }
+}
+
+/// jaxtyping's array-type constructors (`Float[Tensor, "b c"]`).
+const JAXTYPING_DTYPES: &[&str] = &[
+    "Shaped",
+    "Bool",
+    "Num",
+    "Real",
+    "Inexact",
+    "Float",
+    "Float16",
+    "Float32",
+    "Float64",
+    "BFloat16",
+    "Complex",
+    "Complex64",
+    "Complex128",
+    "Integer",
+    "Int",
+    "Int8",
+    "Int16",
+    "Int32",
+    "Int64",
+    "UInt",
+    "UInt8",
+    "UInt16",
+    "UInt32",
+    "UInt64",
+    "Key",
+];
+
+/// How many ints a `tuple[int, int]` (or `Tuple[int, ...]` of known length)
+/// annotation holds.
+fn int_tuple_len(annotation: &str) -> Option<usize> {
+    let a = annotation.trim();
+    let inner = a
+        .strip_prefix("tuple[")
+        .or_else(|| a.strip_prefix("Tuple["))
+        .or_else(|| a.strip_prefix("typing.Tuple["))?
+        .strip_suffix(']')?;
+    let items: Vec<&str> = inner.split(',').map(str::trim).collect();
+    (!items.is_empty() && items.len() <= 8 && items.iter().all(|t| *t == "int"))
+        .then_some(items.len())
 }

@@ -194,6 +194,8 @@ fn path_attr(path: &str, attr: &str) -> Value {
         ("math" | "torch" | "numpy" | "np", "e") => return Value::Float(Some(std::f64::consts::E)),
         ("math" | "torch" | "numpy" | "np", "inf") => return Value::Float(Some(f64::INFINITY)),
         ("math" | "torch" | "numpy" | "np", "nan") => return Value::Float(Some(f64::NAN)),
+        // An index that adds a dim, as `None` does.
+        ("numpy" | "np", "newaxis") => return Value::None,
         // What `torch.finfo(...)` / `torch.iinfo(...)` tell: numbers whose
         // value depends on the dtype.
         ("torch.finfo()", "min" | "max" | "eps" | "tiny" | "smallest_normal" | "resolution") => {
