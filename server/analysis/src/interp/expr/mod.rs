@@ -172,8 +172,8 @@ impl Interp<'_> {
                     }
                 }
             }
-            ExprKind::Tuple(items) => Value::tuple(self.eval_items(items)),
-            ExprKind::List(items) => Value::list(self.eval_items(items)),
+            ExprKind::Tuple(items) => self.eval_items(items).map_or(Value::Unknown, Value::tuple),
+            ExprKind::List(items) => self.eval_items(items).map_or(Value::Unknown, Value::list),
             ExprKind::Set(items) => {
                 let _ = self.eval_items(items);
                 Value::Unknown
@@ -265,20 +265,24 @@ impl Interp<'_> {
         }
     }
 
-    fn eval_items(&mut self, items: &[Expr]) -> Vec<Value> {
+    /// The items of a tuple or list display; `None` when a starred item's
+    /// length is unknown (`(*x.shape[:-1], -1, d)` of a tensor of unknown
+    /// rank), as then is the display's. Every item is evaluated either way.
+    fn eval_items(&mut self, items: &[Expr]) -> Option<Vec<Value>> {
         let mut out = Vec::new();
+        let mut known = true;
         for item in items {
             if let ExprKind::Starred(inner) = &item.kind {
                 let v = self.eval(inner);
                 match self.iterate(&v) {
                     Some(vs) => out.extend(vs),
-                    None => out.push(Value::Unknown),
+                    None => known = false,
                 }
             } else {
                 out.push(self.eval(item));
             }
         }
-        out
+        known.then_some(out)
     }
 
     /// Record a tensor (or a size) bound to a name, for hints and naming.
