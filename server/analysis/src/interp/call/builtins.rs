@@ -81,7 +81,20 @@ impl Interp<'_> {
                 _ => Value::Float(None),
             },
             ("bool", [v]) => Value::Bool(self.truth(v)),
-            ("str" | "repr", _) => Value::Str(Rc::from("")),
+            ("str", []) => Value::Str(Rc::from("")),
+            // The text of a value the analysis can spell (`str(i)` keys
+            // layers in a loop); a string of unknown text otherwise.
+            ("str", [v]) => match super::strings::plain_text(v) {
+                Some(text) => Value::Str(text.into()),
+                None => Value::Text,
+            },
+            ("repr", [v @ (Value::Int(_) | Value::Bool(_) | Value::None)]) => {
+                match super::strings::plain_text(v) {
+                    Some(text) => Value::Str(text.into()),
+                    None => Value::Text,
+                }
+            }
+            ("str" | "repr", _) => Value::Text,
             ("abs", [Value::Int(d)]) => match d.as_const() {
                 Some(n) => Value::int(n.abs()),
                 None => Value::Unknown,

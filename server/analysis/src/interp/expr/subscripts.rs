@@ -91,10 +91,17 @@ impl Interp<'_> {
                 _ => Value::Unknown,
             },
             Value::Layer(layer) => rules::nn::container_item(self, layer, &index),
-            Value::Instance(_) => {
+            Value::Instance(inst) => {
                 let method = self.get_attr(object, "__getitem__", range.clone());
-                match method {
-                    Value::BoundMethod(..) => self.call_value(&method, index, Vec::new(), range),
+                let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                match (method, layer) {
+                    (method @ Value::BoundMethod(..), _) => {
+                        self.call_value(&method, index, Vec::new(), range)
+                    }
+                    // A subclass of a torch container: its layer part's child.
+                    (_, Some(Value::Layer(layer))) => {
+                        rules::nn::container_item(self, &layer, &index)
+                    }
                     _ => Value::Unknown,
                 }
             }
@@ -138,6 +145,36 @@ impl Interp<'_> {
                 }
             }
             Value::Tensor(t) => rules::index::index_put(self, t, &index, &value, range),
+            Value::Layer(layer) if rules::nn::is_container(&layer.kind) => {
+                match index.as_slice() {
+                    // `blocks[name] = layer` in a ModuleDict.
+                    [key @ (Value::Str(_) | Value::Text)] => {
+                        rules::nn::add_child(self, layer, Some(key), value);
+                    }
+                    // `layers[i] = layer` in a ModuleList or Sequential.
+                    [Value::Int(d)] => {
+                        self.epoch += 1;
+                        let mut children = layer.children.borrow_mut();
+                        let n = children.len() as i64;
+                        match d.as_const().map(|i| if i < 0 { i + n } else { i }) {
+                            Some(i) if (0..n).contains(&i) => children[i as usize] = value,
+                            _ => layer.unknown_children.set(true),
+                        }
+                    }
+                    _ => {
+                        self.epoch += 1;
+                        layer.unknown_children.set(true);
+                    }
+                }
+            }
+            // A subclass of a torch container (`class Mixed(nn.ModuleDict)`)
+            // keeps its children in the layer part.
+            Value::Instance(inst) => {
+                let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                if let Some(layer @ Value::Layer(_)) = layer {
+                    self.set_item(&layer, index, value, range);
+                }
+            }
             _ => {}
         }
     }

@@ -508,9 +508,15 @@ pub(crate) fn module_method(
     }
 }
 
-/// `container.add_module(name, child)`: the child goes last under its name,
-/// or where a child of that name is, which it replaces (as in torch).
-fn add_child(interp: &mut Interp<'_>, layer: &Layer, name: Option<&Value>, child: Value) {
+/// `container.add_module(name, child)` (or `container[name] = child`): the
+/// child goes last under its name, or where a child of that name is, which
+/// it replaces (as in torch).
+pub(crate) fn add_child(
+    interp: &mut Interp<'_>,
+    layer: &Layer,
+    name: Option<&Value>,
+    child: Value,
+) {
     interp.epoch += 1;
     let mut children = layer.children.borrow_mut();
     let mut keys = layer.keys.borrow_mut();
