@@ -390,10 +390,12 @@ pub(crate) fn module_method(
         "eval" | "train" | "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => {
             receiver.clone()
         }
-        "add_module" | "register_module" if matches!(receiver, Value::Layer(l) if super::is_container(&l.kind)) =>
-        {
-            if let (Value::Layer(l), Some(child)) = (receiver, args.pos.get(1)) {
-                add_child(interp, l, args.pos.first(), child.clone());
+        // A container's children, or those of a subclass of one
+        // (`class MixedConv2d(nn.ModuleDict)`), which keeps them in its
+        // layer part.
+        "add_module" | "register_module" if container_of(receiver).is_some() => {
+            if let (Some(l), Some(child)) = (container_of(receiver), args.pos.get(1)) {
+                add_child(interp, &l, args.pos.first(), child.clone());
             }
             Value::None
         }
@@ -547,4 +549,17 @@ pub(crate) fn add_child(
     if interp.unknown_loops > 0 {
         layer.unknown_children.set(true);
     }
+}
+
+/// The container a module is: itself, or the layer part of a subclass of one.
+fn container_of(module: &Value) -> Option<Rc<Layer>> {
+    let layer = match module {
+        Value::Layer(l) => l.clone(),
+        Value::Instance(inst) => match inst.attrs.borrow().get("__torch_layer__") {
+            Some(Value::Layer(l)) => l.clone(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    super::is_container(&layer.kind).then_some(layer)
 }
