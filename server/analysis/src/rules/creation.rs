@@ -438,6 +438,12 @@ pub(crate) fn method(
                         args.get(1, "size")
                             .and_then(|v| v.items())
                             .map(|items| interp.size_dims(&items))
+                    } else if args.pos.len() == 1 {
+                        // `t.new_zeros(size=(n, d))`, or no size at all.
+                        match args.kw("size") {
+                            Some(Value::SizeOfVar(..)) | None => None,
+                            Some(v) => v.items().map(|items| interp.size_dims(&items)),
+                        }
                     } else {
                         Some(interp.size_dims(&args.varargs(1)))
                     };

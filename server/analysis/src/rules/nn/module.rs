@@ -455,6 +455,11 @@ pub(crate) fn module_method(
             }
             Value::None
         }
+        // A container whose children the analysis could not enumerate has
+        // keys, values and items it cannot list either.
+        "keys" | "values" | "items" if matches!(receiver, Value::Layer(l) if l.unknown_children.get()) => {
+            Value::Unknown
+        }
         "keys" => match receiver {
             Value::Layer(l) => Value::list(
                 l.keys
