@@ -96,13 +96,25 @@ impl Interp<'_> {
                 .map(|a| self.text(&a.range).to_string());
             let value = match annotation.as_deref() {
                 Some("int") => Value::Int(self.env.symbol(&param.name.id)),
-                // `size: tuple[int, int]`: as many sizes, named after the parameter.
-                Some(a) if int_tuple_len(a).is_some() => {
-                    let n = int_tuple_len(a).unwrap_or(0);
+                // `size: tuple[int, int]`, `x: Tuple[Tensor, Tensor]`: a tuple
+                // of as many made-up items, named after the parameter.
+                Some(a) if tuple_items(a).is_some() => {
+                    let items = tuple_items(a).unwrap_or_default();
                     let name = &param.name.id;
                     Value::tuple(
-                        (0..n)
-                            .map(|i| Value::Int(self.env.symbol(&format!("{name}_{i}"))))
+                        items
+                            .iter()
+                            .enumerate()
+                            .map(|(i, item)| {
+                                let item_name = format!("{name}_{i}");
+                                if *item == "int" {
+                                    Value::Int(self.env.symbol(&item_name))
+                                } else if item.ends_with("Tensor") {
+                                    self.generic_tensor(&item_name)
+                                } else {
+                                    Value::Opaque(Rc::from(item_name.as_str()))
+                                }
+                            })
                             .collect(),
                     )
                 }
@@ -247,9 +259,9 @@ const JAXTYPING_DTYPES: &[&str] = &[
     "Key",
 ];
 
-/// How many ints a `tuple[int, int]` (or `Tuple[int, ...]` of known length)
-/// annotation holds.
-fn int_tuple_len(annotation: &str) -> Option<usize> {
+/// The item types of a `tuple[int, int]` or `Tuple[Tensor, Tensor]`
+/// annotation of known length whose items are ints or tensors.
+fn tuple_items(annotation: &str) -> Option<Vec<&str>> {
     let a = annotation.trim();
     let inner = a
         .strip_prefix("tuple[")
@@ -257,6 +269,6 @@ fn int_tuple_len(annotation: &str) -> Option<usize> {
         .or_else(|| a.strip_prefix("typing.Tuple["))?
         .strip_suffix(']')?;
     let items: Vec<&str> = inner.split(',').map(str::trim).collect();
-    (!items.is_empty() && items.len() <= 8 && items.iter().all(|t| *t == "int"))
-        .then_some(items.len())
+    let plain = |t: &&str| matches!(*t, "int" | "Tensor" | "torch.Tensor");
+    (!items.is_empty() && items.len() <= 8 && items.iter().all(plain)).then_some(items)
 }
