@@ -385,7 +385,12 @@ fn parse_shape_comment(comment: &str) -> Vec<(String, Vec<String>)> {
                             .map(|t| t.trim().to_string())
                             .filter(|t| !t.is_empty())
                             .collect();
-                        out.push((name, dims));
+                        // `(bchw)` is not a tuple (letters of one dims
+                        // string, einops style); `(N,)` and `[N]` are.
+                        let tuple = close == ']' || inner.contains(',') || dims.is_empty();
+                        if tuple {
+                            out.push((name, dims));
+                        }
                         i = j + 1 + end + 1;
                         continue;
                     }
