@@ -294,7 +294,9 @@ pub(super) fn reduce(
         {
             return out_known(interp, x, Vec::new(), dtype, device, name);
         }
-        return unknown_rank_rule(interp, name, x, args, device);
+        // The shape is the rule's; the dtype is the reduction's (a sum of
+        // bools counts in int64).
+        return reduced_unknown(interp, name, x, args, device, dtype);
     };
     let rank = dims.len();
     let (dim_index, keep_index) = match name {
@@ -325,10 +327,10 @@ pub(super) fn reduce(
                 let mut out = Vec::new();
                 for item in items {
                     let Value::Int(d) = &item else {
-                        return unknown_rank_rule(interp, name, x, args, device);
+                        return reduced_unknown(interp, name, x, args, device, dtype);
                     };
                     let Some(d) = d.as_const() else {
-                        return unknown_rank_rule(interp, name, x, args, device);
+                        return reduced_unknown(interp, name, x, args, device, dtype);
                     };
                     match wrap_dim(d, rank) {
                         Ok(i) if out.contains(&i) => {
@@ -359,4 +361,24 @@ pub(super) fn reduce(
         device,
         name,
     )
+}
+
+/// A reduction whose dims the analysis cannot line up: the shape is the
+/// unknown-rank rule's, the dtype the reduction's (a sum of bools counts in
+/// int64).
+fn reduced_unknown(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+    dtype: Option<DType>,
+) -> Value {
+    match unknown_rank_rule(interp, name, x, args, device) {
+        Value::Tensor(t) => Value::Tensor(Rc::new(Tensor {
+            dtype,
+            ..(*t).clone()
+        })),
+        other => other,
+    }
 }
