@@ -215,30 +215,29 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         if matches!(name, "view" | "reshape")
             && let Some(Value::SizeOfVar(var, prefix)) = args.pos.get(1)
         {
-            // `x.view(*x.shape[:-1], h, -1)`: the leading dims stay what they
-            // are; a `-1` is what the known trailing dims leave.
-            let rest = interp.size_dims(&args.pos[2..]);
+            // `x.view(*x.shape[:-1], h, -1)` (or `x.view(x.size()[:-1] + (h,
+            // -1))`, whose sizes after the rank variable hold the -1): the
+            // leading dims stay what they are; a `-1` is what the known
+            // trailing dims leave.
+            let mut rest: Vec<Dim> = prefix.as_ref().clone();
+            rest.extend(interp.size_dims(&args.pos[2..]));
             let (xvar, xsuffix) = match interp.resolve_shape(&x.shape) {
                 Shape::Var(v) => (v, Vec::new()),
                 Shape::Tail(v, s) => (v, s.as_ref().clone()),
                 Shape::Known(_) => return unknown_rank_rule(interp, name, &x, args, device),
             };
-            let mut suffix: Vec<Dim> = prefix.as_ref().clone();
+            let mut suffix: Vec<Dim> = Vec::new();
             let infer = rest.iter().position(|d| interp.env.value(d) == Some(-1));
             for (i, d) in rest.iter().enumerate() {
                 if Some(i) != infer {
                     suffix.push(d.clone());
                     continue;
                 }
-                let others: Vec<Dim> = prefix
+                let others: Vec<Dim> = rest
                     .iter()
-                    .chain(
-                        rest.iter()
-                            .enumerate()
-                            .filter(|(j, _)| *j != i)
-                            .map(|(_, d)| d),
-                    )
-                    .cloned()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, d)| d.clone())
                     .collect();
                 let inferred = if xvar == *var && !xsuffix.is_empty() {
                     let total = interp.env.resolve(&numel(&xsuffix));
