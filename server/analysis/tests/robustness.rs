@@ -245,3 +245,181 @@ fn special_inputs() {
         }
     }
 }
+
+/// The string value of `"key":"..."` in one JSON line (the golden cases'
+/// `expr_line`), unescaped; enough JSON for these files.
+fn json_string(line: &str, key: &str) -> Option<String> {
+    let start = line.find(&format!("\"{key}\":\""))? + key.len() + 4;
+    let mut out = String::new();
+    let mut chars = line[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                other => out.push(other),
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// The setup lines of a golden case (`"setup":["...", ...]`).
+fn json_strings(line: &str, key: &str) -> Vec<String> {
+    let Some(start) = line.find(&format!("\"{key}\":[")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut rest = &line[start + key.len() + 4..];
+    while let Some(stripped) = rest.strip_prefix('"') {
+        let probe = format!("\"s\":\"{stripped}");
+        let Some(item) = json_string(&probe, "s") else {
+            break;
+        };
+        // Skip the item as written (escapes included) and its comma.
+        let mut written = 0;
+        let mut escaped = false;
+        for (i, c) in stripped.char_indices() {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                written = i;
+                break;
+            }
+        }
+        out.push(item);
+        rest = stripped[written + 1..].trim_start_matches(',');
+    }
+    out
+}
+
+/// The top-level arguments of the first call on `line`, as byte ranges.
+fn call_arguments(line: &str) -> Vec<std::ops::Range<usize>> {
+    let Some(open) = line.find('(') else {
+        return Vec::new();
+    };
+    let mut depth = 0;
+    let mut start = open + 1;
+    let mut out = Vec::new();
+    let mut quote: Option<char> = None;
+    for (i, c) in line.char_indices().skip_while(|(i, _)| *i <= open) {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') if depth == 0 => {
+                if line[start..i].trim().is_empty() {
+                    return out;
+                }
+                out.push(start..i);
+                return out;
+            }
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(start..i);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Vec::new()
+}
+
+/// Every rule the golden cases exercise, called with each argument made
+/// something the analysis cannot read: an unknown value, a tuple of them,
+/// a made-up parameter, `None`, a negative or a huge number. A rule may say
+/// the result is unknown or report an error; it must not panic. (Depth Pro's
+/// `F.unfold(..., stride=(s, s))` with `s` from an unknown helper did.)
+#[test]
+fn every_rule_with_unreadable_arguments() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/cases");
+    let mut files: Vec<_> = std::fs::read_dir(&root)
+        .expect("the golden cases")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    let replacements = ["u", "(u, u)", "o", "None", "-5", "10**12", "p"];
+    // A few cases per callee: their arguments differ (`F.unfold(x, 3)`,
+    // `F.unfold(x, kernel_size=2, stride=2)`), and each is made unreadable.
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut cases = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a golden file");
+        for line in text.lines() {
+            let Some(expr) = json_string(line, "expr_line") else {
+                continue;
+            };
+            let callee: String = expr
+                .split('(')
+                .next()
+                .unwrap_or("")
+                .rsplit(['=', ' '])
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let count = seen.entry(callee).or_insert(0);
+            *count += 1;
+            if *count > 6 {
+                continue;
+            }
+            let setup = json_strings(line, "setup");
+            let args = call_arguments(&expr);
+            let mut variants = Vec::new();
+            for range in &args {
+                let arg = &expr[range.clone()];
+                // Keep a keyword's name; replace its value.
+                let value_at = match arg.find('=') {
+                    Some(eq) if !arg[eq..].starts_with("==") => range.start + eq + 1,
+                    _ => range.start,
+                };
+                for r in replacements {
+                    variants.push(format!("{} {r}{}", &expr[..value_at], &expr[range.end..]));
+                }
+            }
+            let mut body = String::from(
+                "import math\nimport torch\nimport torch.nn as nn\n\
+                 import torch.nn.functional as F\nfrom einops import rearrange, reduce, repeat\n\
+                 from helpers import unknown\n\n\ndef case(o, p: int):\n",
+            );
+            for (i, variant) in variants.iter().enumerate() {
+                // Each variant in a function of its own, so that one error
+                // does not stop the others.
+                if i > 0 {
+                    body.push_str(&format!("\n\ndef case{i}(o, p: int):\n"));
+                }
+                for s in &setup {
+                    body.push_str(&format!("    {s}\n"));
+                }
+                body.push_str("    u = unknown()\n");
+                body.push_str(&format!("    {variant}\n"));
+            }
+            cases += variants.len();
+            // Once as a library (each function on made-up inputs), once run
+            // from a main block with concrete ones.
+            let mut main = body.clone();
+            main.push_str(
+                "
+
+if __name__ == \"__main__\":\n    case(3, 4)\n",
+            );
+            for i in 1..variants.len() {
+                main.push_str(&format!("    case{i}(3, 4)\n"));
+            }
+            for source in [body, main] {
+                if let Err(err) = analyze_within_limit(source) {
+                    panic!("{}: {expr}: {err}", file.display());
+                }
+            }
+        }
+    }
+    assert!(
+        cases > 1000,
+        "only {cases} variants: were the golden cases found?"
+    );
+}

@@ -487,7 +487,11 @@ pub(crate) fn functional(
             let dilation = spatial_or(args.get(2, "dilation"), 2, 1);
             let padding = spatial_or(args.get(3, "padding"), 2, 0);
             let stride = spatial_or(args.get(4, "stride"), 2, 1);
-            if kernel.len() != 2 {
+            // A setting the analysis cannot read gives no list of two.
+            if [&kernel, &dilation, &padding, &stride]
+                .iter()
+                .any(|s| s.len() != 2)
+            {
                 return Value::Unknown;
             }
             let mut blocks = Dim::konst(1);
