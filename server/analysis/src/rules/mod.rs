@@ -226,6 +226,18 @@ pub(crate) fn tensor_method(
 ) -> Value {
     let mut positional = vec![Value::Tensor(t.clone())];
     positional.extend(interp.sizes_from_opaque(args));
+    // `x.reshape(shape=(...))`, `x.view(size=(...))`, `x.expand(size=...)`:
+    // the sizes by keyword are the sizes.
+    let mut kwargs = kwargs;
+    if positional.len() == 1
+        && matches!(name, "reshape" | "view" | "expand" | "repeat" | "permute")
+        && let Some(at) = kwargs
+            .iter()
+            .position(|(k, _)| matches!(&**k, "shape" | "size" | "sizes" | "repeats" | "dims"))
+    {
+        let (_, sizes) = kwargs.remove(at);
+        positional.extend(interp.sizes_from_opaque(vec![sizes]));
+    }
     let args = Args::new(positional, kwargs);
     if let Some(v) = creation::method(interp, t, name, &args, range.clone()) {
         return v;
