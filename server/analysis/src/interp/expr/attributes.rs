@@ -49,6 +49,12 @@ impl Interp<'_> {
                         Rc::from(format!("__super__.{attr}")),
                     );
                 }
+                // A method of a base the analysis does not have (`super().
+                // generate(...)` of a library class) may fill the instance's
+                // lists: an empty one is not known to stay empty.
+                if !attr.starts_with("__") {
+                    self.frame().lists_unsure = true;
+                }
                 Value::BuiltinMethod(Box::new(Value::None), Rc::from(attr))
             }
             Value::Layer(layer) => rules::nn::layer_attr(self, object, layer, attr),
