@@ -32,11 +32,13 @@ pub(super) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
                 _ => Value::Unknown,
             };
             let mut d = vec![a(1, "out_channels"), cin];
-            d.extend(
-                spatial(layer.arg(2, "kernel_size"), n as usize)
-                    .into_iter()
-                    .map(Value::Int),
-            );
+            let kernel = spatial(layer.arg(2, "kernel_size"), n as usize);
+            // A kernel size the analysis cannot read is still `n` sizes.
+            if kernel.len() == n as usize {
+                d.extend(kernel.into_iter().map(Value::Int));
+            } else {
+                d.extend((0..n).map(|_| Value::Unknown));
+            }
             Some(d)
         }
         _ => None,
