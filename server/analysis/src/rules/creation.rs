@@ -46,6 +46,27 @@ pub(crate) fn create(
             let t = interp.new_tensor(shape, dtype, device, &format!("torch.{name}"));
             return Some(Value::Tensor(Rc::new(t)));
         }
+        // `torch.zeros(*x.shape[:-1], 4)`: the leading sizes of a tensor of
+        // unknown rank, then known ones; `torch.zeros(3, *x.size())`: sizes
+        // of an unknown count after known ones, so an unknown rank.
+        "randn" | "rand" | "zeros" | "ones" | "empty"
+            if args.pos.iter().any(|v| matches!(v, Value::SizeOfVar(..))) =>
+        {
+            let shape = match args.pos.as_slice() {
+                [Value::SizeOfVar(var, suffix), rest @ ..]
+                    if !rest.iter().any(|v| matches!(v, Value::SizeOfVar(..))) =>
+                {
+                    let mut dims = suffix.as_ref().clone();
+                    dims.extend(interp.size_dims(rest));
+                    Shape::of_sizes(*var, &Rc::new(dims))
+                }
+                _ => interp.fresh_rank_var(),
+            };
+            let dtype = dtype_arg(args).or(Some(DType::Float32));
+            let device = device_arg(args).unwrap_or(Some(Device::Cpu));
+            let t = interp.new_tensor(shape, dtype, device, &format!("torch.{name}"));
+            return Some(Value::Tensor(Rc::new(t)));
+        }
         "randn" | "rand" | "zeros" | "ones" | "empty" => {
             let items = match args.kw("size") {
                 // torch.zeros(size=[2, 3])
