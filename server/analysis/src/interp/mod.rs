@@ -392,10 +392,14 @@ impl<'s> Interp<'s> {
             .get(&var)
             .cloned()
             .unwrap_or_else(|| Rc::from(source));
-        let name = if index == 0 {
-            "N".to_string()
-        } else {
-            format!("{source}_{index}")
+        // Counted from the end, dims are named as `demand_suffix` names
+        // them (`x.size(-1)` is `C`): a name must be an identifier.
+        let name = match index {
+            0 => "N".to_string(),
+            -1 => "C".to_string(),
+            -2 => "T".to_string(),
+            i if i < 0 => format!("d{}", -i),
+            i => format!("{source}_{i}"),
         };
         let name = if name.chars().all(|c| c.is_alphanumeric() || c == '_') {
             name

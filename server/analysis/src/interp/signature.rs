@@ -14,7 +14,8 @@ use shapels_syntax::ast::{Arg, BinOp, Expr, ExprKind, FStringPart, FunctionDef, 
 use super::Interp;
 
 /// Tensor attributes and methods: a parameter used with one is a tensor
-/// (unless it is also used as a module, see `MODULE_MEMBERS`).
+/// (unless it is also used as a module, see `MODULE_MEMBERS`). `.device`
+/// and `.dtype` are not among them: Hugging Face models have them too.
 const TENSOR_MEMBERS: &[&str] = &[
     "shape",
     "size",
@@ -51,8 +52,6 @@ const TENSOR_MEMBERS: &[&str] = &[
     "expand",
     "expand_as",
     "repeat",
-    "device",
-    "dtype",
     "numel",
     "matmul",
     "argmax",
