@@ -8,7 +8,7 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 
-use super::{Flow, Interp, MAX_LOOP_ITERATIONS, ModeState, join_all, join_values};
+use super::{Flow, Interp, ListJournal, MAX_LOOP_ITERATIONS, ModeState, join_all, join_values};
 use crate::report::BindingKind;
 use crate::value::{ListRef, Value, entries};
 
@@ -60,11 +60,20 @@ impl Interp<'_> {
     /// Run two alternative blocks from the same state and join what they leave.
     fn exec_both(&mut self, body: &[Stmt], orelse: &[Stmt]) -> Flow {
         let before = self.snapshot_locals();
+        let appended = self.loop_appends.len();
         self.uncertain += 1;
         self.attr_journals.push(Vec::new());
+        self.list_journals.push(Vec::new());
         let flow_a = self.exec_block(body);
         let after_a = self.snapshot_locals();
         self.restore_locals(before);
+        // Undo the first branch's list growth too, keeping what it left.
+        let lists_a = self.list_journals.pop().unwrap_or_default();
+        let grown_a: Vec<Vec<Value>> = lists_a.iter().map(|(l, _)| l.borrow().clone()).collect();
+        for (list, old) in &lists_a {
+            *list.borrow_mut() = old.clone();
+        }
+        self.list_journals.push(Vec::new());
         // Undo the first branch's attribute writes, keeping what it left.
         let journal_a = self.attr_journals.pop().unwrap_or_default();
         let attrs_a: Vec<Option<Value>> = journal_a
@@ -77,10 +86,12 @@ impl Interp<'_> {
         self.attr_journals.push(Vec::new());
         let flow_b = self.exec_block(orelse);
         let journal_b = self.attr_journals.pop().unwrap_or_default();
+        let lists_b = self.list_journals.pop().unwrap_or_default();
         self.uncertain -= 1;
         self.join_attrs(journal_a, attrs_a, journal_b);
+        self.join_lists(lists_a, grown_a, lists_b);
         let after_b = self.snapshot_locals();
-        match (flow_a, flow_b) {
+        let flow = match (flow_a, flow_b) {
             (Flow::Normal, Flow::Normal) => {
                 let joined = self.join_locals(after_a, after_b);
                 self.restore_locals(joined);
@@ -99,6 +110,52 @@ impl Interp<'_> {
             (Flow::Return(a), Flow::Return(b)) => Flow::Return(join_values(self, &a, &b)),
             (Flow::Return(a), _) | (_, Flow::Return(a)) => Flow::Return(a),
             (a, _) => a,
+        };
+        self.widen_loop_lists(appended, None);
+        flow
+    }
+
+    /// After both branches ran: a list either branch grew holds, when both
+    /// left it as long, the join of what they left at each place; otherwise
+    /// an unknown number of items (it is widened with the loop lists).
+    fn join_lists(&mut self, lists_a: ListJournal, grown_a: Vec<Vec<Value>>, lists_b: ListJournal) {
+        // Each list: its items before, after the first branch, after the second.
+        type Grown = (ListRef, Vec<Value>, Vec<Value>, Option<Vec<Value>>);
+        let mut all: Vec<Grown> = Vec::new();
+        for ((list, old), left) in lists_a.into_iter().zip(grown_a) {
+            all.push((list, old, left, None));
+        }
+        for (list, old) in lists_b {
+            let now = list.borrow().clone();
+            match all.iter_mut().find(|(l, ..)| Rc::ptr_eq(l, &list)) {
+                Some(entry) => entry.3 = Some(now),
+                None => all.push((list, old.clone(), old, Some(now))),
+            }
+        }
+        for (list, old, a, b) in all {
+            // A list only the first branch grew: the second left it as it was.
+            let b = b.unwrap_or_else(|| old.clone());
+            let items = if a.len() == b.len() {
+                a.iter()
+                    .zip(&b)
+                    .map(|(x, y)| join_values(self, x, y))
+                    .collect()
+            } else {
+                let mut items = old.clone();
+                items.extend(a.iter().skip(old.len()).cloned());
+                items.extend(b.iter().skip(old.len()).cloned());
+                if !self.loop_appends.iter().any(|l| Rc::ptr_eq(l, &list)) {
+                    self.loop_appends.push(list.clone());
+                }
+                items
+            };
+            *list.borrow_mut() = items;
+            // An enclosing undecided branch keeps the items from before it.
+            if let Some(outer) = self.list_journals.last_mut()
+                && !outer.iter().any(|(l, _)| Rc::ptr_eq(l, &list))
+            {
+                outer.push((list.clone(), old));
+            }
         }
     }
 
@@ -255,6 +312,13 @@ impl Interp<'_> {
     /// holds an unknown number of items: what the runs appended stands for
     /// all of them.
     pub(crate) fn note_loop_append(&mut self, list: &ListRef) {
+        // Inside an undecided branch, keep the items from before it: the
+        // other branch runs on the same list (see `exec_both`).
+        if let Some(journal) = self.list_journals.last_mut()
+            && !journal.iter().any(|(l, _)| Rc::ptr_eq(l, list))
+        {
+            journal.push((list.clone(), list.borrow().clone()));
+        }
         if self.unknown_loops > 0 && !self.loop_appends.iter().any(|l| Rc::ptr_eq(l, list)) {
             self.loop_appends.push(list.clone());
         }

@@ -123,6 +123,17 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
             Value::Unknown => Value::Unknown,
             element => Value::Many(Rc::new(element), if n == m { n.clone() } else { None }),
         },
+        // A list on one path and a list of unknown length on the other: a
+        // list of unknown length whose items are either path's.
+        (Value::List(items), Value::Many(element, _))
+        | (Value::Many(element, _), Value::List(items)) => {
+            let mut all = items.borrow().clone();
+            all.push((**element).clone());
+            match join_all(interp, &all) {
+                Value::Unknown => Value::Unknown,
+                joined => Value::Many(Rc::new(joined), None),
+            }
+        }
         (Value::Function(x), Value::Function(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Class(x), Value::Class(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Path(x), Value::Path(y)) if x == y => a.clone(),

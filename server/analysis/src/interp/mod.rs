@@ -35,6 +35,9 @@ pub(crate) use crate::value::Scope;
 /// attribute, and its value before the branch (see `exec_both`).
 pub(crate) type AttrJournal = Vec<(Rc<crate::value::Instance>, Rc<str>, Option<Value>)>;
 
+/// Lists grown inside an undecided branch, with their items before it.
+pub(crate) type ListJournal = Vec<(crate::value::ListRef, Vec<Value>)>;
+
 /// How control leaves a statement.
 #[derive(Debug, Clone)]
 pub(crate) enum Flow {
@@ -132,6 +135,9 @@ pub(crate) struct Interp<'s> {
     /// Attribute writes inside undecided branches, innermost last: the
     /// instance, the attribute, and its value before the branch.
     pub attr_journals: Vec<AttrJournal>,
+    /// Lists grown inside undecided branches, innermost last (see
+    /// `exec_both`): both branches run on the same list objects.
+    pub list_journals: Vec<ListJournal>,
     /// Set while building a made-up dataclass config: its fields become
     /// symbols named `prefix.field`.
     pub dataclass_prefix: Option<Rc<str>>,
@@ -210,6 +216,7 @@ impl<'s> Interp<'s> {
             join_depth: 0,
             dataclass_prefix: None,
             attr_journals: Vec::new(),
+            list_journals: Vec::new(),
             call_sites: Vec::new(),
             frames: vec![Frame {
                 locals: globals,

@@ -15,9 +15,10 @@ pub(crate) mod strings;
 
 use std::rc::Rc;
 
-use shapels_syntax::ast::{Arg, Expr, TextRange};
+use shapels_syntax::ast::{Arg, Expr, ExprKind, TextRange};
 
-use super::Interp;
+use super::{Interp, join_values};
+use crate::report::BindingKind;
 use crate::rules;
 use crate::value::Value;
 
@@ -73,6 +74,24 @@ impl Interp<'_> {
                     }
                 }
             }
+        }
+        // `feats.append(x)` on a list of unknown length (`Value::Many`, an
+        // immutable value): the name or attribute holding it now holds one
+        // whose items may also be `x`.
+        if let Value::BuiltinMethod(receiver, method) = &callee
+            && let Value::Many(element, _) = &**receiver
+            && let ExprKind::Attribute { value: holder, .. } = &func.kind
+            && let ("append" | "extend", [item]) = (&**method, positional.as_slice())
+        {
+            let item = if &**method == "extend" {
+                self.element_of(item)
+            } else {
+                item.clone()
+            };
+            let joined = join_values(self, element, &item);
+            let grown = Value::Many(Rc::new(joined), None);
+            self.assign(holder, grown, BindingKind::Assign);
+            return Value::None;
         }
         self.open_call = open;
         let result = self.call_value(&callee, positional, keywords, call.range.clone());

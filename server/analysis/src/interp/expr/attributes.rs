@@ -97,6 +97,10 @@ impl Interp<'_> {
             Value::FakeMode { .. } => {
                 Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
             }
+            // A list of unknown length grows (see `eval_call`).
+            Value::Many(..) if matches!(attr, "append" | "extend") => {
+                Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
+            }
             _ => Value::Unknown,
         }
     }

@@ -17,6 +17,13 @@ impl Interp<'_> {
     ) -> Value {
         match object {
             Value::Tensor(t) => rules::index::index_tensor(self, t, &index, range),
+            // One item of a list of unknown length is one of its items; a
+            // slice of it is another such list.
+            Value::Many(element, _) => match index.as_slice() {
+                [Value::Int(_)] => (**element).clone(),
+                [Value::Slice(..)] => Value::Many(element.clone(), None),
+                _ => Value::Unknown,
+            },
             Value::Tuple(_) | Value::List(_) => {
                 let items = object.items().unwrap_or_default();
                 let [idx] = index.as_slice() else {
