@@ -99,10 +99,17 @@ impl Args {
         // A module path here is a dtype the analysis does not know
         // (`x.view(torch.float8_e4m3fn)`), not a size.
         // A made-up parameter alone (`torch.zeros(size)`) may be a tuple as
-        // well as a number.
+        // well as a number; one whose default is `None` is what a caller
+        // passes instead.
         matches!(
             self.pos.get(start..).unwrap_or(&[]),
-            [Value::Unknown | Value::Optional(_) | Value::Path(_) | Value::Opaque(_)]
+            [
+                Value::Unknown
+                    | Value::Optional(_)
+                    | Value::Path(_)
+                    | Value::Opaque(_)
+                    | Value::None
+            ]
         )
     }
 

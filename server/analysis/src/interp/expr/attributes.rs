@@ -21,6 +21,11 @@ impl Interp<'_> {
         match object {
             Value::Tensor(t) => rules::tensor_attr(self, object, t, attr, range),
             Value::Path(p) => path_attr(p, attr),
+            // `config.n_embd` names a size; `buckets.shape` of something the
+            // analysis cannot see is no one size (it may be a tensor's shape).
+            Value::Opaque(_) if matches!(attr, "shape" | "T" | "mT" | "data" | "grad") => {
+                Value::Unknown
+            }
             Value::Opaque(name) => Value::Opaque(Rc::from(format!("{name}.{attr}"))),
             Value::Instance(inst) => self.instance_attr(object, inst, attr),
             Value::Class(class) => match crate::interp::call::class_lookup(class, attr) {
