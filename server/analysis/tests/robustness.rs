@@ -246,16 +246,15 @@ fn special_inputs() {
     }
 }
 
-/// The string value of `"key":"..."` in one JSON line (the golden cases'
-/// `expr_line`), unescaped; enough JSON for these files.
-fn json_string(line: &str, key: &str) -> Option<String> {
-    let start = line.find(&format!("\"{key}\":\""))? + key.len() + 4;
+/// The JSON string at the start of `text` (its opening quote first),
+/// unescaped, and how many bytes it takes; enough JSON for these files.
+fn json_string_at(text: &str) -> Option<(String, usize)> {
     let mut out = String::new();
-    let mut chars = line[start..].chars();
-    while let Some(c) = chars.next() {
+    let mut chars = text.char_indices().skip(1);
+    while let Some((i, c)) = chars.next() {
         match c {
-            '"' => return Some(out),
-            '\\' => match chars.next()? {
+            '"' => return Some((out, i + 1)),
+            '\\' => match chars.next()?.1 {
                 'n' => out.push('\n'),
                 other => out.push(other),
             },
@@ -265,33 +264,27 @@ fn json_string(line: &str, key: &str) -> Option<String> {
     None
 }
 
-/// The setup lines of a golden case (`"setup":["...", ...]`).
+/// The string value of `"key":"..."` in one JSON line (a golden case's
+/// `expr_line`).
+fn json_string(line: &str, key: &str) -> Option<String> {
+    let start = line.find(&format!("\"{key}\":\""))? + key.len() + 3;
+    json_string_at(&line[start..]).map(|(s, _)| s)
+}
+
+/// The strings of `"key":["...", ...]` in one JSON line (a case's `setup`).
 fn json_strings(line: &str, key: &str) -> Vec<String> {
     let Some(start) = line.find(&format!("\"{key}\":[")) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     let mut rest = &line[start + key.len() + 4..];
-    while let Some(stripped) = rest.strip_prefix('"') {
-        let probe = format!("\"s\":\"{stripped}");
-        let Some(item) = json_string(&probe, "s") else {
-            break;
-        };
-        // Skip the item as written (escapes included) and its comma.
-        let mut written = 0;
-        let mut escaped = false;
-        for (i, c) in stripped.char_indices() {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                written = i;
-                break;
-            }
-        }
+    while let Some((item, used)) = rest
+        .starts_with('"')
+        .then(|| json_string_at(rest))
+        .flatten()
+    {
         out.push(item);
-        rest = stripped[written + 1..].trim_start_matches(',');
+        rest = rest[used..].trim_start_matches(',');
     }
     out
 }

@@ -287,12 +287,16 @@ impl Recorder {
         // Sites and expressions often saw the very same tensors (`x =
         // self.fc(x)` records one tensor for the name and the call): their
         // merge is the same, so it is done once.
-        let mut merged: FxHashMap<(Vec<*const Tensor>, Vec<u32>), TensorInfo> =
-            FxHashMap::default();
+        let mut merged: FxHashMap<Vec<(*const Tensor, u32)>, TensorInfo> = FxHashMap::default();
         let mut merge_once = |hits: &Runs, namer: &mut Namer<'_>| {
-            let key: Vec<*const Tensor> = hits.tensors.iter().map(Rc::as_ptr).collect();
+            let key: Vec<(*const Tensor, u32)> = hits
+                .tensors
+                .iter()
+                .map(Rc::as_ptr)
+                .zip(hits.calls.iter().copied())
+                .collect();
             merged
-                .entry((key, hits.calls.clone()))
+                .entry(key)
                 .or_insert_with(|| merge(&hits.tensors, &hits.calls, env, resolve, namer))
                 .clone()
         };

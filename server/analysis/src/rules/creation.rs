@@ -23,32 +23,13 @@ pub(crate) fn create(
     // `torch.zeros(shape)` with `shape` unknown: not even the rank is known.
     if matches!(name, "randn" | "rand" | "zeros" | "ones" | "empty") && args.sizes_unknown(0) {
         let shape = interp.fresh_rank_var();
-        let dtype = dtype_arg(args).or(float);
-        let device = device_arg(args).unwrap_or(Some(Device::Cpu));
-        return Some(Value::Tensor(Rc::new(interp.new_tensor(
-            shape,
-            dtype,
-            device,
-            &format!("torch.{name}"),
-        ))));
+        return Some(of_unlisted_size(interp, args, shape, float, name));
     }
     let (shape, dtype) = match name {
-        // `torch.zeros(x.shape)` of a tensor whose rank is unknown: its shape.
-        "randn" | "rand" | "zeros" | "ones" | "empty"
-            if matches!(args.pos.as_slice(), [Value::SizeOfVar(..)]) =>
-        {
-            let Some(Value::SizeOfVar(var, suffix)) = args.pos.first() else {
-                return None;
-            };
-            let shape = Shape::of_sizes(*var, suffix);
-            let dtype = dtype_arg(args).or(Some(DType::Float32));
-            let device = device_arg(args).unwrap_or(Some(Device::Cpu));
-            let t = interp.new_tensor(shape, dtype, device, &format!("torch.{name}"));
-            return Some(Value::Tensor(Rc::new(t)));
-        }
-        // `torch.zeros(*x.shape[:-1], 4)`: the leading sizes of a tensor of
-        // unknown rank, then known ones; `torch.zeros(3, *x.size())`: sizes
-        // of an unknown count after known ones, so an unknown rank.
+        // `torch.zeros(x.shape)` or `torch.zeros(*x.shape[:-1], 4)`: the
+        // leading sizes of a tensor of unknown rank, then known ones;
+        // `torch.zeros(3, *x.size())`: sizes of an unknown count after known
+        // ones, so an unknown rank.
         "randn" | "rand" | "zeros" | "ones" | "empty"
             if args.pos.iter().any(|v| matches!(v, Value::SizeOfVar(..))) =>
         {
@@ -62,10 +43,7 @@ pub(crate) fn create(
                 }
                 _ => interp.fresh_rank_var(),
             };
-            let dtype = dtype_arg(args).or(Some(DType::Float32));
-            let device = device_arg(args).unwrap_or(Some(Device::Cpu));
-            let t = interp.new_tensor(shape, dtype, device, &format!("torch.{name}"));
-            return Some(Value::Tensor(Rc::new(t)));
+            return Some(of_unlisted_size(interp, args, shape, float, name));
         }
         "randn" | "rand" | "zeros" | "ones" | "empty" => {
             let items = match args.kw("size") {
@@ -85,7 +63,6 @@ pub(crate) fn create(
                 Some(Value::Bool(_)) => Some(DType::Bool),
                 _ => float,
             };
-            let dtype = dtype_arg(args).or(dtype);
             match sized(interp, args.get(0, "size")) {
                 Ok(sizes) => (sizes, dtype),
                 Err(shape) => return Some(of_unlisted_size(interp, args, shape, dtype, name)),
@@ -96,10 +73,17 @@ pub(crate) fn create(
             let size = args
                 .kw("size")
                 .or_else(|| args.pos.get(1..).and_then(<[Value]>::last));
-            let dtype = dtype_arg(args).or(Some(DType::Int64));
             match sized(interp, size) {
-                Ok(sizes) => (sizes, dtype),
-                Err(shape) => return Some(of_unlisted_size(interp, args, shape, dtype, name)),
+                Ok(sizes) => (sizes, Some(DType::Int64)),
+                Err(shape) => {
+                    return Some(of_unlisted_size(
+                        interp,
+                        args,
+                        shape,
+                        Some(DType::Int64),
+                        name,
+                    ));
+                }
             }
         }
         "randperm" => {
@@ -500,7 +484,8 @@ fn sized(interp: &mut Interp<'_>, size: Option<&Value>) -> Result<Vec<Dim>, Shap
     }
 }
 
-/// A factory's tensor whose sizes are not listed (see `sized`).
+/// A factory's tensor whose sizes are not listed (see `sized`); a `dtype=`
+/// given overrides `dtype`.
 fn of_unlisted_size(
     interp: &mut Interp<'_>,
     args: &Args,
@@ -508,6 +493,7 @@ fn of_unlisted_size(
     dtype: Option<DType>,
     name: &str,
 ) -> Value {
+    let dtype = dtype_arg(args).or(dtype);
     let device = device_arg(args).unwrap_or(Some(Device::Cpu));
     Value::Tensor(Rc::new(interp.new_tensor(
         shape,

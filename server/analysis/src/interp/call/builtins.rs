@@ -84,11 +84,7 @@ impl Interp<'_> {
             ("str", []) => Value::Str(Rc::from("")),
             // The text of a value the analysis can spell (`str(i)` keys
             // layers in a loop); a string of unknown text otherwise.
-            ("str", [v]) => match super::strings::plain_text(v) {
-                Some(text) => Value::Str(text.into()),
-                None => Value::Text,
-            },
-            ("repr", [v @ (Value::Int(_) | Value::Bool(_) | Value::None)]) => {
+            ("str", [v]) | ("repr", [v @ (Value::Int(_) | Value::Bool(_) | Value::None)]) => {
                 match super::strings::plain_text(v) {
                     Some(text) => Value::Str(text.into()),
                     None => Value::Text,

@@ -94,25 +94,24 @@ impl Interp<'_> {
                 .annotation
                 .as_ref()
                 .map(|a| self.text(&a.range).to_string());
+            // `size: tuple[int, int]`, `x: Tuple[Tensor, Tensor]`: a tuple of
+            // as many made-up items, named after the parameter.
+            let items = annotation.as_deref().and_then(tuple_items);
             let value = match annotation.as_deref() {
                 Some("int") => Value::Int(self.env.symbol(&param.name.id)),
-                // `size: tuple[int, int]`, `x: Tuple[Tensor, Tensor]`: a tuple
-                // of as many made-up items, named after the parameter.
-                Some(a) if tuple_items(a).is_some() => {
-                    let items = tuple_items(a).unwrap_or_default();
+                _ if items.is_some() => {
                     let name = &param.name.id;
                     Value::tuple(
                         items
+                            .unwrap_or_default()
                             .iter()
                             .enumerate()
                             .map(|(i, item)| {
                                 let item_name = format!("{name}_{i}");
                                 if *item == "int" {
                                     Value::Int(self.env.symbol(&item_name))
-                                } else if item.ends_with("Tensor") {
-                                    self.generic_tensor(&item_name)
                                 } else {
-                                    Value::Opaque(Rc::from(item_name.as_str()))
+                                    self.generic_tensor(&item_name)
                                 }
                             })
                             .collect(),

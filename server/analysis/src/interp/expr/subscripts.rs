@@ -98,17 +98,14 @@ impl Interp<'_> {
                 _ => Value::Unknown,
             },
             Value::Layer(layer) => rules::nn::container_item(self, layer, &index),
-            Value::Instance(inst) => {
+            Value::Instance(_) => {
                 let method = self.get_attr(object, "__getitem__", range.clone());
-                let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
-                match (method, layer) {
+                match (method, rules::nn::container_of(object)) {
                     (method @ Value::BoundMethod(..), _) => {
                         self.call_value(&method, index, Vec::new(), range)
                     }
                     // A subclass of a torch container: its layer part's child.
-                    (_, Some(Value::Layer(layer))) => {
-                        rules::nn::container_item(self, &layer, &index)
-                    }
+                    (_, Some(layer)) => rules::nn::container_item(self, &layer, &index),
                     _ => Value::Unknown,
                 }
             }
@@ -176,10 +173,9 @@ impl Interp<'_> {
             }
             // A subclass of a torch container (`class Mixed(nn.ModuleDict)`)
             // keeps its children in the layer part.
-            Value::Instance(inst) => {
-                let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
-                if let Some(layer @ Value::Layer(_)) = layer {
-                    self.set_item(&layer, index, value, range);
+            Value::Instance(_) => {
+                if let Some(layer) = rules::nn::container_of(object) {
+                    self.set_item(&Value::Layer(layer), index, value, range);
                 }
             }
             _ => {}

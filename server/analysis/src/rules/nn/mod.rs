@@ -34,7 +34,7 @@ use crate::rules::names::NameSet;
 
 pub(crate) use forward::call_layer;
 pub(crate) use functional::functional;
-pub(crate) use module::{add_child, container_item, layer_attr, module_method};
+pub(crate) use module::{add_child, container_item, container_of, layer_attr, module_method};
 
 type Kwargs = Vec<(Rc<str>, Value)>;
 

@@ -557,7 +557,7 @@ pub(crate) fn add_child(
 }
 
 /// The container a module is: itself, or the layer part of a subclass of one.
-fn container_of(module: &Value) -> Option<Rc<Layer>> {
+pub(crate) fn container_of(module: &Value) -> Option<Rc<Layer>> {
     let layer = match module {
         Value::Layer(l) => l.clone(),
         Value::Instance(inst) => match inst.attrs.borrow().get("__torch_layer__") {
