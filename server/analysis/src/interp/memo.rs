@@ -99,6 +99,7 @@ pub(crate) struct CallKey {
 pub(crate) struct Stamp {
     facts: usize,
     epoch: u64,
+    unseen_writes: u64,
     globals_epoch: u64,
     tail_vars: usize,
     var_dims: usize,
@@ -153,6 +154,7 @@ impl Interp<'_> {
         Stamp {
             facts: self.env.facts(),
             epoch: self.epoch,
+            unseen_writes: self.unseen_writes,
             globals_epoch: self.globals_epoch,
             tail_vars: self.tail_vars.len(),
             var_dims: self.var_dims.len(),
@@ -170,6 +172,12 @@ impl Interp<'_> {
             diagnostics: self.diagnostics.len(),
             cuts: self.cuts,
         }
+    }
+
+    /// Whether a memo key ever wrote the object at this address: once one
+    /// has, the numbers of structures holding it depend on what it holds.
+    pub(crate) fn memo_has_seen(&self, addr: usize) -> bool {
+        self.memo.objects.contains_key(&addr)
     }
 
     /// Before running a call: the earlier result when this call was made
@@ -254,7 +262,7 @@ impl Interp<'_> {
     ) -> Option<CallKey> {
         // A nested function reads its enclosing scope, which its caller
         // may change between calls.
-        if f.closure.is_some() {
+        if f.closure.is_some() || &*f.def.name.id == "__init__" {
             return None;
         }
         let mode = self.mode;

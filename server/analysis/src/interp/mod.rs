@@ -164,6 +164,13 @@ pub(crate) struct Interp<'s> {
     /// Moves whenever state a call could read changes outside the caller's
     /// own frame: an object, a container, a class, a rank variable.
     pub epoch: u64,
+    /// Moves when an attribute of an instance no memo key has seen is
+    /// written (`self.fc = ...` while a constructor runs): such a write
+    /// cannot change a structure the memo numbered, so it leaves `epoch`
+    /// (and every number) alone, but a call made earlier may have read
+    /// the instance another way (through a global), so memoised results
+    /// do not survive it.
+    pub unseen_writes: u64,
     /// Moves whenever a global is bound. Kept apart from `epoch` because no
     /// object changes with it: the structures the memo numbered for objects
     /// still hold after `x = model(x)` at the top level.
@@ -227,6 +234,7 @@ impl<'s> Interp<'s> {
                 lists_unsure: false,
             }],
             epoch: 0,
+            unseen_writes: 0,
             globals_epoch: 0,
             cuts: 0,
             memo: memo::Memo::default(),

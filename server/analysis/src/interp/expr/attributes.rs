@@ -175,7 +175,12 @@ impl Interp<'_> {
     }
 
     pub(crate) fn set_attr(&mut self, object: &Value, attr: &str, value: Value) {
-        self.epoch += 1;
+        match object {
+            Value::Instance(inst) if !self.memo_has_seen(Rc::as_ptr(inst) as *const u8 as usize) => {
+                self.unseen_writes += 1;
+            }
+            _ => self.epoch += 1,
+        }
         if let Value::Instance(inst) = object {
             let key: Rc<str> = Rc::from(attr);
             // Inside an undecided branch, remember the value before the
