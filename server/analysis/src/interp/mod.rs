@@ -180,6 +180,8 @@ pub(crate) struct Interp<'s> {
     pub cuts: u64,
     /// Calls made before, with their results (see `memo`).
     memo: memo::Memo,
+    /// The values of builtin names, by name (see `builtin_path`).
+    builtin_paths: FxHashMap<String, Rc<str>>,
 }
 
 impl<'s> Interp<'s> {
@@ -238,6 +240,7 @@ impl<'s> Interp<'s> {
             globals_epoch: 0,
             cuts: 0,
             memo: memo::Memo::default(),
+            builtin_paths: FxHashMap::default(),
         }
     }
 

@@ -11,7 +11,7 @@ mod dtype;
 mod einops;
 pub(crate) mod index;
 mod layout;
-mod names;
+pub(crate) mod names;
 pub(crate) mod nn;
 mod ops;
 mod shape;

@@ -176,7 +176,9 @@ impl Interp<'_> {
 
     pub(crate) fn set_attr(&mut self, object: &Value, attr: &str, value: Value) {
         match object {
-            Value::Instance(inst) if !self.memo_has_seen(Rc::as_ptr(inst) as *const u8 as usize) => {
+            Value::Instance(inst)
+                if !self.memo_has_seen(Rc::as_ptr(inst) as *const u8 as usize) =>
+            {
                 self.unseen_writes += 1;
             }
             _ => self.epoch += 1,

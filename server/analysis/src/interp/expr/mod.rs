@@ -16,12 +16,13 @@ use shapels_syntax::ast::{self, Expr, ExprKind, FStringPart};
 
 use super::{Interp, MAX_EXPR_DEPTH, join_all, join_values};
 use crate::report::BindingKind;
+use crate::rules::names::NameSet;
 use crate::value::Value;
 
 pub(crate) use subscripts::slice_indices;
 
 /// Python built-ins the interpreter models; any other global name is unknown.
-const BUILTINS: &[&str] = &[
+static BUILTINS: NameSet = NameSet::new(&[
     "len",
     "range",
     "int",
@@ -68,9 +69,20 @@ const BUILTINS: &[&str] = &[
     "KeyError",
     "AssertionError",
     "IndexError",
-];
+]);
 
 impl Interp<'_> {
+    /// `builtins.{name}`, made once per run: code names `len` and `range`
+    /// in every loop.
+    fn builtin_path(&mut self, name: &str) -> Rc<str> {
+        if let Some(path) = self.builtin_paths.get(name) {
+            return path.clone();
+        }
+        let path: Rc<str> = Rc::from(format!("builtins.{name}"));
+        self.builtin_paths.insert(name.to_string(), path.clone());
+        path
+    }
+
     pub(crate) fn eval(&mut self, e: &Expr) -> Value {
         if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
             self.cuts += 1;
@@ -105,9 +117,7 @@ impl Interp<'_> {
         match &e.kind {
             ExprKind::Name(name) => match self.lookup(name) {
                 Some(v) => v,
-                None if BUILTINS.contains(&name.as_str()) => {
-                    Value::Path(Rc::from(format!("builtins.{name}")))
-                }
+                None if BUILTINS.contains(name) => Value::Path(self.builtin_path(name)),
                 None => Value::Unknown,
             },
             ExprKind::Int(n) => Value::int(*n),
