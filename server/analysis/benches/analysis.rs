@@ -21,7 +21,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use shapels_analysis::{
-    Config, Coverage, HintDetail, analyze, analyze_module, carry_over, inlay_hints,
+    Config, Coverage, HintDetail, analyze, analyze_module, analyze_module_reusing, carry_over,
+    inlay_hints,
 };
 use shapels_syntax::{ByteEdit, parse, reparse};
 
@@ -83,6 +84,46 @@ fn keystroke(c: &mut Criterion) {
             analyze_module(&valid, &file.module, &config, Coverage::Bindings)
         })
     });
+    // What the server runs: the calls the edit cannot have changed (those
+    // that do not reach `MLP`) are taken from the last version's analysis.
+    let (_, calls) = analyze_module_reusing(GPT, &old.module, &config, Coverage::Bindings, None);
+    group.bench_function("gpt_400_lines_reparse_and_analyze_reusing", |b| {
+        b.iter(|| {
+            let file = reparse(&old, GPT, black_box(&valid), valid_edit);
+            analyze_module_reusing(
+                &valid,
+                &file.module,
+                &config,
+                Coverage::Bindings,
+                Some(&calls),
+            )
+        })
+    });
+    // A digit typed into the main block's last lines, where a script's
+    // user edits most: the model's calls are all taken.
+    let (main_edit, main_edit_at) =
+        type_after(GPT, "mfu = model.estimate_mfu(batch_size, 0.5", "0");
+    group.bench_function("gpt_400_lines_main_block_reparse_and_analyze", |b| {
+        b.iter(|| {
+            let file = reparse(&old, GPT, black_box(&main_edit), main_edit_at);
+            analyze_module(&main_edit, &file.module, &config, Coverage::Bindings)
+        })
+    });
+    group.bench_function(
+        "gpt_400_lines_main_block_reparse_and_analyze_reusing",
+        |b| {
+            b.iter(|| {
+                let file = reparse(&old, GPT, black_box(&main_edit), main_edit_at);
+                analyze_module_reusing(
+                    &main_edit,
+                    &file.module,
+                    &config,
+                    Coverage::Bindings,
+                    Some(&calls),
+                )
+            })
+        },
+    );
     group.bench_function("gpt_400_lines_reparse_only", |b| {
         b.iter(|| reparse(&old, GPT, black_box(&valid), valid_edit))
     });

@@ -44,6 +44,41 @@ impl TextReads {
         self.reads.push(TextRead::ShapeComments(range, stated));
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// The reads made since there were `mark` of them.
+    pub(crate) fn since(&self, mark: usize) -> TextReads {
+        TextReads {
+            reads: self.reads.get(mark..).unwrap_or_default().to_vec(),
+        }
+    }
+
+    pub(crate) fn extend(&mut self, other: &TextReads) {
+        self.reads.extend(other.reads.iter().cloned());
+    }
+
+    /// The reads with each range put where `place` says; `None` when one
+    /// has no place, or names a line (which moves with any edit above it).
+    pub(crate) fn placed(
+        &self,
+        place: impl Fn(&TextRange) -> Option<TextRange>,
+    ) -> Option<TextReads> {
+        let reads = self
+            .reads
+            .iter()
+            .map(|read| match read {
+                TextRead::Text(range) => Some(TextRead::Text(place(range)?)),
+                TextRead::Line(..) => None,
+                TextRead::ShapeComments(range, stated) => {
+                    Some(TextRead::ShapeComments(place(range)?, stated.clone()))
+                }
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(TextReads { reads })
+    }
+
     /// The reads without repeats: a function called a hundred times reads
     /// the same names a hundred times.
     pub(crate) fn finish(mut self) -> TextReads {

@@ -12,6 +12,7 @@ mod rules;
 mod value;
 
 pub use carry::{TextReads, carry_over};
+pub use interp::CallCache;
 pub use report::*;
 
 /// Analyse one Python file, expressions included. Never panics on any input.
@@ -31,6 +32,30 @@ pub fn analyze_module(
     let mut interp = interp::Interp::new(source, config);
     interp.recorder.expressions = coverage == Coverage::Expressions;
     interp.run_module(module);
+    finish(interp, config)
+}
+
+/// `analyze_module` for one version of a file being edited: calls of the
+/// last version's analysis that the edit cannot have changed are taken
+/// from `previous` instead of run (a function edited runs again, with
+/// every call that reaches it), and this version's calls are kept for the
+/// next. The analysis equals `analyze_module`'s.
+pub fn analyze_module_reusing(
+    source: &str,
+    module: &shapels_syntax::ast::Module,
+    config: &Config,
+    coverage: Coverage,
+    previous: Option<&CallCache>,
+) -> (FileAnalysis, CallCache) {
+    let mut interp = interp::Interp::new(source, config);
+    interp.recorder.expressions = coverage == Coverage::Expressions;
+    interp.carry_calls(module, previous);
+    interp.run_module(module);
+    let calls = interp.carried_calls();
+    (finish(interp, config), calls)
+}
+
+fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
     let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;

@@ -56,7 +56,7 @@ where
     O: AsyncWrite,
 {
     let shutdown_requested = Arc::new(AtomicBool::new(false));
-    let (service, socket) = service(shutdown_requested.clone(), shapels_analysis::analyze_module);
+    let (service, socket) = service(shutdown_requested.clone(), worker::Analyzer::Reusing);
     Server::new(input, output, socket).serve(service).await;
     if shutdown_requested.load(Ordering::SeqCst) {
         tracing::info!("exiting after shutdown");
@@ -71,7 +71,7 @@ where
 /// custom requests shapels adds (`shapels/fileStatus`).
 fn service(
     shutdown_requested: Arc<AtomicBool>,
-    analyzer: worker::ModuleAnalyzer,
+    analyzer: worker::Analyzer,
 ) -> (LspService<server::Backend>, ClientSocket) {
     LspService::build(|client| server::Backend::new(client, shutdown_requested, analyzer))
         .custom_method(file_status::METHOD, server::Backend::file_status)

@@ -16,7 +16,7 @@ use tower_lsp_server::{Client, LanguageServer};
 use crate::capabilities::{self, ClientFlags};
 use crate::file_status::{self, FileStatus, FileStatusParams};
 use crate::session::Session;
-use crate::worker::ModuleAnalyzer;
+use crate::worker::Analyzer;
 use crate::{hover, inlay_hints, text_sync, workspace};
 
 pub(crate) struct Backend {
@@ -27,7 +27,7 @@ impl Backend {
     pub(crate) fn new(
         client: Client,
         shutdown_requested: Arc<AtomicBool>,
-        analyzer: ModuleAnalyzer,
+        analyzer: Analyzer,
     ) -> Self {
         Backend {
             session: Arc::new(Session::new(client, shutdown_requested, analyzer)),

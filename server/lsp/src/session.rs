@@ -16,7 +16,7 @@ use crate::capabilities::ClientFlags;
 use crate::config::Settings;
 use crate::documents::DocumentStore;
 use crate::snapshot::Snapshot;
-use crate::worker::{ModuleAnalyzer, Workers};
+use crate::worker::{Analyzer, Workers};
 use crate::workspace::SettingsLayers;
 
 pub(crate) struct Session {
@@ -48,7 +48,7 @@ impl Session {
     pub(crate) fn new(
         client: Client,
         shutdown_requested: Arc<AtomicBool>,
-        analyzer: ModuleAnalyzer,
+        analyzer: Analyzer,
     ) -> Self {
         Session {
             client,

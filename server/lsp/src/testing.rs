@@ -12,7 +12,7 @@ use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent
 
 use crate::documents::DocumentStore;
 use crate::position::PositionEncoding;
-use crate::worker::{ModuleAnalyzer, Outcome, ParseCache};
+use crate::worker::{Analyzer, Outcome, ParseCache};
 
 pub use crate::worker::{Parsed, reparse_or_parse};
 
@@ -32,17 +32,18 @@ pub struct EditSession {
     uri: Uri,
     version: i32,
     encoding: PositionEncoding,
-    analyzer: ModuleAnalyzer,
+    analyzer: Analyzer,
 }
 
 impl EditSession {
-    /// Opens `text` as version 1, with the real analysis.
+    /// Opens `text` as version 1, with the real analysis (taking calls
+    /// from one version's analysis to the next, as the server does).
     pub fn open(text: &str, encoding: PositionEncoding) -> Self {
-        Self::open_with(text, encoding, shapels_analysis::analyze_module)
+        Self::open_with(text, encoding, Analyzer::Reusing)
     }
 
     /// [`EditSession::open`] with the given analysis.
-    pub fn open_with(text: &str, encoding: PositionEncoding, analyzer: ModuleAnalyzer) -> Self {
+    pub fn open_with(text: &str, encoding: PositionEncoding, analyzer: Analyzer) -> Self {
         let uri: Uri = "untitled:session.py".parse().expect("a valid URI");
         let mut store = DocumentStore::default();
         store.open(uri.clone(), 1, text, Config::default());

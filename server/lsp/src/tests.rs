@@ -21,7 +21,7 @@ use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::{ClientSocket, Loopback, LspService};
 
 use crate::server::Backend;
-use crate::worker::ModuleAnalyzer;
+use crate::worker::{Analyzer, ModuleAnalyzer};
 
 fn tensor(dims: &[i64]) -> TensorInfo {
     TensorInfo {
@@ -98,7 +98,8 @@ struct Harness {
 
 impl Harness {
     async fn start(analyzer: ModuleAnalyzer, capabilities: Value) -> Harness {
-        let (service, socket) = crate::service(Arc::new(AtomicBool::new(false)), analyzer);
+        let (service, socket) =
+            crate::service(Arc::new(AtomicBool::new(false)), Analyzer::Plain(analyzer));
         let (from_server, to_server) = Loopback::split(socket);
         let mut harness = Harness {
             service,

@@ -18,7 +18,7 @@ use std::thread;
 use std::time::Instant;
 
 use ropey::Rope;
-use shapels_analysis::{Config, Coverage, FileAnalysis};
+use shapels_analysis::{CallCache, Config, Coverage, FileAnalysis};
 use shapels_syntax::ast::Module;
 use shapels_syntax::{ByteEdit, ParsedFile, edit_between, parse, reparse};
 use tokio::sync::oneshot;
@@ -29,6 +29,17 @@ use crate::guarded;
 /// An analysis entry point over an already parsed module:
 /// `shapels_analysis::analyze_module`, or a stand-in in tests.
 pub type ModuleAnalyzer = fn(&str, &Module, &Config, Coverage) -> FileAnalysis;
+
+/// How the workers analyse a version of a document.
+#[derive(Debug, Clone, Copy)]
+pub enum Analyzer {
+    /// The analysis, taking from the last version's the calls an edit
+    /// cannot have changed (`shapels_analysis::analyze_module_reusing`).
+    Reusing,
+    /// One analysis of each version, nothing kept between them (stand-ins
+    /// in tests).
+    Plain(ModuleAnalyzer),
+}
 
 /// More workers than this would only hold more parses in memory: the
 /// machines this runs on have a few cores, and an editor analyses the one
@@ -85,7 +96,7 @@ pub(crate) struct Workers {
 }
 
 impl Workers {
-    pub(crate) fn new(analyzer: ModuleAnalyzer) -> Self {
+    pub(crate) fn new(analyzer: Analyzer) -> Self {
         let count = thread::available_parallelism()
             .map_or(1, NonZero::get)
             .clamp(1, MAX_WORKERS);
@@ -126,7 +137,7 @@ impl Workers {
     }
 }
 
-fn run(queue: &mpsc::Receiver<Message>, analyzer: ModuleAnalyzer) {
+fn run(queue: &mpsc::Receiver<Message>, analyzer: Analyzer) {
     let mut cache = ParseCache::default();
     while let Ok(message) = queue.recv() {
         match message {
@@ -171,6 +182,9 @@ pub struct Parsed {
     pub text: String,
     pub file: ParsedFile,
     analyses: Vec<(Config, Coverage, FileAnalysis)>,
+    /// The calls of the last analysis made for each configuration and
+    /// coverage, of this version or an earlier one (see `CallCache`).
+    calls: Vec<(Config, Coverage, CallCache)>,
 }
 
 impl Parsed {
@@ -179,6 +193,7 @@ impl Parsed {
             text,
             file,
             analyses: Vec::new(),
+            calls: Vec::new(),
         }
     }
 
@@ -225,7 +240,7 @@ impl ParseCache {
         text: String,
         config: &Config,
         coverage: Coverage,
-        analyzer: ModuleAnalyzer,
+        analyzer: Analyzer,
     ) -> Outcome {
         let name = uri.as_str();
         if let Some(message) = guarded::too_large(name, &text) {
@@ -250,9 +265,40 @@ impl ParseCache {
             tracing::debug!("{name}: the edit changed nothing the analysis read; carried over");
             return Outcome::Done(analysis.clone());
         }
-        match guarded::guard(name, "analysis", || {
-            analyzer(&parsed.text, &parsed.file.module, config, coverage)
-        }) {
+        let previous = parsed
+            .calls
+            .iter()
+            .position(|(c, k, _)| c == config && *k == coverage)
+            .map(|i| parsed.calls.swap_remove(i).2);
+        let analysed = guarded::guard(name, "analysis", || match analyzer {
+            Analyzer::Reusing => {
+                let (analysis, calls) = shapels_analysis::analyze_module_reusing(
+                    &parsed.text,
+                    &parsed.file.module,
+                    config,
+                    coverage,
+                    previous.as_ref(),
+                );
+                tracing::debug!(
+                    "{name}: {} calls taken from the last version",
+                    calls.taken()
+                );
+                (analysis, Some(calls))
+            }
+            Analyzer::Plain(analyze) => (
+                analyze(&parsed.text, &parsed.file.module, config, coverage),
+                None,
+            ),
+        });
+        // After a panic the calls are dropped with it: the next version
+        // runs every call.
+        let analysis = analysed.map(|(analysis, calls)| {
+            if let Some(calls) = calls {
+                parsed.calls.push((config.clone(), coverage, calls));
+            }
+            analysis
+        });
+        match analysis {
             Some(analysis) => {
                 // Only an analysis that says what it read can be carried
                 // over to later versions (stand-ins in tests do not).
@@ -283,6 +329,9 @@ impl ParseCache {
                 let file = reparse_over(&old.file, &old.text, &text, edit);
                 let mut parsed = Parsed::new(text, file);
                 parsed.carry_from(&old, edit);
+                // Calls are kept by what they are, not where: they hold for
+                // any later version whose code they still match.
+                parsed.calls = old.calls;
                 parsed
             }
             None => {
@@ -454,9 +503,13 @@ mod tests {
         ];
         let calls_before = COUNTED_CALLS.load(Ordering::SeqCst);
         for (text, config, coverage, calls) in steps {
-            let Outcome::Done(analysis) =
-                cache.analyze(&uri, text.clone(), config, coverage, counted_analysis)
-            else {
+            let Outcome::Done(analysis) = cache.analyze(
+                &uri,
+                text.clone(),
+                config,
+                coverage,
+                Analyzer::Plain(counted_analysis),
+            ) else {
                 panic!("no analysis of {text:?}");
             };
             let fresh =
@@ -495,7 +548,7 @@ mod tests {
 
     #[test]
     fn work_for_a_replaced_version_is_skipped() {
-        let workers = Workers::new(slow_analysis);
+        let workers = Workers::new(Analyzer::Plain(slow_analysis));
         // The first job keeps the document's worker busy while the second
         // is replaced by the third, as happens while typing.
         let (_, first) = job(&workers, 1);
@@ -524,7 +577,7 @@ mod tests {
                 text.to_string(),
                 &config,
                 Coverage::Bindings,
-                panicky_analysis,
+                Analyzer::Plain(panicky_analysis),
             )
         };
         assert!(matches!(run(&mut cache, "x = 1\n"), Outcome::Done(_)));
@@ -542,7 +595,7 @@ mod tests {
             big,
             &Config::default(),
             Coverage::Bindings,
-            panicky_analysis,
+            Analyzer::Plain(panicky_analysis),
         ) {
             Outcome::Done(analysis) => assert!(analysis.bindings.is_empty()),
             other => panic!("{other:?}"),

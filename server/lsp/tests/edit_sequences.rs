@@ -2,8 +2,9 @@
 //! incremental analysis (`shapels_lsp::testing`, the code `didChange` and the
 //! analysis workers run): no panic, no hang, and after every edit the
 //! incremental parse is exactly a fresh parse of the same text and the
-//! analysis (run again or carried over) a fresh analysis, so the editor
-//! never shows something `shapels check` would not.
+//! analysis (run again, with calls taken from the last version, or carried
+//! over) a fresh analysis, so the editor never shows something `shapels
+//! check` would not.
 //!
 //! A bounded run that belongs in the normal test suite; `fuzz/` explores the
 //! same ground without a bound.

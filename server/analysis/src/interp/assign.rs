@@ -151,6 +151,9 @@ impl Interp<'_> {
         {
             return Some(v.clone());
         }
+        if self.across_tracking() {
+            self.across_global(name);
+        }
         self.globals.borrow().get(name).cloned()
     }
 

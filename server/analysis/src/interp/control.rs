@@ -39,6 +39,7 @@ impl Interp<'_> {
             // fake mode: tensors made there are fake.
             let saved = self.mode;
             let id = self.fresh_mode_id();
+            self.across_main_mode(id);
             self.mode = ModeState {
                 fake: true,
                 id,
@@ -469,7 +470,7 @@ fn restore_attr(inst: &Rc<crate::value::Instance>, key: &Rc<str>, value: Option<
 }
 
 /// `if __name__ == "__main__":`
-fn is_main_guard(test: &Expr) -> bool {
+pub(crate) fn is_main_guard(test: &Expr) -> bool {
     if let ExprKind::Compare {
         left,
         ops,

@@ -7,12 +7,14 @@
 
 mod assign;
 mod call;
-mod control;
+pub(crate) mod control;
 mod expr;
 mod join;
 mod memo;
 mod signature;
 mod stmt;
+
+pub use memo::CallCache;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
@@ -180,8 +182,14 @@ pub(crate) struct Interp<'s> {
     pub cuts: u64,
     /// Calls made before, with their results (see `memo`).
     memo: memo::Memo,
+    /// Diagnostics reported so far, those already reported included (a
+    /// repeat is not pushed again, but it was reported).
+    pub reports: u64,
     /// The values of builtin names, by name (see `builtin_path`).
     builtin_paths: FxHashMap<String, Rc<str>>,
+    /// Calls taken from the last version's analysis and kept for the next
+    /// (see `memo::across`); idle unless asked for.
+    across: memo::Across<'s>,
 }
 
 impl<'s> Interp<'s> {
@@ -241,6 +249,8 @@ impl<'s> Interp<'s> {
             cuts: 0,
             memo: memo::Memo::default(),
             builtin_paths: FxHashMap::default(),
+            reports: 0,
+            across: memo::Across::default(),
         }
     }
 
@@ -554,6 +564,7 @@ impl<'s> Interp<'s> {
         message: String,
         mut related: Vec<(TextRange, String)>,
     ) {
+        self.reports += 1;
         let (mut severity, mut message) = (severity, message);
         // Torch raises on every path only when no undecided condition led here.
         if severity == Severity::Error && self.uncertain > 0 {

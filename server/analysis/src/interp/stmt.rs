@@ -475,6 +475,9 @@ impl Interp<'_> {
     }
 
     pub(crate) fn opaque_symbol(&mut self, name: &Rc<str>) -> Dim {
+        // What this gives depends on whether an earlier call made the
+        // symbol, which no call key says: another run cannot take the call.
+        self.across_unstable();
         if let Some(d) = self.opaque_syms.get(name) {
             return d.clone();
         }

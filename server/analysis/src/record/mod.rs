@@ -60,6 +60,8 @@ pub(crate) struct Recorder {
     exprs: FxHashMap<(usize, usize), Runs>,
     scalars: Vec<ScalarSite>,
     scalar_index: FxHashMap<usize, Vec<usize>>,
+    /// Where each scalar site starts, by number.
+    scalar_starts: Vec<usize>,
     /// Sites some run bound to an unknown value.
     unknown_runs: FxHashSet<(usize, Rc<str>)>,
     /// Where the annotation of an annotated name ends, by the name's start.
@@ -100,6 +102,25 @@ pub(crate) enum Recorded {
     Unknown(Rc<str>, usize),
     Expression(usize, usize, u32, Rc<Tensor>),
     Scalar(usize, Dim),
+    /// Where the hint of an annotated name goes (`annotation`).
+    Annotation(usize, usize),
+}
+
+/// One thing recorded, with its site written out so that another run (of
+/// the next version of the file, see `interp::memo::across`) can record it.
+#[derive(Clone)]
+pub(crate) enum Portable {
+    Binding {
+        name: Rc<str>,
+        range: TextRange,
+        kind: BindingKind,
+        call: u32,
+        tensor: Rc<Tensor>,
+    },
+    Unknown(Rc<str>, usize),
+    Expression(TextRange, u32, Rc<Tensor>),
+    Scalar(String, usize, Dim),
+    Annotation(usize, usize),
 }
 
 impl Recorder {
@@ -170,8 +191,76 @@ impl Recorder {
                     self.expression_at(start, end, call, tensor)
                 }
                 Recorded::Scalar(site, value) => self.scalar_hit(site, value),
+                Recorded::Annotation(start, end) => self.annotation_at(start, end),
             }
         }
+    }
+
+    /// What a call recorded (a range of the journal), each entry with its
+    /// site written out; `None` when the journal could not hold it all.
+    pub fn portable(&self, recorded: std::ops::Range<usize>) -> Option<Vec<Portable>> {
+        let entries = self.journal.get(recorded)?;
+        Some(
+            entries
+                .iter()
+                .map(|r| match r {
+                    Recorded::Binding(site, call, tensor) => {
+                        let site = &self.sites[*site];
+                        Portable::Binding {
+                            name: site.name.clone(),
+                            range: site.range.clone(),
+                            kind: site.kind,
+                            call: *call,
+                            tensor: tensor.clone(),
+                        }
+                    }
+                    Recorded::Unknown(name, start) => Portable::Unknown(name.clone(), *start),
+                    Recorded::Expression(start, end, call, tensor) => {
+                        Portable::Expression(*start..*end, *call, tensor.clone())
+                    }
+                    Recorded::Scalar(site, value) => {
+                        let start = self.scalar_starts[*site];
+                        Portable::Scalar(self.scalars[*site].name.clone(), start, value.clone())
+                    }
+                    Recorded::Annotation(start, end) => Portable::Annotation(*start, *end),
+                })
+                .collect(),
+        )
+    }
+
+    /// Record what a call of another run recorded, as `replay` does for
+    /// this run's: each call it recorded in is a new call now.
+    pub fn record_portable(&mut self, records: Vec<Portable>) {
+        let mut renewed: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut renew = |call: u32, calls: &mut u32| {
+            *renewed.entry(call).or_insert_with(|| {
+                *calls += 1;
+                *calls
+            })
+        };
+        let outer = self.call;
+        for r in records {
+            match r {
+                Portable::Binding {
+                    name,
+                    range,
+                    kind,
+                    call,
+                    tensor,
+                } => {
+                    self.call = renew(call, &mut self.calls);
+                    self.binding(&name, range, kind, tensor);
+                }
+                Portable::Unknown(name, start) => self.unknown_at(name, start),
+                Portable::Expression(range, call, tensor) => {
+                    let call = renew(call, &mut self.calls);
+                    self.expression_at(range.start, range.end, call, tensor);
+                }
+                Portable::Scalar(name, start, value) => self.scalar(&name, start..start, value),
+                Portable::Annotation(start, end) => self.annotation_at(start, end),
+            }
+        }
+        self.call = outer;
     }
 
     /// Whether recording `r` would add a run to its site.
@@ -183,7 +272,7 @@ impl Recorder {
                 takes(self.exprs.get(&(*start, *end)).map_or(0, Runs::len))
             }
             Recorded::Scalar(site, _) => takes(self.scalars[*site].hits.len()),
-            Recorded::Unknown(..) => true,
+            Recorded::Unknown(..) | Recorded::Annotation(..) => true,
         }
     }
 
@@ -217,7 +306,12 @@ impl Recorder {
     /// The name at `range` is annotated (`x: Tensor`); the annotation ends at
     /// `end`, where its hint goes.
     pub fn annotation(&mut self, range: &TextRange, end: usize) {
-        self.annotations.insert(range.start, end);
+        self.annotation_at(range.start, end);
+    }
+
+    fn annotation_at(&mut self, start: usize, end: usize) {
+        self.journal(|| Recorded::Annotation(start, end));
+        self.annotations.insert(start, end);
     }
 
     /// A run where the name was bound to something the analysis could not
@@ -254,6 +348,7 @@ impl Recorder {
             Some(i) => *i,
             None => {
                 at.push(self.scalars.len());
+                self.scalar_starts.push(range.start);
                 self.scalars.push(ScalarSite {
                     name: name.to_string(),
                     hits: Vec::new(),

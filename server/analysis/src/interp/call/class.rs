@@ -31,6 +31,9 @@ impl Interp<'_> {
             device: RefCell::new(None),
         });
         let value = Value::Instance(instance.clone());
+        // Another run cannot make it again (library mode runs the
+        // instances made).
+        self.across_unstable();
         let made = self
             .instances
             .entry(Rc::as_ptr(class) as usize)

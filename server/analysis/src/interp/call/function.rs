@@ -37,6 +37,7 @@ impl Interp<'_> {
         let key = Rc::as_ptr(&f.def) as usize;
         if says_something(&args, &kwargs) {
             self.reached.insert(key);
+            self.across_reached(key);
         }
         if self.depth >= MAX_CALL_DEPTH
             || self.stack.iter().filter(|k| **k == key).count() >= 2

@@ -122,6 +122,7 @@ impl Interp<'_> {
             Value::Instance(inst) => {
                 if function::says_something(&args, &kwargs) {
                     self.forward_ran.insert(Rc::as_ptr(&inst.class) as usize);
+                    self.across_forward_ran(Rc::as_ptr(&inst.class) as usize);
                 }
                 let method = lookup_method(&inst.class, "forward")
                     .or_else(|| lookup_method(&inst.class, "__call__"));

@@ -363,6 +363,10 @@ impl Interp<'_> {
     /// An opaque value a torch call already took as a size is that number
     /// (with a tensor, any other opaque value could be a tensor too).
     fn number_if_known(&mut self, v: Value) -> Value {
+        if matches!(v, Value::Opaque(_)) {
+            // Whether it is known to be a number depends on earlier calls.
+            self.across_unstable();
+        }
         match &v {
             Value::Opaque(name) if self.opaque_numbers.contains(name) => {
                 Value::Int(self.opaque_symbol(name))

@@ -1,62 +1,35 @@
-//! Memoised user calls: a call that repeats one made earlier in the same run
-//! returns the earlier result instead of running the body again.
-//!
-//! Model code calls the same function with the same inputs over and over:
-//! every block of a `ModuleList` runs one `forward` on the same shape, a
-//! sampling loop calls the model until its values settle. Running those
-//! again gives nothing new and is most of the time an analysis takes.
-//!
-//! A repeat is only taken when it must give what running would give:
-//! - the key holds everything the body can read besides globals: the
-//!   function, the receiver and the arguments by their whole structure (two
-//!   blocks built alike are alike), the fake mode and the path's state;
-//! - nothing the body can read has changed since: the shape environment,
-//!   rank variables, every heap object (`Interp::epoch`) and every global
-//!   (`Interp::globals_epoch`);
-//! - the first run changed nothing outside its own frame, reported nothing,
-//!   hit no limit, and returned plain data (no list, dict or object a caller
-//!   could change), so handing the same value out again is safe;
-//! - what the first run recorded for hints and hover is recorded again.
-//!
-//! A first run may have made new symbols (a layer whose width is unknown
-//! gives every call a new unknown size): a repeat makes new ones the same
-//! way and hands out the result and records with them in place of the old,
-//! which is what running again would do. Nothing else can have learned of
-//! the old ones meanwhile: any fact about them would move the stamp.
+//! Keys of memoised calls: a call written as the whole structure of its
+//! function, receiver and arguments, objects numbered by their structure.
 
 use std::hash::BuildHasher;
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
-use shapels_shapes::{Dim, SymId};
+use shapels_shapes::Dim;
 
-use super::Interp;
-use super::call::Kwargs;
-use crate::record::Recorded;
-use crate::value::{Device, Function, Shape, Tensor, Value};
+use super::{Interp, Memo};
+use crate::interp::call::Kwargs;
+use crate::value::{Class, Device, Function, Shape, Tensor, Value};
 
 /// Structure beyond this many parts is not worth keying on.
-const MAX_KEY_PARTS: usize = 4096;
-
-/// The calls made so far and the structure of the objects they were made on.
-#[derive(Default)]
-pub(crate) struct Memo {
-    entries: FxHashMap<CallKey, Entry>,
-    /// Per object (by address), its structure's number at an epoch; the
-    /// value is held so that the address is not reused meanwhile.
-    objects: FxHashMap<usize, (u64, u32, Value)>,
-    /// Structures by number: objects built alike get the same number.
-    structures: FxHashMap<Parts, u32>,
-}
+pub(super) const MAX_KEY_PARTS: usize = 4096;
 
 /// One piece of a call's key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Part {
+pub(super) enum Part {
     Tag(u8),
     /// An object by the number of its structure (see `Memo::structures`).
     Object(u32),
     Len(usize),
-    Addr(usize),
+    /// A function definition, by the address of its syntax.
+    Def(usize),
+    /// A class, by address (see `Memo::classes`).
+    Class(usize),
+    /// A rank variable: a number that means something in this run only.
+    Var(u32),
+    /// A fake mode, by its number in this run (0: none).
+    Mode(u32),
+    /// Where a tensor was made.
+    At(usize, usize),
     Dim(Dim),
     Text(Rc<str>),
     Number(u64),
@@ -66,13 +39,13 @@ enum Part {
 /// A sequence of parts with its hash, computed once: keys are long, and a
 /// table hashes its keys again each time it grows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Parts {
-    hash: u64,
-    parts: Vec<Part>,
+pub(super) struct Parts {
+    pub(super) hash: u64,
+    pub(super) parts: Vec<Part>,
 }
 
 impl Parts {
-    fn new(parts: Vec<Part>) -> Parts {
+    pub(super) fn new(parts: Vec<Part>) -> Parts {
         Parts {
             hash: rustc_hash::FxBuildHasher.hash_one(&parts),
             parts,
@@ -89,170 +62,11 @@ impl std::hash::Hash for Parts {
 /// Everything a call's result can depend on, apart from the world state.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct CallKey {
-    parts: Parts,
-}
-
-/// The analysis state a body can read beyond its inputs; a result holds
-/// while these are the same. New symbols, rank variables and modes are
-/// not in it: making one says nothing about the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    facts: usize,
-    epoch: u64,
-    unseen_writes: u64,
-    globals_epoch: u64,
-    tail_vars: usize,
-    var_dims: usize,
-    opaque_syms: usize,
-    opaque_numbers: usize,
-}
-
-/// Everything a call can change; a call that changed none of it but the
-/// number of symbols can be skipped when it repeats (its repeat makes as
-/// many new symbols).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Footprint {
-    stamp: Stamp,
-    symbols: usize,
-    rank_vars: usize,
-    modes: u32,
-    diagnostics: usize,
-    cuts: u64,
-}
-
-struct Entry {
-    stamp: Stamp,
-    result: Value,
-    /// What the call recorded: a range of the recorder's journal.
-    recorded: std::ops::Range<usize>,
-    /// The symbols the call made, by number: a repeat makes new ones.
-    minted: std::ops::Range<u32>,
-    /// The inputs, held so that no address in the key is reused by
-    /// another object while the entry exists.
-    _inputs: Vec<Value>,
-}
-
-/// What a call about to be made should do.
-pub(crate) enum Lookup {
-    /// Return this: the call was made before and its result still holds.
-    Earlier(Value),
-    /// Run the body; pass this to `memo_finish` afterwards (`None` when the
-    /// call cannot be kept, e.g. a nested function).
-    Run(Option<Pending>),
-}
-
-/// What `begin` saw, to decide at the end whether the call can be kept.
-pub(crate) struct Pending {
-    key: CallKey,
-    inputs: Vec<Value>,
-    before: Footprint,
-    mark: usize,
+    pub(super) parts: Parts,
 }
 
 impl Interp<'_> {
-    fn stamp(&self) -> Stamp {
-        Stamp {
-            facts: self.env.facts(),
-            epoch: self.epoch,
-            unseen_writes: self.unseen_writes,
-            globals_epoch: self.globals_epoch,
-            tail_vars: self.tail_vars.len(),
-            var_dims: self.var_dims.len(),
-            opaque_syms: self.opaque_syms.len(),
-            opaque_numbers: self.opaque_numbers.len(),
-        }
-    }
-
-    fn footprint(&self) -> Footprint {
-        Footprint {
-            stamp: self.stamp(),
-            symbols: self.env.generation() - self.env.facts(),
-            rank_vars: self.rank_vars.len(),
-            modes: self.next_mode_id,
-            diagnostics: self.diagnostics.len(),
-            cuts: self.cuts,
-        }
-    }
-
-    /// Whether a memo key ever wrote the object at this address: once one
-    /// has, the numbers of structures holding it depend on what it holds.
-    pub(crate) fn memo_has_seen(&self, addr: usize) -> bool {
-        self.memo.objects.contains_key(&addr)
-    }
-
-    /// Before running a call: the earlier result when this call was made
-    /// before and still holds, or what to pass to `memo_finish`.
-    pub(crate) fn memo_begin(
-        &mut self,
-        f: &Rc<Function>,
-        receiver: Option<&Value>,
-        args: &[Value],
-        kwargs: &Kwargs,
-        open: bool,
-    ) -> Lookup {
-        let Some(key) = self.call_key(f, receiver, args, kwargs, open) else {
-            return Lookup::Run(None);
-        };
-        let stamp = self.stamp();
-        if let Some(entry) = self.memo.entries.get(&key)
-            && entry.stamp == stamp
-        {
-            let result = entry.result.clone();
-            let recorded = entry.recorded.clone();
-            let minted = entry.minted.clone();
-            if minted.is_empty() {
-                self.recorder.replay(recorded, |r| r);
-                return Lookup::Earlier(result);
-            }
-            let renaming = Renaming {
-                first: minted.start,
-                fresh: minted.map(|id| self.env.remint(SymId(id))).collect(),
-            };
-            self.recorder.replay(recorded, |r| renaming.recorded(r));
-            return Lookup::Earlier(renaming.value(&result));
-        }
-        let inputs = std::iter::once(Value::Function(f.clone()))
-            .chain(receiver.cloned())
-            .chain(args.iter().cloned())
-            .chain(kwargs.iter().map(|(_, v)| v.clone()))
-            .collect();
-        Lookup::Run(Some(Pending {
-            key,
-            inputs,
-            before: self.footprint(),
-            mark: self.recorder.begin_capture(),
-        }))
-    }
-
-    /// After running a call: keep its result when running it again would
-    /// give the same and change nothing.
-    pub(crate) fn memo_finish(&mut self, pending: Option<Pending>, result: &Value) {
-        let Some(p) = pending else { return };
-        let Some(recorded) = self.recorder.end_capture(p.mark) else {
-            return;
-        };
-        let after = self.footprint();
-        let clean = Footprint {
-            symbols: p.before.symbols,
-            ..after
-        } == p.before
-            && !self.out_of_budget()
-            && is_plain(result, 0);
-        if clean {
-            self.memo.entries.insert(
-                p.key,
-                Entry {
-                    stamp: p.before.stamp,
-                    result: result.clone(),
-                    recorded,
-                    minted: p.before.symbols as u32..after.symbols as u32,
-                    _inputs: p.inputs,
-                },
-            );
-        }
-    }
-
-    fn call_key(
+    pub(super) fn call_key(
         &mut self,
         f: &Rc<Function>,
         receiver: Option<&Value>,
@@ -282,11 +96,10 @@ impl Interp<'_> {
             in_progress: Vec::new(),
             depth: 0,
         };
-        k.push(Part::Addr(Rc::as_ptr(f) as *const u8 as usize));
-        k.push(Part::Addr(Rc::as_ptr(&f.def) as *const u8 as usize));
+        k.function(f)?;
         k.push(Part::Number(u64::from(open)));
         k.push(Part::Number(u64::from(mode.fake)));
-        k.push(Part::Number(u64::from(mode.id)));
+        k.push(Part::Mode(mode.id));
         k.push(Part::Number(u64::from(mode.allow_non_fake_inputs)));
         k.push(Part::Number(u64::from(mode.user_mode)));
         for p in path {
@@ -316,7 +129,23 @@ impl Interp<'_> {
     }
 }
 
-struct KeyBuilder<'m> {
+impl Interp<'_> {
+    /// A value's whole structure, as a key holds it; `None` when it cannot
+    /// be keyed.
+    pub(super) fn value_parts(&mut self, v: &Value) -> Option<Vec<Part>> {
+        let mut k = KeyBuilder {
+            parts: Vec::new(),
+            memo: &mut self.memo,
+            epoch: self.epoch,
+            in_progress: Vec::new(),
+            depth: 0,
+        };
+        k.value(v)?;
+        Some(k.parts)
+    }
+}
+
+pub(super) struct KeyBuilder<'m> {
     parts: Vec<Part>,
     memo: &'m mut Memo,
     epoch: u64,
@@ -328,6 +157,18 @@ struct KeyBuilder<'m> {
 impl KeyBuilder<'_> {
     fn push(&mut self, part: Part) {
         self.parts.push(part);
+    }
+
+    /// A class by identity (a class does not change once its body ran);
+    /// kept in `Memo::classes` so that its address stays its own and the
+    /// key can be read across versions (see `across`).
+    fn class(&mut self, class: &Rc<Class>) {
+        let addr = Rc::as_ptr(class) as *const u8 as usize;
+        self.memo
+            .classes
+            .entry(addr)
+            .or_insert_with(|| class.clone());
+        self.push(Part::Class(addr));
     }
 
     fn dims(&mut self, dims: &[Dim]) {
@@ -364,8 +205,16 @@ impl KeyBuilder<'_> {
         if body.len() > MAX_KEY_PARTS {
             return None;
         }
-        let next = self.memo.structures.len() as u32;
-        let id = *self.memo.structures.entry(Parts::new(body)).or_insert(next);
+        let body = Rc::new(Parts::new(body));
+        let id = match self.memo.structures.get(&body) {
+            Some(id) => *id,
+            None => {
+                let next = self.memo.bodies.len() as u32;
+                self.memo.bodies.push(body.clone());
+                self.memo.structures.insert(body, next);
+                next
+            }
+        };
         self.memo
             .objects
             .insert(addr, (self.epoch, id, value.clone()));
@@ -451,7 +300,7 @@ impl KeyBuilder<'_> {
             }
             Value::SizeOfVar(var, dims) => {
                 self.push(Part::Tag(11));
-                self.push(Part::Len(*var as usize));
+                self.push(Part::Var(*var));
                 self.dims(dims);
             }
             Value::Tensor(t) => {
@@ -482,7 +331,7 @@ impl KeyBuilder<'_> {
                     k.push(Part::Device(l.device.borrow().clone()));
                     k.push(Part::Number(l.dtype.borrow().map_or(99, |d| d as u64)));
                     k.push(Part::Number(l.origin as u64));
-                    k.push(Part::Number(u64::from(l.mode)));
+                    k.push(Part::Mode(l.mode));
                     k.push(Part::Number(u64::from(l.unknown_children.get())));
                     let children = l.children.borrow().clone();
                     k.push(Part::Len(children.len()));
@@ -500,7 +349,7 @@ impl KeyBuilder<'_> {
             Value::Instance(inst) => {
                 self.push(Part::Tag(16));
                 self.object(Rc::as_ptr(inst) as *const u8 as usize, v, |k| {
-                    k.push(Part::Addr(Rc::as_ptr(&inst.class) as *const u8 as usize));
+                    k.class(&inst.class);
                     k.push(Part::Number(inst.origin as u64));
                     k.push(Part::Device(inst.device.borrow().clone()));
                     let order = inst.order.borrow().clone();
@@ -521,7 +370,7 @@ impl KeyBuilder<'_> {
             // Classes are written by identity: changing one moves the epoch.
             Value::Class(c) => {
                 self.push(Part::Tag(17));
-                self.push(Part::Addr(Rc::as_ptr(c) as *const u8 as usize));
+                self.class(c);
             }
             Value::Function(f) => {
                 self.push(Part::Tag(18));
@@ -552,14 +401,14 @@ impl KeyBuilder<'_> {
             Value::Super(v, class) => {
                 self.push(Part::Tag(24));
                 self.value(v)?;
-                self.push(Part::Addr(Rc::as_ptr(class) as *const u8 as usize));
+                self.class(class);
             }
             Value::FakeMode {
                 id,
                 allow_non_fake_inputs,
             } => {
                 self.push(Part::Tag(25));
-                self.push(Part::Number(u64::from(*id)));
+                self.push(Part::Mode(*id));
                 self.push(Part::Number(u64::from(*allow_non_fake_inputs)));
             }
             Value::Optional(v) => {
@@ -589,12 +438,11 @@ impl KeyBuilder<'_> {
         if f.closure.is_some() {
             return None;
         }
-        self.push(Part::Addr(Rc::as_ptr(&f.def) as *const u8 as usize));
-        self.push(Part::Addr(
-            f.owner
-                .as_ref()
-                .map_or(0, |o| o.as_ptr() as *const u8 as usize),
-        ));
+        self.push(Part::Def(Rc::as_ptr(&f.def) as *const u8 as usize));
+        match f.owner.as_ref().and_then(std::rc::Weak::upgrade) {
+            Some(owner) => self.class(&owner),
+            None => self.push(Part::Tag(0)),
+        }
         self.push(Part::Len(f.defaults.len()));
         for d in &f.defaults {
             match d {
@@ -615,24 +463,21 @@ impl KeyBuilder<'_> {
             }
             Shape::Var(v) => {
                 self.push(Part::Tag(1));
-                self.push(Part::Len(*v as usize));
+                self.push(Part::Var(*v));
             }
             Shape::Tail(v, d) => {
                 self.push(Part::Tag(2));
-                self.push(Part::Len(*v as usize));
+                self.push(Part::Var(*v));
                 self.dims(d);
             }
         }
         self.push(Part::Number(t.dtype.map_or(99, |d| d as u64)));
         self.push(Part::Device(t.device.clone()));
         self.push(Part::Number(t.origin as u64));
-        self.push(Part::Number(u64::from(t.mode)));
+        self.push(Part::Mode(t.mode));
         self.push(Part::Text(t.op.clone()));
         match &t.made_at {
-            Some(r) => {
-                self.push(Part::Len(r.start));
-                self.push(Part::Len(r.end));
-            }
+            Some(r) => self.push(Part::At(r.start, r.end)),
             None => self.push(Part::Tag(0)),
         }
         self.push(Part::Number(u64::from(t.is_param)));
@@ -645,142 +490,5 @@ impl KeyBuilder<'_> {
             }
             None => self.push(Part::Tag(0)),
         }
-    }
-}
-
-/// New symbols in place of those a call made the first time it ran.
-struct Renaming {
-    /// The number of the first symbol the first run made; they are
-    /// consecutive.
-    first: u32,
-    fresh: Vec<Dim>,
-}
-
-impl Renaming {
-    fn symbol(&self, id: SymId) -> Option<Dim> {
-        let i = id.0.checked_sub(self.first)?;
-        self.fresh.get(i as usize).cloned()
-    }
-
-    fn dim(&self, d: &Dim) -> Dim {
-        // Most dims are numbers or one symbol: no need to rebuild them.
-        if d.as_const().is_some() {
-            return d.clone();
-        }
-        if let Some(id) = d.as_sym() {
-            return self.symbol(id).unwrap_or_else(|| d.clone());
-        }
-        d.substitute(&mut |id| self.symbol(id))
-    }
-
-    /// The same list when nothing in it changes, so that runs which saw the
-    /// very same dims still share them.
-    fn dims(&self, dims: &Rc<Vec<Dim>>) -> Rc<Vec<Dim>> {
-        if dims.iter().all(|d| d.as_const().is_some()) {
-            return dims.clone();
-        }
-        let renamed: Vec<Dim> = dims.iter().map(|d| self.dim(d)).collect();
-        if renamed == **dims {
-            dims.clone()
-        } else {
-            Rc::new(renamed)
-        }
-    }
-
-    fn tensor(&self, t: &Rc<Tensor>) -> Rc<Tensor> {
-        let shape = match &t.shape {
-            Shape::Known(d) => Shape::Known(self.dims(d)),
-            Shape::Tail(v, d) => Shape::Tail(*v, self.dims(d)),
-            Shape::Var(_) => return t.clone(),
-        };
-        if shape == t.shape {
-            return t.clone();
-        }
-        Rc::new(Tensor {
-            shape,
-            ..(**t).clone()
-        })
-    }
-
-    /// A plain value (see `is_plain`) with the new symbols.
-    fn value(&self, v: &Value) -> Value {
-        match v {
-            Value::Int(d) => Value::Int(self.dim(d)),
-            Value::SizeOfVar(var, dims) => Value::SizeOfVar(*var, self.dims(dims)),
-            Value::Tensor(t) => Value::Tensor(self.tensor(t)),
-            Value::Range(a, b, c) => Value::Range(self.dim(a), self.dim(b), self.dim(c)),
-            Value::Tuple(items) => Value::tuple(items.iter().map(|i| self.value(i)).collect()),
-            Value::Optional(inner) => Value::Optional(Box::new(self.value(inner))),
-            Value::Many(element, len) => Value::Many(
-                Rc::new(self.value(element)),
-                len.as_ref().map(|n| self.dim(n)),
-            ),
-            Value::Distribution(d) => Value::Distribution(Rc::new(crate::value::Distribution {
-                batch: d.batch.iter().map(|x| self.dim(x)).collect(),
-                event: d.event.iter().map(|x| self.dim(x)).collect(),
-                params: d
-                    .params
-                    .iter()
-                    .map(|(k, v)| (k.clone(), self.value(v)))
-                    .collect(),
-                ..(**d).clone()
-            })),
-            Value::Slice(a, b, c) => Value::Slice(
-                Box::new(self.value(a)),
-                Box::new(self.value(b)),
-                Box::new(self.value(c)),
-            ),
-            other => other.clone(),
-        }
-    }
-
-    fn recorded(&self, r: Recorded) -> Recorded {
-        match r {
-            Recorded::Binding(site, call, t) => Recorded::Binding(site, call, self.tensor(&t)),
-            Recorded::Expression(start, end, call, t) => {
-                Recorded::Expression(start, end, call, self.tensor(&t))
-            }
-            Recorded::Scalar(site, d) => Recorded::Scalar(site, self.dim(&d)),
-            unknown @ Recorded::Unknown(..) => unknown,
-        }
-    }
-}
-
-/// Data a caller cannot change in place: safe to hand out twice.
-fn is_plain(v: &Value, depth: u32) -> bool {
-    if depth > 16 {
-        return false;
-    }
-    match v {
-        Value::Unknown
-        | Value::None
-        | Value::Bool(_)
-        | Value::Int(_)
-        | Value::Float(_)
-        | Value::Str(_)
-        | Value::Text
-        | Value::Distribution(_)
-        | Value::SizeOfVar(..)
-        | Value::Tensor(_)
-        | Value::Device(_)
-        | Value::DType(_)
-        | Value::Path(_)
-        | Value::Opaque(_)
-        | Value::Range(..)
-        | Value::Ellipsis => true,
-        Value::Tuple(items) => items.iter().all(|i| is_plain(i, depth + 1)),
-        Value::Optional(inner) => is_plain(inner, depth + 1),
-        Value::Many(element, _) => is_plain(element, depth + 1),
-        Value::Slice(a, b, c) => [a, b, c].iter().all(|x| is_plain(x, depth + 1)),
-        Value::List(_)
-        | Value::Dict(_)
-        | Value::Layer(_)
-        | Value::Instance(_)
-        | Value::Class(_)
-        | Value::Function(_)
-        | Value::BoundMethod(..)
-        | Value::BuiltinMethod(..)
-        | Value::Super(..)
-        | Value::FakeMode { .. } => false,
     }
 }

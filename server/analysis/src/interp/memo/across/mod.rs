@@ -1,0 +1,607 @@
+//! Memoised calls carried from one version of a file to the next, so that an
+//! edit runs again only the calls it can change.
+//!
+//! The in-run memo (`super`) knows a call by the addresses of what it was
+//! made on, which mean nothing in another run. A call is carried across when
+//! its key can be written without them:
+//! - functions by their item (a top-level statement, a method of a
+//!   top-level class, a statement of the main block), named by qualified
+//!   name and a hash of its text: editing a function makes it another item,
+//!   and every call keyed on it is gone;
+//! - classes by their item, their bases and their attributes;
+//! - objects by a hash of their whole structure, sizes only as numbers (a
+//!   symbol means nothing in another run), places as offsets into an item,
+//!   fake modes by their order among the main block's.
+//!
+//! Besides its key a call reads globals: each global it read is kept with
+//! what it held, and the call is taken again only when every one holds the
+//! same (a helper function edited, a constant changed). What a call does
+//! besides returning — records for hints, functions it reached, classes
+//! whose `forward` ran, text it read, steps it took — is kept and done again,
+//! at the places the new version has for it. Not carried: a call that made
+//! a symbol or an instance, reported anything (even a repeat of an earlier
+//! report, which adds no diagnostic), read state that earlier calls fill
+//! (the symbols of opaque values), or whose result or records hold a symbol
+//! or a place outside every item. Every call of it, nested ones included,
+//! counts: a caller depends on what its callees depended on.
+//!
+//! `tests/reuse.rs` holds this to its promise: over every fixture and
+//! test-corpus model and chains of code edits, an analysis that takes calls
+//! equals a fresh one.
+
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use shapels_syntax::ast::{Module, TextRange};
+
+mod items;
+mod place;
+
+pub(crate) use items::Items;
+use place::{Placer, placed_record, placed_value};
+
+use super::Pending;
+use super::key::{CallKey, Part};
+use crate::carry::TextReads;
+use crate::interp::Interp;
+use crate::record::Portable;
+use crate::report::Config;
+use crate::value::Value;
+
+/// The calls of one analysis that the analysis of the next version of the
+/// file can take instead of running them (see the module comment). Only
+/// valid for the configuration and coverage it was made with.
+pub struct CallCache {
+    entries: FxHashMap<StableKey, Rc<CarriedCall>>,
+    config: Config,
+    expressions: bool,
+    /// How many calls the run that made this took from the last version's.
+    taken: usize,
+    /// The fake modes the main block ran in, by number, in order.
+    main_modes: Vec<u32>,
+}
+
+impl CallCache {
+    /// How many calls the run that made this took from the last version's.
+    pub fn taken(&self) -> usize {
+        self.taken
+    }
+
+    /// How many calls it holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl std::fmt::Debug for CallCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CallCache({} calls)", self.entries.len())
+    }
+}
+
+/// A key piece that means the same in every run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Stable {
+    Tag(u8),
+    Len(usize),
+    Number(u64),
+    Int(i64),
+    Text(Rc<str>),
+    Device(Option<crate::value::Device>),
+    Item(u64),
+    Class(u64),
+    Structure(u64),
+    At(u64, usize, usize),
+    Mode(u32),
+}
+
+/// A key or a value as a hash of its stable parts (foldhash's quality
+/// hash, 64 bits: a file's analysis keeps hundreds of calls, so a clash is
+/// not a concern).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct StableKey(u64);
+
+/// The hasher of identities and stable keys: the same in every run.
+fn stable_hasher() -> impl Hasher {
+    use std::hash::BuildHasher;
+    foldhash::quality::FixedState::with_seed(0x5ea1_5eed).build_hasher()
+}
+
+/// What a carried call gives and does, at the places of the version it
+/// ran in.
+pub(crate) struct CarriedCall {
+    /// The items of the version it ran in, where its places are.
+    origin: Rc<Items>,
+    result: Value,
+    records: Vec<Portable>,
+    reads: TextReads,
+    /// The globals it read, with what each held (`None`: unbound).
+    globals: Vec<(Rc<str>, Option<StableKey>)>,
+    reached: Vec<u64>,
+    forward_ran: Vec<u64>,
+    steps: u64,
+}
+
+/// What the run had done when a call that may be kept began.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Begun {
+    reads: usize,
+    steps: u64,
+    reports: u64,
+}
+
+/// What a running call depends on and did, beyond its key and footprint.
+#[derive(Debug, Default)]
+pub(crate) struct Deps {
+    globals: Vec<Rc<str>>,
+    /// Functions it reached, by the address of their syntax.
+    reached: Vec<usize>,
+    /// Classes whose `forward` it ran, by address.
+    forward_ran: Vec<usize>,
+    /// It did something no other run can do again (made an instance).
+    unstable: bool,
+}
+
+impl Deps {
+    fn merge(&mut self, other: &Deps) {
+        for name in &other.globals {
+            if !self.globals.contains(name) {
+                self.globals.push(name.clone());
+            }
+        }
+        // A caller reaching many functions reaches each many times.
+        for def in &other.reached {
+            if !self.reached.contains(def) {
+                self.reached.push(*def);
+            }
+        }
+        for class in &other.forward_ran {
+            if !self.forward_ran.contains(class) {
+                self.forward_ran.push(*class);
+            }
+        }
+        self.unstable |= other.unstable;
+    }
+}
+
+/// The carrying of calls of one run: what it takes from the last version,
+/// and what it keeps for the next.
+#[derive(Default)]
+pub(crate) struct Across<'c> {
+    enabled: bool,
+    items: Rc<Items>,
+    previous: Option<&'c CallCache>,
+    /// One per call that may be kept, innermost last.
+    frames: Vec<Deps>,
+    next: FxHashMap<StableKey, Rc<CarriedCall>>,
+    structures: FxHashMap<u32, Option<u64>>,
+    classes: FxHashMap<usize, Option<u64>>,
+    /// Classes being written (a method's owner is its class).
+    writing: Vec<usize>,
+    taken: usize,
+    /// The fake modes the main block ran in (see `across_main_mode`).
+    main_modes: Vec<u32>,
+}
+
+impl<'c> Interp<'c> {
+    /// Keep this run's calls for the next version, and take those of
+    /// `previous` (the last version's) that still hold.
+    pub(crate) fn carry_calls(&mut self, module: &Module, previous: Option<&'c CallCache>) {
+        let expressions = self.recorder.expressions;
+        self.across = Across {
+            enabled: true,
+            items: Rc::new(Items::new(self.src, module)),
+            previous: previous.filter(|p| {
+                p.config == self.config && p.expressions == expressions && !p.is_empty()
+            }),
+            ..Across::default()
+        };
+    }
+
+    /// The calls this run kept (empty when it was not asked to keep any).
+    pub(crate) fn carried_calls(&mut self) -> CallCache {
+        let across = std::mem::take(&mut self.across);
+        CallCache {
+            entries: across.next,
+            config: self.config.clone(),
+            expressions: self.recorder.expressions,
+            taken: across.taken,
+            main_modes: across.main_modes,
+        }
+    }
+
+    /// The main block runs in a fake mode of this number. Modes are numbered
+    /// in the order they are made, which an edit can change; the main
+    /// block's are known in every run by their order among themselves.
+    pub(crate) fn across_main_mode(&mut self, id: u32) {
+        self.across.main_modes.push(id);
+    }
+
+    /// A mode's number as the next version can read it: 0 for none, else
+    /// one past its place among the main block's modes.
+    fn stable_mode(&self, id: u32) -> Option<u32> {
+        if id == 0 {
+            return Some(0);
+        }
+        let k = self.across.main_modes.iter().position(|m| *m == id)?;
+        Some(k as u32 + 1)
+    }
+
+    pub(crate) fn across_tracking(&self) -> bool {
+        !self.across.frames.is_empty()
+    }
+
+    /// A running call read the global `name`.
+    pub(crate) fn across_global(&mut self, name: &str) {
+        if let Some(frame) = self.across.frames.last_mut()
+            && !frame.globals.iter().any(|g| **g == *name)
+        {
+            frame.globals.push(Rc::from(name));
+        }
+    }
+
+    pub(crate) fn across_reached(&mut self, def: usize) {
+        if let Some(frame) = self.across.frames.last_mut()
+            && !frame.reached.contains(&def)
+        {
+            frame.reached.push(def);
+        }
+    }
+
+    pub(crate) fn across_forward_ran(&mut self, class: usize) {
+        if let Some(frame) = self.across.frames.last_mut()
+            && !frame.forward_ran.contains(&class)
+        {
+            frame.forward_ran.push(class);
+        }
+    }
+
+    /// A running call did something another run cannot repeat.
+    pub(crate) fn across_unstable(&mut self) {
+        if let Some(frame) = self.across.frames.last_mut() {
+            frame.unstable = true;
+        }
+    }
+
+    /// A call of the in-run memo was taken: what it depended on, its
+    /// caller depends on.
+    pub(super) fn across_repeat(&mut self, deps: Option<&Deps>, reads: Option<&TextReads>) {
+        if let Some(deps) = deps
+            && let Some(frame) = self.across.frames.last_mut()
+        {
+            frame.merge(deps);
+        }
+        if let Some(reads) = reads {
+            self.reads.borrow_mut().extend(reads);
+        }
+    }
+
+    /// A call that may be kept starts.
+    pub(super) fn across_begin(&mut self) -> Option<Begun> {
+        if !self.across.enabled {
+            return None;
+        }
+        self.across.frames.push(Deps::default());
+        Some(Begun {
+            reads: self.reads.borrow().len(),
+            steps: self.steps,
+            reports: self.reports,
+        })
+    }
+
+    /// The call's key, and what the last version's run of it gives when it
+    /// holds: its records, reads and reached functions are done again.
+    pub(super) fn across_take(
+        &mut self,
+        key: &CallKey,
+    ) -> (Option<StableKey>, Option<(Value, Rc<CarriedCall>)>) {
+        let Some(previous) = self.across.previous else {
+            return (None, None);
+        };
+        let Some(stable) = self.stable_key(key) else {
+            return (None, None);
+        };
+        let Some(call) = previous.entries.get(&stable).cloned() else {
+            return (Some(stable), None);
+        };
+        let taken = self.take_carried(previous, &call);
+        (Some(stable), taken.map(|v| (v, call)))
+    }
+
+    fn take_carried(&mut self, previous: &CallCache, call: &CarriedCall) -> Option<Value> {
+        for (name, held) in &call.globals {
+            let now = self.globals.borrow().get(name).cloned();
+            let now = match now {
+                Some(v) => Some(self.stable_value(&v)?),
+                None => None,
+            };
+            if now != *held {
+                return None;
+            }
+        }
+        let new = &self.across.items;
+        let range = |r: &TextRange| new.place(call.origin.anchor(r)?);
+        let main_modes = &self.across.main_modes;
+        let mode = |m: u32| {
+            if m == 0 {
+                return Some(0);
+            }
+            let k = previous.main_modes.iter().position(|old| *old == m)?;
+            main_modes.get(k).copied()
+        };
+        let place = Placer {
+            range: &range,
+            mode: &mode,
+        };
+        let result = placed_value(&call.result, &place)?;
+        let records = call
+            .records
+            .iter()
+            .map(|r| placed_record(r, &place))
+            .collect::<Option<Vec<_>>>()?;
+        let reads = call.reads.placed(range)?;
+        let reached = call
+            .reached
+            .iter()
+            .map(|identity| {
+                let index = *new.by_identity.get(identity)?;
+                new.by_def
+                    .iter()
+                    .find(|(_, i)| **i == index)
+                    .map(|(addr, _)| *addr)
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let forward_ran = call
+            .forward_ran
+            .iter()
+            .map(|identity| {
+                self.classes
+                    .iter()
+                    .find(|c| {
+                        c.def
+                            .as_ref()
+                            .and_then(|d| new.identity_of_def(Rc::as_ptr(d) as usize))
+                            == Some(*identity)
+                    })
+                    .map(|c| Rc::as_ptr(c) as usize)
+            })
+            .collect::<Option<Vec<_>>>()?;
+        self.recorder.record_portable(records);
+        self.reads.borrow_mut().extend(&reads);
+        for def in reached {
+            self.reached.insert(def);
+            self.across_reached(def);
+        }
+        for class in forward_ran {
+            self.forward_ran.insert(class);
+            self.across_forward_ran(class);
+        }
+        if let Some(frame) = self.across.frames.last_mut() {
+            for (name, _) in &call.globals {
+                if !frame.globals.contains(name) {
+                    frame.globals.push(name.clone());
+                }
+            }
+        }
+        self.steps += call.steps;
+        self.across.taken += 1;
+        Some(result)
+    }
+
+    /// A call that may be kept ended; `kept` is the in-run memo entry made
+    /// of it, if any. Keeps it for the next version when it can be.
+    pub(super) fn across_finish(
+        &mut self,
+        pending: &Pending,
+        kept: Option<(&Value, std::ops::Range<usize>)>,
+    ) -> Option<(Rc<Deps>, TextReads)> {
+        let begun = pending.across?;
+        let mut deps = self.across.frames.pop().unwrap_or_default();
+        // A report that repeats one made before adds no diagnostic, but
+        // the next version's run must make it.
+        deps.unstable |= self.reports != begun.reports;
+        if let Some(parent) = self.across.frames.last_mut() {
+            parent.merge(&deps);
+        }
+        let reads = self.reads.borrow().since(begun.reads);
+        if let Some((result, recorded)) = kept
+            && !deps.unstable
+        {
+            match (&pending.taken, pending.stable) {
+                // Taken from the last version: it holds as it was.
+                (Some(call), Some(stable)) => {
+                    self.across.next.insert(stable, call.clone());
+                }
+                _ => {
+                    let steps = self.steps - begun.steps;
+                    self.keep_carried(pending, result, recorded, &deps, &reads, steps);
+                }
+            }
+        }
+        Some((Rc::new(deps), reads))
+    }
+
+    fn keep_carried(
+        &mut self,
+        pending: &Pending,
+        result: &Value,
+        recorded: std::ops::Range<usize>,
+        deps: &Deps,
+        reads: &TextReads,
+        steps: u64,
+    ) -> Option<()> {
+        let stable = match pending.stable {
+            Some(s) => s,
+            None => self.stable_key(&pending.key)?,
+        };
+        let items = &self.across.items;
+        let anchored = |r: &TextRange| items.anchor(r).map(|_| r.clone());
+        let mode = |m: u32| self.stable_mode(m).map(|_| m);
+        let place = Placer {
+            range: &anchored,
+            mode: &mode,
+        };
+        placed_value(result, &place)?;
+        let records = self.recorder.portable(recorded)?;
+        for r in &records {
+            placed_record(r, &place)?;
+        }
+        let reads = reads.placed(anchored)?;
+        let reached = deps
+            .reached
+            .iter()
+            .filter_map(|def| self.across.items.identity_of_def(*def))
+            .collect();
+        let forward_ran = deps
+            .forward_ran
+            .iter()
+            .map(|addr| {
+                let class = self
+                    .classes
+                    .iter()
+                    .find(|c| Rc::as_ptr(c) as usize == *addr)?;
+                let def = class.def.as_ref()?;
+                self.across.items.identity_of_def(Rc::as_ptr(def) as usize)
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let mut globals = Vec::with_capacity(deps.globals.len());
+        for name in &deps.globals {
+            let value = self.globals.borrow().get(name).cloned();
+            let held = match value {
+                Some(v) => Some(self.stable_value(&v)?),
+                None => None,
+            };
+            globals.push((name.clone(), held));
+        }
+        self.across.next.insert(
+            stable,
+            Rc::new(CarriedCall {
+                origin: self.across.items.clone(),
+                result: result.clone(),
+                records,
+                reads,
+                globals,
+                reached,
+                forward_ran,
+                steps,
+            }),
+        );
+        Some(())
+    }
+
+    fn stable_key(&mut self, key: &CallKey) -> Option<StableKey> {
+        let mut hasher = stable_hasher();
+        u8::from(self.recorder.made_up).hash(&mut hasher);
+        u8::from(self.recorder.only_new_sites).hash(&mut hasher);
+        for part in &key.parts.parts {
+            self.stable_part(part)?.hash(&mut hasher);
+        }
+        Some(StableKey(hasher.finish()))
+    }
+
+    fn stable_value(&mut self, v: &Value) -> Option<StableKey> {
+        let parts = self.value_parts(v)?;
+        let mut hasher = stable_hasher();
+        for part in &parts {
+            self.stable_part(part)?.hash(&mut hasher);
+        }
+        Some(StableKey(hasher.finish()))
+    }
+
+    fn stable_part(&mut self, part: &Part) -> Option<Stable> {
+        Some(match part {
+            Part::Tag(t) => Stable::Tag(*t),
+            Part::Len(n) => Stable::Len(*n),
+            Part::Number(n) => Stable::Number(*n),
+            Part::Text(t) => Stable::Text(t.clone()),
+            Part::Device(d) => Stable::Device(d.clone()),
+            Part::Dim(d) => Stable::Int(d.as_const()?),
+            Part::Object(n) => Stable::Structure(self.structure_id(*n)?),
+            Part::Def(addr) => Stable::Item(self.across.items.identity_of_def(*addr)?),
+            Part::Class(addr) => Stable::Class(self.class_id(*addr)?),
+            Part::Var(_) => return None,
+            Part::Mode(m) => Stable::Mode(self.stable_mode(*m)?),
+            Part::At(start, end) => {
+                let (identity, start, end) = self.across.items.anchor(&(*start..*end))?;
+                Stable::At(identity, start, end)
+            }
+        })
+    }
+
+    /// A structure the memo numbered, as a hash of what it is made of.
+    fn structure_id(&mut self, number: u32) -> Option<u64> {
+        if let Some(id) = self.across.structures.get(&number) {
+            return *id;
+        }
+        let body = self.memo_structure(number);
+        let id = body.and_then(|body| {
+            let mut hasher = stable_hasher();
+            for part in &body.parts {
+                self.stable_part(part)?.hash(&mut hasher);
+            }
+            Some(hasher.finish())
+        });
+        self.across.structures.insert(number, id);
+        id
+    }
+
+    /// A class as its item, its bases and its attributes (methods by item,
+    /// values by content); `None` when one of them cannot be written so.
+    fn class_id(&mut self, addr: usize) -> Option<u64> {
+        if let Some(id) = self.across.classes.get(&addr) {
+            return *id;
+        }
+        // A method's owner is the class being written: it is written as
+        // such, not again.
+        if self.across.writing.contains(&addr) {
+            return Some(0);
+        }
+        let class = self.memo_class(addr)?;
+        self.across.writing.push(addr);
+        let id = (|| {
+            let mut parts = Vec::new();
+            match &class.def {
+                Some(def) => parts.push(Stable::Item(
+                    self.across
+                        .items
+                        .identity_of_def(Rc::as_ptr(def) as usize)?,
+                )),
+                None => parts.push(Stable::Text(class.name.clone())),
+            }
+            parts.push(Stable::Tag(u8::from(class.is_dataclass)));
+            for base in &class.bases {
+                parts.push(Stable::Number(self.stable_value(base)?.0));
+            }
+            let mut attrs = crate::value::entries(&class.attrs);
+            attrs.sort_by(|a, b| a.0.cmp(&b.0));
+            for (name, value) in &attrs {
+                // A container could change after the class was made.
+                if holds_mutable(value, 0) {
+                    return None;
+                }
+                parts.push(Stable::Text(name.clone()));
+                parts.push(Stable::Number(self.stable_value(value)?.0));
+            }
+            let mut hasher = stable_hasher();
+            parts.hash(&mut hasher);
+            Some(hasher.finish())
+        })();
+        self.across.writing.pop();
+        self.across.classes.insert(addr, id);
+        id
+    }
+}
+
+/// Whether a class attribute holds something that can change in place.
+fn holds_mutable(v: &Value, depth: u32) -> bool {
+    match v {
+        Value::List(_) | Value::Dict(_) | Value::Instance(_) | Value::Layer(_) => true,
+        Value::Tuple(items) => depth > 8 || items.iter().any(|i| holds_mutable(i, depth + 1)),
+        _ => false,
+    }
+}

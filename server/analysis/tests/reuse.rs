@@ -1,0 +1,229 @@
+//! Analysing a version of a file with the calls of the last version's
+//! analysis (`analyze_module_reusing`) gives exactly what analysing it
+//! afresh gives — hints, hover, diagnostics, names of sizes and what the
+//! analysis read — over every fixture and test-corpus model and chains of
+//! code edits of several kinds (a number changed, a name changed, a line
+//! repeated, a line removed) in classes, functions and main blocks.
+
+use std::path::{Path, PathBuf};
+
+use shapels_analysis::{
+    CallCache, Config, Coverage, FileAnalysis, analyze_module, analyze_module_reusing,
+};
+use shapels_syntax::parse;
+
+fn python_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
+    let mut files = Vec::new();
+    for dir in [
+        "fixtures/basics",
+        "fixtures/diagnostics",
+        "fixtures/interpreter",
+        "fixtures/library",
+        "fixtures/ops",
+        "corpus",
+    ] {
+        let mut here: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .unwrap_or_else(|e| panic!("read {dir}: {e}"))
+            .map(|entry| entry.expect("a directory entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "py"))
+            .collect();
+        here.sort();
+        files.extend(here);
+    }
+    assert!(files.len() > 100, "the fixtures and test corpus are there");
+    files
+}
+
+/// Everything an analysis says, ranges and what it read included.
+fn shown(analysis: &FileAnalysis) -> String {
+    format!("{analysis:?}")
+}
+
+/// Lines with code (not blank, not a comment, outside docstrings), by the
+/// byte range of the line including its newline.
+fn code_lines(text: &str) -> Vec<(usize, usize)> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut in_docstring = false;
+    for line in text.split_inclusive('\n') {
+        let quotes = line.matches("\"\"\"").count();
+        let in_string = in_docstring || quotes > 0;
+        in_docstring ^= quotes % 2 == 1;
+        let trimmed = line.trim();
+        if !in_string && !trimmed.is_empty() && !trimmed.starts_with('#') {
+            lines.push((start, start + line.len()));
+        }
+        start += line.len();
+    }
+    lines
+}
+
+/// A chain of code edits of `text`, each applied to the one before: at
+/// lines spread over the file, one of each kind in turn.
+fn edit_chain(text: &str, seed: usize) -> Vec<String> {
+    let mut versions = Vec::new();
+    let mut current = text.to_string();
+    for step in 0..4 {
+        let lines = code_lines(&current);
+        if lines.is_empty() {
+            break;
+        }
+        let (start, end) = lines[(lines.len() * (2 * step + 1 + seed % 3) / 9) % lines.len()];
+        let line = &current[start..end];
+        let code_end = start + line.find('#').unwrap_or(line.len());
+        let code = &current[start..code_end];
+        let next = match (step + seed) % 4 {
+            // A number changed: a size, a count, a dim.
+            0 => match code.find(|c: char| c.is_ascii_digit()) {
+                Some(i) => {
+                    let at = start + i;
+                    let digit = if &current[at..=at] == "3" { "5" } else { "3" };
+                    format!("{}{digit}{}", &current[..at], &current[at + 1..])
+                }
+                None => format!("{}{}", &current[..start], &current[end..]),
+            },
+            // A name changed (it no longer resolves, or means another thing).
+            1 => match code.find(" = ") {
+                Some(i) => format!("{}_b{}", &current[..start + i], &current[start + i..]),
+                None => format!("{}{line}{}", &current[..start], &current[start..]),
+            },
+            // A line repeated (`x = f(x)` twice).
+            2 => format!("{}{line}{}", &current[..start], &current[start..]),
+            // A line removed.
+            _ => format!("{}{}", &current[..start], &current[end..]),
+        };
+        versions.push(next.clone());
+        current = next;
+    }
+    versions
+}
+
+/// Analyses each version with the calls of the one before, comparing with
+/// a fresh analysis; returns how many calls were taken.
+fn check_chain(path: &Path, text: &str, versions: &[String], coverage: Coverage) -> usize {
+    let config = Config::default();
+    let first = parse(text);
+    let (_, mut calls): (FileAnalysis, CallCache) =
+        analyze_module_reusing(text, &first.module, &config, coverage, None);
+    let mut taken = 0;
+    let mut before = text;
+    for (i, version) in versions.iter().enumerate() {
+        let file = parse(version);
+        let (reused, next) =
+            analyze_module_reusing(version, &file.module, &config, coverage, Some(&calls));
+        let fresh = analyze_module(version, &file.module, &config, coverage);
+        if shown(&reused) != shown(&fresh) {
+            let (a, b) = (format!("{reused:#?}"), format!("{fresh:#?}"));
+            let differing: Vec<String> = a
+                .lines()
+                .zip(b.lines())
+                .enumerate()
+                .filter(|(_, (x, y))| x != y)
+                .take(6)
+                .map(|(n, (x, y))| format!("line {n}: taken {x} / fresh {y}"))
+                .collect();
+            let _ = std::fs::write(std::env::temp_dir().join("reuse-before.py"), before);
+            let _ = std::fs::write(std::env::temp_dir().join("reuse-after.py"), version);
+            let edited: Vec<String> = before
+                .lines()
+                .zip(version.lines())
+                .filter(|(x, y)| x != y)
+                .take(2)
+                .map(|(x, y)| format!("{x:?} -> {y:?}"))
+                .collect();
+            panic!(
+                "{}: edit {} of the chain ({}): the analysis that took {} calls from the last version differs from a fresh one:\n{}",
+                path.display(),
+                i + 1,
+                edited.join("; "),
+                next.taken(),
+                differing.join("\n")
+            );
+        }
+        before = version;
+        taken += next.taken();
+        calls = next;
+    }
+    taken
+}
+
+#[test]
+fn analyses_that_take_calls_equal_fresh_ones() {
+    let (mut chains, mut taken) = (0, 0);
+    for (k, path) in python_files().iter().enumerate() {
+        let text = std::fs::read_to_string(path).expect("read a fixture");
+        // Three chains per file, each starting at other lines with another
+        // kind of edit; both coverages, alternately.
+        for seed in k..k + 3 {
+            let versions = edit_chain(&text, seed);
+            let coverage = if seed % 2 == 0 {
+                Coverage::Bindings
+            } else {
+                Coverage::Expressions
+            };
+            taken += check_chain(path, &text, &versions, coverage);
+            chains += 1;
+        }
+    }
+    eprintln!("{chains} chains of edits; {taken} calls taken from the last version");
+    // A check under which nothing was ever taken would prove nothing.
+    assert!(taken > 2000, "only {taken} calls were taken");
+}
+
+/// An edit in the main block leaves the model's calls as they were: they
+/// are taken, not run; an edit in a helper function runs its calls again.
+#[test]
+fn what_an_edit_cannot_change_is_taken() {
+    let text = "\
+import torch
+import torch.nn as nn
+
+
+def widen(x):
+    return torch.cat([x, x], dim=-1)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(widen(x))
+
+
+if __name__ == \"__main__\":
+    net = Net()
+    x = torch.zeros(2, 4)
+    y = net(x)
+    z = y.sum()
+";
+    let config = Config::default();
+    let analysed = |text: &str, calls: Option<&CallCache>| {
+        let file = parse(text);
+        let (analysis, next) =
+            analyze_module_reusing(text, &file.module, &config, Coverage::Bindings, calls);
+        let fresh = analyze_module(text, &file.module, &config, Coverage::Bindings);
+        assert_eq!(shown(&analysis), shown(&fresh));
+        (analysis, next)
+    };
+    let (_, calls) = analysed(text, None);
+    assert!(calls.len() >= 2, "forward and widen are kept: {calls:?}");
+    let main_edit = text.replace("z = y.sum()", "z = y.mean()");
+    let (_, next) = analysed(&main_edit, Some(&calls));
+    assert_eq!(next.taken(), 1, "net(x) is taken whole");
+    // `widen` doubles no more: `Net.forward` reads it as a global, so its
+    // call is not taken, and the linear layer now sees 4 features.
+    let helper_edit = text.replace("[x, x]", "[x]");
+    let (analysis, next) = analysed(&helper_edit, Some(&calls));
+    assert_eq!(next.taken(), 0);
+    assert!(
+        analysis
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "linear-shape"),
+        "{:?}",
+        analysis.diagnostics
+    );
+}
