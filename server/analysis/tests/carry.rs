@@ -4,38 +4,14 @@
 //! docstrings, blank lines, spacing, shape comments, and code (which never
 //! carries).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use shapels_analysis::{Config, Coverage, FileAnalysis, analyze_module, carry_over};
+use shapels_analysis::{Config, Coverage, analyze_module, carry_over};
 use shapels_syntax::{edit_between, parse, reparse};
 
-fn python_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
-    let mut files = Vec::new();
-    for dir in [
-        "fixtures/basics",
-        "fixtures/diagnostics",
-        "fixtures/interpreter",
-        "fixtures/library",
-        "fixtures/ops",
-        "corpus",
-    ] {
-        let mut here: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .unwrap_or_else(|e| panic!("read {dir}: {e}"))
-            .map(|entry| entry.expect("a directory entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "py"))
-            .collect();
-        here.sort();
-        files.extend(here);
-    }
-    assert!(files.len() > 100, "the fixtures and test corpus are there");
-    files
-}
+mod common;
 
-/// Everything an analysis says, ranges and what it read included.
-fn shown(analysis: &FileAnalysis) -> String {
-    format!("{analysis:?}")
-}
+use common::{python_files, shown};
 
 /// Edits of one text that touch no code, each as the new text.
 fn trivia_edits(text: &str) -> Vec<String> {

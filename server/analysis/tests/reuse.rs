@@ -5,40 +5,16 @@
 //! code edits of several kinds (a number changed, a name changed, a line
 //! repeated, a line removed) in classes, functions and main blocks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use shapels_analysis::{
     CallCache, Config, Coverage, FileAnalysis, analyze_module, analyze_module_reusing,
 };
 use shapels_syntax::parse;
 
-fn python_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
-    let mut files = Vec::new();
-    for dir in [
-        "fixtures/basics",
-        "fixtures/diagnostics",
-        "fixtures/interpreter",
-        "fixtures/library",
-        "fixtures/ops",
-        "corpus",
-    ] {
-        let mut here: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .unwrap_or_else(|e| panic!("read {dir}: {e}"))
-            .map(|entry| entry.expect("a directory entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "py"))
-            .collect();
-        here.sort();
-        files.extend(here);
-    }
-    assert!(files.len() > 100, "the fixtures and test corpus are there");
-    files
-}
+mod common;
 
-/// Everything an analysis says, ranges and what it read included.
-fn shown(analysis: &FileAnalysis) -> String {
-    format!("{analysis:?}")
-}
+use common::{python_files, shown};
 
 /// Lines with code (not blank, not a comment, outside docstrings), by the
 /// byte range of the line including its newline.

@@ -89,13 +89,7 @@ impl Interp<'_> {
             .dataclass_prefix
             .clone()
             .unwrap_or_else(|| Rc::from(""));
-        let mut k = KeyBuilder {
-            parts: Vec::new(),
-            memo: &mut self.memo,
-            epoch: self.epoch,
-            in_progress: Vec::new(),
-            depth: 0,
-        };
+        let mut k = self.key_builder();
         k.function(f)?;
         k.push(Part::Number(u64::from(open)));
         k.push(Part::Number(u64::from(mode.fake)));
@@ -133,15 +127,19 @@ impl Interp<'_> {
     /// A value's whole structure, as a key holds it; `None` when it cannot
     /// be keyed.
     pub(super) fn value_parts(&mut self, v: &Value) -> Option<Vec<Part>> {
-        let mut k = KeyBuilder {
+        let mut k = self.key_builder();
+        k.value(v)?;
+        Some(k.parts)
+    }
+
+    fn key_builder(&mut self) -> KeyBuilder<'_> {
+        KeyBuilder {
             parts: Vec::new(),
             memo: &mut self.memo,
             epoch: self.epoch,
             in_progress: Vec::new(),
             depth: 0,
-        };
-        k.value(v)?;
-        Some(k.parts)
+        }
     }
 }
 
