@@ -58,8 +58,6 @@ pub struct CallCache {
     expressions: bool,
     /// How many calls the run that made this took from the last version's.
     taken: usize,
-    /// The fake modes the main block ran in, by number, in order.
-    main_modes: Vec<u32>,
 }
 
 impl CallCache {
@@ -117,6 +115,9 @@ fn stable_hasher() -> impl Hasher {
 pub(crate) struct CarriedCall {
     /// The items of the version it ran in, where its places are.
     origin: Rc<Items>,
+    /// The fake modes that version's main block had made when the call
+    /// ran (see `across_main_mode`).
+    modes: Vec<u32>,
     result: Value,
     records: Vec<Portable>,
     reads: TextReads,
@@ -211,7 +212,6 @@ impl<'c> Interp<'c> {
             config: self.config.clone(),
             expressions: self.recorder.expressions,
             taken: across.taken,
-            main_modes: across.main_modes,
         }
     }
 
@@ -309,11 +309,11 @@ impl<'c> Interp<'c> {
         let Some(call) = previous.entries.get(&stable).cloned() else {
             return (Some(stable), None);
         };
-        let taken = self.take_carried(previous, &call);
+        let taken = self.take_carried(&call);
         (Some(stable), taken.map(|v| (v, call)))
     }
 
-    fn take_carried(&mut self, previous: &CallCache, call: &CarriedCall) -> Option<Value> {
+    fn take_carried(&mut self, call: &CarriedCall) -> Option<Value> {
         for (name, held) in &call.globals {
             let now = self.globals.borrow().get(name).cloned();
             let now = match now {
@@ -331,7 +331,7 @@ impl<'c> Interp<'c> {
             if m == 0 {
                 return Some(0);
             }
-            let k = previous.main_modes.iter().position(|old| *old == m)?;
+            let k = call.modes.iter().position(|old| *old == m)?;
             main_modes.get(k).copied()
         };
         let place = Placer {
@@ -482,6 +482,7 @@ impl<'c> Interp<'c> {
             stable,
             Rc::new(CarriedCall {
                 origin: self.across.items.clone(),
+                modes: self.across.main_modes.clone(),
                 result: result.clone(),
                 records,
                 reads,
