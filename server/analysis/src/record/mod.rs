@@ -95,6 +95,20 @@ pub(crate) struct Recorder {
 /// Entries the journal keeps at most (a bound on memory for runaway files).
 const MAX_JOURNAL: usize = 200_000;
 
+/// The new calls of records recorded again: each call they were recorded
+/// in gets one new number, the same for all its records.
+#[derive(Default)]
+struct Renewal(FxHashMap<u32, u32>);
+
+impl Renewal {
+    fn call(&mut self, old: u32, calls: &mut u32) -> u32 {
+        *self.0.entry(old).or_insert_with(|| {
+            *calls += 1;
+            *calls
+        })
+    }
+}
+
 /// One thing recorded, kept to be recorded again (sites by number).
 #[derive(Clone)]
 pub(crate) enum Recorded {
@@ -164,13 +178,7 @@ impl Recorder {
     /// it (a repeat with new symbols renames them).
     /// Each call it recorded in is a new call now.
     pub fn replay(&mut self, recorded: std::ops::Range<usize>, map: impl Fn(Recorded) -> Recorded) {
-        let mut renewed: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut renew = |call: u32, calls: &mut u32| {
-            *renewed.entry(call).or_insert_with(|| {
-                *calls += 1;
-                *calls
-            })
-        };
+        let mut renewal = Renewal::default();
         for i in recorded {
             let Some(r) = self.journal.get(i) else {
                 break;
@@ -182,12 +190,12 @@ impl Recorder {
             }
             match map(r.clone()) {
                 Recorded::Binding(site, call, tensor) => {
-                    let call = renew(call, &mut self.calls);
+                    let call = renewal.call(call, &mut self.calls);
                     self.binding_hit(site, call, tensor)
                 }
                 Recorded::Unknown(name, start) => self.unknown_at(name, start),
                 Recorded::Expression(start, end, call, tensor) => {
-                    let call = renew(call, &mut self.calls);
+                    let call = renewal.call(call, &mut self.calls);
                     self.expression_at(start, end, call, tensor)
                 }
                 Recorded::Scalar(site, value) => self.scalar_hit(site, value),
@@ -231,13 +239,7 @@ impl Recorder {
     /// Record what a call of another run recorded, as `replay` does for
     /// this run's: each call it recorded in is a new call now.
     pub fn record_portable(&mut self, records: Vec<Portable>) {
-        let mut renewed: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut renew = |call: u32, calls: &mut u32| {
-            *renewed.entry(call).or_insert_with(|| {
-                *calls += 1;
-                *calls
-            })
-        };
+        let mut renewal = Renewal::default();
         let outer = self.call;
         for r in records {
             match r {
@@ -248,12 +250,12 @@ impl Recorder {
                     call,
                     tensor,
                 } => {
-                    self.call = renew(call, &mut self.calls);
+                    self.call = renewal.call(call, &mut self.calls);
                     self.binding(&name, range, kind, tensor);
                 }
                 Portable::Unknown(name, start) => self.unknown_at(name, start),
                 Portable::Expression(range, call, tensor) => {
-                    let call = renew(call, &mut self.calls);
+                    let call = renewal.call(call, &mut self.calls);
                     self.expression_at(range.start, range.end, call, tensor);
                 }
                 Portable::Scalar(name, start, value) => self.scalar(&name, start..start, value),

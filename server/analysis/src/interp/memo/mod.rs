@@ -37,10 +37,9 @@ use crate::value::{Function, Shape, Tensor, Value};
 mod across;
 mod key;
 
-use crate::carry::TextReads;
 pub(crate) use across::Across;
 pub use across::CallCache;
-use across::{Deps, StableKey};
+use across::{StableKey, Traced};
 use key::{CallKey, Parts};
 
 /// The calls made so far and the structure of the objects they were made on.
@@ -97,9 +96,8 @@ struct Entry {
     /// another object while the entry exists.
     _inputs: Vec<Value>,
     /// When calls are carried across versions: what the call depended on
-    /// and read, which a caller taking this entry depends on and reads too.
-    deps: Option<Rc<Deps>>,
-    reads: Option<TextReads>,
+    /// and read.
+    traced: Option<Rc<Traced>>,
 }
 
 /// What a call about to be made should do.
@@ -177,9 +175,8 @@ impl Interp<'_> {
             let result = entry.result.clone();
             let recorded = entry.recorded.clone();
             let minted = entry.minted.clone();
-            if entry.deps.is_some() {
-                let (deps, reads) = (entry.deps.clone(), entry.reads.clone());
-                self.across_repeat(deps.as_deref(), reads.as_ref());
+            if let Some(traced) = entry.traced.clone() {
+                self.across_repeat(&traced);
             }
             if minted.is_empty() {
                 self.recorder.replay(recorded, |r| r);
@@ -236,7 +233,7 @@ impl Interp<'_> {
             .clone()
             .filter(|_| after.symbols == p.before.symbols)
             .map(|r| (result, r));
-        let (deps, reads) = self.across_finish(&p, carried).unzip();
+        let traced = self.across_finish(&p, carried);
         if let Some(recorded) = recorded {
             self.memo.entries.insert(
                 p.key,
@@ -246,8 +243,7 @@ impl Interp<'_> {
                     recorded,
                     minted: p.before.symbols as u32..after.symbols as u32,
                     _inputs: p.inputs,
-                    deps,
-                    reads,
+                    traced,
                 },
             );
         }

@@ -16,6 +16,8 @@ use crate::interp::control::is_main_guard;
 struct Item {
     identity: u64,
     span: TextRange,
+    /// The address of its definition's syntax (0 for other statements).
+    def: usize,
 }
 
 /// The items of one version of a file.
@@ -45,7 +47,11 @@ impl Items {
                 src.get(span.clone()).unwrap_or("").hash(&mut hasher);
                 let identity = hasher.finish();
                 let index = items.items.len() as u32;
-                items.items.push(Item { identity, span });
+                items.items.push(Item {
+                    identity,
+                    span,
+                    def: addr,
+                });
                 if addr != 0 {
                     items.by_def.insert(addr, index);
                 }
@@ -137,6 +143,13 @@ impl Items {
         let start = item.span.start + start;
         let end = item.span.start + end;
         (end <= item.span.end).then_some(start..end)
+    }
+
+    /// The address of the definition of the item of this identity, in
+    /// this version.
+    pub(super) fn def_of_identity(&self, identity: u64) -> Option<usize> {
+        let item = &self.items[*self.by_identity.get(&identity)? as usize];
+        (item.def != 0).then_some(item.def)
     }
 
     pub(super) fn identity_of_def(&self, addr: usize) -> Option<u64> {

@@ -136,6 +136,14 @@ pub(crate) struct Begun {
     reports: u64,
 }
 
+/// What a call kept by the in-run memo depended on and read, which a
+/// caller taking it depends on and reads too.
+#[derive(Debug)]
+pub(crate) struct Traced {
+    deps: Deps,
+    reads: TextReads,
+}
+
 /// What a running call depends on and did, beyond its key and footprint.
 #[derive(Debug, Default)]
 pub(crate) struct Deps {
@@ -270,14 +278,12 @@ impl<'c> Interp<'c> {
 
     /// A call of the in-run memo was taken: what it depended on, its
     /// caller depends on.
-    pub(super) fn across_repeat(&mut self, deps: Option<&Deps>, reads: Option<&TextReads>) {
-        if let Some(deps) = deps
-            && let Some(frame) = self.across.frames.last_mut()
-        {
-            frame.merge(deps);
-        }
-        if let Some(reads) = reads {
-            self.reads.borrow_mut().extend(reads);
+    pub(super) fn across_repeat(&mut self, traced: &Traced) {
+        // Only a call being kept needs them: the first run already read
+        // the text and reached the functions for this run.
+        if let Some(frame) = self.across.frames.last_mut() {
+            frame.merge(&traced.deps);
+            self.reads.borrow_mut().extend(&traced.reads);
         }
     }
 
@@ -348,13 +354,7 @@ impl<'c> Interp<'c> {
         let reached = call
             .reached
             .iter()
-            .map(|identity| {
-                let index = *new.by_identity.get(identity)?;
-                new.by_def
-                    .iter()
-                    .find(|(_, i)| **i == index)
-                    .map(|(addr, _)| *addr)
-            })
+            .map(|identity| new.def_of_identity(*identity))
             .collect::<Option<Vec<_>>>()?;
         let forward_ran = call
             .forward_ran
@@ -381,12 +381,8 @@ impl<'c> Interp<'c> {
             self.forward_ran.insert(class);
             self.across_forward_ran(class);
         }
-        if let Some(frame) = self.across.frames.last_mut() {
-            for (name, _) in &call.globals {
-                if !frame.globals.contains(name) {
-                    frame.globals.push(name.clone());
-                }
-            }
+        for (name, _) in &call.globals {
+            self.across_global(name);
         }
         self.steps += call.steps;
         self.across.taken += 1;
@@ -399,7 +395,7 @@ impl<'c> Interp<'c> {
         &mut self,
         pending: &Pending,
         kept: Option<(&Value, std::ops::Range<usize>)>,
-    ) -> Option<(Rc<Deps>, TextReads)> {
+    ) -> Option<Rc<Traced>> {
         let begun = pending.across?;
         let mut deps = self.across.frames.pop().unwrap_or_default();
         // A report that repeats one made before adds no diagnostic, but
@@ -423,7 +419,7 @@ impl<'c> Interp<'c> {
                 }
             }
         }
-        Some((Rc::new(deps), reads))
+        Some(Rc::new(Traced { deps, reads }))
     }
 
     fn keep_carried(
