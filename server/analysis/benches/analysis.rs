@@ -20,6 +20,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use shapels_analysis::ModuleGraph;
 use shapels_analysis::{
     Config, Coverage, HintDetail, analyze, analyze_module, analyze_module_reusing, carry_over,
     inlay_hints,
@@ -86,7 +87,14 @@ fn keystroke(c: &mut Criterion) {
     });
     // What the server runs: the calls the edit cannot have changed (those
     // that do not reach `MLP`) are taken from the last version's analysis.
-    let (_, calls) = analyze_module_reusing(GPT, &old.module, &config, Coverage::Bindings, None);
+    let (_, calls) = analyze_module_reusing(
+        GPT,
+        &old.module,
+        &config,
+        Coverage::Bindings,
+        None,
+        &ModuleGraph::empty(),
+    );
     group.bench_function("gpt_400_lines_reparse_and_analyze_reusing", |b| {
         b.iter(|| {
             let file = reparse(&old, GPT, black_box(&valid), valid_edit);
@@ -96,6 +104,7 @@ fn keystroke(c: &mut Criterion) {
                 &config,
                 Coverage::Bindings,
                 Some(&calls),
+                &ModuleGraph::empty(),
             )
         })
     });
@@ -120,6 +129,7 @@ fn keystroke(c: &mut Criterion) {
                     &config,
                     Coverage::Bindings,
                     Some(&calls),
+                    &ModuleGraph::empty(),
                 )
             })
         },

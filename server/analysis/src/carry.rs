@@ -157,8 +157,8 @@ pub fn carry_over(
     }
     for diagnostic in &mut carried.diagnostics {
         diagnostic.range = edit.move_range(&diagnostic.range)?;
-        for (range, _) in &mut diagnostic.related {
-            *range = edit.move_range(range)?;
+        for related in diagnostic.related.iter_mut().filter(|r| r.file.is_none()) {
+            related.range = edit.move_range(&related.range)?;
         }
     }
     Some(carried)

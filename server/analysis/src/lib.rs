@@ -10,10 +10,12 @@ mod record;
 mod report;
 mod rules;
 mod value;
+pub mod workspace;
 
 pub use carry::{TextReads, carry_over};
 pub use interp::CallCache;
 pub use report::*;
+pub use workspace::ModuleGraph;
 
 /// Analyse one Python file, expressions included. Never panics on any input.
 pub fn analyze(source: &str, config: &Config) -> FileAnalysis {
@@ -22,32 +24,50 @@ pub fn analyze(source: &str, config: &Config) -> FileAnalysis {
 }
 
 /// Analyse an already parsed module (the LSP keeps the tree between edits),
-/// keeping what `coverage` asks for.
+/// keeping what `coverage` asks for. Imports of the user's modules name
+/// nothing: see `analyze_module_in`.
 pub fn analyze_module(
     source: &str,
     module: &shapels_syntax::ast::Module,
     config: &Config,
     coverage: Coverage,
 ) -> FileAnalysis {
-    let mut interp = interp::Interp::new(source, config);
+    analyze_module_in(source, module, config, coverage, &ModuleGraph::empty())
+}
+
+/// `analyze_module` for a file whose imports of the user's own modules
+/// `modules` holds (see `workspace::load`): their code runs where the file
+/// imports it, as if it were written here, and what it gets wrong is
+/// reported where this file calls it.
+pub fn analyze_module_in(
+    source: &str,
+    module: &shapels_syntax::ast::Module,
+    config: &Config,
+    coverage: Coverage,
+    modules: &ModuleGraph,
+) -> FileAnalysis {
+    let mut interp = interp::Interp::new(source, config, modules);
     interp.recorder.expressions = coverage == Coverage::Expressions;
     interp.run_module(module);
     finish(interp, config)
 }
 
-/// `analyze_module` for one version of a file being edited: calls of the
-/// last version's analysis that the edit cannot have changed are taken
+/// `analyze_module_in` for one version of a file being edited: calls of
+/// the last version's analysis that the edit cannot have changed are taken
 /// from `previous` instead of run (a function edited runs again, with
 /// every call that reaches it), and this version's calls are kept for the
-/// next. The analysis equals `analyze_module`'s.
+/// next. The analysis equals `analyze_module_in`'s. `previous` must come
+/// from an analysis with the same imported files (`ModuleGraph::fingerprint`):
+/// a carried call may have run their code.
 pub fn analyze_module_reusing(
     source: &str,
     module: &shapels_syntax::ast::Module,
     config: &Config,
     coverage: Coverage,
     previous: Option<&CallCache>,
+    modules: &ModuleGraph,
 ) -> (FileAnalysis, CallCache) {
-    let mut interp = interp::Interp::new(source, config);
+    let mut interp = interp::Interp::new(source, config, modules);
     interp.recorder.expressions = coverage == Coverage::Expressions;
     interp.carry_calls(module, previous);
     interp.run_module(module);
@@ -64,8 +84,11 @@ fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
             &|s| view.resolve_shape(s),
             view.var_heads(),
             config.static_shapes,
+            &|offset| view.modules.place(offset),
         )
     };
+    let definitions = interp.public_definitions();
+    interp.release_modules();
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));
     FileAnalysis {
@@ -73,5 +96,12 @@ fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
         expressions,
         diagnostics,
         reads: Some(interp.reads.into_inner().finish()),
+        imports: interp
+            .modules
+            .dependencies()
+            .into_iter()
+            .map(|(path, _)| path.to_path_buf())
+            .collect(),
+        definitions,
     }
 }

@@ -56,6 +56,48 @@ pub struct FileAnalysis {
     /// an edit that changed none of it can carry this result over
     /// (`carry_over`); `None` when it cannot be carried.
     pub reads: Option<crate::carry::TextReads>,
+    /// The user's files whose code the analysis had at hand through
+    /// imports (see `workspace`): a change to any of them can change it.
+    pub imports: Vec<std::path::PathBuf>,
+    /// Names of this file that stand for something another file defines,
+    /// for hover to say where. Empty unless the analysis ran with
+    /// `Coverage::Expressions`.
+    pub definitions: Vec<Definition>,
+}
+
+/// A name written in the analysed file for something another file of the
+/// user's defines (`Block` of `from layers import Block`, `E.HIDDEN`).
+#[derive(Debug, Clone)]
+pub struct Definition {
+    /// Where the name is written in the analysed file.
+    pub range: TextRange,
+    pub file: std::sync::Arc<OtherFile>,
+    /// The definition in `file`'s text.
+    pub target: TextRange,
+}
+
+impl Definition {
+    /// `layers.py:12`, by the file's name and the definition's line.
+    pub fn place(&self) -> String {
+        let line = self.file.text.as_bytes()[..self.target.start.min(self.file.text.len())]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        let name = self.file.path.file_name().map_or_else(
+            || self.file.path.display().to_string(),
+            |n| n.display().to_string(),
+        );
+        format!("{name}:{line}")
+    }
+}
+
+/// The definition whose name range contains `offset`.
+pub fn definition_at(analysis: &FileAnalysis, offset: usize) -> Option<&Definition> {
+    analysis
+        .definitions
+        .iter()
+        .find(|d| d.range.start <= offset && offset <= d.range.end)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,8 +195,43 @@ pub struct Diagnostic {
     /// A stable kebab-case code, e.g. `matmul-shape`.
     pub code: &'static str,
     pub message: String,
-    /// Where an operand's shape or device came from.
-    pub related: Vec<(TextRange, String)>,
+    /// Where an operand's shape or device came from, where torch raises.
+    pub related: Vec<Related>,
+}
+
+/// A place that explains a diagnostic: in the analysed file, or in a file
+/// it imports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Related {
+    /// Byte offsets into the analysed text, or into `file`'s.
+    pub range: TextRange,
+    pub message: String,
+    /// The imported file the range is in; `None` for the analysed file.
+    pub file: Option<std::sync::Arc<OtherFile>>,
+}
+
+impl Related {
+    pub fn here(range: TextRange, message: impl Into<String>) -> Related {
+        Related {
+            range,
+            message: message.into(),
+            file: None,
+        }
+    }
+}
+
+/// An imported file that a diagnostic points into: its path, and its text
+/// (for the positions an editor wants).
+#[derive(Clone, PartialEq, Eq)]
+pub struct OtherFile {
+    pub path: std::path::PathBuf,
+    pub text: std::sync::Arc<str>,
+}
+
+impl std::fmt::Debug for OtherFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OtherFile({})", self.path.display())
+    }
 }
 
 impl DimView {

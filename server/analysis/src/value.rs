@@ -320,11 +320,33 @@ pub(crate) fn entries(map: &RefCell<FxHashMap<Rc<str>, Value>>) -> Vec<(Rc<str>,
 /// A Python list, shared by every name that holds it.
 pub(crate) type ListRef = Rc<RefCell<Vec<Value>>>;
 
+/// A module's namespace: the file its code comes from and its global
+/// names (what `import m` binds `m` to).
+pub struct ModuleNs {
+    /// The file (0 for the analysed one; see `workspace::file_of`), or
+    /// `None` for a namespace package, which has no code.
+    pub file: Option<u32>,
+    /// The dotted name it was first imported as (`pkg.layers`).
+    pub name: Rc<str>,
+    pub globals: Scope,
+}
+
+impl std::fmt::Debug for ModuleNs {
+    // The globals hold the module's functions, which point back at it:
+    // printing them would never end.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<module {}>", self.name)
+    }
+}
+
 /// A user function together with the scope it closes over.
 #[derive(Debug, Clone)]
 pub struct Function {
     pub def: Rc<FunctionDef>,
     pub closure: Option<Scope>,
+    /// The module it was defined in, whose globals it reads. Weak for the
+    /// reason `owner` is: the module's globals hold the function.
+    pub module: std::rc::Weak<ModuleNs>,
     /// The class the function was defined in (for `super()`).
     /// Weak: the class holds its methods, so a strong link back would be a
     /// cycle that leaks every analysed class (and the syntax behind it).
@@ -359,6 +381,8 @@ pub enum Value {
     Layer(Rc<Layer>),
     Instance(Rc<Instance>),
     Class(Rc<Class>),
+    /// A module of the user's, imported (`import layers`).
+    Module(Rc<ModuleNs>),
     Function(Rc<Function>),
     BoundMethod(Box<Value>, Rc<Function>),
     /// A method of a built-in value: `x.view`, `layer.to`, `xs.append`.

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use shapels_analysis::ModuleGraph;
 use shapels_analysis::{
     CallCache, Config, Coverage, FileAnalysis, analyze_module, analyze_module_reusing,
 };
@@ -80,14 +81,26 @@ fn edit_chain(text: &str, seed: usize) -> Vec<String> {
 fn check_chain(path: &Path, text: &str, versions: &[String], coverage: Coverage) -> usize {
     let config = Config::default();
     let first = parse(text);
-    let (_, mut calls): (FileAnalysis, CallCache) =
-        analyze_module_reusing(text, &first.module, &config, coverage, None);
+    let (_, mut calls): (FileAnalysis, CallCache) = analyze_module_reusing(
+        text,
+        &first.module,
+        &config,
+        coverage,
+        None,
+        &ModuleGraph::empty(),
+    );
     let mut taken = 0;
     let mut before = text;
     for (i, version) in versions.iter().enumerate() {
         let file = parse(version);
-        let (reused, next) =
-            analyze_module_reusing(version, &file.module, &config, coverage, Some(&calls));
+        let (reused, next) = analyze_module_reusing(
+            version,
+            &file.module,
+            &config,
+            coverage,
+            Some(&calls),
+            &ModuleGraph::empty(),
+        );
         let fresh = analyze_module(version, &file.module, &config, coverage);
         if shown(&reused) != shown(&fresh) {
             let (a, b) = (format!("{reused:#?}"), format!("{fresh:#?}"));
@@ -178,8 +191,14 @@ if __name__ == \"__main__\":
     let config = Config::default();
     let analysed = |text: &str, calls: Option<&CallCache>| {
         let file = parse(text);
-        let (analysis, next) =
-            analyze_module_reusing(text, &file.module, &config, Coverage::Bindings, calls);
+        let (analysis, next) = analyze_module_reusing(
+            text,
+            &file.module,
+            &config,
+            Coverage::Bindings,
+            calls,
+            &ModuleGraph::empty(),
+        );
         let fresh = analyze_module(text, &file.module, &config, Coverage::Bindings);
         assert_eq!(shown(&analysis), shown(&fresh));
         (analysis, next)

@@ -4,12 +4,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use rayon::prelude::*;
-use shapels_analysis::{Config, FileAnalysis, Severity};
+use shapels_analysis::workspace::SearchPath;
+use shapels_analysis::{FileAnalysis, Severity};
+use shapels_lsp::files::DiskFiles;
 use shapels_lsp::guarded;
 
 use crate::args::CheckArgs;
 use crate::output;
-use crate::settings::{Problems, Resolver};
+use crate::settings::{FileConfig, Problems, Resolver};
 use crate::walk;
 
 /// A file that was read and analysed.
@@ -31,7 +33,8 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
     }
     // Settings are resolved up front, in order, so that each problem with a
     // configuration file is reported once and before any output.
-    let jobs: Vec<(PathBuf, Config)> = files
+    let roots = search_roots(&args.paths);
+    let jobs: Vec<(PathBuf, FileConfig)> = files
         .into_iter()
         .map(|path| {
             let config = resolver.config_for(&path, &mut problems);
@@ -44,7 +47,7 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
     // the output is sorted by path however the work was scheduled.
     let check_all = || -> Vec<Outcome> {
         jobs.into_par_iter()
-            .map(|(path, config)| check_file(path, &config))
+            .map(|(path, config)| check_file(path, &config, &roots))
             .collect()
     };
     // The analysis recurses over expressions and values; threads get the
@@ -98,7 +101,7 @@ enum Outcome {
     Failed(String),
 }
 
-fn check_file(path: PathBuf, config: &Config) -> Outcome {
+fn check_file(path: PathBuf, config: &FileConfig, roots: &[PathBuf]) -> Outcome {
     let source = match read_source(&path) {
         Ok(source) => source,
         Err(message) => return Outcome::Failed(message),
@@ -107,7 +110,9 @@ fn check_file(path: PathBuf, config: &Config) -> Outcome {
     if let Some(message) = guarded::too_large(&name, &source) {
         return Outcome::Skipped(message);
     }
-    match guarded::analyze(&name, &source, config) {
+    let search = search_path(&path, config, roots);
+    let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+    match guarded::analyze_in_workspace(&absolute, &source, &config.analysis, &search, &DiskFiles) {
         Some(analysis) => Outcome::Checked(CheckedFile {
             path,
             source,
@@ -117,6 +122,49 @@ fn check_file(path: PathBuf, config: &Config) -> Outcome {
             "{name}: internal error: the analysis failed on this file (please report it); skipped"
         )),
     }
+}
+
+/// The folders where a run's imports of the user's own modules are found,
+/// besides each file's own: the folders named on the command line (a file's
+/// folder for a file) and the current one, as `python -m` would have it.
+pub(crate) fn search_roots(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    let named = paths.iter().filter_map(|path| {
+        let dir = if path.is_dir() {
+            path.as_path()
+        } else {
+            path.parent()?
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        std::path::absolute(dir).ok()
+    });
+    for root in named.chain(std::env::current_dir().ok()) {
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    roots
+}
+
+/// The search path of one file: its folder, the run's roots, its project's
+/// root, then the `extra-paths` of its settings.
+pub(crate) fn search_path(
+    file: &std::path::Path,
+    config: &FileConfig,
+    roots: &[PathBuf],
+) -> SearchPath {
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let mut all: Vec<PathBuf> = roots.to_vec();
+    if let Some(root) = &config.project_root
+        && let Ok(root) = std::path::absolute(root)
+    {
+        all.push(root);
+    }
+    SearchPath::new(Some(&absolute), &all, &config.extra_paths, &DiskFiles)
 }
 
 /// Reads a Python source file as UTF-8, without its byte order mark. A file

@@ -40,8 +40,21 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
         problems.error(message);
         return ExitCode::from(2);
     }
-    let Some(analysis) = guarded::analyze(&args.file.display().to_string(), &source, &config)
-    else {
+    let analysis = if from_stdin {
+        guarded::analyze("<stdin>", &source, &config.analysis)
+    } else {
+        let roots = crate::check::search_roots(std::slice::from_ref(&args.file));
+        let search = crate::check::search_path(&args.file, &config, &roots);
+        let absolute = std::path::absolute(&args.file).unwrap_or_else(|_| args.file.clone());
+        guarded::analyze_in_workspace(
+            &absolute,
+            &source,
+            &config.analysis,
+            &search,
+            &shapels_lsp::files::DiskFiles,
+        )
+    };
+    let Some(analysis) = analysis else {
         problems.error(format!(
             "{}: internal error: the analysis failed on this file (please report it)",
             args.file.display()

@@ -70,14 +70,20 @@ fn write_text(out: &mut impl Write, files: &[CheckedFile], complete: bool) -> io
                 d.severity.as_str(),
                 d.code
             )?;
-            for (range, note) in &d.related {
-                let at = locate(&text, range.start);
+            for related in &d.related {
+                let (place, at) = match &related.file {
+                    None => (path.to_string(), locate(&text, related.range.start)),
+                    Some(file) => (
+                        file.path.display().to_string(),
+                        locate(&Rope::from_str(&file.text), related.range.start),
+                    ),
+                };
                 writeln!(
                     out,
-                    "    {path}:{}:{}: note: {}",
+                    "    {place}:{}:{}: note: {}",
                     at.line,
                     at.column,
-                    note.replace('\n', " ")
+                    related.message.replace('\n', " ")
                 )?;
             }
         }

@@ -46,8 +46,20 @@ pub(crate) struct Resolver {
     /// The `--config-file`, which replaces discovery for every file.
     explicit: Option<SettingsPatch>,
     flags: SettingsPatch,
-    /// The discovered pyproject patch per directory.
-    by_dir: HashMap<PathBuf, SettingsPatch>,
+    /// The discovered pyproject patch per directory, with the folder of
+    /// the pyproject it came from.
+    by_dir: HashMap<PathBuf, (SettingsPatch, Option<PathBuf>)>,
+}
+
+/// What one checked file is analysed with.
+#[derive(Debug, Clone)]
+pub(crate) struct FileConfig {
+    pub(crate) analysis: Config,
+    /// `extra-paths`, made absolute.
+    pub(crate) extra_paths: Vec<PathBuf>,
+    /// The folder of the `pyproject.toml` the settings came from: the
+    /// project's root, where its own modules are found.
+    pub(crate) project_root: Option<PathBuf>,
 }
 
 impl Resolver {
@@ -83,8 +95,9 @@ impl Resolver {
         })
     }
 
-    pub(crate) fn config_for(&mut self, file: &Path, problems: &mut Problems) -> Config {
+    pub(crate) fn config_for(&mut self, file: &Path, problems: &mut Problems) -> FileConfig {
         let mut settings = Settings::default();
+        let mut project_root = None;
         match &self.explicit {
             Some(patch) => patch.apply(&mut settings),
             None => {
@@ -95,24 +108,31 @@ impl Resolver {
                     dir
                 };
                 if !self.by_dir.contains_key(dir) {
-                    let patch = match config::discover(dir, None) {
+                    let found = match config::discover(dir, None) {
                         Ok(Some(file)) => {
                             tracing::info!("using settings from {}", file.path.display());
-                            report(file, problems)
+                            let root = file.path.parent().map(Path::to_path_buf);
+                            (report(file, problems), root)
                         }
-                        Ok(None) => SettingsPatch::default(),
+                        Ok(None) => (SettingsPatch::default(), None),
                         Err(err) => {
                             problems.error(err);
-                            SettingsPatch::default()
+                            (SettingsPatch::default(), None)
                         }
                     };
-                    self.by_dir.insert(dir.to_path_buf(), patch);
+                    self.by_dir.insert(dir.to_path_buf(), found);
                 }
-                self.by_dir[dir].apply(&mut settings);
+                let (patch, root) = &self.by_dir[dir];
+                patch.apply(&mut settings);
+                project_root = root.clone();
             }
         }
         self.flags.apply(&mut settings);
-        settings.analysis
+        FileConfig {
+            analysis: settings.analysis,
+            extra_paths: settings.extra_paths,
+            project_root,
+        }
     }
 }
 

@@ -26,6 +26,9 @@ pub struct Settings {
     pub inlay_hints_enable: bool,
     /// How much each inlay hint says.
     pub inlay_hints_detail: HintDetail,
+    /// More folders where imports of the user's own modules are looked
+    /// for, after the file's folder and the workspace roots.
+    pub extra_paths: Vec<PathBuf>,
 }
 
 impl Default for Settings {
@@ -34,6 +37,7 @@ impl Default for Settings {
             analysis: Config::default(),
             inlay_hints_enable: true,
             inlay_hints_detail: HintDetail::Shape,
+            extra_paths: Vec::new(),
         }
     }
 }
@@ -46,6 +50,9 @@ pub struct SettingsPatch {
     pub static_shapes: Option<bool>,
     pub inlay_hints_enable: Option<bool>,
     pub inlay_hints_detail: Option<HintDetail>,
+    /// Absolute, or relative to the configuration file's folder (in an
+    /// editor: to the first workspace folder).
+    pub extra_paths: Option<Vec<PathBuf>>,
 }
 
 impl SettingsPatch {
@@ -65,6 +72,20 @@ impl SettingsPatch {
         }
         if let Some(v) = self.inlay_hints_detail {
             settings.inlay_hints_detail = v;
+        }
+        if let Some(v) = &self.extra_paths {
+            settings.extra_paths = v.clone();
+        }
+    }
+
+    /// Relative extra paths made absolute against `dir`.
+    pub fn resolve_paths(&mut self, dir: &Path) {
+        if let Some(paths) = &mut self.extra_paths {
+            for path in paths.iter_mut() {
+                if path.is_relative() {
+                    *path = dir.join(&*path);
+                }
+            }
         }
     }
 }
@@ -105,6 +126,9 @@ const EDITOR_SETTINGS: &[(&str, ReadSetting)] = &[
     }),
     ("shapels.inlayHints.detail", |v, p| {
         json_detail(v).map(|v| p.inlay_hints_detail = v)
+    }),
+    ("shapels.extraPaths", |v, p| {
+        json_paths(v).map(|v| p.extra_paths = v)
     }),
 ];
 
@@ -184,6 +208,21 @@ fn json_bool(value: &Value) -> Result<Option<bool>, String> {
     }
 }
 
+fn json_paths(value: &Value) -> Result<Option<Vec<PathBuf>>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(PathBuf::from(s)),
+                other => Err(format!("expected a list of paths, found {other} in it")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        other => Err(format!("expected a list of paths, found {other}")),
+    }
+}
+
 fn json_detail(value: &Value) -> Result<Option<HintDetail>, String> {
     match value {
         Value::Null => Ok(None),
@@ -242,6 +281,9 @@ pub fn read_config_file(path: &Path) -> Result<FileSettings, ConfigFileError> {
             path: path.to_path_buf(),
             message,
         })?;
+    if let Some(dir) = path.parent() {
+        settings.patch.resolve_paths(dir);
+    }
     settings.path = path.to_path_buf();
     Ok(settings)
 }
@@ -276,7 +318,8 @@ pub fn parse_toml_settings(text: &str, is_pyproject: bool) -> Result<FileSetting
             "allow_non_fake_inputs" => toml_bool(value).map(|v| out.patch.allow_non_fake_inputs = Some(v)),
             "allow_fallback_kernels" => toml_bool(value).map(|v| out.patch.allow_fallback_kernels = Some(v)),
             "static_shapes" => toml_bool(value).map(|v| out.patch.static_shapes = Some(v)),
-            _ => Err("unknown key; expected one of allow_non_fake_inputs, allow_fallback_kernels, static_shapes".into()),
+            "extra-paths" | "extra_paths" => toml_paths(value).map(|v| out.patch.extra_paths = Some(v)),
+            _ => Err("unknown key; expected one of allow_non_fake_inputs, allow_fallback_kernels, static_shapes, extra-paths".into()),
         };
         if let Err(message) = result {
             out.errors.push(SettingError {
@@ -286,6 +329,20 @@ pub fn parse_toml_settings(text: &str, is_pyproject: bool) -> Result<FileSetting
         }
     }
     Ok(out)
+}
+
+fn toml_paths(value: &toml::Value) -> Result<Vec<PathBuf>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| format!("expected a list of paths, found {value}"))?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(PathBuf::from)
+                .ok_or_else(|| format!("expected a list of paths, found {item} in it"))
+        })
+        .collect()
 }
 
 fn toml_bool(value: &toml::Value) -> Result<bool, String> {
@@ -344,6 +401,7 @@ mod tests {
                 static_shapes: Some(false),
                 inlay_hints_enable: Some(false),
                 inlay_hints_detail: Some(HintDetail::Full),
+                extra_paths: None,
             }
         );
     }
@@ -356,6 +414,7 @@ mod tests {
             "shapels.staticShapes": true,
             "shapels.inlayHints.enable": false,
             "shapels.inlayHints.detail": "full",
+            "shapels.extraPaths": ["lib"],
         });
         let mut keys: Vec<&str> = non_defaults
             .as_object()
@@ -384,6 +443,7 @@ mod tests {
                 static_shapes: Some(true),
                 inlay_hints_enable: Some(false),
                 inlay_hints_detail: Some(HintDetail::Full),
+                extra_paths: Some(vec![PathBuf::from("lib")]),
             }
         );
     }
@@ -436,6 +496,24 @@ mod tests {
             keys,
             ["tool.shapels.allow_fallback_kernels", "tool.shapels.bogus"]
         );
+    }
+
+    #[test]
+    fn pyproject_extra_paths_are_relative_to_the_file() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join(PYPROJECT);
+        std::fs::write(
+            &file,
+            "[tool.shapels]\nextra-paths = [\"lib\", \"/opt/shared\"]\n",
+        )
+        .unwrap();
+        let settings = read_config_file(&file).unwrap();
+        assert_eq!(
+            settings.patch.extra_paths,
+            Some(vec![root.path().join("lib"), PathBuf::from("/opt/shared")])
+        );
+        let bad = parse_toml_settings("[tool.shapels]\nextra-paths = \"lib\"\n", true).unwrap();
+        assert_eq!(bad.errors[0].key, "tool.shapels.extra-paths");
     }
 
     #[test]

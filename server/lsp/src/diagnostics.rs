@@ -67,7 +67,7 @@ pub(crate) fn schedule(session: &Arc<Session>, snapshot: Arc<Snapshot>, delay: O
 
 async fn publish(session: &Arc<Session>, snapshot: &Arc<Snapshot>) {
     // A cancelled snapshot was replaced: the newer one publishes instead.
-    let Ok(Some(analysis)) = snapshot.analysis(&session.workers).await else {
+    let Ok(Some(analysis)) = snapshot.analysis(session).await else {
         return;
     };
     let flags = session.flags();
@@ -122,12 +122,11 @@ fn to_lsp(snapshot: &Snapshot, analysis: &FileAnalysis, flags: &ClientFlags) -> 
                 Some(
                     d.related
                         .iter()
-                        .map(|(range, note)| DiagnosticRelatedInformation {
-                            location: Location {
-                                uri: snapshot.uri.clone(),
-                                range: proto::lsp_range(text, range, encoding),
-                            },
-                            message: note.clone(),
+                        .filter_map(|related| {
+                            Some(DiagnosticRelatedInformation {
+                                location: location(snapshot, related, encoding)?,
+                                message: related.message.clone(),
+                            })
                         })
                         .collect(),
                 )
@@ -135,9 +134,20 @@ fn to_lsp(snapshot: &Snapshot, analysis: &FileAnalysis, flags: &ClientFlags) -> 
             } else {
                 // Without related information the notes would be lost; keep
                 // them in the message, where every client shows them.
-                for (range, note) in &d.related {
-                    let line = proto::lsp_position(text, range.start, encoding).line + 1;
-                    message.push_str(&format!("\nline {line}: {note}"));
+                for related in &d.related {
+                    let note = &related.message;
+                    match &related.file {
+                        None => {
+                            let line =
+                                proto::lsp_position(text, related.range.start, encoding).line + 1;
+                            message.push_str(&format!("\nline {line}: {note}"));
+                        }
+                        Some(file) => {
+                            let line = line_in(&file.text, related.range.start);
+                            let name = file.path.file_name().unwrap_or_default().display();
+                            message.push_str(&format!("\n{name}:{line}: {note}"));
+                        }
+                    }
                 }
                 None
             };
@@ -159,4 +169,34 @@ fn to_lsp(snapshot: &Snapshot, analysis: &FileAnalysis, flags: &ClientFlags) -> 
             }
         })
         .collect()
+}
+
+/// Where a related place is, in the document or in a file it imports.
+fn location(
+    snapshot: &Snapshot,
+    related: &shapels_analysis::Related,
+    encoding: crate::position::PositionEncoding,
+) -> Option<Location> {
+    match &related.file {
+        None => Some(Location {
+            uri: snapshot.uri.clone(),
+            range: proto::lsp_range(&snapshot.text, &related.range, encoding),
+        }),
+        Some(file) => {
+            let text = ropey::Rope::from_str(&file.text);
+            Some(Location {
+                uri: Uri::from_file_path(&file.path)?,
+                range: proto::lsp_range(&text, &related.range, encoding),
+            })
+        }
+    }
+}
+
+/// The 1-based line of an offset of a text.
+fn line_in(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
 }

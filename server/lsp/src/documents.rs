@@ -13,12 +13,14 @@
 //! that analysis work not yet started for it is skipped.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use ropey::Rope;
 use shapels_analysis::Config;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
+use crate::files::OverlayFiles;
 use crate::position::PositionEncoding;
 use crate::proto;
 use crate::snapshot::Snapshot;
@@ -26,6 +28,10 @@ use crate::snapshot::Snapshot;
 #[derive(Debug, Default)]
 pub(crate) struct DocumentStore {
     documents: HashMap<Uri, Arc<Snapshot>>,
+    /// The text of documents that other documents' analyses read as
+    /// imported modules, made once per version of each (ropes are what
+    /// edits need; the analysis wants one string).
+    texts: HashMap<Uri, (i32, Arc<str>)>,
 }
 
 impl DocumentStore {
@@ -36,12 +42,14 @@ impl DocumentStore {
         version: i32,
         text: &str,
         config: Config,
+        extra_paths: Arc<Vec<PathBuf>>,
     ) -> Arc<Snapshot> {
         let snapshot = Arc::new(Snapshot::new(
             uri.clone(),
             version,
             Rope::from_str(text),
             config,
+            extra_paths,
         ));
         if let Some(previous) = self.documents.insert(uri, snapshot.clone()) {
             previous.cancel();
@@ -81,6 +89,7 @@ impl DocumentStore {
             version,
             text,
             current.config.clone(),
+            current.extra_paths.clone(),
         ));
         current.cancel();
         self.documents.insert(uri.clone(), snapshot.clone());
@@ -88,6 +97,7 @@ impl DocumentStore {
     }
 
     pub(crate) fn close(&mut self, uri: &Uri) -> bool {
+        self.texts.remove(uri);
         match self.documents.remove(uri) {
             Some(snapshot) => {
                 snapshot.cancel();
@@ -117,23 +127,75 @@ impl DocumentStore {
     /// text and version) and returns those snapshots, to be analysed again.
     pub(crate) fn reconfigure(
         &mut self,
-        config_for: impl Fn(&Uri) -> Config,
+        config_for: impl Fn(&Uri) -> (Config, Arc<Vec<PathBuf>>),
     ) -> Vec<Arc<Snapshot>> {
         let mut changed = Vec::new();
         for (uri, snapshot) in &mut self.documents {
-            let config = config_for(uri);
-            if config != snapshot.config {
+            let (config, extra_paths) = config_for(uri);
+            if config != snapshot.config || extra_paths != snapshot.extra_paths {
                 snapshot.cancel();
                 *snapshot = Arc::new(Snapshot::new(
                     uri.clone(),
                     snapshot.version,
                     snapshot.text.clone(),
                     config,
+                    extra_paths,
                 ));
                 changed.push(snapshot.clone());
             }
         }
         changed
+    }
+
+    /// Gives these documents new snapshots of the same text, version and
+    /// configuration, to be analysed again: something they import changed.
+    pub(crate) fn refresh(&mut self, uris: &[Uri]) -> Vec<Arc<Snapshot>> {
+        let mut refreshed = Vec::new();
+        for uri in uris {
+            if let Some(snapshot) = self.documents.get_mut(uri) {
+                snapshot.cancel();
+                *snapshot = Arc::new(Snapshot::new(
+                    uri.clone(),
+                    snapshot.version,
+                    snapshot.text.clone(),
+                    snapshot.config.clone(),
+                    snapshot.extra_paths.clone(),
+                ));
+                refreshed.push(snapshot.clone());
+            }
+        }
+        refreshed
+    }
+
+    /// The open documents that are files, other than `except`, as the
+    /// analysis reads them when it imports them: their unsaved text wins
+    /// over the disk.
+    pub(crate) fn overlay(&mut self, except: &Uri) -> OverlayFiles {
+        let mut open = HashMap::new();
+        for (uri, snapshot) in &self.documents {
+            if uri == except || !uri.as_str().starts_with("file:") {
+                continue;
+            }
+            let Some(path) = uri.to_file_path() else {
+                continue;
+            };
+            let text = match self.texts.get(uri) {
+                Some((version, text)) if *version == snapshot.version => text.clone(),
+                _ => {
+                    let text: Arc<str> = Arc::from(snapshot.text.to_string());
+                    self.texts
+                        .insert(uri.clone(), (snapshot.version, text.clone()));
+                    text
+                }
+            };
+            open.insert(path.into_owned(), text);
+        }
+        OverlayFiles { open }
+    }
+
+    /// The open documents, by URI.
+    pub(crate) fn uris(&self) -> Vec<Uri> {
+        self.documents.keys().cloned().collect()
     }
 }
 

@@ -63,7 +63,7 @@ pub(crate) async fn file_status(
         return Ok(None);
     };
     let encoding = session.flags().encoding;
-    let analysis = match snapshot.analysis(&session.workers).await {
+    let analysis = match snapshot.analysis(session).await {
         Ok(Some(analysis)) => analysis,
         // Superseded before its analysis began: see `hover::hover`.
         Err(Cancelled) => return Err(Error::content_modified()),

@@ -6,6 +6,10 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use std::cell::RefCell;
+use std::path::Path;
+
+use shapels_analysis::workspace::{self, FileSystem, MainFile, ModuleCache, SearchPath};
 use shapels_analysis::{Config, Coverage, FileAnalysis};
 
 /// The largest source, in bytes, that is parsed and analysed. Above this
@@ -50,6 +54,44 @@ pub fn analyze(name: &str, source: &str, config: &Config) -> Option<FileAnalysis
 fn bindings_and_diagnostics(source: &str, config: &Config) -> FileAnalysis {
     let parsed = shapels_syntax::parse(source);
     shapels_analysis::analyze_module(source, &parsed.module, config, Coverage::Bindings)
+}
+
+thread_local! {
+    /// The imported modules parsed on this thread, shared by the files it
+    /// checks (the syntax cannot cross threads).
+    static MODULES: RefCell<ModuleCache> = RefCell::new(ModuleCache::new());
+}
+
+/// Analyses `source`, the text of the file at `path`, following its imports
+/// of the user's own modules along `search` through `files` (see
+/// `shapels_analysis::workspace`); `None` when the analysis panicked.
+pub fn analyze_in_workspace(
+    path: &Path,
+    source: &str,
+    config: &Config,
+    search: &SearchPath,
+    files: &dyn FileSystem,
+) -> Option<FileAnalysis> {
+    let name = path.display().to_string();
+    guard(&name, "analysis", || {
+        let parsed = shapels_syntax::parse(source);
+        let main = MainFile {
+            path: Some(path),
+            module: &parsed.module,
+        };
+        let graph = MODULES.with(|cache| match cache.try_borrow_mut() {
+            Ok(mut cache) => workspace::load(main, search, files, &mut cache),
+            // Only if loading re-entered itself; a fresh cache will do.
+            Err(_) => workspace::load(main, search, files, &mut ModuleCache::new()),
+        });
+        shapels_analysis::analyze_module_in(
+            source,
+            &parsed.module,
+            config,
+            Coverage::Bindings,
+            &graph,
+        )
+    })
 }
 
 /// [`analyze`] with the given analysis.

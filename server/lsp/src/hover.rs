@@ -20,7 +20,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         return Ok(None);
     };
     let encoding = session.flags().encoding;
-    let Some(analysis) = answerable(snapshot.analysis(&session.workers).await)? else {
+    let Some(analysis) = answerable(snapshot.analysis(session).await)? else {
         return Ok(None);
     };
     let offset = proto::offset(&snapshot.text, position.position, encoding);
@@ -30,14 +30,29 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
             binding.range.clone(),
         )
     } else {
-        let Some(analysis) =
-            answerable(snapshot.analysis_with_expressions(&session.workers).await)?
-        else {
+        let Some(analysis) = answerable(snapshot.analysis_with_expressions(session).await)? else {
             return Ok(None);
         };
-        match shapels_analysis::expression_at(&analysis, offset) {
-            Some(expr) => (expr.tensor.hover_markdown(None), expr.range.clone()),
-            None => return Ok(None),
+        let expression = shapels_analysis::expression_at(&analysis, offset);
+        let definition = shapels_analysis::definition_at(&analysis, offset);
+        match (expression, definition) {
+            // The name of something another file defines, inside a larger
+            // tensor expression (`Block` of `Block(32)(x)`): the name is
+            // what the cursor is on.
+            (Some(expr), Some(def))
+                if def.range.start > expr.range.start || def.range.end < expr.range.end =>
+            {
+                (definition_markdown(&snapshot, def), def.range.clone())
+            }
+            (Some(expr), def) => {
+                let mut markdown = expr.tensor.hover_markdown(None);
+                if let Some(def) = def {
+                    markdown.push_str(&format!("- defined in `{}`\n", def.place()));
+                }
+                (markdown, expr.range.clone())
+            }
+            (None, Some(def)) => (definition_markdown(&snapshot, def), def.range.clone()),
+            (None, None) => return Ok(None),
         }
     };
     Ok(Some(Hover {
@@ -57,4 +72,17 @@ fn answerable(
     analysis: std::result::Result<Option<Arc<FileAnalysis>>, Cancelled>,
 ) -> Result<Option<Arc<FileAnalysis>>> {
     analysis.map_err(|Cancelled| Error::content_modified())
+}
+
+/// A name another file defines: what it is called here and where it is.
+fn definition_markdown(
+    snapshot: &crate::snapshot::Snapshot,
+    definition: &shapels_analysis::Definition,
+) -> String {
+    let name = snapshot
+        .text
+        .get_byte_slice(definition.range.clone())
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    format!("`{name}` — defined in `{}`", definition.place())
 }

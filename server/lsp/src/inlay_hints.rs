@@ -28,7 +28,7 @@ pub(crate) async fn inlay_hint(
         return Ok(Some(Vec::new()));
     }
     let encoding = session.flags().encoding;
-    let analysis = match snapshot.analysis(&session.workers).await {
+    let analysis = match snapshot.analysis(session).await {
         Ok(Some(analysis)) => analysis,
         Ok(None) => return Ok(None),
         // The document changed before the analysis began: the answer would

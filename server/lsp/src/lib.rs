@@ -13,12 +13,14 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod config;
+pub mod files;
 pub mod guarded;
 pub mod position;
 #[doc(hidden)]
 pub mod testing;
 
 mod capabilities;
+mod dependents;
 mod diagnostics;
 mod documents;
 mod file_status;

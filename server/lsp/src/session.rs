@@ -5,8 +5,9 @@
 //! futures must be `Send`). Taking them before a handler's first `.await` is
 //! what keeps notifications ordered; see `documents`.
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use tower_lsp_server::Client;
@@ -16,7 +17,7 @@ use crate::capabilities::ClientFlags;
 use crate::config::Settings;
 use crate::documents::DocumentStore;
 use crate::snapshot::Snapshot;
-use crate::worker::{Analyzer, Workers};
+use crate::worker::{Analyzer, ImportInputs, Workers};
 use crate::workspace::SettingsLayers;
 
 pub(crate) struct Session {
@@ -34,6 +35,11 @@ pub(crate) struct Session {
     /// many edits arrive meanwhile.
     debouncing: Mutex<HashSet<Uri>>,
     shutdown_requested: Arc<AtomicBool>,
+    /// The user's files each open document's last analysis imported: a
+    /// change to one of them analyses the document again.
+    imports: Mutex<HashMap<Uri, Vec<PathBuf>>>,
+    /// Moves when files are created or deleted (see `ImportInputs`).
+    files_generation: AtomicU64,
 }
 
 /// Locks a mutex, going on with the data if a panic poisoned it: every
@@ -59,7 +65,57 @@ impl Session {
             publish_lock: tokio::sync::Mutex::new(()),
             debouncing: Mutex::new(HashSet::new()),
             shutdown_requested,
+            imports: Mutex::new(HashMap::new()),
+            files_generation: AtomicU64::new(0),
         }
+    }
+
+    /// Where the analysis of `uri` finds its imports now: the other open
+    /// documents' text, the workspace roots, the extra paths.
+    pub(crate) fn import_inputs(&self, uri: &Uri, extra_paths: &Arc<Vec<PathBuf>>) -> ImportInputs {
+        let open = Arc::new(self.documents().overlay(uri));
+        let roots = Arc::new(self.settings_layers().roots().to_vec());
+        let path = uri
+            .as_str()
+            .starts_with("file:")
+            .then(|| uri.to_file_path().map(|p| p.into_owned()))
+            .flatten();
+        ImportInputs {
+            path,
+            open,
+            roots,
+            extra_paths: extra_paths.clone(),
+            files_generation: self.files_generation.load(Ordering::Acquire),
+        }
+    }
+
+    /// Records what the last analysis of `uri` imported.
+    pub(crate) fn note_imports(&self, uri: &Uri, files: &[PathBuf]) {
+        let mut imports = lock(&self.imports);
+        if files.is_empty() {
+            imports.remove(uri);
+        } else {
+            imports.insert(uri.clone(), files.to_vec());
+        }
+    }
+
+    pub(crate) fn forget_imports(&self, uri: &Uri) {
+        lock(&self.imports).remove(uri);
+    }
+
+    /// The open documents whose last analysis imported one of `files`.
+    pub(crate) fn importers_of(&self, files: &[PathBuf]) -> Vec<Uri> {
+        lock(&self.imports)
+            .iter()
+            .filter(|(_, imported)| imported.iter().any(|f| files.contains(f)))
+            .map(|(uri, _)| uri.clone())
+            .collect()
+    }
+
+    /// Files were created or deleted: which module an import names may
+    /// have changed.
+    pub(crate) fn files_created_or_deleted(&self) {
+        self.files_generation.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Marks `uri` as having a task that waits to publish; false when one

@@ -17,7 +17,8 @@ use shapels_analysis::{Config, Coverage, FileAnalysis};
 use tokio::sync::{OnceCell, oneshot};
 use tower_lsp_server::ls_types::Uri;
 
-use crate::worker::{CancelToken, Job, Outcome, Workers};
+use crate::session::Session;
+use crate::worker::{CancelToken, Job, Outcome};
 
 #[derive(Debug)]
 pub(crate) struct Snapshot {
@@ -25,6 +26,9 @@ pub(crate) struct Snapshot {
     pub(crate) version: i32,
     pub(crate) text: Rope,
     pub(crate) config: Config,
+    /// `extra-paths` of the document's settings, where its imports are
+    /// looked for besides its folder and the workspace roots.
+    pub(crate) extra_paths: Arc<Vec<std::path::PathBuf>>,
     token: CancelToken,
     /// The analysis of `text` under `config`, bindings and diagnostics only;
     /// `None` inside when it panicked. A cancelled run stores nothing.
@@ -45,12 +49,19 @@ pub(crate) struct Snapshot {
 pub(crate) struct Cancelled;
 
 impl Snapshot {
-    pub(crate) fn new(uri: Uri, version: i32, text: Rope, config: Config) -> Self {
+    pub(crate) fn new(
+        uri: Uri,
+        version: i32,
+        text: Rope,
+        config: Config,
+        extra_paths: Arc<Vec<std::path::PathBuf>>,
+    ) -> Self {
         Snapshot {
             uri,
             version,
             text,
             config,
+            extra_paths,
             token: CancelToken::default(),
             analysis: OnceCell::new(),
             with_expressions: OnceCell::new(),
@@ -74,17 +85,17 @@ impl Snapshot {
     /// starts it again, so no waiter is left without a result.
     pub(crate) async fn analysis(
         &self,
-        workers: &Workers,
+        session: &Session,
     ) -> Result<Option<Arc<FileAnalysis>>, Cancelled> {
-        self.run(&self.analysis, Coverage::Bindings, workers).await
+        self.run(&self.analysis, Coverage::Bindings, session).await
     }
 
     /// [`Snapshot::analysis`] with every tensor-valued expression, for hover.
     pub(crate) async fn analysis_with_expressions(
         &self,
-        workers: &Workers,
+        session: &Session,
     ) -> Result<Option<Arc<FileAnalysis>>, Cancelled> {
-        self.run(&self.with_expressions, Coverage::Expressions, workers)
+        self.run(&self.with_expressions, Coverage::Expressions, session)
             .await
     }
 
@@ -92,24 +103,31 @@ impl Snapshot {
         &self,
         cell: &OnceCell<Option<Arc<FileAnalysis>>>,
         coverage: Coverage,
-        workers: &Workers,
+        session: &Session,
     ) -> Result<Option<Arc<FileAnalysis>>, Cancelled> {
         cell.get_or_try_init(|| async {
             if self.token.is_cancelled() {
                 return Err(Cancelled);
             }
             let (reply, outcome) = oneshot::channel();
-            workers.submit(Job {
+            // The other documents as they are now: this snapshot's analysis
+            // sees them so (a change to one it imports makes a new snapshot).
+            let imports = session.import_inputs(&self.uri, &self.extra_paths);
+            session.workers.submit(Job {
                 uri: self.uri.clone(),
                 version: self.version,
                 text: self.text.clone(),
                 config: self.config.clone(),
                 coverage,
+                imports,
                 token: self.token.clone(),
                 reply,
             });
             match outcome.await {
-                Ok(Outcome::Done(analysis)) => Ok(Some(Arc::new(analysis))),
+                Ok(Outcome::Done(analysis)) => {
+                    session.note_imports(&self.uri, &analysis.imports);
+                    Ok(Some(Arc::new(analysis)))
+                }
                 Ok(Outcome::Failed) => Ok(None),
                 Ok(Outcome::Cancelled) => Err(Cancelled),
                 Err(_) => {

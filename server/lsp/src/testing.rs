@@ -12,7 +12,7 @@ use tower_lsp_server::ls_types::{Position, Range, TextDocumentContentChangeEvent
 
 use crate::documents::DocumentStore;
 use crate::position::PositionEncoding;
-use crate::worker::{Analyzer, Outcome, ParseCache};
+use crate::worker::{Analyzer, ImportInputs, ImportState, Outcome, ParseCache};
 
 pub use crate::worker::{Parsed, reparse_or_parse};
 
@@ -29,6 +29,7 @@ pub struct Change {
 pub struct EditSession {
     store: DocumentStore,
     cache: ParseCache,
+    imports: ImportState,
     uri: Uri,
     version: i32,
     encoding: PositionEncoding,
@@ -46,10 +47,11 @@ impl EditSession {
     pub fn open_with(text: &str, encoding: PositionEncoding, analyzer: Analyzer) -> Self {
         let uri: Uri = "untitled:session.py".parse().expect("a valid URI");
         let mut store = DocumentStore::default();
-        store.open(uri.clone(), 1, text, Config::default());
+        store.open(uri.clone(), 1, text, Config::default(), Default::default());
         EditSession {
             store,
             cache: ParseCache::default(),
+            imports: ImportState::default(),
             uri,
             version: 1,
             encoding,
@@ -97,6 +99,7 @@ impl EditSession {
             &Config::default(),
             Coverage::Expressions,
             self.analyzer,
+            (&ImportInputs::default(), &mut self.imports),
         ) {
             Outcome::Done(analysis) => Some(analysis),
             Outcome::Failed | Outcome::Cancelled => None,

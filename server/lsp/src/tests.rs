@@ -73,7 +73,7 @@ fn fake_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnaly
             let related = analysis
                 .bindings
                 .first()
-                .map(|b| (b.range.clone(), "left operand".to_string()));
+                .map(|b| shapels_analysis::Related::here(b.range.clone(), "left operand"));
             analysis.diagnostics.push(Diagnostic {
                 range: line_start + at..line_start + at + 1,
                 severity: Severity::Error,

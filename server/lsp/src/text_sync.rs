@@ -11,6 +11,7 @@ use tower_lsp_server::ls_types::{
     DidSaveTextDocumentParams, MessageType,
 };
 
+use crate::dependents::{self, path_of};
 use crate::diagnostics::{self, DEBOUNCE};
 use crate::guarded;
 use crate::session::Session;
@@ -23,10 +24,18 @@ pub(crate) fn did_open(session: &Arc<Session>, params: DidOpenTextDocumentParams
         let message = format!("shapels: {message}");
         tokio::spawn(async move { client.show_message(MessageType::WARNING, message).await });
     }
-    let config = session.settings_for(&document.uri).analysis;
-    let snapshot = session
-        .documents()
-        .open(document.uri, document.version, &document.text, config);
+    let settings = session.settings_for(&document.uri);
+    let snapshot = session.documents().open(
+        document.uri,
+        document.version,
+        &document.text,
+        settings.analysis,
+        Arc::new(settings.extra_paths),
+    );
+    // Documents that import this file read it from the editor from now on.
+    if let Some(path) = path_of(&snapshot.uri) {
+        dependents::refresh_importers(session, &[path], Some(&snapshot.uri), None);
+    }
     diagnostics::schedule(session, snapshot, None);
 }
 
@@ -40,7 +49,17 @@ pub(crate) fn did_change(session: &Arc<Session>, params: DidChangeTextDocumentPa
         encoding,
     );
     match snapshot {
-        Some(snapshot) => diagnostics::schedule(session, snapshot, Some(DEBOUNCE)),
+        Some(snapshot) => {
+            if let Some(path) = path_of(&snapshot.uri) {
+                dependents::refresh_importers(
+                    session,
+                    &[path],
+                    Some(&snapshot.uri),
+                    Some(DEBOUNCE),
+                );
+            }
+            diagnostics::schedule(session, snapshot, Some(DEBOUNCE))
+        }
         None => tracing::warn!(
             "didChange for {}, which is not open; ignoring it",
             document.uri.as_str()
@@ -59,6 +78,12 @@ pub(crate) fn did_close(session: &Arc<Session>, params: DidCloseTextDocumentPara
     let uri = params.text_document.uri;
     if session.documents().close(&uri) {
         session.workers.forget(uri.clone());
+        session.forget_imports(&uri);
+        // Its importers read the file from disk again, which may differ
+        // from what the editor held.
+        if let Some(path) = path_of(&uri) {
+            dependents::refresh_importers(session, &[path], Some(&uri), None);
+        }
     } else {
         tracing::warn!("didClose for {}, which is not open", uri.as_str());
     }

@@ -17,13 +17,18 @@ use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Instant;
 
+use std::cell::RefCell;
+use std::path::PathBuf;
+
 use ropey::Rope;
+use shapels_analysis::workspace::{self, MainFile, ModuleCache, ModuleGraph, SearchPath};
 use shapels_analysis::{CallCache, Config, Coverage, FileAnalysis};
 use shapels_syntax::ast::Module;
 use shapels_syntax::{ByteEdit, ParsedFile, edit_between, parse, reparse};
 use tokio::sync::oneshot;
 use tower_lsp_server::ls_types::Uri;
 
+use crate::files::{DiskCache, OverlayFiles, WorkerFiles};
 use crate::guarded;
 
 /// An analysis entry point over an already parsed module:
@@ -79,8 +84,57 @@ pub(crate) struct Job {
     pub(crate) text: Rope,
     pub(crate) config: Config,
     pub(crate) coverage: Coverage,
+    pub(crate) imports: ImportInputs,
     pub(crate) token: CancelToken,
     pub(crate) reply: oneshot::Sender<Outcome>,
+}
+
+/// Where a document's imports of the user's own modules are found: its
+/// path, the open documents' texts as they were when the analysis was
+/// asked for, and the folders to search.
+#[derive(Debug, Clone, Default)]
+pub struct ImportInputs {
+    /// `None` for a document that is not a file (`untitled:`).
+    pub path: Option<PathBuf>,
+    pub open: Arc<OverlayFiles>,
+    pub roots: Arc<Vec<PathBuf>>,
+    pub extra_paths: Arc<Vec<PathBuf>>,
+    /// Moves when files were created or deleted: what a worker knows of
+    /// which paths exist is then out of date.
+    pub files_generation: u64,
+}
+
+/// What one worker keeps of the user's modules between analyses.
+#[derive(Debug, Default)]
+pub(crate) struct ImportState {
+    modules: ModuleCache,
+    disk: RefCell<DiskCache>,
+    files_generation: u64,
+}
+
+impl ImportState {
+    /// The modules `module` (the text of `inputs.path`) imports, as found now.
+    fn load(&mut self, inputs: &ImportInputs, module: &Module) -> ModuleGraph {
+        if inputs.files_generation != self.files_generation {
+            self.files_generation = inputs.files_generation;
+            self.disk.borrow_mut().forget_kinds();
+        }
+        let files = WorkerFiles {
+            open: &inputs.open,
+            disk: &self.disk,
+        };
+        let search = SearchPath::new(
+            inputs.path.as_deref(),
+            &inputs.roots,
+            &inputs.extra_paths,
+            &files,
+        );
+        let main = MainFile {
+            path: inputs.path.as_deref(),
+            module,
+        };
+        workspace::load(main, &search, &files, &mut self.modules)
+    }
 }
 
 enum Message {
@@ -139,6 +193,7 @@ impl Workers {
 
 fn run(queue: &mpsc::Receiver<Message>, analyzer: Analyzer) {
     let mut cache = ParseCache::default();
+    let mut imports = ImportState::default();
     while let Ok(message) = queue.recv() {
         match message {
             Message::Forget(uri) => cache.forget(&uri),
@@ -158,6 +213,7 @@ fn run(queue: &mpsc::Receiver<Message>, analyzer: Analyzer) {
                         &job.config,
                         job.coverage,
                         analyzer,
+                        (&job.imports, &mut imports),
                     );
                     tracing::debug!(
                         "analysed {} version {} ({:?}) in {:?}",
@@ -181,10 +237,13 @@ fn run(queue: &mpsc::Receiver<Message>, analyzer: Analyzer) {
 pub struct Parsed {
     pub text: String,
     pub file: ParsedFile,
-    analyses: Vec<(Config, Coverage, FileAnalysis)>,
+    /// By configuration, coverage and the versions of the imported files
+    /// (`ModuleGraph::fingerprint`).
+    analyses: Vec<(Config, Coverage, u64, FileAnalysis)>,
     /// The calls of the last analysis made for each configuration and
-    /// coverage, of this version or an earlier one (see `CallCache`).
-    calls: Vec<(Config, Coverage, CallCache)>,
+    /// coverage, of this version or an earlier one (see `CallCache`), with
+    /// the versions of the imported files it ran with.
+    calls: Vec<(Config, Coverage, u64, CallCache)>,
 }
 
 impl Parsed {
@@ -197,11 +256,11 @@ impl Parsed {
         }
     }
 
-    fn analysis(&self, config: &Config, coverage: Coverage) -> Option<&FileAnalysis> {
+    fn analysis(&self, config: &Config, coverage: Coverage, imports: u64) -> Option<&FileAnalysis> {
         self.analyses
             .iter()
-            .find(|(c, k, _)| c == config && *k == coverage)
-            .map(|(_, _, analysis)| analysis)
+            .find(|(c, k, i, _)| c == config && *k == coverage && *i == imports)
+            .map(|(_, _, _, analysis)| analysis)
     }
 
     /// The analyses of `old` that hold for this version too: those an edit
@@ -210,14 +269,14 @@ impl Parsed {
         self.analyses = old
             .analyses
             .iter()
-            .filter_map(|(config, coverage, analysis)| {
+            .filter_map(|(config, coverage, imports, analysis)| {
                 let carried = shapels_analysis::carry_over(
                     analysis,
                     (&old.text, &old.file),
                     (&self.text, &self.file),
                     edit,
                 )?;
-                Some((config.clone(), *coverage, carried))
+                Some((config.clone(), *coverage, *imports, carried))
             })
             .collect();
     }
@@ -241,6 +300,7 @@ impl ParseCache {
         config: &Config,
         coverage: Coverage,
         analyzer: Analyzer,
+        (inputs, state): (&ImportInputs, &mut ImportState),
     ) -> Outcome {
         let name = uri.as_str();
         if let Some(message) = guarded::too_large(name, &text) {
@@ -261,15 +321,25 @@ impl ParseCache {
         let Some(parsed) = self.files.get_mut(uri) else {
             return Outcome::Failed;
         };
-        if let Some(analysis) = parsed.analysis(config, coverage) {
+        let Some(graph) =
+            guarded::guard(name, "import", || state.load(inputs, &parsed.file.module))
+        else {
+            return Outcome::Failed;
+        };
+        let fingerprint = graph.fingerprint();
+        if let Some(analysis) = parsed.analysis(config, coverage, fingerprint) {
             tracing::debug!("{name}: the edit changed nothing the analysis read; carried over");
             return Outcome::Done(analysis.clone());
         }
+        // Calls made with other versions of the imported files may have
+        // run their code: only those made with these are taken.
         let previous = parsed
             .calls
             .iter()
-            .position(|(c, k, _)| c == config && *k == coverage)
-            .map(|i| parsed.calls.swap_remove(i).2);
+            .position(|(c, k, _, _)| c == config && *k == coverage)
+            .map(|i| parsed.calls.swap_remove(i))
+            .filter(|(_, _, imports, _)| *imports == fingerprint)
+            .map(|(_, _, _, calls)| calls);
         let analysed = guarded::guard(name, "analysis", || match analyzer {
             Analyzer::Reusing => {
                 let (analysis, calls) = shapels_analysis::analyze_module_reusing(
@@ -278,6 +348,7 @@ impl ParseCache {
                     config,
                     coverage,
                     previous.as_ref(),
+                    &graph,
                 );
                 tracing::debug!(
                     "{name}: {} calls taken from the last version",
@@ -294,7 +365,9 @@ impl ParseCache {
         // runs every call.
         let analysis = analysed.map(|(analysis, calls)| {
             if let Some(calls) = calls {
-                parsed.calls.push((config.clone(), coverage, calls));
+                parsed
+                    .calls
+                    .push((config.clone(), coverage, fingerprint, calls));
             }
             analysis
         });
@@ -305,10 +378,10 @@ impl ParseCache {
                 if analysis.reads.is_some() {
                     parsed
                         .analyses
-                        .retain(|(c, k, _)| !(c == config && *k == coverage));
+                        .retain(|(c, k, _, _)| !(c == config && *k == coverage));
                     parsed
                         .analyses
-                        .push((config.clone(), coverage, analysis.clone()));
+                        .push((config.clone(), coverage, fingerprint, analysis.clone()));
                 }
                 Outcome::Done(analysis)
             }
@@ -509,6 +582,7 @@ mod tests {
                 config,
                 coverage,
                 Analyzer::Plain(counted_analysis),
+                (&ImportInputs::default(), &mut ImportState::default()),
             ) else {
                 panic!("no analysis of {text:?}");
             };
@@ -540,6 +614,7 @@ mod tests {
             text: Rope::from_str(&format!("x = {version}\n")),
             config: Config::default(),
             coverage: Coverage::Bindings,
+            imports: ImportInputs::default(),
             token: token.clone(),
             reply,
         });
@@ -578,6 +653,7 @@ mod tests {
                 &config,
                 Coverage::Bindings,
                 Analyzer::Plain(panicky_analysis),
+                (&ImportInputs::default(), &mut ImportState::default()),
             )
         };
         assert!(matches!(run(&mut cache, "x = 1\n"), Outcome::Done(_)));
@@ -596,6 +672,7 @@ mod tests {
             &Config::default(),
             Coverage::Bindings,
             Analyzer::Plain(panicky_analysis),
+            (&ImportInputs::default(), &mut ImportState::default()),
         ) {
             Outcome::Done(analysis) => assert!(analysis.bindings.is_empty()),
             other => panic!("{other:?}"),

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tower_lsp_server::ls_types::{
     ConfigurationItem, DidChangeConfigurationParams, DidChangeWatchedFilesParams,
-    DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern, InitializeParams,
-    Registration, Uri,
+    DidChangeWatchedFilesRegistrationOptions, FileChangeType, FileSystemWatcher, GlobPattern,
+    InitializeParams, Registration, Uri,
 };
 
 use crate::config::{self, Settings, SettingsPatch};
@@ -74,6 +74,11 @@ impl SettingsLayers {
         self.initialization.apply(&mut settings);
         self.editor.apply(&mut settings);
         (settings, errors)
+    }
+
+    /// The workspace folders the client sent.
+    pub(crate) fn roots(&self) -> &[PathBuf] {
+        &self.roots
     }
 
     /// The innermost workspace root holding `dir`.
@@ -147,13 +152,21 @@ async fn register_capabilities(session: &Session) {
     }
     if flags.dynamic_watched_files {
         let options = DidChangeWatchedFilesRegistrationOptions {
-            watchers: vec![FileSystemWatcher {
-                glob_pattern: GlobPattern::String(format!("**/{}", config::PYPROJECT)),
-                kind: None,
-            }],
+            watchers: vec![
+                FileSystemWatcher {
+                    glob_pattern: GlobPattern::String(format!("**/{}", config::PYPROJECT)),
+                    kind: None,
+                },
+                // Python files changed outside the editor: documents that
+                // import them are analysed again.
+                FileSystemWatcher {
+                    glob_pattern: GlobPattern::String("**/*.py".into()),
+                    kind: None,
+                },
+            ],
         };
         registrations.push(Registration {
-            id: "shapels/pyproject".into(),
+            id: "shapels/watched-files".into(),
             method: "workspace/didChangeWatchedFiles".into(),
             register_options: serde_json::to_value(options).ok(),
         });
@@ -216,11 +229,13 @@ pub(crate) fn did_change_configuration(
     }
 }
 
-/// A `pyproject.toml` changed on disk: forget what was read and re-apply.
+/// Files changed on disk: a `pyproject.toml` (forget what was read and
+/// re-apply), or Python files that open documents import.
 pub(crate) fn did_change_watched_files(
     session: &Arc<Session>,
     params: DidChangeWatchedFilesParams,
 ) {
+    python_files_changed(session, &params);
     let pyproject_changed = params.changes.iter().any(|change| {
         change.uri.to_file_path().is_some_and(|path| {
             path.file_name()
@@ -243,11 +258,42 @@ pub(crate) fn did_change_watched_files(
 fn apply_settings_change(session: &Arc<Session>) {
     // Lock order: documents, then settings (inside `settings_for`). Nothing
     // takes them in the other order.
-    let changed = session
-        .documents()
-        .reconfigure(|uri| session.settings_for(uri).analysis);
+    let changed = session.documents().reconfigure(|uri| {
+        let settings = session.settings_for(uri);
+        (settings.analysis, Arc::new(settings.extra_paths))
+    });
     for snapshot in changed {
         diagnostics::schedule(session, snapshot, None);
     }
     inlay_hints::request_refresh(session);
+}
+
+/// Python files changed outside the editor: the documents that import one
+/// (not open itself: the editor's text wins) are analysed again; a file
+/// created or deleted can change what any import names, so then every open
+/// document is.
+fn python_files_changed(session: &Arc<Session>, params: &DidChangeWatchedFilesParams) {
+    let mut changed = Vec::new();
+    let mut created_or_deleted = false;
+    for event in &params.changes {
+        let Some(path) = crate::dependents::path_of(&event.uri) else {
+            continue;
+        };
+        if path.extension().is_none_or(|ext| ext != "py") {
+            continue;
+        }
+        if event.typ != FileChangeType::CHANGED {
+            created_or_deleted = true;
+        }
+        if !session.documents().contains(&event.uri) {
+            changed.push(path);
+        }
+    }
+    if created_or_deleted {
+        session.files_created_or_deleted();
+        let all = session.documents().uris();
+        crate::dependents::refresh(session, &all, None);
+    } else if !changed.is_empty() {
+        crate::dependents::refresh_importers(session, &changed, None, None);
+    }
 }

@@ -74,6 +74,23 @@ pub fn parse(text: &str) -> ParsedFile {
     parse_with(text, None)
 }
 
+/// The syntax tree of `text` with every range moved `base` bytes on: the
+/// form in which another file's code joins an analysis, where the high
+/// bits of an offset say which file it belongs to.
+pub fn parse_at(text: &str, base: usize) -> Module {
+    let module = parse(text).module;
+    match isize::try_from(base) {
+        Ok(0) | Err(_) => module,
+        Ok(delta) => Module {
+            body: module
+                .body
+                .iter()
+                .map(|s| shift::stmt(s, shift::Move::By(delta)))
+                .collect(),
+        },
+    }
+}
+
 /// Parses `new_text` reusing the tree of `old`, which was parsed from
 /// `old_text`; `edit` says which bytes changed (see `edit_between` for
 /// callers that only have the two texts, or several edits to fold into one).

@@ -34,6 +34,10 @@ impl Interp<'_> {
     }
 
     pub(super) fn exec_if(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt]) -> Flow {
+        if is_main_guard(test) && self.frame().is_module && !self.in_main_module() {
+            // An imported module's `__name__` is its own name.
+            return self.exec_block(orelse);
+        }
         if is_main_guard(test) && self.frame().is_module {
             // The oracle, like a user's script, runs the main block inside the
             // fake mode: tensors made there are fake.

@@ -9,6 +9,7 @@ mod assign;
 mod call;
 pub(crate) mod control;
 mod expr;
+mod imports;
 mod join;
 mod memo;
 mod signature;
@@ -54,6 +55,8 @@ pub(crate) enum Flow {
 /// The execution state of one function call (or of the module body).
 pub(crate) struct Frame {
     pub locals: Scope,
+    /// The module whose code runs here: where its global names are.
+    pub module: Rc<crate::value::ModuleNs>,
     /// The enclosing function's scope for nested functions and lambdas.
     pub closure: Option<Scope>,
     /// The function being run, for `super()`.
@@ -101,6 +104,21 @@ pub(crate) const MAX_LOOP_ITERATIONS: usize = 64;
 
 pub(crate) struct Interp<'s> {
     pub src: &'s str,
+    /// The user's modules the code can import (see `workspace`).
+    pub modules: &'s crate::workspace::ModuleGraph,
+    /// The modules imported so far in this run, as Python's `sys.modules`:
+    /// each runs its top level once. A module whose top level is still
+    /// running (an import cycle) is here already, with the names it has
+    /// bound so far.
+    pub sys_modules: FxHashMap<imports::ModuleKey, Rc<crate::value::ModuleNs>>,
+    /// The analysed file's own module.
+    pub main: Rc<crate::value::ModuleNs>,
+    /// Names of this file that stand for what other files define, and
+    /// where (see `note_definition`): (name here, definition there).
+    pub definitions: Vec<(TextRange, TextRange)>,
+    /// Globals of this file bound by `from m import name`: the module's
+    /// file and the name there.
+    pub imported_names: FxHashMap<Rc<str>, (u32, Rc<str>)>,
     /// What the run read of `src` besides the syntax tree.
     pub reads: RefCell<crate::carry::TextReads>,
     pub config: Config,
@@ -193,10 +211,24 @@ pub(crate) struct Interp<'s> {
 }
 
 impl<'s> Interp<'s> {
-    pub fn new(src: &'s str, config: &Config) -> Interp<'s> {
+    pub fn new(
+        src: &'s str,
+        config: &Config,
+        modules: &'s crate::workspace::ModuleGraph,
+    ) -> Interp<'s> {
         let globals: Scope = Rc::new(RefCell::new(FxHashMap::default()));
+        let main = Rc::new(crate::value::ModuleNs {
+            file: Some(0),
+            name: Rc::from("__main__"),
+            globals: globals.clone(),
+        });
         Interp {
             src,
+            modules,
+            sys_modules: FxHashMap::default(),
+            main: main.clone(),
+            definitions: Vec::new(),
+            imported_names: FxHashMap::default(),
             reads: Default::default(),
             config: config.clone(),
             env: ShapeEnv::new(),
@@ -237,6 +269,7 @@ impl<'s> Interp<'s> {
             call_sites: Vec::new(),
             frames: vec![Frame {
                 locals: globals,
+                module: main,
                 closure: None,
                 function: None,
                 early_returns: Vec::new(),
@@ -565,6 +598,10 @@ impl<'s> Interp<'s> {
         mut related: Vec<(TextRange, String)>,
     ) {
         self.reports += 1;
+        if !crate::workspace::is_local(&range) {
+            self.report_elsewhere(range, severity, code, message, related);
+            return;
+        }
         let (mut severity, mut message) = (severity, message);
         // Torch raises on every path only when no undecided condition led here.
         if severity == Severity::Error && self.uncertain > 0 {
@@ -601,12 +638,91 @@ impl<'s> Interp<'s> {
                     severity,
                     code,
                     message: at_call,
-                    related: vec![(range.clone(), "where torch raises".to_string())],
+                    related: vec![crate::report::Related::here(
+                        range.clone(),
+                        "where torch raises",
+                    )],
                 });
             }
         }
         self.diagnostics.push(Diagnostic {
             range,
+            severity,
+            code,
+            message,
+            related: self.related(related),
+        });
+    }
+
+    /// Related places as the result gives them: those in imported files
+    /// with their file, and offsets into its text.
+    fn related(&self, related: Vec<(TextRange, String)>) -> Vec<crate::report::Related> {
+        related
+            .into_iter()
+            .map(|(range, message)| {
+                let file = crate::workspace::file_of(range.start);
+                match self.modules.module(file).filter(|_| file != 0) {
+                    Some(m) => crate::report::Related {
+                        range: range.start - m.base()..range.end.saturating_sub(m.base()),
+                        message,
+                        file: Some(std::sync::Arc::new(crate::report::OtherFile {
+                            path: m.path.clone(),
+                            text: m.text.clone(),
+                        })),
+                    },
+                    None => crate::report::Related::here(range, message),
+                }
+            })
+            .collect()
+    }
+
+    /// A problem in another file's code, met through a call (or an
+    /// import) this file makes: reported at the innermost call site in
+    /// this file, as the traceback's frame in the file the user is looking
+    /// at, with the place in the other file as related information. Only
+    /// what torch raises is: the other file's warnings are its own.
+    fn report_elsewhere(
+        &mut self,
+        range: TextRange,
+        severity: Severity,
+        code: &'static str,
+        message: String,
+        mut related: Vec<(TextRange, String)>,
+    ) {
+        if severity != Severity::Error {
+            return;
+        }
+        let Some(call) = self
+            .call_sites
+            .iter()
+            .rev()
+            .find(|c| crate::workspace::is_local(c))
+            .cloned()
+        else {
+            return;
+        };
+        let place = self
+            .modules
+            .place(range.start)
+            .unwrap_or_else(|| "another file".to_string());
+        let mut message = format!("in this call, at {place}: {message}");
+        let mut severity = severity;
+        if self.uncertain > 0 {
+            severity = Severity::Warning;
+            message.push_str(" (on the paths where a condition the analysis cannot decide holds)");
+        }
+        // One report per call site and kind is enough to point there.
+        if self
+            .diagnostics
+            .iter()
+            .any(|d| d.range == call && d.code == code)
+        {
+            return;
+        }
+        related.insert(0, (range, "where torch raises".to_string()));
+        let related = self.related(related);
+        self.diagnostics.push(Diagnostic {
+            range: call,
             severity,
             code,
             message,
@@ -616,8 +732,29 @@ impl<'s> Interp<'s> {
 
     /// The source text of a range (for names like `config.n_embd`).
     pub fn text(&self, range: &TextRange) -> &'s str {
+        if !crate::workspace::is_local(range) {
+            return self.source(range);
+        }
         self.reads.borrow_mut().text(range.clone());
         self.src.get(range.clone()).unwrap_or("")
+    }
+
+    /// The text of a range of this file or of an imported one, without
+    /// noting it as read (an imported file's text is its version, which
+    /// the caller of the analysis checks as a whole).
+    pub fn source(&self, range: &TextRange) -> &'s str {
+        let modules: &'s crate::workspace::ModuleGraph = self.modules;
+        match crate::workspace::file_of(range.start) {
+            0 => self.src.get(range.clone()).unwrap_or(""),
+            id => modules
+                .module(id)
+                .and_then(|m| {
+                    let base = m.base();
+                    m.text
+                        .get(range.start - base..range.end.saturating_sub(base))
+                })
+                .unwrap_or(""),
+        }
     }
 
     /// Functions and classes never reached by the module's own code are run

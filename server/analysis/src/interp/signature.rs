@@ -241,10 +241,12 @@ impl Interp<'_> {
         let mut out = FxHashMap::default();
         // Only what the comments state is read, not the whole text: an
         // edit elsewhere in the function leaves it as it was.
-        let stated = shape_comments(self.src.get(def.range.clone()).unwrap_or(""));
-        self.reads
-            .borrow_mut()
-            .shape_comments(def.range.clone(), stated.clone());
+        let stated = shape_comments(self.source(&def.range));
+        if crate::workspace::is_local(&def.range) {
+            self.reads
+                .borrow_mut()
+                .shape_comments(def.range.clone(), stated.clone());
+        }
         let params: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
         let mut symbols: FxHashMap<String, Dim> = FxHashMap::default();
         for (name, dims) in stated {

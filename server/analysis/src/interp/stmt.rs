@@ -89,7 +89,7 @@ impl Interp<'_> {
             StmtKind::FunctionDef(def) => {
                 let function = self.make_function(def.clone(), None);
                 self.bind_name(&def.name.id, Value::Function(function.clone()));
-                if self.frame().is_module {
+                if self.frame().is_module && self.in_main_module() {
                     self.functions.push(function);
                 }
                 Flow::Normal
@@ -143,36 +143,11 @@ impl Interp<'_> {
                 }
             }
             StmtKind::Import(aliases) => {
-                for alias in aliases {
-                    match &alias.asname {
-                        Some(asname) => {
-                            self.bind_name(&asname.id, Value::Path(Rc::from(alias.name.as_str())))
-                        }
-                        None => {
-                            let top = alias.name.split('.').next().unwrap_or("");
-                            self.bind_name(top, Value::Path(Rc::from(top)));
-                        }
-                    }
-                }
+                self.exec_import(aliases, &stmt.range);
                 Flow::Normal
             }
             StmtKind::ImportFrom { module, names } => {
-                for alias in names {
-                    if alias.name == "*" {
-                        continue;
-                    }
-                    let bound = alias
-                        .asname
-                        .as_ref()
-                        .map(|n| n.id.as_str())
-                        .unwrap_or(alias.name.as_str());
-                    let path = if module.starts_with('.') {
-                        Value::Unknown
-                    } else {
-                        Value::Path(Rc::from(format!("{module}.{}", alias.name)))
-                    };
-                    self.bind_name(bound, path);
-                }
+                self.exec_import_from(module, names, &stmt.range);
                 Flow::Normal
             }
             StmtKind::Assert { test, .. } => {
@@ -365,6 +340,7 @@ impl Interp<'_> {
         Rc::new(Function {
             def,
             closure,
+            module: Rc::downgrade(&self.frame().module),
             owner: owner.as_ref().map(Rc::downgrade),
             defaults,
         })
@@ -385,8 +361,10 @@ impl Interp<'_> {
         });
         // The class body runs in a scope of its own; its names become class attributes.
         let scope = Rc::new(RefCell::new(FxHashMap::default()));
+        let module = self.frame().module.clone();
         self.frames.push(super::Frame {
             locals: scope.clone(),
+            module,
             closure: None,
             function: None,
             early_returns: Vec::new(),
@@ -440,7 +418,7 @@ impl Interp<'_> {
         self.epoch += 1;
         *class.attrs.borrow_mut() = scope.borrow().clone();
         self.bind_name(&def.name.id, Value::Class(class.clone()));
-        if self.frame().is_module {
+        if self.frame().is_module && self.in_main_module() {
             self.classes.push(class);
         }
     }

@@ -13,6 +13,7 @@ use shapels_syntax::ast::TextRange;
 
 use crate::report::{Binding, BindingKind, ExprInfo, TensorInfo};
 use crate::value::{Shape, Tensor};
+use crate::workspace::is_local;
 
 mod merge;
 
@@ -279,6 +280,11 @@ impl Recorder {
     }
 
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
+        // Code of an imported file runs in this analysis, but its hints
+        // belong to that file's own.
+        if !is_local(&range) {
+            return;
+        }
         let at = self.index.entry(range.start).or_default();
         let site = match at.iter().find(|i| *self.sites[**i].name == *name) {
             Some(i) => *i,
@@ -308,6 +314,9 @@ impl Recorder {
     /// The name at `range` is annotated (`x: Tensor`); the annotation ends at
     /// `end`, where its hint goes.
     pub fn annotation(&mut self, range: &TextRange, end: usize) {
+        if !is_local(range) {
+            return;
+        }
         self.annotation_at(range.start, end);
     }
 
@@ -319,7 +328,7 @@ impl Recorder {
     /// A run where the name was bound to something the analysis could not
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
-        if !self.made_up {
+        if !self.made_up && is_local(&range) {
             self.unknown_at(Rc::from(name), range.start);
         }
     }
@@ -330,7 +339,7 @@ impl Recorder {
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
-        if self.expressions {
+        if self.expressions && is_local(&range) {
             self.expression_at(range.start, range.end, self.call, tensor);
         }
     }
@@ -345,6 +354,10 @@ impl Recorder {
     }
 
     pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim) {
+        // Another file's names do not name this file's sizes.
+        if !is_local(&range) {
+            return;
+        }
         let at = self.scalar_index.entry(range.start).or_default();
         let site = match at.iter().find(|i| self.scalars[**i].name == name) {
             Some(i) => *i,
@@ -377,6 +390,7 @@ impl Recorder {
         resolve: &dyn Fn(&Shape) -> Shape,
         heads: FxHashMap<u32, Vec<Dim>>,
         static_shapes: bool,
+        place: &dyn Fn(usize) -> Option<String>,
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
         let mut namer = Namer::new(env, &self.scalars);
         namer.static_shapes = static_shapes;
@@ -394,7 +408,16 @@ impl Recorder {
                 .collect();
             merged
                 .entry(key)
-                .or_insert_with(|| merge(&hits.tensors, &hits.calls, env, resolve, namer))
+                .or_insert_with(|| {
+                    let mut info = merge(&hits.tensors, &hits.calls, env, resolve, namer);
+                    // A tensor another file made says where (`enc.py:5`).
+                    if let Some(at) = hits.tensors.first().and_then(|t| t.made_at.as_ref())
+                        && let Some(place) = place(at.start)
+                    {
+                        info.notes.push(format!("made in `{place}`"));
+                    }
+                    info
+                })
                 .clone()
         };
         let mut bindings: Vec<Binding> = self

@@ -129,8 +129,12 @@ impl Interp<'_> {
                 self.recorder.expression(param.name.range.clone(), t);
             }
         }
+        // A function of a module no longer imported (cannot happen while
+        // the run holds every module) reads the analysed file's globals.
+        let module = f.module.upgrade().unwrap_or_else(|| self.main.clone());
         self.frames.push(Frame {
             locals,
+            module,
             closure: f.closure.clone(),
             function: Some(f.clone()),
             early_returns: Vec::new(),

@@ -28,6 +28,14 @@ impl Interp<'_> {
             }
             Value::Opaque(name) => Value::Opaque(Rc::from(format!("{name}.{attr}"))),
             Value::Instance(inst) => self.instance_attr(object, inst, attr),
+            // A module of the user's: its global of that name (a module
+            // whose top level could not run to it has none).
+            Value::Module(ns) => ns
+                .globals
+                .borrow()
+                .get(attr)
+                .cloned()
+                .unwrap_or(Value::Unknown),
             Value::Class(class) => match crate::interp::call::class_lookup(class, attr) {
                 Some(Value::Tuple(t))
                     if t.len() == 2 && matches!(&t[0], Value::Str(s) if s.starts_with('@')) =>
@@ -182,6 +190,12 @@ impl Interp<'_> {
                 self.unseen_writes += 1;
             }
             _ => self.epoch += 1,
+        }
+        if let Value::Module(ns) = object {
+            // `config.DEBUG = True` from another module: its globals change.
+            self.globals_epoch += 1;
+            ns.globals.borrow_mut().insert(Rc::from(attr), value);
+            return;
         }
         if let Value::Instance(inst) = object {
             let key: Rc<str> = Rc::from(attr);

@@ -101,6 +101,20 @@ impl Interp<'_> {
         v
     }
 
+    /// `Block` in `Block(dim)`, after `from layers import Block`: hover
+    /// says where it is defined. Only the file's own global of that name
+    /// is meant, not a local that shadows it.
+    fn note_imported_name(&mut self, e: &Expr, name: &str, value: &Value) {
+        if !self.in_main_module()
+            || self.frame().locals.borrow().contains_key(name) && !self.frame().is_module
+        {
+            return;
+        }
+        if let Some((file, bound)) = self.imported_names.get(name).cloned() {
+            self.note_definition(&e.range, value, Some((file, &bound)));
+        }
+    }
+
     /// Evaluate without unwrapping a value that may be None.
     fn eval_maybe_none(&mut self, e: &Expr) -> Value {
         if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
@@ -116,7 +130,12 @@ impl Interp<'_> {
     fn eval_inner(&mut self, e: &Expr) -> Value {
         match &e.kind {
             ExprKind::Name(name) => match self.lookup(name) {
-                Some(v) => v,
+                Some(v) => {
+                    if self.recorder.expressions && !self.imported_names.is_empty() {
+                        self.note_imported_name(e, name, &v);
+                    }
+                    v
+                }
                 None if BUILTINS.contains(name) => Value::Path(self.builtin_path(name)),
                 None => Value::Unknown,
             },
@@ -129,7 +148,13 @@ impl Interp<'_> {
             ExprKind::Ellipsis => Value::Ellipsis,
             ExprKind::Attribute { value, attr } => {
                 let object = self.eval(value);
-                self.get_attr(&object, &attr.id, e.range.clone())
+                let v = self.get_attr(&object, &attr.id, e.range.clone());
+                if let Value::Module(ns) = &object
+                    && let Some(file) = ns.file.filter(|f| *f != 0)
+                {
+                    self.note_definition(&attr.range, &v, Some((file, &attr.id)));
+                }
+                v
             }
             ExprKind::Subscript { value, index } => {
                 let object = self.eval(value);

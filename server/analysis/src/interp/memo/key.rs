@@ -384,6 +384,8 @@ impl KeyBuilder<'_> {
                 self.value(receiver)?;
                 self.push(Part::Text(name.clone()));
             }
+            // A module's globals change as its code runs: not a key.
+            Value::Module(_) => return None,
             Value::Path(p) => {
                 self.push(Part::Tag(21));
                 self.push(Part::Text(p.clone()));

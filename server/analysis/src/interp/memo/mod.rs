@@ -387,6 +387,7 @@ fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Layer(_)
         | Value::Instance(_)
         | Value::Class(_)
+        | Value::Module(_)
         | Value::Function(_)
         | Value::BoundMethod(..)
         | Value::BuiltinMethod(..)

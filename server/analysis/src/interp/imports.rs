@@ -1,0 +1,325 @@
+//! Imports: a module of the user's runs its top level once per run, in a
+//! namespace of its own, when the code first imports it (Python's
+//! `sys.modules`); any other module is a path the rule table knows
+//! (`torch.nn.functional`), as it always was.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use shapels_syntax::ast::{self, TextRange};
+
+use super::{Frame, Interp, MAX_CALL_DEPTH};
+use crate::value::{ModuleNs, Value};
+use crate::workspace::{Target, scan_level};
+
+/// A module of `sys.modules`: a file of the user's, or a namespace package
+/// known by its folders.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum ModuleKey {
+    File(u32),
+    Namespace(Rc<[PathBuf]>),
+}
+
+impl Interp<'_> {
+    /// Notes, for hover, that the name written at `at` (in this file)
+    /// stands for `value`, which another file defines: where its class or
+    /// function is written, where its tensor was made, or else where
+    /// module `file` binds `name`.
+    pub(crate) fn note_definition(
+        &mut self,
+        at: &TextRange,
+        value: &Value,
+        bound: Option<(u32, &str)>,
+    ) {
+        if !self.recorder.expressions || !crate::workspace::is_local(at) {
+            return;
+        }
+        let by_value = match value {
+            Value::Class(c) => c.def.as_ref().map(|d| d.name.range.clone()),
+            Value::Function(f) => Some(f.def.name.range.clone()),
+            Value::Tensor(t) => t.made_at.clone(),
+            Value::Module(ns) => ns
+                .file
+                .and_then(|id| self.modules.module(id))
+                .map(|m| m.base()..m.base()),
+            _ => None,
+        }
+        .filter(|r| !crate::workspace::is_local(r));
+        let target = by_value.or_else(|| {
+            let (file, name) = bound?;
+            self.modules.module(file)?.definition_of(name)
+        });
+        if let Some(target) = target {
+            self.definitions.push((at.clone(), target));
+        }
+    }
+
+    /// Whether the code running now is the analysed file's own.
+    pub(crate) fn in_main_module(&mut self) -> bool {
+        let main = self.main.clone();
+        Rc::ptr_eq(&self.frame().module, &main)
+    }
+
+    /// The file whose code runs now.
+    fn current_file(&mut self) -> u32 {
+        self.frame().module.file.unwrap_or(0)
+    }
+
+    /// `import a.b.c` binds `a` (after importing `a`, `a.b` and `a.b.c`);
+    /// `import a.b.c as m` binds `m` to `a.b.c`.
+    pub(super) fn exec_import(&mut self, aliases: &[ast::Alias], stmt: &TextRange) {
+        let importer = self.current_file();
+        for alias in aliases {
+            let chain = self.import_chain(importer, &alias.name, stmt);
+            match &alias.asname {
+                Some(asname) => {
+                    let value = match chain {
+                        Some((_, last)) => last,
+                        None => Value::Path(Rc::from(alias.name.as_str())),
+                    };
+                    self.bind_name(&asname.id, value);
+                }
+                None => {
+                    let top = alias.name.split('.').next().unwrap_or("");
+                    let value = match chain {
+                        Some((first, _)) => first,
+                        None => Value::Path(Rc::from(top)),
+                    };
+                    self.bind_name(top, value);
+                }
+            }
+        }
+    }
+
+    /// `from m import a, b as c` and `from m import *`.
+    pub(super) fn exec_import_from(
+        &mut self,
+        module: &str,
+        names: &[ast::Alias],
+        stmt: &TextRange,
+    ) {
+        let importer = self.current_file();
+        let (level, dotted) = scan_level(module);
+        let Some(target) = self.modules.target(importer, level, dotted).cloned() else {
+            // Not the user's: a module of the outside world by its path,
+            // unless it is relative (then it is the user's, but could not
+            // be found, and what it holds is unknown).
+            for alias in names.iter().filter(|a| a.name != "*") {
+                let value = if level == 0 {
+                    Value::Path(Rc::from(format!("{module}.{}", alias.name)))
+                } else {
+                    Value::Unknown
+                };
+                self.bind_name(bound_name(alias), value);
+            }
+            return;
+        };
+        let imported = self.import_target(&target, dotted, stmt);
+        let Value::Module(ns) = imported else {
+            for alias in names.iter().filter(|a| a.name != "*") {
+                self.bind_name(bound_name(alias), Value::Unknown);
+            }
+            return;
+        };
+        for alias in names {
+            if alias.name == "*" {
+                for (name, value) in public_names(&ns) {
+                    self.bind_name(&name, value);
+                }
+                continue;
+            }
+            let defined = ns.globals.borrow().get(alias.name.as_str()).cloned();
+            let value = match defined {
+                Some(v) => v,
+                None => {
+                    // A name the package does not define is its submodule.
+                    let sub = if dotted.is_empty() {
+                        alias.name.clone()
+                    } else {
+                        format!("{dotted}.{}", alias.name)
+                    };
+                    match self.modules.target(importer, level, &sub).cloned() {
+                        Some(t) => {
+                            let v = self.import_target(&t, &sub, stmt);
+                            ns.globals
+                                .borrow_mut()
+                                .insert(Rc::from(alias.name.as_str()), v.clone());
+                            v
+                        }
+                        None => Value::Unknown,
+                    }
+                }
+            };
+            if let Some(file) = ns.file {
+                let at = alias.asname.as_ref().map_or(&alias.range, |n| &n.range);
+                self.note_definition(at, &value, Some((file, &alias.name)));
+                if self.in_main_module() {
+                    self.imported_names.insert(
+                        Rc::from(bound_name(alias)),
+                        (file, Rc::from(alias.name.as_str())),
+                    );
+                }
+            }
+            self.bind_name(bound_name(alias), value);
+        }
+    }
+
+    /// The first and last module of `a.b.c`, importing each on the way
+    /// and making each an attribute of the one before; `None` when `a` is
+    /// not the user's.
+    fn import_chain(
+        &mut self,
+        importer: u32,
+        dotted: &str,
+        stmt: &TextRange,
+    ) -> Option<(Value, Value)> {
+        let parts: Vec<&str> = dotted.split('.').collect();
+        let first_target = self.modules.target(importer, 0, parts[0])?.clone();
+        let first = self.import_target(&first_target, parts[0], stmt);
+        let mut last = first.clone();
+        for i in 1..parts.len() {
+            let prefix = parts[..=i].join(".");
+            let next = match self.modules.target(importer, 0, &prefix).cloned() {
+                Some(t) => self.import_target(&t, &prefix, stmt),
+                None => Value::Unknown,
+            };
+            if let Value::Module(parent) = &last {
+                parent
+                    .globals
+                    .borrow_mut()
+                    .insert(Rc::from(parts[i]), next.clone());
+            }
+            last = next;
+        }
+        Some((first, last))
+    }
+
+    /// The module a target names, running its top level the first time.
+    fn import_target(&mut self, target: &Target, name: &str, stmt: &TextRange) -> Value {
+        let key = match target {
+            Target::Module(id) => ModuleKey::File(*id),
+            Target::Namespace(dirs) => ModuleKey::Namespace(dirs.clone()),
+            Target::Unreadable(_) => return Value::Unknown,
+        };
+        if let Some(ns) = self.sys_modules.get(&key) {
+            return Value::Module(ns.clone());
+        }
+        let file = match target {
+            Target::Module(id) => Some(*id),
+            _ => None,
+        };
+        let globals = Rc::new(RefCell::new(FxHashMap::default()));
+        let ns = Rc::new(ModuleNs {
+            file,
+            name: Rc::from(name),
+            globals: globals.clone(),
+        });
+        self.sys_modules.insert(key, ns.clone());
+        let Some(id) = file else {
+            return Value::Module(ns);
+        };
+        let Some(loaded) = self.modules.module(id).cloned() else {
+            return Value::Module(ns);
+        };
+        if self.depth >= MAX_CALL_DEPTH || self.out_of_budget() {
+            // Cut: the module stays as far as it ran (not at all).
+            self.cuts += 1;
+            return Value::Module(ns);
+        }
+        self.frames.push(Frame {
+            locals: globals,
+            module: ns.clone(),
+            closure: None,
+            function: None,
+            early_returns: Vec::new(),
+            is_module: true,
+            lists_unsure: false,
+        });
+        // An error while a module's top level runs is raised at the import
+        // statement, as a traceback shows it.
+        self.call_sites.push(stmt.clone());
+        self.depth += 1;
+        let _ = self.exec_block(&loaded.module.body);
+        self.depth -= 1;
+        self.call_sites.pop();
+        self.frames.pop();
+        Value::Module(ns)
+    }
+
+    /// The definitions noted, once per name written, as the result gives them.
+    pub(crate) fn public_definitions(&mut self) -> Vec<crate::report::Definition> {
+        let mut noted = std::mem::take(&mut self.definitions);
+        noted.sort_by_key(|(at, _)| (at.start, at.end));
+        noted.dedup_by(|a, b| a.0 == b.0);
+        noted
+            .into_iter()
+            .filter_map(|(range, target)| {
+                let module = self
+                    .modules
+                    .module(crate::workspace::file_of(target.start))?;
+                let base = module.base();
+                Some(crate::report::Definition {
+                    range,
+                    file: std::sync::Arc::new(crate::report::OtherFile {
+                        path: module.path.clone(),
+                        text: module.text.clone(),
+                    }),
+                    target: target.start - base..target.end.saturating_sub(base),
+                })
+            })
+            .collect()
+    }
+
+    /// Drops what modules hold: functions and modules point at each other
+    /// through their globals, and would keep one another alive.
+    pub(crate) fn release_modules(&mut self) {
+        for ns in self.sys_modules.values() {
+            ns.globals.borrow_mut().clear();
+        }
+        self.sys_modules.clear();
+    }
+}
+
+fn bound_name(alias: &ast::Alias) -> &str {
+    alias
+        .asname
+        .as_ref()
+        .map(|n| n.id.as_str())
+        .unwrap_or(alias.name.as_str())
+}
+
+/// What `from m import *` binds: the names of `__all__` when the module
+/// sets it to a list of strings, otherwise every name not starting with
+/// an underscore.
+fn public_names(ns: &ModuleNs) -> Vec<(Rc<str>, Value)> {
+    let globals = ns.globals.borrow();
+    let listed: Option<Vec<Rc<str>>> = globals.get("__all__").and_then(|all| {
+        let items = all.items()?;
+        items
+            .into_iter()
+            .map(|item| match item {
+                Value::Str(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    });
+    let mut out: Vec<(Rc<str>, Value)> = match listed {
+        Some(names) => names
+            .into_iter()
+            .map(|n| {
+                let v = globals.get(&n).cloned().unwrap_or(Value::Unknown);
+                (n, v)
+            })
+            .collect(),
+        None => globals
+            .iter()
+            .filter(|(k, _)| !k.starts_with('_'))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    };
+    // The globals are a hash map: bind in a fixed order.
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}

@@ -1,0 +1,336 @@
+//! The user's own modules: which file an import names, found the way
+//! Python's import system finds it; the files one analysis needs, loaded
+//! through the host's view of them; and who imports whom.
+//!
+//! The analysis never reads a file itself. The host (the language server,
+//! `shapels check`) implements [`FileSystem`] (open documents over the
+//! disk, or the disk alone) and calls [`load`] before analysing a file:
+//! it follows the file's imports, and those of the files they name,
+//! through that view, and gives a [`ModuleGraph`]. The interpreter then
+//! runs an imported module's top level where the code imports it, as
+//! Python does, from the syntax the graph holds.
+//!
+//! Only the user's code is followed: modules found under the search path
+//! (the script's folder, the workspace roots and their `src/`, the
+//! `extra-paths` of the settings). Anything else (`torch`, `numpy`, what
+//! is installed in site-packages) stays what it was before: a path the
+//! rule table knows, or `Unknown`. Nothing is ever executed or read
+//! outside the search path.
+//!
+//! Code of another file joins the analysis with its byte offsets moved by
+//! its id times [`FILE_SPAN`] (`shapels_syntax::parse_at`), so a range
+//! says by itself which file it belongs to and everything that keeps
+//! ranges (records, diagnostics, memo keys) needs no file field: offsets
+//! below `FILE_SPAN` are the analysed file's own.
+
+mod cache;
+mod resolve;
+mod scan;
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use shapels_syntax::ast;
+
+pub use cache::ModuleCache;
+pub(crate) use scan::{ImportSpec, split_level as scan_level};
+
+/// Offsets of another file's code start at its id times this; a file is
+/// at most 4 MiB, far below it.
+pub const FILE_SPAN: usize = 1 << 32;
+
+const _: () = assert!(usize::BITS == 64, "module offsets need 64-bit offsets");
+
+/// How many modules one analysis follows at most: the closure of a file's
+/// imports in a large library can be thousands of files, and past this the
+/// names imported stay `Unknown` rather than slowing every keystroke.
+pub const MAX_MODULES: usize = 512;
+
+/// The file an offset belongs to: 0 for the analysed file, otherwise the
+/// id of a module of the graph.
+pub(crate) fn file_of(offset: usize) -> u32 {
+    (offset / FILE_SPAN) as u32
+}
+
+/// Whether a range lies in the analysed file (not in an imported one).
+pub(crate) fn is_local(range: &ast::TextRange) -> bool {
+    range.start < FILE_SPAN
+}
+
+/// What a path is, as the host sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    File,
+    Dir,
+    Missing,
+}
+
+/// The host's view of the files: the only way the analysis learns what is
+/// on disk (or in the editor's unsaved buffers).
+pub trait FileSystem {
+    /// What is at `path`; `Missing` also for what cannot be looked at.
+    fn kind(&self, path: &Path) -> PathKind;
+    /// A Python file's text, or why it cannot be had (too large, not
+    /// UTF-8, unreadable), in words for the user.
+    fn read(&self, path: &Path) -> Result<Arc<str>, String>;
+}
+
+/// Where absolute imports are looked for, in order: Python's `sys.path`
+/// restricted to the user's own code.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct SearchPath {
+    dirs: Vec<PathBuf>,
+}
+
+impl SearchPath {
+    /// The search path of a file: its own folder first (Python puts the
+    /// script's folder first on `sys.path`: this is how `train.py` finds
+    /// `model.py`), then each root and its `src/` folder (the `src` layout),
+    /// then the extra paths of the settings. Folders that do not exist and
+    /// repeats are left out.
+    pub fn new(
+        file: Option<&Path>,
+        roots: &[PathBuf],
+        extra: &[PathBuf],
+        fs: &dyn FileSystem,
+    ) -> SearchPath {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let mut add = |dir: PathBuf| {
+            if fs.kind(&dir) == PathKind::Dir && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        };
+        if let Some(dir) = file.and_then(Path::parent) {
+            add(dir.to_path_buf());
+        }
+        for root in roots {
+            add(root.clone());
+            add(root.join("src"));
+        }
+        for dir in extra {
+            add(dir.clone());
+        }
+        SearchPath { dirs }
+    }
+
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+}
+
+/// One version of one imported file: its text and its syntax, with
+/// offsets moved to its place (see the module comment).
+#[derive(Debug)]
+pub struct LoadedModule {
+    pub(crate) id: u32,
+    pub path: PathBuf,
+    pub text: Arc<str>,
+    /// A hash of `text`: the version.
+    pub hash: u64,
+    pub(crate) module: ast::Module,
+    pub(crate) imports: Vec<ImportSpec>,
+}
+
+impl LoadedModule {
+    /// The first offset of this file's code.
+    pub(crate) fn base(&self) -> usize {
+        self.id as usize * FILE_SPAN
+    }
+
+    /// Where the module's top level binds `name` last: a class or function
+    /// definition, an assignment, an import.
+    pub(crate) fn definition_of(&self, name: &str) -> Option<ast::TextRange> {
+        use ast::{ExprKind, StmtKind};
+        self.module
+            .body
+            .iter()
+            .rev()
+            .find_map(|stmt| match &stmt.kind {
+                StmtKind::FunctionDef(f) if f.name.id == name => Some(f.name.range.clone()),
+                StmtKind::ClassDef(c) if c.name.id == name => Some(c.name.range.clone()),
+                StmtKind::Assign { targets, .. } => targets.iter().find_map(|t| match &t.kind {
+                    ExprKind::Name(n) if n == name => Some(t.range.clone()),
+                    ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().find_map(|i| {
+                        matches!(&i.kind, ExprKind::Name(n) if n == name).then(|| i.range.clone())
+                    }),
+                    _ => None,
+                }),
+                StmtKind::Import(aliases) | StmtKind::ImportFrom { names: aliases, .. } => {
+                    aliases.iter().find_map(|a| {
+                        let bound = a
+                            .asname
+                            .as_ref()
+                            .map(|n| n.id.as_str())
+                            .unwrap_or_else(|| a.name.split('.').next().unwrap_or(""));
+                        (bound == name).then(|| a.range.clone())
+                    })
+                }
+                _ => None,
+            })
+    }
+
+    /// The 1-based line of an offset of this file.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        crate::carry::line_of(&self.text, offset.saturating_sub(self.base()))
+    }
+}
+
+/// What an import names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// A file of the user's: a module, or a package's `__init__.py`.
+    Module(u32),
+    /// A folder without `__init__.py` (a namespace package), known by its
+    /// folders; it holds the submodules imported from it.
+    Namespace(Rc<[PathBuf]>),
+    /// A file of the user's that cannot be analysed (too large, not
+    /// UTF-8, over the module limit): what it defines is unknown.
+    Unreadable(Rc<str>),
+}
+
+/// The modules one analysis can import, and what each import names.
+#[derive(Debug, Default)]
+pub struct ModuleGraph {
+    modules: FxHashMap<u32, Rc<LoadedModule>>,
+    /// By importing file (0 for the analysed one), level of dots and
+    /// dotted name; a name not here is not the user's.
+    targets: FxHashMap<(u32, u32, Rc<str>), Target>,
+    /// Each module's name as shown in messages: its path from the
+    /// analysed file's folder when under it, else its file name.
+    shown: FxHashMap<u32, Rc<str>>,
+}
+
+impl ModuleGraph {
+    /// The graph of a file that imports nothing of the user's.
+    pub fn empty() -> ModuleGraph {
+        ModuleGraph::default()
+    }
+
+    /// The files the analysis may read, each with the hash of its text: a
+    /// change to any of them can change the analysis.
+    pub fn dependencies(&self) -> Vec<(&Path, u64)> {
+        let mut deps: Vec<(&Path, u64)> = self
+            .modules
+            .values()
+            .map(|m| (m.path.as_path(), m.hash))
+            .collect();
+        deps.sort();
+        deps
+    }
+
+    /// One number for all of `dependencies`: equal for two graphs when
+    /// every file they read is the same.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = cache::text_hasher();
+        self.dependencies().hash(&mut hasher);
+        hasher.finish()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.modules.is_empty()
+    }
+
+    pub(crate) fn module(&self, id: u32) -> Option<&Rc<LoadedModule>> {
+        self.modules.get(&id)
+    }
+
+    pub(crate) fn target(&self, importer: u32, level: u32, name: &str) -> Option<&Target> {
+        self.targets.get(&(importer, level, Rc::from(name)))
+    }
+
+    /// How messages name a module's file.
+    pub(crate) fn shown(&self, id: u32) -> Rc<str> {
+        self.shown
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| Rc::from("<unknown file>"))
+    }
+
+    /// `layers.py:12` for an offset of an imported file.
+    pub(crate) fn place(&self, offset: usize) -> Option<String> {
+        let module = self.module(file_of(offset))?;
+        Some(format!(
+            "{}:{}",
+            self.shown(module.id),
+            module.line_of(offset)
+        ))
+    }
+}
+
+/// The file being analysed, as `load` needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct MainFile<'a> {
+    /// Its path; `None` for an unsaved buffer (`untitled:`), which has no
+    /// folder, so relative imports name nothing.
+    pub path: Option<&'a Path>,
+    pub module: &'a ast::Module,
+}
+
+/// Follows the imports of `main`, and of every user module they name,
+/// through `fs`, and gives the graph the analysis of `main` runs with.
+/// Modules already in `cache` at the same text are not parsed again.
+pub fn load(
+    main: MainFile<'_>,
+    search: &SearchPath,
+    fs: &dyn FileSystem,
+    cache: &mut ModuleCache,
+) -> ModuleGraph {
+    cache.begin_use();
+    let mut graph = ModuleGraph::default();
+    let mut by_path: FxHashMap<PathBuf, u32> = FxHashMap::default();
+    // Files waiting for their imports to be followed: (id, path, imports).
+    let mut queue: std::collections::VecDeque<(u32, Option<PathBuf>, Vec<ImportSpec>)> =
+        std::collections::VecDeque::new();
+    queue.push_back((
+        0,
+        main.path.map(Path::to_path_buf),
+        scan::imports(main.module),
+    ));
+    let main_dir = main.path.and_then(Path::parent).map(Path::to_path_buf);
+    while let Some((importer, path, imports)) = queue.pop_front() {
+        let finder = resolve::Finder {
+            fs,
+            search,
+            importer: path.as_deref(),
+        };
+        for (key, found) in finder.resolve_all(&imports) {
+            let target = match found {
+                resolve::Found::File(file) => match by_path.get(&file) {
+                    Some(id) => Target::Module(*id),
+                    None if graph.modules.len() >= MAX_MODULES => Target::Unreadable(Rc::from(
+                        format!("more than {MAX_MODULES} modules are imported"),
+                    )),
+                    None => match cache.get(&file, fs) {
+                        Ok(module) => {
+                            let id = module.id;
+                            by_path.insert(file.clone(), id);
+                            let shown = main_dir
+                                .as_deref()
+                                .and_then(|dir| file.strip_prefix(dir).ok())
+                                .unwrap_or_else(|| file.file_name().map_or(&*file, Path::new))
+                                .display()
+                                .to_string();
+                            graph.shown.insert(id, Rc::from(shown));
+                            queue.push_back((id, Some(file), module.imports.clone()));
+                            graph.modules.insert(id, module);
+                            Target::Module(id)
+                        }
+                        Err(why) => Target::Unreadable(Rc::from(why)),
+                    },
+                },
+                resolve::Found::Namespace(dirs) => Target::Namespace(dirs.into()),
+            };
+            graph
+                .targets
+                .insert((importer, key.0, Rc::from(key.1.as_str())), target);
+        }
+    }
+    cache.end_use();
+    graph
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,218 @@
+//! Which file or folder a module name names, found as Python's path-based
+//! finder finds it: in each folder of the search path in turn, a package
+//! (`name/__init__.py`) or a module (`name.py`) wins at once, and folders
+//! without `__init__.py` are the portions of a namespace package, used
+//! only when no folder holds a package or module of that name.
+
+use std::path::{Path, PathBuf};
+
+use super::scan::{ImportKind, ImportSpec};
+use super::{FileSystem, PathKind, SearchPath};
+
+/// What a dotted name was found to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Found {
+    /// A module file, or a package's `__init__.py`.
+    File(PathBuf),
+    /// A namespace package: its folders.
+    Namespace(Vec<PathBuf>),
+}
+
+/// Finds the modules the imports of one file name.
+pub(super) struct Finder<'a> {
+    pub(super) fs: &'a dyn FileSystem,
+    pub(super) search: &'a SearchPath,
+    /// The importing file; `None` for an unsaved buffer.
+    pub(super) importer: Option<&'a Path>,
+}
+
+impl Finder<'_> {
+    /// Every (level, dotted name) the imports need, with what it names;
+    /// names that are not the user's are left out.
+    pub(super) fn resolve_all(&self, imports: &[ImportSpec]) -> Vec<((u32, String), Found)> {
+        let mut out: Vec<((u32, String), Found)> = Vec::new();
+        let add = |out: &mut Vec<((u32, String), Found)>, key: (u32, String), found| {
+            if !out.iter().any(|(k, _)| *k == key) {
+                out.push((key, found));
+            }
+        };
+        for spec in imports {
+            match &spec.kind {
+                ImportKind::Import => {
+                    // `import a.b.c` binds `a`, and imports `a.b` and
+                    // `a.b.c` on the way: each prefix is a module. A chain
+                    // is the user's when it ends at a file of the user's
+                    // (a namespace package alone could be any folder).
+                    let chain = self.chain(&spec.module);
+                    if chain.last().is_some_and(|f| matches!(f, Found::File(_))) {
+                        let parts: Vec<&str> = spec.module.split('.').collect();
+                        for (i, found) in chain.into_iter().enumerate() {
+                            add(&mut out, (0, parts[..=i].join(".")), found);
+                        }
+                    } else {
+                        // A regular package at the top still counts: its
+                        // `__init__.py` runs, whatever its submodules are.
+                        for (i, found) in chain.into_iter().enumerate() {
+                            if let Found::File(_) = found {
+                                let parts: Vec<&str> = spec.module.split('.').collect();
+                                add(&mut out, (0, parts[..=i].join(".")), found);
+                            } else {
+                                break;
+                            }
+                        }
+                    }
+                }
+                ImportKind::From(names) => {
+                    let Some(found) = self.find(spec.level, &spec.module) else {
+                        continue;
+                    };
+                    // `from package import name`: a name the package does
+                    // not define is its submodule of that name.
+                    let mut submodules = Vec::new();
+                    let is_package = match &found {
+                        Found::Namespace(_) => true,
+                        Found::File(path) => is_init(path),
+                    };
+                    if is_package {
+                        for name in names.iter().filter(|n| *n != "*") {
+                            let dotted = join(&spec.module, name);
+                            if let Some(sub @ Found::File(_)) = self.find(spec.level, &dotted) {
+                                submodules.push(((spec.level, dotted), sub));
+                            }
+                        }
+                    }
+                    // A namespace package is the user's only when what is
+                    // imported from it is (see `Import` above), or when it
+                    // is named relative to the importing file.
+                    let keep = match &found {
+                        Found::File(_) => true,
+                        Found::Namespace(_) => spec.level > 0 || !submodules.is_empty(),
+                    };
+                    if keep {
+                        add(&mut out, (spec.level, spec.module.clone()), found);
+                        for (key, sub) in submodules {
+                            add(&mut out, key, sub);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// What each prefix of an absolute dotted name is, as far as it is found.
+    fn chain(&self, dotted: &str) -> Vec<Found> {
+        let mut out = Vec::new();
+        let mut dirs: Vec<PathBuf> = self.search.dirs().to_vec();
+        for part in dotted.split('.') {
+            match self.find_in(&dirs, part) {
+                Some(found) => {
+                    dirs = match &found {
+                        Found::File(path) if is_init(path) => {
+                            path.parent().map(Path::to_path_buf).into_iter().collect()
+                        }
+                        Found::File(_) => Vec::new(),
+                        Found::Namespace(portions) => portions.clone(),
+                    };
+                    out.push(found);
+                }
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// The module a (level, dotted) name of an import names, if it is the
+    /// user's.
+    pub(super) fn find(&self, level: u32, dotted: &str) -> Option<Found> {
+        if level == 0 {
+            let chain = self.chain(dotted);
+            return (chain.len() == dotted.split('.').count())
+                .then(|| chain.into_iter().last())
+                .flatten();
+        }
+        let base = self.relative_base(level)?;
+        if dotted.is_empty() {
+            let init = base.join("__init__.py");
+            return Some(if self.fs.kind(&init) == PathKind::File {
+                Found::File(init)
+            } else {
+                Found::Namespace(vec![base])
+            });
+        }
+        let mut dirs = vec![base];
+        let mut last = None;
+        for part in dotted.split('.') {
+            let found = self.find_in(&dirs, part)?;
+            dirs = match &found {
+                Found::File(path) if is_init(path) => {
+                    path.parent().map(Path::to_path_buf).into_iter().collect()
+                }
+                Found::File(_) => Vec::new(),
+                Found::Namespace(portions) => portions.clone(),
+            };
+            last = Some(found);
+        }
+        last
+    }
+
+    /// The folder `level` dots name: the importing file's package, then
+    /// its parents.
+    fn relative_base(&self, level: u32) -> Option<PathBuf> {
+        // A package's `__init__.py` is in its package's folder, as is any
+        // other module: `.` is that folder either way.
+        let importer = self.importer?;
+        let mut dir = importer.parent()?;
+        for _ in 1..level {
+            dir = dir.parent()?;
+        }
+        Some(dir.to_path_buf())
+    }
+
+    /// One name in some folders: the first package or module wins; the
+    /// folders of that name without `__init__.py` make a namespace package
+    /// when none does.
+    fn find_in(&self, dirs: &[PathBuf], name: &str) -> Option<Found> {
+        if name.is_empty() || !is_identifier(name) {
+            return None;
+        }
+        let mut portions = Vec::new();
+        for dir in dirs {
+            let package = dir.join(name);
+            let is_dir = self.fs.kind(&package) == PathKind::Dir;
+            if is_dir {
+                let init = package.join("__init__.py");
+                if self.fs.kind(&init) == PathKind::File {
+                    return Some(Found::File(init));
+                }
+            }
+            let module = dir.join(format!("{name}.py"));
+            if self.fs.kind(&module) == PathKind::File {
+                return Some(Found::File(module));
+            }
+            if is_dir {
+                portions.push(package);
+            }
+        }
+        (!portions.is_empty()).then_some(Found::Namespace(portions))
+    }
+}
+
+fn is_init(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "__init__.py")
+}
+
+fn join(module: &str, name: &str) -> String {
+    if module.is_empty() {
+        name.to_string()
+    } else {
+        format!("{module}.{name}")
+    }
+}
+
+/// A name Python could import (no paths, no dots, no `..`).
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+}

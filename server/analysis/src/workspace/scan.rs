@@ -1,0 +1,94 @@
+//! The imports a module makes, wherever they are written (at the top, in a
+//! function, under `try:` or `if TYPE_CHECKING:`): what `load` follows
+//! before the analysis runs.
+
+use shapels_syntax::ast::{self, Stmt, StmtKind};
+
+/// One import statement's module and what it takes from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ImportSpec {
+    /// The number of leading dots (0 for an absolute import).
+    pub(crate) level: u32,
+    /// The dotted name after the dots (empty in `from . import x`).
+    pub(crate) module: String,
+    pub(crate) kind: ImportKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ImportKind {
+    /// `import a.b.c` (with or without `as`).
+    Import,
+    /// `from m import a, b` (`*` for a star import).
+    From(Vec<String>),
+}
+
+/// Splits `..a.b` into its level and dotted name.
+pub(crate) fn split_level(module: &str) -> (u32, &str) {
+    let dotted = module.trim_start_matches('.');
+    ((module.len() - dotted.len()) as u32, dotted)
+}
+
+/// Every import of a module, in source order.
+pub(crate) fn imports(module: &ast::Module) -> Vec<ImportSpec> {
+    let mut out = Vec::new();
+    walk(&module.body, &mut out);
+    out
+}
+
+fn walk(body: &[Stmt], out: &mut Vec<ImportSpec>) {
+    for stmt in body {
+        match &stmt.kind {
+            StmtKind::Import(aliases) => {
+                for alias in aliases {
+                    out.push(ImportSpec {
+                        level: 0,
+                        module: alias.name.clone(),
+                        kind: ImportKind::Import,
+                    });
+                }
+            }
+            StmtKind::ImportFrom { module, names } => {
+                let (level, dotted) = split_level(module);
+                out.push(ImportSpec {
+                    level,
+                    module: dotted.to_string(),
+                    kind: ImportKind::From(names.iter().map(|a| a.name.clone()).collect()),
+                });
+            }
+            StmtKind::FunctionDef(f) => walk(&f.body, out),
+            StmtKind::ClassDef(c) => walk(&c.body, out),
+            StmtKind::If { body, orelse, .. }
+            | StmtKind::For { body, orelse, .. }
+            | StmtKind::While { body, orelse, .. } => {
+                walk(body, out);
+                walk(orelse, out);
+            }
+            StmtKind::With { body, .. } => walk(body, out),
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
+                walk(body, out);
+                for handler in handlers {
+                    walk(&handler.body, out);
+                }
+                walk(orelse, out);
+                walk(finalbody, out);
+            }
+            StmtKind::Expr(_)
+            | StmtKind::Assign { .. }
+            | StmtKind::AugAssign { .. }
+            | StmtKind::Return(_)
+            | StmtKind::Assert { .. }
+            | StmtKind::Raise(_)
+            | StmtKind::Delete(_)
+            | StmtKind::Global(_)
+            | StmtKind::Pass
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Other => {}
+        }
+    }
+}

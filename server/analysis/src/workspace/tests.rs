@@ -1,0 +1,248 @@
+//! Import resolution over a made-up file system: which file each form of
+//! import names, and what is left to the outside world.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+
+/// Files by path; folders are whatever holds a file.
+struct Memory(BTreeMap<PathBuf, String>);
+
+impl Memory {
+    fn new(files: &[(&str, &str)]) -> Memory {
+        Memory(
+            files
+                .iter()
+                .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+                .collect(),
+        )
+    }
+}
+
+impl FileSystem for Memory {
+    fn kind(&self, path: &Path) -> PathKind {
+        if self.0.contains_key(path) {
+            PathKind::File
+        } else if self.0.keys().any(|p| p.starts_with(path) && p != path) {
+            PathKind::Dir
+        } else {
+            PathKind::Missing
+        }
+    }
+
+    fn read(&self, path: &Path) -> Result<Arc<str>, String> {
+        match self.0.get(path) {
+            Some(t) if t == "<too large>" => Err("too large".into()),
+            Some(t) => Ok(Arc::from(t.as_str())),
+            None => Err("missing".into()),
+        }
+    }
+}
+
+/// The graph of `main` (a path in `fs`), with `/proj` as the root.
+fn graph_of(fs: &Memory, main: &str, extra: &[&str]) -> ModuleGraph {
+    let text = fs.0[Path::new(main)].clone();
+    let module = shapels_syntax::parse(&text).module;
+    let extra: Vec<PathBuf> = extra.iter().map(PathBuf::from).collect();
+    let search = SearchPath::new(Some(Path::new(main)), &[PathBuf::from("/proj")], &extra, fs);
+    load(
+        MainFile {
+            path: Some(Path::new(main)),
+            module: &module,
+        },
+        &search,
+        fs,
+        &mut ModuleCache::new(),
+    )
+}
+
+/// What (level, name) imported from the analysed file names: a path, a
+/// namespace, an unreadable file, or `None` (not the user's).
+fn named(graph: &ModuleGraph, level: u32, name: &str) -> Option<String> {
+    Some(match graph.target(0, level, name)? {
+        Target::Module(id) => graph.module(*id)?.path.display().to_string(),
+        Target::Namespace(dirs) => format!("namespace {}", dirs[0].display()),
+        Target::Unreadable(why) => format!("unreadable: {why}"),
+    })
+}
+
+#[test]
+fn relative_imports_start_from_the_files_folder() {
+    let fs = Memory::new(&[
+        ("/proj/pkg/__init__.py", "from .model import Net\n"),
+        (
+            "/proj/pkg/model.py",
+            "from .layers import Block\nfrom . import layers\nfrom .. import top\nfrom .sub.deep import X\n",
+        ),
+        ("/proj/pkg/layers.py", ""),
+        ("/proj/pkg/sub/deep.py", ""),
+        ("/proj/top.py", ""),
+    ]);
+    let g = graph_of(&fs, "/proj/pkg/model.py", &[]);
+    assert_eq!(
+        named(&g, 1, "layers").as_deref(),
+        Some("/proj/pkg/layers.py")
+    );
+    assert_eq!(named(&g, 1, "").as_deref(), Some("/proj/pkg/__init__.py"));
+    assert_eq!(named(&g, 2, "top").as_deref(), Some("/proj/top.py"));
+    assert_eq!(named(&g, 2, "").as_deref(), Some("namespace /proj"));
+    assert_eq!(
+        named(&g, 1, "sub.deep").as_deref(),
+        Some("/proj/pkg/sub/deep.py")
+    );
+    // The package's `__init__.py` imports `model` again: one module each.
+    assert_eq!(g.dependencies().len(), 5);
+}
+
+#[test]
+fn absolute_imports_search_the_script_folder_first_then_the_roots() {
+    let fs = Memory::new(&[
+        (
+            "/proj/scripts/train.py",
+            "import model\nimport pkg.a.b\nimport torch\nimport numpy as np\n",
+        ),
+        ("/proj/scripts/model.py", ""),
+        ("/proj/model.py", ""),
+        ("/proj/pkg/__init__.py", ""),
+        ("/proj/pkg/a/__init__.py", ""),
+        ("/proj/pkg/a/b.py", ""),
+    ]);
+    let g = graph_of(&fs, "/proj/scripts/train.py", &[]);
+    assert_eq!(
+        named(&g, 0, "model").as_deref(),
+        Some("/proj/scripts/model.py")
+    );
+    // `import pkg.a.b` imports each prefix.
+    assert_eq!(
+        named(&g, 0, "pkg").as_deref(),
+        Some("/proj/pkg/__init__.py")
+    );
+    assert_eq!(
+        named(&g, 0, "pkg.a").as_deref(),
+        Some("/proj/pkg/a/__init__.py")
+    );
+    assert_eq!(named(&g, 0, "pkg.a.b").as_deref(), Some("/proj/pkg/a/b.py"));
+    assert_eq!(named(&g, 0, "torch"), None);
+    assert_eq!(named(&g, 0, "numpy"), None);
+}
+
+#[test]
+fn src_layout_and_extra_paths() {
+    let fs = Memory::new(&[
+        (
+            "/proj/app/main.py",
+            "from mylib import enc\nimport helpers.act\n",
+        ),
+        ("/proj/src/mylib/__init__.py", ""),
+        ("/proj/src/mylib/enc.py", ""),
+        ("/vendor/helpers/act.py", ""),
+    ]);
+    let g = graph_of(&fs, "/proj/app/main.py", &["/vendor"]);
+    assert_eq!(
+        named(&g, 0, "mylib").as_deref(),
+        Some("/proj/src/mylib/__init__.py")
+    );
+    assert_eq!(
+        named(&g, 0, "mylib.enc").as_deref(),
+        Some("/proj/src/mylib/enc.py")
+    );
+    assert_eq!(
+        named(&g, 0, "helpers").as_deref(),
+        Some("namespace /vendor/helpers")
+    );
+    assert_eq!(
+        named(&g, 0, "helpers.act").as_deref(),
+        Some("/vendor/helpers/act.py")
+    );
+    let without = graph_of(&fs, "/proj/app/main.py", &[]);
+    assert_eq!(named(&without, 0, "helpers.act"), None);
+}
+
+#[test]
+fn a_folder_alone_is_not_a_module_of_the_users() {
+    // A `torch/` folder of checkpoints must not hide torch; a regular
+    // package anywhere on the path wins over namespace portions.
+    let fs = Memory::new(&[
+        (
+            "/proj/main.py",
+            "import torch\nimport data\nfrom shared import util\n",
+        ),
+        ("/proj/torch/weights.bin", ""),
+        ("/proj/data/readme.txt", ""),
+        ("/proj/shared/notes.txt", ""),
+        ("/lib/shared/__init__.py", ""),
+        ("/lib/shared/util.py", ""),
+    ]);
+    let g = graph_of(&fs, "/proj/main.py", &["/lib"]);
+    assert_eq!(named(&g, 0, "torch"), None);
+    assert_eq!(named(&g, 0, "data"), None);
+    assert_eq!(
+        named(&g, 0, "shared").as_deref(),
+        Some("/lib/shared/__init__.py")
+    );
+    assert_eq!(
+        named(&g, 0, "shared.util").as_deref(),
+        Some("/lib/shared/util.py")
+    );
+}
+
+#[test]
+fn cycles_load_each_file_once_and_unreadable_files_say_why() {
+    let fs = Memory::new(&[
+        ("/proj/a.py", "from b import f\nfrom big import X\n"),
+        ("/proj/b.py", "import a\n"),
+        ("/proj/big.py", "<too large>"),
+    ]);
+    let g = graph_of(&fs, "/proj/a.py", &[]);
+    // `a` is loaded as a module too (b imports it), besides being analysed.
+    let deps: Vec<String> = g
+        .dependencies()
+        .iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    assert_eq!(deps, ["/proj/a.py", "/proj/b.py"]);
+    assert_eq!(
+        named(&g, 0, "big").as_deref(),
+        Some("unreadable: too large")
+    );
+}
+
+#[test]
+fn an_unsaved_buffer_has_no_relative_imports() {
+    let fs = Memory::new(&[("/proj/layers.py", "")]);
+    let module = shapels_syntax::parse("from .layers import X\nimport layers\n").module;
+    let search = SearchPath::new(None, &[PathBuf::from("/proj")], &[], &fs);
+    let g = load(
+        MainFile {
+            path: None,
+            module: &module,
+        },
+        &search,
+        &fs,
+        &mut ModuleCache::new(),
+    );
+    assert_eq!(named(&g, 1, "layers"), None);
+    assert_eq!(named(&g, 0, "layers").as_deref(), Some("/proj/layers.py"));
+}
+
+#[test]
+fn the_cache_parses_each_version_once() {
+    let mut fs = Memory::new(&[("/proj/m.py", "import lib\n"), ("/proj/lib.py", "X = 1\n")]);
+    let mut cache = ModuleCache::new();
+    let module = shapels_syntax::parse("import lib\n").module;
+    let search = SearchPath::new(Some(Path::new("/proj/m.py")), &[], &[], &fs);
+    let main = MainFile {
+        path: Some(Path::new("/proj/m.py")),
+        module: &module,
+    };
+    let first = load(main, &search, &fs, &mut cache).fingerprint();
+    let again = load(main, &search, &fs, &mut cache).fingerprint();
+    assert_eq!(first, again);
+    assert_eq!(cache.len(), 1);
+    fs.0.insert(PathBuf::from("/proj/lib.py"), "X = 2\n".into());
+    let changed = load(main, &search, &fs, &mut cache).fingerprint();
+    assert_ne!(first, changed);
+    assert_eq!(cache.len(), 2);
+}
