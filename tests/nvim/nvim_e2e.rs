@@ -144,7 +144,53 @@ fn run_scenario(mode: &str) {
     // script edits its buffer. The pyproject.toml makes this directory the
     // project root that `root_markers` finds, so the client never climbs
     // into the repository, and gives the server a `[tool.shapels]` to read.
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nvim-e2e-{mode}"));
+    let work = scratch(&format!("nvim-e2e-{mode}"));
+    let file = work.join("model.py");
+    fs::copy(root.join("tests/nvim/fixtures/model.py"), &file).expect("copy the fixture");
+    run_script(
+        &nvim,
+        &root,
+        "e2e.lua",
+        &work,
+        &[file.as_os_str(), mode.as_ref()],
+        mode,
+    );
+}
+
+#[test]
+fn neovim_two_file_package() {
+    // A package whose `model.py` imports `layers.py`: the error caused in
+    // one file shows in the other, and an edit of one reaches the other.
+    let root = repo_root();
+    let Some(nvim) = nvim_or_skip(&root) else {
+        return;
+    };
+    let work = scratch("nvim-e2e-package");
+    let package = root.join("tests/nvim/fixtures/package/pkg");
+    fs::create_dir_all(work.join("pkg")).expect("create pkg/");
+    for entry in fs::read_dir(&package).expect("the package fixture") {
+        let path = entry.expect("a directory entry").path();
+        fs::copy(
+            &path,
+            work.join("pkg")
+                .join(path.file_name().expect("a file name")),
+        )
+        .expect("copy the package fixture");
+    }
+    run_script(
+        &nvim,
+        &root,
+        "workspace.lua",
+        &work,
+        &[work.as_os_str()],
+        "package",
+    );
+}
+
+/// A fresh scratch project: a `pyproject.toml` makes it the root that the
+/// client's `root_markers` find.
+fn scratch(name: &str) -> PathBuf {
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = fs::remove_dir_all(&work);
     fs::create_dir_all(&work).expect("create the scratch directory");
     fs::write(
@@ -152,22 +198,41 @@ fn run_scenario(mode: &str) {
         "[project]\nname = \"nvim-e2e\"\n\n[tool.shapels]\n",
     )
     .expect("write pyproject.toml");
-    let file = work.join("model.py");
-    fs::copy(root.join("tests/nvim/fixtures/model.py"), &file).expect("copy the fixture");
+    work
+}
+
+/// Runs `tests/nvim/SCRIPT SHAPELS REPO ARGS... REPORT-or-as-the-script-wants`
+/// in a headless Neovim inside `work`, and asserts that every check of the
+/// report it writes passed. `mode` names the run in messages.
+fn run_script(
+    nvim: &Path,
+    root: &Path,
+    script: &str,
+    work: &Path,
+    args: &[&std::ffi::OsStr],
+    mode: &str,
+) {
     let report_path = work.join("report.json");
     let stdout_path = work.join("nvim.stdout");
     let stderr_path = work.join("nvim.stderr");
 
-    let mut command = Command::new(&nvim);
+    let mut command = Command::new(nvim);
     command
         .args(["--headless", "--clean", "-l"])
-        .arg(root.join("tests/nvim/e2e.lua"))
+        .arg(root.join("tests/nvim").join(script))
         .arg(env!("CARGO_BIN_EXE_shapels"))
-        .arg(&root)
-        .arg(&file)
-        .arg(&report_path)
-        .arg(mode)
-        .current_dir(&work)
+        .arg(root);
+    // e2e.lua takes FILE REPORT MODE, workspace.lua DIR REPORT.
+    match args {
+        [first, rest @ ..] => {
+            command.arg(first).arg(&report_path).args(rest);
+        }
+        [] => {
+            command.arg(&report_path);
+        }
+    }
+    command
+        .current_dir(work)
         .stdin(Stdio::null())
         .stdout(File::create(&stdout_path).expect("create nvim.stdout"))
         .stderr(File::create(&stderr_path).expect("create nvim.stderr"));
@@ -200,7 +265,7 @@ fn run_scenario(mode: &str) {
             panic!(
                 "Neovim ({mode}) did not finish within {} s and was killed.\n{}",
                 TIMEOUT.as_secs(),
-                outputs(&stdout_path, &stderr_path, &work)
+                outputs(&stdout_path, &stderr_path, work)
             );
         }
         thread::sleep(Duration::from_millis(50));
@@ -211,7 +276,7 @@ fn run_scenario(mode: &str) {
         panic!(
             "Neovim ({mode}) exited with {status} and wrote no report ({}: {e}).\n{}",
             report_path.display(),
-            outputs(&stdout_path, &stderr_path, &work)
+            outputs(&stdout_path, &stderr_path, work)
         )
     });
     let report: Value = serde_json::from_str(&text)
@@ -242,7 +307,7 @@ fn run_scenario(mode: &str) {
     if checks.is_empty() {
         panic!(
             "Neovim ({mode}) ran no checks.\n{}",
-            outputs(&stdout_path, &stderr_path, &work)
+            outputs(&stdout_path, &stderr_path, work)
         );
     }
     if !failures.is_empty() {
@@ -266,7 +331,7 @@ fn run_scenario(mode: &str) {
     assert!(
         status.success(),
         "every check passed but Neovim ({mode}) exited with {status}.\n{}",
-        outputs(&stdout_path, &stderr_path, &work)
+        outputs(&stdout_path, &stderr_path, work)
     );
 }
 
