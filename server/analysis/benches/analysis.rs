@@ -19,8 +19,13 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::hint::black_box;
 use std::time::Duration;
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use shapels_analysis::ModuleGraph;
+use shapels_analysis::workspace::{self, FileSystem, MainFile, ModuleCache, PathKind, SearchPath};
 use shapels_analysis::{
     Config, Coverage, HintDetail, analyze, analyze_module, analyze_module_reusing, carry_over,
     inlay_hints,
@@ -173,6 +178,97 @@ fn keystroke(c: &mut Criterion) {
     group.finish();
 }
 
+/// Files held in memory, for the workspace benchmarks: the host's view of
+/// the disk without the disk.
+struct MemoryFiles(HashMap<PathBuf, Arc<str>>);
+
+impl FileSystem for MemoryFiles {
+    fn kind(&self, path: &Path) -> PathKind {
+        if self.0.contains_key(path) {
+            PathKind::File
+        } else if self.0.keys().any(|p| p.starts_with(path)) {
+            PathKind::Dir
+        } else {
+            PathKind::Missing
+        }
+    }
+
+    fn read(&self, path: &Path) -> Result<Arc<str>, String> {
+        self.0.get(path).cloned().ok_or_else(|| "missing".to_string())
+    }
+}
+
+/// The GPT file importing ten modules of the same project (generated
+/// model code of ~80 lines each, whose smoke tests the main block runs):
+/// the file's text and the project's files.
+fn gpt_with_imports() -> (String, MemoryFiles) {
+    let mut files = HashMap::new();
+    let mut imports = String::new();
+    let mut calls = String::new();
+    for k in 0..10u64 {
+        let module = common::model_file(80, 100 + k).replace("if __name__ == \"__main__\":", "def smoke():");
+        files.insert(PathBuf::from(format!("/proj/parts{k}.py")), Arc::from(module));
+        imports.push_str(&format!("from parts{k} import smoke as smoke{k}\n"));
+        calls.push_str(&format!("    smoke{k}()\n"));
+    }
+    let text = format!("{imports}{GPT}{calls}");
+    files.insert(PathBuf::from("/proj/train.py"), Arc::from(text.as_str()));
+    (text, MemoryFiles(files))
+}
+
+fn keystroke_with_imports(c: &mut Criterion) {
+    let config = Config::default();
+    let (text, files) = gpt_with_imports();
+    let path = Path::new("/proj/train.py");
+    let search = SearchPath::new(Some(path), &[PathBuf::from("/proj")], &[], &files);
+    let mut cache = ModuleCache::new();
+    let old = parse(&text);
+    let load = |cache: &mut ModuleCache, module| {
+        workspace::load(
+            MainFile {
+                path: Some(path),
+                module,
+            },
+            &search,
+            &files,
+            cache,
+        )
+    };
+    let graph = load(&mut cache, &old.module);
+    assert_eq!(graph.dependencies().len(), 10, "the ten modules are found");
+    let (valid, valid_edit) = type_after(&text, "hidden = config.mlp_ratio * config.n_embd", "0");
+    let (_, calls) = analyze_module_reusing(
+        &text,
+        &old.module,
+        &config,
+        Coverage::Bindings,
+        None,
+        &graph,
+    );
+    let mut group = c.benchmark_group("keystroke_with_imports");
+    // What the server runs on a keystroke: reparse, find the imports again
+    // (each module's parse comes from the cache), analyse taking calls.
+    group.bench_function("gpt_400_lines_10_modules_reparse_load_and_analyze_reusing", |b| {
+        b.iter(|| {
+            let file = reparse(&old, &text, black_box(&valid), valid_edit);
+            let graph = load(&mut cache, &file.module);
+            analyze_module_reusing(
+                &valid,
+                &file.module,
+                &config,
+                Coverage::Bindings,
+                Some(&calls),
+                &graph,
+            )
+        })
+    });
+    group.bench_function("gpt_400_lines_10_modules_load_only", |b| {
+        let file = reparse(&old, &text, &valid, valid_edit);
+        b.iter(|| load(&mut cache, black_box(&file.module)))
+    });
+    group.finish();
+}
+
 fn hints(c: &mut Criterion) {
     let config = Config::default();
     let analysis = analyze(GPT, &config);
@@ -201,6 +297,6 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = cold, keystroke, hints
+    targets = cold, keystroke, keystroke_with_imports, hints
 }
 criterion_main!(benches);

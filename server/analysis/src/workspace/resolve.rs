@@ -9,6 +9,24 @@ use std::path::{Path, PathBuf};
 use super::scan::{ImportKind, ImportSpec};
 use super::{FileSystem, PathKind, SearchPath};
 
+/// Packages the analysis models itself (the rule table knows their
+/// functions by path): never the user's, even from a checkout of one on
+/// the search path, or `torch.nn.Linear` would stop being a layer.
+const MODELLED: &[&str] = &[
+    "torch",
+    "numpy",
+    "einops",
+    "math",
+    "copy",
+    "dataclasses",
+    "functools",
+    "typing",
+    "typing_extensions",
+    "builtins",
+    "jaxtyping",
+    "torchtyping",
+];
+
 /// What a dotted name was found to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Found {
@@ -103,6 +121,9 @@ impl Finder<'_> {
     /// What each prefix of an absolute dotted name is, as far as it is found.
     fn chain(&self, dotted: &str) -> Vec<Found> {
         let mut out = Vec::new();
+        if MODELLED.contains(&dotted.split('.').next().unwrap_or("")) {
+            return out;
+        }
         let mut dirs: Vec<PathBuf> = self.search.dirs().to_vec();
         for part in dotted.split('.') {
             match self.find_in(&dirs, part) {

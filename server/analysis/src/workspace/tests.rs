@@ -178,6 +178,8 @@ fn a_folder_alone_is_not_a_module_of_the_users() {
     let g = graph_of(&fs, "/proj/main.py", &["/lib"]);
     assert_eq!(named(&g, 0, "torch"), None);
     assert_eq!(named(&g, 0, "data"), None);
+    // Nor does a checkout of a package the analysis models itself.
+    assert_eq!(named(&g, 0, "einops"), None);
     assert_eq!(
         named(&g, 0, "shared").as_deref(),
         Some("/lib/shared/__init__.py")
