@@ -194,7 +194,10 @@ impl FileSystem for MemoryFiles {
     }
 
     fn read(&self, path: &Path) -> Result<Arc<str>, String> {
-        self.0.get(path).cloned().ok_or_else(|| "missing".to_string())
+        self.0
+            .get(path)
+            .cloned()
+            .ok_or_else(|| "missing".to_string())
     }
 }
 
@@ -206,8 +209,12 @@ fn gpt_with_imports() -> (String, MemoryFiles) {
     let mut imports = String::new();
     let mut calls = String::new();
     for k in 0..10u64 {
-        let module = common::model_file(80, 100 + k).replace("if __name__ == \"__main__\":", "def smoke():");
-        files.insert(PathBuf::from(format!("/proj/parts{k}.py")), Arc::from(module));
+        let module =
+            common::model_file(80, 100 + k).replace("if __name__ == \"__main__\":", "def smoke():");
+        files.insert(
+            PathBuf::from(format!("/proj/parts{k}.py")),
+            Arc::from(module),
+        );
         imports.push_str(&format!("from parts{k} import smoke as smoke{k}\n"));
         calls.push_str(&format!("    smoke{k}()\n"));
     }
@@ -248,20 +255,23 @@ fn keystroke_with_imports(c: &mut Criterion) {
     let mut group = c.benchmark_group("keystroke_with_imports");
     // What the server runs on a keystroke: reparse, find the imports again
     // (each module's parse comes from the cache), analyse taking calls.
-    group.bench_function("gpt_400_lines_10_modules_reparse_load_and_analyze_reusing", |b| {
-        b.iter(|| {
-            let file = reparse(&old, &text, black_box(&valid), valid_edit);
-            let graph = load(&mut cache, &file.module);
-            analyze_module_reusing(
-                &valid,
-                &file.module,
-                &config,
-                Coverage::Bindings,
-                Some(&calls),
-                &graph,
-            )
-        })
-    });
+    group.bench_function(
+        "gpt_400_lines_10_modules_reparse_load_and_analyze_reusing",
+        |b| {
+            b.iter(|| {
+                let file = reparse(&old, &text, black_box(&valid), valid_edit);
+                let graph = load(&mut cache, &file.module);
+                analyze_module_reusing(
+                    &valid,
+                    &file.module,
+                    &config,
+                    Coverage::Bindings,
+                    Some(&calls),
+                    &graph,
+                )
+            })
+        },
+    );
     group.bench_function("gpt_400_lines_10_modules_load_only", |b| {
         let file = reparse(&old, &text, &valid, valid_edit);
         b.iter(|| load(&mut cache, black_box(&file.module)))

@@ -589,12 +589,28 @@ impl Dim {
     }
 
     /// The expression in Python syntax, with symbols spelled by `name`.
-    /// Terms of higher degree come first, the constant last: `2*T + 1`.
+    /// Terms of higher degree come first, the constant last: `2*T + 1`;
+    /// a polynomial that is a product of simple factors is written as one,
+    /// the way a person would: `32*(H - 2)*(W - 2)`, not its expansion.
     pub fn display(&self, name: &dyn Fn(SymId) -> String) -> String {
         match &self.repr {
             Repr::Const(c) => return c.to_string(),
             Repr::Atom([Atom::Sym(id)]) => return name(*id),
             _ => {}
+        }
+        if let Some((scale, factors)) = self.factors() {
+            let mut parts: Vec<String> = Vec::new();
+            if scale != 1 {
+                parts.push(scale.to_string());
+            }
+            for (atom, shift) in factors {
+                parts.push(match shift {
+                    0 => atom.display(name, true),
+                    s if s < 0 => format!("({} - {})", atom.display(name, false), s.unsigned_abs()),
+                    s => format!("({} + {s})", atom.display(name, false)),
+                });
+            }
+            return parts.join("*");
         }
         let mut terms: Vec<(&[Atom], i64)> = self.terms().collect();
         terms.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
@@ -617,13 +633,74 @@ impl Dim {
             if magnitude != 1 || mono.is_empty() {
                 factors.push(magnitude.to_string());
             }
+            // Unary minus binds tighter than `//` and `%` in Python: a
+            // leading `-(b % 2)` keeps its parentheses.
+            let leading_minus = i == 0 && sign == "-";
             for atom in mono.iter() {
-                factors.push(atom.display(name, mono.len() > 1 || magnitude != 1));
+                factors.push(atom.display(name, mono.len() > 1 || magnitude != 1 || leading_minus));
             }
             out.push_str(&factors.join("*"));
         }
         out
     }
+}
+
+/// Most factors a product is looked for in (the check expands them all).
+const MAX_FACTORS: usize = 6;
+
+impl Dim {
+    /// The polynomial as `scale * (a1 + c1) * (a2 + c2) * ...`, each `a` a
+    /// distinct atom and each `c` a constant, when it is exactly that (and
+    /// more than a single `a + c`): `64*(H//2)*(W//2) - 128*(H//2) -
+    /// 128*(W//2) + 256` is `64*(H//2 - 2)*(W//2 - 2)`.
+    fn factors(&self) -> Option<(i64, Vec<(&Atom, i64)>)> {
+        if self.term_count() < 2 {
+            return None;
+        }
+        let scale = self.terms().map(|(_, c)| c.unsigned_abs()).fold(0u64, gcd);
+        let scale = i64::try_from(scale).ok().filter(|g| *g > 0)?;
+        // The factors are the atoms of the term of highest degree, which
+        // must hold each atom once, with coefficient `scale`.
+        let (top, top_coeff) = self.terms().max_by_key(|(m, _)| m.len())?;
+        if top_coeff != scale
+            || top.is_empty()
+            || top.len() > MAX_FACTORS
+            || top.windows(2).any(|w| w[0] == w[1])
+        {
+            return None;
+        }
+        let coefficient = |mono: &[Atom]| -> i64 {
+            self.terms()
+                .find(|(m, _)| *m == mono)
+                .map_or(0, |(_, c)| c / scale)
+        };
+        let factors: Vec<(&Atom, i64)> = top
+            .iter()
+            .enumerate()
+            .map(|(i, atom)| {
+                let rest: Vec<Atom> = top
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, a)| a.clone())
+                    .collect();
+                (atom, coefficient(&rest))
+            })
+            .collect();
+        if factors.len() == 1 && scale == 1 {
+            return None;
+        }
+        // Expanded, the product must give back every term exactly.
+        let mut expanded = Dim::konst(scale);
+        for (atom, shift) in &factors {
+            expanded = expanded.mul(&Dim::atom((*atom).clone()).add(&Dim::konst(*shift)));
+        }
+        (expanded == *self).then_some((scale, factors))
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 impl Atom {

@@ -77,12 +77,141 @@ proptest! {
         let dim = to_dim(&e);
         let text = dim.display(&|id| ["a", "b", "c"][id.0 as usize].to_string());
         prop_assert!(!text.is_empty());
-        // Re-parse by a tiny evaluator is out of scope; check symbols survive.
-        for s in dim.symbols() {
-            prop_assert!(text.contains(["a", "b", "c"][s.0 as usize]));
+        let through = dim.eval(&|id| vars.get(id.0 as usize).copied());
+        if let Some(value) = through {
+            prop_assert_eq!(Python::eval(&text, &vars), Some(value), "{} = {:?}", text, dim);
         }
-        let _ = vars;
     }
+}
+
+/// Python's integer expressions as `display` writes them: `+ - * // %`,
+/// `min`/`max`, parentheses, the names `a`, `b`, `c`.
+struct Python<'a> {
+    tokens: Vec<&'a str>,
+    at: usize,
+    vars: [i64; 3],
+}
+
+impl<'a> Python<'a> {
+    fn eval(text: &'a str, vars: &[i64; 3]) -> Option<i64> {
+        let mut tokens = Vec::new();
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            let len = if c.is_whitespace() {
+                rest = &rest[1..];
+                continue;
+            } else if rest.starts_with("//") {
+                2
+            } else if c.is_alphanumeric() {
+                rest.find(|c: char| !c.is_alphanumeric())
+                    .unwrap_or(rest.len())
+            } else {
+                1
+            };
+            tokens.push(&rest[..len]);
+            rest = &rest[len..];
+        }
+        let mut p = Python {
+            tokens,
+            at: 0,
+            vars: *vars,
+        };
+        let value = p.sum()?;
+        (p.at == p.tokens.len()).then_some(value)
+    }
+
+    fn peek(&self) -> Option<&'a str> {
+        self.tokens.get(self.at).copied()
+    }
+
+    fn sum(&mut self) -> Option<i64> {
+        let mut value = self.product()?;
+        while let Some(op @ ("+" | "-")) = self.peek() {
+            self.at += 1;
+            let rhs = self.product()?;
+            value = if op == "+" {
+                value.checked_add(rhs)?
+            } else {
+                value.checked_sub(rhs)?
+            };
+        }
+        Some(value)
+    }
+
+    fn product(&mut self) -> Option<i64> {
+        let mut value = self.unary()?;
+        while let Some(op @ ("*" | "//" | "%")) = self.peek() {
+            self.at += 1;
+            let rhs = self.unary()?;
+            value = match op {
+                "*" => value.checked_mul(rhs)?,
+                "//" if rhs != 0 => floor_div_i64(value, rhs),
+                "%" if rhs != 0 => value - rhs * floor_div_i64(value, rhs),
+                _ => return None,
+            };
+        }
+        Some(value)
+    }
+
+    fn unary(&mut self) -> Option<i64> {
+        if self.peek() == Some("-") {
+            self.at += 1;
+            return self.unary()?.checked_neg();
+        }
+        self.atom()
+    }
+
+    fn atom(&mut self) -> Option<i64> {
+        let token = self.peek()?;
+        self.at += 1;
+        match token {
+            "(" => {
+                let value = self.sum()?;
+                (self.peek()? == ")").then(|| self.at += 1)?;
+                Some(value)
+            }
+            "min" | "max" => {
+                (self.peek()? == "(").then(|| self.at += 1)?;
+                let a = self.sum()?;
+                (self.peek()? == ",").then(|| self.at += 1)?;
+                let b = self.sum()?;
+                (self.peek()? == ")").then(|| self.at += 1)?;
+                Some(if token == "min" { a.min(b) } else { a.max(b) })
+            }
+            "a" => Some(self.vars[0]),
+            "b" => Some(self.vars[1]),
+            "c" => Some(self.vars[2]),
+            number => number.parse().ok(),
+        }
+    }
+}
+
+/// A product of simple factors is shown as one, the way a person writes
+/// it; a sum that is no such product keeps its terms.
+#[test]
+fn products_of_simple_factors_are_shown_factored() {
+    let mut env = ShapeEnv::new();
+    let h = env.symbol("H");
+    let w = env.symbol("W");
+    let two = Dim::konst(2);
+    // flatten of [N, 32, H - 2, W - 2]
+    let flat = Dim::konst(32).mul(&h.sub(&two)).mul(&w.sub(&two));
+    assert_eq!(env.display(&flat), "32*(H - 2)*(W - 2)");
+    let pooled = Dim::konst(64)
+        .mul(&h.floordiv(&two).unwrap().sub(&two))
+        .mul(&w.floordiv(&two).unwrap().sub(&two));
+    assert_eq!(env.display(&pooled), "64*(H // 2 - 2)*(W // 2 - 2)");
+    assert_eq!(env.display(&h.mul(&w)), "H*W");
+    assert_eq!(
+        env.display(&Dim::konst(3).mul(&h).add(&Dim::konst(6))),
+        "3*(H + 2)"
+    );
+    assert_eq!(
+        env.display(&Dim::konst(2).mul(&h).add(&Dim::konst(1))),
+        "2*H + 1"
+    );
+    assert_eq!(env.display(&h.add(&w)), "H + W");
+    assert_eq!(env.display(&h.mul(&w).add(&Dim::konst(1))), "H*W + 1");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! run is recorded with the call of a user function it was made in, so that
 //! dims of different lines can be compared call by call.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 use shapels_shapes::{Dim, ShapeEnv};
@@ -35,16 +35,83 @@ struct Site {
 struct Runs {
     tensors: Vec<Rc<Tensor>>,
     calls: Vec<u32>,
+    /// How many runs of each kind (see `RunKind`) it holds.
+    counts: [usize; 3],
 }
 
 impl Runs {
-    fn len(&self) -> usize {
-        self.tensors.len()
-    }
-
     fn push(&mut self, tensor: Rc<Tensor>, call: u32) {
+        self.counts[RunKind::of(call) as usize] += 1;
         self.tensors.push(tensor);
         self.calls.push(call);
+    }
+
+    /// Whether it takes one more run of `call`'s kind: up to `MAX_HITS` of
+    /// each kind, and while only new sites record, only when no run that
+    /// could read its inputs recorded here yet.
+    fn takes(&self, only_new_sites: bool, call: u32) -> bool {
+        let kind = RunKind::of(call) as usize;
+        self.counts[kind] < MAX_HITS
+            && !(only_new_sites
+                && self.counts[RunKind::Read as usize] + self.counts[RunKind::MadeUp as usize] > 0)
+    }
+
+    /// The runs that say what the site holds (see `RunKind`), as
+    /// (tensors, calls), and whether they are the made-up ones.
+    fn telling(&self, read_unknown: bool) -> (Vec<Rc<Tensor>>, Vec<u32>, bool) {
+        let read = self.counts[RunKind::Read as usize] > 0 || read_unknown;
+        let keep: Option<RunKind> = if read || self.counts[RunKind::MadeUp as usize] == 0 {
+            None
+        } else {
+            Some(RunKind::MadeUp)
+        };
+        match keep {
+            None => (self.tensors.clone(), self.calls.clone(), false),
+            Some(kind) => {
+                let (mut tensors, mut calls) = (Vec::new(), Vec::new());
+                for (t, c) in self.tensors.iter().zip(&self.calls) {
+                    if RunKind::of(*c) == kind {
+                        tensors.push(t.clone());
+                        calls.push(*c);
+                    }
+                }
+                (tensors, calls, true)
+            }
+        }
+    }
+}
+
+/// How a run of a function came about, which decides whose runs say what
+/// its lines hold. A function reached by calls the analysis can read (the
+/// module's own code, a call with known arguments) is shown for those
+/// calls; one reached only by calls with inputs it cannot read (a batch of
+/// a `DataLoader`, an argparse value) is shown for any input, as library
+/// mode runs it with made-up inputs: the unreadable runs say nothing then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunKind {
+    Read = 0,
+    /// A call given a value the analysis could not follow.
+    Unreadable = 1,
+    /// A library-mode run on made-up inputs.
+    MadeUp = 2,
+}
+
+/// Call numbers carry their run's kind in their top bits, so that a record
+/// says it wherever it travels (memo replays, calls carried to the next
+/// version of the file).
+const UNREADABLE_CALL: u32 = 1 << 31;
+const MADE_UP_CALL: u32 = 1 << 30;
+const CALL_KINDS: u32 = UNREADABLE_CALL | MADE_UP_CALL;
+
+impl RunKind {
+    fn of(call: u32) -> RunKind {
+        if call & UNREADABLE_CALL != 0 {
+            RunKind::Unreadable
+        } else if call & MADE_UP_CALL != 0 {
+            RunKind::MadeUp
+        } else {
+            RunKind::Read
+        }
     }
 }
 
@@ -63,8 +130,9 @@ pub(crate) struct Recorder {
     scalar_index: FxHashMap<usize, Vec<usize>>,
     /// Where each scalar site starts, by number.
     scalar_starts: Vec<usize>,
-    /// Sites some run bound to an unknown value.
-    unknown_runs: FxHashSet<(usize, Rc<str>)>,
+    /// Sites some run bound to an unknown value, and whether one such run
+    /// could read its inputs (otherwise all were unreadable calls).
+    unknown_runs: FxHashMap<(usize, Rc<str>), bool>,
     /// Where the annotation of an annotated name ends, by the name's start.
     annotations: FxHashMap<usize, usize>,
     /// What was recorded while a user call runs, so that a repeat of the
@@ -102,10 +170,11 @@ const MAX_JOURNAL: usize = 200_000;
 struct Renewal(FxHashMap<u32, u32>);
 
 impl Renewal {
+    /// The new number of an old call, of the same kind.
     fn call(&mut self, old: u32, calls: &mut u32) -> u32 {
         *self.0.entry(old).or_insert_with(|| {
             *calls += 1;
-            *calls
+            *calls | (old & CALL_KINDS)
         })
     }
 }
@@ -114,7 +183,8 @@ impl Renewal {
 #[derive(Clone)]
 pub(crate) enum Recorded {
     Binding(usize, u32, Rc<Tensor>),
-    Unknown(Rc<str>, usize),
+    /// A name bound to an unknown value; whether the run could read its inputs.
+    Unknown(Rc<str>, usize, bool),
     Expression(usize, usize, u32, Rc<Tensor>),
     Scalar(usize, Dim),
     /// Where the hint of an annotated name goes (`annotation`).
@@ -132,7 +202,7 @@ pub(crate) enum Portable {
         call: u32,
         tensor: Rc<Tensor>,
     },
-    Unknown(Rc<str>, usize),
+    Unknown(Rc<str>, usize, bool),
     Expression(TextRange, u32, Rc<Tensor>),
     Scalar(String, usize, Dim),
     Annotation(usize, usize),
@@ -140,10 +210,18 @@ pub(crate) enum Portable {
 
 impl Recorder {
     /// A user function's body starts running: what it records is that
-    /// call's. Returns the call to go back to when it ends.
-    pub fn enter_call(&mut self) -> u32 {
+    /// call's. `unreadable` when the call was given a value the analysis
+    /// could not follow. Returns the call to go back to when it ends.
+    pub fn enter_call(&mut self, unreadable: bool) -> u32 {
         self.calls += 1;
-        std::mem::replace(&mut self.call, self.calls)
+        let mut call = self.calls & !CALL_KINDS;
+        if unreadable {
+            call |= UNREADABLE_CALL;
+        }
+        if self.made_up {
+            call |= MADE_UP_CALL;
+        }
+        std::mem::replace(&mut self.call, call)
     }
 
     pub fn leave_call(&mut self, outer: u32) {
@@ -194,7 +272,7 @@ impl Recorder {
                     let call = renewal.call(call, &mut self.calls);
                     self.binding_hit(site, call, tensor)
                 }
-                Recorded::Unknown(name, start) => self.unknown_at(name, start),
+                Recorded::Unknown(name, start, read) => self.unknown_at(name, start, read),
                 Recorded::Expression(start, end, call, tensor) => {
                     let call = renewal.call(call, &mut self.calls);
                     self.expression_at(start, end, call, tensor)
@@ -223,7 +301,9 @@ impl Recorder {
                             tensor: tensor.clone(),
                         }
                     }
-                    Recorded::Unknown(name, start) => Portable::Unknown(name.clone(), *start),
+                    Recorded::Unknown(name, start, read) => {
+                        Portable::Unknown(name.clone(), *start, *read)
+                    }
                     Recorded::Expression(start, end, call, tensor) => {
                         Portable::Expression(*start..*end, *call, tensor.clone())
                     }
@@ -254,7 +334,7 @@ impl Recorder {
                     self.call = renewal.call(call, &mut self.calls);
                     self.binding(&name, range, kind, tensor);
                 }
-                Portable::Unknown(name, start) => self.unknown_at(name, start),
+                Portable::Unknown(name, start, read) => self.unknown_at(name, start, read),
                 Portable::Expression(range, call, tensor) => {
                     let call = renewal.call(call, &mut self.calls);
                     self.expression_at(range.start, range.end, call, tensor);
@@ -268,13 +348,17 @@ impl Recorder {
 
     /// Whether recording `r` would add a run to its site.
     fn would_take(&self, r: &Recorded) -> bool {
-        let takes = |held: usize| takes_run(self.only_new_sites, held);
         match r {
-            Recorded::Binding(site, ..) => takes(self.sites[*site].hits.len()),
-            Recorded::Expression(start, end, ..) => {
-                takes(self.exprs.get(&(*start, *end)).map_or(0, Runs::len))
+            Recorded::Binding(site, call, _) => {
+                self.sites[*site].hits.takes(self.only_new_sites, *call)
             }
-            Recorded::Scalar(site, _) => takes(self.scalars[*site].hits.len()),
+            Recorded::Expression(start, end, call, _) => self
+                .exprs
+                .get(&(*start, *end))
+                .is_none_or(|runs| runs.takes(self.only_new_sites, *call)),
+            Recorded::Scalar(site, _) => {
+                takes_run(self.only_new_sites, self.scalars[*site].hits.len())
+            }
             Recorded::Unknown(..) | Recorded::Annotation(..) => true,
         }
     }
@@ -306,7 +390,7 @@ impl Recorder {
         self.journal(|| Recorded::Binding(site, call, tensor.clone()));
         let only_new = self.only_new_sites;
         let site = &mut self.sites[site];
-        if takes_run(only_new, site.hits.len()) {
+        if site.hits.takes(only_new, call) {
             site.hits.push(tensor, call);
         }
     }
@@ -329,13 +413,14 @@ impl Recorder {
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
         if !self.made_up && is_local(&range) {
-            self.unknown_at(Rc::from(name), range.start);
+            let read = RunKind::of(self.call) == RunKind::Read;
+            self.unknown_at(Rc::from(name), range.start, read);
         }
     }
 
-    fn unknown_at(&mut self, name: Rc<str>, start: usize) {
-        self.journal(|| Recorded::Unknown(name.clone(), start));
-        self.unknown_runs.insert((start, name));
+    fn unknown_at(&mut self, name: Rc<str>, start: usize, read: bool) {
+        self.journal(|| Recorded::Unknown(name.clone(), start, read));
+        *self.unknown_runs.entry((start, name)).or_insert(false) |= read;
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
@@ -348,7 +433,7 @@ impl Recorder {
         self.journal(|| Recorded::Expression(start, end, call, tensor.clone()));
         let only_new = self.only_new_sites;
         let hits = self.exprs.entry((start, end)).or_default();
-        if takes_run(only_new, hits.len()) {
+        if hits.takes(only_new, call) {
             hits.push(tensor, call);
         }
     }
@@ -399,19 +484,25 @@ impl Recorder {
         // self.fc(x)` records one tensor for the name and the call): their
         // merge is the same, so it is done once.
         let mut merged: FxHashMap<Vec<(*const Tensor, u32)>, TensorInfo> = FxHashMap::default();
-        let mut merge_once = |hits: &Runs, namer: &mut Namer<'_>| {
-            let key: Vec<(*const Tensor, u32)> = hits
-                .tensors
+        let mut merge_once = |hits: &Runs, read_unknown: bool, namer: &mut Namer<'_>| {
+            let (tensors, calls, made_up) = hits.telling(read_unknown);
+            let key: Vec<(*const Tensor, u32)> = tensors
                 .iter()
                 .map(Rc::as_ptr)
-                .zip(hits.calls.iter().copied())
+                .zip(calls.iter().copied())
                 .collect();
             merged
                 .entry(key)
                 .or_insert_with(|| {
-                    let mut info = merge(&hits.tensors, &hits.calls, env, resolve, namer);
+                    let mut info = merge(&tensors, &calls, env, resolve, namer);
+                    if made_up {
+                        info.notes.push(
+                            "for any input: no call the analysis can read reaches this code"
+                                .to_string(),
+                        );
+                    }
                     // A tensor another file made says where (`enc.py:5`).
-                    if let Some(at) = hits.tensors.first().and_then(|t| t.made_at.as_ref())
+                    if let Some(at) = tensors.first().and_then(|t| t.made_at.as_ref())
                         && let Some(place) = place(at.start)
                     {
                         info.notes.push(format!("made in `{place}`"));
@@ -424,13 +515,19 @@ impl Recorder {
             .sites
             .iter()
             .map(|site| {
-                let mut tensor = merge_once(&site.hits, &mut namer);
+                let unknown = self
+                    .unknown_runs
+                    .get(&(site.range.start, site.name.clone()))
+                    .copied();
+                let mut tensor = merge_once(&site.hits, unknown == Some(true), &mut namer);
                 // Another run bound something unknown here: what the tensor
                 // runs saw is not the whole story, so the shape is unknown.
-                if self
-                    .unknown_runs
-                    .contains(&(site.range.start, site.name.clone()))
-                {
+                // Unless only calls with unreadable inputs did, and runs on
+                // made-up inputs say what the site holds for any input.
+                let made_up_only = unknown == Some(false)
+                    && site.hits.counts[RunKind::Read as usize] == 0
+                    && site.hits.counts[RunKind::MadeUp as usize] > 0;
+                if unknown.is_some() && !made_up_only {
                     tensor.shape = None;
                 }
                 Binding {
@@ -456,7 +553,7 @@ impl Recorder {
             .into_iter()
             .map(|((start, end), hits)| ExprInfo {
                 range: *start..*end,
-                tensor: merge_once(hits, &mut namer),
+                tensor: merge_once(hits, false, &mut namer),
             })
             .collect();
         let mut infos: Vec<&mut TensorInfo> = bindings

@@ -83,24 +83,6 @@ pub(crate) fn call_torch(
     Value::Unknown
 }
 
-/// `hasattr(module, name)` on torch's own modules: `Some(true)` for the
-/// APIs that model code tests for before using them and that every torch 2
-/// has (nanoGPT's `hasattr(F, "scaled_dot_product_attention")` picks the
-/// fused attention), so that only the branch torch runs is followed. Any
-/// other attribute is not known (`None`), never guessed absent.
-pub(crate) fn torch_has_attr(path: &str, attr: &str) -> Option<bool> {
-    const PRESENT: &[&str] = &[
-        "F.scaled_dot_product_attention",
-        "F.rms_norm",
-        "nn.RMSNorm",
-        "torch.compile",
-        "torch.backends.mps",
-        "torch.backends.cuda",
-    ];
-    let full = normalize_path(&format!("{path}.{attr}"));
-    PRESENT.contains(&full.as_str()).then_some(true)
-}
-
 /// Canonical spellings: `torch.nn.functional.relu` → `F.relu`, `torch.nn.Linear` → `nn.Linear`.
 fn normalize_path(path: &str) -> String {
     for (prefix, canon) in [

@@ -221,9 +221,10 @@ impl Interp<'_> {
                 inst.attrs.borrow().contains_key(&**attr)
                     || class_lookup(&inst.class, attr).is_some(),
             )),
-            ("hasattr", [Value::Path(path), Value::Str(attr)]) => {
-                Value::Bool(crate::rules::torch_has_attr(path, attr))
-            }
+            // What a library has depends on its version, which is the
+            // environment's, not the model's: both answers are kept (the
+            // branch a user keeps for old versions is shown too).
+            ("hasattr", [Value::Path(_), Value::Str(_)]) => Value::Bool(None),
             ("setattr", [obj, Value::Str(attr), v]) => {
                 self.set_attr(obj, attr, v.clone());
                 Value::None

@@ -53,7 +53,9 @@ impl Interp<'_> {
             Lookup::Earlier(result) => return result,
             Lookup::Run(pending) => pending,
         };
-        let outer_call = self.recorder.enter_call();
+        let outer_call = self.recorder.enter_call(
+            !says_something(&args, &kwargs) || matches!(receiver, Some(Value::Unknown)),
+        );
         let locals = Rc::new(RefCell::new(FxHashMap::default()));
         let mut positional = receiver.into_iter().chain(args);
         let mut kwargs = kwargs;

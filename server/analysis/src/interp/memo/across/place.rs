@@ -95,7 +95,7 @@ pub(super) fn placed_record(r: &Portable, place: &Placer<'_>) -> Option<Portable
             call: *call,
             tensor: placed_tensor(tensor, place)?,
         },
-        Portable::Unknown(name, start) => Portable::Unknown(name.clone(), at(*start)?),
+        Portable::Unknown(name, start, read) => Portable::Unknown(name.clone(), at(*start)?, *read),
         Portable::Expression(range, call, tensor) => {
             Portable::Expression((place.range)(range)?, *call, placed_tensor(tensor, place)?)
         }
