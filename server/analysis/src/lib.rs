@@ -49,7 +49,7 @@ pub fn analyze_module_in(
     let mut interp = interp::Interp::new(source, config, modules);
     interp.recorder.expressions = coverage == Coverage::Expressions;
     interp.run_module(module);
-    finish(interp, config)
+    finish(interp, config, module)
 }
 
 /// `analyze_module_in` for one version of a file being edited: calls of
@@ -72,10 +72,14 @@ pub fn analyze_module_reusing(
     interp.carry_calls(module, previous);
     interp.run_module(module);
     let calls = interp.carried_calls();
-    (finish(interp, config), calls)
+    (finish(interp, config, module), calls)
 }
 
-fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
+fn finish(
+    mut interp: interp::Interp<'_>,
+    config: &Config,
+    module: &shapels_syntax::ast::Module,
+) -> FileAnalysis {
     let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
@@ -85,6 +89,7 @@ fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
             view.var_heads(),
             config.static_shapes,
             &|offset| view.modules.place(offset),
+            function_ranges(module),
         )
     };
     let definitions = interp.public_definitions();
@@ -104,4 +109,46 @@ fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
             .collect(),
         definitions,
     }
+}
+
+/// The ranges of every function of the file (methods, nested functions
+/// and lambdas included), sorted by start: the scopes sizes are named in.
+fn function_ranges(module: &shapels_syntax::ast::Module) -> Vec<TextRange> {
+    use shapels_syntax::ast::{Stmt, StmtKind};
+    fn walk(body: &[Stmt], out: &mut Vec<TextRange>) {
+        for stmt in body {
+            match &stmt.kind {
+                StmtKind::FunctionDef(f) => {
+                    out.push(f.range.clone());
+                    walk(&f.body, out);
+                }
+                StmtKind::ClassDef(c) => walk(&c.body, out),
+                StmtKind::If { body, orelse, .. }
+                | StmtKind::For { body, orelse, .. }
+                | StmtKind::While { body, orelse, .. } => {
+                    walk(body, out);
+                    walk(orelse, out);
+                }
+                StmtKind::With { body, .. } => walk(body, out),
+                StmtKind::Try {
+                    body,
+                    handlers,
+                    orelse,
+                    finalbody,
+                } => {
+                    walk(body, out);
+                    for h in handlers {
+                        walk(&h.body, out);
+                    }
+                    walk(orelse, out);
+                    walk(finalbody, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&module.body, &mut out);
+    out.sort_by_key(|r| r.start);
+    out
 }

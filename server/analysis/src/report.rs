@@ -309,6 +309,8 @@ pub fn inlay_hints(
         .bindings
         .iter()
         .filter(|b| b.tensor.shape.is_some())
+        // `_` says the code does not care what it holds.
+        .filter(|b| b.name != "_")
         .filter(|b| {
             range
                 .as_ref()

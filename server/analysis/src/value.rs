@@ -383,6 +383,10 @@ pub enum Value {
     Class(Rc<Class>),
     /// A module of the user's, imported (`import layers`).
     Module(Rc<ModuleNs>),
+    /// One of a few objects that cannot be joined into one (`self.up =
+    /// nn.Upsample(...)` on one path, `nn.ConvTranspose2d(...)` on the
+    /// other): calling it calls each, and gives what any of them may.
+    Either(Rc<Vec<Value>>),
     Function(Rc<Function>),
     BoundMethod(Box<Value>, Rc<Function>),
     /// A method of a built-in value: `x.view`, `layer.to`, `xs.append`.

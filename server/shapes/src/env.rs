@@ -181,6 +181,22 @@ impl ShapeEnv {
         })
     }
 
+    /// `display`, with some symbols spelled otherwise (the names a
+    /// function gives sizes it reads: `B` for the caller's `b`).
+    pub fn display_with(&self, dim: &Dim, rename: &dyn Fn(SymId) -> Option<String>) -> String {
+        let resolved = self.resolve(dim);
+        if resolved.symbols().into_iter().any(|s| self.is_anonymous(s)) {
+            return "?".to_string();
+        }
+        resolved.display(&|id| {
+            rename(id).unwrap_or_else(|| {
+                self.info(id)
+                    .map(|s| s.name.clone())
+                    .unwrap_or_else(|| "?".to_string())
+            })
+        })
+    }
+
     /// Whether the two sizes are known to be equal.
     pub fn known_equal(&self, a: &Dim, b: &Dim) -> bool {
         self.resolve(a) == self.resolve(b)

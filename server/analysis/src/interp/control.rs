@@ -69,7 +69,18 @@ impl Interp<'_> {
         self.uncertain += 1;
         self.attr_journals.push(Vec::new());
         self.list_journals.push(Vec::new());
+        self.rank_journals.push(Vec::new());
         let flow_a = self.exec_block(body);
+        // Undo the ranks the first branch fixed, keeping what it left.
+        let ranks_a = self.rank_journals.pop().unwrap_or_default();
+        let fixed_a: Vec<Option<Rc<Vec<Dim>>>> = ranks_a
+            .iter()
+            .map(|(v, _)| self.rank_vars[*v as usize].clone())
+            .collect();
+        for (v, old) in &ranks_a {
+            self.rank_vars[*v as usize] = old.clone();
+        }
+        self.rank_journals.push(Vec::new());
         let after_a = self.snapshot_locals();
         self.restore_locals(before);
         // Undo the first branch's list growth too, keeping what it left.
@@ -92,7 +103,9 @@ impl Interp<'_> {
         let flow_b = self.exec_block(orelse);
         let journal_b = self.attr_journals.pop().unwrap_or_default();
         let lists_b = self.list_journals.pop().unwrap_or_default();
+        let ranks_b = self.rank_journals.pop().unwrap_or_default();
         self.uncertain -= 1;
+        self.join_ranks(ranks_a, fixed_a, ranks_b);
         self.join_attrs(journal_a, attrs_a, journal_b);
         self.join_lists(lists_a, grown_a, lists_b);
         let after_b = self.snapshot_locals();
@@ -118,6 +131,46 @@ impl Interp<'_> {
         };
         self.widen_loop_lists(appended, None);
         flow
+    }
+
+    /// After both branches ran: a rank variable keeps the rank a branch
+    /// fixed only when the other fixed the same one; otherwise the input
+    /// is of unknown rank, as it was before.
+    fn join_ranks(
+        &mut self,
+        ranks_a: super::RankJournal,
+        fixed_a: Vec<Option<Rc<Vec<Dim>>>>,
+        ranks_b: super::RankJournal,
+    ) {
+        let mut touched: Vec<(u32, Option<Rc<Vec<Dim>>>)> = ranks_a.clone();
+        for (v, old) in &ranks_b {
+            if !touched.iter().any(|(t, _)| t == v) {
+                touched.push((*v, old.clone()));
+            }
+        }
+        if touched.is_empty() {
+            return;
+        }
+        for (v, old) in touched {
+            let a = match ranks_a.iter().position(|(t, _)| *t == v) {
+                Some(p) => fixed_a[p].clone(),
+                None => old.clone(),
+            };
+            let b = self.rank_vars[v as usize].clone();
+            let agree = match (&a, &b) {
+                (Some(a), Some(b)) => a.len() == b.len(),
+                (None, None) => true,
+                _ => false,
+            };
+            let kept = if agree { b } else { old.clone() };
+            if let Some(outer) = self.rank_journals.last_mut()
+                && !outer.iter().any(|(t, _)| *t == v)
+            {
+                outer.push((v, old));
+            }
+            self.rank_vars[v as usize] = kept;
+        }
+        self.epoch += 1;
     }
 
     /// After both branches ran: a list either branch grew holds, when both

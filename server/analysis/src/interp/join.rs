@@ -138,8 +138,62 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         (Value::Class(x), Value::Class(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Path(x), Value::Path(y)) if x == y => a.clone(),
         (Value::Opaque(x), Value::Opaque(y)) if x == y => a.clone(),
+        // Layers of different kinds, objects of different classes: one of
+        // them, which a call calls each of.
+        (x, y) if is_callable_object(x) && is_callable_object(y) && !different_ranks(x, y) => {
+            either(x, y)
+        }
         _ => Value::Unknown,
     }
+}
+
+/// Objects a model calls that can stand as alternatives of an `Either`.
+fn is_callable_object(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Layer(_) | Value::Instance(_) | Value::Function(_) | Value::Either(_)
+    )
+}
+
+/// Layers for inputs of different ranks (`Conv1d` or `Conv3d`, what
+/// `conv_nd(dims, ...)` gives for an undecided `dims`): calling both on an
+/// input of unknown rank would give it the rank each demands, one after
+/// the other. Such alternatives are no object the analysis can follow.
+fn different_ranks(x: &Value, y: &Value) -> bool {
+    let ranks = |v: &Value| -> Vec<usize> {
+        match v {
+            Value::Layer(l) => crate::rules::nn::spatial_rank_of(&l.kind)
+                .into_iter()
+                .collect(),
+            Value::Either(items) => items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::Layer(l) => crate::rules::nn::spatial_rank_of(&l.kind),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let all: Vec<usize> = ranks(x).into_iter().chain(ranks(y)).collect();
+    all.windows(2).any(|w| w[0] != w[1])
+}
+
+/// More alternatives than this and the object is unknown.
+const MAX_ALTERNATIVES: usize = 4;
+
+fn either(a: &Value, b: &Value) -> Value {
+    let mut alternatives: Vec<Value> = Vec::new();
+    for v in [a, b] {
+        match v {
+            Value::Either(items) => alternatives.extend(items.iter().cloned()),
+            v => alternatives.push(v.clone()),
+        }
+    }
+    if alternatives.len() > MAX_ALTERNATIVES {
+        return Value::Unknown;
+    }
+    Value::Either(Rc::new(alternatives))
 }
 
 /// A maybe-None value, never nested: `Optional(Optional(v))` is `Optional(v)`.

@@ -41,6 +41,9 @@ pub(crate) type AttrJournal = Vec<(Rc<crate::value::Instance>, Rc<str>, Option<V
 /// Lists grown inside an undecided branch, with their items before it.
 pub(crate) type ListJournal = Vec<(crate::value::ListRef, Vec<Value>)>;
 
+/// Rank variables fixed inside an undecided branch, with their value before.
+pub(crate) type RankJournal = Vec<(u32, Option<Rc<Vec<Dim>>>)>;
+
 /// How control leaves a statement.
 #[derive(Debug, Clone)]
 pub(crate) enum Flow {
@@ -158,6 +161,10 @@ pub(crate) struct Interp<'s> {
     /// Lists grown inside undecided branches, innermost last (see
     /// `exec_both`): both branches run on the same list objects.
     pub list_journals: Vec<ListJournal>,
+    /// Ranks fixed inside undecided branches, innermost last, with each
+    /// rank variable's value before: a rank only one branch demands (`if
+    /// self.dims == 3: ... x.shape[4]`) is no fact about the input.
+    pub rank_journals: Vec<RankJournal>,
     /// Set while building a made-up dataclass config: its fields become
     /// symbols named `prefix.field`.
     pub dataclass_prefix: Option<Rc<str>>,
@@ -266,6 +273,7 @@ impl<'s> Interp<'s> {
             dataclass_prefix: None,
             attr_journals: Vec::new(),
             list_journals: Vec::new(),
+            rank_journals: Vec::new(),
             call_sites: Vec::new(),
             frames: vec![Frame {
                 locals: globals,
@@ -359,20 +367,14 @@ impl<'s> Interp<'s> {
     pub fn adopt_shape(&mut self, shape: &Shape, dims: &[Dim]) {
         match self.resolve_shape(shape) {
             Shape::Var(v) => {
-                if let Some(slot) = self.rank_vars.get_mut(v as usize) {
-                    *slot = Some(Rc::new(dims.to_vec()));
-                    self.epoch += 1;
-                }
+                self.set_rank(v, Rc::new(dims.to_vec()));
             }
             Shape::Tail(v, suffix) if suffix.len() <= dims.len() => {
                 let head = dims.len() - suffix.len();
                 for (a, b) in suffix.iter().zip(&dims[head..]) {
                     let _ = self.env.unify(a, b);
                 }
-                if let Some(slot) = self.rank_vars.get_mut(v as usize) {
-                    *slot = Some(Rc::new(dims[..head].to_vec()));
-                    self.epoch += 1;
-                }
+                self.set_rank(v, Rc::new(dims[..head].to_vec()));
             }
             _ => {}
         }
@@ -504,10 +506,7 @@ impl<'s> Interp<'s> {
                 }
             })
             .collect();
-        if let Some(slot) = self.rank_vars.get_mut(*v as usize) {
-            *slot = Some(Rc::new(dims));
-            self.epoch += 1;
-        }
+        self.set_rank(*v, Rc::new(dims));
     }
 
     /// Fix the rank of an unknown-rank shape, naming the new dims.
@@ -546,11 +545,23 @@ impl<'s> Interp<'s> {
             })
             .collect();
         let dims = Rc::new(dims);
-        if let Some(slot) = self.rank_vars.get_mut(var as usize) {
-            *slot = Some(dims.clone());
-            self.epoch += 1;
-        }
+        self.set_rank(var, dims.clone());
         dims
+    }
+
+    /// Fix the dims of a rank variable, noting the value before in the
+    /// innermost undecided branch (see `rank_journals`).
+    pub(crate) fn set_rank(&mut self, var: u32, dims: Rc<Vec<Dim>>) {
+        let Some(old) = self.rank_vars.get(var as usize).cloned() else {
+            return;
+        };
+        if let Some(journal) = self.rank_journals.last_mut()
+            && !journal.iter().any(|(v, _)| *v == var)
+        {
+            journal.push((var, old));
+        }
+        self.rank_vars[var as usize] = Some(dims);
+        self.epoch += 1;
     }
 
     /// A tensor made by the current code: fake inside a fake scope, real outside.
@@ -812,7 +823,7 @@ impl<'s> Interp<'s> {
                 // built otherwise (`Proj(16, 32)` and `Proj(32, 8)`): an
                 // instance whose run with the shared input fails runs again
                 // on an input of its own, and only that run's errors count.
-                let args = self.generic_args(&forward, true);
+                let (args, kwargs) = self.generic_args(&forward, true);
                 for (i, instance) in instances.iter().enumerate() {
                     if let Value::Instance(_) = instance {
                         let before = self.diagnostics.len();
@@ -821,7 +832,7 @@ impl<'s> Interp<'s> {
                             &forward,
                             Some(instance.clone()),
                             args.clone(),
-                            Vec::new(),
+                            kwargs.clone(),
                             0..0,
                         );
                         let failed = self.diagnostics[before..]
@@ -829,13 +840,13 @@ impl<'s> Interp<'s> {
                             .any(|d| d.severity == crate::report::Severity::Error);
                         if i > 0 && failed {
                             self.diagnostics.truncate(before);
-                            let own = self.generic_args(&forward, true);
+                            let (own, own_kwargs) = self.generic_args(&forward, true);
                             self.open_call = true;
                             let _ = self.call_function(
                                 &forward,
                                 Some(instance.clone()),
                                 own,
-                                Vec::new(),
+                                own_kwargs,
                                 0..0,
                             );
                         }
@@ -852,7 +863,7 @@ impl<'s> Interp<'s> {
                 if self.reached.contains(&(Rc::as_ptr(&method.def) as usize)) {
                     continue;
                 }
-                let args = self.generic_args(&method, false);
+                let (args, kwargs) = self.generic_args(&method, false);
                 for instance in &instances {
                     if let Value::Instance(_) = instance {
                         let receiver = match kind {
@@ -861,8 +872,13 @@ impl<'s> Interp<'s> {
                             MethodKind::Static => None,
                         };
                         self.open_call = true;
-                        let _ =
-                            self.call_function(&method, receiver, args.clone(), Vec::new(), 0..0);
+                        let _ = self.call_function(
+                            &method,
+                            receiver,
+                            args.clone(),
+                            kwargs.clone(),
+                            0..0,
+                        );
                     }
                 }
             }
@@ -921,9 +937,9 @@ impl<'s> Interp<'s> {
             };
             self.opaque_syms.clear();
             self.opaque_numbers.clear();
-            let args = self.generic_args(&function, false);
+            let (args, kwargs) = self.generic_args(&function, false);
             self.open_call = true;
-            let _ = self.call_function(&function, None, args, Vec::new(), 0..0);
+            let _ = self.call_function(&function, None, args, kwargs, 0..0);
         }
     }
 }

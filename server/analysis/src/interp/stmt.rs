@@ -435,6 +435,8 @@ impl Interp<'_> {
             Value::List(items) => Some(!items.borrow().is_empty()),
             Value::Layer(_)
             | Value::Instance(_)
+            | Value::Either(_)
+            | Value::Module(_)
             | Value::Class(_)
             | Value::Function(_)
             | Value::Device(_) => Some(true),

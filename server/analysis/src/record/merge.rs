@@ -31,21 +31,33 @@ pub(super) struct Namer<'a> {
     /// The user's int variables by their sequence of per-run values.
     candidates: FxHashMap<Vec<String>, String>,
     taken: FxHashSet<String>,
-    /// Compound sizes the user gave a name (`head_dim = C // n_head`), shown
-    /// by that name: it is what the code calls them.
-    aliases: FxHashMap<Dim, String>,
+    /// Per function (by the index of its range in `scopes`, the module's
+    /// own code last), the sizes the code there gives a name: `B` for the
+    /// caller's `b` after `B, T, C = x.size()`, `head_dim` for `C //
+    /// n_head`. Inside the function they are shown by those names: that is
+    /// what the code there calls them, whatever its callers call them.
+    local: Vec<FxHashMap<Dim, String>>,
+    /// The ranges of the analysed file's functions, sorted by start.
+    scopes: Vec<std::ops::Range<usize>>,
+    /// The function the site being merged is in (see `local`).
+    scope: usize,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
     pub heads: FxHashMap<u32, Vec<Dim>>,
     pub static_shapes: bool,
     /// Memoised resolution and display: one file shows the same sizes often.
     resolved_cache: FxHashMap<Dim, Dim>,
-    shown_cache: FxHashMap<Dim, String>,
+    shown_cache: FxHashMap<(usize, Dim), String>,
     /// The facts the shape environment assumed, computed once.
     guard_facts: Vec<(Vec<shapels_shapes::SymId>, String)>,
 }
 
 impl<'a> Namer<'a> {
-    pub fn new(env: &'a ShapeEnv, scalars: &[ScalarSite]) -> Namer<'a> {
+    pub fn new(
+        env: &'a ShapeEnv,
+        scalars: &[ScalarSite],
+        starts: &[usize],
+        scopes: Vec<std::ops::Range<usize>>,
+    ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
         for s in scalars {
             if s.hits.len() < 2 || !names_a_size(&s.name) {
@@ -66,21 +78,31 @@ impl<'a> Namer<'a> {
         let taken: FxHashSet<String> = (0..env.symbol_count() as u32)
             .filter_map(|i| env.info(shapels_shapes::SymId(i)).map(|s| s.name.clone()))
             .collect();
-        let mut aliases = FxHashMap::default();
-        for s in scalars {
-            if !names_a_size(&s.name) || taken.contains(&s.name) {
+        let mut local: Vec<FxHashMap<Dim, String>> = vec![FxHashMap::default(); scopes.len() + 1];
+        for (s, start) in scalars.iter().zip(starts) {
+            if !names_a_size(&s.name) {
                 continue;
             }
             let resolved: Vec<Dim> = s.hits.iter().map(|d| env.resolve(d)).collect();
             let Some(first) = resolved.first() else {
                 continue;
             };
-            let compound = first.as_const().is_none() && first.as_sym().is_none();
-            if compound && resolved.iter().all(|d| d == first) && !env.has_anonymous(first) {
-                aliases
-                    .entry(first.clone())
-                    .or_insert_with(|| s.name.clone());
+            if first.is_const() || !resolved.iter().all(|d| d == first) || env.has_anonymous(first)
+            {
+                continue;
             }
+            // A symbol of its own name needs no other.
+            if first
+                .as_sym()
+                .and_then(|id| env.info(id))
+                .is_some_and(|info| info.name == s.name)
+            {
+                continue;
+            }
+            let scope = scope_of(&scopes, *start);
+            local[scope]
+                .entry(first.clone())
+                .or_insert_with(|| s.name.clone());
         }
         Namer {
             env,
@@ -88,7 +110,9 @@ impl<'a> Namer<'a> {
             varying: Vec::new(),
             candidates,
             taken,
-            aliases,
+            local,
+            scopes,
+            scope: 0,
             heads: FxHashMap::default(),
             static_shapes: false,
             guard_facts: env.guard_facts(),
@@ -97,19 +121,31 @@ impl<'a> Namer<'a> {
         }
     }
 
-    /// The name the user gave a compound size, or a product of two such
-    /// names (`h*w` for a flattened feature map after `b, c, h, w =
+    /// Merges that follow are of a site at `start`: shown with the names
+    /// of the function it is in.
+    pub fn enter_site(&mut self, start: usize) {
+        self.scope = scope_of(&self.scopes, start);
+    }
+
+    /// Which names a site's shapes are shown with (for merges done once).
+    pub fn scope(&self) -> usize {
+        self.scope
+    }
+
+    /// The name the code around the site gave a size, or a product of two
+    /// such names (`h*w` for a flattened feature map after `b, c, h, w =
     /// x.shape`), rather than the expression they stand for.
     fn alias_of(&self, d: &Dim) -> Option<String> {
-        if let Some(name) = self.aliases.get(d) {
+        let local = &self.local[self.scope];
+        if let Some(name) = local.get(d) {
             return Some(name.clone());
         }
-        if d.is_const() || self.aliases.len() > 32 {
+        if d.is_const() || local.len() > 32 {
             return None;
         }
         let mut products: Vec<String> = Vec::new();
-        for (a, na) in &self.aliases {
-            for (b, nb) in &self.aliases {
+        for (a, na) in local {
+            for (b, nb) in local {
                 if na <= nb && a.mul(b) == *d {
                     products.push(format!("{na}*{nb}"));
                 }
@@ -127,12 +163,30 @@ impl<'a> Namer<'a> {
         r
     }
 
+    /// The size as the code around the site writes it: its symbols by the
+    /// names given there.
     fn shown(&mut self, d: &Dim) -> String {
-        if let Some(s) = self.shown_cache.get(d) {
+        let key = (self.scope, d.clone());
+        if let Some(s) = self.shown_cache.get(&key) {
+            return s.clone();
+        }
+        let local = &self.local[self.scope];
+        let s = self
+            .env
+            .display_with(d, &|id| local.get(&Dim::sym(id)).cloned());
+        self.shown_cache.insert(key, s.clone());
+        s
+    }
+
+    /// The size by the names of the symbols (the same for every site: the
+    /// values by which varying dims are compared).
+    fn shown_anywhere(&mut self, d: &Dim) -> String {
+        let key = (usize::MAX, d.clone());
+        if let Some(s) = self.shown_cache.get(&key) {
             return s.clone();
         }
         let s = self.env.display(d);
-        self.shown_cache.insert(d.clone(), s.clone());
+        self.shown_cache.insert(key, s.clone());
         s
     }
 
@@ -224,6 +278,18 @@ impl<'a> Namer<'a> {
         }
         link
     }
+}
+
+/// The function a site at `start` is in: the innermost of `scopes` that
+/// holds it, or `scopes.len()` for the module's own code.
+fn scope_of(scopes: &[std::ops::Range<usize>], start: usize) -> usize {
+    // Functions nest: of those that start at or before `start`, the last
+    // one that holds it is the innermost.
+    let upto = scopes.partition_point(|r| r.start <= start);
+    (0..upto)
+        .rev()
+        .find(|&i| start < scopes[i].end)
+        .unwrap_or(scopes.len())
 }
 
 /// Varying dims compared for shared names at most.
@@ -372,7 +438,7 @@ pub(super) fn merge(
                         let column: Vec<String> = if shapes.iter().all(|s| s[i] == shapes[0][i]) {
                             vec![namer.shown(&shapes[0][i])]
                         } else {
-                            shapes.iter().map(|s| namer.shown(&s[i])).collect()
+                            shapes.iter().map(|s| namer.shown_anywhere(&s[i])).collect()
                         };
                         if column.iter().any(|c| c == "?") {
                             DimView::Unknown

@@ -476,14 +476,16 @@ impl Recorder {
         heads: FxHashMap<u32, Vec<Dim>>,
         static_shapes: bool,
         place: &dyn Fn(usize) -> Option<String>,
+        scopes: Vec<TextRange>,
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
-        let mut namer = Namer::new(env, &self.scalars);
+        let mut namer = Namer::new(env, &self.scalars, &self.scalar_starts, scopes);
         namer.static_shapes = static_shapes;
         namer.heads = heads;
         // Sites and expressions often saw the very same tensors (`x =
         // self.fc(x)` records one tensor for the name and the call): their
         // merge is the same, so it is done once.
-        let mut merged: FxHashMap<Vec<(*const Tensor, u32)>, TensorInfo> = FxHashMap::default();
+        let mut merged: FxHashMap<(usize, Vec<(*const Tensor, u32)>), TensorInfo> =
+            FxHashMap::default();
         let mut merge_once = |hits: &Runs, read_unknown: bool, namer: &mut Namer<'_>| {
             let (tensors, calls, made_up) = hits.telling(read_unknown);
             let key: Vec<(*const Tensor, u32)> = tensors
@@ -492,7 +494,7 @@ impl Recorder {
                 .zip(calls.iter().copied())
                 .collect();
             merged
-                .entry(key)
+                .entry((namer.scope(), key))
                 .or_insert_with(|| {
                     let mut info = merge(&tensors, &calls, env, resolve, namer);
                     if made_up {
@@ -515,6 +517,7 @@ impl Recorder {
             .sites
             .iter()
             .map(|site| {
+                namer.enter_site(site.range.start);
                 let unknown = self
                     .unknown_runs
                     .get(&(site.range.start, site.name.clone()))
@@ -551,9 +554,12 @@ impl Recorder {
         recorded.sort_unstable_by_key(|(range, _)| **range);
         let mut exprs: Vec<ExprInfo> = recorded
             .into_iter()
-            .map(|((start, end), hits)| ExprInfo {
-                range: *start..*end,
-                tensor: merge_once(hits, false, &mut namer),
+            .map(|((start, end), hits)| {
+                namer.enter_site(*start);
+                ExprInfo {
+                    range: *start..*end,
+                    tensor: merge_once(hits, false, &mut namer),
+                }
             })
             .collect();
         let mut infos: Vec<&mut TensorInfo> = bindings

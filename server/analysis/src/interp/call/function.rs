@@ -117,7 +117,10 @@ impl Interp<'_> {
                 self.recorder
                     .annotation(&param.name.range, annotation.range.end);
             }
-            if let Value::Tensor(t) = recorded {
+            // A lambda's parameters are the code's plumbing, not names a
+            // reader wants sizes after (`map(lambda t: ..., qkv)`).
+            let is_lambda = f.def.name.id == "<lambda>";
+            if let (Value::Tensor(t), false) = (recorded, is_lambda) {
                 let t = Rc::new(crate::value::Tensor {
                     shape: self.resolve_shape(&t.shape),
                     ..(**t).clone()

@@ -15,12 +15,12 @@ impl Interp<'_> {
     /// An instance made up from the constructor's signature, for classes no
     /// code in the file instantiates.
     pub(crate) fn generic_instance(&mut self, class: &Rc<Class>) -> Value {
-        let args = match lookup_method(class, "__init__") {
+        let (args, kwargs) = match lookup_method(class, "__init__") {
             Some(init) => self.generic_args(&init, false),
-            None => Vec::new(),
+            None => (Vec::new(), Vec::new()),
         };
         self.open_call = true;
-        let instance = self.instantiate(class, args, Vec::new(), 0..0);
+        let instance = self.instantiate(class, args, kwargs, 0..0);
         self.open_call = false;
         instance
     }
@@ -47,9 +47,15 @@ impl Interp<'_> {
 
     /// Arguments made from a signature: defaults where given, symbols named
     /// after int parameters, tensors of unknown rank for forward inputs, and
-    /// opaque values otherwise.
-    pub(crate) fn generic_args(&mut self, f: &Rc<Function>, tensors: bool) -> Vec<Value> {
+    /// opaque values otherwise; keyword-only parameters (`def __init__(self,
+    /// *, dim, heads)`) by keyword, the rest by position.
+    pub(crate) fn generic_args(
+        &mut self,
+        f: &Rc<Function>,
+        tensors: bool,
+    ) -> (Vec<Value>, super::Kwargs) {
         let mut out = Vec::new();
+        let mut keywords: super::Kwargs = Vec::new();
         let is_method = f.owner.is_some();
         let used_as_tensor = self.tensor_params(&f.def);
         let dim_selectors = crate::interp::signature::dim_params(&f.def);
@@ -60,104 +66,118 @@ impl Interp<'_> {
             if is_method && i == 0 {
                 continue;
             }
-            if !matches!(param.kind, ParamKind::Normal { .. }) {
-                break;
-            }
-            if let Some(dims) = commented.remove(&param.name.id) {
-                let t =
-                    self.new_tensor(crate::value::Shape::known(dims), None, None, &param.name.id);
-                out.push(Value::Tensor(Rc::new(t)));
+            // `*args` and `**kwargs` are open (the call is made with
+            // `open_call`): nothing is made up for them.
+            if matches!(param.kind, ParamKind::VarArgs | ParamKind::VarKw) {
                 continue;
             }
-            let tensors = tensors || used_as_tensor.contains(&param.name.id);
-            if let Some(Some(default)) = f.defaults.get(i)
-                && dim_selectors.contains(&param.name.id)
-            {
-                out.push(default.clone());
-                continue;
-            }
-            if let Some(Some(default)) = f.defaults.get(i) {
-                // A default is one choice among many a caller may make: a
-                // number stays symbolic (named after the parameter), a flag
-                // stays undecided, so no shape rests on a guess.
-                let value = match default {
-                    // An optional tensor input (`mask=None`): both paths run.
-                    Value::None if tensors => {
-                        Value::Optional(Box::new(self.generic_tensor(&param.name.id)))
-                    }
-                    other => self.any_like(other, &param.name.id),
-                };
-                out.push(value);
-                continue;
-            }
-            let annotation = param
-                .annotation
-                .as_ref()
-                .map(|a| self.text(&a.range).to_string());
-            // `size: tuple[int, int]`, `x: Tuple[Tensor, Tensor]`: a tuple of
-            // as many made-up items, named after the parameter.
-            let items = annotation.as_deref().and_then(tuple_items);
-            let value = match annotation.as_deref() {
-                Some("int") => Value::Int(self.env.symbol(&param.name.id)),
-                _ if items.is_some() => {
-                    let name = &param.name.id;
-                    Value::tuple(
-                        items
-                            .unwrap_or_default()
-                            .iter()
-                            .enumerate()
-                            .map(|(i, item)| {
-                                let item_name = format!("{name}_{i}");
-                                if *item == "int" {
-                                    Value::Int(self.env.symbol(&item_name))
-                                } else {
-                                    self.generic_tensor(&item_name)
-                                }
-                            })
-                            .collect(),
-                    )
+            // A keyword-only parameter's value goes in by keyword.
+            let by_keyword = matches!(param.kind, ParamKind::KwOnly);
+            let value = 'value: {
+                if let Some(dims) = commented.remove(&param.name.id) {
+                    let t = self.new_tensor(
+                        crate::value::Shape::known(dims),
+                        None,
+                        None,
+                        &param.name.id,
+                    );
+                    break 'value Value::Tensor(Rc::new(t));
                 }
-                Some("float") => Value::Float(None),
-                Some("bool") => Value::Bool(None),
-                Some("str") => Value::Unknown,
-                Some(a) if a.contains("Tensor") || a.contains("Float[") || a.contains("Int[") => {
-                    match self.jaxtyping_shape(a, &mut jax_symbols) {
-                        Some(shape) => {
-                            let dtype = if a.starts_with("Int[") || a.starts_with("Long[") {
-                                Some(crate::value::DType::Int64)
-                            } else if a.starts_with("Float[") {
-                                Some(crate::value::DType::Float32)
-                            } else {
-                                None
-                            };
-                            Value::Tensor(Rc::new(self.new_tensor(
-                                shape,
-                                dtype,
-                                None,
-                                &param.name.id,
-                            )))
+                let tensors = tensors || used_as_tensor.contains(&param.name.id);
+                if let Some(Some(default)) = f.defaults.get(i)
+                    && dim_selectors.contains(&param.name.id)
+                {
+                    break 'value default.clone();
+                }
+                if let Some(Some(default)) = f.defaults.get(i) {
+                    // A default is one choice among many a caller may make: a
+                    // number stays symbolic (named after the parameter), a flag
+                    // stays undecided, so no shape rests on a guess.
+                    let value = match default {
+                        // An optional tensor input (`mask=None`): both paths run.
+                        Value::None if tensors => {
+                            Value::Optional(Box::new(self.generic_tensor(&param.name.id)))
                         }
-                        None => self.generic_tensor(&param.name.id),
-                    }
+                        other => self.any_like(other, &param.name.id),
+                    };
+                    break 'value value;
                 }
-                Some(a) => match self.lookup(a) {
-                    Some(Value::Class(c)) if c.is_dataclass => {
-                        // A config nobody built: its fields are what callers
-                        // pass, named `config.n_embd`; the defaults are one choice.
-                        self.dataclass_prefix = Some(Rc::from(param.name.id.as_str()));
-                        let v = self.instantiate(&c, Vec::new(), Vec::new(), 0..0);
-                        self.dataclass_prefix = None;
-                        v
+                let annotation = param
+                    .annotation
+                    .as_ref()
+                    .map(|a| self.text(&a.range).to_string());
+                // `size: tuple[int, int]`, `x: Tuple[Tensor, Tensor]`: a tuple of
+                // as many made-up items, named after the parameter.
+                let items = annotation.as_deref().and_then(tuple_items);
+                let value = match annotation.as_deref() {
+                    Some("int") => Value::Int(self.env.symbol(&param.name.id)),
+                    _ if items.is_some() => {
+                        let name = &param.name.id;
+                        Value::tuple(
+                            items
+                                .unwrap_or_default()
+                                .iter()
+                                .enumerate()
+                                .map(|(i, item)| {
+                                    let item_name = format!("{name}_{i}");
+                                    if *item == "int" {
+                                        Value::Int(self.env.symbol(&item_name))
+                                    } else {
+                                        self.generic_tensor(&item_name)
+                                    }
+                                })
+                                .collect(),
+                        )
                     }
-                    _ if tensors => self.generic_tensor(&param.name.id),
-                    _ => Value::Opaque(Rc::from(param.name.id.as_str())),
-                },
-                None if tensors => self.generic_tensor(&param.name.id),
-                None => Value::Opaque(Rc::from(param.name.id.as_str())),
+                    Some("float") => Value::Float(None),
+                    Some("bool") => Value::Bool(None),
+                    Some("str") => Value::Unknown,
+                    Some(a)
+                        if a.contains("Tensor") || a.contains("Float[") || a.contains("Int[") =>
+                    {
+                        match self.jaxtyping_shape(a, &mut jax_symbols) {
+                            Some(shape) => {
+                                let dtype = if a.starts_with("Int[") || a.starts_with("Long[") {
+                                    Some(crate::value::DType::Int64)
+                                } else if a.starts_with("Float[") {
+                                    Some(crate::value::DType::Float32)
+                                } else {
+                                    None
+                                };
+                                Value::Tensor(Rc::new(self.new_tensor(
+                                    shape,
+                                    dtype,
+                                    None,
+                                    &param.name.id,
+                                )))
+                            }
+                            None => self.generic_tensor(&param.name.id),
+                        }
+                    }
+                    Some(a) => match self.lookup(a) {
+                        Some(Value::Class(c)) if c.is_dataclass => {
+                            // A config nobody built: its fields are what callers
+                            // pass, named `config.n_embd`; the defaults are one choice.
+                            self.dataclass_prefix = Some(Rc::from(param.name.id.as_str()));
+                            let v = self.instantiate(&c, Vec::new(), Vec::new(), 0..0);
+                            self.dataclass_prefix = None;
+                            v
+                        }
+                        _ if tensors => self.generic_tensor(&param.name.id),
+                        _ => Value::Opaque(Rc::from(param.name.id.as_str())),
+                    },
+                    None if tensors => self.generic_tensor(&param.name.id),
+                    None => Value::Opaque(Rc::from(param.name.id.as_str())),
+                };
+                value
             };
-            out.push(value);
+            if by_keyword {
+                keywords.push((Rc::from(param.name.id.as_str()), value));
+            } else {
+                out.push(value);
+            }
         }
-        out
+        (out, keywords)
     }
 
     /// The shape a jaxtyping annotation states: `Float[Tensor, "batch seq dim"]`

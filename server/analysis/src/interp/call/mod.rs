@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::{Arg, Expr, ExprKind, TextRange};
 
-use super::{Interp, join_values};
+use super::{Interp, join_all, join_values};
 use crate::report::BindingKind;
 use crate::rules;
 use crate::value::Value;
@@ -149,6 +149,16 @@ impl Interp<'_> {
                 }
             }
             Value::Layer(layer) => rules::nn::call_layer(self, callee, layer, args, kwargs, range),
+            // Only one of them runs: what each raises holds on some paths.
+            Value::Either(alternatives) => {
+                self.uncertain += 1;
+                let results: Vec<Value> = alternatives
+                    .iter()
+                    .map(|alt| self.call_value(alt, args.clone(), kwargs.clone(), range.clone()))
+                    .collect();
+                self.uncertain -= 1;
+                join_all(self, &results)
+            }
             Value::Path(path) => self.call_path(path, args, kwargs, range),
             Value::BuiltinMethod(receiver, name) => {
                 self.call_builtin_method(receiver, name, args, kwargs, range)

@@ -28,6 +28,13 @@ impl Interp<'_> {
             }
             Value::Opaque(name) => Value::Opaque(Rc::from(format!("{name}.{attr}"))),
             Value::Instance(inst) => self.instance_attr(object, inst, attr),
+            Value::Either(alternatives) => {
+                let values: Vec<Value> = alternatives
+                    .iter()
+                    .map(|alt| self.get_attr(alt, attr, range.clone()))
+                    .collect();
+                crate::interp::join_all(self, &values)
+            }
             // A module of the user's: its global of that name (a module
             // whose top level could not run to it has none).
             Value::Module(ns) => ns

@@ -385,7 +385,7 @@ impl KeyBuilder<'_> {
                 self.push(Part::Text(name.clone()));
             }
             // A module's globals change as its code runs: not a key.
-            Value::Module(_) => return None,
+            Value::Module(_) | Value::Either(_) => return None,
             Value::Path(p) => {
                 self.push(Part::Tag(21));
                 self.push(Part::Text(p.clone()));

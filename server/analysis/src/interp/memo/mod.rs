@@ -388,6 +388,7 @@ fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Instance(_)
         | Value::Class(_)
         | Value::Module(_)
+        | Value::Either(_)
         | Value::Function(_)
         | Value::BoundMethod(..)
         | Value::BuiltinMethod(..)

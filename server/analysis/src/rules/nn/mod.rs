@@ -35,6 +35,7 @@ use crate::rules::names::NameSet;
 pub(crate) use forward::call_layer;
 pub(crate) use functional::functional;
 pub(crate) use module::{add_child, container_item, container_of, layer_attr, module_method};
+pub(crate) use spatial::spatial_rank_of;
 
 type Kwargs = Vec<(Rc<str>, Value)>;
 

@@ -4,6 +4,18 @@ use shapels_shapes::Dim;
 
 use crate::value::Value;
 
+/// How many spatial dims a layer of this kind works on, when its name says
+/// (`Conv2d`, `ConvTranspose3d`, `BatchNorm1d`, `AdaptiveAvgPool2d`).
+pub(crate) fn spatial_rank_of(kind: &str) -> Option<usize> {
+    let digit = kind.strip_suffix('d')?.chars().last()?;
+    match digit {
+        '1' => Some(1),
+        '2' => Some(2),
+        '3' => Some(3),
+        _ => None,
+    }
+}
+
 /// Spatial parameters (`kernel_size=3` or `(3, 5)`) as `n` dims.
 pub(super) fn spatial(v: Option<&Value>, n: usize) -> Vec<Dim> {
     match v {
