@@ -230,7 +230,7 @@ fn keystroke_with_imports(c: &mut Criterion) {
     let search = SearchPath::new(Some(path), &[PathBuf::from("/proj")], &[], &files);
     let mut cache = ModuleCache::new();
     let old = parse(&text);
-    let load = |cache: &mut ModuleCache, module| {
+    let load = |cache: &mut ModuleCache, module: &shapels_syntax::ast::Module| {
         workspace::load(
             MainFile {
                 path: Some(path),

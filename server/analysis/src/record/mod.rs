@@ -161,6 +161,9 @@ pub(crate) struct Recorder {
     calls: u32,
 }
 
+/// The runs a merge was made of, and the function whose names it shows.
+type MergeKey = (usize, Vec<(*const Tensor, u32)>);
+
 /// Entries the journal keeps at most (a bound on memory for runaway files).
 const MAX_JOURNAL: usize = 200_000;
 
@@ -484,8 +487,7 @@ impl Recorder {
         // Sites and expressions often saw the very same tensors (`x =
         // self.fc(x)` records one tensor for the name and the call): their
         // merge is the same, so it is done once.
-        let mut merged: FxHashMap<(usize, Vec<(*const Tensor, u32)>), TensorInfo> =
-            FxHashMap::default();
+        let mut merged: FxHashMap<MergeKey, TensorInfo> = FxHashMap::default();
         let mut merge_once = |hits: &Runs, read_unknown: bool, namer: &mut Namer<'_>| {
             let (tensors, calls, made_up) = hits.telling(read_unknown);
             let key: Vec<(*const Tensor, u32)> = tensors

@@ -109,7 +109,7 @@ impl Interp<'_> {
                 // `size: tuple[int, int]`, `x: Tuple[Tensor, Tensor]`: a tuple of
                 // as many made-up items, named after the parameter.
                 let items = annotation.as_deref().and_then(tuple_items);
-                let value = match annotation.as_deref() {
+                match annotation.as_deref() {
                     Some("int") => Value::Int(self.env.symbol(&param.name.id)),
                     _ if items.is_some() => {
                         let name = &param.name.id;
@@ -168,8 +168,7 @@ impl Interp<'_> {
                     },
                     None if tensors => self.generic_tensor(&param.name.id),
                     None => Value::Opaque(Rc::from(param.name.id.as_str())),
-                };
-                value
+                }
             };
             if by_keyword {
                 keywords.push((Rc::from(param.name.id.as_str()), value));
