@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use rayon::prelude::*;
 use shapels_analysis::workspace::SearchPath;
 use shapels_analysis::{FileAnalysis, Severity};
-use shapels_lsp::files::DiskFiles;
+use shapels_lsp::files::{DiskFiles, RunFiles};
 use shapels_lsp::guarded;
 
 use crate::args::CheckArgs;
@@ -112,7 +112,10 @@ fn check_file(path: PathBuf, config: &FileConfig, roots: &[PathBuf]) -> Outcome 
     }
     let search = search_path(&path, config, roots);
     let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-    match guarded::analyze_in_workspace(&absolute, &source, &config.analysis, &search, &DiskFiles) {
+    let analysis = RUN_FILES.with(|files| {
+        guarded::analyze_in_workspace(&absolute, &source, &config.analysis, &search, files)
+    });
+    match analysis {
         Some(analysis) => Outcome::Checked(CheckedFile {
             path,
             source,
@@ -122,6 +125,11 @@ fn check_file(path: PathBuf, config: &FileConfig, roots: &[PathBuf]) -> Outcome 
             "{name}: internal error: the analysis failed on this file (please report it); skipped"
         )),
     }
+}
+
+thread_local! {
+    /// The files this thread's checks import, read once per run.
+    static RUN_FILES: RunFiles = RunFiles::default();
 }
 
 /// The folders where a run's imports of the user's own modules are found,

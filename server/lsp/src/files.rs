@@ -189,3 +189,35 @@ impl FileSystem for WorkerFiles<'_> {
         }
     }
 }
+
+/// The disk as one run of `shapels check` sees it: each path looked at and
+/// each file read once, however many of the checked files import it (the
+/// files of a library are imported by hundreds of its own). Files changed
+/// during the run are not seen again.
+#[derive(Debug, Default)]
+pub struct RunFiles {
+    kinds: std::cell::RefCell<HashMap<PathBuf, PathKind>>,
+    texts: std::cell::RefCell<HashMap<PathBuf, Result<Arc<str>, String>>>,
+}
+
+impl FileSystem for RunFiles {
+    fn kind(&self, path: &Path) -> PathKind {
+        if let Some(kind) = self.kinds.borrow().get(path) {
+            return *kind;
+        }
+        let kind = DiskFiles.kind(path);
+        self.kinds.borrow_mut().insert(path.to_path_buf(), kind);
+        kind
+    }
+
+    fn read(&self, path: &Path) -> Result<Arc<str>, String> {
+        if let Some(text) = self.texts.borrow().get(path) {
+            return text.clone();
+        }
+        let text = DiskFiles.read(path);
+        self.texts
+            .borrow_mut()
+            .insert(path.to_path_buf(), text.clone());
+        text
+    }
+}

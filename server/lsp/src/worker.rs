@@ -118,6 +118,7 @@ impl ImportState {
         if inputs.files_generation != self.files_generation {
             self.files_generation = inputs.files_generation;
             self.disk.borrow_mut().forget_kinds();
+            self.modules.forget_resolutions();
         }
         let files = WorkerFiles {
             open: &inputs.open,

@@ -440,6 +440,8 @@ impl Interp<'_> {
             | Value::Class(_)
             | Value::Function(_)
             | Value::Device(_) => Some(true),
+            // `if TYPE_CHECKING:` blocks are for type checkers only.
+            Value::Path(p) if p.ends_with("TYPE_CHECKING") => Some(false),
             _ => None,
         }
     }

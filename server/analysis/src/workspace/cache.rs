@@ -34,7 +34,14 @@ pub struct ModuleCache {
     next_id: u32,
     /// Counts `load`s, to know which versions were used last.
     generation: u64,
+    /// What the imports of each module version name, by the search path
+    /// they were resolved along: the same for every file that imports the
+    /// module, so found once (see `forget_resolutions`).
+    resolutions: FxHashMap<(u32, u64), Rc<Resolutions>>,
 }
+
+/// What a module's imports name: (level, dotted name) and what was found.
+pub(super) type Resolutions = Vec<((u32, String), super::resolve::Found)>;
 
 #[derive(Debug)]
 struct Entry {
@@ -54,6 +61,23 @@ impl ModuleCache {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Files were created or deleted: which file an import names may have
+    /// changed.
+    pub fn forget_resolutions(&mut self) {
+        self.resolutions.clear();
+    }
+
+    pub(super) fn resolutions(&self, module: u32, search: u64) -> Option<Rc<Resolutions>> {
+        self.resolutions.get(&(module, search)).cloned()
+    }
+
+    pub(super) fn keep_resolutions(&mut self, module: u32, search: u64, found: Rc<Resolutions>) {
+        if self.resolutions.len() > CAPACITY {
+            self.resolutions.clear();
+        }
+        self.resolutions.insert((module, search), found);
     }
 
     pub(super) fn begin_use(&mut self) {

@@ -48,6 +48,14 @@ const _: () = assert!(usize::BITS == 64, "module offsets need 64-bit offsets");
 /// names imported stay `Unknown` rather than slowing every keystroke.
 pub const MAX_MODULES: usize = 512;
 
+/// How many imports away from the analysed file modules are followed: its
+/// own imports, theirs, and theirs. Past that, what a module imports is
+/// unknown: a file's shapes come from the code it uses and what that code
+/// is built from, while a large library's deeper layers (logging, hub
+/// downloads, lazy-import machinery) would cost every keystroke and give
+/// nothing (see BENCHMARKS.md, "imports").
+pub const MAX_IMPORT_DEPTH: u32 = 3;
+
 /// The file an offset belongs to: 0 for the analysed file, otherwise the
 /// id of a module of the graph.
 pub(crate) fn file_of(offset: usize) -> u32 {
@@ -281,25 +289,49 @@ pub fn load(
     cache.begin_use();
     let mut graph = ModuleGraph::default();
     let mut by_path: FxHashMap<PathBuf, u32> = FxHashMap::default();
-    // Files waiting for their imports to be followed: (id, path, imports).
-    let mut queue: std::collections::VecDeque<(u32, Option<PathBuf>, Vec<ImportSpec>)> =
-        std::collections::VecDeque::new();
+    // Files waiting for their imports to be followed: (id, path, imports,
+    // how many imports away from the analysed file it is).
+    type Waiting = (u32, Option<PathBuf>, Vec<ImportSpec>, u32);
+    let mut queue: std::collections::VecDeque<Waiting> = std::collections::VecDeque::new();
     queue.push_back((
         0,
         main.path.map(Path::to_path_buf),
         scan::imports(main.module),
+        0,
     ));
     let main_dir = main.path.and_then(Path::parent).map(Path::to_path_buf);
-    while let Some((importer, path, imports)) = queue.pop_front() {
+    let search_key = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = cache::text_hasher();
+        search.hash(&mut hasher);
+        hasher.finish()
+    };
+    while let Some((importer, path, imports, depth)) = queue.pop_front() {
         let finder = resolve::Finder {
             fs,
             search,
             importer: path.as_deref(),
         };
-        for (key, found) in finder.resolve_all(&imports) {
+        // An imported module's imports name the same files for every file
+        // that imports it: found once. The analysed file's own are found
+        // each time (they are what an edit changes).
+        let found = match (importer, cache.resolutions(importer, search_key)) {
+            (0, _) | (_, None) => {
+                let found = Rc::new(finder.resolve_all(&imports));
+                if importer != 0 {
+                    cache.keep_resolutions(importer, search_key, found.clone());
+                }
+                found
+            }
+            (_, Some(found)) => found,
+        };
+        for (key, found) in found.iter().cloned() {
             let target = match found {
                 resolve::Found::File(file) => match by_path.get(&file) {
                     Some(id) => Target::Module(*id),
+                    None if depth >= MAX_IMPORT_DEPTH => Target::Unreadable(Rc::from(format!(
+                        "imported more than {MAX_IMPORT_DEPTH} imports away from this file"
+                    ))),
                     None if graph.modules.len() >= MAX_MODULES => Target::Unreadable(Rc::from(
                         format!("more than {MAX_MODULES} modules are imported"),
                     )),
@@ -314,7 +346,12 @@ pub fn load(
                                 .display()
                                 .to_string();
                             graph.shown.insert(id, Rc::from(shown));
-                            queue.push_back((id, Some(file), module.imports.clone()));
+                            queue.push_back((
+                                id,
+                                Some(file),
+                                module.imports.clone(),
+                                depth + 1,
+                            ));
                             graph.modules.insert(id, module);
                             Target::Module(id)
                         }

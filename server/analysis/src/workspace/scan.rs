@@ -57,6 +57,10 @@ fn walk(body: &[Stmt], out: &mut Vec<ImportSpec>) {
             }
             StmtKind::FunctionDef(f) => walk(&f.body, out),
             StmtKind::ClassDef(c) => walk(&c.body, out),
+            // `if TYPE_CHECKING:` imports are for type checkers: Python
+            // never runs them (a library's `__init__.py` imports all of
+            // itself there).
+            StmtKind::If { test, orelse, .. } if is_type_checking(test) => walk(orelse, out),
             StmtKind::If { body, orelse, .. }
             | StmtKind::For { body, orelse, .. }
             | StmtKind::While { body, orelse, .. } => {
@@ -90,5 +94,14 @@ fn walk(body: &[Stmt], out: &mut Vec<ImportSpec>) {
             | StmtKind::Continue
             | StmtKind::Other => {}
         }
+    }
+}
+
+/// `TYPE_CHECKING` or `typing.TYPE_CHECKING`: false whenever Python runs.
+pub(crate) fn is_type_checking(test: &ast::Expr) -> bool {
+    match &test.kind {
+        ast::ExprKind::Name(n) => n == "TYPE_CHECKING",
+        ast::ExprKind::Attribute { attr, .. } => attr.id == "TYPE_CHECKING",
+        _ => false,
     }
 }
