@@ -329,6 +329,9 @@ pub struct ModuleNs {
     /// The dotted name it was first imported as (`pkg.layers`).
     pub name: Rc<str>,
     pub globals: Scope,
+    /// Its top level ran in an earlier analysis, whose result this one
+    /// shares (see `workspace::Executed`): no run may change it.
+    pub shared: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for ModuleNs {

@@ -4,6 +4,8 @@
 //! it learns what is on disk.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -196,8 +198,8 @@ impl FileSystem for WorkerFiles<'_> {
 /// during the run are not seen again.
 #[derive(Debug, Default)]
 pub struct RunFiles {
-    kinds: std::cell::RefCell<HashMap<PathBuf, PathKind>>,
-    texts: std::cell::RefCell<HashMap<PathBuf, Result<Arc<str>, String>>>,
+    kinds: std::cell::RefCell<FxHashMap<PathBuf, PathKind>>,
+    texts: std::cell::RefCell<FxHashMap<PathBuf, Result<Arc<str>, String>>>,
 }
 
 impl FileSystem for RunFiles {

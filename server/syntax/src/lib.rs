@@ -78,7 +78,16 @@ pub fn parse(text: &str) -> ParsedFile {
 /// form in which another file's code joins an analysis, where the high
 /// bits of an offset say which file it belongs to.
 pub fn parse_at(text: &str, base: usize) -> Module {
-    let module = parse(text).module;
+    // Only the syntax: an imported file's comments and syntax errors are
+    // its own analysis's business, and reading them costs a second walk.
+    let tree = PARSER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut parser) => run_parser(parser.as_mut(), text, None),
+        Err(_) => run_parser(new_parser().as_mut(), text, None),
+    });
+    let module = match tree {
+        Some(tree) => lower::lower_module(tree.root_node(), text),
+        None => Module::default(),
+    };
     match isize::try_from(base) {
         Ok(0) | Err(_) => module,
         Ok(delta) => Module {

@@ -130,7 +130,7 @@ impl Interp<'_> {
                 }
                 continue;
             }
-            let defined = ns.globals.borrow().get(alias.name.as_str()).cloned();
+            let defined = self.module_attr(&ns, &alias.name);
             let value = match defined {
                 Some(v) => v,
                 None => {
@@ -143,9 +143,7 @@ impl Interp<'_> {
                     match self.modules.target(importer, level, &sub).cloned() {
                         Some(t) => {
                             let v = self.import_target(&t, &sub, stmt);
-                            ns.globals
-                                .borrow_mut()
-                                .insert(Rc::from(alias.name.as_str()), v.clone());
+                            self.set_module_attr(&ns, &alias.name, v.clone());
                             v
                         }
                         None => Value::Unknown,
@@ -164,6 +162,29 @@ impl Interp<'_> {
             }
             self.bind_name(bound_name(alias), value);
         }
+    }
+
+    /// Sets an attribute of a module: in its globals, or for this run only
+    /// when earlier analyses share them.
+    pub(crate) fn set_module_attr(&mut self, ns: &Rc<ModuleNs>, attr: &str, value: Value) {
+        if ns.shared.get() {
+            let key = (Rc::as_ptr(ns) as usize, Rc::from(attr));
+            self.module_attrs.insert(key, value);
+        } else {
+            ns.globals.borrow_mut().insert(Rc::from(attr), value);
+        }
+    }
+
+    /// An attribute of a module: what this run set, else its global.
+    pub(crate) fn module_attr(&self, ns: &Rc<ModuleNs>, attr: &str) -> Option<Value> {
+        if ns.shared.get()
+            && let Some(v) = self
+                .module_attrs
+                .get(&(Rc::as_ptr(ns) as usize, Rc::from(attr)))
+        {
+            return Some(v.clone());
+        }
+        ns.globals.borrow().get(attr).cloned()
     }
 
     /// The first and last module of `a.b.c`, importing each on the way
@@ -186,10 +207,8 @@ impl Interp<'_> {
                 None => Value::Unknown,
             };
             if let Value::Module(parent) = &last {
-                parent
-                    .globals
-                    .borrow_mut()
-                    .insert(Rc::from(parts[i]), next.clone());
+                let parent = parent.clone();
+                self.set_module_attr(&parent, parts[i], next.clone());
             }
             last = next;
         }
@@ -206,6 +225,12 @@ impl Interp<'_> {
         if let Some(ns) = self.sys_modules.get(&key) {
             return Value::Module(ns.clone());
         }
+        if let Target::Module(id) = target
+            && let Some(ns) = self.modules.executed(*id)
+        {
+            self.sys_modules.insert(key, ns.clone());
+            return Value::Module(ns);
+        }
         let file = match target {
             Target::Module(id) => Some(*id),
             _ => None,
@@ -215,6 +240,7 @@ impl Interp<'_> {
             file,
             name: Rc::from(name),
             globals: globals.clone(),
+            shared: Default::default(),
         });
         self.sys_modules.insert(key, ns.clone());
         let Some(id) = file else {
@@ -223,7 +249,7 @@ impl Interp<'_> {
         let Some(loaded) = self.modules.module(id).cloned() else {
             return Value::Module(ns);
         };
-        if self.depth >= MAX_CALL_DEPTH || self.out_of_budget() {
+        if self.depth >= MAX_CALL_DEPTH || self.import_steps > super::IMPORT_BUDGET {
             // Cut: the module stays as far as it ran (not at all).
             self.cuts += 1;
             return Value::Module(ns);
@@ -241,10 +267,22 @@ impl Interp<'_> {
         // statement, as a traceback shows it.
         self.call_sites.push(stmt.clone());
         self.depth += 1;
+        self.importing += 1;
+        let reports = self.reports;
         let _ = self.exec_block(&loaded.module.body);
+        self.importing -= 1;
         self.depth -= 1;
         self.call_sites.pop();
         self.frames.pop();
+        // A top level that ran to its end and said nothing is kept for later
+        // analyses, with what only this one can read left out.
+        if self.reports == reports
+            && self.import_steps <= super::IMPORT_BUDGET
+            && crate::workspace::executed::make_shareable(&ns)
+        {
+            ns.shared.set(true);
+            self.modules.keep_executed(id, ns.clone());
+        }
         Value::Module(ns)
     }
 
@@ -275,7 +313,7 @@ impl Interp<'_> {
     /// Drops what modules hold: functions and modules point at each other
     /// through their globals, and would keep one another alive.
     pub(crate) fn release_modules(&mut self) {
-        for ns in self.sys_modules.values() {
+        for ns in self.sys_modules.values().filter(|ns| !ns.shared.get()) {
             ns.globals.borrow_mut().clear();
         }
         self.sys_modules.clear();

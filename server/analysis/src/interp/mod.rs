@@ -29,7 +29,7 @@ use crate::report::{Config, Diagnostic, Severity};
 use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
 
 pub(crate) use expr::slice_indices;
-pub(crate) use join::{join_all, join_values};
+pub(crate) use join::{join_all, join_values, optional};
 pub(crate) use signature::{is_identifier, shape_comments};
 
 pub(crate) use crate::value::Scope;
@@ -98,6 +98,15 @@ fn ranges_overlap(a: &TextRange, b: &TextRange) -> bool {
 /// The step budget of one file: generous for real model files, small
 /// enough that a pathological file finishes in well under a second.
 const STEP_BUDGET: u64 = 400_000;
+/// Of that, what calls into imported files' code may take: a library's
+/// base classes (`PreTrainedModel.post_init`) would otherwise take all of
+/// it, and the file's own code none.
+const FOREIGN_BUDGET: u64 = 20_000;
+/// The steps imported modules' top levels may take, apart from the file's
+/// budget: that work is shared with later analyses (see
+/// `workspace::executed`), so it must not change what is left for the
+/// file's own code.
+pub(crate) const IMPORT_BUDGET: u64 = 2_000_000;
 /// Nested user calls beyond this depth are not followed.
 const MAX_CALL_DEPTH: usize = 24;
 /// Expression nesting beyond this is not followed (the syntax layer also caps it).
@@ -116,6 +125,11 @@ pub(crate) struct Interp<'s> {
     pub sys_modules: FxHashMap<imports::ModuleKey, Rc<crate::value::ModuleNs>>,
     /// The analysed file's own module.
     pub main: Rc<crate::value::ModuleNs>,
+    /// Attributes this run gave modules whose namespace earlier analyses
+    /// share (`import pkg.sub` makes `sub` an attribute of `pkg`): kept
+    /// here, by the module's address, so the shared namespace stays as it
+    /// was.
+    pub module_attrs: FxHashMap<(usize, Rc<str>), Value>,
     /// Names of this file that stand for what other files define, and
     /// where (see `note_definition`): (name here, definition there).
     pub definitions: Vec<(TextRange, TextRange)>,
@@ -142,6 +156,12 @@ pub(crate) struct Interp<'s> {
     /// that `src.shape[1]` is named `src_1` wherever it is read.
     pub var_sources: FxHashMap<u32, Rc<str>>,
     pub steps: u64,
+    /// Steps taken in imported files' code called from this file.
+    pub foreign_steps: u64,
+    /// Steps taken running imported modules' top levels.
+    pub import_steps: u64,
+    /// How many module top levels are running (nested imports).
+    pub importing: u32,
     pub depth: usize,
     pub expr_depth: usize,
     pub recorder: Recorder,
@@ -228,12 +248,14 @@ impl<'s> Interp<'s> {
             file: Some(0),
             name: Rc::from("__main__"),
             globals: globals.clone(),
+            shared: Default::default(),
         });
         Interp {
             src,
             modules,
             sys_modules: FxHashMap::default(),
             main: main.clone(),
+            module_attrs: FxHashMap::default(),
             definitions: Vec::new(),
             imported_names: FxHashMap::default(),
             reads: Default::default(),
@@ -247,6 +269,9 @@ impl<'s> Interp<'s> {
             opaque_numbers: FxHashSet::default(),
             var_sources: FxHashMap::default(),
             steps: 0,
+            foreign_steps: 0,
+            import_steps: 0,
+            importing: 0,
             depth: 0,
             expr_depth: 0,
             recorder: Recorder::default(),
@@ -305,12 +330,35 @@ impl<'s> Interp<'s> {
 
     /// Count one step; false once the budget is spent.
     pub fn tick(&mut self) -> bool {
+        if self.importing > 0 {
+            self.import_steps += 1;
+            return self.import_steps <= IMPORT_BUDGET;
+        }
         self.steps += 1;
-        self.steps <= STEP_BUDGET
+        if self.in_foreign_code() {
+            self.foreign_steps += 1;
+        }
+        !self.out_of_budget()
     }
 
+    /// Whether the budget of what runs now is spent: the imports' while a
+    /// module's top level runs; otherwise the file's, and in another
+    /// file's code the share that code may take of it.
     pub fn out_of_budget(&self) -> bool {
-        self.steps > STEP_BUDGET
+        if self.importing > 0 {
+            return self.import_steps > IMPORT_BUDGET;
+        }
+        self.steps > STEP_BUDGET || (self.foreign_steps > FOREIGN_BUDGET && self.in_foreign_code())
+    }
+
+    /// Whether the code running now is another file's.
+    fn in_foreign_code(&self) -> bool {
+        self.frames.last().is_some_and(|f| f.module.file != Some(0))
+    }
+
+    /// Whether a call into another file's function may still run.
+    pub(crate) fn foreign_budget_left(&self) -> bool {
+        self.importing > 0 || self.foreign_steps <= FOREIGN_BUDGET
     }
 
     pub fn frame(&mut self) -> &mut Frame {

@@ -6,6 +6,7 @@
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -28,7 +29,8 @@ fn hash_text(text: &str) -> u64 {
 /// The parsed modules of one thread (the syntax is not `Send`).
 #[derive(Debug, Default)]
 pub struct ModuleCache {
-    entries: FxHashMap<(PathBuf, u64), Entry>,
+    /// By path, each version of it.
+    entries: FxHashMap<PathBuf, Vec<Entry>>,
     /// The id the next module version gets; ids are never reused, so a
     /// range of one version is never taken for one of another.
     next_id: u32,
@@ -38,15 +40,27 @@ pub struct ModuleCache {
     /// they were resolved along: the same for every file that imports the
     /// module, so found once (see `forget_resolutions`).
     resolutions: FxHashMap<(u32, u64), Rc<Resolutions>>,
+    /// Top levels run by earlier analyses (see `executed`).
+    executed: super::executed::Executed,
+    /// The last text read of each path and its hash: a host that hands
+    /// out the same text again (an unchanged buffer, a file read once per
+    /// run) is not hashed again.
+    hashes: FxHashMap<PathBuf, (Arc<str>, u64)>,
 }
 
 /// What a module's imports name: (level, dotted name) and what was found.
-pub(super) type Resolutions = Vec<((u32, String), super::resolve::Found)>;
+pub(super) type Resolutions = Vec<((u32, Rc<str>), super::resolve::Found)>;
 
 #[derive(Debug)]
 struct Entry {
     module: Rc<LoadedModule>,
     used: u64,
+}
+
+impl Drop for ModuleCache {
+    fn drop(&mut self) {
+        super::executed::clear(&self.executed);
+    }
 }
 
 impl ModuleCache {
@@ -56,7 +70,7 @@ impl ModuleCache {
 
     /// How many module versions are kept.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.values().map(Vec::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -67,6 +81,11 @@ impl ModuleCache {
     /// changed.
     pub fn forget_resolutions(&mut self) {
         self.resolutions.clear();
+        super::executed::clear(&self.executed);
+    }
+
+    pub(super) fn executed(&self) -> super::executed::Executed {
+        self.executed.clone()
     }
 
     pub(super) fn resolutions(&self, module: u32, search: u64) -> Option<Rc<Resolutions>> {
@@ -86,13 +105,19 @@ impl ModuleCache {
 
     /// Drops the versions used longest ago once there are too many.
     pub(super) fn end_use(&mut self) {
-        if self.entries.len() <= CAPACITY {
+        let count = self.len();
+        if count <= CAPACITY {
             return;
         }
-        let mut ages: Vec<u64> = self.entries.values().map(|e| e.used).collect();
+        let mut ages: Vec<u64> = self.entries.values().flatten().map(|e| e.used).collect();
         ages.sort_unstable();
-        let cutoff = ages[self.entries.len() - CAPACITY / 2];
-        self.entries.retain(|_, e| e.used >= cutoff);
+        let cutoff = ages[count - CAPACITY / 2];
+        for versions in self.entries.values_mut() {
+            versions.retain(|e| e.used >= cutoff);
+        }
+        self.entries.retain(|_, versions| !versions.is_empty());
+        // Namespaces may hold the syntax of versions gone now.
+        super::executed::clear(&self.executed);
     }
 
     /// The module at `path` as `fs` has it now, parsed once per version.
@@ -102,9 +127,22 @@ impl ModuleCache {
         fs: &dyn FileSystem,
     ) -> Result<Rc<LoadedModule>, String> {
         let text = fs.read(path)?;
-        let hash = hash_text(&text);
-        let key = (path.to_path_buf(), hash);
-        if let Some(entry) = self.entries.get_mut(&key) {
+        let hash = match self.hashes.get(path) {
+            Some((known, hash)) if Arc::ptr_eq(known, &text) => *hash,
+            _ => {
+                let hash = hash_text(&text);
+                if self.hashes.len() > CAPACITY {
+                    self.hashes.clear();
+                }
+                self.hashes.insert(path.to_path_buf(), (text.clone(), hash));
+                hash
+            }
+        };
+        if let Some(entry) = self
+            .entries
+            .get_mut(path)
+            .and_then(|versions| versions.iter_mut().find(|e| e.module.hash == hash))
+        {
             entry.used = self.generation;
             return Ok(entry.module.clone());
         }
@@ -127,13 +165,13 @@ impl ModuleCache {
             module,
             imports,
         });
-        self.entries.insert(
-            key,
-            Entry {
+        self.entries
+            .entry(path.to_path_buf())
+            .or_default()
+            .push(Entry {
                 module: loaded.clone(),
                 used: self.generation,
-            },
-        );
+            });
         Ok(loaded)
     }
 }

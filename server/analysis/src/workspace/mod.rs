@@ -24,6 +24,7 @@
 //! below `FILE_SPAN` are the analysed file's own.
 
 mod cache;
+pub(crate) mod executed;
 mod resolve;
 mod scan;
 
@@ -48,13 +49,13 @@ const _: () = assert!(usize::BITS == 64, "module offsets need 64-bit offsets");
 /// names imported stay `Unknown` rather than slowing every keystroke.
 pub const MAX_MODULES: usize = 512;
 
-/// How many imports away from the analysed file modules are followed: its
-/// own imports, theirs, and theirs. Past that, what a module imports is
-/// unknown: a file's shapes come from the code it uses and what that code
-/// is built from, while a large library's deeper layers (logging, hub
-/// downloads, lazy-import machinery) would cost every keystroke and give
-/// nothing (see BENCHMARKS.md, "imports").
-pub const MAX_IMPORT_DEPTH: u32 = 3;
+/// How many imports away from the analysed file modules are followed. A
+/// module's top level runs once per thread and is shared by every later
+/// analysis that imports it (see `executed`), so following a file's whole
+/// closure costs little after the first; the bound only keeps a chain of
+/// imports finite. Following the whole closure also keeps a module's
+/// imports the same in every graph, which is what lets it be shared.
+pub const MAX_IMPORT_DEPTH: u32 = 64;
 
 /// The file an offset belongs to: 0 for the analysed file, otherwise the
 /// id of a module of the graph.
@@ -185,6 +186,10 @@ impl LoadedModule {
     }
 }
 
+/// An import of one file: the importing file, the level of dots, the
+/// dotted name.
+pub(crate) type TargetKey = (u32, u32, Rc<str>);
+
 /// What an import names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Target {
@@ -204,10 +209,16 @@ pub struct ModuleGraph {
     modules: FxHashMap<u32, Rc<LoadedModule>>,
     /// By importing file (0 for the analysed one), level of dots and
     /// dotted name; a name not here is not the user's.
-    targets: FxHashMap<(u32, u32, Rc<str>), Target>,
-    /// Each module's name as shown in messages: its path from the
-    /// analysed file's folder when under it, else its file name.
-    shown: FxHashMap<u32, Rc<str>>,
+    targets: FxHashMap<TargetKey, Target>,
+    /// The keys of `targets`, by importing file.
+    by_importer: FxHashMap<u32, Vec<TargetKey>>,
+    /// The analysed file's folder: messages name a module's file from it.
+    main_dir: Option<PathBuf>,
+    /// Each module's closure key (see `executed`), made when first asked.
+    closure_keys: std::cell::RefCell<FxHashMap<u32, u64>>,
+    /// Top levels already run, shared with the cache this graph was
+    /// loaded from.
+    executed: Option<executed::Executed>,
 }
 
 impl ModuleGraph {
@@ -249,12 +260,52 @@ impl ModuleGraph {
         self.targets.get(&(importer, level, Rc::from(name)))
     }
 
-    /// How messages name a module's file.
-    pub(crate) fn shown(&self, id: u32) -> Rc<str> {
-        self.shown
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| Rc::from("<unknown file>"))
+    /// What module `importer`'s imports name, as (key, target).
+    pub(crate) fn targets_of(&self, importer: u32) -> impl Iterator<Item = (&TargetKey, &Target)> {
+        self.by_importer
+            .get(&importer)
+            .into_iter()
+            .flatten()
+            .filter_map(|key| self.targets.get_key_value(key))
+    }
+
+    /// How messages name a module's file: its path from the analysed
+    /// file's folder when under it, else its file name.
+    pub(crate) fn shown(&self, id: u32) -> String {
+        let Some(module) = self.module(id) else {
+            return "<unknown file>".to_string();
+        };
+        let file = &module.path;
+        self.main_dir
+            .as_deref()
+            .and_then(|dir| file.strip_prefix(dir).ok())
+            .unwrap_or_else(|| file.file_name().map_or(&**file, Path::new))
+            .display()
+            .to_string()
+    }
+
+    /// The namespace an earlier analysis got from running module `id`'s
+    /// top level with the same imports, if kept.
+    pub(crate) fn executed(&self, id: u32) -> Option<Rc<crate::value::ModuleNs>> {
+        let key = (id, self.closure_key(id));
+        self.executed.as_ref()?.borrow().get(&key).cloned()
+    }
+
+    fn closure_key(&self, id: u32) -> u64 {
+        if let Some(key) = self.closure_keys.borrow().get(&id) {
+            return *key;
+        }
+        let key = executed::closure_key(self, id);
+        self.closure_keys.borrow_mut().insert(id, key);
+        key
+    }
+
+    /// Keeps the namespace this analysis got from running module `id`'s top
+    /// level, for later ones (it must be `executed::shareable`).
+    pub(crate) fn keep_executed(&self, id: u32, ns: Rc<crate::value::ModuleNs>) {
+        if let Some(executed) = &self.executed {
+            executed::keep(executed, (id, self.closure_key(id)), ns);
+        }
     }
 
     /// `layers.py:12` for an offset of an imported file.
@@ -287,37 +338,39 @@ pub fn load(
     cache: &mut ModuleCache,
 ) -> ModuleGraph {
     cache.begin_use();
-    let mut graph = ModuleGraph::default();
+    let mut graph = ModuleGraph {
+        main_dir: main.path.and_then(Path::parent).map(Path::to_path_buf),
+        ..ModuleGraph::default()
+    };
     let mut by_path: FxHashMap<PathBuf, u32> = FxHashMap::default();
-    // Files waiting for their imports to be followed: (id, path, imports,
-    // how many imports away from the analysed file it is).
-    type Waiting = (u32, Option<PathBuf>, Vec<ImportSpec>, u32);
-    let mut queue: std::collections::VecDeque<Waiting> = std::collections::VecDeque::new();
-    queue.push_back((
-        0,
-        main.path.map(Path::to_path_buf),
-        scan::imports(main.module),
-        0,
-    ));
-    let main_dir = main.path.and_then(Path::parent).map(Path::to_path_buf);
     let search_key = {
         use std::hash::{Hash, Hasher};
         let mut hasher = cache::text_hasher();
         search.hash(&mut hasher);
         hasher.finish()
     };
-    while let Some((importer, path, imports, depth)) = queue.pop_front() {
-        let finder = resolve::Finder {
-            fs,
-            search,
-            importer: path.as_deref(),
+    // Modules waiting for their imports to be followed, with how many
+    // imports away from the analysed file they are (None: the file).
+    let main_imports = scan::imports(main.module);
+    let mut queue: std::collections::VecDeque<(Option<Rc<LoadedModule>>, u32)> =
+        std::collections::VecDeque::new();
+    queue.push_back((None, 0));
+    while let Some((module, depth)) = queue.pop_front() {
+        let (importer, path, imports) = match &module {
+            Some(m) => (m.id, Some(m.path.as_path()), m.imports.as_slice()),
+            None => (0, main.path, main_imports.as_slice()),
         };
         // An imported module's imports name the same files for every file
         // that imports it: found once. The analysed file's own are found
         // each time (they are what an edit changes).
         let found = match (importer, cache.resolutions(importer, search_key)) {
             (0, _) | (_, None) => {
-                let found = Rc::new(finder.resolve_all(&imports));
+                let finder = resolve::Finder {
+                    fs,
+                    search,
+                    importer: path,
+                };
+                let found = Rc::new(finder.resolve_all(imports));
                 if importer != 0 {
                     cache.keep_resolutions(importer, search_key, found.clone());
                 }
@@ -325,9 +378,10 @@ pub fn load(
             }
             (_, Some(found)) => found,
         };
-        for (key, found) in found.iter().cloned() {
+        let mut keys = Vec::with_capacity(found.len());
+        for ((level, name), found) in found.iter() {
             let target = match found {
-                resolve::Found::File(file) => match by_path.get(&file) {
+                resolve::Found::File(file) => match by_path.get(file) {
                     Some(id) => Target::Module(*id),
                     None if depth >= MAX_IMPORT_DEPTH => Target::Unreadable(Rc::from(format!(
                         "imported more than {MAX_IMPORT_DEPTH} imports away from this file"
@@ -335,37 +389,27 @@ pub fn load(
                     None if graph.modules.len() >= MAX_MODULES => Target::Unreadable(Rc::from(
                         format!("more than {MAX_MODULES} modules are imported"),
                     )),
-                    None => match cache.get(&file, fs) {
+                    None => match cache.get(file, fs) {
                         Ok(module) => {
                             let id = module.id;
                             by_path.insert(file.clone(), id);
-                            let shown = main_dir
-                                .as_deref()
-                                .and_then(|dir| file.strip_prefix(dir).ok())
-                                .unwrap_or_else(|| file.file_name().map_or(&*file, Path::new))
-                                .display()
-                                .to_string();
-                            graph.shown.insert(id, Rc::from(shown));
-                            queue.push_back((
-                                id,
-                                Some(file),
-                                module.imports.clone(),
-                                depth + 1,
-                            ));
-                            graph.modules.insert(id, module);
+                            graph.modules.insert(id, module.clone());
+                            queue.push_back((Some(module), depth + 1));
                             Target::Module(id)
                         }
                         Err(why) => Target::Unreadable(Rc::from(why)),
                     },
                 },
-                resolve::Found::Namespace(dirs) => Target::Namespace(dirs.into()),
+                resolve::Found::Namespace(dirs) => Target::Namespace(dirs.clone().into()),
             };
-            graph
-                .targets
-                .insert((importer, key.0, Rc::from(key.1.as_str())), target);
+            let key = (importer, *level, name.clone());
+            keys.push(key.clone());
+            graph.targets.insert(key, target);
         }
+        graph.by_importer.insert(importer, keys);
     }
     cache.end_use();
+    graph.executed = Some(cache.executed());
     graph
 }
 

@@ -5,6 +5,7 @@
 //! only when no folder holds a package or module of that name.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use super::scan::{ImportKind, ImportSpec};
 use super::{FileSystem, PathKind, SearchPath};
@@ -47,9 +48,10 @@ pub(super) struct Finder<'a> {
 impl Finder<'_> {
     /// Every (level, dotted name) the imports need, with what it names;
     /// names that are not the user's are left out.
-    pub(super) fn resolve_all(&self, imports: &[ImportSpec]) -> Vec<((u32, String), Found)> {
-        let mut out: Vec<((u32, String), Found)> = Vec::new();
-        let add = |out: &mut Vec<((u32, String), Found)>, key: (u32, String), found| {
+    pub(super) fn resolve_all(&self, imports: &[ImportSpec]) -> Vec<((u32, Rc<str>), Found)> {
+        let mut out: Vec<((u32, Rc<str>), Found)> = Vec::new();
+        let add = |out: &mut Vec<((u32, Rc<str>), Found)>, key: (u32, String), found| {
+            let key = (key.0, Rc::from(key.1));
             if !out.iter().any(|(k, _)| *k == key) {
                 out.push((key, found));
             }

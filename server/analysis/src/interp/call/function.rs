@@ -42,6 +42,7 @@ impl Interp<'_> {
         if self.depth >= MAX_CALL_DEPTH
             || self.stack.iter().filter(|k| **k == key).count() >= 2
             || self.out_of_budget()
+            || (!crate::workspace::is_local(&f.def.range) && !self.foreign_budget_left())
         {
             self.cuts += 1;
             return Value::Unknown;

@@ -37,12 +37,7 @@ impl Interp<'_> {
             }
             // A module of the user's: its global of that name (a module
             // whose top level could not run to it has none).
-            Value::Module(ns) => ns
-                .globals
-                .borrow()
-                .get(attr)
-                .cloned()
-                .unwrap_or(Value::Unknown),
+            Value::Module(ns) => self.module_attr(ns, attr).unwrap_or(Value::Unknown),
             Value::Class(class) => match crate::interp::call::class_lookup(class, attr) {
                 Some(Value::Tuple(t))
                     if t.len() == 2 && matches!(&t[0], Value::Str(s) if s.starts_with('@')) =>
@@ -199,9 +194,10 @@ impl Interp<'_> {
             _ => self.epoch += 1,
         }
         if let Value::Module(ns) = object {
-            // `config.DEBUG = True` from another module: its globals change.
+            // `config.DEBUG = True` from another module: its globals change
+            // (for this run only when earlier analyses share them).
             self.globals_epoch += 1;
-            ns.globals.borrow_mut().insert(Rc::from(attr), value);
+            self.set_module_attr(ns, attr, value);
             return;
         }
         if let Value::Instance(inst) = object {

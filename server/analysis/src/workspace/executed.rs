@@ -1,0 +1,299 @@
+//! Imported modules' top levels, run once and shared: the namespace an
+//! analysis got from running a module's top level is kept (by the module's
+//! version and the versions of everything it imports, `closure key`) and
+//! given to later analyses that import the same module, on the same
+//! thread, instead of running it again. A file of a large library imports
+//! hundreds of its modules; a keystroke in the editor imports the same ones
+//! again.
+//!
+//! Only a namespace that means the same in any analysis is kept: one whose
+//! values hold no symbolic size, no tensor of unknown rank, no fake tensor,
+//! and only modules that are kept themselves; whose run reported nothing
+//! and hit no limit. The interpreter never changes a kept namespace (a
+//! write to a kept module's attribute is dropped).
+
+use std::cell::RefCell;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{ModuleGraph, Target};
+use crate::value::{ModuleNs, Provenance, Shape, Value};
+
+/// Kept namespaces, by module version and closure key.
+pub(crate) type Executed = Rc<RefCell<FxHashMap<(u32, u64), Rc<ModuleNs>>>>;
+
+/// More kept namespaces than this and the cache starts over.
+const CAPACITY: usize = 4096;
+
+/// A hash of what module `id` imports, and of all that those import in
+/// turn: equal for one module in two graphs when running its top level
+/// sees the same files in both.
+pub(super) fn closure_key(graph: &ModuleGraph, id: u32) -> u64 {
+    let mut seen: FxHashSet<u32> = FxHashSet::default();
+    let mut stack = vec![id];
+    let mut own: Vec<(u32, u64)> = Vec::new();
+    while let Some(m) = stack.pop() {
+        if !seen.insert(m) {
+            continue;
+        }
+        let mut edges: Vec<(&super::TargetKey, &Target)> = graph.targets_of(m).collect();
+        edges.sort_by(|a, b| a.0.cmp(b.0));
+        let mut hasher = super::cache::text_hasher();
+        for ((_, level, name), target) in &edges {
+            level.hash(&mut hasher);
+            name.hash(&mut hasher);
+            match target {
+                Target::Module(next) => {
+                    (0u8, next).hash(&mut hasher);
+                    stack.push(*next);
+                }
+                Target::Namespace(dirs) => (1u8, dirs).hash(&mut hasher),
+                Target::Unreadable(why) => (2u8, why).hash(&mut hasher),
+            }
+        }
+        own.push((m, hasher.finish()));
+    }
+    own.sort_unstable();
+    let mut hasher = super::cache::text_hasher();
+    own.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Forgets every kept namespace, breaking the cycles between them (a
+/// module's globals hold the modules it imports, which may import it).
+pub(super) fn clear(executed: &Executed) {
+    for ns in executed.borrow().values() {
+        ns.globals.borrow_mut().clear();
+    }
+    executed.borrow_mut().clear();
+}
+
+pub(super) fn keep(executed: &Executed, key: (u32, u64), ns: Rc<ModuleNs>) {
+    if executed.borrow().len() >= CAPACITY {
+        clear(executed);
+    }
+    executed.borrow_mut().insert(key, ns);
+}
+
+/// Most values a namespace is walked through when making it shareable.
+const MAX_WALK: usize = 200_000;
+
+/// Makes `ns` mean the same in any analysis, so that it can be kept: every
+/// value only this analysis can read (a symbolic size, a tensor of unknown
+/// rank, a fake tensor, a module not kept) is replaced by `Unknown`, in
+/// place. Such values are rare at a module's top level (a version number
+/// read from the environment) and say nothing about the shapes of the code
+/// that imports it. False when the namespace is too large to walk.
+pub(crate) fn make_shareable(ns: &ModuleNs) -> bool {
+    let mut walk = Walk::default();
+    let names: Vec<Rc<str>> = ns.globals.borrow().keys().cloned().collect();
+    for name in names {
+        let value = ns.globals.borrow().get(&name).cloned();
+        if let Some(value) = value
+            && let Some(replacement) = walk.sanitized(&value, ns)
+        {
+            ns.globals.borrow_mut().insert(name, replacement);
+        }
+        if walk.steps > MAX_WALK {
+            return false;
+        }
+    }
+    true
+}
+
+#[derive(Default)]
+struct Walk {
+    seen: FxHashSet<usize>,
+    steps: usize,
+}
+
+impl Walk {
+    /// False when the object was seen before (it is being or was made
+    /// shareable), true the first time.
+    fn first<T>(&mut self, object: &Rc<T>) -> bool {
+        self.seen.insert(Rc::as_ptr(object) as *const u8 as usize)
+    }
+
+    /// What `v` must be replaced by to be shareable (`None`: it is, or its
+    /// parts were made so in place).
+    fn sanitized(&mut self, v: &Value, home: &ModuleNs) -> Option<Value> {
+        self.steps += 1;
+        if self.steps > MAX_WALK {
+            return Some(Value::Unknown);
+        }
+        let unknown = Some(Value::Unknown);
+        match v {
+            Value::Unknown
+            | Value::None
+            | Value::Bool(_)
+            | Value::Float(_)
+            | Value::Str(_)
+            | Value::Text
+            | Value::Device(_)
+            | Value::DType(_)
+            | Value::Path(_)
+            | Value::Opaque(_)
+            | Value::Ellipsis => None,
+            Value::Int(d) => (!d.is_const()).then_some(Value::Unknown),
+            Value::Range(a, b, c) => {
+                (!(a.is_const() && b.is_const() && c.is_const())).then_some(Value::Unknown)
+            }
+            Value::Tensor(t) => {
+                let portable = t.origin == Provenance::Real
+                    && matches!(&t.shape, Shape::Known(d) if d.iter().all(|x| x.is_const()));
+                (!portable).then_some(Value::Unknown)
+            }
+            Value::Tuple(items) => {
+                let parts: Vec<Option<Value>> =
+                    items.iter().map(|i| self.sanitized(i, home)).collect();
+                parts.iter().any(Option::is_some).then(|| {
+                    Value::tuple(
+                        parts
+                            .into_iter()
+                            .zip(items.iter())
+                            .map(|(new, old)| new.unwrap_or_else(|| old.clone()))
+                            .collect(),
+                    )
+                })
+            }
+            Value::List(items) => {
+                if self.first(items) {
+                    let old = items.borrow().clone();
+                    for (i, item) in old.iter().enumerate() {
+                        if let Some(new) = self.sanitized(item, home) {
+                            items.borrow_mut()[i] = new;
+                        }
+                    }
+                }
+                None
+            }
+            Value::Dict(entries) => {
+                if self.first(entries) {
+                    let old = entries.borrow().clone();
+                    for (i, (k, val)) in old.iter().enumerate() {
+                        let key = self.sanitized(k, home);
+                        let value = self.sanitized(val, home);
+                        let mut entries = entries.borrow_mut();
+                        if let Some(key) = key {
+                            entries[i].0 = key;
+                        }
+                        if let Some(value) = value {
+                            entries[i].1 = value;
+                        }
+                    }
+                }
+                None
+            }
+            Value::Optional(inner) => self.sanitized(inner, home).map(crate::interp::optional),
+            Value::Slice(..) | Value::Either(_) | Value::BoundMethod(..) => {
+                let parts: Vec<Value> = match v {
+                    Value::Slice(a, b, c) => vec![(**a).clone(), (**b).clone(), (**c).clone()],
+                    Value::Either(items) => items.as_ref().clone(),
+                    Value::BoundMethod(r, f) => vec![(**r).clone(), Value::Function(f.clone())],
+                    _ => Vec::new(),
+                };
+                parts
+                    .iter()
+                    .any(|p| self.sanitized(p, home).is_some())
+                    .then_some(Value::Unknown)
+            }
+            Value::Many(element, len) => {
+                let bad_len = len.as_ref().is_some_and(|d| !d.is_const());
+                let element = self.sanitized(element, home);
+                (bad_len || element.is_some())
+                    .then(|| Value::Many(Rc::new(element.unwrap_or(Value::Unknown)), None))
+            }
+            Value::Module(m) => {
+                (!(std::ptr::eq(&**m, home) || m.shared.get())).then_some(Value::Unknown)
+            }
+            Value::Function(f) => (!self.function(f, home)).then_some(Value::Unknown),
+            Value::BuiltinMethod(receiver, _) => self
+                .sanitized(receiver, home)
+                .is_some()
+                .then_some(Value::Unknown),
+            Value::Class(c) => {
+                if self.first(c) {
+                    if c.bases.iter().any(|b| self.sanitized(b, home).is_some()) {
+                        return unknown;
+                    }
+                    self.in_place(&c.attrs, home);
+                }
+                None
+            }
+            Value::Instance(inst) => {
+                if self.first(inst) {
+                    if self
+                        .sanitized(&Value::Class(inst.class.clone()), home)
+                        .is_some()
+                    {
+                        return unknown;
+                    }
+                    self.in_place(&inst.attrs, home);
+                }
+                None
+            }
+            Value::Layer(layer) => {
+                if !self.first(layer) {
+                    return None;
+                }
+                let fixed = layer.origin != Provenance::Real
+                    || layer.args.iter().any(|a| self.sanitized(a, home).is_some())
+                    || layer
+                        .kwargs
+                        .iter()
+                        .any(|(_, a)| self.sanitized(a, home).is_some());
+                if fixed {
+                    return unknown;
+                }
+                let children = layer.children.borrow().clone();
+                for (i, child) in children.iter().enumerate() {
+                    if let Some(new) = self.sanitized(child, home) {
+                        layer.children.borrow_mut()[i] = new;
+                    }
+                }
+                self.in_place(&layer.params, home);
+                None
+            }
+            Value::SizeOfVar(..)
+            | Value::Super(..)
+            | Value::FakeMode { .. }
+            | Value::Distribution(_) => unknown,
+        }
+    }
+
+    /// Makes every value of a map shareable, in place.
+    fn in_place(&mut self, map: &RefCell<FxHashMap<Rc<str>, Value>>, home: &ModuleNs) {
+        let entries = crate::value::entries(map);
+        for (key, value) in entries {
+            if let Some(new) = self.sanitized(&value, home) {
+                map.borrow_mut().insert(key, new);
+            }
+        }
+    }
+
+    /// Whether a function can be kept as it is: defined in this module or
+    /// a kept one, its defaults shareable (its closure is made so).
+    fn function(&mut self, f: &Rc<crate::value::Function>, home: &ModuleNs) -> bool {
+        if !self.first(&f.def) {
+            return true;
+        }
+        let module_ok = match f.module.upgrade() {
+            Some(m) => std::ptr::eq(&*m, home) || m.shared.get(),
+            None => false,
+        };
+        if !module_ok
+            || f.defaults
+                .iter()
+                .flatten()
+                .any(|d| self.sanitized(d, home).is_some())
+        {
+            return false;
+        }
+        if let Some(closure) = &f.closure {
+            self.in_place(closure, home);
+        }
+        true
+    }
+}
