@@ -46,10 +46,14 @@ pub fn analyze(name: &str, source: &str, config: &Config) -> Option<FileAnalysis
     analyze_with(bindings_and_diagnostics, name, source, config)
 }
 
-/// Parses and analyses `source` without recording expressions.
+/// Parses and analyses `source` without recording expressions; its syntax
+/// errors are diagnostics too, as the language server publishes them.
 fn bindings_and_diagnostics(source: &str, config: &Config) -> FileAnalysis {
     let parsed = shapels_syntax::parse(source);
-    shapels_analysis::analyze_module(source, &parsed.module, config, Coverage::Bindings)
+    let mut analysis =
+        shapels_analysis::analyze_module(source, &parsed.module, config, Coverage::Bindings);
+    shapels_analysis::add_syntax_errors(&mut analysis, &parsed);
+    analysis
 }
 
 /// [`analyze`] with the given analysis.
