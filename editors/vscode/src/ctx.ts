@@ -120,7 +120,7 @@ export class Ctx implements vscode.Disposable {
         pythonInterpreter,
         virtualEnv: process.env.VIRTUAL_ENV,
       });
-      await this.watchPython();
+      if (pythonInterpreter !== undefined) await this.watchPython();
     } catch (err) {
       this.status.setServer(undefined);
       this.fail(err);
