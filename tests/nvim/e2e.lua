@@ -7,8 +7,10 @@
 --- editors/nvim), FILE a scratch copy of tests/nvim/fixtures/model.py (the
 --- test edits the buffer; it never writes it, but a copy keeps the fixture
 --- safe all the same), REPORT the path of the JSON report to write, and MODE
---- either `default` (Neovim offers utf-8, utf-16 and utf-32 and the server
---- picks) or `utf-16` (only utf-16 is offered, as VS Code does).
+--- one of `default` (Neovim offers utf-8, utf-16 and utf-32 and the server
+--- picks), `utf-16` (only utf-16 is offered, as VS Code does), or `venv`
+--- (no `cmd` is given: the plugin must find SHAPELS itself, as the
+--- project's `.venv/bin/shapels` next to FILE, before a `shapels` on PATH).
 ---
 --- The script never stops at the first failure: every check is recorded in
 --- the report with what was expected and what was seen, so that one run tells
@@ -126,11 +128,30 @@ local function run()
   local shipped = dofile(repo .. '/editors/nvim/lsp/shapels.lua')
   check(
     'lsp/shapels.lua: cmd, filetypes, root_markers',
-    vim.deep_equal(shipped.cmd, { 'shapels', 'lsp' })
+    type(shipped.cmd) == 'function'
       and vim.deep_equal(shipped.filetypes, { 'python' })
       and vim.deep_equal(shipped.root_markers, { 'pyproject.toml', 'setup.py', '.git' }),
     inspect({ cmd = shipped.cmd, filetypes = shipped.filetypes, root_markers = shipped.root_markers })
   )
+  -- Where the shipped `cmd` looks: the project's virtual environment, then PATH.
+  local server = require('shapels.server')
+  local project = vim.fs.dirname(file)
+  local found, source = server.cmd(project)
+  if mode == 'venv' then
+    local venv_bin = vim.fs.joinpath(project, '.venv', 'bin', 'shapels')
+    check(
+      "shapels.server finds the project's .venv/bin/shapels",
+      vim.deep_equal(found, { venv_bin, 'lsp' }) and source == 'venv'
+        and vim.deep_equal(server.cmd(vim.fs.joinpath(project, 'pkg', 'sub')), { venv_bin, 'lsp' }),
+      inspect({ found = found, source = source, expected = venv_bin })
+    )
+  else
+    check(
+      'shapels.server falls back to PATH without a virtual environment',
+      vim.deep_equal(found, { 'shapels', 'lsp' }) and source == 'PATH',
+      inspect({ found = found, source = source })
+    )
+  end
   local s = shipped.settings and shipped.settings.shapels or {}
   check(
     'lsp/shapels.lua: settings.shapels.inlayHints',
@@ -142,12 +163,14 @@ local function run()
   --    binary replaces `shapels` on PATH; `utf-16` mode narrows what the
   --    client offers so the server must speak UTF-16.
   local overrides = {
-    cmd = { bin, 'lsp' },
     -- A server that dies early explains every failure after it.
     on_exit = function(code, signal)
       report.observed.server_exit = { code = code, signal = signal }
     end,
   }
+  if mode ~= 'venv' then
+    overrides.cmd = { bin, 'lsp' }
+  end
   if mode == 'utf-16' then
     overrides.capabilities = { general = { positionEncodings = { 'utf-16' } } }
   end
@@ -158,7 +181,7 @@ local function run()
   local resolved = vim.lsp.config.shapels or {}
   check(
     'vim.lsp.config merges lsp/shapels.lua with the user override',
-    resolved.cmd and resolved.cmd[1] == bin
+    (mode == 'venv' and type(resolved.cmd) == 'function' or type(resolved.cmd) == 'table' and resolved.cmd[1] == bin)
       and vim.deep_equal(resolved.filetypes, { 'python' })
       and vim.tbl_get(resolved, 'settings', 'shapels', 'inlayHints', 'enable') == true,
     inspect({ cmd = resolved.cmd, filetypes = resolved.filetypes, settings = resolved.settings })
@@ -542,6 +565,13 @@ local function run()
     health:find('` found', 1, true) ~= nil and health:find('ERROR', 1, true) == nil,
     health
   )
+  if mode == 'venv' then
+    check(
+      ":checkhealth shapels names the project's .venv binary",
+      health:find("/.venv/bin/shapels` found (the project's virtual environment)", 1, true) ~= nil,
+      health
+    )
+  end
   vim.cmd('tabclose')
 
   -- 12. A clean shutdown: the server answers `shutdown` and exits on `exit`.

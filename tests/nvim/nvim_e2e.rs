@@ -42,6 +42,14 @@ fn neovim_utf16_only() {
     run_scenario("utf-16");
 }
 
+#[test]
+fn neovim_finds_the_project_venv() {
+    // No `cmd` is configured: the plugin finds the project's
+    // `.venv/bin/shapels` (where `pip install shapels` puts it), before a
+    // `shapels` on PATH.
+    run_scenario("venv");
+}
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
@@ -147,6 +155,35 @@ fn run_scenario(mode: &str) {
     let work = scratch(&format!("nvim-e2e-{mode}"));
     let file = work.join("model.py");
     fs::copy(root.join("tests/nvim/fixtures/model.py"), &file).expect("copy the fixture");
+    // In `venv` mode the project's `.venv/bin/shapels` is a script that
+    // notes each start and runs this build's binary, and PATH starts with
+    // a `shapels` that notes its start and fails: the plugin must take the
+    // first and never the second.
+    let venv_ran = work.join("venv-shapels-ran");
+    let decoy_ran = work.join("path-shapels-ran");
+    let mut path_env = std::env::var_os("PATH").unwrap_or_default();
+    if mode == "venv" {
+        let venv_bin = work.join(".venv/bin");
+        write_script(
+            &venv_bin.join("shapels"),
+            &format!(
+                "#!/bin/sh\necho \"$@\" >>'{}'\nexec '{}' \"$@\"\n",
+                venv_ran.display(),
+                env!("CARGO_BIN_EXE_shapels")
+            ),
+        );
+        let decoy_dir = work.join("decoy-bin");
+        write_script(
+            &decoy_dir.join("shapels"),
+            &format!(
+                "#!/bin/sh\necho \"$@\" >>'{}'\nexit 1\n",
+                decoy_ran.display()
+            ),
+        );
+        let mut dirs = vec![decoy_dir];
+        dirs.extend(std::env::split_paths(&path_env));
+        path_env = std::env::join_paths(dirs).expect("a PATH without odd characters");
+    }
     run_script(
         &nvim,
         &root,
@@ -154,7 +191,31 @@ fn run_scenario(mode: &str) {
         &work,
         &[file.as_os_str(), mode.as_ref()],
         mode,
+        &path_env,
     );
+    if mode == "venv" {
+        let ran = fs::read_to_string(&venv_ran).unwrap_or_default();
+        assert!(
+            ran.lines().any(|line| line == "lsp"),
+            "the project's .venv/bin/shapels was never started as a server (its log: {ran:?})"
+        );
+        assert!(
+            !decoy_ran.exists(),
+            "the `shapels` on PATH was started although the project's .venv has one"
+        );
+    }
+}
+
+/// Writes an executable shell script, making its directory.
+fn write_script(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().expect("a script in a directory"))
+        .expect("create its directory");
+    fs::write(path, text).expect("write the script");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o755)).expect("make it executable");
+    }
 }
 
 #[test]
@@ -184,6 +245,7 @@ fn neovim_two_file_package() {
         &work,
         &[work.as_os_str()],
         "package",
+        &std::env::var_os("PATH").unwrap_or_default(),
     );
 }
 
@@ -211,6 +273,7 @@ fn run_script(
     work: &Path,
     args: &[&std::ffi::OsStr],
     mode: &str,
+    path_env: &std::ffi::OsStr,
 ) {
     let report_path = work.join("report.json");
     let stdout_path = work.join("nvim.stdout");
@@ -247,6 +310,7 @@ fn run_script(
         command.env(var, work.join(dir));
     }
     command
+        .env("PATH", path_env)
         .env_remove("NVIM_APPNAME")
         .env_remove("NVIM")
         .env_remove("VIMINIT");

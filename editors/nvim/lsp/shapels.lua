@@ -8,7 +8,18 @@
 
 ---@type vim.lsp.Config
 return {
-  cmd = { 'shapels', 'lsp' },
+  -- The project's own shapels when its virtual environment has one
+  -- (`.venv/bin/shapels`, `venv/bin/shapels`, in the root or above), else
+  -- `shapels` on PATH; see lua/shapels/server.lua. A `cmd` list given to
+  -- vim.lsp.config replaces this lookup.
+  cmd = function(dispatchers, config)
+    local cmd = require('shapels.server').cmd(config and config.root_dir)
+    return vim.lsp.rpc.start(cmd, dispatchers, {
+      cwd = config and config.cmd_cwd,
+      env = config and config.cmd_env,
+      detached = config and config.detached,
+    })
+  end,
   filetypes = { 'python' },
   -- A Python project's root holds one of these; the server reads
   -- `[tool.shapels]` from the pyproject.toml it finds there.

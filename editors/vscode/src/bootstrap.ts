@@ -1,6 +1,12 @@
-// Finding the `shapels` binary: the `shapels.server.path` setting, then
-// `shapels` on PATH, then the binary bundled in the extension
-// (`server/shapels`, present in a .vsix built with one).
+// Finding the `shapels` binary, in this order:
+//
+// 1. the `shapels.server.path` setting;
+// 2. the active Python environment's `shapels` (where `pip install shapels`
+//    puts it): the interpreter the Python extension has selected when that
+//    extension is installed, else the environment of `VIRTUAL_ENV`, else a
+//    `.venv` or `venv` in the workspace folder;
+// 3. `shapels` on PATH;
+// 4. the binary bundled in a platform-specific .vsix (`server/shapels`).
 //
 // Plain Node, no `vscode` import, so the unit tests run it without an editor.
 
@@ -8,7 +14,7 @@ import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 
-export type ServerSource = "setting" | "PATH" | "bundled";
+export type ServerSource = "setting" | "Python environment" | "PATH" | "bundled";
 
 export interface FoundServer {
   path: string;
@@ -24,6 +30,14 @@ export interface DiscoveryInput {
   extensionPath: string;
   /** The environment's PATH. */
   envPath: string | undefined;
+  /**
+   * What the Python extension says of the active environment: `undefined`
+   * when that extension is not installed (the fallbacks then apply), `null`
+   * when it is but has no interpreter selected, else the interpreter's path.
+   */
+  pythonInterpreter?: string | null;
+  /** The `VIRTUAL_ENV` of the environment VS Code runs in. */
+  virtualEnv?: string;
   platform?: NodeJS.Platform;
   homedir?: string;
 }
@@ -88,6 +102,43 @@ export async function searchPath(
 }
 
 /**
+ * Where `pip install shapels` puts the binary in the environment whose
+ * interpreter is `interpreter`: beside it (`.venv/bin/python`), or in
+ * `Scripts` beside it on Windows (`C:\Python312\python.exe`).
+ */
+function besideInterpreter(interpreter: string, platform: NodeJS.Platform): string[] {
+  const dir = path.dirname(interpreter);
+  const name = binaryName(platform);
+  return platform === "win32" ? [path.join(dir, name), path.join(dir, "Scripts", name)] : [path.join(dir, name)];
+}
+
+/** The binary in the scripts directory of the environment `env`. */
+function inEnvironment(env: string, platform: NodeJS.Platform): string {
+  return path.join(env, platform === "win32" ? "Scripts" : "bin", binaryName(platform));
+}
+
+/**
+ * The candidates of the active Python environment, in order: the Python
+ * extension's interpreter when that extension is there; otherwise the
+ * activated environment (`VIRTUAL_ENV`), then the workspace's `.venv` and
+ * `venv`, the names uv, Poetry and `python -m venv` use.
+ */
+export function pythonEnvironmentCandidates(input: DiscoveryInput): string[] {
+  const platform = input.platform ?? process.platform;
+  if (input.pythonInterpreter !== undefined) {
+    return input.pythonInterpreter ? besideInterpreter(input.pythonInterpreter, platform) : [];
+  }
+  const candidates: string[] = [];
+  if (input.virtualEnv) candidates.push(inEnvironment(input.virtualEnv, platform));
+  if (input.workspaceFolder !== undefined) {
+    for (const name of [".venv", "venv"]) {
+      candidates.push(inEnvironment(path.join(input.workspaceFolder, name), platform));
+    }
+  }
+  return candidates;
+}
+
+/**
  * The server binary to run. A configured path that does not exist is an
  * error rather than a reason to fall back: the user asked for that binary.
  */
@@ -104,6 +155,11 @@ export async function findServer(input: DiscoveryInput): Promise<FoundServer> {
     );
   }
 
+  const inPython = pythonEnvironmentCandidates(input);
+  for (const candidate of inPython) {
+    if (await isExecutableFile(candidate, platform)) return { path: candidate, source: "Python environment" };
+  }
+
   const onPath = await searchPath(input.envPath, platform);
   if (onPath !== undefined) return { path: onPath, source: "PATH" };
 
@@ -116,10 +172,12 @@ export async function findServer(input: DiscoveryInput): Promise<FoundServer> {
     if (await isExecutableFile(bundled, platform)) return { path: bundled, source: "bundled" };
   }
 
+  const looked = inPython.length > 0 ? ` (${inPython.join(", ")})` : " (none is active)";
   throw new ServerNotFound(
-    `Cannot find the shapels server: shapels.server.path is not set, there is no ${binaryName(platform)} ` +
-      `on PATH, and this build of the extension bundles none (${bundled}). ` +
-      "Install it with `cargo install --path server/cli` from a clone of shapels, or set shapels.server.path.",
+    `Cannot find the shapels server: shapels.server.path is not set, the Python environment has no ` +
+      `${binaryName(platform)}${looked}, there is none on PATH, and this build of the extension bundles ` +
+      `none (${bundled}). Install it into the project's environment with \`pip install shapels\` ` +
+      "(or `uv tool install shapels`), install the extension built for your platform, or set shapels.server.path.",
   );
 }
 

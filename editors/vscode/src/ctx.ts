@@ -7,6 +7,7 @@ import * as lc from "vscode-languageclient/node";
 import { findServer, type FoundServer } from "./bootstrap";
 import * as config from "./config";
 import { fileStatus, hasFileStatus } from "./lsp_ext";
+import * as python from "./python";
 import { StatusBar } from "./status";
 
 export class Ctx implements vscode.Disposable {
@@ -18,6 +19,8 @@ export class Ctx implements vscode.Disposable {
   /** Bumped per `shapels/fileStatus` request, so a late answer cannot overwrite a newer one. */
   private statusSeq = 0;
   private readonly disposables: vscode.Disposable[] = [];
+  /** Whether a change of Python environment already restarts the server. */
+  private watchingPython = false;
 
   constructor(private readonly extension: vscode.ExtensionContext) {
     // The server's stderr (its `tracing` log) lands here too.
@@ -98,14 +101,26 @@ export class Ctx implements vscode.Disposable {
   private async doStart(): Promise<void> {
     if (this.client !== undefined) return;
     this.status.setState({ kind: "starting" });
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const log = (message: string) => this.log(message);
     let server: FoundServer;
     try {
+      // Only when no path is set: the Python extension is not activated
+      // for nothing.
+      const configuredPath = config.serverPath();
+      const pythonInterpreter = configuredPath?.trim() ? undefined : await python.activeInterpreter(folder, log);
+      if (pythonInterpreter !== undefined) {
+        this.log(`the Python extension's active interpreter: ${pythonInterpreter ?? "none"}`);
+      }
       server = await findServer({
-        configuredPath: config.serverPath(),
-        workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+        configuredPath,
+        workspaceFolder: folder?.fsPath,
         extensionPath: this.extension.extensionPath,
         envPath: process.env.PATH,
+        pythonInterpreter,
+        virtualEnv: process.env.VIRTUAL_ENV,
       });
+      if (pythonInterpreter !== undefined) await this.watchPython();
     } catch (err) {
       this.status.setServer(undefined);
       this.fail(err);
@@ -162,6 +177,21 @@ export class Ctx implements vscode.Disposable {
     }
     this.status.setState({ kind: "running", version: client.initializeResult?.serverInfo?.version });
     void this.refreshFileStatus();
+  }
+
+  /** Restarts the server when the user selects another Python environment, which may hold another shapels. */
+  private async watchPython(): Promise<void> {
+    if (this.watchingPython) return;
+    this.watchingPython = true;
+    const subscription = await python.onDidChangeEnvironment(
+      () => {
+        if (config.serverPath()?.trim()) return;
+        this.log("the active Python environment changed; restarting the server");
+        void this.restart();
+      },
+      (message) => this.log(message),
+    );
+    if (subscription !== undefined) this.disposables.push(subscription);
   }
 
   private async doStop(): Promise<void> {

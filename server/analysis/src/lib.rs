@@ -9,18 +9,23 @@ mod interp;
 mod record;
 mod report;
 mod rules;
+mod syntax_errors;
 mod value;
 pub mod workspace;
 
 pub use carry::{TextReads, carry_over};
 pub use interp::CallCache;
 pub use report::*;
+pub use syntax_errors::add_syntax_errors;
 pub use workspace::ModuleGraph;
 
-/// Analyse one Python file, expressions included. Never panics on any input.
+/// Analyse one Python file, expressions included, with a diagnostic for
+/// each syntax error. Never panics on any input.
 pub fn analyze(source: &str, config: &Config) -> FileAnalysis {
     let parsed = shapels_syntax::parse(source);
-    analyze_module(source, &parsed.module, config, Coverage::Expressions)
+    let mut analysis = analyze_module(source, &parsed.module, config, Coverage::Expressions);
+    add_syntax_errors(&mut analysis, &parsed);
+    analysis
 }
 
 /// Analyse an already parsed module (the LSP keeps the tree between edits),

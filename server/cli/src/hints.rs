@@ -10,6 +10,7 @@ use shapels_lsp::guarded;
 use crate::args::{Detail, HintsArgs};
 use crate::check::read_source;
 use crate::settings::{Problems, Resolver};
+use crate::walk;
 
 pub(crate) fn run(args: &HintsArgs) -> ExitCode {
     let mut problems = Problems::default();
@@ -17,6 +18,14 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     let from_stdin = args.file == Path::new("-");
+    if !from_stdin
+        && let Some(problem) = std::fs::metadata(&args.file)
+            .ok()
+            .and_then(|meta| walk::not_python(&args.file, &meta))
+    {
+        problems.error(problem);
+        return ExitCode::from(2);
+    }
     let source = if from_stdin {
         read_stdin()
     } else {
@@ -65,6 +74,26 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
         Detail::Shape => HintDetail::Shape,
         Detail::Full => HintDetail::Full,
     };
+    // The file is printed all the same, but its shapes after a syntax error
+    // may be missing, which a reader of the output could not tell.
+    let syntax_errors: Vec<_> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "syntax-error")
+        .collect();
+    if let Some(first) = syntax_errors.first() {
+        let line = source.as_bytes()[..first.range.start.min(source.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        problems.warning(format!(
+            "{}: {} syntax error{}, the first on line {line}: the shapes after it may be incomplete",
+            args.file.display(),
+            syntax_errors.len(),
+            if syntax_errors.len() == 1 { "" } else { "s" }
+        ));
+    }
     let hints = shapels_analysis::inlay_hints(&analysis, None, detail);
     let annotated = annotate(&source, hints.iter().map(|h| (h.offset, h.label.as_str())));
     let mut stdout = io::stdout().lock();

@@ -89,7 +89,12 @@ fn write_text(out: &mut impl Write, files: &[CheckedFile], complete: bool) -> io
         }
     }
     let [errors, warnings, infos, hints] = counts;
-    let checked = format!("{} {}", files.len(), plural(files.len(), "file"));
+    let checked = format!(
+        "{} {}{}",
+        files.len(),
+        plural(files.len(), "file"),
+        syntax_errors(files)
+    );
     if !complete {
         writeln!(
             out,
@@ -102,6 +107,33 @@ fn write_text(out: &mut impl Write, files: &[CheckedFile], complete: bool) -> io
         writeln!(out, "Found {} in {checked}.", diagnostics(counts))?;
     }
     Ok(())
+}
+
+/// ` (3 syntax errors in 2 files: ...)`, or nothing when every file parsed:
+/// the shapes of a file that did not are incomplete, which the summary
+/// must not hide among other notes.
+fn syntax_errors(files: &[CheckedFile]) -> String {
+    let per_file: Vec<usize> = files
+        .iter()
+        .map(|file| {
+            file.analysis
+                .diagnostics
+                .iter()
+                .filter(|d| d.code == "syntax-error")
+                .count()
+        })
+        .filter(|&n| n > 0)
+        .collect();
+    let total: usize = per_file.iter().sum();
+    if total == 0 {
+        return String::new();
+    }
+    format!(
+        " ({total} syntax {} in {} {}: the shapes after them may be incomplete)",
+        plural(total, "error"),
+        per_file.len(),
+        plural(per_file.len(), "file")
+    )
 }
 
 /// `2 errors, 1 warning`, or `no problems`.

@@ -1,8 +1,10 @@
-//! Finding the files to check: given files as they are, directories walked
-//! for `*.py` files the way `git` sees them (`.gitignore`, `.ignore`, hidden
-//! files skipped).
+//! Finding the files to check: given files when they are Python, directories
+//! walked for `*.py` files the way `git` sees them (`.gitignore`, `.ignore`,
+//! hidden files skipped).
 
 use std::collections::BTreeSet;
+use std::fs::Metadata;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
@@ -15,15 +17,57 @@ pub(crate) fn collect(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     for path in paths {
         match std::fs::metadata(path) {
             Err(err) => problems.push(format!("{}: {err}", path.display())),
-            // A file named on the command line is checked whatever its name:
-            // the user asked for it explicitly.
-            Ok(meta) if !meta.is_dir() => {
-                files.insert(clean(path));
-            }
+            // A file named on the command line is checked even where the
+            // walk would pass it over (ignored, hidden), but only when it is
+            // Python: anything else would "pass" for lack of tensors.
+            Ok(meta) if !meta.is_dir() => match not_python(path, &meta) {
+                None => {
+                    files.insert(clean(path));
+                }
+                Some(problem) => problems.push(problem),
+            },
             Ok(_) => walk_dir(path, &mut files, &mut problems),
         }
     }
     (files.into_iter().collect(), problems)
+}
+
+/// The extensions of the files that are Python when named on the command line.
+const PYTHON_EXTENSIONS: &[&str] = &["py", "pyi", "pyw"];
+
+/// Why a file named on the command line is not checked as Python, or `None`
+/// when it is Python: a `.py`, `.pyi` or `.pyw` file, or a script without an
+/// extension whose first line runs Python (`#!/usr/bin/env python3`).
+pub(crate) fn not_python(path: &Path, meta: &Metadata) -> Option<String> {
+    let is_python = match path.extension() {
+        Some(ext) => PYTHON_EXTENSIONS.iter().any(|py| ext == *py),
+        // Only a regular file is opened to read its first line: opening a
+        // pipe would wait for a writer.
+        None => meta.is_file() && has_python_shebang(path),
+    };
+    (!is_python).then(|| {
+        format!(
+            "{}: not a Python file (shapels checks .py and .pyi files, and scripts whose first \
+             line runs python); skipped",
+            path.display()
+        )
+    })
+}
+
+fn has_python_shebang(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = Vec::new();
+    // A shebang line is short; a binary file without newlines is not read whole.
+    if BufReader::new(file)
+        .take(256)
+        .read_until(b'\n', &mut first)
+        .is_err()
+    {
+        return false;
+    }
+    first.starts_with(b"#!") && first.windows(6).any(|w| w == b"python")
 }
 
 fn walk_dir(dir: &Path, files: &mut BTreeSet<PathBuf>, problems: &mut Vec<String>) {

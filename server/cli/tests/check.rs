@@ -388,3 +388,119 @@ fn log_level_goes_to_stderr_only() {
     json(&output);
     assert!(stderr(&output).contains("checking"), "{}", stderr(&output));
 }
+
+#[test]
+fn files_that_are_not_python_are_refused() {
+    let dir = project(&[
+        ("model.py", MATMUL_ERROR.as_bytes()),
+        ("notes.txt", b"x = 1\n"),
+        ("app.js", b"const x = 1;\n"),
+        (
+            "run",
+            b"#!/usr/bin/env python3\nimport torch\nx = torch.ones(2)\n",
+        ),
+        ("README", b"x = 1\n"),
+    ]);
+    let output = run(
+        dir.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "notes.txt",
+            "app.js",
+            "model.py",
+        ],
+    );
+    // Refused with a message each, and the Python file still checked.
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("notes.txt: not a Python file"), "{err}");
+    assert!(err.contains("app.js: not a Python file"), "{err}");
+    assert_eq!(paths(&json(&output)), ["model.py"]);
+
+    // Never "All checks passed" for a file that was not checked.
+    let output = run(dir.path(), &["check", "notes.txt"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        !stdout(&output).contains("All checks passed"),
+        "{}",
+        stdout(&output)
+    );
+
+    // A script without an extension is Python when its first line says so.
+    let output = run(dir.path(), &["check", "--format", "json", "run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(paths(&json(&output)), ["run"]);
+    let output = run(dir.path(), &["check", "README"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("README: not a Python file"));
+
+    // `hints` refuses them too; stdin is Python by definition.
+    let output = run(dir.path(), &["hints", "app.js"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("app.js: not a Python file"));
+    assert!(stdout(&output).is_empty(), "{}", stdout(&output));
+}
+
+#[test]
+fn syntax_errors_are_information_and_counted() {
+    let broken = "import torch\nx = torch.randn(8, 128)\ny = x @ @ x\nz = x.sum(0)\n";
+    let dir = project(&[
+        ("broken.py", broken.as_bytes()),
+        ("model.py", CLEAN.as_bytes()),
+    ]);
+    let output = run(dir.path(), &["check", "broken.py", "model.py"]);
+    // Not an error exit: what torch would raise decides that.
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("broken.py:3:9: information[syntax-error] syntax error;"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Found 1 note in 2 files (1 syntax error in 1 file: the shapes after them may be \
+             incomplete)."
+        ),
+        "{text}"
+    );
+
+    let output = run(dir.path(), &["check", "--format", "json", "broken.py"]);
+    let report = json(&output);
+    let diagnostics = report["files"][0]["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report}");
+    let d = &diagnostics[0];
+    assert_eq!(
+        (&d["code"], &d["severity"], &d["line"], &d["column"]),
+        (
+            &Value::from("syntax-error"),
+            &Value::from("information"),
+            &Value::from(3),
+            &Value::from(9)
+        ),
+        "{report}"
+    );
+    // The lines around it are analysed: `z` has its shape.
+    let bindings = report["files"][0]["bindings"].as_array().unwrap();
+    assert!(
+        bindings
+            .iter()
+            .any(|b| b["name"] == "z" && b["shape"] == serde_json::json!([128])),
+        "{report}"
+    );
+
+    // `hints` prints the file and warns that it is incomplete.
+    let output = run(dir.path(), &["hints", "broken.py"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        stderr(&output).contains("broken.py: 1 syntax error, the first on line 3"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains("z: [128] = x.sum(0)"),
+        "{}",
+        stdout(&output)
+    );
+}

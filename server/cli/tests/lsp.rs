@@ -490,3 +490,67 @@ fn pyproject_settings_apply_and_bad_values_are_shown() {
     assert_eq!(server.diagnostics(&uri)["version"], 1);
     assert_eq!(server.shutdown_and_exit().code(), Some(0));
 }
+
+#[test]
+fn syntax_errors_are_published_as_check_reports_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let broken = "import torch\nx = torch.randn(8, 128)\ny = x @ @ x\nz = x.sum(0)\n";
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&uri, 1, broken);
+    let published = server.diagnostics(&uri);
+    let diagnostics = published["diagnostics"].as_array().unwrap();
+    let syntax: Vec<&Value> = diagnostics
+        .iter()
+        .filter(|d| d["code"] == "syntax-error")
+        .collect();
+    assert_eq!(syntax.len(), 1, "{diagnostics:#?}");
+    // Information, at the span tree-sitter marks: the second `@`.
+    assert_eq!(syntax[0]["severity"], 3);
+    assert_eq!(
+        syntax[0]["range"],
+        json!({"start": {"line": 2, "character": 8}, "end": {"line": 2, "character": 9}})
+    );
+
+    // `shapels check` reports the same place (1-based lines and columns).
+    std::fs::write(dir.path().join("model.py"), broken).unwrap();
+    let output = common::shapels()
+        .args(["check", "--format", "json", "model.py"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let d = &report["files"][0]["diagnostics"][0];
+    assert_eq!(
+        (
+            &d["code"],
+            &d["line"],
+            &d["column"],
+            &d["end_line"],
+            &d["end_column"]
+        ),
+        (
+            &json!("syntax-error"),
+            &json!(3),
+            &json!(9),
+            &json!(3),
+            &json!(10)
+        ),
+        "{report}"
+    );
+
+    // Fixed, the diagnostic goes.
+    server.change(&uri, 2, [2, 8, 2, 10], "");
+    let published = server.diagnostics(&uri);
+    assert_eq!(published["version"], 2);
+    assert!(
+        published["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["code"] != "syntax-error"),
+        "{published}"
+    );
+    assert!(server.shutdown_and_exit().success());
+}

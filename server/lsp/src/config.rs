@@ -579,4 +579,23 @@ mod tests {
         let at_root = discover(root.path(), None).unwrap().unwrap();
         assert_eq!(at_root.patch.static_shapes, Some(false));
     }
+
+    #[test]
+    fn the_repository_pyproject_leaves_its_fixtures_on_the_defaults() {
+        // The root pyproject.toml packages the wheel; without a
+        // [tool.shapels] section it is passed over, so the fixtures and
+        // examples below it keep the settings their expectations assume.
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let own = repo.join(PYPROJECT).canonicalize().unwrap();
+        assert!(!read_config_file(&own).unwrap().has_section);
+        for dir in ["tests/fixtures/diagnostics", "examples", "tests/corpus"] {
+            let dir = repo.join(dir).canonicalize().unwrap();
+            let found = discover(&dir, None).unwrap();
+            assert!(
+                found.as_ref().is_none_or(|f| f.path != own),
+                "{} takes its settings from the repository's pyproject.toml",
+                dir.display()
+            );
+        }
+    }
 }

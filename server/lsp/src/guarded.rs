@@ -50,10 +50,14 @@ pub fn analyze(name: &str, source: &str, config: &Config) -> Option<FileAnalysis
     analyze_with(bindings_and_diagnostics, name, source, config)
 }
 
-/// Parses and analyses `source` without recording expressions.
+/// Parses and analyses `source` without recording expressions; its syntax
+/// errors are diagnostics too, as the language server publishes them.
 fn bindings_and_diagnostics(source: &str, config: &Config) -> FileAnalysis {
     let parsed = shapels_syntax::parse(source);
-    shapels_analysis::analyze_module(source, &parsed.module, config, Coverage::Bindings)
+    let mut analysis =
+        shapels_analysis::analyze_module(source, &parsed.module, config, Coverage::Bindings);
+    shapels_analysis::add_syntax_errors(&mut analysis, &parsed);
+    analysis
 }
 
 thread_local! {
@@ -64,7 +68,8 @@ thread_local! {
 
 /// Analyses `source`, the text of the file at `path`, following its imports
 /// of the user's own modules along `search` through `files` (see
-/// `shapels_analysis::workspace`); `None` when the analysis panicked.
+/// `shapels_analysis::workspace`), with a diagnostic for each syntax error;
+/// `None` when the analysis panicked.
 pub fn analyze_in_workspace(
     path: &Path,
     source: &str,
@@ -84,13 +89,15 @@ pub fn analyze_in_workspace(
             // Only if loading re-entered itself; a fresh cache will do.
             Err(_) => workspace::load(main, search, files, &mut ModuleCache::new()),
         });
-        shapels_analysis::analyze_module_in(
+        let mut analysis = shapels_analysis::analyze_module_in(
             source,
             &parsed.module,
             config,
             Coverage::Bindings,
             &graph,
-        )
+        );
+        shapels_analysis::add_syntax_errors(&mut analysis, &parsed);
+        analysis
     })
 }
 

@@ -330,7 +330,7 @@ impl ParseCache {
         let fingerprint = graph.fingerprint();
         if let Some(analysis) = parsed.analysis(config, coverage, fingerprint) {
             tracing::debug!("{name}: the edit changed nothing the analysis read; carried over");
-            return Outcome::Done(analysis.clone());
+            return Outcome::Done(with_syntax_errors(analysis.clone(), &parsed.file));
         }
         // Calls made with other versions of the imported files may have
         // run their code: only those made with these are taken.
@@ -384,7 +384,7 @@ impl ParseCache {
                         .analyses
                         .push((config.clone(), coverage, fingerprint, analysis.clone()));
                 }
-                Outcome::Done(analysis)
+                Outcome::Done(with_syntax_errors(analysis, &parsed.file))
             }
             None => Outcome::Failed,
         }
@@ -422,6 +422,14 @@ impl ParseCache {
     pub(crate) fn forget(&mut self, uri: &Uri) {
         self.files.remove(uri);
     }
+}
+
+/// `analysis` with the syntax errors of this version's parse as diagnostics,
+/// as `shapels check` shows them. They are added to what is published, not
+/// to the analyses kept for carrying over, which hold the analysis alone.
+fn with_syntax_errors(mut analysis: FileAnalysis, file: &ParsedFile) -> FileAnalysis {
+    shapels_analysis::add_syntax_errors(&mut analysis, file);
+    analysis
 }
 
 /// The parse of `new_text`, reusing the tree of `old` (parsed from

@@ -14,7 +14,7 @@ use std::thread;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use shapels_analysis::{Config, Coverage, analyze_module};
+use shapels_analysis::{Config, Coverage, add_syntax_errors, analyze_module};
 use shapels_lsp::position::PositionEncoding;
 use shapels_lsp::testing::{Change, EditSession, Parsed};
 use shapels_syntax::{ParsedFile, imports_torch, parse};
@@ -130,12 +130,14 @@ fn run_session(
                 };
                 // Whether run again or carried over from the last version
                 // (an edit in a comment), it is the analysis of this text.
-                let fresh = analyze_module(
+                let parsed = parse(&text);
+                let mut fresh = analyze_module(
                     &text,
-                    &parse(&text).module,
+                    &parsed.module,
                     &Config::default(),
                     Coverage::Expressions,
                 );
+                add_syntax_errors(&mut fresh, &parsed);
                 if format!("{analysis:?}") != format!("{fresh:?}") {
                     mismatch = Some(format!(
                         "after edit {i}: the analysis of {text:?} differs from a fresh one"

@@ -1,16 +1,19 @@
 // End-to-end test of the extension in a real VS Code: code-server (VS Code
-// in a browser) with the packaged .vsix installed, driven by headless
-// Chromium through playwright-core, against the shapels binary of this
-// build. It opens a workspace whose model.py holds a seeded `matmul-shape`
-// bug and checks what a user would see: inlay hints with the right text, a
-// hover with the shape, the bug in the Problems panel, the status bar, and
-// the three commands.
+// in a browser) with the packaged platform-specific .vsix installed, driven
+// by headless Chromium through playwright-core. Nothing says where shapels
+// is and there is none on PATH, so the extension runs the binary bundled in
+// the .vsix, as a user's fresh install does. It opens a workspace whose
+// model.py holds a seeded `matmul-shape` bug and checks what a user would
+// see: inlay hints with the right text, a hover with the shape, the bug in
+// the Problems panel, the status bar, and the three commands; the restart
+// then finds the shapels a `.venv` in the workspace holds.
 //
 // Everything it needs comes from the environment (scripts/vscode-test sets
 // it, after installing what is missing):
 //
-//   SHAPELS_BIN          the shapels binary (target/debug/shapels)
-//   SHAPELS_VSIX         the packaged extension
+//   SHAPELS_BIN          the shapels binary of this build (target/debug/shapels),
+//                        for the workspace's .venv
+//   SHAPELS_VSIX         the packaged extension, with a server bundled
 //   SHAPELS_CODE_SERVER  code-server's entry point (…/code-server/out/node/entry.js)
 //   SHAPELS_NODE24       the Node 24 that runs code-server
 //   SHAPELS_CHROMIUM     the browser (default /usr/bin/chromium)
@@ -85,15 +88,26 @@ function freePort() {
   });
 }
 
+/** PATH without the directories that hold a `shapels`, so that only the bundled one can be found. */
+function pathWithoutShapels() {
+  return (process.env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((dir) => dir !== "" && !fs.existsSync(path.join(dir, "shapels")))
+    .join(path.delimiter);
+}
+
 function codeServerEnv() {
+  const env = { ...process.env };
+  // An activated virtual environment would be the extension's first guess.
+  delete env.VIRTUAL_ENV;
   return {
-    ...process.env,
+    ...env,
     // Keep code-server's own config and state out of the home directory.
     XDG_CONFIG_HOME: path.join(dirs.xdg, "config"),
     XDG_DATA_HOME: path.join(dirs.xdg, "data"),
     XDG_CACHE_HOME: path.join(dirs.xdg, "cache"),
     // Run the extension host with the Node 24 that runs code-server.
-    PATH: `${path.dirname(config.node24)}:${process.env.PATH ?? ""}`,
+    PATH: `${path.dirname(config.node24)}${path.delimiter}${pathWithoutShapels()}`,
   };
 }
 
@@ -199,6 +213,21 @@ async function stopCodeServer() {
   }
 }
 
+/** The executables of the running `shapels` processes (Linux: from /proc). */
+function runningServers() {
+  const found = [];
+  for (const pid of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const exe = fs.readlinkSync(`/proc/${pid}/exe`);
+      if (path.basename(exe) === "shapels") found.push(exe);
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return found;
+}
+
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -273,16 +302,9 @@ before(async () => {
   fs.mkdirSync(path.join(dirs.userData, "User"), { recursive: true });
   fs.mkdirSync(dirs.extensions, { recursive: true });
   fs.cpSync(path.join(HERE, "workspace"), dirs.workspace, { recursive: true });
-  // The extension finds the binary of this build through its setting. The
-  // setting is machine-scoped (`machine-overridable`), and in code-server the
-  // machine's settings are the remote ones, in Machine/settings.json; VS Code
-  // ignores machine-scoped keys in User/settings.json in a remote window.
-  fs.mkdirSync(path.join(dirs.userData, "Machine"), { recursive: true });
-  fs.writeFileSync(
-    path.join(dirs.userData, "Machine/settings.json"),
-    JSON.stringify({ "shapels.server.path": config.bin }, null, 2),
-  );
-  // The rest keeps VS Code's first-run screens and network calls out of the way.
+  // No `shapels.server.path`: the extension must find the bundled binary on
+  // its own. The rest keeps VS Code's first-run screens and network calls
+  // out of the way.
   const settings = {
     "editor.inlayHints.enabled": "on",
     "editor.minimap.enabled": false,
@@ -395,7 +417,11 @@ step("shapels: Show Output shows the server's log", async () => {
   await waitFor(
     "the shapels output channel",
     async () => plain(await output.textContent({ timeout: 2000 })),
-    (text) => text.includes("(from setting)"),
+    (text) => text.includes("(from bundled)"),
+  );
+  // The process itself: the binary unpacked from the .vsix, nothing else.
+  await waitFor("the bundled server process", async () => runningServers(), (exes) =>
+    exes.some((exe) => exe.startsWith(dirs.extensions + path.sep) && exe.endsWith(path.join("server", "shapels"))),
   );
 });
 
@@ -424,8 +450,26 @@ step("shapels: Toggle Inlay Hints turns the hints off and on", async () => {
   );
 });
 
-step("shapels: Restart Server brings the server back", async () => {
+step("shapels: Restart Server brings the server back, from the workspace's .venv", async () => {
+  // `pip install shapels` into the project's environment: a .venv in the
+  // workspace comes before the bundled binary. This one notes that it ran.
+  const ran = path.join(tmp, "venv-shapels-ran");
+  const venvBin = path.join(dirs.workspace, ".venv", "bin");
+  fs.mkdirSync(venvBin, { recursive: true });
+  fs.writeFileSync(path.join(venvBin, "shapels"), `#!/bin/sh\necho "$@" >>'${ran}'\nexec '${config.bin}' "$@"\n`, {
+    mode: 0o755,
+  });
   await runCommand("shapels: Restart Server");
+  await waitFor(
+    "the .venv's shapels to be started as the server",
+    async () => (fs.existsSync(ran) ? fs.readFileSync(ran, "utf8") : ""),
+    (text) => typeof text === "string" && text.split("\n").includes("lsp"),
+  );
+  await waitFor(
+    "the bundled server to stop",
+    async () => runningServers().filter((exe) => exe.startsWith(dirs.extensions + path.sep)),
+    (bundled) => Array.isArray(bundled) && bundled.length === 0,
+  );
   await waitFor("the restarted server in the status bar", statusText, (text) =>
     text.includes("shapels: 1 unknown"),
   );

@@ -1,4 +1,4 @@
-// Binary discovery: the setting, then PATH, then the bundled binary.
+// Binary discovery: the setting, the Python environment, PATH, the bundled binary.
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { bundledPath, expandPath, findServer, ServerNotFound } from "../../src/bootstrap";
+import { bundledPath, expandPath, findServer, pythonEnvironmentCandidates, ServerNotFound } from "../../src/bootstrap";
 
 let root: string;
 
@@ -80,6 +80,75 @@ describe("findServer", { skip: process.platform === "win32" }, () => {
     assert.ok(fs.statSync(bundled).mode & 0o100, "the bundled binary is executable");
   });
 
+  test("the Python extension's interpreter: its environment's shapels comes before PATH", async () => {
+    const env = path.join(root, "g/envs/project");
+    const inEnv = executable(path.join(env, "bin/shapels"));
+    const onPath = executable(path.join(root, "g/bin/shapels"));
+    const workspace = path.join(root, "g/ws");
+    // Ignored: the Python extension's choice replaces the fallbacks.
+    executable(path.join(workspace, ".venv/bin/shapels"));
+    const extension = path.join(root, "g/ext");
+    executable(bundledPath(extension));
+    const found = await findServer({
+      configuredPath: null,
+      workspaceFolder: workspace,
+      extensionPath: extension,
+      envPath: path.dirname(onPath),
+      pythonInterpreter: path.join(env, "bin/python"),
+    });
+    assert.deepEqual(found, { path: inEnv, source: "Python environment" });
+  });
+
+  test("an interpreter without shapels falls through to PATH, not to the workspace's .venv", async () => {
+    const workspace = path.join(root, "h/ws");
+    executable(path.join(workspace, ".venv/bin/shapels"));
+    const onPath = executable(path.join(root, "h/bin/shapels"));
+    const found = await findServer({
+      configuredPath: null,
+      workspaceFolder: workspace,
+      extensionPath: path.join(root, "h/ext"),
+      envPath: path.dirname(onPath),
+      pythonInterpreter: "/usr/bin/python3-without-shapels/python",
+    });
+    assert.deepEqual(found, { path: onPath, source: "PATH" });
+  });
+
+  test("without the Python extension: VIRTUAL_ENV, then .venv, then venv, all before PATH", async () => {
+    const workspace = path.join(root, "i/ws");
+    const venv = executable(path.join(workspace, "venv/bin/shapels"));
+    const dotVenv = executable(path.join(workspace, ".venv/bin/shapels"));
+    const activated = executable(path.join(root, "i/activated/bin/shapels"));
+    const onPath = executable(path.join(root, "i/bin/shapels"));
+    const input = {
+      configuredPath: null,
+      workspaceFolder: workspace,
+      extensionPath: path.join(root, "i/ext"),
+      envPath: path.dirname(onPath),
+      virtualEnv: path.join(root, "i/activated"),
+    };
+    assert.deepEqual(await findServer(input), { path: activated, source: "Python environment" });
+    fs.rmSync(activated);
+    assert.deepEqual(await findServer(input), { path: dotVenv, source: "Python environment" });
+    fs.rmSync(dotVenv);
+    assert.deepEqual(await findServer(input), { path: venv, source: "Python environment" });
+    fs.rmSync(venv);
+    assert.deepEqual(await findServer(input), { path: onPath, source: "PATH" });
+  });
+
+  test("the setting wins over the Python environment", async () => {
+    const configured = executable(path.join(root, "j/custom/shapels"));
+    const workspace = path.join(root, "j/ws");
+    executable(path.join(workspace, ".venv/bin/shapels"));
+    const found = await findServer({
+      configuredPath: configured,
+      workspaceFolder: workspace,
+      extensionPath: path.join(root, "j/ext"),
+      envPath: "",
+      pythonInterpreter: path.join(workspace, ".venv/bin/python"),
+    });
+    assert.deepEqual(found, { path: configured, source: "setting" });
+  });
+
   test("nothing found names every place it looked", async () => {
     await assert.rejects(
       findServer({
@@ -92,6 +161,7 @@ describe("findServer", { skip: process.platform === "win32" }, () => {
         err instanceof ServerNotFound &&
         err.message.includes("shapels.server.path is not set") &&
         err.message.includes("PATH") &&
+        err.message.includes("pip install shapels") &&
         err.message.includes(path.join(root, "e/ext/server/shapels")),
     );
   });
@@ -118,5 +188,36 @@ describe("expandPath", () => {
 
   test("${workspaceFolder} without a folder is an error", () => {
     assert.throws(() => expandPath("${workspaceFolder}/shapels", undefined, "/home/u"), ServerNotFound);
+  });
+});
+
+describe("pythonEnvironmentCandidates", () => {
+  test("the Python extension with no interpreter selected: no candidates, no fallbacks", () => {
+    assert.deepEqual(
+      pythonEnvironmentCandidates({
+        configuredPath: null,
+        workspaceFolder: "/ws",
+        extensionPath: "/ext",
+        envPath: "",
+        pythonInterpreter: null,
+        virtualEnv: "/venv",
+        platform: "linux",
+      }),
+      [],
+    );
+  });
+
+  test("Windows keeps binaries in Scripts", () => {
+    assert.deepEqual(
+      pythonEnvironmentCandidates({
+        configuredPath: null,
+        workspaceFolder: "/ws",
+        extensionPath: "/ext",
+        envPath: "",
+        virtualEnv: "/venv",
+        platform: "win32",
+      }),
+      [path.join("/venv", "Scripts", "shapels.exe"), path.join("/ws/.venv", "Scripts", "shapels.exe"), path.join("/ws/venv", "Scripts", "shapels.exe")],
+    );
   });
 });

@@ -81,7 +81,13 @@ impl Server {
 
     /// Starts `shapels lsp`, in `dir` when given.
     pub fn start_in(dir: Option<&Path>) -> Server {
-        let mut command = shapels();
+        Server::start_program(Path::new(env!("CARGO_BIN_EXE_shapels")), dir)
+    }
+
+    /// Starts `lsp` of another shapels binary than this build's (the one
+    /// the PyPI wheel installed), in `dir` when given.
+    pub fn start_program(program: &Path, dir: Option<&Path>) -> Server {
+        let mut command = Command::new(program);
         command
             .args(["lsp", "--log-level", "debug"])
             .stdin(Stdio::piped())
