@@ -48,6 +48,10 @@ impl Interp<'_> {
                     Some(value) => self.eval(value),
                     None => return Flow::Normal,
                 };
+                let v = match (value, targets.as_slice()) {
+                    (Some(value), [target]) => parsed_arguments(value, target).unwrap_or(v),
+                    _ => v,
+                };
                 if let (Some(annotation), [target]) = (annotation, targets.as_slice())
                     && let ExprKind::Name(_) = &target.kind
                 {
@@ -466,5 +470,36 @@ impl Interp<'_> {
         let d = self.env.symbol(name);
         self.opaque_syms.insert(name.clone(), d.clone());
         d
+    }
+}
+
+/// `args = parser.parse_args()` (or `args, rest = parser.parse_known_args()`):
+/// the command line's values are nobody's to know, but they have names,
+/// and sizes made from them are named so (`[args.batch_size, nz, 1, 1]`).
+fn parsed_arguments(value: &Expr, target: &Expr) -> Option<Value> {
+    let ExprKind::Call { func, .. } = &value.kind else {
+        return None;
+    };
+    let ExprKind::Attribute { attr, .. } = &func.kind else {
+        return None;
+    };
+    let known = match attr.id.as_str() {
+        "parse_args" => false,
+        "parse_known_args" => true,
+        _ => return None,
+    };
+    match (&target.kind, known) {
+        (ExprKind::Name(name), false) => Some(Value::Opaque(Rc::from(name.as_str()))),
+        (ExprKind::Tuple(items) | ExprKind::List(items), true) => match items.as_slice() {
+            [first, _] => match &first.kind {
+                ExprKind::Name(name) => Some(Value::tuple(vec![
+                    Value::Opaque(Rc::from(name.as_str())),
+                    Value::Unknown,
+                ])),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
     }
 }

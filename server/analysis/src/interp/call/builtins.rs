@@ -153,6 +153,29 @@ impl Interp<'_> {
                     .map(|(k, v)| (Value::Str(k), v))
                     .collect(),
             ))),
+            // `dict([(k, v), ...])`, `dict(other)`: a new dict of the pairs
+            // (`OrderedDict` comes here too, for `nn.Sequential(OrderedDict(...))`).
+            ("dict", [items]) => {
+                let pairs: Option<Vec<(Value, Value)>> = match items {
+                    Value::Dict(d) => Some(d.borrow().clone()),
+                    other => self.iterate(other).and_then(|items| {
+                        items
+                            .into_iter()
+                            .map(|pair| match pair.items().as_deref() {
+                                Some([k, v]) => Some((k.clone(), v.clone())),
+                                _ => None,
+                            })
+                            .collect()
+                    }),
+                };
+                match pairs {
+                    Some(mut pairs) => {
+                        pairs.extend(kwargs.into_iter().map(|(k, v)| (Value::Str(k), v)));
+                        Value::Dict(Rc::new(RefCell::new(pairs)))
+                    }
+                    None => Value::Unknown,
+                }
+            }
             ("zip", _) => {
                 let lists: Vec<Option<Vec<Value>>> = args.iter().map(|a| self.iterate(a)).collect();
                 if lists.is_empty() {

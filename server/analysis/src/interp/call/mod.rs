@@ -180,6 +180,9 @@ impl Interp<'_> {
         if let Some(name) = path.strip_prefix("builtins.") {
             return self.call_builtin(name, args, kwargs, range);
         }
+        if matches!(&**path, "collections.OrderedDict" | "typing.OrderedDict") {
+            return self.call_builtin("dict", args, kwargs, range);
+        }
         if let Some(name) = path.strip_prefix("math.") {
             return math_call(name, &args);
         }
