@@ -43,6 +43,11 @@ impl Interp<'_> {
         }
         if class.is_dataclass {
             self.init_dataclass(class, &instance, args, kwargs);
+            // Fields computed from others (`self.head_dim = self.dim //
+            // self.heads`) are set there.
+            if let Some(post_init) = lookup_method(class, "__post_init__") {
+                let _ = self.call_function(&post_init, Some(value.clone()), Vec::new(), Vec::new(), range);
+            }
             return value;
         }
         if let Some(init) = lookup_method(class, "__init__") {
@@ -120,6 +125,60 @@ impl Interp<'_> {
                 .unwrap_or(Value::Unknown);
             self.set_attr(&Value::Instance(instance.clone()), &name, v);
         }
+    }
+}
+
+/// Whether the class derives from `torch.autograd.Function`.
+pub(crate) fn is_autograd_function(class: &Rc<Class>) -> bool {
+    class_chain(class).iter().any(|c| {
+        c.bases.iter().any(|b| {
+            matches!(b, Value::Path(p) if p.ends_with("autograd.Function") || p.ends_with("autograd.function.Function"))
+        })
+    })
+}
+
+impl Interp<'_> {
+    /// `F.apply(*args)` of an autograd function: its `forward(ctx, *args)`,
+    /// with a context object that takes any attribute (`ctx.run_function =
+    /// fn`) and whose methods do nothing the forward pass sees.
+    pub(super) fn autograd_apply(
+        &mut self,
+        class: &Rc<Class>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        // `forward` is a static method (a tagged pair), or a plain one.
+        let forward = match class_lookup(class, "forward") {
+            Some(Value::Function(f)) => f,
+            Some(Value::Tuple(t)) if t.len() == 2 => match &t[1] {
+                Value::Function(f) => f.clone(),
+                _ => return Value::Unknown,
+            },
+            _ => return Value::Unknown,
+        };
+        let context_class = Rc::new(Class {
+            name: Rc::from("FunctionCtx"),
+            def: None,
+            bases: Vec::new(),
+            attrs: RefCell::new(FxHashMap::default()),
+            is_dataclass: false,
+        });
+        let ctx = Value::Instance(Rc::new(Instance {
+            class: context_class,
+            attrs: RefCell::new(FxHashMap::default()),
+            order: RefCell::new(Vec::new()),
+            origin: Provenance::Fake,
+            device: RefCell::new(None),
+        }));
+        let mut all = vec![ctx];
+        all.extend(args);
+        // A static method: the context is its first argument.
+        let free = Rc::new(crate::value::Function {
+            owner: None,
+            ..(*forward).clone()
+        });
+        self.call_function(&free, None, all, kwargs, range)
     }
 }
 

@@ -19,6 +19,9 @@ impl Interp<'_> {
         kwargs: Kwargs,
         range: TextRange,
     ) -> Value {
+        if let (Value::Class(class), "__autograd_apply__") = (receiver, name) {
+            return self.autograd_apply(class, args, kwargs, range);
+        }
         match receiver {
             // `super().__init__(...)` / `super().forward(x)` of a torch layer subclass.
             Value::Tuple(parts) if name.starts_with("__super__.") && parts.len() == 2 => {

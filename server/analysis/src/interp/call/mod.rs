@@ -24,7 +24,9 @@ use crate::value::Value;
 
 use self::builtins::math_call;
 
-pub(crate) use class::{class_lookup, is_module_class, lookup_method, torch_layer_base};
+pub(crate) use class::{
+    class_lookup, is_autograd_function, is_module_class, lookup_method, torch_layer_base,
+};
 
 /// Keyword arguments of a call, in order.
 pub(crate) type Kwargs = Vec<(Rc<str>, Value)>;
@@ -182,6 +184,32 @@ impl Interp<'_> {
         }
         if matches!(&**path, "collections.OrderedDict" | "typing.OrderedDict") {
             return self.call_builtin("dict", args, kwargs, range);
+        }
+        // `np.log(10000)`: a number, as `math.log` gives.
+        if let Some(name) = path.strip_prefix("numpy.")
+            && args.iter().all(|a| matches!(a, Value::Int(_) | Value::Float(_)))
+            && !args.is_empty()
+        {
+            return math_call(name, &args);
+        }
+        // Activation checkpointing recomputes in the backward pass; the
+        // forward pass is the function's own result.
+        if matches!(
+            &**path,
+            "torch.utils.checkpoint.checkpoint" | "torch.utils.checkpoint"
+        ) && let Some((function, rest)) = args.split_first()
+        {
+            let kwargs = kwargs
+                .into_iter()
+                .filter(|(k, _)| {
+                    !matches!(
+                        &**k,
+                        "use_reentrant" | "preserve_rng_state" | "determinism_check" | "debug"
+                            | "context_fn"
+                    )
+                })
+                .collect();
+            return self.call_value(function, rest.to_vec(), kwargs, range);
         }
         if let Some(name) = path.strip_prefix("math.") {
             return math_call(name, &args);

@@ -45,6 +45,11 @@ impl Interp<'_> {
                     t[1].clone()
                 }
                 Some(v) => v,
+                // `Scale.apply(x)` of a `torch.autograd.Function`: its
+                // static `forward` with a context object.
+                None if attr == "apply" && crate::interp::call::is_autograd_function(class) => {
+                    Value::BuiltinMethod(Box::new(object.clone()), Rc::from("__autograd_apply__"))
+                }
                 None => Value::Unknown,
             },
             Value::Super(inst, class) => {
