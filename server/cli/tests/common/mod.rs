@@ -143,6 +143,19 @@ impl Server {
         }
     }
 
+    /// Writes `bytes` to the server as they are, framing included.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let mut stdin = self.stdin.lock().unwrap();
+        let _ = stdin.write_all(bytes);
+        let _ = stdin.flush();
+    }
+
+    /// The next id for a request the test frames itself.
+    pub fn fresh_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
     pub fn notify(&mut self, method: &str, params: Value) {
         write_message(
             &self.stdin,
