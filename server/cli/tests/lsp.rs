@@ -490,3 +490,38 @@ fn pyproject_settings_apply_and_bad_values_are_shown() {
     assert_eq!(server.diagnostics(&uri)["version"], 1);
     assert_eq!(server.shutdown_and_exit().code(), Some(0));
 }
+
+/// A document analysed for seconds holds up no other: small ones opened
+/// meanwhile get their diagnostics, hints and hover before the large one's
+/// diagnostics come. (Several, so that no way of assigning documents to
+/// workers can pass by luck.)
+#[test]
+fn a_large_document_does_not_hold_up_small_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let large = format!("file://{}/large.py", dir.path().display());
+    let model = include_str!("../../analysis/benches/data/gpt.py");
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&large, 1, &model.repeat(40));
+    server.wait_for_log(&format!("analysing {large} version 1"));
+    let large_published = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == large.as_str()
+    };
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        let small = format!("file://{}/{name}.py", dir.path().display());
+        server.open(&small, 1, SOURCE);
+        assert_eq!(server.diagnostics(&small)["version"], 1);
+        hint_labeled(&server.inlay_hints(&small), ": [8, 128]");
+        assert!(
+            server.hover(&small, 1, 0)["contents"]["value"]
+                .as_str()
+                .is_some_and(|v| v.contains("[8, 128]"))
+        );
+        assert!(
+            !server.has_arrived(large_published),
+            "the large document was analysed before {name}.py"
+        );
+    }
+    server.diagnostics(&large);
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}

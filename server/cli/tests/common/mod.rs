@@ -314,6 +314,25 @@ impl Server {
         self.child.id()
     }
 
+    /// Waits until the server has logged a line containing `needle`.
+    pub fn wait_for_log(&mut self, needle: &str) {
+        let deadline = Instant::now() + TIMEOUT;
+        while !self.stderr().contains(needle) {
+            if Instant::now() > deadline {
+                self.fail(&format!("the server never logged {needle:?}"));
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Whether a message matching `pred` has arrived and is still unread.
+    pub fn has_arrived(&mut self, pred: impl Fn(&Value) -> bool) -> bool {
+        while let Ok(message) = self.messages.try_recv() {
+            self.backlog.push(message);
+        }
+        self.backlog.iter().any(pred)
+    }
+
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
