@@ -56,6 +56,7 @@ pub fn analyze_module_reusing(
 }
 
 fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
+    interp.report_budget_stop();
     let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;

@@ -89,9 +89,20 @@ fn ranges_overlap(a: &TextRange, b: &TextRange) -> bool {
     a.start < b.end && b.start < a.end
 }
 
-/// The step budget of one file: generous for real model files, small
+/// The step budget of a small file: generous for real model files, small
 /// enough that a pathological file finishes in well under a second.
 const STEP_BUDGET: u64 = 400_000;
+/// What each byte of a larger file adds to its budget (see `step_budget`).
+const STEPS_PER_BYTE: u64 = 2;
+
+/// The step budget of a file of `len` bytes. Ordinary code takes a few
+/// steps per byte at most, so a large file gets a budget in proportion
+/// and finishes; a pathological file still stops within a bounded time
+/// (the analysis does not take sources over `MAX_SOURCE_BYTES` of the
+/// server and the CLI).
+pub(crate) fn step_budget(len: usize) -> u64 {
+    STEP_BUDGET.saturating_add((len as u64).saturating_mul(STEPS_PER_BYTE))
+}
 /// Nested user calls beyond this depth are not followed.
 const MAX_CALL_DEPTH: usize = 24;
 /// Expression nesting beyond this is not followed (the syntax layer also caps it).
@@ -121,6 +132,11 @@ pub(crate) struct Interp<'s> {
     /// that `src.shape[1]` is named `src_1` wherever it is read.
     pub var_sources: FxHashMap<u32, Rc<str>>,
     pub steps: u64,
+    /// The steps this run may take (`step_budget`).
+    budget: u64,
+    /// Where the first step past the budget was refused: the analysis
+    /// stopped there (see `report_budget_stop`).
+    budget_stop: Option<TextRange>,
     pub depth: usize,
     pub expr_depth: usize,
     pub recorder: Recorder,
@@ -208,6 +224,8 @@ impl<'s> Interp<'s> {
             opaque_numbers: FxHashSet::default(),
             var_sources: FxHashMap::default(),
             steps: 0,
+            budget: step_budget(src.len()),
+            budget_stop: None,
             depth: 0,
             expr_depth: 0,
             recorder: Recorder::default(),
@@ -265,11 +283,49 @@ impl<'s> Interp<'s> {
     /// Count one step; false once the budget is spent.
     pub fn tick(&mut self) -> bool {
         self.steps += 1;
-        self.steps <= STEP_BUDGET
+        self.steps <= self.budget
+    }
+
+    /// `tick` for the statement or expression at `range`, which is where
+    /// the analysis stopped when this is the first step refused.
+    pub fn tick_at(&mut self, range: &TextRange) -> bool {
+        if self.tick() {
+            return true;
+        }
+        if self.budget_stop.is_none() {
+            self.budget_stop = Some(range.clone());
+        }
+        false
     }
 
     pub fn out_of_budget(&self) -> bool {
-        self.steps > STEP_BUDGET
+        self.steps > self.budget
+    }
+
+    /// Says where the analysis stopped, when the budget ran out: what
+    /// comes after is unknown for that reason, not because the code is
+    /// beyond the analysis. The diagnostic covers the line (its code) of
+    /// the statement or expression that was not run.
+    pub fn report_budget_stop(&mut self) {
+        let Some(range) = self.budget_stop.take() else {
+            return;
+        };
+        let at = range.start.min(self.src.len());
+        let line_start = self.src[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = self.src[at..].find('\n').map_or(self.src.len(), |i| at + i);
+        let line = &self.src[line_start..line_end];
+        let indent = line.len() - line.trim_start().len();
+        let code = line.trim().len();
+        let range = line_start + indent..line_start + indent + code;
+        self.report(
+            range,
+            Severity::Information,
+            "analysis-budget",
+            format!(
+                "analysis stopped here: step budget of {} exhausted; shapes below are unknown",
+                self.budget
+            ),
+        );
     }
 
     pub fn frame(&mut self) -> &mut Frame {

@@ -84,7 +84,7 @@ impl Interp<'_> {
     }
 
     pub(crate) fn eval(&mut self, e: &Expr) -> Value {
-        if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+        if !self.tick_at(&e.range) || self.expr_depth > MAX_EXPR_DEPTH {
             self.cuts += 1;
             return Value::Unknown;
         }
@@ -103,7 +103,7 @@ impl Interp<'_> {
 
     /// Evaluate without unwrapping a value that may be None.
     fn eval_maybe_none(&mut self, e: &Expr) -> Value {
-        if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+        if !self.tick_at(&e.range) || self.expr_depth > MAX_EXPR_DEPTH {
             self.cuts += 1;
             return Value::Unknown;
         }
