@@ -194,32 +194,8 @@ impl Workers {
 
     pub(crate) fn submit(&self, job: Job) {
         let mut state = self.pool.lock();
-        // A worker more when the job could run now but every worker is
-        // busy with another document.
-        let started = state.idle.len();
-        let needs_worker = !state.running.contains(&job.uri) && state.running.len() >= started;
         state.jobs.push_back(job);
-        if needs_worker && started < MAX_WORKERS {
-            let pool = self.pool.clone();
-            let spawned = thread::Builder::new()
-                .name(format!("shapels-analysis-{started}"))
-                .stack_size(guarded::ANALYSIS_STACK)
-                .spawn(move || run(&pool, started));
-            match spawned {
-                Ok(_) => {
-                    state.idle.push(false);
-                    state.to_forget.push(Vec::new());
-                }
-                Err(err) => {
-                    tracing::error!("cannot start analysis worker {started}: {err}");
-                    if started == 0 {
-                        // Nobody will ever run it: dropping the job drops
-                        // its reply, which its caller takes as a failure.
-                        state.jobs.clear();
-                    }
-                }
-            }
-        }
+        grow(&self.pool, &mut state);
         drop(state);
         self.pool.changed.notify_all();
     }
@@ -242,6 +218,45 @@ impl Drop for Workers {
     }
 }
 
+/// Starts workers while documents that could be analysed now outnumber the
+/// workers not analysing anything (up to [`MAX_WORKERS`]). Called whenever
+/// that can change: a job queued, a job taken.
+fn grow(pool: &Arc<Pool>, state: &mut PoolState) {
+    let waiting: HashSet<&Uri> = state
+        .jobs
+        .iter()
+        .filter(|job| !state.running.contains(&job.uri) && !job.is_stale())
+        .map(|job| &job.uri)
+        .collect();
+    let free = state.idle.len().saturating_sub(state.running.len());
+    for _ in free..waiting.len() {
+        let me = state.idle.len();
+        if me >= MAX_WORKERS {
+            return;
+        }
+        let worker = pool.clone();
+        let spawned = thread::Builder::new()
+            .name(format!("shapels-analysis-{me}"))
+            .stack_size(guarded::ANALYSIS_STACK)
+            .spawn(move || run(&worker, me));
+        match spawned {
+            Ok(_) => {
+                state.idle.push(false);
+                state.to_forget.push(Vec::new());
+            }
+            Err(err) => {
+                tracing::error!("cannot start analysis worker {me}: {err}");
+                if me == 0 {
+                    // Nobody will ever run them: dropping the jobs drops
+                    // their replies, which their callers take as failures.
+                    state.jobs.clear();
+                }
+                return;
+            }
+        }
+    }
+}
+
 impl Pool {
     fn lock(&self) -> MutexGuard<'_, PoolState> {
         // Nothing panics while holding the lock: analyses run outside it.
@@ -253,7 +268,7 @@ impl Pool {
 
 /// The life of worker `me`: drop the parses it was told to, run the jobs
 /// it may take, wait when there are none.
-fn run(pool: &Pool, me: usize) {
+fn run(pool: &Arc<Pool>, me: usize) {
     let mut cache = ParseCache::default();
     let mut state = pool.lock();
     loop {
@@ -267,13 +282,20 @@ fn run(pool: &Pool, me: usize) {
             continue;
         }
         if let Some(job) = state.take(me) {
+            // Jobs of other documents may have been waiting for this one,
+            // and a job another worker left to this one (its owner, now
+            // busy) is free for the taking.
+            grow(pool, &mut state);
             drop(state);
-            let uri = job.uri.clone();
-            analyze_job(&mut cache, job, pool.analyzer);
+            pool.changed.notify_all();
+            let (outcome, (uri, reply)) = analyze_job(&mut cache, job, pool.analyzer);
             state = pool.lock();
             state.running.remove(&uri);
-            // The document's next job may run now, here or elsewhere.
+            // The document's next job may run now, here or elsewhere; and
+            // the caller, answered only now, finds this worker free.
             pool.changed.notify_all();
+            // The caller may have gone meanwhile (a cancelled request).
+            let _ = reply.send(outcome);
             continue;
         }
         if state.shut_down {
@@ -288,7 +310,12 @@ fn run(pool: &Pool, me: usize) {
     }
 }
 
-fn analyze_job(cache: &mut ParseCache, job: Job, analyzer: Analyzer) {
+/// Runs `job`; returns its outcome and where to send it.
+fn analyze_job(
+    cache: &mut ParseCache,
+    job: Job,
+    analyzer: Analyzer,
+) -> (Outcome, (Uri, oneshot::Sender<Outcome>)) {
     tracing::debug!(
         "analysing {} version {} ({:?})",
         job.uri.as_str(),
@@ -310,8 +337,7 @@ fn analyze_job(cache: &mut ParseCache, job: Job, analyzer: Analyzer) {
         job.coverage,
         started.elapsed()
     );
-    // The caller may have gone meanwhile (a cancelled request).
-    let _ = job.reply.send(outcome);
+    (outcome, (job.uri, job.reply))
 }
 
 /// The text and parse of one version of a document, and the analyses made
@@ -747,11 +773,8 @@ mod tests {
         RELEASE_HELD.store(true, Ordering::SeqCst);
         assert!(matches!(big.blocking_recv(), Ok(Outcome::Done(_))));
         assert!(matches!(big_again.blocking_recv(), Ok(Outcome::Done(_))));
-        assert!(
-            workers.pool.lock().idle.len() <= 3,
-            "{:?}",
-            workers.pool.lock()
-        );
+        let started = workers.pool.lock().idle.len();
+        assert!(started <= 3, "{started} workers for three documents");
     }
 
     fn panicky_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnalysis {
