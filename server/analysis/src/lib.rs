@@ -56,7 +56,9 @@ pub fn analyze_module_reusing(
 }
 
 fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
-    interp.report_budget_stop();
+    // Where a run out of steps stopped depends on the file's length (its
+    // budget), which any edit changes: such a result is never carried over.
+    let carriable = !interp.report_budget_stop();
     let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
@@ -73,6 +75,6 @@ fn finish(mut interp: interp::Interp<'_>, config: &Config) -> FileAnalysis {
         bindings,
         expressions,
         diagnostics,
-        reads: Some(interp.reads.into_inner().finish()),
+        reads: carriable.then(|| interp.reads.into_inner().finish()),
     }
 }

@@ -306,9 +306,10 @@ impl<'s> Interp<'s> {
     /// comes after is unknown for that reason, not because the code is
     /// beyond the analysis. The diagnostic covers the line (its code) of
     /// the statement or expression that was not run.
-    pub fn report_budget_stop(&mut self) {
+    /// Returns whether it did.
+    pub fn report_budget_stop(&mut self) -> bool {
         let Some(range) = self.budget_stop.take() else {
-            return;
+            return false;
         };
         let at = range.start.min(self.src.len());
         let line_start = self.src[..at].rfind('\n').map_or(0, |i| i + 1);
@@ -326,6 +327,7 @@ impl<'s> Interp<'s> {
                 self.budget
             ),
         );
+        true
     }
 
     pub fn frame(&mut self) -> &mut Frame {
