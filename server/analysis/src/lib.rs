@@ -85,6 +85,9 @@ fn finish(
     config: &Config,
     module: &shapels_syntax::ast::Module,
 ) -> FileAnalysis {
+    // Where a run out of steps stopped depends on the file's length (its
+    // budget), which any edit changes: such a result is never carried over.
+    let carriable = !interp.report_budget_stop();
     let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
@@ -105,7 +108,7 @@ fn finish(
         bindings,
         expressions,
         diagnostics,
-        reads: Some(interp.reads.into_inner().finish()),
+        reads: carriable.then(|| interp.reads.into_inner().finish()),
         imports: interp
             .modules
             .dependencies()

@@ -267,6 +267,15 @@ pub fn expression_at(analysis: &FileAnalysis, offset: usize) -> Option<&ExprInfo
         .min_by_key(|e| e.range.end - e.range.start)
 }
 
+/// The code of the diagnostic that says where the analysis ran out of its
+/// step budget (reported by the interpreter under this same literal).
+pub const BUDGET_CODE: &str = "analysis-budget";
+
+/// Where the analysis stopped because its step budget ran out, if it did.
+pub fn budget_stop(analysis: &FileAnalysis) -> Option<&Diagnostic> {
+    analysis.diagnostics.iter().find(|d| d.code == BUDGET_CODE)
+}
+
 /// The binding whose name range contains `offset`.
 pub fn binding_at(analysis: &FileAnalysis, offset: usize) -> Option<&Binding> {
     analysis

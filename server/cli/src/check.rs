@@ -1,6 +1,6 @@
 //! `shapels check`: analyse files in parallel and report what was found.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rayon::prelude::*;
@@ -12,6 +12,7 @@ use shapels_lsp::guarded;
 use crate::args::CheckArgs;
 use crate::output;
 use crate::settings::{FileConfig, Problems, Resolver};
+use crate::source::{Source, read_source};
 use crate::walk;
 
 /// A file that was read and analysed.
@@ -28,8 +29,19 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     let (files, walk_problems) = walk::collect(&args.paths);
+    // Whether a path named or found could not be checked, which the text
+    // summary must say; a broken configuration file alone is no such path.
+    let mut paths_failed = !walk_problems.is_empty();
     for problem in walk_problems {
         problems.error(problem);
+    }
+    for file in &files {
+        if file.to_str().is_none() {
+            problems.warning(format!(
+                "{}: the file name is not UTF-8; reports write its other bytes as \\xNN",
+                file.display()
+            ));
+        }
     }
     // Settings are resolved up front, in order, so that each problem with a
     // configuration file is reported once and before any output.
@@ -68,11 +80,14 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
         match outcome {
             Outcome::Checked(file) => checked.push(file),
             Outcome::Skipped(message) => problems.warning(message),
-            Outcome::Failed(message) => problems.error(message),
+            Outcome::Failed(message) => {
+                paths_failed = true;
+                problems.error(message);
+            }
         }
     }
 
-    if let Err(err) = output::write(args.format, &checked, !problems.any()) {
+    if let Err(err) = output::write(args.format, &checked, !paths_failed) {
         // A closed pipe (`shapels check . | head`) is the reader's choice, not a failure.
         if err.kind() != std::io::ErrorKind::BrokenPipe {
             problems.error(format!("cannot write the report: {err}"));
@@ -103,13 +118,11 @@ enum Outcome {
 
 fn check_file(path: PathBuf, config: &FileConfig, roots: &[PathBuf]) -> Outcome {
     let source = match read_source(&path) {
-        Ok(source) => source,
+        Ok(Source::Text(source)) => source,
+        Ok(Source::TooLarge(message)) => return Outcome::Skipped(message),
         Err(message) => return Outcome::Failed(message),
     };
     let name = path.display().to_string();
-    if let Some(message) = guarded::too_large(&name, &source) {
-        return Outcome::Skipped(message);
-    }
     let search = search_path(&path, config, roots);
     let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
     let analysis = RUN_FILES.with(|files| {
@@ -173,30 +186,4 @@ pub(crate) fn search_path(
         all.push(root);
     }
     SearchPath::new(Some(&absolute), &all, &config.extra_paths, &DiskFiles)
-}
-
-/// Reads a Python source file as UTF-8, without its byte order mark. A file
-/// that is not UTF-8 is not guessed at: its message says where it went wrong.
-pub(crate) fn read_source(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    match String::from_utf8(bytes) {
-        Ok(mut source) => {
-            if source.starts_with('\u{feff}') {
-                source.drain(..'\u{feff}'.len_utf8());
-            }
-            Ok(source)
-        }
-        Err(err) => {
-            let valid = err.utf8_error().valid_up_to();
-            let line = err.as_bytes()[..valid]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-                + 1;
-            Err(format!(
-                "{}: not UTF-8 (invalid byte on line {line}, at byte offset {valid}); skipped",
-                path.display()
-            ))
-        }
-    }
 }

@@ -1,6 +1,6 @@
 //! `shapels hints`: the file with each tensor's shape written in after its name.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -8,8 +8,8 @@ use shapels_analysis::HintDetail;
 use shapels_lsp::guarded;
 
 use crate::args::{Detail, HintsArgs};
-use crate::check::read_source;
 use crate::settings::{Problems, Resolver};
+use crate::source::{Source, read_source, read_stdin};
 use crate::walk;
 
 pub(crate) fn run(args: &HintsArgs) -> ExitCode {
@@ -32,8 +32,8 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
         read_source(&args.file)
     };
     let source = match source {
-        Ok(source) => source,
-        Err(message) => {
+        Ok(Source::Text(source)) => source,
+        Ok(Source::TooLarge(message)) | Err(message) => {
             problems.error(message);
             return ExitCode::from(2);
         }
@@ -45,10 +45,6 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
         args.file.as_path()
     };
     let config = resolver.config_for(config_path, &mut problems);
-    if let Some(message) = guarded::too_large(&args.file.display().to_string(), &source) {
-        problems.error(message);
-        return ExitCode::from(2);
-    }
     let analysis = if from_stdin {
         guarded::analyze("<stdin>", &source, &config.analysis)
     } else {
@@ -111,19 +107,6 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-fn read_stdin() -> Result<String, String> {
-    let mut bytes = Vec::new();
-    io::stdin()
-        .read_to_end(&mut bytes)
-        .map_err(|err| format!("stdin: {err}"))?;
-    String::from_utf8(bytes).map_err(|err| {
-        format!(
-            "stdin: not UTF-8 (invalid byte at offset {})",
-            err.utf8_error().valid_up_to()
-        )
-    })
 }
 
 /// `source` with each label inserted at its byte offset. Offsets must be

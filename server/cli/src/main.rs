@@ -11,6 +11,7 @@ mod hints;
 mod logging;
 mod output;
 mod settings;
+mod source;
 mod walk;
 
 use std::process::ExitCode;

@@ -44,8 +44,28 @@ fn locate(text: &Rope, offset: usize) -> Location {
 }
 
 /// `path` with forward slashes on every platform, so reports are portable.
+/// A name that is not UTF-8 keeps its other bytes as `\xNN` (and `check`
+/// warns that it does), rather than losing them to U+FFFD.
 fn display_path(file: &CheckedFile) -> String {
-    file.path.to_string_lossy().replace('\\', "/")
+    lossless(&file.path)
+}
+
+#[cfg(unix)]
+fn lossless(path: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for chunk in path.as_os_str().as_bytes().utf8_chunks() {
+        out.push_str(&chunk.valid().replace('\\', "/"));
+        for byte in chunk.invalid() {
+            out.push_str(&format!("\\x{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(not(unix))]
+fn lossless(path: &std::path::Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
 }
 
 fn write_text(out: &mut impl Write, files: &[CheckedFile], complete: bool) -> io::Result<()> {

@@ -39,6 +39,11 @@ const PYTHON_EXTENSIONS: &[&str] = &["py", "pyi", "pyw"];
 /// when it is Python: a `.py`, `.pyi` or `.pyw` file, or a script without an
 /// extension whose first line runs Python (`#!/usr/bin/env python3`).
 pub(crate) fn not_python(path: &Path, meta: &Metadata) -> Option<String> {
+    // What is not a regular file (a pipe, a device) is refused when it is
+    // to be read, saying what it is: that says more than its name.
+    if !meta.is_file() {
+        return None;
+    }
     let is_python = match path.extension() {
         Some(ext) => PYTHON_EXTENSIONS.iter().any(|py| ext == *py),
         // Only a regular file is opened to read its first line: opening a

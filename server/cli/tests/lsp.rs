@@ -554,3 +554,110 @@ fn syntax_errors_are_published_as_check_reports_them() {
     );
     assert!(server.shutdown_and_exit().success());
 }
+
+/// A document analysed for seconds holds up no other: small ones opened
+/// meanwhile get their diagnostics, hints and hover before the large one's
+/// diagnostics come. (Several, so that no way of assigning documents to
+/// workers can pass by luck.)
+#[test]
+fn a_large_document_does_not_hold_up_small_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let large = format!("file://{}/large.py", dir.path().display());
+    let model = include_str!("../../analysis/benches/data/gpt.py");
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&large, 1, &model.repeat(40));
+    server.wait_for_log(&format!("analysing {large} version 1"));
+    let large_published = |m: &Value| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == large.as_str()
+    };
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        let small = format!("file://{}/{name}.py", dir.path().display());
+        server.open(&small, 1, SOURCE);
+        assert_eq!(server.diagnostics(&small)["version"], 1);
+        hint_labeled(&server.inlay_hints(&small), ": [8, 128]");
+        assert!(
+            server.hover(&small, 1, 0)["contents"]["value"]
+                .as_str()
+                .is_some_and(|v| v.contains("[8, 128]"))
+        );
+        assert!(
+            !server.has_arrived(large_published),
+            "the large document was analysed before {name}.py"
+        );
+    }
+    server.diagnostics(&large);
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+/// A document that runs the analysis out of its step budget: an
+/// information diagnostic where it stopped, and hover on a name after it
+/// says why nothing is known there.
+#[test]
+fn running_out_of_the_step_budget_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    let source = "import torch\nx = torch.randn(2, 3)\nn = 0\nfor a in range(64):\n    for b in range(64):\n        for c in range(64):\n            for d in range(64):\n                n = n + 1\ny = torch.randn(4, 5)\n";
+    server.open(&uri, 1, source);
+    let published = server.diagnostics(&uri);
+    let diagnostics = published["diagnostics"].as_array().unwrap();
+    let budget = diagnostics
+        .iter()
+        .find(|d| d["code"] == "analysis-budget")
+        .unwrap_or_else(|| panic!("no analysis-budget diagnostic in {diagnostics:#?}"));
+    assert_eq!(budget["severity"], 3, "information");
+    assert_eq!(budget["range"]["start"]["line"], 7);
+    assert!(
+        budget["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("analysis stopped here: step budget of"),
+        "{budget}"
+    );
+    let hover = server.hover(&uri, 8, 0);
+    let text = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("stopped at line 8") && text.contains("step budget"),
+        "{hover}"
+    );
+    assert_eq!(
+        hover["range"],
+        json!({"start": {"line": 8, "character": 0}, "end": {"line": 8, "character": 1}})
+    );
+    // Before the stop, shapes are known as ever.
+    assert!(
+        server.hover(&uri, 1, 0)["contents"]["value"]
+            .as_str()
+            .is_some_and(|v| v.contains("[2, 3]"))
+    );
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+/// A document over the size limit is reported once, however many times
+/// it is asked about.
+#[test]
+fn a_document_over_the_limit_is_logged_once() {
+    let model = include_str!("../../analysis/benches/data/gpt.py");
+    let big = model.repeat(5 * 1024 * 1024 / model.len());
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    let uri = "untitled:big.py";
+    server.open(uri, 1, &big);
+    server.diagnostics(uri);
+    assert_eq!(server.inlay_hints(uri), Vec::<Value>::new());
+    assert_eq!(server.hover(uri, 30, 4), Value::Null);
+    server.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    server.diagnostics(uri);
+    let log = server.stderr();
+    let warnings = log
+        .lines()
+        .filter(|line| line.contains("more than the 4 MiB shapels analyses"))
+        .count();
+    assert_eq!(warnings, 1, "{log}");
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}

@@ -271,7 +271,7 @@ pub const PYPROJECT: &str = "pyproject.toml";
 /// `pyproject.toml`, the top-level keys of any other TOML file (such as a
 /// `shapels.toml` given to `shapels check --config-file`).
 pub fn read_config_file(path: &Path) -> Result<FileSettings, ConfigFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigFileError::Io {
+    let text = read_limited(path).map_err(|source| ConfigFileError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -288,12 +288,56 @@ pub fn read_config_file(path: &Path) -> Result<FileSettings, ConfigFileError> {
     Ok(settings)
 }
 
+/// The largest configuration file read: a `pyproject.toml` is a few
+/// kilobytes, and `--config-file /dev/zero` must not read until memory
+/// runs out.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// The text of a regular file of at most [`MAX_CONFIG_BYTES`], read no
+/// further than that.
+fn read_limited(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    // `stat` first: opening a named pipe blocks until a writer comes.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let file = std::fs::File::open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {} KiB", MAX_CONFIG_BYTES / 1024),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "not UTF-8"))
+}
+
+/// Lines of a message longer than this are cut: a TOML error quotes the
+/// line it is on, which can be a 200 KB line of generated data.
+const MAX_QUOTED_LINE: usize = 200;
+
+/// `message` with each line cut to [`MAX_QUOTED_LINE`] characters.
+fn cap_lines(message: &str) -> String {
+    message
+        .lines()
+        .map(|line| match line.char_indices().nth(MAX_QUOTED_LINE) {
+            Some((cut, _)) => format!("{}…", &line[..cut]),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Parses settings from TOML text; see [`read_config_file`]. The returned
 /// `path` is empty, for the caller to fill.
 pub fn parse_toml_settings(text: &str, is_pyproject: bool) -> Result<FileSettings, String> {
     let table: toml::Table = text
         .parse()
-        .map_err(|err: toml::de::Error| err.to_string())?;
+        .map_err(|err: toml::de::Error| cap_lines(&err.to_string()))?;
     let mut out = FileSettings::default();
     let (section, prefix) = if is_pyproject {
         match table.get("tool").and_then(|tool| tool.get("shapels")) {

@@ -21,10 +21,15 @@ pub const MAX_SOURCE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Why `source` is not analysed, when it is too large; `name` names the file.
 pub fn too_large(name: &str, source: &str) -> Option<String> {
-    (source.len() > MAX_SOURCE_BYTES).then(|| {
+    too_large_len(name, source.len() as u64)
+}
+
+/// [`too_large`] for a source of `len` bytes not read (yet).
+pub fn too_large_len(name: &str, len: u64) -> Option<String> {
+    (len > MAX_SOURCE_BYTES as u64).then(|| {
         format!(
             "{name}: {:.1} MiB, more than the {} MiB shapels analyses; skipped",
-            source.len() as f64 / (1024.0 * 1024.0),
+            len as f64 / (1024.0 * 1024.0),
             MAX_SOURCE_BYTES / (1024 * 1024)
         )
     })

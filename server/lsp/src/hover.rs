@@ -2,10 +2,12 @@
 
 use std::sync::Arc;
 
+use ropey::Rope;
 use shapels_analysis::FileAnalysis;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
+use crate::position::PositionEncoding;
 use crate::proto;
 use crate::session::Session;
 use crate::snapshot::Cancelled;
@@ -52,7 +54,10 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
                 (markdown, expr.range.clone())
             }
             (None, Some(def)) => (definition_markdown(&snapshot, def), def.range.clone()),
-            (None, None) => return Ok(None),
+            (None, None) => match beyond_budget(&snapshot.text, &analysis, offset, encoding) {
+                Some(found) => found,
+                None => return Ok(None),
+            },
         }
     };
     Ok(Some(Hover {
@@ -85,4 +90,42 @@ fn definition_markdown(
         .map(|s| s.to_string())
         .unwrap_or_default();
     format!("`{name}` — defined in `{}`", definition.place())
+}
+
+/// On a name the analysis knows nothing of, at or after the place where it
+/// ran out of its step budget: why nothing is known there. Elsewhere an
+/// unknown name is simply not a tensor, and gets no hover.
+fn beyond_budget(
+    text: &Rope,
+    analysis: &FileAnalysis,
+    offset: usize,
+    encoding: PositionEncoding,
+) -> Option<(String, std::ops::Range<usize>)> {
+    let stop = shapels_analysis::budget_stop(analysis)?;
+    if offset < stop.range.start {
+        return None;
+    }
+    let word = word_at(text, offset)?;
+    let line = proto::lsp_position(text, stop.range.start, encoding).line + 1;
+    let markdown = format!(
+        "Shape unknown: the analysis stopped at line {line}, where its step budget ran out \
+         (`{}`), before it got here.",
+        shapels_analysis::BUDGET_CODE
+    );
+    Some((markdown, word))
+}
+
+/// The byte range of the identifier under or just before `offset`.
+fn word_at(text: &Rope, offset: usize) -> Option<std::ops::Range<usize>> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let at = text.byte_to_char(offset.min(text.len_bytes()));
+    let mut start = at;
+    while start > 0 && is_word(text.char(start - 1)) {
+        start -= 1;
+    }
+    let mut end = at;
+    while end < text.len_chars() && is_word(text.char(end)) {
+        end += 1;
+    }
+    (start < end).then(|| text.char_to_byte(start)..text.char_to_byte(end))
 }

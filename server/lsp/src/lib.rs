@@ -5,7 +5,8 @@
 //! converts between byte offsets and the client's positions, and calls
 //! `shapels_analysis` on worker threads that reparse each document
 //! incrementally and skip versions already replaced by newer ones.
-//! [`config`] and [`position`] are public because `shapels check` shares them.
+//! [`config`] and [`position`] are public because `shapels check` shares them;
+//! [`framing`], the reading of the client's byte stream, for the fuzz target.
 //!
 //! Logging goes through `tracing` to wherever the binary sends it (stderr):
 //! stdout carries the protocol and nothing else.
@@ -24,6 +25,7 @@ mod dependents;
 mod diagnostics;
 mod documents;
 mod file_status;
+pub mod framing;
 mod hover;
 mod inlay_hints;
 mod proto;
@@ -31,6 +33,7 @@ mod server;
 mod session;
 mod snapshot;
 mod text_sync;
+mod transport;
 mod worker;
 mod workspace;
 
@@ -59,7 +62,12 @@ where
 {
     let shutdown_requested = Arc::new(AtomicBool::new(false));
     let (service, socket) = service(shutdown_requested.clone(), worker::Analyzer::Reusing);
-    Server::new(input, output, socket).serve(service).await;
+    // The framework reads only frames that `framing` checked: its own codec
+    // would end the session at the first one it cannot decode.
+    transport::serve_through(input, output, |input, output| {
+        Server::new(input, output, socket).serve(service)
+    })
+    .await;
     if shutdown_requested.load(Ordering::SeqCst) {
         tracing::info!("exiting after shutdown");
         0

@@ -2,23 +2,31 @@
 //! reparse it incrementally for every new version, and skip the versions
 //! that a newer one replaced before their turn came.
 //!
-//! A `ParsedFile` holds `Rc`s and cannot cross threads, so it never leaves
-//! the worker that made it: each document is pinned to one worker (by a hash
-//! of its URI), which owns its parse. Handlers reach the workers through
-//! channels, sending the text as a `Rope` (an O(1) clone) and getting plain
-//! data back. Work is never interrupted half-way (the analysis is bounded by
-//! its own step budget); what is cancelled is work that has not started.
-
-use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-use std::num::NonZero;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
-use std::thread;
-use std::time::Instant;
+//! A `ParsedFile` holds `Rc`s and cannot cross threads, so a document's
+//! parse lives in the worker that last analysed it, its *owner*. Jobs wait
+//! in one queue that every worker takes from, so that no document waits on
+//! another's analysis:
+//!
+//! - a document is analysed by one worker at a time, its versions in order;
+//! - its job goes to its owner when that worker is free; when the owner is
+//!   busy with another document, any free worker takes the job and becomes
+//!   the owner (parsing afresh: the old owner drops its copy);
+//! - when every worker is busy with other documents, one more worker is
+//!   started, up to [`MAX_WORKERS`]; a 4 MiB file analysed for seconds
+//!   holds one worker, not the documents behind it.
+//!
+//! Handlers reach the workers by submitting a [`Job`], with the text as a
+//! `Rope` (an O(1) clone), and get plain data back. Work is never
+//! interrupted half-way (the analysis is bounded by its own step budget);
+//! what is cancelled is work that has not started.
 
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
+use std::time::Instant;
 
 use ropey::Rope;
 use shapels_analysis::workspace::{self, MainFile, ModuleCache, ModuleGraph, SearchPath};
@@ -46,10 +54,11 @@ pub enum Analyzer {
     Plain(ModuleAnalyzer),
 }
 
-/// More workers than this would only hold more parses in memory: the
-/// machines this runs on have a few cores, and an editor analyses the one
-/// document being typed in.
-const MAX_WORKERS: usize = 4;
+/// The most documents analysed at once. Workers are started only when
+/// every one is busy with another document, so there are as many as
+/// documents were analysed at the same time, rarely more than two or three
+/// in an editor; past this, jobs wait for the first worker free.
+const MAX_WORKERS: usize = 8;
 
 /// What became of one request for an analysis.
 #[derive(Debug)]
@@ -138,98 +147,254 @@ impl ImportState {
     }
 }
 
-enum Message {
-    Analyze(Job),
-    /// The document was closed: its parse can go.
-    Forget(Uri),
+impl Job {
+    /// Whether the result is wanted no more.
+    fn is_stale(&self) -> bool {
+        self.token.is_cancelled() || self.reply.is_closed()
+    }
 }
 
-/// The worker threads. They end when this is dropped (their queues close).
+/// The worker threads. They end when this is dropped, each after the job
+/// it is running.
 #[derive(Debug)]
 pub(crate) struct Workers {
-    queues: Vec<mpsc::Sender<Message>>,
+    pool: Arc<Pool>,
 }
 
-impl Workers {
-    pub(crate) fn new(analyzer: Analyzer) -> Self {
-        let count = thread::available_parallelism()
-            .map_or(1, NonZero::get)
-            .clamp(1, MAX_WORKERS);
-        let queues = (0..count)
-            .map(|i| {
-                let (sender, receiver) = mpsc::channel();
-                let spawned = thread::Builder::new()
-                    .name(format!("shapels-analysis-{i}"))
-                    .stack_size(guarded::ANALYSIS_STACK)
-                    .spawn(move || run(&receiver, analyzer));
-                if let Err(err) = spawned {
-                    // Jobs sent to this queue are dropped unanswered, which
-                    // their callers take as a failed analysis.
-                    tracing::error!("cannot start analysis worker {i}: {err}");
-                }
-                sender
-            })
-            .collect();
-        Workers { queues }
-    }
+#[derive(Debug)]
+struct Pool {
+    analyzer: Analyzer,
+    state: Mutex<PoolState>,
+    /// Signalled when a job is queued, a document is free again, a parse
+    /// is to be dropped, or the pool shuts down.
+    changed: Condvar,
+}
 
-    pub(crate) fn submit(&self, job: Job) {
-        let queue = self.queue(&job.uri);
-        // A send fails only when the worker is gone; the job is then
-        // dropped, and with it the reply, which its caller notices.
-        let _ = queue.send(Message::Analyze(job));
-    }
+#[derive(Debug, Default)]
+struct PoolState {
+    jobs: VecDeque<Job>,
+    /// The worker that holds each document's parse.
+    owners: HashMap<Uri, usize>,
+    /// The documents being analysed now.
+    running: HashSet<Uri>,
+    /// Per worker (by index): whether it waits for work.
+    idle: Vec<bool>,
+    /// Per worker: the parses it must drop (documents closed, or moved to
+    /// another worker).
+    to_forget: Vec<Vec<Uri>>,
+    shut_down: bool,
+}
 
-    pub(crate) fn forget(&self, uri: Uri) {
-        let _ = self.queue(&uri).send(Message::Forget(uri));
-    }
-
-    /// The queue of the one worker that owns `uri`'s parse.
-    fn queue(&self, uri: &Uri) -> &mpsc::Sender<Message> {
-        // A fixed hasher: the same URI must always land on the same worker.
-        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(uri.as_str());
-        &self.queues[(hash % self.queues.len() as u64) as usize]
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Job({} version {})", self.uri.as_str(), self.version)
     }
 }
 
-fn run(queue: &mpsc::Receiver<Message>, analyzer: Analyzer) {
-    let mut cache = ParseCache::default();
-    let mut imports = ImportState::default();
-    while let Ok(message) = queue.recv() {
-        match message {
-            Message::Forget(uri) => cache.forget(&uri),
-            Message::Analyze(job) => {
-                let outcome = if job.token.is_cancelled() || job.reply.is_closed() {
+impl PoolState {
+    /// The next job worker `me` may run: the oldest whose document no
+    /// worker is analysing and whose owner, if another worker, is busy (a
+    /// free owner takes its own document's job, keeping the parse where it
+    /// is). Taking it makes `me` the owner. Jobs no longer wanted are
+    /// answered on the way.
+    fn take(&mut self, me: usize) -> Option<Job> {
+        let mut i = 0;
+        while i < self.jobs.len() {
+            if self.jobs[i].is_stale() {
+                if let Some(job) = self.jobs.remove(i) {
                     tracing::debug!(
                         "skipping {} version {}: superseded",
                         job.uri.as_str(),
                         job.version
                     );
-                    Outcome::Cancelled
-                } else {
-                    let started = Instant::now();
-                    let outcome = cache.analyze(
-                        &job.uri,
-                        job.text.to_string(),
-                        &job.config,
-                        job.coverage,
-                        analyzer,
-                        (&job.imports, &mut imports),
-                    );
-                    tracing::debug!(
-                        "analysed {} version {} ({:?}) in {:?}",
-                        job.uri.as_str(),
-                        job.version,
-                        job.coverage,
-                        started.elapsed()
-                    );
-                    outcome
-                };
-                // The caller may have gone meanwhile (a cancelled request).
-                let _ = job.reply.send(outcome);
+                    let _ = job.reply.send(Outcome::Cancelled);
+                }
+                continue;
+            }
+            let job = &self.jobs[i];
+            let owner = self.owners.get(&job.uri).copied();
+            let owner_takes_it = owner.is_some_and(|owner| owner != me && self.idle[owner]);
+            if self.running.contains(&job.uri) || owner_takes_it {
+                i += 1;
+                continue;
+            }
+            let job = self.jobs.remove(i)?;
+            if let Some(old) = self.owners.insert(job.uri.clone(), me)
+                && old != me
+            {
+                tracing::debug!(
+                    "{} moves to analysis worker {me}: worker {old} is busy",
+                    job.uri.as_str()
+                );
+                self.to_forget[old].push(job.uri.clone());
+            }
+            self.running.insert(job.uri.clone());
+            return Some(job);
+        }
+        None
+    }
+}
+
+impl Workers {
+    pub(crate) fn new(analyzer: Analyzer) -> Self {
+        Workers {
+            pool: Arc::new(Pool {
+                analyzer,
+                state: Mutex::new(PoolState::default()),
+                changed: Condvar::new(),
+            }),
+        }
+    }
+
+    pub(crate) fn submit(&self, job: Job) {
+        let mut state = self.pool.lock();
+        state.jobs.push_back(job);
+        grow(&self.pool, &mut state);
+        drop(state);
+        self.pool.changed.notify_all();
+    }
+
+    /// The document was closed: its parse can go.
+    pub(crate) fn forget(&self, uri: Uri) {
+        let mut state = self.pool.lock();
+        if let Some(owner) = state.owners.remove(&uri) {
+            state.to_forget[owner].push(uri);
+            drop(state);
+            self.pool.changed.notify_all();
+        }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.pool.lock().shut_down = true;
+        self.pool.changed.notify_all();
+    }
+}
+
+/// Starts workers while documents that could be analysed now outnumber the
+/// workers not analysing anything (up to [`MAX_WORKERS`]). Called whenever
+/// that can change: a job queued, a job taken.
+fn grow(pool: &Arc<Pool>, state: &mut PoolState) {
+    let waiting: HashSet<&Uri> = state
+        .jobs
+        .iter()
+        .filter(|job| !state.running.contains(&job.uri) && !job.is_stale())
+        .map(|job| &job.uri)
+        .collect();
+    let free = state.idle.len().saturating_sub(state.running.len());
+    for _ in free..waiting.len() {
+        let me = state.idle.len();
+        if me >= MAX_WORKERS {
+            return;
+        }
+        let worker = pool.clone();
+        let spawned = thread::Builder::new()
+            .name(format!("shapels-analysis-{me}"))
+            .stack_size(guarded::ANALYSIS_STACK)
+            .spawn(move || run(&worker, me));
+        match spawned {
+            Ok(_) => {
+                state.idle.push(false);
+                state.to_forget.push(Vec::new());
+            }
+            Err(err) => {
+                tracing::error!("cannot start analysis worker {me}: {err}");
+                if me == 0 {
+                    // Nobody will ever run them: dropping the jobs drops
+                    // their replies, which their callers take as failures.
+                    state.jobs.clear();
+                }
+                return;
             }
         }
     }
+}
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        // Nothing panics while holding the lock: analyses run outside it.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The life of worker `me`: drop the parses it was told to, run the jobs
+/// it may take, wait when there are none.
+fn run(pool: &Arc<Pool>, me: usize) {
+    let mut cache = ParseCache::default();
+    let mut imports = ImportState::default();
+    let mut state = pool.lock();
+    loop {
+        if !state.to_forget[me].is_empty() {
+            let uris = std::mem::take(&mut state.to_forget[me]);
+            drop(state);
+            for uri in &uris {
+                cache.forget(uri);
+            }
+            state = pool.lock();
+            continue;
+        }
+        if let Some(job) = state.take(me) {
+            // Jobs of other documents may have been waiting for this one,
+            // and a job another worker left to this one (its owner, now
+            // busy) is free for the taking.
+            grow(pool, &mut state);
+            drop(state);
+            pool.changed.notify_all();
+            let (outcome, (uri, reply)) = analyze_job(&mut cache, &mut imports, job, pool.analyzer);
+            state = pool.lock();
+            state.running.remove(&uri);
+            // The document's next job may run now, here or elsewhere; and
+            // the caller, answered only now, finds this worker free.
+            pool.changed.notify_all();
+            // The caller may have gone meanwhile (a cancelled request).
+            let _ = reply.send(outcome);
+            continue;
+        }
+        if state.shut_down {
+            return;
+        }
+        state.idle[me] = true;
+        state = pool
+            .changed
+            .wait(state)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        state.idle[me] = false;
+    }
+}
+
+/// Runs `job`; returns its outcome and where to send it.
+fn analyze_job(
+    cache: &mut ParseCache,
+    imports: &mut ImportState,
+    job: Job,
+    analyzer: Analyzer,
+) -> (Outcome, (Uri, oneshot::Sender<Outcome>)) {
+    tracing::debug!(
+        "analysing {} version {} ({:?})",
+        job.uri.as_str(),
+        job.version,
+        job.coverage
+    );
+    let started = Instant::now();
+    let outcome = cache.analyze(
+        &job.uri,
+        job.text.to_string(),
+        &job.config,
+        job.coverage,
+        analyzer,
+        (&job.imports, imports),
+    );
+    tracing::debug!(
+        "analysed {} version {} ({:?}) in {:?}",
+        job.uri.as_str(),
+        job.version,
+        job.coverage,
+        started.elapsed()
+    );
+    (outcome, (job.uri, job.reply))
 }
 
 /// The text and parse of one version of a document, and the analyses made
@@ -304,9 +469,10 @@ impl ParseCache {
         (inputs, state): (&ImportInputs, &mut ImportState),
     ) -> Outcome {
         let name = uri.as_str();
-        if let Some(message) = guarded::too_large(name, &text) {
-            // Nothing to show for it; `did_open` told the user why.
-            tracing::warn!("{message}");
+        if guarded::too_large(name, &text).is_some() {
+            // Nothing to show for it; `did_open` told the user why, once
+            // (this runs for every version and every kind of analysis).
+            tracing::debug!("{name}: not analysed, over the size limit");
             self.forget(uri);
             return Outcome::Done(FileAnalysis::default());
         }
@@ -615,12 +781,26 @@ mod tests {
     }
 
     fn job(workers: &Workers, version: i32) -> (CancelToken, oneshot::Receiver<Outcome>) {
+        job_for(
+            workers,
+            "untitled:slow.py",
+            version,
+            &format!("x = {version}\n"),
+        )
+    }
+
+    fn job_for(
+        workers: &Workers,
+        uri: &str,
+        version: i32,
+        text: &str,
+    ) -> (CancelToken, oneshot::Receiver<Outcome>) {
         let token = CancelToken::default();
         let (reply, outcome) = oneshot::channel();
         workers.submit(Job {
-            uri: "untitled:slow.py".parse().unwrap(),
+            uri: uri.parse().unwrap(),
             version,
-            text: Rope::from_str(&format!("x = {version}\n")),
+            text: Rope::from_str(text),
             config: Config::default(),
             coverage: Coverage::Bindings,
             imports: ImportInputs::default(),
@@ -643,6 +823,42 @@ mod tests {
         assert!(matches!(second.blocking_recv(), Ok(Outcome::Cancelled)));
         assert!(matches!(third.blocking_recv(), Ok(Outcome::Done(_))));
         assert_eq!(SLOW_CALLS.load(Ordering::SeqCst), 2);
+    }
+
+    /// Holds its worker until `RELEASE_SLOW` is set, for texts that ask.
+    fn held_analysis(source: &str, module: &Module, config: &Config, c: Coverage) -> FileAnalysis {
+        while source.contains("hold") && !RELEASE_HELD.load(Ordering::SeqCst) {
+            thread::sleep(Duration::from_millis(5));
+        }
+        shapels_analysis::analyze_module(source, module, config, c)
+    }
+
+    static RELEASE_HELD: AtomicBool = AtomicBool::new(false);
+
+    /// While one document's analysis holds its worker, other documents are
+    /// analysed, the same one's later versions wait their turn, and a
+    /// document whose owner is busy moves to a free worker and back.
+    #[test]
+    fn a_busy_document_holds_up_no_other() {
+        let workers = Workers::new(Analyzer::Plain(held_analysis));
+        let (_, first) = job_for(&workers, "untitled:small.py", 1, "x = 1\n");
+        assert!(matches!(first.blocking_recv(), Ok(Outcome::Done(_))));
+        let (_, big) = job_for(&workers, "untitled:big.py", 1, "hold = 1\n");
+        let (_, big_again) = job_for(&workers, "untitled:big.py", 2, "y = 2\n");
+        for version in 2..6 {
+            let (_, small) = job_for(&workers, "untitled:small.py", version, "x = 2\n");
+            let (_, other) = job_for(&workers, "untitled:other.py", version, "z = 3\n");
+            assert!(matches!(small.blocking_recv(), Ok(Outcome::Done(_))));
+            assert!(matches!(other.blocking_recv(), Ok(Outcome::Done(_))));
+        }
+        let (mut big, mut big_again) = (big, big_again);
+        assert!(big.try_recv().is_err(), "the held analysis cannot be done");
+        assert!(big_again.try_recv().is_err(), "nor the version after it");
+        RELEASE_HELD.store(true, Ordering::SeqCst);
+        assert!(matches!(big.blocking_recv(), Ok(Outcome::Done(_))));
+        assert!(matches!(big_again.blocking_recv(), Ok(Outcome::Done(_))));
+        let started = workers.pool.lock().idle.len();
+        assert!(started <= 3, "{started} workers for three documents");
     }
 
     fn panicky_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnalysis {

@@ -207,6 +207,14 @@ impl Dim {
         self.as_const().is_some()
     }
 
+    /// Whether a coefficient sits at a limit of `i64`. Arithmetic here
+    /// saturates, so that is where a result that did not fit ends up; no
+    /// size torch can hold is that large (its storage size would overflow),
+    /// so callers take such a value for an unknown size rather than show it.
+    pub fn overflowed(&self) -> bool {
+        self.terms().any(|(_, c)| c == i64::MAX || c == i64::MIN)
+    }
+
     /// A rough size measure, used to keep expressions bounded.
     pub fn size(&self) -> usize {
         self.terms()

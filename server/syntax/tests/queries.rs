@@ -129,3 +129,52 @@ fn comments_are_listed_in_order() {
         .collect();
     assert_eq!(comments, ["# c", "# d"]);
 }
+
+/// The comments a parse lists are those `comments.scm` finds, over every
+/// fixture and corpus file and a CRLF copy of each.
+#[test]
+fn comments_are_those_the_query_finds() {
+    use shapels_syntax::queries::{CAPTURE_COMMENT, COMMENTS};
+    use streaming_iterator::StreamingIterator;
+    use tree_sitter::QueryCursor;
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("tests"), root.join("examples")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "py") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 50, "{} files", files.len());
+    let query = Query::new(&language(), COMMENTS).unwrap();
+    let capture = query.capture_index_for_name(CAPTURE_COMMENT).unwrap();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for text in [text.clone(), text.replace('\n', "\r\n")] {
+            let file = parse(&text);
+            let tree = file.tree.as_ref().unwrap();
+            let mut cursor = QueryCursor::new();
+            let mut captures = cursor.captures(&query, tree.root_node(), text.as_bytes());
+            let mut expected = Vec::new();
+            while let Some((found, index)) = captures.next() {
+                let node = found.captures()[*index].node;
+                if found.captures()[*index].index == capture {
+                    let range = node.byte_range();
+                    let end = if text.as_bytes()[range.end - 1] == b'\r' {
+                        range.end - 1
+                    } else {
+                        range.end
+                    };
+                    expected.push(range.start..end);
+                }
+            }
+            assert_eq!(file.comments, expected, "{}", path.display());
+        }
+    }
+}

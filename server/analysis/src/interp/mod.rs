@@ -95,7 +95,7 @@ fn ranges_overlap(a: &TextRange, b: &TextRange) -> bool {
     a.start < b.end && b.start < a.end
 }
 
-/// The step budget of one file: generous for real model files, small
+/// The step budget of a small file: generous for real model files, small
 /// enough that a pathological file finishes in well under a second.
 const STEP_BUDGET: u64 = 400_000;
 /// Of that, what calls into imported files' code may take: a library's
@@ -107,6 +107,20 @@ const FOREIGN_BUDGET: u64 = 20_000;
 /// `workspace::executed`), so it must not change what is left for the
 /// file's own code.
 pub(crate) const IMPORT_BUDGET: u64 = 2_000_000;
+/// What each byte of a larger file adds to its budget (see `step_budget`):
+/// model code takes about one step per byte, the densest model of the
+/// test corpus 2.6; a 4 MiB file that only burns steps (nested loops)
+/// stops after its 17 million in a few seconds of a release build.
+const STEPS_PER_BYTE: u64 = 4;
+
+/// The step budget of a file of `len` bytes. Ordinary code takes a few
+/// steps per byte at most, so a large file gets a budget in proportion
+/// and finishes; a pathological file still stops within a bounded time
+/// (the analysis does not take sources over `MAX_SOURCE_BYTES` of the
+/// server and the CLI).
+pub(crate) fn step_budget(len: usize) -> u64 {
+    STEP_BUDGET.saturating_add((len as u64).saturating_mul(STEPS_PER_BYTE))
+}
 /// Nested user calls beyond this depth are not followed.
 const MAX_CALL_DEPTH: usize = 24;
 /// Expression nesting beyond this is not followed (the syntax layer also caps it).
@@ -162,6 +176,11 @@ pub(crate) struct Interp<'s> {
     pub import_steps: u64,
     /// How many module top levels are running (nested imports).
     pub importing: u32,
+    /// The steps this run may take (`step_budget`).
+    budget: u64,
+    /// Where the first step past the budget was refused: the analysis
+    /// stopped there (see `report_budget_stop`).
+    budget_stop: Option<TextRange>,
     pub depth: usize,
     pub expr_depth: usize,
     pub recorder: Recorder,
@@ -272,6 +291,8 @@ impl<'s> Interp<'s> {
             foreign_steps: 0,
             import_steps: 0,
             importing: 0,
+            budget: step_budget(src.len()),
+            budget_stop: None,
             depth: 0,
             expr_depth: 0,
             recorder: Recorder::default(),
@@ -341,6 +362,23 @@ impl<'s> Interp<'s> {
         !self.out_of_budget()
     }
 
+    /// `tick` for the statement or expression at `range`, which is where
+    /// the analysis stopped when this is the first step refused of the
+    /// file's own budget.
+    pub fn tick_at(&mut self, range: &TextRange) -> bool {
+        if self.tick() {
+            return true;
+        }
+        if self.budget_stop.is_none()
+            && self.importing == 0
+            && self.steps > self.budget
+            && crate::workspace::is_local(range)
+        {
+            self.budget_stop = Some(range.clone());
+        }
+        false
+    }
+
     /// Whether the budget of what runs now is spent: the imports' while a
     /// module's top level runs; otherwise the file's, and in another
     /// file's code the share that code may take of it.
@@ -348,7 +386,7 @@ impl<'s> Interp<'s> {
         if self.importing > 0 {
             return self.import_steps > IMPORT_BUDGET;
         }
-        self.steps > STEP_BUDGET || (self.foreign_steps > FOREIGN_BUDGET && self.in_foreign_code())
+        self.steps > self.budget || (self.foreign_steps > FOREIGN_BUDGET && self.in_foreign_code())
     }
 
     /// Whether the code running now is another file's.
@@ -359,6 +397,34 @@ impl<'s> Interp<'s> {
     /// Whether a call into another file's function may still run.
     pub(crate) fn foreign_budget_left(&self) -> bool {
         self.importing > 0 || self.foreign_steps <= FOREIGN_BUDGET
+    }
+
+    /// Says where the analysis stopped, when the budget ran out: what
+    /// comes after is unknown for that reason, not because the code is
+    /// beyond the analysis. The diagnostic covers the line (its code) of
+    /// the statement or expression that was not run.
+    /// Returns whether it did.
+    pub fn report_budget_stop(&mut self) -> bool {
+        let Some(range) = self.budget_stop.take() else {
+            return false;
+        };
+        let at = range.start.min(self.src.len());
+        let line_start = self.src[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = self.src[at..].find('\n').map_or(self.src.len(), |i| at + i);
+        let line = &self.src[line_start..line_end];
+        let indent = line.len() - line.trim_start().len();
+        let code = line.trim().len();
+        let range = line_start + indent..line_start + indent + code;
+        self.report(
+            range,
+            Severity::Information,
+            "analysis-budget",
+            format!(
+                "analysis stopped here: step budget of {} exhausted; shapes below are unknown",
+                self.budget
+            ),
+        );
+        true
     }
 
     pub fn frame(&mut self) -> &mut Frame {

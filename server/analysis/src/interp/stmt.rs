@@ -25,7 +25,7 @@ impl Interp<'_> {
     }
 
     fn exec_stmt(&mut self, stmt: &Stmt) -> Flow {
-        if !self.tick() {
+        if !self.tick_at(&stmt.range) {
             return Flow::Stop;
         }
         match &stmt.kind {

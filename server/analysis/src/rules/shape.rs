@@ -30,6 +30,18 @@ impl Interp<'_> {
             .collect()
     }
 
+    /// The product of the dims, or an unknown size when it overflows
+    /// `i64` (no tensor has that many elements: torch's storage size check
+    /// fails first), so that no element count is checked against it.
+    pub(crate) fn numel_or_unknown(&mut self, dims: &[Dim]) -> Dim {
+        let total = numel(dims);
+        if total.overflowed() {
+            self.env.anonymous()
+        } else {
+            total
+        }
+    }
+
     /// `[8, 128]` for messages, with symbols by name.
     pub(crate) fn fmt_dims(&self, dims: &[Dim]) -> String {
         let parts: Vec<String> = dims.iter().map(|d| self.env.display(d)).collect();

@@ -149,6 +149,19 @@ impl Server {
         }
     }
 
+    /// Writes `bytes` to the server as they are, framing included.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let mut stdin = self.stdin.lock().unwrap();
+        let _ = stdin.write_all(bytes);
+        let _ = stdin.flush();
+    }
+
+    /// The next id for a request the test frames itself.
+    pub fn fresh_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+
     pub fn notify(&mut self, method: &str, params: Value) {
         write_message(
             &self.stdin,
@@ -305,6 +318,25 @@ impl Server {
     /// The server process's id, to read its memory from `/proc`.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Waits until the server has logged a line containing `needle`.
+    pub fn wait_for_log(&mut self, needle: &str) {
+        let deadline = Instant::now() + TIMEOUT;
+        while !self.stderr().contains(needle) {
+            if Instant::now() > deadline {
+                self.fail(&format!("the server never logged {needle:?}"));
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Whether a message matching `pred` has arrived and is still unread.
+    pub fn has_arrived(&mut self, pred: impl Fn(&Value) -> bool) -> bool {
+        while let Ok(message) = self.messages.try_recv() {
+            self.backlog.push(message);
+        }
+        self.backlog.iter().any(pred)
     }
 
     pub fn stderr(&self) -> String {

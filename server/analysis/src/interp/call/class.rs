@@ -46,7 +46,13 @@ impl Interp<'_> {
             // Fields computed from others (`self.head_dim = self.dim //
             // self.heads`) are set there.
             if let Some(post_init) = lookup_method(class, "__post_init__") {
-                let _ = self.call_function(&post_init, Some(value.clone()), Vec::new(), Vec::new(), range);
+                let _ = self.call_function(
+                    &post_init,
+                    Some(value.clone()),
+                    Vec::new(),
+                    Vec::new(),
+                    range,
+                );
             }
             return value;
         }

@@ -187,7 +187,9 @@ impl Interp<'_> {
         }
         // `np.log(10000)`: a number, as `math.log` gives.
         if let Some(name) = path.strip_prefix("numpy.")
-            && args.iter().all(|a| matches!(a, Value::Int(_) | Value::Float(_)))
+            && args
+                .iter()
+                .all(|a| matches!(a, Value::Int(_) | Value::Float(_)))
             && !args.is_empty()
         {
             return math_call(name, &args);
@@ -204,7 +206,10 @@ impl Interp<'_> {
                 .filter(|(k, _)| {
                     !matches!(
                         &**k,
-                        "use_reentrant" | "preserve_rng_state" | "determinism_check" | "debug"
+                        "use_reentrant"
+                            | "preserve_rng_state"
+                            | "determinism_check"
+                            | "debug"
                             | "context_fn"
                     )
                 })

@@ -84,7 +84,7 @@ impl Interp<'_> {
     }
 
     pub(crate) fn eval(&mut self, e: &Expr) -> Value {
-        if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+        if !self.tick_at(&e.range) || self.expr_depth > MAX_EXPR_DEPTH {
             self.cuts += 1;
             return Value::Unknown;
         }
@@ -117,7 +117,7 @@ impl Interp<'_> {
 
     /// Evaluate without unwrapping a value that may be None.
     fn eval_maybe_none(&mut self, e: &Expr) -> Value {
-        if !self.tick() || self.expr_depth > MAX_EXPR_DEPTH {
+        if !self.tick_at(&e.range) || self.expr_depth > MAX_EXPR_DEPTH {
             self.cuts += 1;
             return Value::Unknown;
         }
@@ -168,6 +168,17 @@ impl Interp<'_> {
                 Value::Slice(Box::new(l), Box::new(u), Box::new(s))
             }
             ExprKind::Call { func, args } => self.eval_call(e, func, args),
+            ExprKind::BinOp { .. } | ExprKind::UnaryOp { .. }
+                if let Some(n) = literal_int(e, LITERAL_DEPTH) =>
+            {
+                // Python's int is exact: `2**63 - 1` is an `i64` although
+                // `2**63` is not, so literal arithmetic is done in `i128`;
+                // a result that still does not fit is an int of unknown size.
+                match i64::try_from(n) {
+                    Ok(n) => Value::int(n),
+                    Err(_) => Value::Int(self.env.anonymous()),
+                }
+            }
             ExprKind::BinOp { left, op, right } => {
                 let a = self.eval(left);
                 let b = self.eval(right);
@@ -368,5 +379,62 @@ impl Interp<'_> {
             }
             _ => {}
         }
+    }
+}
+
+/// How deep `literal_int` looks into an expression.
+const LITERAL_DEPTH: u32 = 32;
+
+/// The value of an expression made only of int literals and integer
+/// arithmetic (`2**63 - 1`, `-(2**63)`), computed exactly, or `None` (a
+/// name, a float, a division, a result past `i128`, or nesting past
+/// `depth`).
+fn literal_int(e: &Expr, depth: u32) -> Option<i128> {
+    use shapels_syntax::ast::{BinOp, UnaryOp};
+    let depth = depth.checked_sub(1)?;
+    match &e.kind {
+        ExprKind::Int(n) => Some(i128::from(*n)),
+        ExprKind::UnaryOp { op, operand } => {
+            let v = literal_int(operand, depth)?;
+            match op {
+                UnaryOp::Neg => v.checked_neg(),
+                UnaryOp::Pos => Some(v),
+                UnaryOp::Invert => Some(!v),
+                UnaryOp::Not => None,
+            }
+        }
+        ExprKind::BinOp { left, op, right } => {
+            let (a, b) = (literal_int(left, depth)?, literal_int(right, depth)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::FloorDiv if b != 0 => {
+                    let q = a.checked_div(b)?;
+                    Some(if a % b != 0 && (a < 0) != (b < 0) {
+                        q - 1
+                    } else {
+                        q
+                    })
+                }
+                BinOp::Mod if b != 0 => a.checked_rem(b).map(|r| {
+                    if r != 0 && (r < 0) != (b < 0) {
+                        r + b
+                    } else {
+                        r
+                    }
+                }),
+                BinOp::Pow => a.checked_pow(u32::try_from(b).ok()?),
+                BinOp::LShift => {
+                    a.checked_mul(1i128 << u32::try_from(b).ok().filter(|&b| b < 126)?)
+                }
+                BinOp::RShift => Some(a >> u32::try_from(b).ok()?.min(127)),
+                BinOp::BitAnd => Some(a & b),
+                BinOp::BitOr => Some(a | b),
+                BinOp::BitXor => Some(a ^ b),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }

@@ -261,10 +261,14 @@ impl Interp<'_> {
                     _ => Value::Float(None),
                 },
                 BinOp::Pow => match (x.as_const(), y.as_const()) {
-                    (Some(p), Some(q)) if (0..=62).contains(&q) => match p.checked_pow(q as u32) {
-                        Some(v) => Value::int(v),
-                        None => Value::Unknown,
-                    },
+                    // Python's int does not overflow: a power past `i64` is
+                    // an int of unknown size, not an unknown value.
+                    (Some(p), Some(q)) if q >= 0 => {
+                        match u32::try_from(q).ok().and_then(|q| p.checked_pow(q)) {
+                            Some(v) => Value::int(v),
+                            None => Value::Int(self.env.anonymous()),
+                        }
+                    }
                     (Some(_), Some(_)) => Value::Float(None),
                     (_, Some(2)) => Value::Int(self.bounded(x.mul(x))),
                     _ => Value::Unknown,
@@ -272,7 +276,12 @@ impl Interp<'_> {
                 BinOp::LShift | BinOp::RShift | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
                     match (x.as_const(), y.as_const()) {
                         (Some(p), Some(q)) => Value::int(match op {
-                            BinOp::LShift if (0..63).contains(&q) => p << q,
+                            BinOp::LShift if (0..64).contains(&q) => {
+                                match i64::try_from(i128::from(p) << q) {
+                                    Ok(v) => v,
+                                    Err(_) => return Value::Int(self.env.anonymous()),
+                                }
+                            }
                             BinOp::RShift if (0..63).contains(&q) => p >> q,
                             BinOp::BitAnd => p & q,
                             BinOp::BitOr => p | q,
@@ -385,9 +394,10 @@ impl Interp<'_> {
     }
 
     /// Keep symbolic expressions small: one that grew past the limit (a loop
-    /// multiplying a size again and again) is replaced by an unknown size.
+    /// multiplying a size again and again) is replaced by an unknown size,
+    /// and so is one whose arithmetic overflowed `i64` (`n * n * n`).
     pub(crate) fn bounded(&mut self, d: Dim) -> Dim {
-        if d.size() > 48 {
+        if d.size() > 48 || d.overflowed() {
             self.env.anonymous()
         } else {
             d
@@ -398,7 +408,7 @@ impl Interp<'_> {
         match (op, &v) {
             (_, Value::Tensor(_)) => rules::unary_op(self, op, &v, range),
             (UnaryOp::Not, _) => Value::Bool(self.truth(&v).map(|b| !b)),
-            (UnaryOp::Neg, Value::Int(d)) => Value::Int(d.neg()),
+            (UnaryOp::Neg, Value::Int(d)) => Value::Int(self.bounded(d.neg())),
             (UnaryOp::Neg, Value::Float(f)) => Value::Float(f.map(|f| -f)),
             (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => v,
             (UnaryOp::Invert, Value::Int(d)) => match d.as_const() {

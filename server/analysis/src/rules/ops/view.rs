@@ -359,35 +359,55 @@ fn reshape(
     range: TextRange,
 ) -> Value {
     let mut new = interp.size_dims(items);
-    let total = numel(dims);
-    let infer: Vec<usize> = new
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| interp.env.value(d) == Some(-1))
-        .map(|(i, _)| i)
-        .collect();
-    if infer.len() > 1 {
-        interp.report(
-            range,
-            Severity::Error,
-            "view-size",
-            "only one dimension can be inferred".into(),
-        );
-        return Value::Unknown;
-    }
+    let total = interp.numel_or_unknown(dims);
     let shown = |interp: &Interp<'_>, new: &[Dim]| {
         let parts: Vec<String> = new.iter().map(|d| interp.fmt_dim(d)).collect();
         format!("[{}]", parts.join(", "))
     };
-    if let Some(&i) = infer.first() {
+    // torch reads the sizes left to right: a second -1, or another
+    // negative size, fails before the element count is looked at.
+    let mut infer = None;
+    for (i, d) in new.iter().enumerate() {
+        match interp.env.value(d) {
+            Some(-1) if infer.is_some() => {
+                interp.report(
+                    range,
+                    Severity::Error,
+                    "view-size",
+                    "only one dimension can be inferred".into(),
+                );
+                return Value::Unknown;
+            }
+            Some(-1) => infer = Some(i),
+            Some(n) if n < 0 => {
+                let message = format!(
+                    "invalid shape dimension {n} at index {i} of shape {}",
+                    shown(interp, &new)
+                );
+                interp.report(range, Severity::Error, "view-size", message);
+                return Value::Unknown;
+            }
+            _ => {}
+        }
+    }
+    if let Some(i) = infer {
         let others: Vec<Dim> = new
             .iter()
             .enumerate()
             .filter(|(j, _)| *j != i)
             .map(|(_, d)| d.clone())
             .collect();
-        let rest = numel(&others);
+        let rest = interp.numel_or_unknown(&others);
         match (interp.env.value(&total), interp.env.value(&rest)) {
+            (Some(0), Some(0)) => {
+                let message = format!(
+                    "cannot reshape tensor of 0 elements into shape {} because the \
+                     unspecified dimension size -1 can be any value and is ambiguous",
+                    shown(interp, &new)
+                );
+                interp.report(range, Severity::Error, "view-size", message);
+                return Value::Unknown;
+            }
             (Some(t), Some(r)) => {
                 if r == 0 || t % r != 0 {
                     let message = format!(
@@ -429,7 +449,7 @@ fn reshape(
             }
         }
     } else {
-        let want = numel(&new);
+        let want = interp.numel_or_unknown(&new);
         if interp.env.known_different(&want, &total) {
             let message = format!(
                 "shape '{}' is invalid for input of size {}",
@@ -440,18 +460,6 @@ fn reshape(
             return Value::Unknown;
         }
         let _ = interp.require_equal(&want, &total);
-    }
-    if let Some(bad) = new
-        .iter()
-        .position(|d| interp.env.value(d).is_some_and(|n| n < -1))
-    {
-        let message = format!(
-            "invalid shape dimension {} at index {bad} of shape {}",
-            interp.fmt_dim(&new[bad]),
-            shown(interp, &new)
-        );
-        interp.report(range, Severity::Error, "view-size", message);
-        return Value::Unknown;
     }
     // `view` of a transposed tensor needs its dims consecutive in memory.
     if name == "view"
