@@ -7,6 +7,7 @@ use std::rc::Rc;
 use shapels_syntax::ast::{ExprKind, TextRange};
 
 use crate::interp::Interp;
+use crate::rules;
 use crate::value::{Class, Function, Instance, Provenance, Value};
 
 use super::Kwargs;
@@ -58,6 +59,12 @@ impl Interp<'_> {
         }
         if let Some(init) = lookup_method(class, "__init__") {
             let _ = self.call_function(&init, Some(value.clone()), args, kwargs, range);
+        } else if let Some(base) = torch_layer_base(class) {
+            // A torch layer subclassed for its `forward` or a hook
+            // (`class Linear(nn.Linear)` casting its weights): the torch
+            // layer's own constructor takes the arguments.
+            let layer = rules::call_torch(self, &format!("torch.nn.{base}"), args, kwargs, range);
+            self.set_attr(&value, "__torch_layer__", layer);
         }
         value
     }
