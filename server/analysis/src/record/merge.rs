@@ -127,6 +127,11 @@ impl<'a> Namer<'a> {
         self.scope = scope_of(&self.scopes, start);
     }
 
+    /// The function a site at `start` is in.
+    pub fn scope_at(&self, start: usize) -> usize {
+        scope_of(&self.scopes, start)
+    }
+
     /// Which names a site's shapes are shown with (for merges done once).
     pub fn scope(&self) -> usize {
         self.scope

@@ -16,6 +16,7 @@ use crate::value::{Shape, Tensor};
 use crate::workspace::is_local;
 
 mod merge;
+mod scoped_names;
 
 use merge::{Namer, merge, name_varying};
 
@@ -570,6 +571,16 @@ impl Recorder {
             .chain(exprs.iter_mut().map(|e| &mut e.tensor))
             .collect();
         name_varying(&mut namer, &mut infos);
+        let mut scoped: Vec<(usize, &mut TensorInfo)> = bindings
+            .iter_mut()
+            .map(|b| (namer.scope_at(b.range.start), &mut b.tensor))
+            .chain(
+                exprs
+                    .iter_mut()
+                    .map(|e| (namer.scope_at(e.range.start), &mut e.tensor)),
+            )
+            .collect();
+        scoped_names::unsuffix(env, &mut scoped);
         (bindings, exprs)
     }
 }

@@ -1,0 +1,140 @@
+//! Per function, sizes shown by the names the code asked for: `N`, not the
+//! `N_2` that tells it from another function's `N`.
+//!
+//! The shape environment keeps one namespace for the whole file, so a
+//! second class whose `forward` also reads `B, T, C = x.shape` mints `B_2`.
+//! Python scopes names per function, and so do readers: inside a function
+//! where only one `B` appears, it is shown as `B`. The suffix stays where
+//! two different sizes of the same name meet in one function.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use shapels_shapes::{ShapeEnv, SymId};
+
+use crate::report::{DimView, TensorInfo};
+
+/// For each symbol whose shown name carries a uniqueness suffix, the name
+/// it was asked for (`B_2` → `B`).
+fn suffixed_names(env: &ShapeEnv) -> FxHashMap<String, String> {
+    (0..env.symbol_count() as u32)
+        .filter_map(|i| env.info(SymId(i)))
+        .filter(|info| !info.anonymous && info.name != info.base && !info.base.is_empty())
+        .map(|info| (info.name.clone(), info.base.clone()))
+        .collect()
+}
+
+/// The names a shown size is written with: maximal runs of identifier
+/// characters and dots (`config.n_embd` is one name).
+fn names_in(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .filter(|t| {
+            t.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+        })
+}
+
+/// `text` with whole names replaced as `rename` says.
+fn renamed(text: &str, rename: &FxHashMap<&str, &str>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut name = String::new();
+    let flush = |name: &mut String, out: &mut String| {
+        match rename.get(name.as_str()) {
+            Some(to) => out.push_str(to),
+            None => out.push_str(name),
+        }
+        name.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '_' || c == '.' {
+            name.push(c);
+        } else {
+            flush(&mut name, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut name, &mut out);
+    out
+}
+
+fn texts_of(info: &TensorInfo) -> impl Iterator<Item = &str> {
+    info.shape
+        .iter()
+        .flatten()
+        .filter_map(|d| match d {
+            DimView::Symbol(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .chain(info.guards.iter().map(String::as_str))
+}
+
+/// Drop the uniqueness suffix of every size name that has no namesake in
+/// its function: `infos` are the shown tensors with the function each
+/// belongs to.
+pub(super) fn unsuffix(env: &ShapeEnv, infos: &mut [(usize, &mut TensorInfo)]) {
+    let suffixed = suffixed_names(env);
+    if suffixed.is_empty() {
+        return;
+    }
+    let base_of = |name: &str| -> String {
+        suffixed
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
+    };
+    let mut per_scope: FxHashMap<usize, FxHashSet<String>> = FxHashMap::default();
+    for (scope, info) in infos.iter() {
+        let names = per_scope.entry(*scope).or_default();
+        for text in texts_of(info) {
+            names.extend(names_in(text).map(str::to_string));
+        }
+    }
+    let mut renames: FxHashMap<usize, FxHashMap<String, String>> = FxHashMap::default();
+    for (scope, names) in &per_scope {
+        let mut by_base: FxHashMap<String, Vec<&String>> = FxHashMap::default();
+        for name in names {
+            by_base.entry(base_of(name)).or_default().push(name);
+        }
+        for (base, namesakes) in by_base {
+            if let [only] = namesakes.as_slice()
+                && **only != base
+            {
+                renames
+                    .entry(*scope)
+                    .or_default()
+                    .insert((*only).clone(), base);
+            }
+        }
+    }
+    for (scope, info) in infos.iter_mut() {
+        let Some(rename) = renames.get(scope) else {
+            continue;
+        };
+        let rename: FxHashMap<&str, &str> = rename
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        for dim in info.shape.iter_mut().flatten() {
+            if let DimView::Symbol(s) = dim {
+                *s = renamed(s, &rename);
+            }
+        }
+        for guard in &mut info.guards {
+            *guard = renamed(guard, &rename);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_names_only() {
+        let rename: FxHashMap<&str, &str> = [("N_2", "N"), ("c.d_2", "c.d")].into_iter().collect();
+        assert_eq!(renamed("2*N_2 + N_23", &rename), "2*N + N_23");
+        assert_eq!(renamed("c.d_2 // N_2", &rename), "c.d // N");
+        let names: Vec<&str> = names_in("(H_2 - 1)//2 + config.n_embd").collect();
+        assert_eq!(names, ["H_2", "config.n_embd"]);
+    }
+}
