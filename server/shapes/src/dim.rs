@@ -511,7 +511,7 @@ impl Dim {
 
     /// `self / other` when `other` is a single monomial that divides every
     /// term of `self` exactly.
-    fn exact_div(&self, other: &Dim) -> Option<Dim> {
+    pub fn exact_div(&self, other: &Dim) -> Option<Dim> {
         let (divisor, dc) = other.single_term()?;
         if dc == 0 || self.term_count() == 0 {
             return None;

@@ -236,6 +236,18 @@ impl ShapeEnv {
                 return Unified::Learned;
             }
         }
+        // A factor both sides share cancels, sizes being positive:
+        // `p1*p2*c == channels*p1*p2` (a patch embedding's LayerNorm) says
+        // `c == channels`.
+        for s in ra.symbols() {
+            if !rb.symbols().contains(&s) {
+                continue;
+            }
+            let factor = Dim::sym(s);
+            if let (Some(qa), Some(qb)) = (ra.exact_div(&factor), rb.exact_div(&factor)) {
+                return self.unify(&qa, &qb);
+            }
+        }
         self.guards.push(Guard { lhs: ra, rhs: rb });
         Unified::Assumed
     }

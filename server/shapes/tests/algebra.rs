@@ -330,3 +330,23 @@ fn unification_learns_and_contradicts() {
     );
     assert_eq!(env.display(&anon), "T");
 }
+
+/// Sizes are positive, so a factor both sides share cancels: a patch
+/// embedding's `p1*p2*c == channels*p1*p2` says `c == channels`, and
+/// `4*p == 5*p` cannot hold.
+#[test]
+fn unification_cancels_a_shared_factor() {
+    let mut env = ShapeEnv::new();
+    let p1 = env.symbol("p1");
+    let p2 = env.symbol("p2");
+    let channels = env.symbol("channels");
+    let c = env.weak_symbol("c");
+    let lhs = p1.mul(&p2).mul(&c);
+    let rhs = channels.mul(&p1).mul(&p2);
+    assert_eq!(env.unify(&lhs, &rhs), Unified::Learned);
+    assert_eq!(env.display(&c), "channels");
+    assert_eq!(
+        env.unify(&p1.mul(&Dim::konst(4)), &p1.mul(&Dim::konst(5))),
+        Unified::Contradiction
+    );
+}

@@ -28,7 +28,6 @@ impl Interp<'_> {
                 self.set_attr(&object_value, &attr.id, value);
             }
             ExprKind::Tuple(elts) | ExprKind::List(elts) => {
-                let n = elts.len();
                 let star = elts
                     .iter()
                     .position(|e| matches!(e.kind, ExprKind::Starred(_)));
@@ -44,13 +43,26 @@ impl Interp<'_> {
                         }
                     }
                     None => {
-                        let _ = n;
+                        // A constructor's configuration the analysis cannot
+                        // read but the code names (`image_height,
+                        // image_width = pair(image_size)` of a made-up
+                        // `image_size`): the names stand for the sizes, as
+                        // the constructor's own parameters do.
+                        let named = star.is_none()
+                            && matches!(value, Value::Unknown | Value::Opaque(_))
+                            && self.in_constructor();
                         for elt in elts {
                             let elt = match &elt.kind {
                                 ExprKind::Starred(inner) => inner.as_ref(),
                                 _ => elt,
                             };
-                            self.assign(elt, Value::Unknown, kind);
+                            let item = match &elt.kind {
+                                ExprKind::Name(name) if named && name != "_" => {
+                                    Value::Opaque(Rc::from(name.as_str()))
+                                }
+                                _ => Value::Unknown,
+                            };
+                            self.assign(elt, item, kind);
                         }
                     }
                 }
@@ -124,6 +136,15 @@ impl Interp<'_> {
                 }
             }
         }
+    }
+
+    /// Whether the code running is a class's `__init__`, where values are
+    /// configuration (sizes, flags), not data.
+    fn in_constructor(&mut self) -> bool {
+        self.frame()
+            .function
+            .as_ref()
+            .is_some_and(|f| f.owner.is_some() && f.def.name.id == "__init__")
     }
 
     /// A write to the current frame's names: when they are the module's

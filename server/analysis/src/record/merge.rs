@@ -148,6 +148,26 @@ impl<'a> Namer<'a> {
         if d.is_const() || local.len() > 32 {
             return None;
         }
+        // A named size and a constant (`num_patches + 1` for the class token).
+        let mut shifted: Vec<String> = Vec::new();
+        for (a, na) in local {
+            if a.is_const() {
+                continue;
+            }
+            if let Some(k) = d.sub(a).as_const()
+                && k != 0
+                && k.abs() <= 16
+            {
+                shifted.push(if k > 0 {
+                    format!("{na} + {k}")
+                } else {
+                    format!("{na} - {}", -k)
+                });
+            }
+        }
+        if let Some(best) = shifted.into_iter().min() {
+            return Some(best);
+        }
         let mut products: Vec<String> = Vec::new();
         for (a, na) in local {
             for (b, nb) in local {

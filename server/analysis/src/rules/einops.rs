@@ -635,6 +635,37 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
             .collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         interp.demand_rank(&x.shape, &names);
+        // A group whose other axes have their lengths given (`(h p1)` with
+        // `p1=patch_size`) is that many times a free size named after the
+        // one axis left: `h*patch_size`, so `h` comes out as `h`.
+        if let Some(dims) = interp.dims(&x) {
+            for (g, d) in left.groups.iter().zip(dims.iter()) {
+                let Group::Axes(axes) = g else { continue };
+                if axes.len() < 2 {
+                    continue;
+                }
+                let mut free = Vec::new();
+                let mut known = Dim::konst(1);
+                for a in axes {
+                    match a {
+                        Axis::Anon(n) => known = known.mul(&Dim::konst(*n)),
+                        Axis::Name(n) => match axes_lengths
+                            .iter()
+                            .find(|(k, _)| **k == **n)
+                            .and_then(|(_, v)| interp.as_dim(v))
+                        {
+                            Some(len) => known = known.mul(&len),
+                            None => free.push(n.clone()),
+                        },
+                        Axis::Ellipsis => {}
+                    }
+                }
+                if let [axis] = free.as_slice() {
+                    let made = interp.env.weak_symbol(axis).mul(&known);
+                    let _ = interp.env.unify(d, &made);
+                }
+            }
+        }
     }
     let Some(dims) = interp.dims(&x) else {
         let shape = interp.fresh_rank_var();
