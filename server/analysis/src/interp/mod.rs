@@ -224,6 +224,9 @@ pub(crate) struct Interp<'s> {
     pub forward_ran: FxHashSet<usize>,
     /// Instances of each user class made so far (a few), by class address.
     pub instances: FxHashMap<usize, Vec<Value>>,
+    /// Classes built at least once from arguments that are parts of the
+    /// model (a block class, a layer, a function) rather than settings.
+    pub built_from_parts: FxHashSet<usize>,
     /// Where the current top-level call came from, for diagnostics that
     /// belong to a call site rather than to a library line.
     pub frames: Vec<Frame>,
@@ -310,6 +313,7 @@ impl<'s> Interp<'s> {
             classes: Vec::new(),
             functions: Vec::new(),
             instances: FxHashMap::default(),
+            built_from_parts: FxHashSet::default(),
             forward_ran: FxHashSet::default(),
             open_call: false,
             uncertain: 0,
@@ -925,7 +929,17 @@ impl<'s> Interp<'s> {
                 .get(&(Rc::as_ptr(&class) as usize))
                 .cloned()
                 .unwrap_or_default();
-            let instances = if built.is_empty() {
+            // Built several times from settings alone (`vit_tiny()` and
+            // `vit_small()` with other widths and head counts): each
+            // construction is one case, so forward runs on an instance whose
+            // settings are the constructor's parameters, by name. Built from
+            // parts (`ResNet(BasicBlock, …)`, `ResNet(Bottleneck, …)`), the
+            // constructions say which layers exist: they run as built.
+            let from_settings_only = built.len() > 1
+                && !self
+                    .built_from_parts
+                    .contains(&(Rc::as_ptr(&class) as usize));
+            let instances = if built.is_empty() || from_settings_only {
                 vec![self.generic_instance(&class)]
             } else {
                 built

@@ -42,6 +42,13 @@ impl Interp<'_> {
         if made.len() < 4 {
             made.push(value.clone());
         }
+        if args
+            .iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .any(|v| !is_setting(v))
+        {
+            self.built_from_parts.insert(Rc::as_ptr(class) as usize);
+        }
         if class.is_dataclass {
             self.init_dataclass(class, &instance, args, kwargs);
             // Fields computed from others (`self.head_dim = self.dim //
@@ -251,4 +258,24 @@ pub(crate) fn is_module_class(class: &Rc<Class>) -> bool {
             .iter()
             .any(|b| matches!(b, Value::Path(p) if p.starts_with("torch.") || p.contains("Module")))
     })
+}
+
+/// A constructor argument that sets a size or a flag (numbers, strings,
+/// `None`, tuples of them, a config object) rather than handing over a part
+/// of the model (a block class, a layer, a function).
+fn is_setting(v: &Value) -> bool {
+    match v {
+        Value::Int(_)
+        | Value::Float(_)
+        | Value::Bool(_)
+        | Value::None
+        | Value::Str(_)
+        | Value::Text
+        | Value::Opaque(_)
+        | Value::Unknown => true,
+        Value::Tuple(items) => items.iter().all(is_setting),
+        Value::List(items) => items.borrow().iter().all(is_setting),
+        Value::Instance(inst) => inst.class.is_dataclass,
+        _ => false,
+    }
 }
