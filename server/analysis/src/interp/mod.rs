@@ -166,6 +166,11 @@ pub(crate) struct Interp<'s> {
     /// Opaque values a torch call took as a size (`torch.arange(0, dim, 2)`):
     /// numbers, so a tensor meeting one in arithmetic keeps its shape.
     pub opaque_numbers: FxHashSet<Rc<str>>,
+    /// Made-up parameters whose default is a small number (`dims=2`), by
+    /// symbol: compared with 1, 2 or 3 they select a mode (1-, 2- or 3-D
+    /// layers) whose branches cannot all hold at once, and the default's
+    /// mode is the one shown.
+    pub mode_defaults: FxHashMap<shapels_shapes::SymId, i64>,
     /// The name of the made-up input each rank variable stands for, so
     /// that `src.shape[1]` is named `src_1` wherever it is read.
     pub var_sources: FxHashMap<u32, Rc<str>>,
@@ -289,6 +294,7 @@ impl<'s> Interp<'s> {
             tail_vars: FxHashMap::default(),
             opaque_syms: FxHashMap::default(),
             opaque_numbers: FxHashSet::default(),
+            mode_defaults: FxHashMap::default(),
             var_sources: FxHashMap::default(),
             steps: 0,
             foreign_steps: 0,

@@ -386,7 +386,30 @@ pub(crate) fn method(
         },
         "type" => match args.get(1, "dtype") {
             Some(Value::DType(d)) => retype(Some(*d), None, "type"),
-            _ => Value::Unknown,
+            // `x.type()` is the type's name.
+            None => Value::Unknown,
+            // A dtype the analysis cannot read (`x.type(self.dtype)` of a
+            // model built in fp16 or not), or a tensor type's name
+            // (`"torch.cuda.HalfTensor"`, which also moves it): the same
+            // shape, of a dtype it does not know.
+            Some(v) => {
+                let device = match v {
+                    Value::Str(name) if name.contains("cuda") => Some(Device::Cuda(0)),
+                    Value::Str(_) => Some(Device::Cpu),
+                    Value::Opaque(n) if n.ends_with("dtype") => t.device.clone(),
+                    Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::None => {
+                        return Some(Value::Unknown);
+                    }
+                    _ => None,
+                };
+                Value::Tensor(Rc::new(Tensor {
+                    shape: shape.clone(),
+                    dtype: None,
+                    device,
+                    op: Rc::from("type"),
+                    ..(**t).clone()
+                }))
+            }
         },
         "to" => {
             let mut dtype = super::creation::dtype_arg(args);

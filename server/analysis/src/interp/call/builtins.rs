@@ -357,6 +357,9 @@ impl Interp<'_> {
                 (Value::Instance(inst), Value::Class(c)) => {
                     Some(class_chain(&inst.class).iter().any(|k| Rc::ptr_eq(k, c)))
                 }
+                // A torch layer is no instance of a user's class (a user
+                // class built on a torch layer is an `Instance`).
+                (Value::Layer(_), Value::Class(_)) => Some(false),
                 (Value::Layer(l), Value::Path(p)) => {
                     Some(p.rsplit('.').next() == Some(&*l.kind) || p.ends_with("Module"))
                 }

@@ -31,7 +31,13 @@ impl Interp<'_> {
     /// (strings, `None`) as given.
     fn any_like(&mut self, default: &Value, name: &str) -> Value {
         match default {
-            Value::Int(_) => Value::Int(self.env.symbol(name)),
+            Value::Int(d) => {
+                let made = self.env.symbol(name);
+                if let (Some(k @ 1..=3), Some(id)) = (d.as_const(), made.as_sym()) {
+                    self.mode_defaults.insert(id, k);
+                }
+                Value::Int(made)
+            }
             Value::Float(_) => Value::Float(None),
             Value::Bool(_) => Value::Bool(None),
             Value::Tuple(items) => Value::tuple(

@@ -116,6 +116,16 @@ impl Interp<'_> {
                 }));
                 Some((0..first).map(|_| item.clone()).collect())
             }
+            // A user class built on a torch container (`class
+            // TimestepEmbedSequential(nn.Sequential, ...)`) iterates the
+            // container's layers.
+            Value::Instance(inst) => {
+                let layer = inst.attrs.borrow().get("__torch_layer__").cloned()?;
+                match layer {
+                    Value::Layer(_) => self.iterate(&layer),
+                    _ => None,
+                }
+            }
             Value::Str(s) if s.len() <= MAX_LOOP_ITERATIONS => Some(
                 s.chars()
                     .map(|c| Value::Str(Rc::from(c.to_string())))

@@ -164,6 +164,14 @@ impl Interp<'_> {
         Value::Bool(answer)
     }
 
+    /// `dims == 3` of a made-up `dims=2`: a choice among 1-, 2- and 3-D
+    /// code, decided by the default (see `mode_defaults`).
+    fn mode_selected(&self, selector: &Dim, constant: &Dim) -> Option<bool> {
+        let k = constant.as_const().filter(|k| (1..=3).contains(k))?;
+        let id = self.env.resolve(selector).as_sym()?;
+        self.mode_defaults.get(&id).map(|default| *default == k)
+    }
+
     /// Python `==` on values the analysis knows; `None` when undecidable.
     pub(crate) fn values_equal(&mut self, a: &Value, b: &Value) -> Option<bool> {
         match (a, b) {
@@ -173,7 +181,8 @@ impl Interp<'_> {
                 } else if self.env.known_different(x, y) {
                     Some(false)
                 } else {
-                    None
+                    self.mode_selected(x, y)
+                        .or_else(|| self.mode_selected(y, x))
                 }
             }
             (Value::Int(x), Value::Float(Some(f))) | (Value::Float(Some(f)), Value::Int(x)) => {
