@@ -20,6 +20,9 @@ mod scoped_names;
 
 use merge::{Namer, merge, name_varying};
 
+/// The hover note of a shape no readable call reaches (library mode).
+const FOR_ANY_INPUT: &str = "for any input: no call the analysis can read reaches this code";
+
 /// Runs kept per site: enough to see every context, bounded for memory.
 const MAX_HITS: usize = 48;
 
@@ -501,10 +504,7 @@ impl Recorder {
                 .or_insert_with(|| {
                     let mut info = merge(&tensors, &calls, env, resolve, namer);
                     if made_up {
-                        info.notes.push(
-                            "for any input: no call the analysis can read reaches this code"
-                                .to_string(),
-                        );
+                        info.notes.push(FOR_ANY_INPUT.to_string());
                     }
                     // A tensor another file made says where (`enc.py:5`).
                     if let Some(at) = tensors.first().and_then(|t| t.made_at.as_ref())
@@ -581,6 +581,9 @@ impl Recorder {
             )
             .collect();
         scoped_names::unsuffix(env, &mut scoped);
+        for (_, info) in &mut scoped {
+            scoped_names::say_free_sizes(info, FOR_ANY_INPUT);
+        }
         (bindings, exprs)
     }
 }

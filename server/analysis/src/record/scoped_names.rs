@@ -125,6 +125,34 @@ pub(super) fn unsuffix(env: &ShapeEnv, infos: &mut [(usize, &mut TensorInfo)]) {
     }
 }
 
+/// A shape shown for any input says which of its sizes are free: the
+/// names it is written with, once each, in order (`N, H, W are free
+/// sizes`).
+pub(super) fn say_free_sizes(info: &mut TensorInfo, note: &str) {
+    let Some(at) = info.notes.iter().position(|n| n == note) else {
+        return;
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for dim in info.shape.iter().flatten() {
+        if let DimView::Symbol(s) = dim {
+            for name in names_in(s) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+    }
+    if names.is_empty() {
+        return;
+    }
+    let verb = if names.len() == 1 {
+        "is a free size"
+    } else {
+        "are free sizes"
+    };
+    info.notes[at] = format!("{note}; {} {verb}", names.join(", "));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
