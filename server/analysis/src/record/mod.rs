@@ -64,7 +64,15 @@ impl Runs {
     /// (tensors, calls), and whether they are the made-up ones.
     fn telling(&self, read_unknown: bool) -> (Vec<Rc<Tensor>>, Vec<u32>, bool) {
         let read = self.counts[RunKind::Read as usize] > 0 || read_unknown;
-        let keep: Option<RunKind> = if read || self.counts[RunKind::MadeUp as usize] == 0 {
+        let others =
+            self.counts[RunKind::Unreadable as usize] + self.counts[RunKind::MadeUp as usize];
+        // Calls with inputs the analysis can read say what the lines hold;
+        // runs on made-up inputs (a caller that no readable call reaches)
+        // would only blur them into sizes nobody named.
+        let keep: Option<RunKind> = if read && self.counts[RunKind::Read as usize] > 0 && others > 0
+        {
+            Some(RunKind::Read)
+        } else if read || self.counts[RunKind::MadeUp as usize] == 0 {
             None
         } else {
             Some(RunKind::MadeUp)
@@ -79,7 +87,7 @@ impl Runs {
                         calls.push(*c);
                     }
                 }
-                (tensors, calls, true)
+                (tensors, calls, kind == RunKind::MadeUp)
             }
         }
     }
