@@ -358,6 +358,14 @@ pub struct Function {
     pub defaults: Vec<Option<Value>>,
 }
 
+/// What `functools.partial` bound: the callable and its first arguments.
+#[derive(Debug, Clone)]
+pub struct Partial {
+    pub function: Value,
+    pub args: Vec<Value>,
+    pub kwargs: Vec<(Rc<str>, Value)>,
+}
+
 /// A Python value as the analysis sees it.
 #[derive(Debug, Clone)]
 pub enum Value {
@@ -394,6 +402,9 @@ pub enum Value {
     BoundMethod(Box<Value>, Rc<Function>),
     /// A method of a built-in value: `x.view`, `layer.to`, `xs.append`.
     BuiltinMethod(Box<Value>, Rc<str>),
+    /// `functools.partial(f, *args, **kwargs)`: calling it calls `f` with
+    /// those arguments first.
+    Partial(Rc<Partial>),
     /// A module or callable of the outside world by its dotted path:
     /// `torch`, `torch.nn.functional.relu`, `math.sqrt`, `einops.rearrange`.
     Path(Rc<str>),

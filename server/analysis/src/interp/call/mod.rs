@@ -117,6 +117,19 @@ impl Interp<'_> {
     ) -> Value {
         match callee {
             Value::Function(f) => self.call_function(f, None, args, kwargs, range),
+            Value::Partial(p) => {
+                let mut all_args = p.args.clone();
+                all_args.extend(args);
+                // Keywords of the call override the bound ones, as in Python.
+                let mut all_kwargs: Kwargs = p
+                    .kwargs
+                    .iter()
+                    .filter(|(k, _)| !kwargs.iter().any(|(given, _)| given == k))
+                    .cloned()
+                    .collect();
+                all_kwargs.extend(kwargs);
+                self.call_value(&p.function, all_args, all_kwargs, range)
+            }
             Value::BoundMethod(receiver, f) => {
                 self.call_function(f, Some((**receiver).clone()), args, kwargs, range)
             }
@@ -230,6 +243,15 @@ impl Interp<'_> {
             && let Some((_, factory)) = kwargs.iter().find(|(k, _)| &**k == "default_factory")
         {
             return Value::tuple(vec![Value::Str(Rc::from("@factory")), factory.clone()]);
+        }
+        if &**path == "functools.partial"
+            && let Some((function, bound)) = args.split_first()
+        {
+            return Value::Partial(Rc::new(crate::value::Partial {
+                function: function.clone(),
+                args: bound.to_vec(),
+                kwargs,
+            }));
         }
         if matches!(
             &**path,

@@ -384,6 +384,19 @@ impl KeyBuilder<'_> {
                 self.value(receiver)?;
                 self.push(Part::Text(name.clone()));
             }
+            Value::Partial(p) => {
+                self.push(Part::Tag(32));
+                self.value(&p.function)?;
+                self.push(Part::Len(p.args.len()));
+                for a in &p.args {
+                    self.value(a)?;
+                }
+                self.push(Part::Len(p.kwargs.len()));
+                for (k, v) in &p.kwargs {
+                    self.push(Part::Text(k.clone()));
+                    self.value(v)?;
+                }
+            }
             // A module's globals change as its code runs: not a key.
             Value::Module(_) | Value::Either(_) => return None,
             Value::Path(p) => {

@@ -392,6 +392,7 @@ fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Function(_)
         | Value::BoundMethod(..)
         | Value::BuiltinMethod(..)
+        | Value::Partial(_)
         | Value::Super(..)
         | Value::FakeMode { .. } => false,
     }
