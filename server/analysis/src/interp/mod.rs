@@ -166,10 +166,10 @@ pub(crate) struct Interp<'s> {
     /// Opaque values a torch call took as a size (`torch.arange(0, dim, 2)`):
     /// numbers, so a tensor meeting one in arithmetic keeps its shape.
     pub opaque_numbers: FxHashSet<Rc<str>>,
-    /// Made-up parameters whose default is a small number (`dims=2`), by
-    /// symbol: compared with 1, 2 or 3 they select a mode (1-, 2- or 3-D
-    /// layers) whose branches cannot all hold at once, and the default's
-    /// mode is the one shown.
+    /// Made-up parameters named for a spatial rank whose default is 1, 2
+    /// or 3 (`dims=2`), by symbol: compared with 1, 2 or 3 they select 1-,
+    /// 2- or 3-D code whose shapes cannot all be shown at once, and the
+    /// default's mode is the one shown.
     pub mode_defaults: FxHashMap<shapels_shapes::SymId, i64>,
     /// The name of the made-up input each rank variable stands for, so
     /// that `src.shape[1]` is named `src_1` wherever it is read.

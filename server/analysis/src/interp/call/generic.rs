@@ -33,7 +33,11 @@ impl Interp<'_> {
         match default {
             Value::Int(d) => {
                 let made = self.env.symbol(name);
-                if let (Some(k @ 1..=3), Some(id)) = (d.as_const(), made.as_sym()) {
+                // Only a parameter named for it (`dims`, `spatial_dims`): a
+                // `num_classes=2` compared with 2 is a size, both ways open.
+                if let (Some(k @ 1..=3), Some(id)) = (d.as_const(), made.as_sym())
+                    && names_spatial_rank(name)
+                {
                     self.mode_defaults.insert(id, k);
                 }
                 Value::Int(made)
@@ -295,4 +299,13 @@ fn tuple_items(annotation: &str) -> Option<Vec<&str>> {
     let items: Vec<&str> = inner.split(',').map(str::trim).collect();
     let plain = |t: &&str| matches!(*t, "int" | "Tensor" | "torch.Tensor");
     (!items.is_empty() && items.len() <= 8 && items.iter().all(plain)).then_some(items)
+}
+
+/// Whether a parameter's name says it picks 1-, 2- or 3-D code (`dims`,
+/// `spatial_dims`, `ndim`, `conv_dims`).
+fn names_spatial_rank(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.contains("dims")
+        || name.contains("ndim")
+        || (name.starts_with("spatial") && name.ends_with("_dim"))
 }
