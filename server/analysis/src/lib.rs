@@ -88,6 +88,7 @@ fn finish(
     // Where a run out of steps stopped depends on the file's length (its
     // budget), which any edit changes: such a result is never carried over.
     let carriable = !interp.report_budget_stop();
+    let mut diagnostics = std::mem::take(&mut interp.diagnostics);
     let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
@@ -98,11 +99,11 @@ fn finish(
             config.static_shapes,
             &|offset| view.modules.place(offset),
             function_ranges(module),
+            &mut diagnostics,
         )
     };
     let definitions = interp.public_definitions();
     interp.release_modules();
-    let mut diagnostics = std::mem::take(&mut interp.diagnostics);
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));
     FileAnalysis {
         bindings,

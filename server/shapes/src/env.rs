@@ -50,6 +50,11 @@ pub struct ShapeEnv {
     divisible: Vec<(Dim, Dim)>,
     guards: Vec<Guard>,
     name_counts: FxHashMap<String, u32>,
+    /// The shapes of the operands of the op being run (see `set_operands`).
+    operands: Vec<std::rc::Rc<Vec<Dim>>>,
+    /// Equalities of two named sizes of one operand that ops needed, in
+    /// the order met (see `take_assumptions`).
+    assumptions: Vec<(Dim, Dim)>,
 }
 
 /// How many rounds of substitution `resolve` applies; replacements never
@@ -219,6 +224,19 @@ impl ShapeEnv {
         if diff.is_const() {
             return Unified::Contradiction;
         }
+        // Two different sizes of one operand, both named by the code (`T`
+        // and `dim` of `x.transpose(1, 2)` after `C == dim`, `B` and
+        // `n_heads` of attention scores): equal only by accident, so the
+        // equality is assumed, said, and not learned, which would rename
+        // one size to the other all over the function.
+        if self.named_apart(&ra, &rb) {
+            self.guards.push(Guard {
+                lhs: ra.clone(),
+                rhs: rb.clone(),
+            });
+            self.assumptions.push((ra, rb));
+            return Unified::Assumed;
+        }
         // Prefer to solve for an anonymous symbol, then for the newest named
         // one, so the user's older names survive.
         let mut candidates: Vec<SymId> = diff.symbols();
@@ -250,6 +268,43 @@ impl ShapeEnv {
         }
         self.guards.push(Guard { lhs: ra, rhs: rb });
         Unified::Assumed
+    }
+
+    /// The operands of the op about to run, replacing (and returning) the
+    /// ones before: equalities between two of the code's named sizes that
+    /// stand at different places of one of them are assumptions (see
+    /// `unify`).
+    pub fn set_operands(
+        &mut self,
+        operands: Vec<std::rc::Rc<Vec<Dim>>>,
+    ) -> Vec<std::rc::Rc<Vec<Dim>>> {
+        std::mem::replace(&mut self.operands, operands)
+    }
+
+    /// The assumptions ops made since the last call, each once.
+    pub fn take_assumptions(&mut self) -> Vec<(Dim, Dim)> {
+        std::mem::take(&mut self.assumptions)
+    }
+
+    /// Whether `a` and `b` are sizes at two different places of one
+    /// operand, both made of names the code gave (a made-up conventional
+    /// name, as for a square matrix's two dims, is no such name).
+    fn named_apart(&self, a: &Dim, b: &Dim) -> bool {
+        if self.operands.is_empty() || a.is_const() || b.is_const() {
+            return false;
+        }
+        let named = |d: &Dim| {
+            d.symbols()
+                .iter()
+                .all(|s| self.info(*s).is_some_and(|i| !i.weak && !i.anonymous))
+        };
+        if !named(a) || !named(b) {
+            return false;
+        }
+        self.operands.iter().any(|shape| {
+            let at = |x: &Dim| shape.iter().position(|d| self.resolve(d) == *x);
+            matches!((at(a), at(b)), (Some(i), Some(j)) if i != j)
+        })
     }
 
     /// Record that `b` divides `a` (from `assert a % b == 0`).

@@ -6,6 +6,7 @@
 //! by a step budget and a depth limit, so no input can make it hang.
 
 mod assign;
+mod assumptions;
 mod call;
 pub(crate) mod control;
 mod expr;

@@ -132,6 +132,33 @@ impl<'a> Namer<'a> {
         scope_of(&self.scopes, start)
     }
 
+    /// A message's sizes by the names the function at `start` gives them
+    /// (`T` for the caller's `T_2` after `B, T, C = x.shape`).
+    pub fn with_local_names(&self, start: usize, text: &str) -> String {
+        let local = &self.local[self.scope_at(start)];
+        if local.is_empty() {
+            return text.to_string();
+        }
+        let by_name: FxHashMap<&str, shapels_shapes::SymId> = (0..self.env.symbol_count() as u32)
+            .filter_map(|i| {
+                let id = shapels_shapes::SymId(i);
+                self.env.info(id).map(|info| (info.name.as_str(), id))
+            })
+            .collect();
+        let mut rename: FxHashMap<&str, &str> = FxHashMap::default();
+        for name in super::scoped_names::names_in(text) {
+            if let Some(id) = by_name.get(name)
+                && let Some(alias) = local.get(&self.env.resolve(&Dim::sym(*id)))
+            {
+                rename.insert(name, alias.as_str());
+            }
+        }
+        if rename.is_empty() {
+            return text.to_string();
+        }
+        super::scoped_names::renamed(text, &rename)
+    }
+
     /// Which names a site's shapes are shown with (for merges done once).
     pub fn scope(&self) -> usize {
         self.scope

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use shapels_shapes::{Dim, ShapeEnv};
 use shapels_syntax::ast::TextRange;
 
-use crate::report::{Binding, BindingKind, ExprInfo, TensorInfo};
+use crate::report::{Binding, BindingKind, Diagnostic, ExprInfo, TensorInfo};
 use crate::value::{Shape, Tensor};
 use crate::workspace::is_local;
 
@@ -492,6 +492,7 @@ impl Recorder {
         static_shapes: bool,
         place: &dyn Fn(usize) -> Option<String>,
         scopes: Vec<TextRange>,
+        diagnostics: &mut [Diagnostic],
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
         let mut namer = Namer::new(env, &self.scalars, &self.scalar_starts, scopes);
         namer.static_shapes = static_shapes;
@@ -588,7 +589,16 @@ impl Recorder {
                     .map(|e| (namer.scope_at(e.range.start), &mut e.tensor)),
             )
             .collect();
-        scoped_names::unsuffix(env, &mut scoped);
+        // Messages say sizes the way hints around them do.
+        let mut messages: Vec<(usize, &mut String)> = diagnostics
+            .iter_mut()
+            .filter(|d| is_local(&d.range))
+            .map(|d| {
+                d.message = namer.with_local_names(d.range.start, &d.message);
+                (namer.scope_at(d.range.start), &mut d.message)
+            })
+            .collect();
+        scoped_names::unsuffix(env, &mut scoped, &mut messages);
         for (_, info) in &mut scoped {
             scoped_names::say_free_sizes(info, FOR_ANY_INPUT);
         }

@@ -25,7 +25,7 @@ fn suffixed_names(env: &ShapeEnv) -> FxHashMap<String, String> {
 
 /// The names a shown size is written with: maximal runs of identifier
 /// characters and dots (`config.n_embd` is one name).
-fn names_in(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn names_in(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .filter(|t| {
             t.chars()
@@ -35,7 +35,7 @@ fn names_in(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// `text` with whole names replaced as `rename` says.
-fn renamed(text: &str, rename: &FxHashMap<&str, &str>) -> String {
+pub(super) fn renamed(text: &str, rename: &FxHashMap<&str, &str>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut name = String::new();
     let flush = |name: &mut String, out: &mut String| {
@@ -71,7 +71,11 @@ fn texts_of(info: &TensorInfo) -> impl Iterator<Item = &str> {
 /// Drop the uniqueness suffix of every size name that has no namesake in
 /// its function: `infos` are the shown tensors with the function each
 /// belongs to.
-pub(super) fn unsuffix(env: &ShapeEnv, infos: &mut [(usize, &mut TensorInfo)]) {
+pub(super) fn unsuffix(
+    env: &ShapeEnv,
+    infos: &mut [(usize, &mut TensorInfo)],
+    messages: &mut [(usize, &mut String)],
+) {
     let suffixed = suffixed_names(env);
     if suffixed.is_empty() {
         return;
@@ -88,6 +92,12 @@ pub(super) fn unsuffix(env: &ShapeEnv, infos: &mut [(usize, &mut TensorInfo)]) {
         for text in texts_of(info) {
             names.extend(names_in(text).map(str::to_string));
         }
+    }
+    for (scope, message) in messages.iter() {
+        per_scope
+            .entry(*scope)
+            .or_default()
+            .extend(names_in(message).map(str::to_string));
     }
     let mut renames: FxHashMap<usize, FxHashMap<String, String>> = FxHashMap::default();
     for (scope, names) in &per_scope {
@@ -121,6 +131,15 @@ pub(super) fn unsuffix(env: &ShapeEnv, infos: &mut [(usize, &mut TensorInfo)]) {
         }
         for guard in &mut info.guards {
             *guard = renamed(guard, &rename);
+        }
+    }
+    for (scope, message) in messages.iter_mut() {
+        if let Some(rename) = renames.get(scope) {
+            let rename: FxHashMap<&str, &str> = rename
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .collect();
+            **message = renamed(message, &rename);
         }
     }
 }

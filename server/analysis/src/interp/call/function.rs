@@ -57,6 +57,9 @@ impl Interp<'_> {
         let outer_call = self.recorder.enter_call(
             !says_something(&args, &kwargs) || matches!(receiver, Some(Value::Unknown)),
         );
+        // The user's code runs its own ops: the operands of an op that
+        // called it (a `Sequential` of user modules) are not theirs.
+        let outer_operands = self.env.set_operands(Vec::new());
         let locals = Rc::new(RefCell::new(FxHashMap::default()));
         let mut positional = receiver.into_iter().chain(args);
         let mut kwargs = kwargs;
@@ -173,6 +176,7 @@ impl Interp<'_> {
         }
         let _ = range;
         self.recorder.leave_call(outer_call);
+        self.env.set_operands(outer_operands);
         let result = result.unwrap_or(Value::Unknown);
         self.memo_finish(pending, &result);
         result

@@ -51,7 +51,16 @@ impl Interp<'_> {
                 }
             }
 
-            Value::Tensor(t) => rules::tensor_method(self, t, name, args, kwargs, range),
+            Value::Tensor(t) => {
+                let operands: Vec<Value> = std::iter::once(receiver.clone())
+                    .chain(args.iter().cloned())
+                    .collect();
+                let refs: Vec<&Value> = operands.iter().collect();
+                let at = range.clone();
+                self.with_operands(&refs, &at, |interp| {
+                    rules::tensor_method(interp, t, name, args, kwargs, range)
+                })
+            }
             Value::Distribution(d) => {
                 rules::distribution_method(self, d, name, &rules::Args::new(args, kwargs))
             }

@@ -163,7 +163,14 @@ impl Interp<'_> {
                     }
                 }
             }
-            Value::Layer(layer) => rules::nn::call_layer(self, callee, layer, args, kwargs, range),
+            Value::Layer(layer) => {
+                let operands = args.clone();
+                let refs: Vec<&Value> = operands.iter().collect();
+                let at = range.clone();
+                self.with_operands(&refs, &at, |interp| {
+                    rules::nn::call_layer(interp, callee, layer, args, kwargs, range)
+                })
+            }
             // Only one of them runs: what each raises holds on some paths.
             Value::Either(alternatives) => {
                 self.uncertain += 1;
@@ -263,6 +270,11 @@ impl Interp<'_> {
                 .map(|(_, v)| v.clone())
                 .unwrap_or(Value::Unknown);
         }
-        rules::call_torch(self, path, args, kwargs, range)
+        let operands = args.clone();
+        let refs: Vec<&Value> = operands.iter().collect();
+        let at = range.clone();
+        self.with_operands(&refs, &at, |interp| {
+            rules::call_torch(interp, path, args, kwargs, range)
+        })
     }
 }

@@ -248,7 +248,10 @@ impl Interp<'_> {
     ) -> Value {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             let (a, b) = (self.number_if_known(a), self.number_if_known(b));
-            return rules::binary_op(self, op, &a, &b, range, left, right);
+            let at = range.clone();
+            return self.with_operands(&[&a, &b], &at, |interp| {
+                rules::binary_op(interp, op, &a, &b, range, left, right)
+            });
         }
         let a = self.intify(a);
         let b = self.intify(b);
