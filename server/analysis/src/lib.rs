@@ -93,12 +93,14 @@ fn finish(
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
         recorder.finish(
-            &view.env,
-            &|s| view.resolve_shape(s),
-            view.var_heads(),
-            config.static_shapes,
-            &|offset| view.modules.place(offset),
-            function_ranges(module),
+            &record::FinishView {
+                env: &view.env,
+                resolve: &|s| view.resolve_shape(s),
+                heads: view.var_heads(),
+                static_shapes: config.static_shapes,
+                place: &|offset| view.modules.place(offset),
+                scopes: function_ranges(module),
+            },
             &mut diagnostics,
         )
     };

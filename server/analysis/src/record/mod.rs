@@ -20,6 +20,19 @@ mod scoped_names;
 
 use merge::{Namer, merge, name_varying};
 
+/// What merging the runs needs to know of the finished analysis.
+pub(crate) struct FinishView<'a> {
+    pub env: &'a ShapeEnv,
+    pub resolve: &'a dyn Fn(&Shape) -> Shape,
+    /// Known leading sizes of unrefined rank variables (`x.size(0)`).
+    pub heads: FxHashMap<u32, Vec<Dim>>,
+    pub static_shapes: bool,
+    /// Where an offset of another file is (`enc.py:5`).
+    pub place: &'a dyn Fn(usize) -> Option<String>,
+    /// The file's functions, sorted by start: the scopes sizes are named in.
+    pub scopes: Vec<TextRange>,
+}
+
 /// The hover note of a shape no readable call reaches (library mode).
 const FOR_ANY_INPUT: &str = "for any input: no call the analysis can read reaches this code";
 
@@ -483,17 +496,21 @@ impl Recorder {
         }
     }
 
-    /// Merge the runs of every site into the user-facing results.
+    /// Merge the runs of every site into the user-facing results; the
+    /// diagnostics' messages get the names the hints around them use.
     pub fn finish(
         self,
-        env: &ShapeEnv,
-        resolve: &dyn Fn(&Shape) -> Shape,
-        heads: FxHashMap<u32, Vec<Dim>>,
-        static_shapes: bool,
-        place: &dyn Fn(usize) -> Option<String>,
-        scopes: Vec<TextRange>,
+        view: &FinishView<'_>,
         diagnostics: &mut [Diagnostic],
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
+        let FinishView {
+            env,
+            resolve,
+            static_shapes,
+            place,
+            ..
+        } = *view;
+        let (heads, scopes) = (view.heads.clone(), view.scopes.clone());
         let mut namer = Namer::new(env, &self.scalars, &self.scalar_starts, scopes);
         namer.static_shapes = static_shapes;
         namer.heads = heads;
