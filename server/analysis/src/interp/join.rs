@@ -247,16 +247,21 @@ fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
     } else {
         Vec::new()
     };
-    let kwargs = x
+    // A keyword only one of them was given (`stride=2`) is unknown in the
+    // join: dropping it would give the other's default, a wrong shape.
+    let mut kwargs: Vec<(Rc<str>, Value)> = x
         .kwargs
         .iter()
-        .filter_map(|(k, a)| {
-            y.kwargs
-                .iter()
-                .find(|(j, _)| j == k)
-                .map(|(_, b)| (k.clone(), join_values(interp, a, b)))
+        .map(|(k, a)| match y.kwargs.iter().find(|(j, _)| j == k) {
+            Some((_, b)) => (k.clone(), join_values(interp, a, b)),
+            None => (k.clone(), Value::Unknown),
         })
         .collect();
+    for (k, _) in &y.kwargs {
+        if !x.kwargs.iter().any(|(j, _)| j == k) {
+            kwargs.push((k.clone(), Value::Unknown));
+        }
+    }
     let (cx, cy) = (x.children.borrow().clone(), y.children.borrow().clone());
     let unknown = x.unknown_children.get() || y.unknown_children.get() || cx.len() != cy.len();
     let children = if unknown {
