@@ -281,6 +281,11 @@ impl ShapeEnv {
         std::mem::replace(&mut self.operands, operands)
     }
 
+    /// Whether ops made assumptions since they were last taken.
+    pub fn has_assumptions(&self) -> bool {
+        !self.assumptions.is_empty()
+    }
+
     /// The assumptions ops made since the last call, each once.
     pub fn take_assumptions(&mut self) -> Vec<(Dim, Dim)> {
         std::mem::take(&mut self.assumptions)

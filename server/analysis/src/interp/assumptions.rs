@@ -34,6 +34,9 @@ impl Interp<'_> {
         let outer = self.env.set_operands(shapes);
         let result = op(self);
         self.env.set_operands(outer);
+        if !self.env.has_assumptions() {
+            return result;
+        }
         let found = self.env.take_assumptions();
         let mut said: Vec<String> = Vec::new();
         for (a, b) in found {
@@ -58,9 +61,14 @@ impl Interp<'_> {
 
     fn operand_shapes(&self, v: &Value, out: &mut Vec<Rc<Vec<Dim>>>, depth: usize) {
         match v {
-            Value::Tensor(t) => match self.resolve_shape(&t.shape) {
-                Shape::Known(d) | Shape::Tail(_, d) if d.len() >= 2 => out.push(d),
-                _ => {}
+            // Most shapes are known already: no need to resolve them.
+            Value::Tensor(t) => match &t.shape {
+                Shape::Known(d) if d.len() >= 2 => out.push(d.clone()),
+                Shape::Known(_) => {}
+                _ => match self.resolve_shape(&t.shape) {
+                    Shape::Known(d) | Shape::Tail(_, d) if d.len() >= 2 => out.push(d),
+                    _ => {}
+                },
             },
             Value::Tuple(items) if depth < 2 => {
                 for item in items.iter().take(8) {
