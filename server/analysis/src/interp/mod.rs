@@ -9,6 +9,7 @@ mod assign;
 mod call;
 pub(crate) mod control;
 mod expr;
+pub(crate) mod fake_modes;
 mod imports;
 mod join;
 mod memo;
@@ -187,6 +188,9 @@ pub(crate) struct Interp<'s> {
     pub diagnostics: Vec<Diagnostic>,
     pub mode: ModeState,
     next_mode_id: u32,
+    /// The modes the user's code entered (`with FakeTensorMode(...)`), with
+    /// their `allow_non_fake_inputs`; every other mode is the analysis' own.
+    user_modes: FxHashMap<u32, bool>,
     /// Functions that some run reached, by the address of their definition.
     pub reached: FxHashSet<usize>,
     /// The functions on the call stack, to cut recursion.
@@ -305,6 +309,7 @@ impl<'s> Interp<'s> {
                 user_mode: false,
             },
             next_mode_id: 1,
+            user_modes: FxHashMap::default(),
             reached: FxHashSet::default(),
             stack: Vec::new(),
             classes: Vec::new(),

@@ -283,6 +283,7 @@ impl Interp<'_> {
                     allow_non_fake_inputs: *allow_non_fake_inputs,
                     user_mode: true,
                 };
+                self.enter_user_mode(*id, *allow_non_fake_inputs);
             }
             if let Some(target) = &item.target {
                 self.assign(target, ctx, BindingKind::With);
