@@ -8,6 +8,7 @@
 mod assign;
 mod call;
 pub(crate) mod control;
+pub(crate) mod defaults;
 mod expr;
 pub(crate) mod fake_modes;
 mod imports;
@@ -191,6 +192,8 @@ pub(crate) struct Interp<'s> {
     /// The modes the user's code entered (`with FakeTensorMode(...)`), with
     /// their `allow_non_fake_inputs`; every other mode is the analysis' own.
     user_modes: FxHashMap<u32, bool>,
+    /// Torch's default device and dtype as the code has set them.
+    pub(crate) defaults: defaults::TensorDefaults,
     /// Functions that some run reached, by the address of their definition.
     pub reached: FxHashSet<usize>,
     /// The functions on the call stack, to cut recursion.
@@ -310,6 +313,7 @@ impl<'s> Interp<'s> {
             },
             next_mode_id: 1,
             user_modes: FxHashMap::default(),
+            defaults: defaults::TensorDefaults::default(),
             reached: FxHashSet::default(),
             stack: Vec::new(),
             classes: Vec::new(),
@@ -351,6 +355,7 @@ impl<'s> Interp<'s> {
     pub fn run_module(&mut self, module: &ast::Module) {
         let _ = self.exec_block(&module.body);
         self.recorder.made_up = true;
+        self.forget_defaults_set_in(&module.body);
         self.run_unreached();
     }
 

@@ -270,8 +270,13 @@ impl Interp<'_> {
 
     fn exec_with(&mut self, items: &[ast::WithItem], body: &[Stmt]) -> Flow {
         let saved = self.mode;
+        let saved_defaults = self.defaults.clone();
         for item in items {
             let ctx = self.eval(&item.context);
+            // `with torch.device("cuda"):` makes factories default to it.
+            if let Value::Device(device) = &ctx {
+                self.defaults.device = Some(device.clone());
+            }
             if let Value::FakeMode {
                 id,
                 allow_non_fake_inputs,
@@ -291,6 +296,7 @@ impl Interp<'_> {
         }
         let flow = self.exec_block(body);
         self.mode = saved;
+        self.defaults = saved_defaults;
         flow
     }
 

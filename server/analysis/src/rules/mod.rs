@@ -5,7 +5,7 @@
 //! meta kernels check and report torch's own message at the call.
 
 pub(crate) mod args;
-mod creation;
+pub(crate) mod creation;
 mod distributions;
 mod dtype;
 mod einops;
@@ -158,11 +158,13 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         },
         "no_grad" | "inference_mode" | "enable_grad" | "autocast" | "amp.autocast"
         | "cuda.amp.autocast" => Value::None,
-        "manual_seed"
-        | "set_grad_enabled"
-        | "set_default_dtype"
-        | "cuda.manual_seed"
-        | "cuda.manual_seed_all" => Value::None,
+        "set_default_device" | "set_default_dtype" | "set_default_tensor_type" => {
+            interp.set_tensor_default(name, args.pos.first().or(args.kw.first().map(|(_, v)| v)));
+            Value::None
+        }
+        "manual_seed" | "set_grad_enabled" | "cuda.manual_seed" | "cuda.manual_seed_all" => {
+            Value::None
+        }
         "get_default_dtype" => Value::DType(crate::value::DType::Float32),
         "is_tensor" => Value::Bool(Some(matches!(args.get(0, "obj"), Some(Value::Tensor(_))))),
         "_subclasses.fake_tensor.FakeTensorMode" | "_subclasses.FakeTensorMode" => {
