@@ -41,6 +41,10 @@ pub enum Unified {
 pub struct Guard {
     pub lhs: Dim,
     pub rhs: Dim,
+    /// Assumed by an op that then failed: torch never got to assume it,
+    /// so it is shown nowhere (it still counts as a fact learned, so
+    /// `generation` only grows).
+    pub void: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -236,8 +240,25 @@ impl ShapeEnv {
                 return Unified::Learned;
             }
         }
-        self.guards.push(Guard { lhs: ra, rhs: rb });
+        self.guards.push(Guard {
+            lhs: ra,
+            rhs: rb,
+            void: false,
+        });
         Unified::Assumed
+    }
+
+    /// A mark to give `void_guards_since`: the guards assumed so far.
+    pub fn guard_mark(&self) -> usize {
+        self.guards.len()
+    }
+
+    /// The guards assumed since `mark` came from a computation that
+    /// failed: no longer shown as assumptions.
+    pub fn void_guards_since(&mut self, mark: usize) {
+        for g in self.guards.iter_mut().skip(mark) {
+            g.void = true;
+        }
     }
 
     /// Record that `b` divides `a` (from `assert a % b == 0`).
@@ -252,6 +273,7 @@ impl ShapeEnv {
     pub fn guards(&self) -> Vec<String> {
         self.guards
             .iter()
+            .filter(|g| !g.void)
             .map(|g| format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs)))
             .collect()
     }
@@ -266,7 +288,7 @@ impl ShapeEnv {
                 .any(|s| symbols.contains(s))
         };
         let mut out: Vec<String> = Vec::new();
-        for g in &self.guards {
+        for g in self.guards.iter().filter(|g| !g.void) {
             if touches(&g.lhs) || touches(&g.rhs) {
                 out.push(format!(
                     "{} == {}",
@@ -290,7 +312,7 @@ impl ShapeEnv {
     /// that look facts up for many shapes (see `guards_for`).
     pub fn guard_facts(&self) -> Vec<(Vec<SymId>, String)> {
         let mut out: Vec<(Vec<SymId>, String)> = Vec::new();
-        for g in &self.guards {
+        for g in self.guards.iter().filter(|g| !g.void) {
             let mut syms = self.resolve(&g.lhs).symbols();
             syms.extend(self.resolve(&g.rhs).symbols());
             out.push((

@@ -16,7 +16,12 @@ use crate::value::{Class, Function, Value};
 impl Interp<'_> {
     pub(crate) fn exec_block(&mut self, body: &[Stmt]) -> Flow {
         for stmt in body {
-            match self.exec_stmt(stmt) {
+            // What a statement assumes is void if an op of it fails.
+            let mark = self.env.guard_mark();
+            let outer = std::mem::replace(&mut self.stmt_guards, mark);
+            let flow = self.exec_stmt(stmt);
+            self.stmt_guards = outer;
+            match flow {
                 Flow::Normal => {}
                 other => return other,
             }
@@ -381,6 +386,7 @@ impl Interp<'_> {
             early_returns: Vec::new(),
             is_module: false,
             lists_unsure: false,
+            raised: false,
         });
         for stmt in &def.body {
             match &stmt.kind {

@@ -146,6 +146,7 @@ impl Interp<'_> {
             early_returns: Vec::new(),
             is_module: false,
             lists_unsure: false,
+            raised: false,
         });
         self.stack.push(key);
         self.depth += 1;
@@ -173,7 +174,9 @@ impl Interp<'_> {
         }
         let _ = range;
         self.recorder.leave_call(outer_call);
-        let result = result.unwrap_or(Value::Unknown);
+        // What a call that raised returns is nothing: the caller's next
+        // ops meet an unknown value, not a second error.
+        let result = result.filter(|_| !frame.raised).unwrap_or(Value::Unknown);
         self.memo_finish(pending, &result);
         result
     }
