@@ -176,8 +176,10 @@ pub(crate) fn create(
                 Some((dims, dtype)) => (dims, dtype),
                 None => {
                     let shape = interp.fresh_rank_var();
-                    let device = interp.defaults.device.clone();
-                    let t = interp.new_tensor(shape, None, device, "torch.tensor");
+                    // Data it cannot read still goes where `device=` says,
+                    // with the `dtype=` given.
+                    let device = device_arg(args).unwrap_or_else(|| interp.defaults.device.clone());
+                    let t = interp.new_tensor(shape, dtype_arg(args), device, "torch.tensor");
                     return Some(Value::Tensor(Rc::new(t)));
                 }
             }

@@ -180,8 +180,14 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         }
         "load" | "from_numpy" | "as_tensor" if name != "as_tensor" => {
             // Loaded or converted from outside: a real tensor nobody knows the shape of.
+            // `torch.load` restores tensors to the device they were saved
+            // from, unless `map_location` says where.
+            let device = match name {
+                "load" => args.kw("map_location").and_then(creation::device_of),
+                _ => Some(Device::Cpu),
+            };
             let shape = interp.fresh_rank_var();
-            let mut t = interp.new_tensor(shape, None, Some(Device::Cpu), &format!("torch.{name}"));
+            let mut t = interp.new_tensor(shape, None, device, &format!("torch.{name}"));
             t.origin = crate::value::Provenance::Real;
             Value::Tensor(Rc::new(t))
         }
