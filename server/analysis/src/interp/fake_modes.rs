@@ -77,7 +77,8 @@ impl Interp<'_> {
             return FakeInputs::Fine;
         };
         let message = format!(
-            "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'. Found in aten.{name}({})",
+            "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'. Found in aten.{}({})",
+            aten_name(name),
             self.fake_args(tensors, |t| user_fake(t).is_some())
         );
         let related = real
@@ -107,7 +108,8 @@ impl Interp<'_> {
             return;
         };
         let message = format!(
-            "a real tensor (made outside the fake mode, e.g. at module level) meets fake ones: Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'. Found in aten.{name}({})",
+            "a real tensor (made outside the fake mode, e.g. at module level) meets fake ones: Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'. Found in aten.{}({})",
+            aten_name(name),
             self.fake_args(tensors, |t| t.origin == Provenance::Fake)
         );
         let related = real
@@ -143,5 +145,22 @@ impl Interp<'_> {
     fn fmt_dim_list(&self, dims: &[shapels_shapes::Dim]) -> String {
         let parts: Vec<String> = dims.iter().map(|d| self.fmt_dim(d)).collect();
         parts.join(", ")
+    }
+}
+
+/// The aten op torch names in its message for what the analysis calls
+/// `name`: a layer by the kernel it runs first, an attribute (`x.T`) by
+/// its op, never an internal name (`__attr_T`, `Linear`).
+fn aten_name(name: &str) -> &str {
+    match name {
+        "Linear" | "Bilinear" => "t.default",
+        k if k.starts_with("Conv") => "convolution.default",
+        "LayerNorm" => "native_layer_norm.default",
+        "GroupNorm" => "native_group_norm.default",
+        k if k.starts_with("BatchNorm") => "_native_batch_norm_legit_functional.default",
+        "Embedding" => "embedding.default",
+        "__attr_T" | "__attr_H" => "permute.default",
+        "__attr_mT" | "__attr_mH" => "transpose.int",
+        other => other.strip_prefix("__attr_").unwrap_or(other),
     }
 }
