@@ -93,3 +93,21 @@ fn a_bug_is_reported_once() {
         error.related
     );
 }
+
+/// A device clash says which operand is on which device.
+#[test]
+fn a_device_clash_names_each_operand() {
+    let source = "import torch\n\nif __name__ == \"__main__\":\n    d = torch.randn(2, 3).cuda() + torch.randn(2, 3)\n";
+    let analysis = analyze(source, &Config::default());
+    let error = analysis
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "device-mismatch")
+        .unwrap_or_else(|| panic!("{:#?}", analysis.diagnostics));
+    let notes: Vec<&str> = error.related.iter().map(|r| r.message.as_str()).collect();
+    assert_eq!(
+        notes,
+        ["this operand is on cuda:0", "this operand is on cpu"],
+        "{error:#?}"
+    );
+}

@@ -191,6 +191,12 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
             t.origin = crate::value::Provenance::Real;
             Value::Tensor(Rc::new(t))
         }
+        // `nn.init.uniform_(w)` fills `w` in place and returns it; the
+        // other `nn.init` functions (`calculate_gain`) compute numbers.
+        _ if name.starts_with("nn.init.") => match args.get(0, "tensor") {
+            Some(t @ Value::Tensor(_)) if name.ends_with('_') => t.clone(),
+            _ => Value::Unknown,
+        },
         // `torch.max_pool2d(x, 2)` is `F.max_pool2d(x, 2)`: the same kernel
         // with the same arguments.
         _ if F_TWINS.contains(&name) => nn::functional(interp, name, args, range),

@@ -32,9 +32,10 @@ pub(crate) fn check_inputs(
         || BINARY_BOOL.contains(name)
         || matches!(name, "div" | "where" | "true_divide");
     let mut common: Option<Device> = None;
+    let mut common_at = 0;
     let mut common_is_scalar = false;
     let mut unknown = false;
-    for t in &tensors {
+    for (at, t) in tensors.iter().enumerate() {
         let Some(dev) = &t.device else {
             unknown = true;
             continue;
@@ -43,6 +44,7 @@ pub(crate) fn check_inputs(
         match &common {
             None => {
                 common = Some(dev.clone());
+                common_at = at;
                 common_is_scalar = is_scalar_cpu;
             }
             Some(c) if c == dev => {}
@@ -52,6 +54,7 @@ pub(crate) fn check_inputs(
                 }
                 if common_is_scalar && pointwise {
                     common = Some(dev.clone());
+                    common_at = at;
                     common_is_scalar = false;
                     continue;
                 }
@@ -77,7 +80,14 @@ pub(crate) fn check_inputs(
                             b.name()
                         }
                     );
-                    interp.report(range.clone(), Severity::Error, "device-mismatch", message);
+                    let related = operand_devices(args, [(common_at, &a), (at, &b)]);
+                    interp.report_related(
+                        range.clone(),
+                        Severity::Error,
+                        "device-mismatch",
+                        message,
+                        related,
+                    );
                     return None;
                 }
                 if either {
@@ -89,7 +99,14 @@ pub(crate) fn check_inputs(
                     a.name(),
                     b.name()
                 );
-                interp.report(range.clone(), Severity::Error, "device-mismatch", message);
+                let related = operand_devices(args, [(common_at, &a), (at, &b)]);
+                interp.report_related(
+                    range.clone(),
+                    Severity::Error,
+                    "device-mismatch",
+                    message,
+                    related,
+                );
                 return None;
             }
         }
@@ -99,4 +116,24 @@ pub(crate) fn check_inputs(
     } else {
         common
     })
+}
+
+/// Which operand is on which device, where the caller knows the operands'
+/// places (a binary operator's two tensors).
+fn operand_devices(args: &Args, operands: [(usize, &Device); 2]) -> Vec<(TextRange, String)> {
+    let aligned = args.ranges.len() == args.pos.len()
+        && args
+            .pos
+            .iter()
+            .all(|v| matches!(v, crate::value::Value::Tensor(_)));
+    if !aligned {
+        return Vec::new();
+    }
+    operands
+        .into_iter()
+        .filter_map(|(at, device)| {
+            let range = args.ranges.get(at)?.clone();
+            Some((range, format!("this operand is on {}", device.name())))
+        })
+        .collect()
 }
