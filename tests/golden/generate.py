@@ -1764,6 +1764,27 @@ def more_functional(f):
     f.add([mk("x", (2, 8, 3, 3))], "out = F.pixel_shuffle(x, 3)")
     f.add([mk("x", (2, 3, 5, 5))], "out = F.pixel_unshuffle(x, 2)")
     f.add([mk("x", (2, 3)), mk("t", (2, 3))], "out = F.binary_cross_entropy(x.sigmoid(), t.sigmoid(), weight=torch.ones(3))")
+    # torch.* twins of F.* functions: the same kernel, argument for argument
+    for xs in [(2, 4, 8, 8), (4, 8, 8), (2, 4, 8)]:
+        f.add(mk("x", xs), "out = torch.max_pool2d(x, 2)")
+        f.add(mk("x", xs), "out = torch.max_pool1d(x, 2, 2, 1)")
+        f.add(mk("x", xs), "out = torch.avg_pool1d(x, 3)")
+        f.add(mk("x", xs), "out = torch.adaptive_avg_pool1d(x, 5)")
+        f.add(mk("x", xs), "out = torch.pixel_shuffle(x, 2)")
+        f.add(mk("x", xs), "out = torch.pixel_unshuffle(x, 2)")
+        f.add(mk("x", xs), "out = torch.layer_norm(x, [8])")
+        f.add(mk("x", xs), "out = torch.layer_norm(x, [4, 8])")
+        f.add(mk("x", xs), "out = torch.rms_norm(x, [8])")
+        f.add(mk("x", xs), "out = torch.group_norm(x, 2)")
+        f.add(mk("x", xs), "out = torch.group_norm(x, 3)")
+        f.add([mk("x", xs), mk("w", (6, 4, 3, 3))], "out = torch.conv2d(x, w)")
+        f.add([mk("x", xs), mk("w", (6, 8, 3, 3))], "out = torch.conv2d(x, w, None, 1, 1)")
+        f.add([mk("x", xs), mk("w", (6, 4, 3))], "out = torch.conv1d(x, w)")
+        f.add([mk("x", xs), mk("w", (4, 6, 3, 3))], "out = torch.conv_transpose2d(x, w, stride=2)")
+    f.add([mk("x", (2, 4, 3, 8, 8)), mk("w", (6, 4, 3, 3, 3))], "out = torch.conv3d(x, w)")
+    f.add(mk("x", (2, 4, 3, 8, 8)), "out = torch.max_pool3d(x, 2)")
+    f.add([mk("x", (2, 4, 8)), mk("w", (4, 6, 3))], "out = torch.conv_transpose1d(x, w)")
+    f.add([mk("x", (2, 4, 3, 8, 8)), mk("w", (4, 6, 3, 3, 3))], "out = torch.conv_transpose3d(x, w)")
     return f
 
 

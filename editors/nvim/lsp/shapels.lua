@@ -29,7 +29,7 @@ return {
       -- The fake-mode flags are deliberately left unset here: a value sent
       -- by the editor would hide the project's own `[tool.shapels]` table.
       -- Set them through vim.lsp.config when a project has none:
-      --   allowNonFakeInputs = false,   -- report real tensors meeting fake ones
+      --   allowNonFakeInputs = true,    -- false: report real tensors meeting fake ones
       --   allowFallbackKernels = true,  -- ops with no shape rule are silently unknown
       --   staticShapes = false,         -- keep call-site sizes symbolic
       inlayHints = {

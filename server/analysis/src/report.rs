@@ -11,7 +11,12 @@ pub type TextRange = Range<usize>;
 /// The flags of the fake mode the analysis plays when user code builds none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// A real tensor meeting a fake one is silently faked (true) or reported (false).
+    /// A real tensor meeting a tensor of the analysis' own mode (the main
+    /// block, functions run on made-up inputs) is silently faked (true, the
+    /// default: torch runs such code outside any fake mode) or reported
+    /// (false: the strict view, for code that is to run under a
+    /// `FakeTensorMode` or `torch.export`). A mode the user's code enters
+    /// keeps its own flag.
     pub allow_non_fake_inputs: bool,
     /// An op with no shape rule is silently unknown (true) or reported (false).
     pub allow_fallback_kernels: bool,
@@ -22,7 +27,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            allow_non_fake_inputs: false,
+            allow_non_fake_inputs: true,
             allow_fallback_kernels: true,
             static_shapes: false,
         }

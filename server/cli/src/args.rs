@@ -62,9 +62,10 @@ pub(crate) struct ConfigArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) config_file: Option<PathBuf>,
 
-    /// Treat real tensors meeting fake ones as fake instead of reporting them.
-    #[arg(long)]
-    pub(crate) allow_non_fake_inputs: bool,
+    /// Treat real tensors meeting the analysis' fake ones as fake (the
+    /// default); `--allow-non-fake-inputs=false` reports them (the strict view).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub(crate) allow_non_fake_inputs: Option<bool>,
 
     /// Report ops that have no shape rule instead of treating their result as unknown.
     #[arg(long)]

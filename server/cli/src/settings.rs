@@ -83,7 +83,7 @@ impl Resolver {
             },
         };
         let flags = SettingsPatch {
-            allow_non_fake_inputs: args.allow_non_fake_inputs.then_some(true),
+            allow_non_fake_inputs: args.allow_non_fake_inputs,
             allow_fallback_kernels: args.no_fallback_kernels.then_some(false),
             static_shapes: args.static_shapes.then_some(true),
             ..SettingsPatch::default()

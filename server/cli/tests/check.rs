@@ -504,3 +504,32 @@ fn syntax_errors_are_information_and_counted() {
         stdout(&output)
     );
 }
+
+/// A module-level constant meeting the main block's tensors: torch runs it.
+const REAL_CONSTANT: &str = "\
+import torch
+MEAN = torch.tensor([0.4, 0.4, 0.4])
+if __name__ == \"__main__\":
+    y = torch.rand(2, 3) - MEAN
+";
+
+#[test]
+fn strict_fake_inputs_come_from_the_flag_and_the_pyproject() {
+    let dir = project(&[("model.py", REAL_CONSTANT.as_bytes())]);
+    let quiet = stdout(&run(dir.path(), &["check", "model.py"]));
+    assert!(!quiet.contains("real-fake-mix"), "{quiet}");
+    let strict = stdout(&run(
+        dir.path(),
+        &["check", "--allow-non-fake-inputs=false", "model.py"],
+    ));
+    assert!(strict.contains("warning[real-fake-mix]"), "{strict}");
+    let strict = project(&[
+        ("model.py", REAL_CONSTANT.as_bytes()),
+        (
+            "pyproject.toml",
+            b"[tool.shapels]\nallow_non_fake_inputs = false\n",
+        ),
+    ]);
+    let text = stdout(&run(strict.path(), &["check", "model.py"]));
+    assert!(text.contains("warning[real-fake-mix]"), "{text}");
+}

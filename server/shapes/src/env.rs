@@ -41,6 +41,10 @@ pub enum Unified {
 pub struct Guard {
     pub lhs: Dim,
     pub rhs: Dim,
+    /// Assumed by an op that then failed: torch never got to assume it,
+    /// so it is shown nowhere (it still counts as a fact learned, so
+    /// `generation` only grows).
+    pub void: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -233,6 +237,7 @@ impl ShapeEnv {
             self.guards.push(Guard {
                 lhs: ra.clone(),
                 rhs: rb.clone(),
+                void: false,
             });
             self.assumptions.push((ra, rb));
             return Unified::Assumed;
@@ -266,7 +271,11 @@ impl ShapeEnv {
                 return self.unify(&qa, &qb);
             }
         }
-        self.guards.push(Guard { lhs: ra, rhs: rb });
+        self.guards.push(Guard {
+            lhs: ra,
+            rhs: rb,
+            void: false,
+        });
         Unified::Assumed
     }
 
@@ -312,6 +321,19 @@ impl ShapeEnv {
         })
     }
 
+    /// A mark to give `void_guards_since`: the guards assumed so far.
+    pub fn guard_mark(&self) -> usize {
+        self.guards.len()
+    }
+
+    /// The guards assumed since `mark` came from a computation that
+    /// failed: no longer shown as assumptions.
+    pub fn void_guards_since(&mut self, mark: usize) {
+        for g in self.guards.iter_mut().skip(mark) {
+            g.void = true;
+        }
+    }
+
     /// Record that `b` divides `a` (from `assert a % b == 0`).
     pub fn assume_divisible(&mut self, a: &Dim, b: &Dim) {
         let (ra, rb) = (self.resolve(a), self.resolve(b));
@@ -324,6 +346,7 @@ impl ShapeEnv {
     pub fn guards(&self) -> Vec<String> {
         self.guards
             .iter()
+            .filter(|g| !g.void)
             .map(|g| format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs)))
             .collect()
     }
@@ -338,7 +361,7 @@ impl ShapeEnv {
                 .any(|s| symbols.contains(s))
         };
         let mut out: Vec<String> = Vec::new();
-        for g in &self.guards {
+        for g in self.guards.iter().filter(|g| !g.void) {
             if touches(&g.lhs) || touches(&g.rhs) {
                 out.push(format!(
                     "{} == {}",
@@ -362,7 +385,7 @@ impl ShapeEnv {
     /// that look facts up for many shapes (see `guards_for`).
     pub fn guard_facts(&self) -> Vec<(Vec<SymId>, String)> {
         let mut out: Vec<(Vec<SymId>, String)> = Vec::new();
-        for g in &self.guards {
+        for g in self.guards.iter().filter(|g| !g.void) {
             let mut syms = self.resolve(&g.lhs).symbols();
             syms.extend(self.resolve(&g.rhs).symbols());
             out.push((

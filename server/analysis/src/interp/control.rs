@@ -309,8 +309,16 @@ impl Interp<'_> {
                     empty: self.empty_local_lists(),
                 });
                 self.unknown_loops += 1;
-                for _ in 0..2 {
-                    self.assign(target, element.clone(), BindingKind::For);
+                for turn in 0..2 {
+                    // Each turn takes its own element: a value carried from
+                    // the first turn (`prev = cur`) is not the second's
+                    // (`tokens[:, prev:cur]` is not empty).
+                    let element = if turn == 0 {
+                        element.clone()
+                    } else {
+                        self.element_of(&iterable)
+                    };
+                    self.assign(target, element, BindingKind::For);
                     match self.exec_block(body) {
                         Flow::Normal | Flow::Continue | Flow::Break => {}
                         Flow::Return(v) => {

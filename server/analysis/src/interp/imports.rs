@@ -262,6 +262,7 @@ impl Interp<'_> {
             early_returns: Vec::new(),
             is_module: true,
             lists_unsure: false,
+            raised: false,
         });
         // An error while a module's top level runs is raised at the import
         // statement, as a traceback shows it.

@@ -9,7 +9,9 @@ mod assign;
 mod assumptions;
 mod call;
 pub(crate) mod control;
+pub(crate) mod defaults;
 mod expr;
+pub(crate) mod fake_modes;
 mod imports;
 mod join;
 mod memo;
@@ -71,6 +73,10 @@ pub(crate) struct Frame {
     /// Something this frame cannot follow was appended to: an empty list
     /// here may have been filled through it.
     pub lists_unsure: bool,
+    /// Torch raised in this function (or in one it called) on every path:
+    /// the rest of it does not run, so it reports nothing more and
+    /// returns an unknown value.
+    pub raised: bool,
 }
 
 /// What a method is called on: an instance, its class, or nothing.
@@ -193,6 +199,14 @@ pub(crate) struct Interp<'s> {
     pub diagnostics: Vec<Diagnostic>,
     pub mode: ModeState,
     next_mode_id: u32,
+    /// The modes the user's code entered (`with FakeTensorMode(...)`), with
+    /// their `allow_non_fake_inputs`; every other mode is the analysis' own.
+    user_modes: FxHashMap<u32, bool>,
+    /// The guards assumed before the innermost statement running now
+    /// (see `ShapeEnv::guard_mark`): an op that fails voids those after it.
+    pub(crate) stmt_guards: usize,
+    /// Torch's default device and dtype as the code has set them.
+    pub(crate) defaults: defaults::TensorDefaults,
     /// Functions that some run reached, by the address of their definition.
     pub reached: FxHashSet<usize>,
     /// The functions on the call stack, to cut recursion.
@@ -315,6 +329,9 @@ impl<'s> Interp<'s> {
                 user_mode: false,
             },
             next_mode_id: 1,
+            user_modes: FxHashMap::default(),
+            defaults: defaults::TensorDefaults::default(),
+            stmt_guards: 0,
             reached: FxHashSet::default(),
             stack: Vec::new(),
             classes: Vec::new(),
@@ -340,6 +357,7 @@ impl<'s> Interp<'s> {
                 early_returns: Vec::new(),
                 is_module: true,
                 lists_unsure: false,
+                raised: false,
             }],
             epoch: 0,
             unseen_writes: 0,
@@ -357,6 +375,7 @@ impl<'s> Interp<'s> {
     pub fn run_module(&mut self, module: &ast::Module) {
         let _ = self.exec_block(&module.body);
         self.recorder.made_up = true;
+        self.forget_defaults_set_in(&module.body);
         self.run_unreached();
     }
 
@@ -734,6 +753,19 @@ impl<'s> Interp<'s> {
         mut related: Vec<(TextRange, String)>,
     ) {
         self.reports += 1;
+        // A failed op assumed nothing: the guards its statement recorded
+        // must not show on other values' hovers.
+        if severity == Severity::Error {
+            self.env.void_guards_since(self.stmt_guards);
+        }
+        // After torch raised, the function's remaining code does not run:
+        // what it would meet there is no second bug.
+        if self.frames.iter().any(|f| f.raised) {
+            return;
+        }
+        if severity == Severity::Error && self.uncertain == 0 {
+            self.mark_raised();
+        }
         if !crate::workspace::is_local(&range) {
             self.report_elsewhere(range, severity, code, message, related);
             return;
@@ -757,29 +789,38 @@ impl<'s> Interp<'s> {
         {
             return;
         }
+        // On made-up inputs the failing function fails for any input: the
+        // report stays where torch raises, with the call as related
+        // information.
         if let Some(call) = outer.filter(|c| !ranges_overlap(c, &range))
             && severity == Severity::Error
+            && !self.recorder.made_up
         {
             let line = crate::carry::line_of(self.src, range.start);
             self.reads.borrow_mut().line(range.clone(), line);
             let at_call = format!("in this call, at line {line}: {message}");
-            // One report per call site and kind is enough to point there.
+            // One bug is one report: at the call the user made with these
+            // inputs (the frame of the traceback in the user's script, and
+            // the callee may be fine for other inputs), with
+            // where torch raises as related information, as for a callee in
+            // another file. One report per call site and kind is enough.
             if !self
                 .diagnostics
                 .iter()
                 .any(|d| d.range == call && d.code == code)
             {
+                let mut here = vec![(range.clone(), "where torch raises".to_string())];
+                here.extend(related.into_iter().filter(|(r, _)| *r != call));
+                let related = self.related(here);
                 self.diagnostics.push(Diagnostic {
                     range: call,
                     severity,
                     code,
                     message: at_call,
-                    related: vec![crate::report::Related::here(
-                        range.clone(),
-                        "where torch raises",
-                    )],
+                    related,
                 });
             }
+            return;
         }
         self.diagnostics.push(Diagnostic {
             range,
@@ -788,6 +829,20 @@ impl<'s> Interp<'s> {
             message,
             related: self.related(related),
         });
+    }
+
+    /// Torch raised here on every path: the exception leaves every
+    /// function up to the module's code (which the analysis keeps running,
+    /// as each statement of a script is worth checking).
+    fn mark_raised(&mut self) {
+        for frame in self.frames.iter_mut().rev() {
+            if frame.is_module {
+                break;
+            }
+            if frame.function.is_some() {
+                frame.raised = true;
+            }
+        }
     }
 
     /// Related places as the result gives them: those in imported files

@@ -16,7 +16,12 @@ use crate::value::{Class, Function, Value};
 impl Interp<'_> {
     pub(crate) fn exec_block(&mut self, body: &[Stmt]) -> Flow {
         for stmt in body {
-            match self.exec_stmt(stmt) {
+            // What a statement assumes is void if an op of it fails.
+            let mark = self.env.guard_mark();
+            let outer = std::mem::replace(&mut self.stmt_guards, mark);
+            let flow = self.exec_stmt(stmt);
+            self.stmt_guards = outer;
+            match flow {
                 Flow::Normal => {}
                 other => return other,
             }
@@ -270,8 +275,13 @@ impl Interp<'_> {
 
     fn exec_with(&mut self, items: &[ast::WithItem], body: &[Stmt]) -> Flow {
         let saved = self.mode;
+        let saved_defaults = self.defaults.clone();
         for item in items {
             let ctx = self.eval(&item.context);
+            // `with torch.device("cuda"):` makes factories default to it.
+            if let Value::Device(device) = &ctx {
+                self.defaults.device = Some(device.clone());
+            }
             if let Value::FakeMode {
                 id,
                 allow_non_fake_inputs,
@@ -283,6 +293,7 @@ impl Interp<'_> {
                     allow_non_fake_inputs: *allow_non_fake_inputs,
                     user_mode: true,
                 };
+                self.enter_user_mode(*id, *allow_non_fake_inputs);
             }
             if let Some(target) = &item.target {
                 self.assign(target, ctx, BindingKind::With);
@@ -290,6 +301,7 @@ impl Interp<'_> {
         }
         let flow = self.exec_block(body);
         self.mode = saved;
+        self.defaults = saved_defaults;
         flow
     }
 
@@ -374,6 +386,7 @@ impl Interp<'_> {
             early_returns: Vec::new(),
             is_module: false,
             lists_unsure: false,
+            raised: false,
         });
         for stmt in &def.body {
             match &stmt.kind {

@@ -19,7 +19,7 @@ pub(crate) fn create(
     args: &Args,
     range: TextRange,
 ) -> Option<Value> {
-    let float = Some(DType::Float32);
+    let float = interp.defaults.float;
     // `torch.zeros(shape)` with `shape` unknown: not even the rank is known.
     if matches!(name, "randn" | "rand" | "zeros" | "ones" | "empty") && args.sizes_unknown(0) {
         let shape = interp.fresh_rank_var();
@@ -176,7 +176,10 @@ pub(crate) fn create(
                 Some((dims, dtype)) => (dims, dtype),
                 None => {
                     let shape = interp.fresh_rank_var();
-                    let t = interp.new_tensor(shape, None, Some(Device::Cpu), "torch.tensor");
+                    // Data it cannot read still goes where `device=` says,
+                    // with the `dtype=` given.
+                    let device = device_arg(args).unwrap_or_else(|| interp.defaults.device.clone());
+                    let t = interp.new_tensor(shape, dtype_arg(args), device, "torch.tensor");
                     return Some(Value::Tensor(Rc::new(t)));
                 }
             }
@@ -209,7 +212,7 @@ pub(crate) fn create(
         return Some(Value::Unknown);
     }
     let dtype = dtype_arg(args).or(dtype);
-    let device = device_arg(args).unwrap_or(Some(Device::Cpu));
+    let device = device_arg(args).unwrap_or_else(|| interp.defaults.device.clone());
     let t = interp.new_tensor(Shape::known(shape), dtype, device, &format!("torch.{name}"));
     Some(Value::Tensor(Rc::new(Tensor {
         made_at: Some(range),
@@ -380,10 +383,18 @@ pub(crate) fn method(
             let index = args.int(1, "device").unwrap_or(0);
             retype(None, Some(Some(Device::Cuda(index as u32))), "cuda")
         }
-        "type_as" => match args.tensor(1, "other") {
-            Some(other) => retype(other.dtype, None, "type_as"),
-            None => retype(None, None, "type_as"),
-        },
+        // `self.type(other.type())`: the type names the device too
+        // (`torch.cuda.FloatTensor`), so the result is where `other` is.
+        "type_as" => {
+            let other = args.tensor(1, "other");
+            Value::Tensor(Rc::new(Tensor {
+                shape: shape.clone(),
+                dtype: other.as_ref().and_then(|o| o.dtype),
+                device: other.as_ref().and_then(|o| o.device.clone()),
+                op: Rc::from("type_as"),
+                ..(**t).clone()
+            }))
+        }
         "type" => match args.get(1, "dtype") {
             Some(Value::DType(d)) => retype(Some(*d), None, "type"),
             // `x.type()` is the type's name.
@@ -427,6 +438,7 @@ pub(crate) fn method(
                     Value::Text => device = Some(None),
                     Value::Tensor(other) => {
                         dtype = other.dtype;
+                        dtype_unknown |= other.dtype.is_none();
                         device = Some(other.device.clone());
                     }
                     // An argument of an uncalled function: what its name says
@@ -517,7 +529,7 @@ fn of_unlisted_size(
     name: &str,
 ) -> Value {
     let dtype = dtype_arg(args).or(dtype);
-    let device = device_arg(args).unwrap_or(Some(Device::Cpu));
+    let device = device_arg(args).unwrap_or_else(|| interp.defaults.device.clone());
     Value::Tensor(Rc::new(interp.new_tensor(
         shape,
         dtype,

@@ -21,7 +21,9 @@ pub(crate) fn index_tensor(
     let mut entries: Vec<Value> = Vec::new();
     for v in index {
         match v {
-            Value::Tuple(items) => entries.extend(items.iter().cloned()),
+            // A tuple is the whole index (`x[idx]`, `idx = (1, 3)`); one
+            // among several (`x[:, (-1,), :]`) is an index sequence, like a list.
+            Value::Tuple(items) if index.len() == 1 => entries.extend(items.iter().cloned()),
             // torch (like old numpy) reads a short list holding sequences,
             // tensors or None as a tuple: x[[[0, 1], [2, 3]]] is x[[0, 1], [2, 3]]
             Value::List(items)

@@ -5,7 +5,7 @@
 //! meta kernels check and report torch's own message at the call.
 
 pub(crate) mod args;
-mod creation;
+pub(crate) mod creation;
 mod distributions;
 mod dtype;
 mod einops;
@@ -158,11 +158,13 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         },
         "no_grad" | "inference_mode" | "enable_grad" | "autocast" | "amp.autocast"
         | "cuda.amp.autocast" => Value::None,
-        "manual_seed"
-        | "set_grad_enabled"
-        | "set_default_dtype"
-        | "cuda.manual_seed"
-        | "cuda.manual_seed_all" => Value::None,
+        "set_default_device" | "set_default_dtype" | "set_default_tensor_type" => {
+            interp.set_tensor_default(name, args.pos.first().or(args.kw.first().map(|(_, v)| v)));
+            Value::None
+        }
+        "manual_seed" | "set_grad_enabled" | "cuda.manual_seed" | "cuda.manual_seed_all" => {
+            Value::None
+        }
         "get_default_dtype" => Value::DType(crate::value::DType::Float32),
         "is_tensor" => Value::Bool(Some(matches!(args.get(0, "obj"), Some(Value::Tensor(_))))),
         "_subclasses.fake_tensor.FakeTensorMode" | "_subclasses.FakeTensorMode" => {
@@ -178,11 +180,26 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         }
         "load" | "from_numpy" | "as_tensor" if name != "as_tensor" => {
             // Loaded or converted from outside: a real tensor nobody knows the shape of.
+            // `torch.load` restores tensors to the device they were saved
+            // from, unless `map_location` says where.
+            let device = match name {
+                "load" => args.kw("map_location").and_then(creation::device_of),
+                _ => Some(Device::Cpu),
+            };
             let shape = interp.fresh_rank_var();
-            let mut t = interp.new_tensor(shape, None, Some(Device::Cpu), &format!("torch.{name}"));
+            let mut t = interp.new_tensor(shape, None, device, &format!("torch.{name}"));
             t.origin = crate::value::Provenance::Real;
             Value::Tensor(Rc::new(t))
         }
+        // `nn.init.uniform_(w)` fills `w` in place and returns it; the
+        // other `nn.init` functions (`calculate_gain`) compute numbers.
+        _ if name.starts_with("nn.init.") => match args.get(0, "tensor") {
+            Some(t @ Value::Tensor(_)) if name.ends_with('_') => t.clone(),
+            _ => Value::Unknown,
+        },
+        // `torch.max_pool2d(x, 2)` is `F.max_pool2d(x, 2)`: the same kernel
+        // with the same arguments.
+        _ if F_TWINS.contains(&name) => nn::functional(interp, name, args, range),
         _ => {
             if let Some(v) = creation::create(interp, name, &args, range.clone()) {
                 return v;
@@ -196,6 +213,29 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         }
     }
 }
+
+/// Functions under `torch` that are their `F.*` twin, argument for
+/// argument. Not listed: twins whose arguments differ (`torch.batch_norm`,
+/// `torch.embedding`, `torch.kl_div`'s integer reduction) or whose result
+/// does (`torch.adaptive_max_pool1d` also returns the indices).
+const F_TWINS: &[&str] = &[
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "avg_pool1d",
+    "adaptive_avg_pool1d",
+    "layer_norm",
+    "group_norm",
+    "rms_norm",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+];
 
 /// A method call on a tensor: `x.view(...)`.
 pub(crate) fn tensor_method(

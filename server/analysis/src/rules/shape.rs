@@ -80,8 +80,10 @@ pub(crate) fn wrap_dim(d: i64, rank: usize) -> Result<usize, String> {
 /// Broadcast two shapes, torch's way. `Err` carries the eager message.
 pub(crate) fn broadcast(interp: &mut Interp<'_>, a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
     let n = a.len().max(b.len());
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
+    let mut out = vec![Dim::konst(1); n];
+    // Torch's `infer_size` walks from the last dim: the clash it names is
+    // the last one.
+    for i in (0..n).rev() {
         let da = if i + a.len() >= n {
             Some(&a[i + a.len() - n])
         } else {
@@ -103,7 +105,7 @@ pub(crate) fn broadcast(interp: &mut Interp<'_>, a: &[Dim], b: &[Dim]) -> Result
             })?,
             (None, None) => Dim::konst(1),
         };
-        out.push(d);
+        out[i] = d;
     }
     Ok(out)
 }

@@ -149,6 +149,7 @@ impl Interp<'_> {
             early_returns: Vec::new(),
             is_module: false,
             lists_unsure: false,
+            raised: false,
         });
         self.stack.push(key);
         self.depth += 1;
@@ -177,7 +178,9 @@ impl Interp<'_> {
         let _ = range;
         self.recorder.leave_call(outer_call);
         self.env.set_operands(outer_operands);
-        let result = result.unwrap_or(Value::Unknown);
+        // What a call that raised returns is nothing: the caller's next
+        // ops meet an unknown value, not a second error.
+        let result = result.filter(|_| !frame.raised).unwrap_or(Value::Unknown);
         self.memo_finish(pending, &result);
         result
     }

@@ -19,9 +19,14 @@ impl Interp<'_> {
             Some(init) => self.generic_args(&init, false),
             None => (Vec::new(), Vec::new()),
         };
+        // Nobody knows where a made-up object's code moved it since
+        // (`model.cuda()` in a training script): what its constructor makes
+        // without naming a device is on a device unknown here.
+        let device = self.defaults.device.take();
         self.open_call = true;
         let instance = self.instantiate(class, args, kwargs, 0..0);
         self.open_call = false;
+        self.defaults.device = device;
         instance
     }
 

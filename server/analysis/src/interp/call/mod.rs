@@ -28,6 +28,15 @@ pub(crate) use class::{
     class_lookup, is_autograd_function, is_module_class, lookup_method, torch_layer_base,
 };
 
+/// Whether calling `callee` runs the user's own code, which reads
+/// keywords it is not given as unknown (`open_call`).
+fn runs_user_code(callee: &Value) -> bool {
+    matches!(
+        callee,
+        Value::Function(_) | Value::BoundMethod(..) | Value::Class(_) | Value::Instance(_)
+    )
+}
+
 /// Keyword arguments of a call, in order.
 pub(crate) type Kwargs = Vec<(Rc<str>, Value)>;
 
@@ -72,6 +81,10 @@ impl Interp<'_> {
                             }
                         }
                         // Unknown keywords: the callee's defaults are open.
+                        // A torch or einops op cannot be judged without
+                        // them (`rearrange(x, p, **sizes)`): like an
+                        // unknown `*args`, its result is unknown.
+                        _ if !runs_user_code(&callee) => return self.unknown_call(&callee),
                         _ => open = true,
                     }
                 }

@@ -89,6 +89,7 @@ impl Interp<'_> {
             .dataclass_prefix
             .clone()
             .unwrap_or_else(|| Rc::from(""));
+        let defaults = self.defaults.clone();
         let mut k = self.key_builder();
         k.function(f)?;
         k.push(Part::Number(u64::from(open)));
@@ -96,6 +97,9 @@ impl Interp<'_> {
         k.push(Part::Mode(mode.id));
         k.push(Part::Number(u64::from(mode.allow_non_fake_inputs)));
         k.push(Part::Number(u64::from(mode.user_mode)));
+        // What factories make depends on torch's defaults as set now.
+        k.push(Part::Device(defaults.device));
+        k.push(Part::Number(defaults.float.map_or(u64::MAX, |d| d as u64)));
         for p in path {
             k.push(Part::Number(p));
         }

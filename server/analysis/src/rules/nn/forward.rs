@@ -132,7 +132,12 @@ pub(crate) fn call_layer(
         } else {
             with_weight.push(weight.clone());
         }
-    } else if layer.device.borrow().is_some() && !SAME_SHAPE.contains(&kind) {
+    } else if layer.device.borrow().is_some()
+        && !SAME_SHAPE.contains(&kind)
+        // A loss has no parameters (a class `weight=` is an argument):
+        // it runs wherever its inputs are.
+        && !kind.ends_with("Loss")
+    {
         let t = interp.new_tensor(
             Shape::known(Vec::new()),
             None,

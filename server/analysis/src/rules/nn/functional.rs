@@ -399,19 +399,44 @@ pub(crate) fn functional(
                 }
                 return Value::Unknown;
             };
+            // Binary cross entropy takes a target of the input's shape
+            // (`[B, 1]` logits with `[B]` targets raise) and of a floating
+            // dtype.
             if name.starts_with("binary_cross_entropy")
-                && xd.len() == td.len()
-                && xd
-                    .iter()
-                    .zip(&td)
-                    .any(|(a, b)| interp.env.known_different(a, b))
+                && (xd.len() != td.len()
+                    || xd
+                        .iter()
+                        .zip(&td)
+                        .any(|(a, b)| interp.env.known_different(a, b)))
             {
-                let message = format!(
-                    "Using a target size ({}) that is different to the input size ({}) is deprecated. Please ensure they have the same size.",
-                    interp.fmt_dims(&td),
-                    interp.fmt_dims(&xd)
-                );
+                let (target, input) = (interp.fmt_dims(&td), interp.fmt_dims(&xd));
+                let message = if name == "binary_cross_entropy" {
+                    format!(
+                        "Using a target size (torch.Size({target})) that is different to the input size (torch.Size({input})) is deprecated. Please ensure they have the same size."
+                    )
+                } else {
+                    format!(
+                        "Target size (torch.Size({target})) must be the same as input size (torch.Size({input}))"
+                    )
+                };
                 interp.report(range, Severity::Error, "loss-shape", message);
+                return Value::Unknown;
+            }
+            if name.starts_with("binary_cross_entropy")
+                && let (Some(xt), Some(tt)) = (x.dtype, t.dtype)
+                && xt.is_floating()
+                && !tt.is_floating()
+            {
+                let (xt, tt) = (
+                    crate::rules::dtype::torch_name(xt),
+                    crate::rules::dtype::torch_name(tt),
+                );
+                let message = if name == "binary_cross_entropy" {
+                    format!("Found dtype {tt} but expected {xt}")
+                } else {
+                    format!("result type {xt} can't be cast to the desired output type {tt}")
+                };
+                interp.report(range, Severity::Error, "dtype-mismatch", message);
                 return Value::Unknown;
             }
             let shape = match broadcast(interp, &xd, &td) {

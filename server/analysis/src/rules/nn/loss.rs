@@ -26,19 +26,16 @@ pub(super) fn loss_ce(
     let (Some(xd), Some(td)) = (interp.dims(x), interp.dims(&t)) else {
         return out_known(interp, x, Vec::new(), x.dtype, device, name);
     };
-    let class_target = t.dtype.is_none_or(|d| !d.is_floating());
+    // Class probabilities are a floating target of the input's shape;
+    // any other target holds class indices (torch checks its sizes, then
+    // its dtype).
+    let same_shape = xd.len() == td.len()
+        && !xd
+            .iter()
+            .zip(&td)
+            .any(|(a, b)| interp.env.known_different(a, b));
+    let class_target = t.dtype.is_none_or(|d| !d.is_floating()) || !same_shape;
     if class_target {
-        if let Some(d) = t.dtype
-            && d != DType::Int64
-            && name == "cross_entropy"
-        {
-            let message = format!(
-                "expected scalar type Long but found {}",
-                crate::rules::dtype::torch_name(d)
-            );
-            interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
-            return Value::Unknown;
-        }
         let expected: Vec<Dim> = if xd.len() == 1 {
             Vec::new()
         } else {
@@ -68,6 +65,17 @@ pub(super) fn loss_ce(
                 interp.fmt_dim(b)
             );
             interp.report(range, Severity::Error, "loss-shape", message);
+            return Value::Unknown;
+        }
+        if let Some(d) = t.dtype
+            && !matches!(d, DType::Int64 | DType::UInt8)
+            && matches!(name, "cross_entropy" | "nll_loss")
+        {
+            let message = format!(
+                "expected target dtype to be Long or Byte, but got {}",
+                crate::rules::dtype::torch_name(d)
+            );
+            interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
             return Value::Unknown;
         }
         for (a, b) in expected.iter().zip(&td) {

@@ -27,7 +27,7 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use crate::interp::Interp;
 use crate::report::Severity;
-use crate::value::{DType, Device, Layer, Provenance, Tensor, Value};
+use crate::value::{Layer, Provenance, Tensor, Value};
 
 use self::spatial::spatial;
 use crate::rules::names::NameSet;
@@ -136,14 +136,14 @@ pub(crate) fn construct(
     check_constructor(interp, &kind, &args, range);
     let device = match args.kw("device") {
         Some(v) => super::creation::device_of(v),
-        None => Some(Device::Cpu),
+        None => interp.defaults.device.clone(),
     };
     Value::Layer(Rc::new(Layer {
         kind,
         args: args.pos,
         kwargs: args.kw,
         device: RefCell::new(device),
-        dtype: RefCell::new(Some(DType::Float32)),
+        dtype: RefCell::new(interp.defaults.float),
         origin: if interp.mode.fake {
             Provenance::Fake
         } else {

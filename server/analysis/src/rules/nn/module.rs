@@ -376,9 +376,14 @@ pub(crate) fn module_method(
             let (device, dtype) = match (first_parameter(interp, receiver, 0), receiver) {
                 (Some(Value::Tensor(first)), _) => (first.device.clone(), first.dtype),
                 (_, Value::Layer(l)) => (l.device.borrow().clone(), *l.dtype.borrow()),
+                // Not moved: made where torch's defaults put it (unknown in
+                // a file that changes them).
                 (_, Value::Instance(inst)) => (
-                    inst.device.borrow().clone().or(Some(Device::Cpu)),
-                    Some(DType::Float32),
+                    inst.device
+                        .borrow()
+                        .clone()
+                        .or(interp.defaults.device.clone()),
+                    interp.defaults.float,
                 ),
                 _ => (None, None),
             };

@@ -4,9 +4,10 @@ use shapels_syntax::ast::TextRange;
 
 use super::pointwise::{BINARY, BINARY_BOOL, SAME};
 use crate::interp::Interp;
+use crate::interp::fake_modes::FakeInputs;
 use crate::report::Severity;
 use crate::rules::Args;
-use crate::value::{Device, Provenance};
+use crate::value::Device;
 
 /// Check the fake mode's input rules and the devices of an op's tensors.
 /// Returns the output device (`Some(None)` when unknown), `None` when the
@@ -18,52 +19,8 @@ pub(crate) fn check_inputs(
     range: TextRange,
 ) -> Option<Option<Device>> {
     let tensors = args.tensors();
-    // A run on made-up inputs is fake only because the analysis made it so:
-    // a real tensor it meets (a scheduler's `torch.from_numpy` table) is no
-    // problem of the user's code, unless the code enters a fake mode itself.
-    let implied = interp.recorder.made_up && !interp.mode.user_mode;
-    if interp.mode.fake && !interp.mode.allow_non_fake_inputs && !implied {
-        if let Some(real) = tensors.iter().find(|t| t.origin == Provenance::Real) {
-            let shape = interp
-                .dims(real)
-                .map(|d| interp.fmt_dims(&d))
-                .unwrap_or_else(|| "[?]".into());
-            let message = format!(
-                "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'. Found in aten.{name}(tensor([...], size={shape}))"
-            );
-            let (severity, message) = if interp.mode.user_mode {
-                (Severity::Error, message)
-            } else {
-                (
-                    Severity::Warning,
-                    format!(
-                        "a real tensor (made outside the fake mode, e.g. at module level) meets fake ones: {message}"
-                    ),
-                )
-            };
-            let related = real
-                .made_at
-                .clone()
-                .map(|r| vec![(r, "the real tensor is made here".to_string())])
-                .unwrap_or_default();
-            interp.report_related(range.clone(), severity, "real-fake-mix", message, related);
-        }
-        let modes: Vec<u32> = tensors
-            .iter()
-            .filter(|t| t.origin == Provenance::Fake)
-            .map(|t| t.mode)
-            .collect();
-        if let (Some(first), true) = (modes.first(), interp.mode.user_mode)
-            && modes.iter().any(|m| m != first)
-        {
-            interp.report(
-                range.clone(),
-                Severity::Error,
-                "fake-mode-mix",
-                "Mixing fake modes NYI: tensors from two different FakeTensorMode scopes meet here"
-                    .into(),
-            );
-        }
+    if let FakeInputs::Raises = interp.check_fake_inputs(&tensors, name, range.clone()) {
+        return None;
     }
     // `dst.copy_(src)` copies across devices (that is what it is for):
     // the result is `dst`, where it lives.
@@ -75,9 +32,10 @@ pub(crate) fn check_inputs(
         || BINARY_BOOL.contains(name)
         || matches!(name, "div" | "where" | "true_divide");
     let mut common: Option<Device> = None;
+    let mut common_at = 0;
     let mut common_is_scalar = false;
     let mut unknown = false;
-    for t in &tensors {
+    for (at, t) in tensors.iter().enumerate() {
         let Some(dev) = &t.device else {
             unknown = true;
             continue;
@@ -86,6 +44,7 @@ pub(crate) fn check_inputs(
         match &common {
             None => {
                 common = Some(dev.clone());
+                common_at = at;
                 common_is_scalar = is_scalar_cpu;
             }
             Some(c) if c == dev => {}
@@ -95,6 +54,7 @@ pub(crate) fn check_inputs(
                 }
                 if common_is_scalar && pointwise {
                     common = Some(dev.clone());
+                    common_at = at;
                     common_is_scalar = false;
                     continue;
                 }
@@ -120,7 +80,14 @@ pub(crate) fn check_inputs(
                             b.name()
                         }
                     );
-                    interp.report(range.clone(), Severity::Error, "device-mismatch", message);
+                    let related = operand_devices(args, [(common_at, &a), (at, &b)]);
+                    interp.report_related(
+                        range.clone(),
+                        Severity::Error,
+                        "device-mismatch",
+                        message,
+                        related,
+                    );
                     return None;
                 }
                 if either {
@@ -132,7 +99,14 @@ pub(crate) fn check_inputs(
                     a.name(),
                     b.name()
                 );
-                interp.report(range.clone(), Severity::Error, "device-mismatch", message);
+                let related = operand_devices(args, [(common_at, &a), (at, &b)]);
+                interp.report_related(
+                    range.clone(),
+                    Severity::Error,
+                    "device-mismatch",
+                    message,
+                    related,
+                );
                 return None;
             }
         }
@@ -142,4 +116,24 @@ pub(crate) fn check_inputs(
     } else {
         common
     })
+}
+
+/// Which operand is on which device, where the caller knows the operands'
+/// places (a binary operator's two tensors).
+fn operand_devices(args: &Args, operands: [(usize, &Device); 2]) -> Vec<(TextRange, String)> {
+    let aligned = args.ranges.len() == args.pos.len()
+        && args
+            .pos
+            .iter()
+            .all(|v| matches!(v, crate::value::Value::Tensor(_)));
+    if !aligned {
+        return Vec::new();
+    }
+    operands
+        .into_iter()
+        .filter_map(|(at, device)| {
+            let range = args.ranges.get(at)?.clone();
+            Some((range, format!("this operand is on {}", device.name())))
+        })
+        .collect()
 }

@@ -399,8 +399,9 @@ fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextR
         );
         interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
     }
+    // Torch broadcasts the mask against the input: the mask is "a".
     if let (Some(xd), Some(md)) = (interp.dims(x), interp.dims(&mask))
-        && let Err(message) = broadcast(interp, &xd, &md)
+        && let Err(message) = broadcast(interp, &md, &xd)
     {
         interp.report(range, Severity::Error, "broadcast-shape", message);
     }
