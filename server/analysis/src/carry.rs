@@ -24,8 +24,6 @@ pub struct TextReads {
 enum TextRead {
     /// The text of a range, as it was.
     Text(TextRange),
-    /// The line a range starts on (messages name it).
-    Line(TextRange, usize),
     /// The shapes a function's comments state (see `shape_comments`),
     /// which is all that the rest of its text is read for.
     ShapeComments(TextRange, Vec<(String, Vec<String>)>),
@@ -34,10 +32,6 @@ enum TextRead {
 impl TextReads {
     pub(crate) fn text(&mut self, range: TextRange) {
         self.reads.push(TextRead::Text(range));
-    }
-
-    pub(crate) fn line(&mut self, range: TextRange, line: usize) {
-        self.reads.push(TextRead::Line(range, line));
     }
 
     pub(crate) fn shape_comments(&mut self, range: TextRange, stated: Vec<(String, Vec<String>)>) {
@@ -60,7 +54,7 @@ impl TextReads {
     }
 
     /// The reads with each range put where `place` says; `None` when one
-    /// has no place, or names a line (which moves with any edit above it).
+    /// has no place.
     pub(crate) fn placed(
         &self,
         place: impl Fn(&TextRange) -> Option<TextRange>,
@@ -70,7 +64,6 @@ impl TextReads {
             .iter()
             .map(|read| match read {
                 TextRead::Text(range) => Some(TextRead::Text(place(range)?)),
-                TextRead::Line(..) => None,
                 TextRead::ShapeComments(range, stated) => {
                     Some(TextRead::ShapeComments(place(range)?, stated.clone()))
                 }
@@ -84,7 +77,6 @@ impl TextReads {
     pub(crate) fn finish(mut self) -> TextReads {
         self.reads.sort_by_key(|read| match read {
             TextRead::Text(r) => (0, r.start, r.end),
-            TextRead::Line(r, _) => (1, r.start, r.end),
             TextRead::ShapeComments(r, _) => (2, r.start, r.end),
         });
         self.reads.dedup();
@@ -102,11 +94,6 @@ impl TextReads {
                     let moved = edit.move_range(range)?;
                     (old_text.get(range.clone())? == new_text.get(moved.clone())?)
                         .then_some(TextRead::Text(moved))
-                }
-                TextRead::Line(range, line) => {
-                    let moved = edit.move_range(range)?;
-                    (line_of(new_text, moved.start) == *line)
-                        .then_some(TextRead::Line(moved, *line))
                 }
                 TextRead::ShapeComments(range, stated) => {
                     let moved = edit.move_range(range)?;

@@ -789,39 +789,12 @@ impl<'s> Interp<'s> {
         {
             return;
         }
-        // On made-up inputs the failing function fails for any input: the
-        // report stays where torch raises, with the call as related
-        // information.
-        if let Some(call) = outer.filter(|c| !ranges_overlap(c, &range))
-            && severity == Severity::Error
-            && !self.recorder.made_up
-        {
-            let line = crate::carry::line_of(self.src, range.start);
-            self.reads.borrow_mut().line(range.clone(), line);
-            let at_call = format!("in this call, at line {line}: {message}");
-            // One bug is one report: at the call the user made with these
-            // inputs (the frame of the traceback in the user's script, and
-            // the callee may be fine for other inputs), with
-            // where torch raises as related information, as for a callee in
-            // another file. One report per call site and kind is enough.
-            if !self
-                .diagnostics
-                .iter()
-                .any(|d| d.range == call && d.code == code)
-            {
-                let mut here = vec![(range.clone(), "where torch raises".to_string())];
-                here.extend(related.into_iter().filter(|(r, _)| *r != call));
-                let related = self.related(here);
-                self.diagnostics.push(Diagnostic {
-                    range: call,
-                    severity,
-                    code,
-                    message: at_call,
-                    related,
-                });
-            }
-            return;
-        }
+        // One bug is one report, where torch raises (the innermost frame
+        // of its traceback, where the code must change or where the input
+        // is refused), with the call that led there as related
+        // information; not a second report at the call. A callee in
+        // another file is reported at the call instead (`report_elsewhere`):
+        // that file is not the one being looked at.
         self.diagnostics.push(Diagnostic {
             range,
             severity,
