@@ -8,8 +8,8 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use super::ops::{check_inputs, out_known};
 use super::shape::broadcast;
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::value::{DType, Device, Tensor, Value};
 
 pub(crate) fn index_tensor(
@@ -89,8 +89,7 @@ pub(crate) fn index_tensor(
     if consumed > dims.len() {
         interp.report(
             range,
-            Severity::Error,
-            "index-out-of-range",
+            Code::IndexOutOfRange,
             format!("too many indices for tensor of dimension {}", dims.len()),
         );
         return Value::Unknown;
@@ -121,7 +120,7 @@ pub(crate) fn index_tensor(
                 {
                     let message =
                         format!("index {i} is out of bounds for dimension {pos} with size {s}");
-                    interp.report(range, Severity::Error, "index-out-of-range", message);
+                    interp.report(range, Code::IndexOutOfRange, message);
                     return Value::Unknown;
                 }
                 pos += 1;
@@ -145,7 +144,7 @@ pub(crate) fn index_tensor(
                                 interp.fmt_dims(&dims),
                                 pos + j
                             );
-                            interp.report(range, Severity::Error, "index-shape", message);
+                            interp.report(range, Code::IndexShape, message);
                             return Value::Unknown;
                         }
                     }
@@ -166,8 +165,7 @@ pub(crate) fn index_tensor(
                 {
                     interp.report(
                         range,
-                        Severity::Error,
-                        "dtype-mismatch",
+                        Code::DtypeMismatch,
                         "tensors used as indices must be long, int, byte or bool tensors".into(),
                     );
                     return Value::Unknown;
@@ -228,8 +226,7 @@ pub(crate) fn index_tensor(
                 Err(_) => {
                     interp.report(
                         range,
-                        Severity::Error,
-                        "index-shape",
+                        Code::IndexShape,
                         "shape mismatch: indexing tensors could not be broadcast together".into(),
                     );
                     return Value::Unknown;
@@ -306,8 +303,7 @@ fn slice_len(
     if step <= 0 {
         interp.report(
             range,
-            Severity::Error,
-            "index-out-of-range",
+            Code::IndexOutOfRange,
             "step must be greater than zero".into(),
         );
         return None;
@@ -367,6 +363,6 @@ pub(crate) fn index_put(
         && let (Some(rd), Some(vd)) = (interp.dims(r), interp.dims(v))
         && let Err(message) = broadcast(interp, &rd, &vd)
     {
-        interp.report(range, Severity::Error, "broadcast-shape", message);
+        interp.report(range, Code::BroadcastShape, message);
     }
 }

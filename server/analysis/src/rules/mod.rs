@@ -277,8 +277,7 @@ pub(crate) fn tensor_attr(
             Some(_) if attr == "imag" => {
                 interp.report(
                     range,
-                    crate::report::Severity::Error,
-                    "dtype-unsupported",
+                    crate::report::Code::DtypeUnsupported,
                     "imag is not implemented for tensors with non-complex dtypes.".into(),
                 );
                 Value::Unknown

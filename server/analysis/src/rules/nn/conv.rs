@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::ops::{out_known, out_var};
 use crate::value::{Device, Tensor, Value};
 
@@ -44,7 +44,7 @@ pub(super) fn conv_forward(
             n + 2,
             interp.fmt_dims(&dims)
         );
-        interp.report(range, Severity::Error, "conv-input", message);
+        interp.report(range, Code::ConvInput, message);
         return Value::Unknown;
     }
     let batched = dims.len() == n + 2;
@@ -82,7 +82,7 @@ pub(super) fn conv_forward(
                     interp.fmt_dim(ch)
                 )
             };
-            interp.report(range, Severity::Error, "conv-input", message);
+            interp.report(range, Code::ConvInput, message);
             return Value::Unknown;
         }
         let _ = interp.require_equal(ch, &cin);
@@ -127,7 +127,7 @@ pub(super) fn conv_forward(
                 hv(&c.dilation, 1),
                 v(&c.dilation, w)
             );
-            interp.report(range, Severity::Error, "conv-input", message);
+            interp.report(range, Code::ConvInput, message);
             return Value::Unknown;
         }
     }
@@ -163,7 +163,7 @@ pub(super) fn conv_forward(
                 let message = format!(
                     "Calculated padded input size per channel: ({pv}). Kernel size: ({kv}). Kernel size can't be greater than actual input size"
                 );
-                interp.report(range, Severity::Error, "conv-input", message);
+                interp.report(range, Code::ConvInput, message);
                 return Value::Unknown;
             }
             match padded.sub(&keff).floordiv(&s) {
@@ -228,7 +228,7 @@ pub(super) fn conv_transpose_output_size(
             interp.fmt_dims(&hi),
             interp.fmt_dims(&input)
         );
-        interp.report(range, Severity::Error, "conv-output-size", message);
+        interp.report(range, Code::ConvOutputSize, message);
         return Value::Unknown;
     }
     dims[base..base + n].clone_from_slice(&want[..n]);

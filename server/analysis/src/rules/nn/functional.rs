@@ -3,8 +3,8 @@
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::ops::{check_inputs, matmul, op, out_known, out_shape, out_var};
 use crate::rules::shape::broadcast;
@@ -119,7 +119,7 @@ pub(crate) fn functional(
             if name == "layer_norm"
                 && let Some(message) = mixed_dtype(interp, &x, &args, name)
             {
-                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                interp.report(range, Code::DtypeMismatch, message);
                 return Value::Unknown;
             }
             let ns = args
@@ -133,14 +133,14 @@ pub(crate) fn functional(
                 && let Some(d) = args.int(2, "dim").or(Some(1))
                 && let Err(message) = crate::rules::shape::wrap_dim(d, dims.len())
             {
-                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                interp.report(range, Code::DimOutOfRange, message);
                 return Value::Unknown;
             }
             out_shape(interp, &x, x.shape.clone(), x.dtype, device, name)
         }
         "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {
             if let Some(message) = mixed_dtype(interp, &x, &args, name) {
-                interp.report(range, Severity::Error, "dtype-mismatch", message);
+                interp.report(range, Code::DtypeMismatch, message);
                 return Value::Unknown;
             }
             out_shape(interp, &x, x.shape.clone(), x.dtype, device, name)
@@ -165,8 +165,7 @@ pub(crate) fn functional(
             if pads.len() % 2 != 0 {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "pad-size",
+                    Code::PadSize,
                     "Padding length must be divisible by 2".into(),
                 );
                 return Value::Unknown;
@@ -177,7 +176,7 @@ pub(crate) fn functional(
                     pads.len(),
                     dims.len()
                 );
-                interp.report(range, Severity::Error, "pad-size", message);
+                interp.report(range, Code::PadSize, message);
                 return Value::Unknown;
             }
             let pads = interp.size_dims(&pads);
@@ -188,7 +187,7 @@ pub(crate) fn functional(
                 if p > 6 || (p / 2 + 1 != r && p / 2 + 2 != r) {
                     let message =
                         format!("Padding size {p} is not supported for {r}D input tensor.");
-                    interp.report(range, Severity::Error, "pad-size", message);
+                    interp.report(range, Code::PadSize, message);
                     return Value::Unknown;
                 }
                 for i in 0..p / 2 {
@@ -211,7 +210,7 @@ pub(crate) fn functional(
                         }
                         _ => continue,
                     };
-                    interp.report(range, Severity::Error, "pad-size", message);
+                    interp.report(range, Code::PadSize, message);
                     return Value::Unknown;
                 }
             }
@@ -255,14 +254,14 @@ pub(crate) fn functional(
                 let message = format!(
                     "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
                 );
-                interp.report(range, Severity::Error, "interpolate-size", message);
+                interp.report(range, Code::InterpolateSize, message);
                 return Value::Unknown;
             }
             if let Some(k) = need
                 && k != r
             {
                 let message = format!("Got {r}D input, but {mode} mode needs {k}D input");
-                interp.report(range, Severity::Error, "interpolate-size", message);
+                interp.report(range, Code::InterpolateSize, message);
                 return Value::Unknown;
             }
             let n = dims.len() - 2;
@@ -283,7 +282,7 @@ pub(crate) fn functional(
                         }),
                     };
                     if sizes.len() != n {
-                        interp.report(range, Severity::Error, "interpolate-size", format!("Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {} entries", interp.fmt_dims(&dims[2..]), sizes.len()));
+                        interp.report(range, Code::InterpolateSize, format!("Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {} entries", interp.fmt_dims(&dims[2..]), sizes.len()));
                         return Value::Unknown;
                     }
                     out.extend(interp.size_dims(&sizes));
@@ -312,8 +311,7 @@ pub(crate) fn functional(
                 (None, None) => {
                     interp.report(
                         range,
-                        Severity::Error,
-                        "interpolate-size",
+                        Code::InterpolateSize,
                         "either size or scale_factor should be defined".into(),
                     );
                     return Value::Unknown;
@@ -321,8 +319,7 @@ pub(crate) fn functional(
                 (Some(_), Some(_)) => {
                     interp.report(
                         range,
-                        Severity::Error,
-                        "interpolate-size",
+                        Code::InterpolateSize,
                         "only one of size or scale_factor should be defined".into(),
                     );
                     return Value::Unknown;
@@ -411,13 +408,13 @@ pub(crate) fn functional(
                     interp.fmt_dims(&td),
                     interp.fmt_dims(&xd)
                 );
-                interp.report(range, Severity::Error, "loss-shape", message);
+                interp.report(range, Code::LossShape, message);
                 return Value::Unknown;
             }
             let shape = match broadcast(interp, &xd, &td) {
                 Ok(s) => s,
                 Err(message) => {
-                    interp.report(range, Severity::Error, "broadcast-shape", message);
+                    interp.report(range, Code::BroadcastShape, message);
                     return Value::Unknown;
                 }
             };
@@ -427,7 +424,7 @@ pub(crate) fn functional(
                     interp.fmt_dims(&td),
                     interp.fmt_dims(&xd)
                 );
-                interp.report(range.clone(), Severity::Warning, "loss-broadcast", message);
+                interp.report(range.clone(), Code::LossBroadcast, message);
             }
             let out = if reduction.as_deref() == Some("none") {
                 shape
@@ -465,7 +462,7 @@ pub(crate) fn functional(
                     interp.fmt_dim(e),
                     interp.fmt_dim(ek)
                 );
-                interp.report(range, Severity::Error, "matmul-shape", message);
+                interp.report(range, Code::MatmulShape, message);
                 return Value::Unknown;
             }
             let Ok(mut batch) = broadcast(interp, &qd[..qd.len() - 2], &kd[..kd.len() - 2]) else {
@@ -543,7 +540,7 @@ pub(crate) fn functional(
             let d = match crate::rules::shape::wrap_dim(d, dims.len()) {
                 Ok(d) => d,
                 Err(message) => {
-                    interp.report(range, Severity::Error, "dim-out-of-range", message);
+                    interp.report(range, Code::DimOutOfRange, message);
                     return Value::Unknown;
                 }
             };
@@ -552,7 +549,7 @@ pub(crate) fn functional(
             {
                 let message =
                     format!("Halving dimension must be even, but dimension {d} is size {size}");
-                interp.report(range, Severity::Error, "glu-size", message);
+                interp.report(range, Code::GluSize, message);
                 return Value::Unknown;
             }
             if dims.is_empty() {

@@ -4,8 +4,8 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::ops::{out_known, out_shape, out_var};
 use crate::rules::shape::numel;
 use crate::value::{DType, Device, Tensor, Value};
@@ -46,7 +46,7 @@ pub(super) fn linear(
                     interp.fmt_dim(&in_dim),
                     interp.fmt_dim(&out_dim)
                 );
-                interp.report(range, Severity::Error, "linear-shape", message);
+                interp.report(range, Code::LinearShape, message);
                 Value::Unknown
             }
             None => out_var(interp, x, x.dtype, device, "nn.Linear"),
@@ -55,8 +55,7 @@ pub(super) fn linear(
     if dims.is_empty() {
         interp.report(
             range,
-            Severity::Error,
-            "linear-shape",
+            Code::LinearShape,
             "both arguments to linear need to be at least 1D, but they are 0D and 2D".into(),
         );
         return Value::Unknown;
@@ -72,7 +71,7 @@ pub(super) fn linear(
                 interp.fmt_dim(&in_dim),
                 interp.fmt_dim(&out_dim)
             );
-            interp.report(range, Severity::Error, "linear-shape", message);
+            interp.report(range, Code::LinearShape, message);
             return Value::Unknown;
         }
         let _ = interp.require_equal(&last, &in_dim);
@@ -98,7 +97,7 @@ pub(super) fn embedding(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)",
             crate::rules::dtype::torch_name(dt)
         );
-        interp.report(range, Severity::Error, "dtype-mismatch", message);
+        interp.report(range, Code::DtypeMismatch, message);
         return Value::Unknown;
     }
     let d = interp.size_dims(std::slice::from_ref(dim))[0].clone();

@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::ops::out_known;
 use crate::value::{DType, Device, Tensor, Value};
@@ -36,7 +36,7 @@ pub(super) fn loss_ce(
                 "expected scalar type Long but found {}",
                 crate::rules::dtype::torch_name(d)
             );
-            interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+            interp.report(range.clone(), Code::DtypeMismatch, message);
             return Value::Unknown;
         }
         let expected: Vec<Dim> = if xd.len() == 1 {
@@ -56,7 +56,7 @@ pub(super) fn loss_ce(
                     interp.fmt_dims(&td)
                 )
             };
-            interp.report(range, Severity::Error, "loss-shape", message);
+            interp.report(range, Code::LossShape, message);
             return Value::Unknown;
         }
         if let (Some(a), Some(b)) = (expected.first(), td.first())
@@ -67,7 +67,7 @@ pub(super) fn loss_ce(
                 interp.fmt_dim(a),
                 interp.fmt_dim(b)
             );
-            interp.report(range, Severity::Error, "loss-shape", message);
+            interp.report(range, Code::LossShape, message);
             return Value::Unknown;
         }
         for (a, b) in expected.iter().zip(&td) {
@@ -91,7 +91,7 @@ pub(super) fn loss_ce(
             interp.fmt_dims(&xd),
             interp.fmt_dims(&td)
         );
-        interp.report(range, Severity::Error, "loss-shape", message);
+        interp.report(range, Code::LossShape, message);
         return Value::Unknown;
     }
     let out = if reduction.as_deref() == Some("none") {

@@ -25,8 +25,8 @@ use std::rc::Rc;
 use shapels_syntax::ast::TextRange;
 
 use super::Args;
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::value::{DType, Device, Layer, Provenance, Tensor, Value};
 
 use self::spatial::spatial;
@@ -168,8 +168,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "layer-config",
+                    Code::LayerConfig,
                     "embed_dim must be divisible by num_heads".into(),
                 );
             }
@@ -181,8 +180,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "layer-config",
+                    Code::LayerConfig,
                     format!("num_channels ({c}) must be divisible by num_groups ({g})"),
                 );
             }
@@ -194,8 +192,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                     let _ = c;
                     interp.report(
                         range.clone(),
-                        Severity::Error,
-                        "layer-config",
+                        Code::LayerConfig,
                         "in_channels must be divisible by groups".into(),
                     );
                 }
@@ -203,8 +200,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                     let _ = c;
                     interp.report(
                         range.clone(),
-                        Severity::Error,
-                        "layer-config",
+                        Code::LayerConfig,
                         "out_channels must be divisible by groups".into(),
                     );
                 }
@@ -216,8 +212,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "layer-config",
+                    Code::LayerConfig,
                     "padding='same' is not supported for strided convolutions".into(),
                 );
             }

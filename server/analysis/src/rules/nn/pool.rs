@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::ops::{out_known, out_var};
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -54,7 +54,7 @@ fn pool_pad_too_big(
                     "pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
                 )
             };
-            interp.report(range, Severity::Error, "pool-input", message);
+            interp.report(range, Code::PoolInput, message);
             return true;
         }
     }
@@ -95,7 +95,7 @@ pub(super) fn pool(
                 n + 2,
                 interp.fmt_dims(&dims)
             );
-            interp.report(range, Severity::Error, "pool-input", message);
+            interp.report(range, Code::PoolInput, message);
             return Value::Unknown;
         }
         let mut out = dims[..dims.len() - n].to_vec();
@@ -137,7 +137,7 @@ pub(super) fn pool(
                 "Given input size: {}. Calculated output size: ({v}). Output size is too small",
                 interp.fmt_dims(&dims)
             );
-            interp.report(range, Severity::Error, "pool-input", message);
+            interp.report(range, Code::PoolInput, message);
             return Value::Unknown;
         }
         out.push(len);
@@ -163,7 +163,7 @@ pub(super) fn adaptive_pool(
             n + 2,
             interp.fmt_dims(&dims)
         );
-        interp.report(range, Severity::Error, "pool-input", message);
+        interp.report(range, Code::PoolInput, message);
         return Value::Unknown;
     }
     let sizes: Vec<Option<Dim>> = match output {

@@ -7,8 +7,8 @@ use shapels_shapes::Dim;
 
 use super::OpCall;
 use super::output::out_known;
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::dtype::torch_name;
 use crate::rules::shape::broadcast;
 use crate::value::{DType, Value};
@@ -66,7 +66,7 @@ fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 torch_name(a),
                 torch_name(b)
             );
-            interp.report(call.range, Severity::Error, "dtype-mismatch", message);
+            interp.report(call.range, Code::DtypeMismatch, message);
             return Value::Unknown;
         }
         (Some(a), Some(b)) if !has_complex(a) || !has_complex(b) => {
@@ -75,7 +75,7 @@ fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 torch_name(a),
                 torch_name(b)
             );
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+            interp.report(call.range, Code::DtypeUnsupported, message);
             return Value::Unknown;
         }
         _ => {}
@@ -86,7 +86,7 @@ fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
     let shape = match broadcast(interp, &call.dims, &dy) {
         Ok(shape) => shape,
         Err(message) => {
-            interp.report(call.range, Severity::Error, "broadcast-shape", message);
+            interp.report(call.range, Code::BroadcastShape, message);
             return Value::Unknown;
         }
     };
@@ -104,17 +104,17 @@ fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: {}",
             torch_name(d)
         );
-        interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+        interp.report(call.range, Code::DtypeUnsupported, message);
         return Value::Unknown;
     }
     let Some((last, rest)) = call.dims.split_last() else {
         let message = "Input tensor must have one or more dimensions".to_string();
-        interp.report(call.range, Severity::Error, "view-size", message);
+        interp.report(call.range, Code::ViewSize, message);
         return Value::Unknown;
     };
     if interp.env.known_different(last, &Dim::konst(2)) {
         let message = "Tensor must have a last dimension of size 2".to_string();
-        interp.report(call.range, Severity::Error, "view-size", message);
+        interp.report(call.range, Code::ViewSize, message);
         return Value::Unknown;
     }
     // torch checks the size: past this point it is 2.
@@ -137,7 +137,7 @@ fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
     let dtype = match call.x.dtype {
         Some(d) if !d.is_complex() => {
             let message = "view_as_real is only supported for complex tensors".to_string();
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+            interp.report(call.range, Code::DtypeUnsupported, message);
             return Value::Unknown;
         }
         d => d.and_then(part_of),
@@ -219,7 +219,7 @@ fn part(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
         Some(_) if call.name == "imag" => {
             let message =
                 "imag is not implemented for tensors with non-complex dtypes.".to_string();
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+            interp.report(call.range, Code::DtypeUnsupported, message);
             Value::Unknown
         }
         Some(_) => Value::Tensor(call.x.clone()),

@@ -3,6 +3,7 @@
 use shapels_syntax::ast::TextRange;
 
 use super::pointwise::{BINARY, BINARY_BOOL, SAME};
+use crate::code::Code;
 use crate::interp::Interp;
 use crate::report::Severity;
 use crate::rules::Args;
@@ -46,7 +47,7 @@ pub(crate) fn check_inputs(
                 .clone()
                 .map(|r| vec![(r, "the real tensor is made here".to_string())])
                 .unwrap_or_default();
-            interp.report_related(range.clone(), severity, "real-fake-mix", message, related);
+            interp.report_as(range.clone(), severity, Code::RealFakeMix, message, related);
         }
         let modes: Vec<u32> = tensors
             .iter()
@@ -58,8 +59,7 @@ pub(crate) fn check_inputs(
         {
             interp.report(
                 range.clone(),
-                Severity::Error,
-                "fake-mode-mix",
+                Code::FakeModeMix,
                 "Mixing fake modes NYI: tensors from two different FakeTensorMode scopes meet here"
                     .into(),
             );
@@ -120,7 +120,7 @@ pub(crate) fn check_inputs(
                             b.name()
                         }
                     );
-                    interp.report(range.clone(), Severity::Error, "device-mismatch", message);
+                    interp.report(range.clone(), Code::DeviceMismatch, message);
                     return None;
                 }
                 if either {
@@ -132,7 +132,7 @@ pub(crate) fn check_inputs(
                     a.name(),
                     b.name()
                 );
-                interp.report(range.clone(), Severity::Error, "device-mismatch", message);
+                interp.report(range.clone(), Code::DeviceMismatch, message);
                 return None;
             }
         }

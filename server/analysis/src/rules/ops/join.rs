@@ -8,8 +8,8 @@ use shapels_syntax::ast::TextRange;
 use super::inputs::check_inputs;
 use super::output::{out_known, out_var};
 use super::{OpCall, dim_arg, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
@@ -99,7 +99,7 @@ fn split(
         Some(Value::Int(d)) => match d.as_const().map(|d| wrap_dim(d, rank)) {
             Some(Ok(d)) => d,
             Some(Err(message)) => {
-                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                interp.report(range, Code::DimOutOfRange, message);
                 return Value::Unknown;
             }
             None => return Value::Unknown,
@@ -149,7 +149,7 @@ fn split(
                         interp.fmt_dim(size),
                         interp.fmt_dims(&sizes)
                     );
-                    interp.report(range, Severity::Error, "split-size", message);
+                    interp.report(range, Code::SplitSize, message);
                     return Value::Unknown;
                 }
                 sizes
@@ -184,8 +184,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         if !interp.frame().lists_unsure {
             interp.report(
                 range,
-                Severity::Error,
-                "cat-shape",
+                Code::CatShape,
                 format!("torch.{name}(): expected a non-empty list of Tensors"),
             );
         }
@@ -261,7 +260,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         let d = match wrap_dim(d, first.len() + 1) {
             Ok(d) => d,
             Err(message) => {
-                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                interp.report(range, Code::DimOutOfRange, message);
                 return Value::Unknown;
             }
         };
@@ -276,7 +275,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
                     interp.fmt_dims(&first),
                     interp.fmt_dims(s)
                 );
-                interp.report(range, Severity::Error, "stack-shape", message);
+                interp.report(range, Code::StackShape, message);
                 return Value::Unknown;
             }
             for (a, b) in s.iter().zip(&first) {
@@ -298,8 +297,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
     if first.is_empty() {
         interp.report(
             range,
-            Severity::Error,
-            "cat-shape",
+            Code::CatShape,
             "zero-dimensional tensor (at position 0) cannot be concatenated".into(),
         );
         return Value::Unknown;
@@ -312,7 +310,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         Some(d) => match wrap_dim(d, first.len()) {
             Ok(d) => d,
             Err(message) => {
-                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                interp.report(range, Code::DimOutOfRange, message);
                 return Value::Unknown;
             }
         },
@@ -326,7 +324,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
                 first.len(),
                 s.len()
             );
-            interp.report(range, Severity::Error, "cat-shape", message);
+            interp.report(range, Code::CatShape, message);
             return Value::Unknown;
         }
         for (j, (a, b)) in s.iter().zip(&first).enumerate() {
@@ -336,7 +334,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
                     interp.fmt_dim(b),
                     interp.fmt_dim(a)
                 );
-                interp.report(range, Severity::Error, "cat-shape", message);
+                interp.report(range, Code::CatShape, message);
                 return Value::Unknown;
             }
             if j != d {
@@ -411,7 +409,7 @@ fn cat_many(
     let d = match wrap_dim(args.int(1, dim_keyword(args)).unwrap_or(0), rank) {
         Ok(d) => d,
         Err(message) => {
-            interp.report(range, Severity::Error, "dim-out-of-range", message);
+            interp.report(range, Code::DimOutOfRange, message);
             return Value::Unknown;
         }
     };

@@ -7,8 +7,8 @@ use shapels_syntax::ast::TextRange;
 
 use super::output::{out_known, out_shape, out_var};
 use super::{OpCall, dim_arg, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::dtype::promote;
 use crate::rules::shape::{broadcast, wrap_dim};
@@ -33,7 +33,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
                 if n != 1 {
                     let message = format!("outer: Expected 1-D argument {what}, but got {n}-D");
-                    interp.report(call.range, Severity::Error, "matmul-shape", message);
+                    interp.report(call.range, Code::MatmulShape, message);
                     return Value::Unknown;
                 }
             }
@@ -85,7 +85,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             match broadcast(interp, &bias, &pd) {
                 Ok(_) => product,
                 Err(message) => {
-                    interp.report(call.range, Severity::Error, "broadcast-shape", message);
+                    interp.report(call.range, Code::BroadcastShape, message);
                     Value::Unknown
                 }
             }
@@ -136,7 +136,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
         }
         "trace" if rank != 2 => {
             let message = format!("trace: expected a matrix, but got tensor with dim {rank}");
-            interp.report(call.range, Severity::Error, "dim-out-of-range", message);
+            interp.report(call.range, Code::DimOutOfRange, message);
             Value::Unknown
         }
         "trace" => call.output(interp, Vec::new(), x.dtype),
@@ -159,7 +159,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     interp.fmt_dim(&dims[rank - 1]),
                     interp.fmt_dim(&dy[dy.len() - 1])
                 );
-                interp.report(call.range, Severity::Error, "matmul-shape", message);
+                interp.report(call.range, Code::MatmulShape, message);
                 return Value::Unknown;
             }
             let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
@@ -225,7 +225,7 @@ pub(crate) fn matmul(
                 a.name(),
                 b.name()
             );
-            interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+            interp.report(range.clone(), Code::DtypeMismatch, message);
             Some(a)
         }
         (a, _) => a,
@@ -243,13 +243,7 @@ pub(crate) fn matmul(
         .map(|(r, d)| (r.clone(), format!("this operand is {}", interp.fmt_dims(d))))
         .collect();
     let fail = |interp: &mut Interp<'_>, message: String| {
-        interp.report_related(
-            range.clone(),
-            Severity::Error,
-            "matmul-shape",
-            message,
-            related.clone(),
-        );
+        interp.report_related(range.clone(), Code::MatmulShape, message, related.clone());
         Value::Unknown
     };
     if a.is_empty() || b.is_empty() {

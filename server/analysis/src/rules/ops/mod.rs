@@ -24,8 +24,8 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use super::dtype::int_to_float;
 use super::shape::{broadcast, numel, wrap_dim};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 use self::join::cat;
@@ -69,12 +69,7 @@ impl OpCall<'_> {
         };
         match d {
             Some(d) => wrap_dim(d, self.dims.len()).map_err(|message| {
-                interp.report(
-                    self.range.clone(),
-                    Severity::Error,
-                    "dim-out-of-range",
-                    message,
-                );
+                interp.report(self.range.clone(), Code::DimOutOfRange, message);
                 Value::Unknown
             }),
             None => Err(unknown_rank_rule(
@@ -144,8 +139,7 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
         {
             interp.report(
                 range,
-                Severity::Error,
-                "broadcast-shape",
+                Code::BroadcastShape,
                 format!(
                     "output with shape {} doesn't match the broadcast shape {}",
                     interp.fmt_dims(&a),
@@ -295,7 +289,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             _ => None,
         };
         if let Some(message) = message {
-            interp.report(range, Severity::Error, "dim-out-of-range", message.into());
+            interp.report(range, Code::DimOutOfRange, message.into());
             return Value::Unknown;
         }
     }
@@ -372,8 +366,7 @@ fn no_rule(
     if !interp.config.allow_fallback_kernels {
         interp.report(
             range,
-            Severity::Warning,
-            "unsupported-op",
+            Code::UnsupportedOp,
             format!("no shape rule for `{name}`; its result is unknown"),
         );
     }
@@ -396,7 +389,7 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
                 match broadcast(interp, &shape, &d) {
                     Ok(s) => shape = s,
                     Err(message) => {
-                        interp.report(range, Severity::Error, "broadcast-shape", message);
+                        interp.report(range, Code::BroadcastShape, message);
                         return Value::Unknown;
                     }
                 }
@@ -428,8 +421,7 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
             if !interp.config.allow_fallback_kernels && !args.tensors().is_empty() {
                 interp.report(
                     range,
-                    Severity::Warning,
-                    "unsupported-op",
+                    Code::UnsupportedOp,
                     format!("no shape rule for `{name}`; its result is unknown"),
                 );
             }

@@ -8,8 +8,8 @@ use shapels_syntax::ast::TextRange;
 use super::output::{out_known, unknown_rank_rule};
 use super::pointwise::binary;
 use super::{OpCall, dim_arg, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::dtype::{sum_dtype, torch_name};
 use crate::rules::names::NameSet;
@@ -67,7 +67,7 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     format!("{base}{last}_kernel_impl")
                 };
                 let message = format!("\"{kernel}\" not implemented for '{}'", torch_name(dt));
-                interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+                interp.report(call.range, Code::DtypeUnsupported, message);
                 return Value::Unknown;
             }
             if name == "logcumsumexp"
@@ -79,7 +79,7 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     "\"logcumsumexp_out_cpu\" not implemented for '{}'",
                     torch_name(dt)
                 );
-                interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+                interp.report(call.range, Code::DtypeUnsupported, message);
                 return Value::Unknown;
             }
             let dtype = crate::rules::creation::dtype_arg(args).or(if name.starts_with("cum") {
@@ -97,7 +97,7 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
         }
         "argmax" | "argmin" if x.dtype == Some(DType::Bool) => {
             let message = format!("{name}(): does not support bool input");
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+            interp.report(call.range, Code::DtypeUnsupported, message);
             Value::Unknown
         }
         "topk" | "kthvalue" if x.dtype == Some(DType::Bool) => {
@@ -106,7 +106,7 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             } else {
                 "\"kthvalue_cpu\" not implemented for 'Bool'".to_string()
             };
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
+            interp.report(call.range, Code::DtypeUnsupported, message);
             Value::Unknown
         }
         "argmax" | "argmin" => match args.get(1, "dim") {
@@ -176,7 +176,7 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 if k < 1 || size.is_some_and(|s| k > s) {
                     let message =
                         format!("kthvalue(): selected number k out of range for dimension {d}");
-                    interp.report(call.range, Severity::Error, "index-out-of-range", message);
+                    interp.report(call.range, Code::IndexOutOfRange, message);
                     return Value::Unknown;
                 }
             }
@@ -201,8 +201,7 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             {
                 interp.report(
                     call.range.clone(),
-                    Severity::Error,
-                    "index-out-of-range",
+                    Code::IndexOutOfRange,
                     "selected index k out of range".into(),
                 );
             }
@@ -269,7 +268,7 @@ pub(super) fn reduce(
                     "{name}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
                     torch_name(d)
                 );
-                interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+                interp.report(range.clone(), Code::DtypeMismatch, message);
                 return Value::Unknown;
             }
             // complex var / std / norm are real (spec §3.3)
@@ -336,15 +335,14 @@ pub(super) fn reduce(
                         Ok(i) if out.contains(&i) => {
                             interp.report(
                                 range,
-                                Severity::Error,
-                                "dim-out-of-range",
+                                Code::DimOutOfRange,
                                 format!("dim {i} appears multiple times in the list of dims"),
                             );
                             return Value::Unknown;
                         }
                         Ok(i) => out.push(i),
                         Err(message) => {
-                            interp.report(range, Severity::Error, "dim-out-of-range", message);
+                            interp.report(range, Code::DimOutOfRange, message);
                             return Value::Unknown;
                         }
                     }

@@ -4,8 +4,8 @@ use shapels_shapes::Dim;
 
 use super::output::out_shape;
 use super::{OpCall, dim_arg, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::dtype::promote;
 use crate::rules::shape::broadcast;
 use crate::value::{DType, Value};
@@ -41,7 +41,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     })
                 };
                 if let Some(message) = message {
-                    interp.report(call.range, Severity::Error, "index-out-of-range", message);
+                    interp.report(call.range, Code::IndexOutOfRange, message);
                     return Value::Unknown;
                 }
             }
@@ -65,8 +65,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     if idims.len() != rank {
                         interp.report(
                             call.range,
-                            Severity::Error,
-                            "index-shape",
+                            Code::IndexShape,
                             "Index tensor must have the same number of dimensions as input tensor"
                                 .into(),
                         );
@@ -78,7 +77,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                         {
                             let message =
                                 "gather(): Expected dtype int32/int64 for index".to_string();
-                            interp.report(call.range, Severity::Error, "dtype-mismatch", message);
+                            interp.report(call.range, Code::DtypeMismatch, message);
                             return Value::Unknown;
                         }
                         let larger = (0..rank).find(|&k| {
@@ -94,7 +93,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                                 interp.fmt_dims(&idims),
                                 interp.fmt_dims(dims)
                             );
-                            interp.report(call.range, Severity::Error, "index-shape", message);
+                            interp.report(call.range, Code::IndexShape, message);
                             return Value::Unknown;
                         }
                     }
@@ -112,12 +111,12 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 && !matches!(dt, DType::Int64 | DType::Int32)
             {
                 let message = "index_select(): Expected dtype int32 or int64 for index".to_string();
-                interp.report(call.range, Severity::Error, "dtype-mismatch", message);
+                interp.report(call.range, Code::DtypeMismatch, message);
                 return Value::Unknown;
             }
             if interp.dims(&index).is_some_and(|i| i.len() > 1) {
                 let message = "index_select(): Index is supposed to be a vector".to_string();
-                interp.report(call.range, Severity::Error, "index-shape", message);
+                interp.report(call.range, Code::IndexShape, message);
                 return Value::Unknown;
             }
             let n = match interp.dims(&index) {
@@ -156,7 +155,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     match broadcast(interp, &shape, &d) {
                         Ok(s) => shape = s,
                         Err(message) => {
-                            interp.report(call.range, Severity::Error, "broadcast-shape", message);
+                            interp.report(call.range, Code::BroadcastShape, message);
                             return Value::Unknown;
                         }
                     }
@@ -220,8 +219,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             {
                 interp.report(
                     call.range,
-                    Severity::Error,
-                    "dtype-mismatch",
+                    Code::DtypeMismatch,
                     "one_hot is only applicable to index tensor of type LongTensor.".into(),
                 );
                 return Value::Unknown;

@@ -7,8 +7,8 @@ use shapels_syntax::ast::TextRange;
 
 use super::output::{out_known, out_var, unknown_rank_rule};
 use super::{OpCall, dim_arg, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::shape::{numel, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -64,8 +64,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             if s > e {
                 interp.report(
                     call.range,
-                    Severity::Error,
-                    "dim-out-of-range",
+                    Code::DimOutOfRange,
                     "flatten() has invalid args: start_dim cannot come after end_dim".into(),
                 );
                 return Value::Unknown;
@@ -98,7 +97,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     interp.fmt_dims(&new),
                     interp.fmt_dim(&dims[d])
                 );
-                interp.report(call.range, Severity::Error, "view-size", message);
+                interp.report(call.range, Code::ViewSize, message);
                 return Value::Unknown;
             }
             let mut shape = dims[..d].to_vec();
@@ -118,12 +117,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                                 match wrap_dim(d.as_const().unwrap_or(0), rank) {
                                     Ok(i) => out.push(i),
                                     Err(message) => {
-                                        interp.report(
-                                            call.range,
-                                            Severity::Error,
-                                            "dim-out-of-range",
-                                            message,
-                                        );
+                                        interp.report(call.range, Code::DimOutOfRange, message);
                                         return Value::Unknown;
                                     }
                                 }
@@ -158,7 +152,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 Some(d) => match wrap_dim(d, rank + 1) {
                     Ok(d) => d,
                     Err(message) => {
-                        interp.report(call.range, Severity::Error, "dim-out-of-range", message);
+                        interp.report(call.range, Code::DimOutOfRange, message);
                         return Value::Unknown;
                     }
                 },
@@ -175,7 +169,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {rank} is not equal to len(dims) = {}",
                     order.len()
                 );
-                interp.report(call.range, Severity::Error, "permute-dims", message);
+                interp.report(call.range, Code::PermuteDims, message);
                 return Value::Unknown;
             }
             let mut shape = Vec::new();
@@ -195,14 +189,13 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     Ok(_) => {
                         interp.report(
                             call.range,
-                            Severity::Error,
-                            "permute-dims",
+                            Code::PermuteDims,
                             "permute(): duplicate dims are not allowed.".into(),
                         );
                         return Value::Unknown;
                     }
                     Err(message) => {
-                        interp.report(call.range, Severity::Error, "dim-out-of-range", message);
+                        interp.report(call.range, Code::DimOutOfRange, message);
                         return Value::Unknown;
                     }
                 }
@@ -222,8 +215,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 "t" if rank > 2 => {
                     interp.report(
                         call.range,
-                        Severity::Error,
-                        "dim-out-of-range",
+                        Code::DimOutOfRange,
                         format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
                     );
                     return Value::Unknown;
@@ -231,7 +223,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 "t" | "__attr_T" | "__attr_H" => shape.reverse(),
                 _ => {
                     if rank < 2 {
-                        interp.report(call.range, Severity::Error, "dim-out-of-range", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.".into());
+                        interp.report(call.range, Code::DimOutOfRange, "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.".into());
                         return Value::Unknown;
                     }
                     shape.swap(rank - 1, rank - 2);
@@ -253,7 +245,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     && let Some(i) = d.as_const()
                     && let Err(message) = wrap_dim(i, rank)
                 {
-                    interp.report(call.range, Severity::Error, "dim-out-of-range", message);
+                    interp.report(call.range, Code::DimOutOfRange, message);
                     return Value::Unknown;
                 }
             }
@@ -288,7 +280,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
         "repeat" | "tile" => {
             let reps = interp.size_dims(&args.varargs(1));
             if name == "repeat" && reps.len() < rank {
-                interp.report(call.range, Severity::Error, "repeat-dims", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into());
+                interp.report(call.range, Code::RepeatDims, "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into());
                 return Value::Unknown;
             }
             if name == "repeat"
@@ -308,7 +300,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     neg.unwrap_or(-1),
                     interp.fmt_dims(&shape)
                 );
-                interp.report(call.range, Severity::Error, "negative-size", message);
+                interp.report(call.range, Code::NegativeSize, message);
                 return Value::Unknown;
             }
             let n = reps.len().max(rank);
@@ -372,8 +364,7 @@ fn reshape(
             Some(-1) if infer.is_some() => {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "view-size",
+                    Code::ViewSize,
                     "only one dimension can be inferred".into(),
                 );
                 return Value::Unknown;
@@ -384,7 +375,7 @@ fn reshape(
                     "invalid shape dimension {n} at index {i} of shape {}",
                     shown(interp, &new)
                 );
-                interp.report(range, Severity::Error, "view-size", message);
+                interp.report(range, Code::ViewSize, message);
                 return Value::Unknown;
             }
             _ => {}
@@ -405,7 +396,7 @@ fn reshape(
                      unspecified dimension size -1 can be any value and is ambiguous",
                     shown(interp, &new)
                 );
-                interp.report(range, Severity::Error, "view-size", message);
+                interp.report(range, Code::ViewSize, message);
                 return Value::Unknown;
             }
             (Some(t), Some(r)) => {
@@ -414,7 +405,7 @@ fn reshape(
                         "shape '{}' is invalid for input of size {t}",
                         shown(interp, &new)
                     );
-                    interp.report(range, Severity::Error, "view-size", message);
+                    interp.report(range, Code::ViewSize, message);
                     return Value::Unknown;
                 }
                 new[i] = Dim::konst(t / r);
@@ -456,7 +447,7 @@ fn reshape(
                 shown(interp, &new),
                 interp.fmt_dim(&total)
             );
-            interp.report(range, Severity::Error, "view-size", message);
+            interp.report(range, Code::ViewSize, message);
             return Value::Unknown;
         }
         let _ = interp.require_equal(&want, &total);
@@ -472,8 +463,7 @@ fn reshape(
         {
             interp.report(
                 range,
-                Severity::Error,
-                "view-stride",
+                Code::ViewStride,
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.".to_string(),
             );
             return Value::Unknown;
@@ -499,7 +489,7 @@ fn expand(
             sizes.len(),
             dims.len()
         );
-        interp.report(range, Severity::Error, "expand-shape", message);
+        interp.report(range, Code::ExpandShape, message);
         return Value::Unknown;
     }
     let lead = sizes.len() - dims.len();
@@ -522,7 +512,7 @@ fn expand(
                 interp.fmt_dims(&sizes),
                 interp.fmt_dims(dims)
             );
-            interp.report(range, Severity::Error, "expand-shape", message);
+            interp.report(range, Code::ExpandShape, message);
             return Value::Unknown;
         } else {
             out.push(s.clone());
