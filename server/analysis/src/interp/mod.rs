@@ -12,6 +12,7 @@ mod expr;
 mod imports;
 mod join;
 mod memo;
+mod settle;
 mod signature;
 mod stmt;
 

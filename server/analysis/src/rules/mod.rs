@@ -5,6 +5,7 @@
 //! meta kernels check and report torch's own message at the call.
 
 pub(crate) mod args;
+pub(crate) mod check;
 mod creation;
 mod distributions;
 mod dtype;
