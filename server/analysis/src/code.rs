@@ -82,7 +82,7 @@ codes! {
     ConvOutputSize = "conv-output-size", [Error];
     /// pooling input rank, padding over half the kernel, or an output size below 1
     PoolInput = "pool-input", [Error];
-    /// input sizes of LayerNorm, BatchNorm, GroupNorm, LSTM/GRU/RNN, MultiheadAttention, Transformer layers
+    /// input sizes of LayerNorm, BatchNorm, GroupNorm, LSTM/GRU/RNN, MultiheadAttention, Transformer layers, PixelShuffle/PixelUnshuffle (sizes the factor must divide)
     LayerInput = "layer-input", [Error];
     /// a layer built with impossible settings (`embed_dim % num_heads`, groups, `padding='same'` with stride)
     LayerConfig = "layer-config", [Error];

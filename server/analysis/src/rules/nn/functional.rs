@@ -6,7 +6,7 @@ use shapels_syntax::ast::TextRange;
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, raise};
+use crate::rules::check::{RuleResult, check, raise};
 use crate::rules::ops::{check_inputs, matmul, op, out_known, out_shape, out_var};
 use crate::rules::shape::broadcast;
 use crate::value::Value;
@@ -363,10 +363,50 @@ fn functional_rule(
             else {
                 return Ok(Value::Unknown);
             };
-            if dims.len() < 3 {
-                return Ok(Value::Unknown);
-            }
             let n = dims.len();
+            check!(
+                n >= 3,
+                Code::LayerInput,
+                "{name} expects input to have at least 3 dimensions, but got input with {n} dimension(s)"
+            );
+            let factor = if name == "pixel_shuffle" {
+                "upscale_factor"
+            } else {
+                "downscale_factor"
+            };
+            if let Some(k) = interp.env.value(&r) {
+                check!(
+                    k > 0,
+                    Code::LayerInput,
+                    "{name} expects a positive {factor}, but got {k}"
+                );
+                // The sizes torch divides by the factor must divide exactly
+                // (a square past int64 divides no size the analysis knows:
+                // it is left alone).
+                let divided: &[(usize, &str, Option<i64>, &str)] = if name == "pixel_shuffle" {
+                    &[(
+                        n - 3,
+                        "its input's 'channel' dimension",
+                        k.checked_mul(k),
+                        "the square of ",
+                    )]
+                } else {
+                    &[
+                        (n - 2, "height", Some(k), ""),
+                        (n - 1, "width", Some(k), ""),
+                    ]
+                };
+                for &(i, what, by, square) in divided {
+                    if let (Some(size), Some(by)) = (interp.env.value(&dims[i]), by) {
+                        check!(
+                            size % by == 0,
+                            Code::LayerInput,
+                            "{name} expects {what} to be divisible by {square}{factor}, but input.size({})={size} is not divisible by {by}",
+                            i as i64 - n as i64
+                        );
+                    }
+                }
+            }
             let r2 = r.mul(&r);
             let mut out = dims.clone();
             if name == "pixel_shuffle" {
