@@ -104,10 +104,6 @@ pub(crate) fn index_tensor(
         match e {
             Value::None => out.push(Dim::konst(1)),
             Value::Ellipsis => {
-                let rest = dims.len()
-                    - pos
-                    - (consumed - entries_before_consumed(&entries, e, interp, pos));
-                let _ = rest;
                 let remaining_after = consumed_after(&entries, e, interp);
                 let take = dims.len().saturating_sub(pos + remaining_after);
                 out.extend(dims[pos..pos + take].iter().cloned());
@@ -256,15 +252,6 @@ fn note_adv(
     }
     *last_end = Some(at);
     advanced.push((at, shape));
-}
-
-fn entries_before_consumed(
-    _entries: &[Value],
-    _e: &Value,
-    _interp: &Interp<'_>,
-    pos: usize,
-) -> usize {
-    pos
 }
 
 /// How many dims the entries after the ellipsis consume.

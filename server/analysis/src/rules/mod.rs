@@ -23,13 +23,27 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::{BinOp, TextRange, UnaryOp};
 
+use crate::code::Code;
 use crate::interp::Interp;
 use crate::value::{Device, Shape, Tensor, Value};
 
 pub(crate) use args::Args;
 pub(crate) use distributions::{attr as distribution_attr, method as distribution_method};
 
-type Kwargs = Vec<(Rc<str>, Value)>;
+use crate::value::Kwargs;
+
+/// An op without a shape rule: its result is unknown, which the user asked
+/// to hear of (`allow_fallback_kernels = false`). `shown` is the op as the
+/// user wrote it (`cdist`, `nn.Fold`).
+pub(crate) fn no_rule_warning(interp: &mut Interp<'_>, range: TextRange, shown: &str) {
+    if !interp.config.allow_fallback_kernels {
+        interp.report(
+            range,
+            Code::UnsupportedOp,
+            format!("no shape rule for `{shown}`; its result is unknown"),
+        );
+    }
+}
 
 /// A call of something under `torch`, `einops`, or another module path.
 pub(crate) fn call_torch(
@@ -177,7 +191,7 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
                 allow_non_fake_inputs: allow,
             }
         }
-        "load" | "from_numpy" | "as_tensor" if name != "as_tensor" => {
+        "load" | "from_numpy" => {
             // Loaded or converted from outside: a real tensor nobody knows the shape of.
             let shape = interp.fresh_rank_var();
             let mut t = interp.new_tensor(shape, None, Some(Device::Cpu), &format!("torch.{name}"));
@@ -302,13 +316,7 @@ pub(crate) fn size_value(shape: &Shape, object: &Value) -> Value {
 }
 
 /// Methods of a `torch.Size` (a tuple of ints): `numel`, `index`, `count`.
-pub(crate) fn size_method(
-    interp: &mut Interp<'_>,
-    receiver: &Value,
-    name: &str,
-    args: Vec<Value>,
-    _range: TextRange,
-) -> Value {
+pub(crate) fn size_method(interp: &mut Interp<'_>, receiver: &Value, name: &str) -> Value {
     match (name, receiver) {
         ("numel", Value::Tuple(items)) => {
             let mut acc = Dim::konst(1);
@@ -320,10 +328,7 @@ pub(crate) fn size_method(
             }
             Value::Int(acc)
         }
-        ("index" | "count", Value::Tuple(_)) => {
-            let _ = args;
-            Value::Unknown
-        }
+        ("index" | "count", Value::Tuple(_)) => Value::Unknown,
         _ => Value::Unknown,
     }
 }

@@ -28,8 +28,7 @@ pub(crate) use class::{
     class_lookup, is_autograd_function, is_module_class, lookup_method, torch_layer_base,
 };
 
-/// Keyword arguments of a call, in order.
-pub(crate) type Kwargs = Vec<(Rc<str>, Value)>;
+pub(crate) use crate::value::Kwargs;
 
 impl Interp<'_> {
     pub(crate) fn eval_call(&mut self, call: &Expr, func: &Expr, args: &[Arg]) -> Value {

@@ -605,13 +605,7 @@ pub(crate) fn call_layer(
             )
         }
         _ => {
-            if !interp.config.allow_fallback_kernels {
-                interp.report(
-                    range,
-                    Code::UnsupportedOp,
-                    format!("no shape rule for `nn.{kind}`; its result is unknown"),
-                );
-            }
+            crate::rules::no_rule_warning(interp, range, &format!("nn.{kind}"));
             Value::Unknown
         }
     }

@@ -37,7 +37,7 @@ pub(crate) use functional::functional;
 pub(crate) use module::{add_child, container_item, container_of, layer_attr, module_method};
 pub(crate) use spatial::spatial_rank_of;
 
-type Kwargs = Vec<(Rc<str>, Value)>;
+use crate::value::Kwargs;
 
 static CONTAINERS: NameSet = NameSet::new(&[
     "Sequential",
@@ -188,16 +188,14 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
         "Conv1d" | "Conv2d" | "Conv3d" => {
             let groups = int(6, "groups").unwrap_or(1);
             if groups > 0 {
-                if let Some(c) = int(0, "in_channels").filter(|c| c % groups != 0) {
-                    let _ = c;
+                if int(0, "in_channels").is_some_and(|c| c % groups != 0) {
                     interp.report(
                         range.clone(),
                         Code::LayerConfig,
                         "in_channels must be divisible by groups".into(),
                     );
                 }
-                if let Some(c) = int(1, "out_channels").filter(|c| c % groups != 0) {
-                    let _ = c;
+                if int(1, "out_channels").is_some_and(|c| c % groups != 0) {
                     interp.report(
                         range.clone(),
                         Code::LayerConfig,

@@ -356,13 +356,7 @@ fn no_rule(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    if !interp.config.allow_fallback_kernels {
-        interp.report(
-            range,
-            Code::UnsupportedOp,
-            format!("no shape rule for `{name}`; its result is unknown"),
-        );
-    }
+    super::no_rule_warning(interp, range, name);
     unknown_rank_rule(interp, name, x, args, device)
 }
 
@@ -411,12 +405,8 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
             {
                 return Value::Unknown;
             }
-            if !interp.config.allow_fallback_kernels && !args.tensors().is_empty() {
-                interp.report(
-                    range,
-                    Code::UnsupportedOp,
-                    format!("no shape rule for `{name}`; its result is unknown"),
-                );
+            if !args.tensors().is_empty() {
+                super::no_rule_warning(interp, range, name);
             }
             Value::Unknown
         }
