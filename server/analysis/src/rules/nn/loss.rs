@@ -8,6 +8,7 @@ use shapels_syntax::ast::TextRange;
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::ops::out_known;
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -19,12 +20,24 @@ pub(super) fn loss_ce(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
+    let result = loss_ce_rule(interp, name, x, args, device);
+    interp.settle(range, result)
+}
+
+/// The rule behind `loss_ce`: what torch raises is its `Err`.
+fn loss_ce_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> RuleResult {
     let reduction = args.str(99, "reduction");
     let Some(t) = args.tensor(1, "target") else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let (Some(xd), Some(td)) = (interp.dims(x), interp.dims(&t)) else {
-        return out_known(interp, x, Vec::new(), x.dtype, device, name);
+        return Ok(out_known(interp, x, Vec::new(), x.dtype, device, name));
     };
     let class_target = t.dtype.is_none_or(|d| !d.is_floating());
     if class_target {
@@ -36,8 +49,7 @@ pub(super) fn loss_ce(
                 "expected scalar type Long but found {}",
                 crate::rules::dtype::torch_name(d)
             );
-            interp.report(range.clone(), Code::DtypeMismatch, message);
-            return Value::Unknown;
+            return raise(Code::DtypeMismatch, message);
         }
         let expected: Vec<Dim> = if xd.len() == 1 {
             Vec::new()
@@ -56,8 +68,7 @@ pub(super) fn loss_ce(
                     interp.fmt_dims(&td)
                 )
             };
-            interp.report(range, Code::LossShape, message);
-            return Value::Unknown;
+            return raise(Code::LossShape, message);
         }
         if let (Some(a), Some(b)) = (expected.first(), td.first())
             && interp.env.known_different(a, b)
@@ -67,8 +78,7 @@ pub(super) fn loss_ce(
                 interp.fmt_dim(a),
                 interp.fmt_dim(b)
             );
-            interp.report(range, Code::LossShape, message);
-            return Value::Unknown;
+            return raise(Code::LossShape, message);
         }
         for (a, b) in expected.iter().zip(&td) {
             let _ = interp.require_equal(a, b);
@@ -78,7 +88,7 @@ pub(super) fn loss_ce(
         } else {
             Vec::new()
         };
-        return out_known(interp, x, out, x.dtype, device, name);
+        return Ok(out_known(interp, x, out, x.dtype, device, name));
     }
     if xd.len() != td.len()
         || xd
@@ -91,8 +101,7 @@ pub(super) fn loss_ce(
             interp.fmt_dims(&xd),
             interp.fmt_dims(&td)
         );
-        interp.report(range, Code::LossShape, message);
-        return Value::Unknown;
+        return raise(Code::LossShape, message);
     }
     let out = if reduction.as_deref() == Some("none") {
         std::iter::once(xd[0].clone())
@@ -101,5 +110,5 @@ pub(super) fn loss_ce(
     } else {
         Vec::new()
     };
-    out_known(interp, x, out, x.dtype, device, name)
+    Ok(out_known(interp, x, out, x.dtype, device, name))
 }
