@@ -5,6 +5,7 @@
 //! follow is `Unknown`.
 
 mod carry;
+mod code;
 mod interp;
 mod record;
 mod report;

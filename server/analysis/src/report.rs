@@ -5,6 +5,8 @@
 
 use std::ops::Range;
 
+pub use crate::code::Code;
+
 /// A half-open byte range into the analysed source.
 pub type TextRange = Range<usize>;
 
@@ -197,8 +199,8 @@ impl Severity {
 pub struct Diagnostic {
     pub range: TextRange,
     pub severity: Severity,
-    /// A stable kebab-case code, e.g. `matmul-shape`.
-    pub code: &'static str,
+    /// A stable code, e.g. `matmul-shape` (`Code::name`).
+    pub code: Code,
     pub message: String,
     /// Where an operand's shape or device came from, where torch raises.
     pub related: Vec<Related>,
@@ -272,13 +274,12 @@ pub fn expression_at(analysis: &FileAnalysis, offset: usize) -> Option<&ExprInfo
         .min_by_key(|e| e.range.end - e.range.start)
 }
 
-/// The code of the diagnostic that says where the analysis ran out of its
-/// step budget (reported by the interpreter under this same literal).
-pub const BUDGET_CODE: &str = "analysis-budget";
-
 /// Where the analysis stopped because its step budget ran out, if it did.
 pub fn budget_stop(analysis: &FileAnalysis) -> Option<&Diagnostic> {
-    analysis.diagnostics.iter().find(|d| d.code == BUDGET_CODE)
+    analysis
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::AnalysisBudget)
 }
 
 /// The binding whose name range contains `offset`.

@@ -5,7 +5,8 @@
 
 use shapels_syntax::ParsedFile;
 
-use crate::report::{Diagnostic, FileAnalysis, Severity, TextRange};
+use crate::code::Code;
+use crate::report::{Diagnostic, FileAnalysis, TextRange};
 
 /// Adds a `syntax-error` diagnostic for each syntax error of `parsed`, the
 /// parse `analysis` was made from, keeping the diagnostics in source order.
@@ -19,7 +20,7 @@ pub fn add_syntax_errors(analysis: &mut FileAnalysis, parsed: &ParsedFile) {
         parsed
             .syntax_errors
             .iter()
-            .map(|(range, message)| report(range.clone(), "syntax-error", message)),
+            .map(|(range, message)| report(range.clone(), Code::SyntaxError, message)),
     );
     analysis
         .diagnostics
@@ -28,10 +29,10 @@ pub fn add_syntax_errors(analysis: &mut FileAnalysis, parsed: &ParsedFile) {
 
 /// One diagnostic; `message` is the syntax layer's ("syntax error",
 /// "missing `)`").
-fn report(range: TextRange, code: &'static str, message: &str) -> Diagnostic {
+fn report(range: TextRange, code: Code, message: &str) -> Diagnostic {
     Diagnostic {
         range,
-        severity: Severity::Information,
+        severity: code.severity(),
         code,
         message: format!("{message}; shapes after it may be incomplete"),
         related: Vec::new(),

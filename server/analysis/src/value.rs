@@ -320,6 +320,9 @@ pub(crate) fn entries(map: &RefCell<FxHashMap<Rc<str>, Value>>) -> Vec<(Rc<str>,
 /// A Python list, shared by every name that holds it.
 pub(crate) type ListRef = Rc<RefCell<Vec<Value>>>;
 
+/// Keyword arguments of a call, in order.
+pub(crate) type Kwargs = Vec<(Rc<str>, Value)>;
+
 /// A module's namespace: the file its code comes from and its global
 /// names (what `import m` binds `m` to).
 pub struct ModuleNs {

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use shapels_analysis::HintDetail;
+use shapels_analysis::{Code, HintDetail};
 use shapels_lsp::guarded;
 
 use crate::args::{Detail, HintsArgs};
@@ -75,7 +75,7 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
     let syntax_errors: Vec<_> = analysis
         .diagnostics
         .iter()
-        .filter(|d| d.code == "syntax-error")
+        .filter(|d| d.code == Code::SyntaxError)
         .collect();
     if let Some(first) = syntax_errors.first() {
         let line = source.as_bytes()[..first.range.start.min(source.len())]

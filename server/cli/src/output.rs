@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use ropey::Rope;
 use serde::Serialize;
 use serde_json::Value;
-use shapels_analysis::{DimView, Origin, Severity};
+use shapels_analysis::{Code, DimView, Origin, Severity};
 use shapels_lsp::position::{self, PositionEncoding};
 
 use crate::args::Format;
@@ -139,7 +139,7 @@ fn syntax_errors(files: &[CheckedFile]) -> String {
             file.analysis
                 .diagnostics
                 .iter()
-                .filter(|d| d.code == "syntax-error")
+                .filter(|d| d.code == Code::SyntaxError)
                 .count()
         })
         .filter(|&n| n > 0)
@@ -279,7 +279,7 @@ fn json_file(file: &CheckedFile) -> JsonFile {
                 end_line: end.line,
                 end_column: end.column,
                 severity: d.severity.as_str(),
-                code: d.code,
+                code: d.code.name(),
                 message: d.message.clone(),
             }
         })

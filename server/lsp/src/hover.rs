@@ -110,7 +110,7 @@ fn beyond_budget(
     let markdown = format!(
         "Shape unknown: the analysis stopped at line {line}, where its step budget ran out \
          (`{}`), before it got here.",
-        shapels_analysis::BUDGET_CODE
+        shapels_analysis::Code::AnalysisBudget
     );
     Some((markdown, word))
 }

@@ -77,7 +77,7 @@ fn fake_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnaly
             analysis.diagnostics.push(Diagnostic {
                 range: line_start + at..line_start + at + 1,
                 severity: Severity::Error,
-                code: "matmul-shape",
+                code: shapels_analysis::Code::MatmulShape,
                 message: "size mismatch".into(),
                 related: related.into_iter().collect(),
             });

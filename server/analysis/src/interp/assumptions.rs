@@ -14,7 +14,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::Interp;
-use crate::report::Severity;
+use crate::code::Code;
 use crate::value::{Shape, Value};
 
 impl Interp<'_> {
@@ -49,8 +49,7 @@ impl Interp<'_> {
         for text in said {
             self.report(
                 range.clone(),
-                Severity::Warning,
-                "shape-assumption",
+                Code::ShapeAssumption,
                 format!(
                     "this works only if {text}: two sizes the code keeps apart are taken to be equal"
                 ),

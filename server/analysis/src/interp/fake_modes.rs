@@ -15,6 +15,7 @@ use std::rc::Rc;
 use shapels_syntax::ast::TextRange;
 
 use super::Interp;
+use crate::code::Code;
 use crate::report::Severity;
 use crate::value::{Provenance, Tensor};
 
@@ -64,8 +65,7 @@ impl Interp<'_> {
         {
             self.report(
                 range,
-                Severity::Error,
-                "fake-mode-mix",
+                Code::FakeModeMix,
                 "Mixing fake modes NYI: tensors from two different FakeTensorMode scopes meet here"
                     .into(),
             );
@@ -86,7 +86,7 @@ impl Interp<'_> {
             .clone()
             .map(|r| vec![(r, "the real tensor is made here".to_string())])
             .unwrap_or_default();
-        self.report_related(range, Severity::Error, "real-fake-mix", message, related);
+        self.report_as(range, Severity::Error, Code::RealFakeMix, message, related);
         FakeInputs::Raises
     }
 
@@ -117,7 +117,13 @@ impl Interp<'_> {
             .clone()
             .map(|r| vec![(r, "the real tensor is made here".to_string())])
             .unwrap_or_default();
-        self.report_related(range, Severity::Warning, "real-fake-mix", message, related);
+        self.report_as(
+            range,
+            Severity::Warning,
+            Code::RealFakeMix,
+            message,
+            related,
+        );
     }
 
     /// The tensor arguments as torch prints them in its message:

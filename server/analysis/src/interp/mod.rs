@@ -15,6 +15,7 @@ pub(crate) mod fake_modes;
 mod imports;
 mod join;
 mod memo;
+mod settle;
 mod signature;
 mod stmt;
 
@@ -27,6 +28,7 @@ use std::rc::Rc;
 use shapels_shapes::{Dim, ShapeEnv};
 use shapels_syntax::ast::{self, TextRange};
 
+use crate::code::Code;
 use crate::record::Recorder;
 use crate::report::{Config, Diagnostic, Severity};
 use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
@@ -447,8 +449,7 @@ impl<'s> Interp<'s> {
         let range = line_start + indent..line_start + indent + code;
         self.report(
             range,
-            Severity::Information,
-            "analysis-budget",
+            Code::AnalysisBudget,
             format!(
                 "analysis stopped here: step budget of {} exhausted; shapes below are unknown",
                 self.budget
@@ -733,25 +734,37 @@ impl<'s> Interp<'s> {
         }
     }
 
-    /// Report a problem once per (range, code, message).
-    pub fn report(
-        &mut self,
-        range: TextRange,
-        severity: Severity,
-        code: &'static str,
-        message: String,
-    ) {
-        self.report_related(range, severity, code, message, Vec::new());
+    /// Report a problem once per (range, code, message), with the code's
+    /// default severity.
+    pub fn report(&mut self, range: TextRange, code: Code, message: String) {
+        self.report_as(range, code.severity(), code, message, Vec::new());
     }
 
+    /// `report` with related places (where an operand came from).
     pub fn report_related(
         &mut self,
         range: TextRange,
+        code: Code,
+        message: String,
+        related: Vec<(TextRange, String)>,
+    ) {
+        self.report_as(range, code.severity(), code, message, related);
+    }
+
+    /// `report_related` with a severity other than the code's default
+    /// (one of `code.severities()`).
+    pub fn report_as(
+        &mut self,
+        range: TextRange,
         severity: Severity,
-        code: &'static str,
+        code: Code,
         message: String,
         mut related: Vec<(TextRange, String)>,
     ) {
+        debug_assert!(
+            code.severities().contains(&severity),
+            "{code} as {severity:?}"
+        );
         self.reports += 1;
         // A failed op assumed nothing: the guards its statement recorded
         // must not show on other values' hovers.
@@ -849,7 +862,7 @@ impl<'s> Interp<'s> {
         &mut self,
         range: TextRange,
         severity: Severity,
-        code: &'static str,
+        code: Code,
         message: String,
         mut related: Vec<(TextRange, String)>,
     ) {

@@ -195,8 +195,7 @@ impl Interp<'_> {
         {
             self.report(
                 e.range.clone(),
-                crate::report::Severity::Warning,
-                "discarded-to",
+                crate::report::Code::DiscardedTo,
                 format!(
                     "`{}` returns a new tensor and leaves `{}` unchanged; assign the result",
                     self.text(&e.range),

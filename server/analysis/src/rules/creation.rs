@@ -8,8 +8,8 @@ use shapels_syntax::ast::TextRange;
 
 use super::Args;
 use super::shape::{numel, wrap_dim};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// A `torch.<name>(...)` factory, or `None` when `name` is not one.
@@ -201,8 +201,7 @@ pub(crate) fn create(
     if let Some(bad) = shape.iter().find(|d| d.as_const().is_some_and(|n| n < 0)) {
         interp.report(
             range,
-            Severity::Error,
-            "negative-size",
+            Code::NegativeSize,
             format!(
                 "Trying to create tensor with negative dimension {}: {}",
                 interp.fmt_dim(bad),
@@ -334,7 +333,7 @@ pub(crate) fn method(
                 (Some(dims), Some(i)) => match wrap_dim(i, dims.len()) {
                     Ok(i) => Value::Int(dims.get(i).cloned().unwrap_or_else(|| Dim::konst(1))),
                     Err(message) => {
-                        interp.report(range, Severity::Error, "dim-out-of-range", message);
+                        interp.report(range, Code::DimOutOfRange, message);
                         Value::Unknown
                     }
                 },

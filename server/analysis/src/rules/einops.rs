@@ -9,8 +9,8 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use super::dtype::sum_dtype;
 use super::ops::{check_inputs, out_known};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::value::{DType, Tensor, Value};
 
 /// `torch.einsum("bij,bjk->bik", a, b)` (operands may also come as one list).
@@ -43,8 +43,7 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
     if inputs.len() > tensors.len() {
         interp.report(
             range,
-            Severity::Error,
-            "einsum-shape",
+            Code::EinsumShape,
             "einsum(): fewer operands were provided than specified in the equation".into(),
         );
         return Value::Unknown;
@@ -80,7 +79,7 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
                 letters.len(),
                 dims.len()
             );
-            interp.report(range, Severity::Error, "einsum-shape", message);
+            interp.report(range, Code::EinsumShape, message);
             return Value::Unknown;
         }
         let (before, after) = match spec.split_once("...") {
@@ -104,7 +103,7 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
                             interp.fmt_dim(d),
                             interp.fmt_dim(prev)
                         );
-                        interp.report(range.clone(), Severity::Error, "einsum-shape", message);
+                        interp.report(range.clone(), Code::EinsumShape, message);
                         return false;
                     }
                     let prev = prev.clone();
@@ -471,7 +470,7 @@ pub(crate) fn check_layer(interp: &mut Interp<'_>, kind: &str, args: &Args, rang
         .filter(|k| !matches!(&**k, "pattern" | "reduction"))
         .collect();
     if let Err(message) = recipe(&pattern, &operation, &names) {
-        interp.report(range, Severity::Error, "einops-pattern", message);
+        interp.report(range, Code::EinopsPattern, message);
     }
 }
 
@@ -483,7 +482,7 @@ fn einops_einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Valu
     };
     let tensors: Vec<Value> = args.pos[..args.pos.len() - 1].to_vec();
     let report = |interp: &mut Interp<'_>, message: String| {
-        interp.report(range.clone(), Severity::Error, "einops-pattern", message);
+        interp.report(range.clone(), Code::EinopsPattern, message);
         Value::Unknown
     };
     let Some((lhs, rhs)) = pattern.split_once("->") else {
@@ -591,7 +590,7 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         return Value::Unknown;
     };
     let report = |interp: &mut Interp<'_>, message: String| {
-        interp.report(range.clone(), Severity::Error, "einops-pattern", message);
+        interp.report(range.clone(), Code::EinopsPattern, message);
         Value::Unknown
     };
     // axis sizes given as keywords
@@ -806,8 +805,7 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
             if !d.is_floating() {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "dtype-mismatch",
+                    Code::DtypeMismatch,
                     "reduce_mean is not available for non-floating tensors".into(),
                 );
                 return Value::Unknown;

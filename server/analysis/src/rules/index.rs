@@ -8,8 +8,8 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use super::ops::{check_inputs, out_known};
 use super::shape::broadcast;
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::value::{DType, Device, Tensor, Value};
 
 pub(crate) fn index_tensor(
@@ -91,8 +91,7 @@ pub(crate) fn index_tensor(
     if consumed > dims.len() {
         interp.report(
             range,
-            Severity::Error,
-            "index-out-of-range",
+            Code::IndexOutOfRange,
             format!("too many indices for tensor of dimension {}", dims.len()),
         );
         return Value::Unknown;
@@ -107,10 +106,6 @@ pub(crate) fn index_tensor(
         match e {
             Value::None => out.push(Dim::konst(1)),
             Value::Ellipsis => {
-                let rest = dims.len()
-                    - pos
-                    - (consumed - entries_before_consumed(&entries, e, interp, pos));
-                let _ = rest;
                 let remaining_after = consumed_after(&entries, e, interp);
                 let take = dims.len().saturating_sub(pos + remaining_after);
                 out.extend(dims[pos..pos + take].iter().cloned());
@@ -123,7 +118,7 @@ pub(crate) fn index_tensor(
                 {
                     let message =
                         format!("index {i} is out of bounds for dimension {pos} with size {s}");
-                    interp.report(range, Severity::Error, "index-out-of-range", message);
+                    interp.report(range, Code::IndexOutOfRange, message);
                     return Value::Unknown;
                 }
                 pos += 1;
@@ -147,7 +142,7 @@ pub(crate) fn index_tensor(
                                 interp.fmt_dims(&dims),
                                 pos + j
                             );
-                            interp.report(range, Severity::Error, "index-shape", message);
+                            interp.report(range, Code::IndexShape, message);
                             return Value::Unknown;
                         }
                     }
@@ -168,8 +163,7 @@ pub(crate) fn index_tensor(
                 {
                     interp.report(
                         range,
-                        Severity::Error,
-                        "dtype-mismatch",
+                        Code::DtypeMismatch,
                         "tensors used as indices must be long, int, byte or bool tensors".into(),
                     );
                     return Value::Unknown;
@@ -230,8 +224,7 @@ pub(crate) fn index_tensor(
                 Err(_) => {
                     interp.report(
                         range,
-                        Severity::Error,
-                        "index-shape",
+                        Code::IndexShape,
                         "shape mismatch: indexing tensors could not be broadcast together".into(),
                     );
                     return Value::Unknown;
@@ -261,15 +254,6 @@ fn note_adv(
     }
     *last_end = Some(at);
     advanced.push((at, shape));
-}
-
-fn entries_before_consumed(
-    _entries: &[Value],
-    _e: &Value,
-    _interp: &Interp<'_>,
-    pos: usize,
-) -> usize {
-    pos
 }
 
 /// How many dims the entries after the ellipsis consume.
@@ -308,8 +292,7 @@ fn slice_len(
     if step <= 0 {
         interp.report(
             range,
-            Severity::Error,
-            "index-out-of-range",
+            Code::IndexOutOfRange,
             "step must be greater than zero".into(),
         );
         return None;
@@ -369,6 +352,6 @@ pub(crate) fn index_put(
         && let (Some(rd), Some(vd)) = (interp.dims(r), interp.dims(v))
         && let Err(message) = broadcast(interp, &rd, &vd)
     {
-        interp.report(range, Severity::Error, "broadcast-shape", message);
+        interp.report(range, Code::BroadcastShape, message);
     }
 }

@@ -5,6 +5,7 @@
 //! meta kernels check and report torch's own message at the call.
 
 pub(crate) mod args;
+pub(crate) mod check;
 pub(crate) mod creation;
 mod distributions;
 mod dtype;
@@ -22,13 +23,27 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::{BinOp, TextRange, UnaryOp};
 
+use crate::code::Code;
 use crate::interp::Interp;
 use crate::value::{Device, Shape, Tensor, Value};
 
 pub(crate) use args::Args;
 pub(crate) use distributions::{attr as distribution_attr, method as distribution_method};
 
-type Kwargs = Vec<(Rc<str>, Value)>;
+use crate::value::Kwargs;
+
+/// An op without a shape rule: its result is unknown, which the user asked
+/// to hear of (`allow_fallback_kernels = false`). `shown` is the op as the
+/// user wrote it (`cdist`, `nn.Fold`).
+pub(crate) fn no_rule_warning(interp: &mut Interp<'_>, range: TextRange, shown: &str) {
+    if !interp.config.allow_fallback_kernels {
+        interp.report(
+            range,
+            Code::UnsupportedOp,
+            format!("no shape rule for `{shown}`; its result is unknown"),
+        );
+    }
+}
 
 /// A call of something under `torch`, `einops`, or another module path.
 pub(crate) fn call_torch(
@@ -178,7 +193,7 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
                 allow_non_fake_inputs: allow,
             }
         }
-        "load" | "from_numpy" | "as_tensor" if name != "as_tensor" => {
+        "load" | "from_numpy" => {
             // Loaded or converted from outside: a real tensor nobody knows the shape of.
             // `torch.load` restores tensors to the device they were saved
             // from, unless `map_location` says where.
@@ -317,8 +332,7 @@ pub(crate) fn tensor_attr(
             Some(_) if attr == "imag" => {
                 interp.report(
                     range,
-                    crate::report::Severity::Error,
-                    "dtype-unsupported",
+                    crate::report::Code::DtypeUnsupported,
                     "imag is not implemented for tensors with non-complex dtypes.".into(),
                 );
                 Value::Unknown
@@ -342,13 +356,7 @@ pub(crate) fn size_value(shape: &Shape, object: &Value) -> Value {
 }
 
 /// Methods of a `torch.Size` (a tuple of ints): `numel`, `index`, `count`.
-pub(crate) fn size_method(
-    interp: &mut Interp<'_>,
-    receiver: &Value,
-    name: &str,
-    args: Vec<Value>,
-    _range: TextRange,
-) -> Value {
+pub(crate) fn size_method(interp: &mut Interp<'_>, receiver: &Value, name: &str) -> Value {
     match (name, receiver) {
         ("numel", Value::Tuple(items)) => {
             let mut acc = Dim::konst(1);
@@ -360,10 +368,7 @@ pub(crate) fn size_method(
             }
             Value::Int(acc)
         }
-        ("index" | "count", Value::Tuple(_)) => {
-            let _ = args;
-            Value::Unknown
-        }
+        ("index" | "count", Value::Tuple(_)) => Value::Unknown,
         _ => Value::Unknown,
     }
 }

@@ -14,8 +14,8 @@ use shapels_syntax::ast::TextRange;
 
 use super::Args;
 use super::shape::broadcast as broadcast_dims;
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::names::NameSet;
 use crate::value::{Shape, Tensor, Value};
 
@@ -267,7 +267,7 @@ pub(crate) fn matmul(
             interp.fmt_dim(&inner_a),
             interp.fmt_dim(&inner_b)
         );
-        interp.report(range, Severity::Error, "matmul-shape", message);
+        interp.report(range, Code::MatmulShape, message);
         return None;
     }
     let _ = interp.require_equal(&inner_a, &inner_b);

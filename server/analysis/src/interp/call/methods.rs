@@ -136,9 +136,7 @@ impl Interp<'_> {
                 ("setdefault", _) | ("copy", _) => Value::Unknown,
                 _ => Value::Unknown,
             },
-            Value::Tuple(_) | Value::SizeOfVar(..) => {
-                rules::size_method(self, receiver, name, args, range)
-            }
+            Value::Tuple(_) | Value::SizeOfVar(..) => rules::size_method(self, receiver, name),
             Value::Str(s)
                 if matches!(
                     name,

@@ -37,8 +37,7 @@ fn runs_user_code(callee: &Value) -> bool {
     )
 }
 
-/// Keyword arguments of a call, in order.
-pub(crate) type Kwargs = Vec<(Rc<str>, Value)>;
+pub(crate) use crate::value::Kwargs;
 
 impl Interp<'_> {
     pub(crate) fn eval_call(&mut self, call: &Expr, func: &Expr, args: &[Arg]) -> Value {

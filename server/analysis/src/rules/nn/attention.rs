@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::ops::out_known;
 use crate::value::{Device, Layer, Value};
@@ -88,7 +88,7 @@ pub(super) fn mha(
                 interp.fmt_dim(e),
                 interp.fmt_dim(last)
             );
-            interp.report(range, Severity::Error, "layer-input", message);
+            interp.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
         let _ = interp.require_equal(last, e);

@@ -5,8 +5,9 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::ops::{out_known, out_var};
 use crate::value::{Device, Tensor, Value};
 
@@ -32,9 +33,20 @@ pub(super) fn conv_forward(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
+    let result = conv_forward_rule(interp, x, c, device);
+    interp.settle(range, result)
+}
+
+/// The rule behind `conv_forward`: what torch raises is its `Err`.
+fn conv_forward_rule(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    c: &ConvSpec,
+    device: Option<Device>,
+) -> RuleResult {
     let name = format!("conv{}d", c.n);
     let Some(dims) = interp.dims(x) else {
-        return out_var(interp, x, x.dtype, device, &name);
+        return Ok(out_var(interp, x, x.dtype, device, &name));
     };
     let n = c.n;
     if dims.len() != n + 1 && dims.len() != n + 2 {
@@ -44,8 +56,7 @@ pub(super) fn conv_forward(
             n + 2,
             interp.fmt_dims(&dims)
         );
-        interp.report(range, Severity::Error, "conv-input", message);
-        return Value::Unknown;
+        return raise(Code::ConvInput, message);
     }
     let batched = dims.len() == n + 2;
     let ch = &dims[if batched { 1 } else { 0 }];
@@ -82,8 +93,7 @@ pub(super) fn conv_forward(
                     interp.fmt_dim(ch)
                 )
             };
-            interp.report(range, Severity::Error, "conv-input", message);
-            return Value::Unknown;
+            return raise(Code::ConvInput, message);
         }
         let _ = interp.require_equal(ch, &cin);
     }
@@ -100,7 +110,7 @@ pub(super) fn conv_forward(
         for _ in 0..n {
             out.push(interp.env.anonymous());
         }
-        return out_known(interp, x, out, x.dtype, device, &name);
+        return Ok(out_known(interp, x, out, x.dtype, device, &name));
     }
     if c.transposed {
         let too_big = (0..n).any(|i| {
@@ -127,8 +137,7 @@ pub(super) fn conv_forward(
                 hv(&c.dilation, 1),
                 v(&c.dilation, w)
             );
-            interp.report(range, Severity::Error, "conv-input", message);
-            return Value::Unknown;
+            return raise(Code::ConvInput, message);
         }
     }
     let mut out_spatial = Vec::new();
@@ -138,7 +147,7 @@ pub(super) fn conv_forward(
         p => spatial_or(p.as_ref(), n, 0),
     };
     if padding.len() != n {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     }
     for i in 0..n {
         let l = &spatial_in[i];
@@ -163,8 +172,7 @@ pub(super) fn conv_forward(
                 let message = format!(
                     "Calculated padded input size per channel: ({pv}). Kernel size: ({kv}). Kernel size can't be greater than actual input size"
                 );
-                interp.report(range, Severity::Error, "conv-input", message);
-                return Value::Unknown;
+                return raise(Code::ConvInput, message);
             }
             match padded.sub(&keff).floordiv(&s) {
                 Some(q) => q.add(&Dim::konst(1)),
@@ -176,7 +184,7 @@ pub(super) fn conv_forward(
     let mut out = dims[..dims.len() - n - 1].to_vec();
     out.push(cout);
     out.extend(out_spatial);
-    out_known(interp, x, out, x.dtype, device, &name)
+    Ok(out_known(interp, x, out, x.dtype, device, &name))
 }
 
 /// `ConvTranspose(x, output_size=...)`: the output takes the requested size,
@@ -228,7 +236,7 @@ pub(super) fn conv_transpose_output_size(
             interp.fmt_dims(&hi),
             interp.fmt_dims(&input)
         );
-        interp.report(range, Severity::Error, "conv-output-size", message);
+        interp.report(range, Code::ConvOutputSize, message);
         return Value::Unknown;
     }
     dims[base..base + n].clone_from_slice(&want[..n]);

@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::ops::{check_inputs, op, out_known, out_shape};
 use crate::value::{DType, Layer, Shape, Tensor, Value};
@@ -209,7 +209,7 @@ pub(crate) fn call_layer(
             _ => None,
         };
         if let Some(message) = message {
-            interp.report(range, Severity::Error, "dtype-mismatch", message);
+            interp.report(range, Code::DtypeMismatch, message);
             return Value::Unknown;
         }
     }
@@ -351,7 +351,7 @@ pub(crate) fn call_layer(
                         dims.len()
                     )
                 };
-                interp.report(range, Severity::Error, "layer-input", message);
+                interp.report(range, Code::LayerInput, message);
                 return Value::Unknown;
             }
             if let (Some(c), Some(nf)) = (
@@ -364,7 +364,7 @@ pub(crate) fn call_layer(
                         interp.fmt_dim(c),
                         interp.fmt_dim(&nf)
                     );
-                    interp.report(range, Severity::Error, "layer-input", message);
+                    interp.report(range, Code::LayerInput, message);
                     return Value::Unknown;
                 }
                 let _ = interp.require_equal(c, &nf);
@@ -389,7 +389,7 @@ pub(crate) fn call_layer(
                         interp.fmt_dim(&nc),
                         interp.fmt_dims(&dims)
                     );
-                    interp.report(range, Severity::Error, "layer-input", message);
+                    interp.report(range, Code::LayerInput, message);
                     return Value::Unknown;
                 }
                 let _ = interp.require_equal(c, &nc);
@@ -519,7 +519,7 @@ pub(crate) fn call_layer(
                     interp.fmt_dim(&dims[0]),
                     interp.fmt_dim(&hd[0])
                 );
-                interp.report(range, Severity::Error, "layer-input", message);
+                interp.report(range, Code::LayerInput, message);
                 return Value::Unknown;
             }
             let mut out = dims;
@@ -546,7 +546,7 @@ pub(crate) fn call_layer(
                             interp.fmt_dim(&d_model),
                             interp.fmt_dim(last)
                         );
-                        interp.report(range, Severity::Error, "layer-input", message);
+                        interp.report(range, Code::LayerInput, message);
                         return Value::Unknown;
                     }
                     let _ = interp.require_equal(last, &d_model);
@@ -610,14 +610,7 @@ pub(crate) fn call_layer(
             )
         }
         _ => {
-            if !interp.config.allow_fallback_kernels {
-                interp.report(
-                    range,
-                    Severity::Warning,
-                    "unsupported-op",
-                    format!("no shape rule for `nn.{kind}`; its result is unknown"),
-                );
-            }
+            crate::rules::no_rule_warning(interp, range, &format!("nn.{kind}"));
             Value::Unknown
         }
     }

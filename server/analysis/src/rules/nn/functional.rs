@@ -3,9 +3,10 @@
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, check, raise};
 use crate::rules::ops::{check_inputs, matmul, op, out_known, out_shape, out_var};
 use crate::rules::shape::broadcast;
 use crate::value::Value;
@@ -17,37 +18,49 @@ use super::norm::{layer_norm, mixed_dtype};
 use super::pool::{adaptive_pool, pool, with_indices};
 use super::spatial::{pool_settings, spatial, spatial_or};
 
-/// `F.<name>(...)`.
+/// `F.<name>(args)` at `range`: the rule's result, or unknown with the
+/// diagnostic where torch raises.
 pub(crate) fn functional(
     interp: &mut Interp<'_>,
     name: &str,
     args: Args,
     range: TextRange,
 ) -> Value {
+    let result = functional_rule(interp, name, args, range.clone());
+    interp.settle(range, result)
+}
+
+/// `F.<name>(...)`.
+fn functional_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: Args,
+    range: TextRange,
+) -> RuleResult {
     let Some(x) = args.tensor(0, "input") else {
-        return op(interp, name, args, range);
+        return Ok(op(interp, name, args, range));
     };
     let Some(device) = check_inputs(interp, &args, name, range.clone()) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     match name {
         "linear" => {
             let Some(w) = args.tensor(1, "weight") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let Some(wd) = interp.dims(&w) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             match wd.as_slice() {
-                [out, inp] => linear(
+                [out, inp] => Ok(linear(
                     interp,
                     &x,
                     &Value::Int(inp.clone()),
                     &Value::Int(out.clone()),
                     device,
                     range,
-                ),
-                _ => Value::Unknown,
+                )),
+                _ => Ok(Value::Unknown),
             }
         }
         "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d"
@@ -55,13 +68,13 @@ pub(crate) fn functional(
             let transposed = name.starts_with("conv_transpose");
             let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
             let Some(w) = args.tensor(1, "weight") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let Some(wd) = interp.dims(&w) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             if wd.len() != n + 2 {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             let groups = args.get(6, "groups").cloned().unwrap_or(Value::int(1));
             let g = interp.as_dim(&groups).unwrap_or_else(|| Dim::konst(1));
@@ -86,7 +99,7 @@ pub(crate) fn functional(
                 dilation: spatial_or(args.get(if transposed { 7 } else { 5 }, "dilation"), n, 1),
                 transposed,
             };
-            conv_forward(interp, &x, &spec, device, range)
+            Ok(conv_forward(interp, &x, &spec, device, range))
         }
         "max_pool1d" | "max_pool2d" | "max_pool3d" | "avg_pool1d" | "avg_pool2d" | "avg_pool3d" => {
             let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
@@ -98,9 +111,9 @@ pub(crate) fn functional(
                 interp, &x, n, is_max, &kernel, &stride, &padding, &dilation, ceil, device, range,
             );
             if is_max && args.flag(6, "return_indices", false) == Some(true) {
-                return with_indices(out);
+                return Ok(with_indices(out));
             }
-            out
+            Ok(out)
         }
         "adaptive_avg_pool1d"
         | "adaptive_avg_pool2d"
@@ -111,65 +124,73 @@ pub(crate) fn functional(
             let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
             let out = adaptive_pool(interp, &x, n, args.get(1, "output_size"), device, range);
             if name.contains("max") && args.flag(2, "return_indices", false) == Some(true) {
-                return with_indices(out);
+                return Ok(with_indices(out));
             }
-            out
+            Ok(out)
         }
         "layer_norm" | "rms_norm" => {
             if name == "layer_norm"
                 && let Some(message) = mixed_dtype(interp, &x, &args, name)
             {
-                interp.report(range, Severity::Error, "dtype-mismatch", message);
-                return Value::Unknown;
+                return raise(Code::DtypeMismatch, message);
             }
             let ns = args
                 .get(1, "normalized_shape")
                 .cloned()
                 .unwrap_or(Value::Unknown);
-            layer_norm(interp, &x, &ns, device, range, name)
+            Ok(layer_norm(interp, &x, &ns, device, range, name))
         }
         "normalize" => {
             if let Some(dims) = interp.dims(&x)
                 && let Some(d) = args.int(2, "dim").or(Some(1))
                 && let Err(message) = crate::rules::shape::wrap_dim(d, dims.len())
             {
-                interp.report(range, Severity::Error, "dim-out-of-range", message);
-                return Value::Unknown;
+                return raise(Code::DimOutOfRange, message);
             }
-            out_shape(interp, &x, x.shape.clone(), x.dtype, device, name)
+            Ok(out_shape(
+                interp,
+                &x,
+                x.shape.clone(),
+                x.dtype,
+                device,
+                name,
+            ))
         }
         "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {
             if let Some(message) = mixed_dtype(interp, &x, &args, name) {
-                interp.report(range, Severity::Error, "dtype-mismatch", message);
-                return Value::Unknown;
+                return raise(Code::DtypeMismatch, message);
             }
-            out_shape(interp, &x, x.shape.clone(), x.dtype, device, name)
+            Ok(out_shape(
+                interp,
+                &x,
+                x.shape.clone(),
+                x.dtype,
+                device,
+                name,
+            ))
         }
         "embedding" => {
             let Some(w) = args.tensor(1, "weight") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let Some(wd) = interp.dims(&w) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
-            embedding(interp, &x, w.dtype, &d, device, range)
+            Ok(embedding(interp, &x, w.dtype, &d, device, range))
         }
         "pad" => {
             let Some(dims) = interp.dims(&x) else {
-                return out_var(interp, &x, x.dtype, device, name);
+                return Ok(out_var(interp, &x, x.dtype, device, name));
             };
             let Some(pads) = args.get(1, "pad").and_then(|v| v.items()) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             if pads.len() % 2 != 0 {
-                interp.report(
-                    range,
-                    Severity::Error,
-                    "pad-size",
+                return raise(
+                    Code::PadSize,
                     "Padding length must be divisible by 2".into(),
                 );
-                return Value::Unknown;
             }
             if pads.len() / 2 > dims.len() {
                 let message = format!(
@@ -177,8 +198,7 @@ pub(crate) fn functional(
                     pads.len(),
                     dims.len()
                 );
-                interp.report(range, Severity::Error, "pad-size", message);
-                return Value::Unknown;
+                return raise(Code::PadSize, message);
             }
             let pads = interp.size_dims(&pads);
             let mode = args.str(2, "mode");
@@ -188,8 +208,7 @@ pub(crate) fn functional(
                 if p > 6 || (p / 2 + 1 != r && p / 2 + 2 != r) {
                     let message =
                         format!("Padding size {p} is not supported for {r}D input tensor.");
-                    interp.report(range, Severity::Error, "pad-size", message);
-                    return Value::Unknown;
+                    return raise(Code::PadSize, message);
                 }
                 for i in 0..p / 2 {
                     let k = r - 1 - i;
@@ -211,8 +230,7 @@ pub(crate) fn functional(
                         }
                         _ => continue,
                     };
-                    interp.report(range, Severity::Error, "pad-size", message);
-                    return Value::Unknown;
+                    return raise(Code::PadSize, message);
                 }
             }
             let mut out = dims.clone();
@@ -220,7 +238,7 @@ pub(crate) fn functional(
             for i in 0..pads.len() / 2 {
                 out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
             }
-            out_known(interp, &x, out, x.dtype, device, name)
+            Ok(out_known(interp, &x, out, x.dtype, device, name))
         }
         "interpolate" | "upsample" | "upsample_nearest" | "upsample_bilinear" => {
             if interp.dims(&x).is_none() {
@@ -237,7 +255,7 @@ pub(crate) fn functional(
                 }
             }
             let Some(dims) = interp.dims(&x) else {
-                return out_var(interp, &x, x.dtype, device, name);
+                return Ok(out_var(interp, &x, x.dtype, device, name));
             };
             let mode = args.str(3, "mode");
             let mode = mode.as_deref().unwrap_or(match name {
@@ -255,15 +273,13 @@ pub(crate) fn functional(
                 let message = format!(
                     "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
                 );
-                interp.report(range, Severity::Error, "interpolate-size", message);
-                return Value::Unknown;
+                return raise(Code::InterpolateSize, message);
             }
             if let Some(k) = need
                 && k != r
             {
                 let message = format!("Got {r}D input, but {mode} mode needs {k}D input");
-                interp.report(range, Severity::Error, "interpolate-size", message);
-                return Value::Unknown;
+                return raise(Code::InterpolateSize, message);
             }
             let n = dims.len() - 2;
             let size = args.get(1, "size").filter(|v| !v.is_none()).cloned();
@@ -283,8 +299,14 @@ pub(crate) fn functional(
                         }),
                     };
                     if sizes.len() != n {
-                        interp.report(range, Severity::Error, "interpolate-size", format!("Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {} entries", interp.fmt_dims(&dims[2..]), sizes.len()));
-                        return Value::Unknown;
+                        return raise(
+                            Code::InterpolateSize,
+                            format!(
+                                "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {} entries",
+                                interp.fmt_dims(&dims[2..]),
+                                sizes.len()
+                            ),
+                        );
                     }
                     out.extend(interp.size_dims(&sizes));
                 }
@@ -308,31 +330,25 @@ pub(crate) fn functional(
                 }
                 // A run on made-up inputs kept `None` defaults that any
                 // real caller of the module may have set.
-                (None, None) if interp.recorder.made_up => return Value::Unknown,
+                (None, None) if interp.recorder.made_up => return Ok(Value::Unknown),
                 (None, None) => {
-                    interp.report(
-                        range,
-                        Severity::Error,
-                        "interpolate-size",
+                    return raise(
+                        Code::InterpolateSize,
                         "either size or scale_factor should be defined".into(),
                     );
-                    return Value::Unknown;
                 }
                 (Some(_), Some(_)) => {
-                    interp.report(
-                        range,
-                        Severity::Error,
-                        "interpolate-size",
+                    return raise(
+                        Code::InterpolateSize,
                         "only one of size or scale_factor should be defined".into(),
                     );
-                    return Value::Unknown;
                 }
             }
-            out_known(interp, &x, out, x.dtype, device, name)
+            Ok(out_known(interp, &x, out, x.dtype, device, name))
         }
         "pixel_shuffle" | "pixel_unshuffle" => {
             let Some(dims) = interp.dims(&x) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let Some(r) = args
                 .get(1, "upscale_factor")
@@ -345,12 +361,52 @@ pub(crate) fn functional(
                     }
                 })
             else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
-            if dims.len() < 3 {
-                return Value::Unknown;
-            }
             let n = dims.len();
+            check!(
+                n >= 3,
+                Code::LayerInput,
+                "{name} expects input to have at least 3 dimensions, but got input with {n} dimension(s)"
+            );
+            let factor = if name == "pixel_shuffle" {
+                "upscale_factor"
+            } else {
+                "downscale_factor"
+            };
+            if let Some(k) = interp.env.value(&r) {
+                check!(
+                    k > 0,
+                    Code::LayerInput,
+                    "{name} expects a positive {factor}, but got {k}"
+                );
+                // The sizes torch divides by the factor must divide exactly
+                // (a square past int64 divides no size the analysis knows:
+                // it is left alone).
+                let divided: &[(usize, &str, Option<i64>, &str)] = if name == "pixel_shuffle" {
+                    &[(
+                        n - 3,
+                        "its input's 'channel' dimension",
+                        k.checked_mul(k),
+                        "the square of ",
+                    )]
+                } else {
+                    &[
+                        (n - 2, "height", Some(k), ""),
+                        (n - 1, "width", Some(k), ""),
+                    ]
+                };
+                for &(i, what, by, square) in divided {
+                    if let (Some(size), Some(by)) = (interp.env.value(&dims[i]), by) {
+                        check!(
+                            size % by == 0,
+                            Code::LayerInput,
+                            "{name} expects {what} to be divisible by {square}{factor}, but input.size({})={size} is not divisible by {by}",
+                            i as i64 - n as i64
+                        );
+                    }
+                }
+            }
             let r2 = r.mul(&r);
             let mut out = dims.clone();
             if name == "pixel_shuffle" {
@@ -368,9 +424,9 @@ pub(crate) fn functional(
                     .floordiv(&r)
                     .unwrap_or_else(|| interp.env.anonymous());
             }
-            out_known(interp, &x, out, x.dtype, device, name)
+            Ok(out_known(interp, &x, out, x.dtype, device, name))
         }
-        "cross_entropy" | "nll_loss" => loss_ce(interp, name, &x, &args, device, range),
+        "cross_entropy" | "nll_loss" => Ok(loss_ce(interp, name, &x, &args, device, range)),
         "mse_loss"
         | "l1_loss"
         | "smooth_l1_loss"
@@ -381,7 +437,7 @@ pub(crate) fn functional(
         | "soft_margin_loss" => {
             let reduction = args.str(99, "reduction");
             let Some(t) = args.tensor(1, "target") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             // Binary cross entropy needs input and target of one shape: a
             // side of unknown rank takes the other's.
@@ -395,9 +451,9 @@ pub(crate) fn functional(
             let (Some(xd), Some(td)) = (interp.dims(&x), interp.dims(&t)) else {
                 // A reduced loss is a scalar whatever the shapes.
                 if reduction.as_deref() != Some("none") {
-                    return out_known(interp, &x, Vec::new(), x.dtype, device, name);
+                    return Ok(out_known(interp, &x, Vec::new(), x.dtype, device, name));
                 }
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             // Binary cross entropy takes a target of the input's shape
             // (`[B, 1]` logits with `[B]` targets raise) and of a floating
@@ -419,8 +475,7 @@ pub(crate) fn functional(
                         "Target size (torch.Size({target})) must be the same as input size (torch.Size({input}))"
                     )
                 };
-                interp.report(range, Severity::Error, "loss-shape", message);
-                return Value::Unknown;
+                return raise(Code::LossShape, message);
             }
             if name.starts_with("binary_cross_entropy")
                 && let (Some(xt), Some(tt)) = (x.dtype, t.dtype)
@@ -436,14 +491,12 @@ pub(crate) fn functional(
                 } else {
                     format!("result type {xt} can't be cast to the desired output type {tt}")
                 };
-                interp.report(range, Severity::Error, "dtype-mismatch", message);
-                return Value::Unknown;
+                return raise(Code::DtypeMismatch, message);
             }
             let shape = match broadcast(interp, &xd, &td) {
                 Ok(s) => s,
                 Err(message) => {
-                    interp.report(range, Severity::Error, "broadcast-shape", message);
-                    return Value::Unknown;
+                    return raise(Code::BroadcastShape, message);
                 }
             };
             if xd != td && !name.starts_with("binary") {
@@ -452,7 +505,7 @@ pub(crate) fn functional(
                     interp.fmt_dims(&td),
                     interp.fmt_dims(&xd)
                 );
-                interp.report(range.clone(), Severity::Warning, "loss-broadcast", message);
+                interp.report(range.clone(), Code::LossBroadcast, message);
             }
             let out = if reduction.as_deref() == Some("none") {
                 shape
@@ -469,19 +522,19 @@ pub(crate) fn functional(
             } else {
                 x.dtype
             };
-            out_known(interp, &x, out, dtype, device, name)
+            Ok(out_known(interp, &x, out, dtype, device, name))
         }
         "scaled_dot_product_attention" => {
             let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let (Some(qd), Some(kd), Some(vd)) =
                 (interp.dims(&x), interp.dims(&k), interp.dims(&v))
             else {
-                return out_var(interp, &x, x.dtype, device, name);
+                return Ok(out_var(interp, &x, x.dtype, device, name));
             };
             if qd.len() < 2 || kd.len() < 2 || vd.len() < 2 {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             let (e, ek) = (&qd[qd.len() - 1], &kd[kd.len() - 1]);
             if interp.env.known_different(e, ek) {
@@ -490,23 +543,22 @@ pub(crate) fn functional(
                     interp.fmt_dim(e),
                     interp.fmt_dim(ek)
                 );
-                interp.report(range, Severity::Error, "matmul-shape", message);
-                return Value::Unknown;
+                return raise(Code::MatmulShape, message);
             }
             let Ok(mut batch) = broadcast(interp, &qd[..qd.len() - 2], &kd[..kd.len() - 2]) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             batch.push(qd[qd.len() - 2].clone());
             batch.push(vd[vd.len() - 1].clone());
-            out_known(interp, &x, batch, x.dtype, device, name)
+            Ok(out_known(interp, &x, batch, x.dtype, device, name))
         }
-        "one_hot" => op(interp, "one_hot", args, range),
+        "one_hot" => Ok(op(interp, "one_hot", args, range)),
         "unfold" => {
             let Some(dims) = interp.dims(&x) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             if dims.len() != 4 {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             let kernel = spatial(args.get(1, "kernel_size"), 2);
             let dilation = spatial_or(args.get(2, "dilation"), 2, 1);
@@ -517,7 +569,7 @@ pub(crate) fn functional(
                 .iter()
                 .any(|s| s.len() != 2)
             {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             let mut blocks = Dim::konst(1);
             for i in 0..2 {
@@ -532,44 +584,43 @@ pub(crate) fn functional(
                 blocks = blocks.mul(&n.unwrap_or_else(|| interp.env.anonymous()));
             }
             let c = dims[1].mul(&kernel[0]).mul(&kernel[1]);
-            out_known(
+            Ok(out_known(
                 interp,
                 &x,
                 vec![dims[0].clone(), c, blocks],
                 x.dtype,
                 device,
                 name,
-            )
+            ))
         }
         "grid_sample" => {
             let Some(g) = args.tensor(1, "grid") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let (Some(xd), Some(gd)) = (interp.dims(&x), interp.dims(&g)) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             if xd.len() != 4 || gd.len() != 4 {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
-            out_known(
+            Ok(out_known(
                 interp,
                 &x,
                 vec![xd[0].clone(), xd[1].clone(), gd[1].clone(), gd[2].clone()],
                 x.dtype,
                 device,
                 name,
-            )
+            ))
         }
         "glu" => {
             let Some(mut dims) = interp.dims(&x) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let d = args.int(1, "dim").unwrap_or(-1);
             let d = match crate::rules::shape::wrap_dim(d, dims.len()) {
                 Ok(d) => d,
                 Err(message) => {
-                    interp.report(range, Severity::Error, "dim-out-of-range", message);
-                    return Value::Unknown;
+                    return raise(Code::DimOutOfRange, message);
                 }
             };
             if let Some(size) = dims.get(d).and_then(|s| interp.env.value(s))
@@ -577,22 +628,21 @@ pub(crate) fn functional(
             {
                 let message =
                     format!("Halving dimension must be even, but dimension {d} is size {size}");
-                interp.report(range, Severity::Error, "glu-size", message);
-                return Value::Unknown;
+                return raise(Code::GluSize, message);
             }
             if dims.is_empty() {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             dims[d] = dims[d]
                 .floordiv(&Dim::konst(2))
                 .unwrap_or_else(|| interp.env.anonymous());
-            out_known(interp, &x, dims, x.dtype, device, name)
+            Ok(out_known(interp, &x, dims, x.dtype, device, name))
         }
         "mm" | "matmul" => {
             let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-            matmul(interp, name, &x, &other, &args, device, range)
+            Ok(matmul(interp, name, &x, &other, &args, device, range))
         }
-        _ => op(interp, name, args, range),
+        _ => Ok(op(interp, name, args, range)),
     }
 }
 

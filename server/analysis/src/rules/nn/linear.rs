@@ -4,8 +4,9 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::ops::{out_known, out_shape, out_var};
 use crate::rules::shape::numel;
 use crate::value::{DType, Device, Tensor, Value};
@@ -19,47 +20,59 @@ pub(super) fn linear(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
+    let result = linear_rule(interp, x, in_features, out_features, device, range.clone());
+    interp.settle(range, result)
+}
+
+/// The rule behind `linear`: what torch raises is its `Err`.
+fn linear_rule(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    in_features: &Value,
+    out_features: &Value,
+    device: Option<Device>,
+    range: TextRange,
+) -> RuleResult {
     let out_dim = interp.size_dims(std::slice::from_ref(out_features))[0].clone();
     let Some(dims) = interp.dims(x) else {
         // Unknown rank: the input is `[*, in_features]`, the output `[*, out_features]`.
         let in_dim = interp
             .as_dim(in_features)
             .unwrap_or_else(|| interp.env.anonymous());
-        return match crate::rules::tail::demand_trailing(interp, x, std::slice::from_ref(&in_dim)) {
-            Some(Ok((var, mut suffix))) => {
-                if let Some(last) = suffix.last_mut() {
-                    *last = out_dim;
+        return Ok(
+            match crate::rules::tail::demand_trailing(interp, x, std::slice::from_ref(&in_dim)) {
+                Some(Ok((var, mut suffix))) => {
+                    if let Some(last) = suffix.last_mut() {
+                        *last = out_dim;
+                    }
+                    out_shape(
+                        interp,
+                        x,
+                        crate::rules::tail::suffix_shape(var, suffix),
+                        x.dtype,
+                        device,
+                        "nn.Linear",
+                    )
                 }
-                out_shape(
-                    interp,
-                    x,
-                    crate::rules::tail::suffix_shape(var, suffix),
-                    x.dtype,
-                    device,
-                    "nn.Linear",
-                )
-            }
-            Some(Err(found)) => {
-                let message = format!(
-                    "mat1 and mat2 shapes cannot be multiplied (?x{} and {}x{})",
-                    interp.fmt_dim(found.last().unwrap_or(&in_dim)),
-                    interp.fmt_dim(&in_dim),
-                    interp.fmt_dim(&out_dim)
-                );
-                interp.report(range, Severity::Error, "linear-shape", message);
-                Value::Unknown
-            }
-            None => out_var(interp, x, x.dtype, device, "nn.Linear"),
-        };
+                Some(Err(found)) => {
+                    let message = format!(
+                        "mat1 and mat2 shapes cannot be multiplied (?x{} and {}x{})",
+                        interp.fmt_dim(found.last().unwrap_or(&in_dim)),
+                        interp.fmt_dim(&in_dim),
+                        interp.fmt_dim(&out_dim)
+                    );
+                    interp.report(range, Code::LinearShape, message);
+                    Value::Unknown
+                }
+                None => out_var(interp, x, x.dtype, device, "nn.Linear"),
+            },
+        );
     };
     if dims.is_empty() {
-        interp.report(
-            range,
-            Severity::Error,
-            "linear-shape",
+        return raise(
+            Code::LinearShape,
             "both arguments to linear need to be at least 1D, but they are 0D and 2D".into(),
         );
-        return Value::Unknown;
     }
     let last = dims[dims.len() - 1].clone();
     if let Some(in_dim) = interp.as_dim(in_features) {
@@ -72,15 +85,14 @@ pub(super) fn linear(
                 interp.fmt_dim(&in_dim),
                 interp.fmt_dim(&out_dim)
             );
-            interp.report(range, Severity::Error, "linear-shape", message);
-            return Value::Unknown;
+            return raise(Code::LinearShape, message);
         }
         let _ = interp.require_equal(&last, &in_dim);
     }
     let mut out = dims;
     let n = out.len();
     out[n - 1] = out_dim;
-    out_known(interp, x, out, x.dtype, device, "nn.Linear")
+    Ok(out_known(interp, x, out, x.dtype, device, "nn.Linear"))
 }
 
 pub(super) fn embedding(
@@ -91,6 +103,18 @@ pub(super) fn embedding(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
+    let result = embedding_rule(interp, idx, dtype, dim, device);
+    interp.settle(range, result)
+}
+
+/// The rule behind `embedding`: what torch raises is its `Err`.
+fn embedding_rule(
+    interp: &mut Interp<'_>,
+    idx: &Rc<Tensor>,
+    dtype: Option<DType>,
+    dim: &Value,
+    device: Option<Device>,
+) -> RuleResult {
     if let Some(dt) = idx.dtype
         && !matches!(dt, DType::Int64 | DType::Int32)
     {
@@ -98,30 +122,29 @@ pub(super) fn embedding(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.{}Tensor instead (while checking arguments for embedding)",
             crate::rules::dtype::torch_name(dt)
         );
-        interp.report(range, Severity::Error, "dtype-mismatch", message);
-        return Value::Unknown;
+        return raise(Code::DtypeMismatch, message);
     }
     let d = interp.size_dims(std::slice::from_ref(dim))[0].clone();
     match interp.dims(idx) {
         Some(mut dims) => {
             dims.push(d);
-            out_known(interp, idx, dims, dtype, device, "nn.Embedding")
+            Ok(out_known(interp, idx, dims, dtype, device, "nn.Embedding"))
         }
         None => match interp.resolve_shape(&idx.shape).tail() {
             // Indices of unknown rank: the vectors are appended, `[*, dim]`.
             Some((var, suffix)) => {
                 let mut s = suffix.to_vec();
                 s.push(d);
-                out_shape(
+                Ok(out_shape(
                     interp,
                     idx,
                     crate::rules::tail::suffix_shape(var, s),
                     dtype,
                     device,
                     "nn.Embedding",
-                )
+                ))
             }
-            None => out_var(interp, idx, dtype, device, "nn.Embedding"),
+            None => Ok(out_var(interp, idx, dtype, device, "nn.Embedding")),
         },
     }
 }

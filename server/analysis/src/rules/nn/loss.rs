@@ -5,9 +5,10 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::ops::out_known;
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -19,12 +20,24 @@ pub(super) fn loss_ce(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
+    let result = loss_ce_rule(interp, name, x, args, device);
+    interp.settle(range, result)
+}
+
+/// The rule behind `loss_ce`: what torch raises is its `Err`.
+fn loss_ce_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> RuleResult {
     let reduction = args.str(99, "reduction");
     let Some(t) = args.tensor(1, "target") else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let (Some(xd), Some(td)) = (interp.dims(x), interp.dims(&t)) else {
-        return out_known(interp, x, Vec::new(), x.dtype, device, name);
+        return Ok(out_known(interp, x, Vec::new(), x.dtype, device, name));
     };
     // Class probabilities are a floating target of the input's shape;
     // any other target holds class indices (torch checks its sizes, then
@@ -53,8 +66,7 @@ pub(super) fn loss_ce(
                     interp.fmt_dims(&td)
                 )
             };
-            interp.report(range, Severity::Error, "loss-shape", message);
-            return Value::Unknown;
+            return raise(Code::LossShape, message);
         }
         if let (Some(a), Some(b)) = (expected.first(), td.first())
             && interp.env.known_different(a, b)
@@ -64,8 +76,7 @@ pub(super) fn loss_ce(
                 interp.fmt_dim(a),
                 interp.fmt_dim(b)
             );
-            interp.report(range, Severity::Error, "loss-shape", message);
-            return Value::Unknown;
+            return raise(Code::LossShape, message);
         }
         if let Some(d) = t.dtype
             && !matches!(d, DType::Int64 | DType::UInt8)
@@ -75,8 +86,7 @@ pub(super) fn loss_ce(
                 "expected target dtype to be Long or Byte, but got {}",
                 crate::rules::dtype::torch_name(d)
             );
-            interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
-            return Value::Unknown;
+            return raise(Code::DtypeMismatch, message);
         }
         for (a, b) in expected.iter().zip(&td) {
             let _ = interp.require_equal(a, b);
@@ -86,7 +96,7 @@ pub(super) fn loss_ce(
         } else {
             Vec::new()
         };
-        return out_known(interp, x, out, x.dtype, device, name);
+        return Ok(out_known(interp, x, out, x.dtype, device, name));
     }
     if xd.len() != td.len()
         || xd
@@ -99,8 +109,7 @@ pub(super) fn loss_ce(
             interp.fmt_dims(&xd),
             interp.fmt_dims(&td)
         );
-        interp.report(range, Severity::Error, "loss-shape", message);
-        return Value::Unknown;
+        return raise(Code::LossShape, message);
     }
     let out = if reduction.as_deref() == Some("none") {
         std::iter::once(xd[0].clone())
@@ -109,5 +118,5 @@ pub(super) fn loss_ce(
     } else {
         Vec::new()
     };
-    out_known(interp, x, out, x.dtype, device, name)
+    Ok(out_known(interp, x, out, x.dtype, device, name))
 }

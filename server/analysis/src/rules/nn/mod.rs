@@ -25,8 +25,8 @@ use std::rc::Rc;
 use shapels_syntax::ast::TextRange;
 
 use super::Args;
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::value::{Layer, Provenance, Tensor, Value};
 
 use self::spatial::spatial;
@@ -37,7 +37,7 @@ pub(crate) use functional::functional;
 pub(crate) use module::{add_child, container_item, container_of, layer_attr, module_method};
 pub(crate) use spatial::spatial_rank_of;
 
-type Kwargs = Vec<(Rc<str>, Value)>;
+use crate::value::Kwargs;
 
 static CONTAINERS: NameSet = NameSet::new(&[
     "Sequential",
@@ -168,8 +168,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "layer-config",
+                    Code::LayerConfig,
                     "embed_dim must be divisible by num_heads".into(),
                 );
             }
@@ -181,8 +180,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "layer-config",
+                    Code::LayerConfig,
                     format!("num_channels ({c}) must be divisible by num_groups ({g})"),
                 );
             }
@@ -190,21 +188,17 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
         "Conv1d" | "Conv2d" | "Conv3d" => {
             let groups = int(6, "groups").unwrap_or(1);
             if groups > 0 {
-                if let Some(c) = int(0, "in_channels").filter(|c| c % groups != 0) {
-                    let _ = c;
+                if int(0, "in_channels").is_some_and(|c| c % groups != 0) {
                     interp.report(
                         range.clone(),
-                        Severity::Error,
-                        "layer-config",
+                        Code::LayerConfig,
                         "in_channels must be divisible by groups".into(),
                     );
                 }
-                if let Some(c) = int(1, "out_channels").filter(|c| c % groups != 0) {
-                    let _ = c;
+                if int(1, "out_channels").is_some_and(|c| c % groups != 0) {
                     interp.report(
                         range.clone(),
-                        Severity::Error,
-                        "layer-config",
+                        Code::LayerConfig,
                         "out_channels must be divisible by groups".into(),
                     );
                 }
@@ -216,8 +210,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             {
                 interp.report(
                     range,
-                    Severity::Error,
-                    "layer-config",
+                    Code::LayerConfig,
                     "padding='same' is not supported for strided convolutions".into(),
                 );
             }

@@ -155,6 +155,8 @@ const LEAF_LAYERS: &[&str] = &[
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "Upsample",
+    "PixelShuffle",
+    "PixelUnshuffle",
 ];
 
 /// A module's direct submodules by name, in the order torch keeps them;

@@ -4,8 +4,8 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::ops::{out_known, out_shape};
 use crate::value::{DType, Device, Tensor, Value};
@@ -83,7 +83,7 @@ pub(super) fn layer_norm(
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            interp.report(range, Severity::Error, "layer-input", message);
+            interp.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
         return out_shape(interp, x, x.shape.clone(), x.dtype, device, op);
@@ -112,7 +112,7 @@ pub(super) fn layer_norm(
                 .join(", "),
             interp.fmt_dims(&dims)
         );
-        interp.report(range, Severity::Error, "layer-input", message);
+        interp.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
     for (a, b) in normalized

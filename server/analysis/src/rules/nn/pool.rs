@@ -5,8 +5,9 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::ops::{out_known, out_var};
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -54,7 +55,7 @@ fn pool_pad_too_big(
                     "pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
                 )
             };
-            interp.report(range, Severity::Error, "pool-input", message);
+            interp.report(range, Code::PoolInput, message);
             return true;
         }
     }
@@ -76,11 +77,42 @@ pub(super) fn pool(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
+    let result = pool_rule(
+        interp,
+        x,
+        n,
+        is_max,
+        kernel,
+        stride,
+        padding,
+        dilation,
+        ceil,
+        device,
+        range.clone(),
+    );
+    interp.settle(range, result)
+}
+
+/// The rule behind `pool`: what torch raises is its `Err`.
+#[allow(clippy::too_many_arguments)]
+fn pool_rule(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    n: usize,
+    is_max: bool,
+    kernel: &[Dim],
+    stride: &[Dim],
+    padding: &[Dim],
+    dilation: &[Dim],
+    ceil: bool,
+    device: Option<Device>,
+    range: TextRange,
+) -> RuleResult {
     if pool_pad_too_big(interp, n, is_max, kernel, padding, dilation, range.clone()) {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     }
     let Some(dims) = interp.dims(x) else {
-        return out_var(interp, x, x.dtype, device, "pool");
+        return Ok(out_var(interp, x, x.dtype, device, "pool"));
     };
     if dims.len() < n + 1
         || kernel.len() != n
@@ -95,14 +127,13 @@ pub(super) fn pool(
                 n + 2,
                 interp.fmt_dims(&dims)
             );
-            interp.report(range, Severity::Error, "pool-input", message);
-            return Value::Unknown;
+            return raise(Code::PoolInput, message);
         }
         let mut out = dims[..dims.len() - n].to_vec();
         for _ in 0..n {
             out.push(interp.env.anonymous());
         }
-        return out_known(interp, x, out, x.dtype, device, "pool");
+        return Ok(out_known(interp, x, out, x.dtype, device, "pool"));
     }
     let mut out = dims[..dims.len() - n].to_vec();
     for i in 0..n {
@@ -137,12 +168,11 @@ pub(super) fn pool(
                 "Given input size: {}. Calculated output size: ({v}). Output size is too small",
                 interp.fmt_dims(&dims)
             );
-            interp.report(range, Severity::Error, "pool-input", message);
-            return Value::Unknown;
+            return raise(Code::PoolInput, message);
         }
         out.push(len);
     }
-    out_known(interp, x, out, x.dtype, device, "pool")
+    Ok(out_known(interp, x, out, x.dtype, device, "pool"))
 }
 
 pub(super) fn adaptive_pool(
@@ -153,8 +183,20 @@ pub(super) fn adaptive_pool(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
+    let result = adaptive_pool_rule(interp, x, n, output, device);
+    interp.settle(range, result)
+}
+
+/// The rule behind `adaptive_pool`: what torch raises is its `Err`.
+fn adaptive_pool_rule(
+    interp: &mut Interp<'_>,
+    x: &Rc<Tensor>,
+    n: usize,
+    output: Option<&Value>,
+    device: Option<Device>,
+) -> RuleResult {
     let Some(dims) = interp.dims(x) else {
-        return out_var(interp, x, x.dtype, device, "adaptive_pool");
+        return Ok(out_var(interp, x, x.dtype, device, "adaptive_pool"));
     };
     if dims.len() < n + 1 {
         let message = format!(
@@ -163,8 +205,7 @@ pub(super) fn adaptive_pool(
             n + 2,
             interp.fmt_dims(&dims)
         );
-        interp.report(range, Severity::Error, "pool-input", message);
-        return Value::Unknown;
+        return raise(Code::PoolInput, message);
     }
     let sizes: Vec<Option<Dim>> = match output {
         Some(Value::Int(d)) => vec![Some(d.clone()); n],
@@ -189,5 +230,5 @@ pub(super) fn adaptive_pool(
             _ => dims[dims.len() - n + i].clone(),
         });
     }
-    out_known(interp, x, out, x.dtype, device, "adaptive_pool")
+    Ok(out_known(interp, x, out, x.dtype, device, "adaptive_pool"))
 }

@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::ops::out_known;
 use crate::value::{Device, Layer, Tensor, Value};
 
@@ -73,7 +73,7 @@ pub(super) fn rnn(
             layer.kind,
             dims.len()
         );
-        interp.report(range, Severity::Error, "layer-input", message);
+        interp.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
     if let Some(input_size) = a(0, "input_size").and_then(|v| interp.as_dim(&v)) {
@@ -84,7 +84,7 @@ pub(super) fn rnn(
                 interp.fmt_dim(&input_size),
                 interp.fmt_dim(last)
             );
-            interp.report(range, Severity::Error, "layer-input", message);
+            interp.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
         let _ = interp.require_equal(last, &input_size);
@@ -166,7 +166,7 @@ pub(super) fn rnn(
             None
         };
         if let Some(message) = message {
-            interp.report(range, Severity::Error, "layer-input", message);
+            interp.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
     }

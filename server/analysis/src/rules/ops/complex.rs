@@ -7,14 +7,15 @@ use shapels_shapes::Dim;
 
 use super::OpCall;
 use super::output::out_known;
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::torch_name;
 use crate::rules::shape::broadcast;
 use crate::value::{DType, Value};
 
 /// The rule of a complex-number op on a tensor of known rank.
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     match call.name {
         "polar" | "complex" => from_pair(interp, call),
         "view_as_complex" => view_as_complex(interp, call),
@@ -50,14 +51,14 @@ fn part_of(d: DType) -> Option<DType> {
 
 /// `torch.polar(abs, angle)`, `torch.complex(real, imag)`: two float
 /// tensors of one dtype, broadcast together.
-fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let second = if call.name == "polar" {
         "angle"
     } else {
         "imag"
     };
     let Some(y) = call.args.tensor(1, second) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     match (call.x.dtype, y.dtype) {
         (Some(a), Some(b)) if has_complex(a) && has_complex(b) && a != b => {
@@ -66,8 +67,7 @@ fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 torch_name(a),
                 torch_name(b)
             );
-            interp.report(call.range, Severity::Error, "dtype-mismatch", message);
-            return Value::Unknown;
+            return raise(Code::DtypeMismatch, message);
         }
         (Some(a), Some(b)) if !has_complex(a) || !has_complex(b) => {
             let message = format!(
@@ -75,28 +75,33 @@ fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 torch_name(a),
                 torch_name(b)
             );
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
-            return Value::Unknown;
+            return raise(Code::DtypeUnsupported, message);
         }
         _ => {}
     }
     let Some(dy) = interp.dims(&y) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let shape = match broadcast(interp, &call.dims, &dy) {
         Ok(shape) => shape,
         Err(message) => {
-            interp.report(call.range, Severity::Error, "broadcast-shape", message);
-            return Value::Unknown;
+            return raise(Code::BroadcastShape, message);
         }
     };
     let dtype = call.x.dtype.and_then(complex_of);
-    out_known(interp, &call.x, shape, dtype, call.device, call.name)
+    Ok(out_known(
+        interp,
+        &call.x,
+        shape,
+        dtype,
+        call.device,
+        call.name,
+    ))
 }
 
 /// `torch.view_as_complex(x)`: a float tensor whose last dim holds the two
 /// parts; that dim goes.
-fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     if let Some(d) = call.x.dtype
         && !has_complex(d)
     {
@@ -104,47 +109,50 @@ fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: {}",
             torch_name(d)
         );
-        interp.report(call.range, Severity::Error, "dtype-unsupported", message);
-        return Value::Unknown;
+        return raise(Code::DtypeUnsupported, message);
     }
     let Some((last, rest)) = call.dims.split_last() else {
         let message = "Input tensor must have one or more dimensions".to_string();
-        interp.report(call.range, Severity::Error, "view-size", message);
-        return Value::Unknown;
+        return raise(Code::ViewSize, message);
     };
     if interp.env.known_different(last, &Dim::konst(2)) {
         let message = "Tensor must have a last dimension of size 2".to_string();
-        interp.report(call.range, Severity::Error, "view-size", message);
-        return Value::Unknown;
+        return raise(Code::ViewSize, message);
     }
     // torch checks the size: past this point it is 2.
     let _ = interp.env.unify(last, &Dim::konst(2));
     // Half becomes torch's complex32, which the analysis does not name.
     let dtype = call.x.dtype.and_then(complex_of);
-    out_known(
+    Ok(out_known(
         interp,
         &call.x,
         rest.to_vec(),
         dtype,
         call.device,
         call.name,
-    )
+    ))
 }
 
 /// `torch.view_as_real(z)`: a complex tensor as its two parts, in a new
 /// last dim of 2.
-fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let dtype = match call.x.dtype {
         Some(d) if !d.is_complex() => {
             let message = "view_as_real is only supported for complex tensors".to_string();
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
-            return Value::Unknown;
+            return raise(Code::DtypeUnsupported, message);
         }
         d => d.and_then(part_of),
     };
     let mut dims = call.dims.clone();
     dims.push(Dim::konst(2));
-    out_known(interp, &call.x, dims, dtype, call.device, call.name)
+    Ok(out_known(
+        interp,
+        &call.x,
+        dims,
+        dtype,
+        call.device,
+        call.name,
+    ))
 }
 
 /// `torch.stft(x, n_fft, hop_length, win_length, window, center, pad_mode,
@@ -153,7 +161,7 @@ fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
 /// one-sided; real and imaginary parts in a last dim of 2 with
 /// `return_complex=False`). Unknown when `return_complex` is not given,
 /// which torch refuses for a real signal.
-fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let args = call.args;
     let (Some(n_fft), Some(Some(center)), Some(Some(complex))) = (
         args.get(1, "n_fft")
@@ -165,7 +173,7 @@ fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             _ => None,
         }),
     ) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let hop = match args.get(2, "hop_length") {
         None | Some(Value::None) => n_fft.floordiv(&Dim::konst(4)),
@@ -174,10 +182,10 @@ fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
     let (Some(hop), Some(one_sided), [batch @ .., length]) =
         (hop, args.flag(8, "onesided", true), call.dims.as_slice())
     else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     if batch.len() > 1 {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     }
     let padded = if center {
         length.clone()
@@ -185,7 +193,7 @@ fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
         length.sub(&n_fft)
     };
     let (Some(steps), Some(half)) = (padded.floordiv(&hop), n_fft.floordiv(&Dim::konst(2))) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let frequencies = if one_sided {
         half.add(&Dim::konst(1))
@@ -201,28 +209,42 @@ fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
         dims.push(Dim::konst(2));
         call.x.dtype
     };
-    out_known(interp, &call.x, dims, dtype, call.device, call.name)
+    Ok(out_known(
+        interp,
+        &call.x,
+        dims,
+        dtype,
+        call.device,
+        call.name,
+    ))
 }
 
 /// `x.real`, `x.imag`: a part of a complex tensor; `real` of a real one is
 /// itself.
-fn part(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+fn part(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     match call.x.dtype {
-        Some(d) if d.is_complex() => out_known(
+        Some(d) if d.is_complex() => Ok(out_known(
             interp,
             &call.x,
             call.dims,
             part_of(d),
             call.device,
             call.name,
-        ),
+        )),
         Some(_) if call.name == "imag" => {
             let message =
                 "imag is not implemented for tensors with non-complex dtypes.".to_string();
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
-            Value::Unknown
+            interp.report(call.range, Code::DtypeUnsupported, message);
+            Ok(Value::Unknown)
         }
-        Some(_) => Value::Tensor(call.x.clone()),
-        None => out_known(interp, &call.x, call.dims, None, call.device, call.name),
+        Some(_) => Ok(Value::Tensor(call.x.clone())),
+        None => Ok(out_known(
+            interp,
+            &call.x,
+            call.dims,
+            None,
+            call.device,
+            call.name,
+        )),
     }
 }

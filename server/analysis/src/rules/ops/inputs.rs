@@ -3,9 +3,9 @@
 use shapels_syntax::ast::TextRange;
 
 use super::pointwise::{BINARY, BINARY_BOOL, SAME};
+use crate::code::Code;
 use crate::interp::Interp;
 use crate::interp::fake_modes::FakeInputs;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::value::Device;
 
@@ -81,13 +81,7 @@ pub(crate) fn check_inputs(
                         }
                     );
                     let related = operand_devices(args, [(common_at, &a), (at, &b)]);
-                    interp.report_related(
-                        range.clone(),
-                        Severity::Error,
-                        "device-mismatch",
-                        message,
-                        related,
-                    );
+                    interp.report_related(range.clone(), Code::DeviceMismatch, message, related);
                     return None;
                 }
                 if either {
@@ -100,13 +94,7 @@ pub(crate) fn check_inputs(
                     b.name()
                 );
                 let related = operand_devices(args, [(common_at, &a), (at, &b)]);
-                interp.report_related(
-                    range.clone(),
-                    Severity::Error,
-                    "device-mismatch",
-                    message,
-                    related,
-                );
+                interp.report_related(range.clone(), Code::DeviceMismatch, message, related);
                 return None;
             }
         }

@@ -7,31 +7,32 @@ use shapels_syntax::ast::TextRange;
 
 use super::inputs::check_inputs;
 use super::output::{out_known, out_var};
-use super::{OpCall, dim_arg, no_rule};
+use super::{OpCall, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
+use crate::rules::check::RuleResult;
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
 
 /// The rule of an op that splits a tensor of known rank along a dim (the
 /// joins, whose first argument is a list, go through `cat`).
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     match name {
         "unbind" => {
-            let d = dim_arg!(interp, call; 1, "dim", Some(0));
+            let d = call.dim_arg(interp, 1, "dim", Some(0))?;
             let Some(n) = interp.env.value(&dims[d]) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let mut shape = dims.clone();
             shape.remove(d);
             let item = call.output(interp, shape, x.dtype);
-            Value::tuple(vec![item; n.clamp(0, 1024) as usize])
+            Ok(Value::tuple(vec![item; n.clamp(0, 1024) as usize]))
         }
-        "split" | "split_with_sizes" => split(interp, x, dims, args, call.device, call.range),
+        "split" | "split_with_sizes" => Ok(split(interp, x, dims, args, call.device, call.range)),
         "chunk" => {
-            let d = dim_arg!(interp, call; 2, "dim", Some(0));
+            let d = call.dim_arg(interp, 2, "dim", Some(0))?;
             let (Some(c), Some(s)) = (args.int(1, "chunks"), interp.env.value(&dims[d])) else {
                 // A symbolic size split into known chunks: equal pieces when it divides.
                 if let Some(c) = args.int(1, "chunks").filter(|c| *c > 0 && *c <= 64) {
@@ -40,12 +41,12 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                         .floordiv(&Dim::konst(c))
                         .unwrap_or_else(|| Dim::konst(0));
                     let piece = call.output(interp, shape, x.dtype);
-                    return Value::tuple(vec![piece; c as usize]);
+                    return Ok(Value::tuple(vec![piece; c as usize]));
                 }
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             if c <= 0 {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             let piece = (s + c - 1) / c;
             let count = if piece == 0 {
@@ -63,15 +64,15 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 });
                 out.push(call.output(interp, shape, x.dtype));
             }
-            Value::tuple(out)
+            Ok(Value::tuple(out))
         }
         "tensor_split" => {
-            let d = dim_arg!(interp, call; 2, "dim", Some(0));
+            let d = call.dim_arg(interp, 2, "dim", Some(0))?;
             let (Some(c), Some(s)) = (args.int(1, "sections"), interp.env.value(&dims[d])) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             if c <= 0 {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             let mut out = Vec::new();
             for i in 0..c.min(1024) {
@@ -79,9 +80,9 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 shape[d] = Dim::konst(s / c + if i < s % c { 1 } else { 0 });
                 out.push(call.output(interp, shape, x.dtype));
             }
-            Value::tuple(out)
+            Ok(Value::tuple(out))
         }
-        _ => no_rule(interp, name, x, args, call.device, call.range),
+        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
     }
 }
 
@@ -99,7 +100,7 @@ fn split(
         Some(Value::Int(d)) => match d.as_const().map(|d| wrap_dim(d, rank)) {
             Some(Ok(d)) => d,
             Some(Err(message)) => {
-                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                interp.report(range, Code::DimOutOfRange, message);
                 return Value::Unknown;
             }
             None => return Value::Unknown,
@@ -149,7 +150,7 @@ fn split(
                         interp.fmt_dim(size),
                         interp.fmt_dims(&sizes)
                     );
-                    interp.report(range, Severity::Error, "split-size", message);
+                    interp.report(range, Code::SplitSize, message);
                     return Value::Unknown;
                 }
                 sizes
@@ -184,8 +185,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         if !interp.frame().lists_unsure {
             interp.report(
                 range,
-                Severity::Error,
-                "cat-shape",
+                Code::CatShape,
                 format!("torch.{name}(): expected a non-empty list of Tensors"),
             );
         }
@@ -261,7 +261,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         let d = match wrap_dim(d, first.len() + 1) {
             Ok(d) => d,
             Err(message) => {
-                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                interp.report(range, Code::DimOutOfRange, message);
                 return Value::Unknown;
             }
         };
@@ -276,7 +276,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
                     interp.fmt_dims(&first),
                     interp.fmt_dims(s)
                 );
-                interp.report(range, Severity::Error, "stack-shape", message);
+                interp.report(range, Code::StackShape, message);
                 return Value::Unknown;
             }
             for (a, b) in s.iter().zip(&first) {
@@ -298,8 +298,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
     if first.is_empty() {
         interp.report(
             range,
-            Severity::Error,
-            "cat-shape",
+            Code::CatShape,
             "zero-dimensional tensor (at position 0) cannot be concatenated".into(),
         );
         return Value::Unknown;
@@ -312,7 +311,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         Some(d) => match wrap_dim(d, first.len()) {
             Ok(d) => d,
             Err(message) => {
-                interp.report(range, Severity::Error, "dim-out-of-range", message);
+                interp.report(range, Code::DimOutOfRange, message);
                 return Value::Unknown;
             }
         },
@@ -326,7 +325,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
                 first.len(),
                 s.len()
             );
-            interp.report(range, Severity::Error, "cat-shape", message);
+            interp.report(range, Code::CatShape, message);
             return Value::Unknown;
         }
         for (j, (a, b)) in s.iter().zip(&first).enumerate() {
@@ -336,7 +335,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
                     interp.fmt_dim(b),
                     interp.fmt_dim(a)
                 );
-                interp.report(range, Severity::Error, "cat-shape", message);
+                interp.report(range, Code::CatShape, message);
                 return Value::Unknown;
             }
             if j != d {
@@ -411,7 +410,7 @@ fn cat_many(
     let d = match wrap_dim(args.int(1, dim_keyword(args)).unwrap_or(0), rank) {
         Ok(d) => d,
         Err(message) => {
-            interp.report(range, Severity::Error, "dim-out-of-range", message);
+            interp.report(range, Code::DimOutOfRange, message);
             return Value::Unknown;
         }
     };

@@ -6,52 +6,60 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::output::{out_known, out_shape, out_var};
-use super::{OpCall, dim_arg, no_rule};
+use super::{OpCall, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::promote;
 use crate::rules::shape::{broadcast, wrap_dim};
 use crate::value::{Device, Tensor, Value};
 
 /// The rule of a linear-algebra op on a tensor of known rank.
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     match name {
         "matmul" | "mm" | "bmm" | "mv" | "dot" | "inner_vec" => {
             let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-            matmul(interp, name, x, &other, args, call.device, call.range)
+            Ok(matmul(
+                interp,
+                name,
+                x,
+                &other,
+                args,
+                call.device,
+                call.range,
+            ))
         }
         "outer" | "ger" => {
             let Some(y) = args.tensor(1, "vec2") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let Some(dy) = interp.dims(&y) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
                 if n != 1 {
                     let message = format!("outer: Expected 1-D argument {what}, but got {n}-D");
-                    interp.report(call.range, Severity::Error, "matmul-shape", message);
-                    return Value::Unknown;
+                    return raise(Code::MatmulShape, message);
                 }
             }
             let (Some(a), Some(b)) = (dims.first(), dy.first()) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let dtype = promote(&[
                 (&Value::Tensor(x.clone()), Some(1)),
                 (&Value::Tensor(y.clone()), Some(1)),
             ]);
-            call.output(interp, vec![a.clone(), b.clone()], dtype)
+            Ok(call.output(interp, vec![a.clone(), b.clone()], dtype))
         }
         "baddbmm" | "addmm" | "addbmm" | "addmv" => {
             let (Some(a), Some(b)) = (
                 args.tensor(1, "batch1").or(args.tensor(1, "mat1")),
                 args.tensor(2, "batch2").or(args.tensor(2, "mat2")),
             ) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let product = matmul(
                 interp,
@@ -67,7 +75,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 call.range.clone(),
             );
             let Value::Tensor(p) = &product else {
-                return product;
+                return Ok(product);
             };
             // addbmm sums the batch of products
             let product = match (name, interp.dims(p)) {
@@ -77,38 +85,38 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 _ => product,
             };
             let Value::Tensor(p) = &product else {
-                return product;
+                return Ok(product);
             };
             let (Some(pd), Some(bias)) = (interp.dims(p), Some(dims.clone())) else {
-                return product;
+                return Ok(product);
             };
             match broadcast(interp, &bias, &pd) {
-                Ok(_) => product,
+                Ok(_) => Ok(product),
                 Err(message) => {
-                    interp.report(call.range, Severity::Error, "broadcast-shape", message);
-                    Value::Unknown
+                    interp.report(call.range, Code::BroadcastShape, message);
+                    Ok(Value::Unknown)
                 }
             }
         }
-        "einsum_operand" => Value::Unknown,
+        "einsum_operand" => Ok(Value::Unknown),
         "diag_embed" => {
             let mut shape = dims.clone();
             if let Some(last) = shape.last().cloned() {
                 shape.push(last);
             }
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "diag" => match rank {
-            1 => call.output(interp, vec![dims[0].clone(), dims[0].clone()], x.dtype),
-            2 => call.output(interp, vec![dims[0].minimum(&dims[1])], x.dtype),
-            _ => Value::Unknown,
+            1 => Ok(call.output(interp, vec![dims[0].clone(), dims[0].clone()], x.dtype)),
+            2 => Ok(call.output(interp, vec![dims[0].minimum(&dims[1])], x.dtype)),
+            _ => Ok(Value::Unknown),
         },
         "diagonal" => {
             if rank < 2 {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
-            let a = dim_arg!(interp, call; 2, "dim1", Some(0));
-            let b = dim_arg!(interp, call; 3, "dim2", Some(1));
+            let a = call.dim_arg(interp, 2, "dim1", Some(0))?;
+            let b = call.dim_arg(interp, 3, "dim2", Some(1))?;
             let offset = args.int(1, "offset").unwrap_or(0);
             let n = if offset == 0 {
                 dims[a].minimum(&dims[b])
@@ -132,23 +140,23 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 .map(|(_, d)| d.clone())
                 .collect();
             shape.push(n);
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "trace" if rank != 2 => {
             let message = format!("trace: expected a matrix, but got tensor with dim {rank}");
-            interp.report(call.range, Severity::Error, "dim-out-of-range", message);
-            Value::Unknown
+            interp.report(call.range, Code::DimOutOfRange, message);
+            Ok(Value::Unknown)
         }
-        "trace" => call.output(interp, Vec::new(), x.dtype),
+        "trace" => Ok(call.output(interp, Vec::new(), x.dtype)),
         "cdist" => {
             let Some(y) = args.tensor(1, "x2") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let Some(dy) = interp.dims(&y) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             if rank < 2 || dy.len() < 2 {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             if interp
                 .env
@@ -159,31 +167,32 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     interp.fmt_dim(&dims[rank - 1]),
                     interp.fmt_dim(&dy[dy.len() - 1])
                 );
-                interp.report(call.range, Severity::Error, "matmul-shape", message);
-                return Value::Unknown;
+                return raise(Code::MatmulShape, message);
             }
             let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             batch.push(dims[rank - 2].clone());
             batch.push(dy[dy.len() - 2].clone());
-            call.output(interp, batch, x.dtype)
+            Ok(call.output(interp, batch, x.dtype))
         }
         "cosine_similarity" | "pairwise_distance" => {
             let Some(y) = args.tensor(1, "x2") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let Some(dy) = interp.dims(&y) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let Ok(b) = broadcast(interp, dims, &dy) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             let d = match args.int(2, "dim") {
                 Some(d) => wrap_dim(d, b.len()).ok(),
                 None => b.len().checked_sub(1),
             };
-            let Some(d) = d else { return Value::Unknown };
+            let Some(d) = d else {
+                return Ok(Value::Unknown);
+            };
             let mut shape = b;
             if name == "cosine_similarity"
                 || !matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true))))
@@ -192,16 +201,16 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             } else {
                 shape[d] = Dim::konst(1);
             }
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
-        "cross" | "linalg_cross" => call.output(interp, dims.clone(), x.dtype),
+        "cross" | "linalg_cross" => Ok(call.output(interp, dims.clone(), x.dtype)),
         "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp" => {
-            call.output(interp, dims.clone(), x.dtype)
+            Ok(call.output(interp, dims.clone(), x.dtype))
         }
         "det" | "linalg_det" | "logdet" => {
-            call.output(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype)
+            Ok(call.output(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype))
         }
-        _ => no_rule(interp, name, x, args, call.device, call.range),
+        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
     }
 }
 
@@ -225,7 +234,7 @@ pub(crate) fn matmul(
                 a.name(),
                 b.name()
             );
-            interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+            interp.report(range.clone(), Code::DtypeMismatch, message);
             Some(a)
         }
         (a, _) => a,
@@ -243,13 +252,7 @@ pub(crate) fn matmul(
         .map(|(r, d)| (r.clone(), format!("this operand is {}", interp.fmt_dims(d))))
         .collect();
     let fail = |interp: &mut Interp<'_>, message: String| {
-        interp.report_related(
-            range.clone(),
-            Severity::Error,
-            "matmul-shape",
-            message,
-            related.clone(),
-        );
+        interp.report_related(range.clone(), Code::MatmulShape, message, related.clone());
         Value::Unknown
     };
     if a.is_empty() || b.is_empty() {

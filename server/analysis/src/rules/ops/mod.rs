@@ -22,10 +22,11 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::Args;
+use super::check::{RuleResult, ShapeError, Stop};
 use super::dtype::int_to_float;
 use super::shape::{broadcast, numel, wrap_dim};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 use self::join::cat;
@@ -52,38 +53,31 @@ struct OpCall<'a> {
 
 impl OpCall<'_> {
     /// Reads the dim argument at `index` (keyword `keyword`, `default` when
-    /// not given), wrapped into `0..rank`. `Err` carries what the op must
-    /// return instead: `Value::Unknown` once a dim out of range is reported,
-    /// or the unknown-rank result when the dim is not a known int.
+    /// not given), wrapped into `0..rank`: a dim out of range raises, and a
+    /// dim that is not a known int stops the rule with the unknown-rank
+    /// result.
     fn dim_arg(
         &self,
         interp: &mut Interp<'_>,
         index: usize,
         keyword: &str,
         default: Option<i64>,
-    ) -> Result<usize, Value> {
+    ) -> Result<usize, Stop> {
         let d = match self.args.get(index, keyword) {
             Some(Value::Int(d)) => d.as_const(),
             None | Some(Value::None) => default,
             _ => None,
         };
         match d {
-            Some(d) => wrap_dim(d, self.dims.len()).map_err(|message| {
-                interp.report(
-                    self.range.clone(),
-                    Severity::Error,
-                    "dim-out-of-range",
-                    message,
-                );
-                Value::Unknown
-            }),
-            None => Err(unknown_rank_rule(
+            Some(d) => wrap_dim(d, self.dims.len())
+                .map_err(|message| ShapeError::new(Code::DimOutOfRange, message).into()),
+            None => Err(Stop::Give(unknown_rank_rule(
                 interp,
                 self.name,
                 &self.x,
                 self.args,
                 self.device.clone(),
-            )),
+            ))),
         }
     }
 
@@ -93,20 +87,6 @@ impl OpCall<'_> {
         out_known(interp, &self.x, dims, dtype, self.device.clone(), self.name)
     }
 }
-
-/// Reads a dim argument of `$call` with `OpCall::dim_arg`, returning from the
-/// rule what the op gives when the dim cannot be read: a rule returns a
-/// `Value`, so `?` cannot do it.
-macro_rules! dim_arg {
-    ($interp:expr, $call:expr; $index:expr, $keyword:expr, $default:expr) => {
-        match $call.dim_arg($interp, $index, $keyword, $default) {
-            Ok(d) => d,
-            Err(result) => return result,
-        }
-    };
-}
-// The submodules name the macro by its path, `super::dim_arg`.
-use dim_arg;
 
 /// Run the rule of `name` on `args` (tensor ops take the input first).
 pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
@@ -144,8 +124,7 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
         {
             interp.report(
                 range,
-                Severity::Error,
-                "broadcast-shape",
+                Code::BroadcastShape,
                 format!(
                     "output with shape {} doesn't match the broadcast shape {}",
                     interp.fmt_dims(&a),
@@ -295,7 +274,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             _ => None,
         };
         if let Some(message) = message {
-            interp.report(range, Severity::Error, "dim-out-of-range", message.into());
+            interp.report(range, Code::DimOutOfRange, message.into());
             return Value::Unknown;
         }
     }
@@ -307,9 +286,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         dims,
         args,
         device,
-        range,
+        range: range.clone(),
     };
-    match name {
+    let result: RuleResult = match name {
         "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp"
         | "cummax" | "cummin" | "argmax" | "argmin" | "topk" | "kthvalue" | "max" | "min"
         | "median" | "mode" | "nanmedian" | "sort" | "argsort" => along_dim(interp, call),
@@ -332,8 +311,16 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         "real" | "imag" | "polar" | "complex" | "view_as_complex" | "view_as_real" | "stft" => {
             complex::rule(interp, call)
         }
-        _ => no_rule(interp, name, &call.x, args, call.device, call.range),
-    }
+        _ => Ok(no_rule(
+            interp,
+            name,
+            &call.x,
+            args,
+            call.device,
+            call.range,
+        )),
+    };
+    interp.settle(range, result)
 }
 
 /// `x.permute(0, 2, 1, 3)` on a tensor of unknown rank: the permutation
@@ -369,14 +356,7 @@ fn no_rule(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    if !interp.config.allow_fallback_kernels {
-        interp.report(
-            range,
-            Severity::Warning,
-            "unsupported-op",
-            format!("no shape rule for `{name}`; its result is unknown"),
-        );
-    }
+    super::no_rule_warning(interp, range, name);
     unknown_rank_rule(interp, name, x, args, device)
 }
 
@@ -396,7 +376,7 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
                 match broadcast(interp, &shape, &d) {
                     Ok(s) => shape = s,
                     Err(message) => {
-                        interp.report(range, Severity::Error, "broadcast-shape", message);
+                        interp.report(range, Code::BroadcastShape, message);
                         return Value::Unknown;
                     }
                 }
@@ -425,13 +405,8 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
             {
                 return Value::Unknown;
             }
-            if !interp.config.allow_fallback_kernels && !args.tensors().is_empty() {
-                interp.report(
-                    range,
-                    Severity::Warning,
-                    "unsupported-op",
-                    format!("no shape rule for `{name}`; its result is unknown"),
-                );
+            if !args.tensors().is_empty() {
+                super::no_rule_warning(interp, range, name);
             }
             Value::Unknown
         }

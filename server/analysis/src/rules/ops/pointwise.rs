@@ -8,8 +8,8 @@ use shapels_syntax::ast::TextRange;
 
 use super::inputs::check_inputs;
 use super::output::{out_known, out_shape};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
 use crate::rules::dtype::{int_to_float, promote};
 use crate::rules::names::NameSet;
@@ -215,7 +215,7 @@ pub(super) fn same_shape(
         && d.len() < 2
     {
         let message = format!("{name}: input tensor must have at least 2 dimensions");
-        interp.report(range, Severity::Error, "dim-out-of-range", message);
+        interp.report(range, Code::DimOutOfRange, message);
         return Value::Unknown;
     }
     if matches!(name, "masked_fill" | "masked_scatter") {
@@ -246,7 +246,7 @@ pub(super) fn same_shape(
                     Ok(b) => shape = b,
                     Err(message) => {
                         if name != "masked_fill" {
-                            interp.report(range, Severity::Error, "broadcast-shape", message);
+                            interp.report(range, Code::BroadcastShape, message);
                         }
                         return Value::Unknown;
                     }
@@ -293,7 +293,7 @@ pub(super) fn same_shape(
             let d = match wrap_dim(d, xd.len()) {
                 Ok(d) => d,
                 Err(message) => {
-                    interp.report(range, Severity::Error, "dim-out-of-range", message);
+                    interp.report(range, Code::DimOutOfRange, message);
                     return Value::Unknown;
                 }
             };
@@ -305,7 +305,7 @@ pub(super) fn same_shape(
                     let message =
                         "Index tensor must have the same number of dimensions as self tensor"
                             .to_string();
-                    interp.report(range, Severity::Error, "index-shape", message);
+                    interp.report(range, Code::IndexShape, message);
                     return Value::Unknown;
                 }
                 let src = args.tensor(3, "src").and_then(|t| interp.dims(&t));
@@ -327,7 +327,7 @@ pub(super) fn same_shape(
                             interp.fmt_dims(sd)
                         );
                     }
-                    interp.report(range, Severity::Error, "index-shape", message);
+                    interp.report(range, Code::IndexShape, message);
                     return Value::Unknown;
                 }
             }
@@ -397,13 +397,13 @@ fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextR
             "masked_fill_ only supports boolean masks, but got mask with dtype {}",
             dt.name()
         );
-        interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+        interp.report(range.clone(), Code::DtypeMismatch, message);
     }
     // Torch broadcasts the mask against the input: the mask is "a".
     if let (Some(xd), Some(md)) = (interp.dims(x), interp.dims(&mask))
         && let Err(message) = broadcast(interp, &md, &xd)
     {
-        interp.report(range, Severity::Error, "broadcast-shape", message);
+        interp.report(range, Code::BroadcastShape, message);
     }
 }
 
@@ -486,7 +486,7 @@ pub(super) fn binary(
                 .zip([&xa, &xb])
                 .map(|((r, which), d)| (r.clone(), format!("{which}: {}", interp.fmt_dims(d))))
                 .collect();
-            interp.report_related(range, Severity::Error, "broadcast-shape", message, related);
+            interp.report_related(range, Code::BroadcastShape, message, related);
             Value::Unknown
         }
     }

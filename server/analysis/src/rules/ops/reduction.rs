@@ -7,10 +7,11 @@ use shapels_syntax::ast::TextRange;
 
 use super::output::{out_known, unknown_rank_rule};
 use super::pointwise::binary;
-use super::{OpCall, dim_arg, no_rule};
+use super::{OpCall, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::{sum_dtype, torch_name};
 use crate::rules::names::NameSet;
 use crate::rules::shape::wrap_dim;
@@ -41,13 +42,17 @@ pub(super) static REDUCTIONS: NameSet = NameSet::new(&[
 /// The rule of an op along one dim of a tensor of known rank: softmax and
 /// the scans keep the shape, `argmax`, `max`, `median` and `topk` reduce or
 /// shrink the dim, `sort` keeps it and adds the indices.
-pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     match name {
         "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp" => {
-            let d =
-                dim_arg!(interp, call; 1, "dim", Some(if rank <= 1 || rank == 3 { 0 } else { 1 }));
+            let d = call.dim_arg(
+                interp,
+                1,
+                "dim",
+                Some(if rank <= 1 || rank == 3 { 0 } else { 1 }),
+            )?;
             if !name.starts_with("cum")
                 && crate::rules::creation::dtype_arg(args).is_none()
                 && let Some(dt) = x.dtype
@@ -67,8 +72,7 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     format!("{base}{last}_kernel_impl")
                 };
                 let message = format!("\"{kernel}\" not implemented for '{}'", torch_name(dt));
-                interp.report(call.range, Severity::Error, "dtype-unsupported", message);
-                return Value::Unknown;
+                return raise(Code::DtypeUnsupported, message);
             }
             if name == "logcumsumexp"
                 && let Some(dt) = x.dtype
@@ -79,26 +83,25 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     "\"logcumsumexp_out_cpu\" not implemented for '{}'",
                     torch_name(dt)
                 );
-                interp.report(call.range, Severity::Error, "dtype-unsupported", message);
-                return Value::Unknown;
+                return raise(Code::DtypeUnsupported, message);
             }
             let dtype = crate::rules::creation::dtype_arg(args).or(if name.starts_with("cum") {
                 sum_dtype(x.dtype)
             } else {
                 x.dtype
             });
-            call.output(interp, dims.clone(), dtype)
+            Ok(call.output(interp, dims.clone(), dtype))
         }
         "cummax" | "cummin" => {
-            let _ = dim_arg!(interp, call; 1, "dim", None);
+            let _ = call.dim_arg(interp, 1, "dim", None)?;
             let v = call.output(interp, dims.clone(), x.dtype);
             let i = call.output(interp, dims.clone(), Some(DType::Int64));
-            Value::tuple(vec![v, i])
+            Ok(Value::tuple(vec![v, i]))
         }
         "argmax" | "argmin" if x.dtype == Some(DType::Bool) => {
             let message = format!("{name}(): does not support bool input");
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
-            Value::Unknown
+            interp.report(call.range, Code::DtypeUnsupported, message);
+            Ok(Value::Unknown)
         }
         "topk" | "kthvalue" if x.dtype == Some(DType::Bool) => {
             let message = if name == "topk" {
@@ -106,13 +109,13 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             } else {
                 "\"kthvalue_cpu\" not implemented for 'Bool'".to_string()
             };
-            interp.report(call.range, Severity::Error, "dtype-unsupported", message);
-            Value::Unknown
+            interp.report(call.range, Code::DtypeUnsupported, message);
+            Ok(Value::Unknown)
         }
         "argmax" | "argmin" => match args.get(1, "dim") {
             None | Some(Value::None) => {
                 let keep = args.flag(2, "keepdim", false) == Some(true);
-                call.output(
+                Ok(call.output(
                     interp,
                     if keep {
                         vec![Dim::konst(1); rank]
@@ -120,22 +123,22 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                         Vec::new()
                     },
                     Some(DType::Int64),
-                )
+                ))
             }
             _ => {
-                let d = dim_arg!(interp, call; 1, "dim", None);
+                let d = call.dim_arg(interp, 1, "dim", None)?;
                 let keep = args.flag(2, "keepdim", false);
-                call.output(
+                Ok(call.output(
                     interp,
                     reduced(dims, &[d], keep == Some(true)),
                     Some(DType::Int64),
-                )
+                ))
             }
         },
         "max" | "min" => match args.get(1, "dim") {
             Some(Value::Tensor(_)) => {
                 let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-                binary(
+                Ok(binary(
                     interp,
                     if name == "max" { "maximum" } else { "minimum" },
                     &Value::Tensor(x.clone()),
@@ -143,16 +146,16 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     args,
                     call.device,
                     call.range,
-                )
+                ))
             }
-            None | Some(Value::None) => call.output(interp, Vec::new(), x.dtype),
+            None | Some(Value::None) => Ok(call.output(interp, Vec::new(), x.dtype)),
             _ => {
-                let d = dim_arg!(interp, call; 1, "dim", None);
+                let d = call.dim_arg(interp, 1, "dim", None)?;
                 let keep = args.flag(2, "keepdim", false) == Some(true);
                 let shape = reduced(dims, &[d], keep);
                 let v = call.output(interp, shape.clone(), x.dtype);
                 let i = call.output(interp, shape, Some(DType::Int64));
-                Value::tuple(vec![v, i])
+                Ok(Value::tuple(vec![v, i]))
             }
         },
         "median" | "mode" | "nanmedian" | "kthvalue" => {
@@ -162,9 +165,9 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 (1, Some(-1))
             };
             if name != "kthvalue" && args.get(1, "dim").is_none() && name != "mode" {
-                return call.output(interp, Vec::new(), x.dtype);
+                return Ok(call.output(interp, Vec::new(), x.dtype));
             }
-            let d = dim_arg!(interp, call; dim_index, "dim", default);
+            let d = call.dim_arg(interp, dim_index, "dim", default)?;
             if name == "kthvalue"
                 && let Some(k) = args.int(1, "k")
             {
@@ -176,19 +179,18 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 if k < 1 || size.is_some_and(|s| k > s) {
                     let message =
                         format!("kthvalue(): selected number k out of range for dimension {d}");
-                    interp.report(call.range, Severity::Error, "index-out-of-range", message);
-                    return Value::Unknown;
+                    return raise(Code::IndexOutOfRange, message);
                 }
             }
             let keep = args.flag(dim_index + 1, "keepdim", false) == Some(true);
             let shape = reduced(dims, &[d], keep);
             let v = call.output(interp, shape.clone(), x.dtype);
             let i = call.output(interp, shape, Some(DType::Int64));
-            Value::tuple(vec![v, i])
+            Ok(Value::tuple(vec![v, i]))
         }
         "topk" => {
             let k = args.get(1, "k").cloned().unwrap_or(Value::Unknown);
-            let d = dim_arg!(interp, call; 2, "dim", Some(-1));
+            let d = call.dim_arg(interp, 2, "dim", Some(-1))?;
             let mut shape = dims.clone();
             // a 0-dim tensor has one element along its wrapped dim 0 and stays 0-dim
             let kd = interp.size_dims(&[k])[0].clone();
@@ -201,26 +203,25 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             {
                 interp.report(
                     call.range.clone(),
-                    Severity::Error,
-                    "index-out-of-range",
+                    Code::IndexOutOfRange,
                     "selected index k out of range".into(),
                 );
             }
             let v = call.output(interp, shape.clone(), x.dtype);
             let i = call.output(interp, shape, Some(DType::Int64));
-            Value::tuple(vec![v, i])
+            Ok(Value::tuple(vec![v, i]))
         }
         "sort" => {
-            let _ = dim_arg!(interp, call; 1, "dim", Some(-1));
+            let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
             let v = call.output(interp, dims.clone(), x.dtype);
             let i = call.output(interp, dims.clone(), Some(DType::Int64));
-            Value::tuple(vec![v, i])
+            Ok(Value::tuple(vec![v, i]))
         }
         "argsort" => {
-            let _ = dim_arg!(interp, call; 1, "dim", Some(-1));
-            call.output(interp, dims.clone(), Some(DType::Int64))
+            let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
+            Ok(call.output(interp, dims.clone(), Some(DType::Int64)))
         }
-        _ => no_rule(interp, name, x, args, call.device, call.range),
+        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
     }
 }
 
@@ -269,7 +270,7 @@ pub(super) fn reduce(
                     "{name}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
                     torch_name(d)
                 );
-                interp.report(range.clone(), Severity::Error, "dtype-mismatch", message);
+                interp.report(range.clone(), Code::DtypeMismatch, message);
                 return Value::Unknown;
             }
             // complex var / std / norm are real (spec §3.3)
@@ -336,15 +337,14 @@ pub(super) fn reduce(
                         Ok(i) if out.contains(&i) => {
                             interp.report(
                                 range,
-                                Severity::Error,
-                                "dim-out-of-range",
+                                Code::DimOutOfRange,
                                 format!("dim {i} appears multiple times in the list of dims"),
                             );
                             return Value::Unknown;
                         }
                         Ok(i) => out.push(i),
                         Err(message) => {
-                            interp.report(range, Severity::Error, "dim-out-of-range", message);
+                            interp.report(range, Code::DimOutOfRange, message);
                             return Value::Unknown;
                         }
                     }

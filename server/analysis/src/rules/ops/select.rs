@@ -3,21 +3,22 @@
 use shapels_shapes::Dim;
 
 use super::output::out_shape;
-use super::{OpCall, dim_arg, no_rule};
+use super::{OpCall, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::promote;
 use crate::rules::shape::broadcast;
 use crate::value::{DType, Value};
 
 /// The rule of an op that picks elements by index or mask, or counts or
 /// encodes them, on a tensor of known rank.
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     match name {
         "narrow" => {
-            let d = dim_arg!(interp, call; 1, "dim", None);
+            let d = call.dim_arg(interp, 1, "dim", None)?;
             let len = args.get(3, "length").cloned().unwrap_or(Value::Unknown);
             if let (Some(size), Some(start), Some(l)) = (
                 interp.env.value(&dims[d]),
@@ -41,36 +42,32 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     })
                 };
                 if let Some(message) = message {
-                    interp.report(call.range, Severity::Error, "index-out-of-range", message);
-                    return Value::Unknown;
+                    return raise(Code::IndexOutOfRange, message);
                 }
             }
             let mut shape = dims.clone();
             shape[d] = interp.size_dims(&[len])[0].clone();
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "select" => {
-            let d = dim_arg!(interp, call; 1, "dim", None);
+            let d = call.dim_arg(interp, 1, "dim", None)?;
             let mut shape = dims.clone();
             shape.remove(d);
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "gather" | "take_along_dim" => {
-            let d = dim_arg!(interp, call; 1, "dim", Some(0));
+            let d = call.dim_arg(interp, 1, "dim", Some(0))?;
             let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             match interp.dims(&index) {
                 Some(idims) => {
                     if idims.len() != rank {
-                        interp.report(
-                            call.range,
-                            Severity::Error,
-                            "index-shape",
+                        return raise(
+                            Code::IndexShape,
                             "Index tensor must have the same number of dimensions as input tensor"
                                 .into(),
                         );
-                        return Value::Unknown;
                     }
                     if name == "gather" {
                         if let Some(dt) = index.dtype
@@ -78,8 +75,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                         {
                             let message =
                                 "gather(): Expected dtype int32/int64 for index".to_string();
-                            interp.report(call.range, Severity::Error, "dtype-mismatch", message);
-                            return Value::Unknown;
+                            return raise(Code::DtypeMismatch, message);
                         }
                         let larger = (0..rank).find(|&k| {
                             k != d
@@ -94,31 +90,35 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                                 interp.fmt_dims(&idims),
                                 interp.fmt_dims(dims)
                             );
-                            interp.report(call.range, Severity::Error, "index-shape", message);
-                            return Value::Unknown;
+                            return raise(Code::IndexShape, message);
                         }
                     }
-                    call.output(interp, idims, x.dtype)
+                    Ok(call.output(interp, idims, x.dtype))
                 }
-                None => out_shape(interp, x, index.shape.clone(), x.dtype, call.device, name),
+                None => Ok(out_shape(
+                    interp,
+                    x,
+                    index.shape.clone(),
+                    x.dtype,
+                    call.device,
+                    name,
+                )),
             }
         }
         "index_select" => {
-            let d = dim_arg!(interp, call; 1, "dim", None);
+            let d = call.dim_arg(interp, 1, "dim", None)?;
             let Some(index) = args.tensor(2, "index") else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             if let Some(dt) = index.dtype
                 && !matches!(dt, DType::Int64 | DType::Int32)
             {
                 let message = "index_select(): Expected dtype int32 or int64 for index".to_string();
-                interp.report(call.range, Severity::Error, "dtype-mismatch", message);
-                return Value::Unknown;
+                return raise(Code::DtypeMismatch, message);
             }
             if interp.dims(&index).is_some_and(|i| i.len() > 1) {
                 let message = "index_select(): Index is supposed to be a vector".to_string();
-                interp.report(call.range, Severity::Error, "index-shape", message);
-                return Value::Unknown;
+                return raise(Code::IndexShape, message);
             }
             let n = match interp.dims(&index) {
                 Some(idims) if idims.len() <= 1 => {
@@ -128,7 +128,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             };
             let mut shape = dims.clone();
             shape[d] = n;
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "where" => {
             // `x` here is the condition. Alone, it is `nonzero(as_tuple=True)`:
@@ -136,28 +136,27 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             if args.get(1, "input").is_none() && args.get(2, "other").is_none() {
                 let n = interp.env.anonymous();
                 let item = call.output(interp, vec![n], Some(DType::Int64));
-                return Value::tuple(vec![item; rank]);
+                return Ok(Value::tuple(vec![item; rank]));
             }
             let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned())
             else {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             };
             // A branch the analysis could not follow may broadcast the
             // result wider and decides its dtype.
             if matches!(a, Value::Unknown) || matches!(b, Value::Unknown) {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             let mut shape = dims.clone();
             for v in [&a, &b] {
                 if let Value::Tensor(t) = v {
                     let Some(d) = interp.dims(t) else {
-                        return Value::Unknown;
+                        return Ok(Value::Unknown);
                     };
                     match broadcast(interp, &shape, &d) {
                         Ok(s) => shape = s,
                         Err(message) => {
-                            interp.report(call.range, Severity::Error, "broadcast-shape", message);
-                            return Value::Unknown;
+                            return raise(Code::BroadcastShape, message);
                         }
                     }
                 }
@@ -173,7 +172,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 None
             };
             let dtype = promote(&[(&a, ra), (&b, rb)]);
-            call.output(interp, shape, dtype)
+            Ok(call.output(interp, shape, dtype))
         }
         "multinomial" => {
             // One row of samples per distribution: [*, num_samples], int64.
@@ -185,21 +184,21 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             let mut shape = dims.clone();
             match shape.last_mut() {
                 Some(last) => *last = n,
-                None => return Value::Unknown,
+                None => return Ok(Value::Unknown),
             }
-            call.output(interp, shape, Some(DType::Int64))
+            Ok(call.output(interp, shape, Some(DType::Int64)))
         }
         "nonzero" | "argwhere" => {
             let n = interp.env.anonymous();
             if args.flag(1, "as_tuple", false) == Some(true) {
                 let item = call.output(interp, vec![n], Some(DType::Int64));
-                return Value::tuple(vec![item; rank]);
+                return Ok(Value::tuple(vec![item; rank]));
             }
-            call.output(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64))
+            Ok(call.output(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64)))
         }
         "masked_select" | "unique" | "unique_consecutive" => {
             let n = interp.env.anonymous();
-            call.output(interp, vec![n], x.dtype)
+            Ok(call.output(interp, vec![n], x.dtype))
         }
         "bincount" => {
             let n = interp.env.anonymous();
@@ -208,7 +207,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 Some(Value::Tensor(w)) => w.dtype,
                 _ => Some(DType::Int64),
             };
-            call.output(interp, vec![n], dtype)
+            Ok(call.output(interp, vec![n], dtype))
         }
         "one_hot" => {
             let c = match args.get(1, "num_classes") {
@@ -218,18 +217,15 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             if let Some(dt) = x.dtype
                 && dt != DType::Int64
             {
-                interp.report(
-                    call.range,
-                    Severity::Error,
-                    "dtype-mismatch",
+                return raise(
+                    Code::DtypeMismatch,
                     "one_hot is only applicable to index tensor of type LongTensor.".into(),
                 );
-                return Value::Unknown;
             }
             let mut shape = dims.clone();
             shape.push(c);
-            call.output(interp, shape, Some(DType::Int64))
+            Ok(call.output(interp, shape, Some(DType::Int64)))
         }
-        _ => no_rule(interp, name, x, args, call.device, call.range),
+        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
     }
 }

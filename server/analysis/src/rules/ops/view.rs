@@ -3,17 +3,17 @@
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
-use shapels_syntax::ast::TextRange;
 
 use super::output::{out_known, out_var, unknown_rank_rule};
-use super::{OpCall, dim_arg, no_rule};
+use super::{OpCall, no_rule};
+use crate::code::Code;
 use crate::interp::Interp;
-use crate::report::Severity;
+use crate::rules::check::{RuleResult, check, raise};
 use crate::rules::shape::{numel, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
 /// The rule of a view, reshape, reordering or repeating op on a tensor of known rank.
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
+pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     match name {
@@ -23,60 +23,56 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 // view(dtype) rescales the last dim by the ratio of element sizes
                 let size = DType::itemsize;
                 let Some(from) = x.dtype else {
-                    return Value::Unknown;
+                    return Ok(Value::Unknown);
                 };
                 let (old, new) = (size(from), size(*d));
                 let mut dims = dims.clone();
                 if old != new {
                     let Some(last) = dims.last().and_then(|l| interp.env.value(l)) else {
-                        return Value::Unknown;
+                        return Ok(Value::Unknown);
                     };
                     if (last * old) % new != 0 {
-                        return Value::Unknown;
+                        return Ok(Value::Unknown);
                     }
                     if let Some(l) = dims.last_mut() {
                         *l = Dim::konst(last * old / new);
                     }
                 }
-                return call.output(interp, dims, Some(*d));
+                return Ok(call.output(interp, dims, Some(*d)));
             }
-            reshape(interp, name, x, dims, &items, call.device, call.range)
+            reshape(interp, name, x, dims, &items, call.device)
         }
         "view_as" | "reshape_as" | "expand_as" | "broadcast_as" => {
             let Some(other) = args.tensor(1, "other") else {
-                return unknown_rank_rule(interp, name, x, args, call.device);
+                return Ok(unknown_rank_rule(interp, name, x, args, call.device));
             };
             let Some(target) = interp.dims(&other) else {
-                return unknown_rank_rule(interp, name, x, args, call.device);
+                return Ok(unknown_rank_rule(interp, name, x, args, call.device));
             };
             let items: Vec<Value> = target.iter().map(|d| Value::Int(d.clone())).collect();
             if name == "expand_as" {
-                return expand(interp, x, dims, &items, call.device, call.range);
+                return expand(interp, x, dims, &items, call.device);
             }
-            reshape(interp, name, x, dims, &items, call.device, call.range)
+            reshape(interp, name, x, dims, &items, call.device)
         }
         "flatten" => {
             if rank == 0 {
-                return call.output(interp, vec![Dim::konst(1)], x.dtype);
+                return Ok(call.output(interp, vec![Dim::konst(1)], x.dtype));
             }
-            let s = dim_arg!(interp, call; 1, "start_dim", Some(0));
-            let e = dim_arg!(interp, call; 2, "end_dim", Some(-1));
-            if s > e {
-                interp.report(
-                    call.range,
-                    Severity::Error,
-                    "dim-out-of-range",
-                    "flatten() has invalid args: start_dim cannot come after end_dim".into(),
-                );
-                return Value::Unknown;
-            }
+            let s = call.dim_arg(interp, 1, "start_dim", Some(0))?;
+            let e = call.dim_arg(interp, 2, "end_dim", Some(-1))?;
+            check!(
+                s <= e,
+                Code::DimOutOfRange,
+                "flatten() has invalid args: start_dim cannot come after end_dim"
+            );
             let mut shape = dims[..s].to_vec();
             shape.push(numel(&dims[s..=e]));
             shape.extend(dims[e + 1..].iter().cloned());
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "unflatten" => {
-            let d = dim_arg!(interp, call; 1, "dim", None);
+            let d = call.dim_arg(interp, 1, "dim", None)?;
             let sizes = args
                 .get(2, "sizes")
                 .and_then(|v| v.items())
@@ -98,13 +94,12 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     interp.fmt_dims(&new),
                     interp.fmt_dim(&dims[d])
                 );
-                interp.report(call.range, Severity::Error, "view-size", message);
-                return Value::Unknown;
+                return raise(Code::ViewSize, message);
             }
             let mut shape = dims[..d].to_vec();
             shape.extend(new);
             shape.extend(dims[d + 1..].iter().cloned());
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "squeeze" => {
             let targets: Vec<usize> = match args.get(1, "dim") {
@@ -118,17 +113,11 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                                 match wrap_dim(d.as_const().unwrap_or(0), rank) {
                                     Ok(i) => out.push(i),
                                     Err(message) => {
-                                        interp.report(
-                                            call.range,
-                                            Severity::Error,
-                                            "dim-out-of-range",
-                                            message,
-                                        );
-                                        return Value::Unknown;
+                                        return raise(Code::DimOutOfRange, message);
                                     }
                                 }
                             }
-                            _ => return unknown_rank_rule(interp, name, x, args, call.device),
+                            _ => return Ok(unknown_rank_rule(interp, name, x, args, call.device)),
                         }
                     }
                     out
@@ -144,40 +133,37 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                         // unknown. Code squeezes a dim it expects to be 1, so
                         // keeping a size nothing says is not 1 would guess.
                         None if !interp.env.known_different(d, &Dim::konst(1)) => {
-                            return unknown_rank_rule(interp, name, x, args, call.device);
+                            return Ok(unknown_rank_rule(interp, name, x, args, call.device));
                         }
                         None => {}
                     }
                 }
                 shape.push(d.clone());
             }
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "unsqueeze" => {
             let d = match args.int(1, "dim") {
                 Some(d) => match wrap_dim(d, rank + 1) {
                     Ok(d) => d,
                     Err(message) => {
-                        interp.report(call.range, Severity::Error, "dim-out-of-range", message);
-                        return Value::Unknown;
+                        return raise(Code::DimOutOfRange, message);
                     }
                 },
-                None => return unknown_rank_rule(interp, name, x, args, call.device),
+                None => return Ok(unknown_rank_rule(interp, name, x, args, call.device)),
             };
             let mut shape = dims.clone();
             shape.insert(d, Dim::konst(1));
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "permute" => {
             let order = args.varargs(1);
-            if order.len() != rank {
-                let message = format!(
-                    "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {rank} is not equal to len(dims) = {}",
-                    order.len()
-                );
-                interp.report(call.range, Severity::Error, "permute-dims", message);
-                return Value::Unknown;
-            }
+            check!(
+                order.len() == rank,
+                Code::PermuteDims,
+                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {rank} is not equal to len(dims) = {}",
+                order.len()
+            );
             let mut shape = Vec::new();
             let mut seen = Vec::new();
             for v in &order {
@@ -185,7 +171,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     Value::Int(d) => d.as_const(),
                     _ => None,
                 }) else {
-                    return unknown_rank_rule(interp, name, x, args, call.device);
+                    return Ok(unknown_rank_rule(interp, name, x, args, call.device));
                 };
                 match wrap_dim(i, rank) {
                     Ok(i) if !seen.contains(&i) => {
@@ -193,51 +179,45 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                         shape.push(dims[i].clone());
                     }
                     Ok(_) => {
-                        interp.report(
-                            call.range,
-                            Severity::Error,
-                            "permute-dims",
+                        return raise(
+                            Code::PermuteDims,
                             "permute(): duplicate dims are not allowed.".into(),
                         );
-                        return Value::Unknown;
                     }
                     Err(message) => {
-                        interp.report(call.range, Severity::Error, "dim-out-of-range", message);
-                        return Value::Unknown;
+                        return raise(Code::DimOutOfRange, message);
                     }
                 }
             }
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "transpose" | "swapaxes" | "swapdims" => {
-            let a = dim_arg!(interp, call; 1, "dim0", None);
-            let b = dim_arg!(interp, call; 2, "dim1", None);
+            let a = call.dim_arg(interp, 1, "dim0", None)?;
+            let b = call.dim_arg(interp, 2, "dim1", None)?;
             let mut shape = dims.clone();
             shape.swap(a, b);
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "t" | "__attr_T" | "__attr_mT" | "__attr_H" | "__attr_mH" | "adjoint" => {
             let mut shape = dims.clone();
             match name {
                 "t" if rank > 2 => {
-                    interp.report(
-                        call.range,
-                        Severity::Error,
-                        "dim-out-of-range",
+                    return raise(
+                        Code::DimOutOfRange,
                         format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
                     );
-                    return Value::Unknown;
                 }
                 "t" | "__attr_T" | "__attr_H" => shape.reverse(),
                 _ => {
-                    if rank < 2 {
-                        interp.report(call.range, Severity::Error, "dim-out-of-range", "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.".into());
-                        return Value::Unknown;
-                    }
+                    check!(
+                        rank >= 2,
+                        Code::DimOutOfRange,
+                        "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
+                    );
                     shape.swap(rank - 1, rank - 2);
                 }
             }
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "movedim" | "moveaxis" => {
             let srcs = args
@@ -253,8 +233,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     && let Some(i) = d.as_const()
                     && let Err(message) = wrap_dim(i, rank)
                 {
-                    interp.report(call.range, Severity::Error, "dim-out-of-range", message);
-                    return Value::Unknown;
+                    return raise(Code::DimOutOfRange, message);
                 }
             }
             let to_idx = |v: &Value| match v {
@@ -265,10 +244,10 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 srcs.iter().map(to_idx).collect::<Option<Vec<_>>>(),
                 dsts.iter().map(to_idx).collect::<Option<Vec<_>>>(),
             ) else {
-                return unknown_rank_rule(interp, name, x, args, call.device);
+                return Ok(unknown_rank_rule(interp, name, x, args, call.device));
             };
             if src.len() != dst.len() {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             let mut order: Vec<Option<usize>> = vec![None; rank];
             for (s, d) in src.iter().zip(&dst) {
@@ -279,18 +258,19 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                 .iter()
                 .map(|o| dims[o.unwrap_or_else(|| rest.next().unwrap_or(0))].clone())
                 .collect();
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "expand" | "broadcast_to" => {
             let items = args.varargs(1);
-            expand(interp, x, dims, &items, call.device, call.range)
+            expand(interp, x, dims, &items, call.device)
         }
         "repeat" | "tile" => {
             let reps = interp.size_dims(&args.varargs(1));
-            if name == "repeat" && reps.len() < rank {
-                interp.report(call.range, Severity::Error, "repeat-dims", "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor".into());
-                return Value::Unknown;
-            }
+            check!(
+                name != "repeat" || reps.len() >= rank,
+                Code::RepeatDims,
+                "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+            );
             if name == "repeat"
                 && reps
                     .iter()
@@ -308,8 +288,7 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
                     neg.unwrap_or(-1),
                     interp.fmt_dims(&shape)
                 );
-                interp.report(call.range, Severity::Error, "negative-size", message);
-                return Value::Unknown;
+                return raise(Code::NegativeSize, message);
             }
             let n = reps.len().max(rank);
             let mut padded = vec![Dim::konst(1); n - rank];
@@ -317,23 +296,23 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             let mut r = vec![Dim::konst(1); n - reps.len()];
             r.extend(reps);
             let shape = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
         "repeat_interleave" => {
             let reps = args.get(1, "repeats").cloned().unwrap_or(Value::Unknown);
             let Value::Int(k) = reps else {
-                return out_var(interp, x, x.dtype, call.device, name);
+                return Ok(out_var(interp, x, x.dtype, call.device, name));
             };
             match args.get(2, "dim") {
                 None | Some(Value::None) => {
                     let shape = vec![numel(dims).mul(&k)];
-                    call.output(interp, shape, x.dtype)
+                    Ok(call.output(interp, shape, x.dtype))
                 }
                 _ => {
-                    let d = dim_arg!(interp, call; 2, "dim", None);
+                    let d = call.dim_arg(interp, 2, "dim", None)?;
                     let mut shape = dims.clone();
                     shape[d] = shape[d].mul(&k);
-                    call.output(interp, shape, x.dtype)
+                    Ok(call.output(interp, shape, x.dtype))
                 }
             }
         }
@@ -343,9 +322,9 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> Value {
             if k % 2 == 1 && rank >= 2 {
                 shape.swap(0, 1);
             }
-            call.output(interp, shape, x.dtype)
+            Ok(call.output(interp, shape, x.dtype))
         }
-        _ => no_rule(interp, name, x, args, call.device, call.range),
+        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
     }
 }
 
@@ -356,8 +335,7 @@ fn reshape(
     dims: &[Dim],
     items: &[Value],
     device: Option<Device>,
-    range: TextRange,
-) -> Value {
+) -> RuleResult {
     let mut new = interp.size_dims(items);
     let total = interp.numel_or_unknown(dims);
     let shown = |interp: &Interp<'_>, new: &[Dim]| {
@@ -370,13 +348,7 @@ fn reshape(
     for (i, d) in new.iter().enumerate() {
         match interp.env.value(d) {
             Some(-1) if infer.is_some() => {
-                interp.report(
-                    range,
-                    Severity::Error,
-                    "view-size",
-                    "only one dimension can be inferred".into(),
-                );
-                return Value::Unknown;
+                return raise(Code::ViewSize, "only one dimension can be inferred".into());
             }
             Some(-1) => infer = Some(i),
             Some(n) if n < 0 => {
@@ -384,8 +356,7 @@ fn reshape(
                     "invalid shape dimension {n} at index {i} of shape {}",
                     shown(interp, &new)
                 );
-                interp.report(range, Severity::Error, "view-size", message);
-                return Value::Unknown;
+                return raise(Code::ViewSize, message);
             }
             _ => {}
         }
@@ -405,8 +376,7 @@ fn reshape(
                      unspecified dimension size -1 can be any value and is ambiguous",
                     shown(interp, &new)
                 );
-                interp.report(range, Severity::Error, "view-size", message);
-                return Value::Unknown;
+                return raise(Code::ViewSize, message);
             }
             (Some(t), Some(r)) => {
                 if r == 0 || t % r != 0 {
@@ -414,8 +384,7 @@ fn reshape(
                         "shape '{}' is invalid for input of size {t}",
                         shown(interp, &new)
                     );
-                    interp.report(range, Severity::Error, "view-size", message);
-                    return Value::Unknown;
+                    return raise(Code::ViewSize, message);
                 }
                 new[i] = Dim::konst(t / r);
             }
@@ -456,8 +425,7 @@ fn reshape(
                 shown(interp, &new),
                 interp.fmt_dim(&total)
             );
-            interp.report(range, Severity::Error, "view-size", message);
-            return Value::Unknown;
+            return raise(Code::ViewSize, message);
         }
         let _ = interp.require_equal(&want, &total);
     }
@@ -470,16 +438,10 @@ fn reshape(
         if let (Some(sizes), Some(wanted)) = (sizes, wanted)
             && crate::rules::layout::view_compatible(&sizes, layout, &wanted) == Some(false)
         {
-            interp.report(
-                range,
-                Severity::Error,
-                "view-stride",
-                "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.".to_string(),
-            );
-            return Value::Unknown;
+            return raise(Code::ViewStride, "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.".to_string());
         }
     }
-    out_known(interp, x, new, x.dtype, device, name)
+    Ok(out_known(interp, x, new, x.dtype, device, name))
 }
 
 fn expand(
@@ -488,8 +450,7 @@ fn expand(
     dims: &[Dim],
     items: &[Value],
     device: Option<Device>,
-    range: TextRange,
-) -> Value {
+) -> RuleResult {
     let sizes = interp.size_dims(items);
     if sizes.len() < dims.len() {
         let message = format!(
@@ -499,8 +460,7 @@ fn expand(
             sizes.len(),
             dims.len()
         );
-        interp.report(range, Severity::Error, "expand-shape", message);
-        return Value::Unknown;
+        return raise(Code::ExpandShape, message);
     }
     let lead = sizes.len() - dims.len();
     let mut out = Vec::new();
@@ -522,11 +482,10 @@ fn expand(
                 interp.fmt_dims(&sizes),
                 interp.fmt_dims(dims)
             );
-            interp.report(range, Severity::Error, "expand-shape", message);
-            return Value::Unknown;
+            return raise(Code::ExpandShape, message);
         } else {
             out.push(s.clone());
         }
     }
-    out_known(interp, x, out, x.dtype, device, "expand")
+    Ok(out_known(interp, x, out, x.dtype, device, "expand"))
 }
