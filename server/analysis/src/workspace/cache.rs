@@ -10,10 +10,14 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::resolve::{Chains, Found, Resolutions};
 use super::{FILE_SPAN, FileSystem, LoadedModule, scan};
 
 /// More versions than this and the least recently used go.
 const CAPACITY: usize = 4096;
+
+/// Search paths whose absolute names are kept, at most.
+const SEARCH_PATHS: usize = 64;
 
 /// The hasher of file texts: the same in every run and on every thread.
 pub(super) fn text_hasher() -> impl Hasher {
@@ -40,6 +44,15 @@ pub struct ModuleCache {
     /// they were resolved along: the same for every file that imports the
     /// module, so found once (see `forget_resolutions`).
     resolutions: FxHashMap<(u32, u64), Rc<Resolutions>>,
+    /// What the relative imports of each module version name (the rest of
+    /// its imports give nothing here): the same along any search path, so
+    /// found once however many folders the analysed files are in.
+    relative: FxHashMap<u32, Rc<[Vec<((u32, Rc<str>), Found)>]>>,
+    /// What absolute names are along each search path, for the imports of
+    /// imported modules (kept as long as `resolutions` are): a large
+    /// package's modules import the same names, and its files in one folder
+    /// share a search path.
+    chains: FxHashMap<u64, Rc<Chains>>,
     /// Top levels run by earlier analyses (see `executed`).
     executed: super::executed::Executed,
     /// The last text read of each path and its hash: a host that hands
@@ -47,9 +60,6 @@ pub struct ModuleCache {
     /// run) is not hashed again.
     hashes: FxHashMap<PathBuf, (Arc<str>, u64)>,
 }
-
-/// What a module's imports name: (level, dotted name) and what was found.
-pub(super) type Resolutions = Vec<((u32, Rc<str>), super::resolve::Found)>;
 
 #[derive(Debug)]
 struct Entry {
@@ -81,6 +91,8 @@ impl ModuleCache {
     /// changed.
     pub fn forget_resolutions(&mut self) {
         self.resolutions.clear();
+        self.relative.clear();
+        self.chains.clear();
         super::executed::clear(&self.executed);
     }
 
@@ -97,6 +109,27 @@ impl ModuleCache {
             self.resolutions.clear();
         }
         self.resolutions.insert((module, search), found);
+    }
+
+    /// What the relative imports of module `module` name, one list per
+    /// import in order (empty for an absolute one).
+    pub(super) fn relative(&self, module: u32) -> Option<Rc<[Vec<((u32, Rc<str>), Found)>]>> {
+        self.relative.get(&module).cloned()
+    }
+
+    pub(super) fn keep_relative(&mut self, module: u32, found: Rc<[Vec<((u32, Rc<str>), Found)>]>) {
+        if self.relative.len() > CAPACITY {
+            self.relative.clear();
+        }
+        self.relative.insert(module, found);
+    }
+
+    /// The absolute names found along the search path of key `search`.
+    pub(super) fn chains(&mut self, search: u64) -> Rc<Chains> {
+        if self.chains.len() >= SEARCH_PATHS && !self.chains.contains_key(&search) {
+            self.chains.clear();
+        }
+        self.chains.entry(search).or_default().clone()
     }
 
     pub(super) fn begin_use(&mut self) {
