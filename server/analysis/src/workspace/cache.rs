@@ -10,14 +10,11 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::resolve::{Chains, Found, Resolutions};
+use super::resolve::{PerImport, Resolutions};
 use super::{FILE_SPAN, FileSystem, LoadedModule, scan};
 
 /// More versions than this and the least recently used go.
 const CAPACITY: usize = 4096;
-
-/// Search paths whose absolute names are kept, at most.
-const SEARCH_PATHS: usize = 64;
 
 /// The hasher of file texts: the same in every run and on every thread.
 pub(super) fn text_hasher() -> impl Hasher {
@@ -47,12 +44,7 @@ pub struct ModuleCache {
     /// What the relative imports of each module version name (the rest of
     /// its imports give nothing here): the same along any search path, so
     /// found once however many folders the analysed files are in.
-    relative: FxHashMap<u32, Rc<[Vec<((u32, Rc<str>), Found)>]>>,
-    /// What absolute names are along each search path, for the imports of
-    /// imported modules (kept as long as `resolutions` are): a large
-    /// package's modules import the same names, and its files in one folder
-    /// share a search path.
-    chains: FxHashMap<u64, Rc<Chains>>,
+    relative: FxHashMap<u32, PerImport>,
     /// Top levels run by earlier analyses (see `executed`).
     executed: super::executed::Executed,
     /// The last text read of each path and its hash: a host that hands
@@ -92,7 +84,6 @@ impl ModuleCache {
     pub fn forget_resolutions(&mut self) {
         self.resolutions.clear();
         self.relative.clear();
-        self.chains.clear();
         super::executed::clear(&self.executed);
     }
 
@@ -113,23 +104,15 @@ impl ModuleCache {
 
     /// What the relative imports of module `module` name, one list per
     /// import in order (empty for an absolute one).
-    pub(super) fn relative(&self, module: u32) -> Option<Rc<[Vec<((u32, Rc<str>), Found)>]>> {
+    pub(super) fn relative(&self, module: u32) -> Option<PerImport> {
         self.relative.get(&module).cloned()
     }
 
-    pub(super) fn keep_relative(&mut self, module: u32, found: Rc<[Vec<((u32, Rc<str>), Found)>]>) {
+    pub(super) fn keep_relative(&mut self, module: u32, found: PerImport) {
         if self.relative.len() > CAPACITY {
             self.relative.clear();
         }
         self.relative.insert(module, found);
-    }
-
-    /// The absolute names found along the search path of key `search`.
-    pub(super) fn chains(&mut self, search: u64) -> Rc<Chains> {
-        if self.chains.len() >= SEARCH_PATHS && !self.chains.contains_key(&search) {
-            self.chains.clear();
-        }
-        self.chains.entry(search).or_default().clone()
     }
 
     pub(super) fn begin_use(&mut self) {

@@ -357,11 +357,9 @@ pub fn load(
     // Modules waiting for their imports to be followed, with how many
     // imports away from the analysed file they are (None: the file).
     let main_imports = scan::imports(main.module);
-    // The analysed file's imports are found afresh each time, as the files
-    // are now; its modules' along the search path as they were found the
-    // first time (see `ModuleCache::forget_resolutions`).
-    let fresh_chains = resolve::Chains::default();
-    let kept_chains = cache.chains(search_key);
+    // Absolute names found in this load, shared by the finders of all its
+    // modules (not kept between loads: a load sees the files as they are).
+    let chains = resolve::Chains::default();
     let mut queue: std::collections::VecDeque<(Option<Rc<LoadedModule>>, u32)> =
         std::collections::VecDeque::new();
     queue.push_back((None, 0));
@@ -380,17 +378,13 @@ pub fn load(
             fs,
             search,
             importer: path,
-            chains: if importer == 0 {
-                &fresh_chains
-            } else {
-                &kept_chains
-            },
+            chains: &chains,
         };
         let found = match (importer, cache.resolutions(importer, search_key)) {
             (0, _) => Rc::new(finder.resolve_all(imports)),
             (_, None) => {
                 let relative = cache.relative(importer).unwrap_or_else(|| {
-                    let relative: Rc<[_]> = imports
+                    let relative: resolve::PerImport = imports
                         .iter()
                         .map(|spec| match spec.level {
                             0 => Vec::new(),

@@ -61,6 +61,10 @@ pub(super) type Chains = RefCell<FxHashMap<String, Vec<Found>>>;
 /// each name once, in the order the imports first need them.
 pub(super) type Resolutions = Vec<((u32, Rc<str>), Found)>;
 
+/// What each import of a module names, one list per import in order (see
+/// [`Finder::resolve`]).
+pub(super) type PerImport = Rc<[Vec<((u32, Rc<str>), Found)>]>;
+
 /// The names of several imports (see [`Finder::resolve`]), in order, each
 /// once.
 pub(super) fn merge<'a>(
