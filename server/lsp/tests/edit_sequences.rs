@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use shapels_analysis::{Config, Coverage, add_syntax_errors, analyze_module};
 use shapels_lsp::position::PositionEncoding;
 use shapels_lsp::testing::{Change, EditSession, Parsed};
-use shapels_syntax::{ParsedFile, imports_torch, parse};
+use shapels_syntax::{ParsedFile, parse};
 
 /// Far above what a case takes in a debug build on a busy machine.
 const CASE_TIME_LIMIT: Duration = Duration::from_secs(30);
@@ -25,11 +25,10 @@ const CASE_TIME_LIMIT: Duration = Duration::from_secs(30);
 /// Everything observable about a parse.
 fn fingerprint(file: &ParsedFile) -> String {
     format!(
-        "{:?}\n{:?}\n{:?}\n{}\n{}\n{}",
+        "{:?}\n{:?}\n{:?}\n{}\n{}",
         file.module,
         file.syntax_errors,
         file.comments,
-        imports_torch(file),
         file.source_len,
         file.tree
             .as_ref()

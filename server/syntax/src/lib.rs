@@ -46,7 +46,6 @@ pub struct ParsedFile {
     /// How many top-level statements at either end an incremental reparse
     /// took over from the previous parse; `None` after a fresh lowering.
     kept: Option<Kept>,
-    imports_torch: bool,
 }
 
 /// The top-level statements before and after an edit that a reparse took
@@ -267,11 +266,19 @@ impl Unchanged<'_> {
     }
 }
 
-/// Whether the file imports `torch`, `einops` or a module under them
-/// (anywhere, including inside functions), so that analysis can skip
-/// unrelated files quickly.
-pub fn imports_torch(file: &ParsedFile) -> bool {
-    file.imports_torch
+/// Whether the file, parsed from `text`, imports `torch`, `einops` or a
+/// module under them (anywhere, including inside functions), so that
+/// analysis can skip unrelated files quickly.
+///
+/// Asked for, not computed with every parse: the query behind it costs a
+/// compile per process and a match over the whole tree per parse, which a
+/// keystroke or a one-file `shapels check` should not pay when nothing
+/// reads the answer.
+pub fn imports_torch(file: &ParsedFile, text: &str) -> bool {
+    match &file.tree {
+        Some(tree) => queries::imports_torch(tree, text),
+        None => false,
+    }
 }
 
 fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
@@ -289,7 +296,6 @@ fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
             syntax_errors: Vec::new(),
             comments: Vec::new(),
             kept: None,
-            imports_torch: false,
         };
     };
     let (module, kept, comments) = match &old {
@@ -308,7 +314,6 @@ fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
         ),
     };
     let syntax_errors = queries::syntax_errors(&tree, text);
-    let imports_torch = queries::imports_torch(&tree, text);
     ParsedFile {
         tree: Some(tree),
         module,
@@ -316,7 +321,6 @@ fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
         syntax_errors,
         comments,
         kept,
-        imports_torch,
     }
 }
 

@@ -93,7 +93,7 @@ fn torch_imports_are_found() {
         "import torch . nn\n",
         "x = (1,\nimport torch\n",
     ] {
-        assert!(imports_torch(&parse(source)), "{source:?}");
+        assert!(imports_torch(&parse(source), source), "{source:?}");
     }
     for source in [
         "",
@@ -106,7 +106,7 @@ fn torch_imports_are_found() {
         "# import torch\n",
         "s = 'import torch'\n",
     ] {
-        assert!(!imports_torch(&parse(source)), "{source:?}");
+        assert!(!imports_torch(&parse(source), source), "{source:?}");
     }
 }
 

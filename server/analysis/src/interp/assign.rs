@@ -172,8 +172,12 @@ impl Interp<'_> {
         {
             return Some(v.clone());
         }
-        let module = self.frame().module.clone();
-        if Rc::ptr_eq(&module, &self.main) {
+        // Compared by address, not cloned: this runs for every name read.
+        if self
+            .frames
+            .last()
+            .is_some_and(|frame| Rc::ptr_eq(&frame.module, &self.main))
+        {
             if self.across_tracking() {
                 self.across_global(name);
             }
@@ -182,7 +186,7 @@ impl Interp<'_> {
         // Another file's globals are not among what a carried call can
         // check again in the next version: such a call is not carried.
         self.across_unstable();
-        module.globals.borrow().get(name).cloned()
+        self.frame().module.globals.borrow().get(name).cloned()
     }
 
     pub(crate) fn snapshot_locals(&mut self) -> FxHashMap<Rc<str>, Value> {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::resolve::{PerImport, Resolutions};
 use super::{FILE_SPAN, FileSystem, LoadedModule, scan};
 
 /// More versions than this and the least recently used go.
@@ -40,6 +41,10 @@ pub struct ModuleCache {
     /// they were resolved along: the same for every file that imports the
     /// module, so found once (see `forget_resolutions`).
     resolutions: FxHashMap<(u32, u64), Rc<Resolutions>>,
+    /// What the relative imports of each module version name (the rest of
+    /// its imports give nothing here): the same along any search path, so
+    /// found once however many folders the analysed files are in.
+    relative: FxHashMap<u32, PerImport>,
     /// Top levels run by earlier analyses (see `executed`).
     executed: super::executed::Executed,
     /// The last text read of each path and its hash: a host that hands
@@ -47,9 +52,6 @@ pub struct ModuleCache {
     /// run) is not hashed again.
     hashes: FxHashMap<PathBuf, (Arc<str>, u64)>,
 }
-
-/// What a module's imports name: (level, dotted name) and what was found.
-pub(super) type Resolutions = Vec<((u32, Rc<str>), super::resolve::Found)>;
 
 #[derive(Debug)]
 struct Entry {
@@ -81,6 +83,7 @@ impl ModuleCache {
     /// changed.
     pub fn forget_resolutions(&mut self) {
         self.resolutions.clear();
+        self.relative.clear();
         super::executed::clear(&self.executed);
     }
 
@@ -97,6 +100,19 @@ impl ModuleCache {
             self.resolutions.clear();
         }
         self.resolutions.insert((module, search), found);
+    }
+
+    /// What the relative imports of module `module` name, one list per
+    /// import in order (empty for an absolute one).
+    pub(super) fn relative(&self, module: u32) -> Option<PerImport> {
+        self.relative.get(&module).cloned()
+    }
+
+    pub(super) fn keep_relative(&mut self, module: u32, found: PerImport) {
+        if self.relative.len() > CAPACITY {
+            self.relative.clear();
+        }
+        self.relative.insert(module, found);
     }
 
     pub(super) fn begin_use(&mut self) {

@@ -38,26 +38,47 @@ pub(super) fn closure_key(graph: &ModuleGraph, id: u32) -> u64 {
         if !seen.insert(m) {
             continue;
         }
-        let mut edges: Vec<(&super::TargetKey, &Target)> = graph.targets_of(m).collect();
-        edges.sort_by(|a, b| a.0.cmp(b.0));
-        let mut hasher = super::cache::text_hasher();
-        for ((_, level, name), target) in &edges {
-            level.hash(&mut hasher);
-            name.hash(&mut hasher);
-            match target {
-                Target::Module(next) => {
-                    (0u8, next).hash(&mut hasher);
-                    stack.push(*next);
-                }
-                Target::Namespace(dirs) => (1u8, dirs).hash(&mut hasher),
-                Target::Unreadable(why) => (2u8, why).hash(&mut hasher),
+        let known = graph.own_keys.borrow().get(&m).copied();
+        let key = match known {
+            Some(key) => {
+                stack.extend(graph.targets_of(m).filter_map(|(_, target)| match target {
+                    Target::Module(next) => Some(*next),
+                    _ => None,
+                }));
+                key
             }
-        }
-        own.push((m, hasher.finish()));
+            None => {
+                let key = own_key(graph, m, &mut stack);
+                graph.own_keys.borrow_mut().insert(m, key);
+                key
+            }
+        };
+        own.push((m, key));
     }
     own.sort_unstable();
     let mut hasher = super::cache::text_hasher();
     own.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A hash of what module `m` imports and what each import names; the
+/// modules named are pushed on `stack`.
+fn own_key(graph: &ModuleGraph, m: u32, stack: &mut Vec<u32>) -> u64 {
+    let mut edges: Vec<(&super::TargetKey, &Target)> = graph.targets_of(m).collect();
+    edges.sort_by(|a, b| a.0.cmp(b.0));
+    let mut hasher = super::cache::text_hasher();
+    for ((_, level, name), target) in &edges {
+        level.hash(&mut hasher);
+        name.hash(&mut hasher);
+        match target {
+            Target::Module(next) => {
+                (0u8, next).hash(&mut hasher);
+                stack.push(*next);
+            }
+            Target::Namespace(dirs) => (1u8, dirs).hash(&mut hasher),
+            Target::Unreadable(why) => (2u8, why).hash(&mut hasher),
+        }
+    }
     hasher.finish()
 }
 

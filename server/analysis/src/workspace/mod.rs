@@ -28,6 +28,7 @@ pub(crate) mod executed;
 mod resolve;
 mod scan;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -216,6 +217,10 @@ pub struct ModuleGraph {
     main_dir: Option<PathBuf>,
     /// Each module's closure key (see `executed`), made when first asked.
     closure_keys: std::cell::RefCell<FxHashMap<u32, u64>>,
+    /// A hash of each module's own imports and what they name (see
+    /// `executed::closure_key`), found once per graph: in a package whose
+    /// modules import one another, every module's closure is most of them.
+    own_keys: std::cell::RefCell<FxHashMap<u32, u64>>,
     /// Top levels already run, shared with the cache this graph was
     /// loaded from.
     executed: Option<executed::Executed>,
@@ -352,6 +357,9 @@ pub fn load(
     // Modules waiting for their imports to be followed, with how many
     // imports away from the analysed file they are (None: the file).
     let main_imports = scan::imports(main.module);
+    // Absolute names found in this load, shared by the finders of all its
+    // modules (not kept between loads: a load sees the files as they are).
+    let chains = resolve::Chains::default();
     let mut queue: std::collections::VecDeque<(Option<Rc<LoadedModule>>, u32)> =
         std::collections::VecDeque::new();
     queue.push_back((None, 0));
@@ -361,19 +369,38 @@ pub fn load(
             None => (0, main.path, main_imports.as_slice()),
         };
         // An imported module's imports name the same files for every file
-        // that imports it: found once. The analysed file's own are found
-        // each time (they are what an edit changes).
+        // that imports it along the same search path: found once. Its
+        // relative imports name the same files along any search path (the
+        // files of a large package, each in a folder of its own, import
+        // the same modules): found once for all. The analysed file's own
+        // are found each time (they are what an edit changes).
+        let finder = resolve::Finder {
+            fs,
+            search,
+            importer: path,
+            chains: &chains,
+        };
         let found = match (importer, cache.resolutions(importer, search_key)) {
-            (0, _) | (_, None) => {
-                let finder = resolve::Finder {
-                    fs,
-                    search,
-                    importer: path,
-                };
-                let found = Rc::new(finder.resolve_all(imports));
-                if importer != 0 {
-                    cache.keep_resolutions(importer, search_key, found.clone());
-                }
+            (0, _) => Rc::new(finder.resolve_all(imports)),
+            (_, None) => {
+                let relative = cache.relative(importer).unwrap_or_else(|| {
+                    let relative: resolve::PerImport = imports
+                        .iter()
+                        .map(|spec| match spec.level {
+                            0 => Vec::new(),
+                            _ => finder.resolve(spec),
+                        })
+                        .collect();
+                    cache.keep_relative(importer, relative.clone());
+                    relative
+                });
+                let found = Rc::new(resolve::merge(imports.iter().zip(relative.iter()).map(
+                    |(spec, relative)| match spec.level {
+                        0 => Cow::Owned(finder.resolve(spec)),
+                        _ => Cow::Borrowed(relative.as_slice()),
+                    },
+                )));
+                cache.keep_resolutions(importer, search_key, found.clone());
                 found
             }
             (_, Some(found)) => found,

@@ -4,8 +4,12 @@
 //! without `__init__.py` are the portions of a namespace package, used
 //! only when no folder holds a package or module of that name.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::scan::{ImportKind, ImportSpec};
 use super::{FileSystem, PathKind, SearchPath};
@@ -43,76 +47,110 @@ pub(super) struct Finder<'a> {
     pub(super) search: &'a SearchPath,
     /// The importing file; `None` for an unsaved buffer.
     pub(super) importer: Option<&'a Path>,
+    /// What absolute names were found to be along `search`, shared by the
+    /// finders of one `load`: the modules of a large package import the
+    /// same few names (`os`, `packaging.version`) over and over.
+    pub(super) chains: &'a Chains,
+}
+
+/// Absolute dotted names and what each prefix of them is (see `chain`),
+/// along one search path, as the files are at one `load`.
+pub(super) type Chains = RefCell<FxHashMap<String, Vec<Found>>>;
+
+/// What a module's imports name: (level, dotted name) and what was found,
+/// each name once, in the order the imports first need them.
+pub(super) type Resolutions = Vec<((u32, Rc<str>), Found)>;
+
+/// What each import of a module names, one list per import in order (see
+/// [`Finder::resolve`]).
+pub(super) type PerImport = Rc<[Vec<((u32, Rc<str>), Found)>]>;
+
+/// The names of several imports (see [`Finder::resolve`]), in order, each
+/// once.
+pub(super) fn merge<'a>(
+    each: impl Iterator<Item = Cow<'a, [((u32, Rc<str>), Found)]>>,
+) -> Resolutions {
+    let mut seen: FxHashSet<(u32, Rc<str>)> = FxHashSet::default();
+    let mut out = Vec::new();
+    for names in each {
+        for (key, found) in names.iter() {
+            if seen.insert(key.clone()) {
+                out.push((key.clone(), found.clone()));
+            }
+        }
+    }
+    out
 }
 
 impl Finder<'_> {
     /// Every (level, dotted name) the imports need, with what it names;
     /// names that are not the user's are left out.
-    pub(super) fn resolve_all(&self, imports: &[ImportSpec]) -> Vec<((u32, Rc<str>), Found)> {
+    pub(super) fn resolve_all(&self, imports: &[ImportSpec]) -> Resolutions {
+        merge(imports.iter().map(|spec| Cow::Owned(self.resolve(spec))))
+    }
+
+    /// What one import needs, in the order [`resolve_all`] lists it (a
+    /// name may repeat one of an earlier import: `merge` drops it).
+    pub(super) fn resolve(&self, spec: &ImportSpec) -> Vec<((u32, Rc<str>), Found)> {
         let mut out: Vec<((u32, Rc<str>), Found)> = Vec::new();
         let add = |out: &mut Vec<((u32, Rc<str>), Found)>, key: (u32, String), found| {
-            let key = (key.0, Rc::from(key.1));
-            if !out.iter().any(|(k, _)| *k == key) {
-                out.push((key, found));
-            }
+            out.push(((key.0, Rc::from(key.1)), found));
         };
-        for spec in imports {
-            match &spec.kind {
-                ImportKind::Import => {
-                    // `import a.b.c` binds `a`, and imports `a.b` and
-                    // `a.b.c` on the way: each prefix is a module. A chain
-                    // is the user's when it ends at a file of the user's
-                    // (a namespace package alone could be any folder).
-                    let chain = self.chain(&spec.module);
-                    if chain.last().is_some_and(|f| matches!(f, Found::File(_))) {
-                        let parts: Vec<&str> = spec.module.split('.').collect();
-                        for (i, found) in chain.into_iter().enumerate() {
+        match &spec.kind {
+            ImportKind::Import => {
+                // `import a.b.c` binds `a`, and imports `a.b` and `a.b.c`
+                // on the way: each prefix is a module. A chain is the
+                // user's when it ends at a file of the user's (a namespace
+                // package alone could be any folder).
+                let chain = self.chain(&spec.module);
+                if chain.last().is_some_and(|f| matches!(f, Found::File(_))) {
+                    let parts: Vec<&str> = spec.module.split('.').collect();
+                    for (i, found) in chain.into_iter().enumerate() {
+                        add(&mut out, (0, parts[..=i].join(".")), found);
+                    }
+                } else {
+                    // A regular package at the top still counts: its
+                    // `__init__.py` runs, whatever its submodules are.
+                    for (i, found) in chain.into_iter().enumerate() {
+                        if let Found::File(_) = found {
+                            let parts: Vec<&str> = spec.module.split('.').collect();
                             add(&mut out, (0, parts[..=i].join(".")), found);
-                        }
-                    } else {
-                        // A regular package at the top still counts: its
-                        // `__init__.py` runs, whatever its submodules are.
-                        for (i, found) in chain.into_iter().enumerate() {
-                            if let Found::File(_) = found {
-                                let parts: Vec<&str> = spec.module.split('.').collect();
-                                add(&mut out, (0, parts[..=i].join(".")), found);
-                            } else {
-                                break;
-                            }
+                        } else {
+                            break;
                         }
                     }
                 }
-                ImportKind::From(names) => {
-                    let Some(found) = self.find(spec.level, &spec.module) else {
-                        continue;
-                    };
-                    // `from package import name`: a name the package does
-                    // not define is its submodule of that name.
-                    let mut submodules = Vec::new();
-                    let is_package = match &found {
-                        Found::Namespace(_) => true,
-                        Found::File(path) => is_init(path),
-                    };
-                    if is_package {
-                        for name in names.iter().filter(|n| *n != "*") {
-                            let dotted = join(&spec.module, name);
-                            if let Some(sub @ Found::File(_)) = self.find(spec.level, &dotted) {
-                                submodules.push(((spec.level, dotted), sub));
-                            }
+            }
+            ImportKind::From(names) => {
+                let Some(found) = self.find(spec.level, &spec.module) else {
+                    return out;
+                };
+                // `from package import name`: a name the package does not
+                // define is its submodule of that name.
+                let mut submodules = Vec::new();
+                let is_package = match &found {
+                    Found::Namespace(_) => true,
+                    Found::File(path) => is_init(path),
+                };
+                if is_package {
+                    for name in names.iter().filter(|n| *n != "*") {
+                        let dotted = join(&spec.module, name);
+                        if let Some(sub @ Found::File(_)) = self.find(spec.level, &dotted) {
+                            submodules.push(((spec.level, dotted), sub));
                         }
                     }
-                    // A namespace package is the user's only when what is
-                    // imported from it is (see `Import` above), or when it
-                    // is named relative to the importing file.
-                    let keep = match &found {
-                        Found::File(_) => true,
-                        Found::Namespace(_) => spec.level > 0 || !submodules.is_empty(),
-                    };
-                    if keep {
-                        add(&mut out, (spec.level, spec.module.clone()), found);
-                        for (key, sub) in submodules {
-                            add(&mut out, key, sub);
-                        }
+                }
+                // A namespace package is the user's only when what is
+                // imported from it is (see `Import` above), or when it is
+                // named relative to the importing file.
+                let keep = match &found {
+                    Found::File(_) => true,
+                    Found::Namespace(_) => spec.level > 0 || !submodules.is_empty(),
+                };
+                if keep {
+                    add(&mut out, (spec.level, spec.module.clone()), found);
+                    for (key, sub) in submodules {
+                        add(&mut out, key, sub);
                     }
                 }
             }
@@ -122,10 +160,21 @@ impl Finder<'_> {
 
     /// What each prefix of an absolute dotted name is, as far as it is found.
     fn chain(&self, dotted: &str) -> Vec<Found> {
-        let mut out = Vec::new();
         if MODELLED.contains(&dotted.split('.').next().unwrap_or("")) {
-            return out;
+            return Vec::new();
         }
+        if let Some(known) = self.chains.borrow().get(dotted) {
+            return known.clone();
+        }
+        let out = self.chain_searched(dotted);
+        self.chains
+            .borrow_mut()
+            .insert(dotted.to_string(), out.clone());
+        out
+    }
+
+    fn chain_searched(&self, dotted: &str) -> Vec<Found> {
+        let mut out = Vec::new();
         let mut dirs: Vec<PathBuf> = self.search.dirs().to_vec();
         for part in dotted.split('.') {
             match self.find_in(&dirs, part) {

@@ -248,3 +248,96 @@ fn the_cache_parses_each_version_once() {
     assert_ne!(first, changed);
     assert_eq!(cache.len(), 2);
 }
+
+/// Every import of every file of a graph, by the importing file's path,
+/// with what it names (by path), sorted: comparable between caches.
+fn all_targets(graph: &ModuleGraph) -> Vec<String> {
+    let path_of = |id: u32| match id {
+        0 => "<main>".to_string(),
+        _ => graph
+            .module(id)
+            .map_or("?".into(), |m| m.path.display().to_string()),
+    };
+    let mut out: Vec<String> = graph
+        .by_importer
+        .keys()
+        .flat_map(|&importer| {
+            graph
+                .targets_of(importer)
+                .map(move |((_, level, name), target)| {
+                    let target = match target {
+                        Target::Module(id) => path_of(*id),
+                        Target::Namespace(dirs) => format!("namespace {}", dirs[0].display()),
+                        Target::Unreadable(why) => format!("unreadable: {why}"),
+                    };
+                    format!("{} {level} {name} -> {target}", path_of(importer))
+                })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Files in several folders share one cache, as in `shapels check DIR`: a
+/// module's relative imports are found once for all of them, its absolute
+/// imports along each file's own search path (the file's folder first),
+/// and every graph is the one a fresh cache gives.
+#[test]
+fn a_shared_cache_finds_what_a_fresh_one_finds() {
+    let fs = Memory::new(&[
+        ("/proj/a/main.py", "import pkg.mod\nfrom pkg import mod\n"),
+        ("/proj/a/helper.py", ""),
+        ("/proj/b/main.py", "from pkg.mod import X\n"),
+        ("/proj/c/main.py", "import pkg.mod\n"),
+        ("/proj/c/helper/__init__.py", ""),
+        (
+            "/proj/pkg/__init__.py",
+            "from .mod import X\nfrom . import layers\n",
+        ),
+        (
+            "/proj/pkg/mod.py",
+            "import helper\nfrom .layers import Block\nfrom .. import top\nX = 1\n",
+        ),
+        ("/proj/pkg/layers.py", "import helper\n"),
+        ("/proj/top.py", ""),
+    ]);
+    let mains = ["/proj/a/main.py", "/proj/b/main.py", "/proj/c/main.py"];
+    let load_with = |cache: &mut ModuleCache, main: &str| {
+        let text = fs.0[Path::new(main)].clone();
+        let module = shapels_syntax::parse(&text).module;
+        let search = SearchPath::new(Some(Path::new(main)), &[PathBuf::from("/proj")], &[], &fs);
+        let graph = load(
+            MainFile {
+                path: Some(Path::new(main)),
+                module: &module,
+            },
+            &search,
+            &fs,
+            cache,
+        );
+        all_targets(&graph)
+    };
+    let mut shared = ModuleCache::new();
+    // Twice round, so that the second finds everything in the cache.
+    for main in mains.iter().chain(&mains) {
+        let fresh = load_with(&mut ModuleCache::new(), main);
+        assert_eq!(load_with(&mut shared, main), fresh, "{main}");
+    }
+    // The script's folder comes first: `helper` is a's own module, c's
+    // package, and nothing of the user's from b.
+    let helper_of = |main: &str| {
+        load_with(&mut ModuleCache::new(), main)
+            .into_iter()
+            .filter(|t| t.starts_with("/proj/pkg/mod.py 0 helper"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        helper_of("/proj/a/main.py"),
+        ["/proj/pkg/mod.py 0 helper -> /proj/a/helper.py"]
+    );
+    assert_eq!(helper_of("/proj/b/main.py"), Vec::<String>::new());
+    assert_eq!(
+        helper_of("/proj/c/main.py"),
+        ["/proj/pkg/mod.py 0 helper -> /proj/c/helper/__init__.py"]
+    );
+}
