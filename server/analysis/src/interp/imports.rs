@@ -270,14 +270,21 @@ impl Interp<'_> {
         self.depth += 1;
         self.importing += 1;
         let reports = self.reports;
+        let cuts = self.cuts;
+        let outer_steps = std::mem::replace(&mut self.module_steps, 0);
         let _ = self.exec_block(&loaded.module.body);
+        let own_steps = std::mem::replace(&mut self.module_steps, outer_steps);
         self.importing -= 1;
         self.depth -= 1;
         self.call_sites.pop();
         self.frames.pop();
-        // A top level that ran to its end and said nothing is kept for later
-        // analyses, with what only this one can read left out.
+        // A top level that ran to its end within its own budget, said
+        // nothing and imported nothing that was cut is kept for later
+        // analyses, with what only this one can read left out: it holds
+        // what its text and its imports make, whatever ran before it.
         if self.reports == reports
+            && self.cuts == cuts
+            && own_steps <= super::MODULE_BUDGET
             && self.import_steps <= super::IMPORT_BUDGET
             && crate::workspace::executed::make_shareable(&ns)
         {

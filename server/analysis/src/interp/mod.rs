@@ -116,6 +116,11 @@ const FOREIGN_BUDGET: u64 = 20_000;
 /// `workspace::executed`), so it must not change what is left for the
 /// file's own code.
 pub(crate) const IMPORT_BUDGET: u64 = 2_000_000;
+/// Of that, what one module's own top level may take (its imports count
+/// for themselves): what a module that ran within it holds depends on its
+/// text and its imports alone, never on what ran before it in this
+/// analysis, so it can be shared with every later one.
+pub(crate) const MODULE_BUDGET: u64 = 200_000;
 /// What each byte of a larger file adds to its budget (see `step_budget`):
 /// model code takes about one step per byte, the densest model of the
 /// test corpus 2.6; a 4 MiB file that only burns steps (nested loops)
@@ -188,6 +193,8 @@ pub(crate) struct Interp<'s> {
     pub foreign_steps: u64,
     /// Steps taken running imported modules' top levels.
     pub import_steps: u64,
+    /// The steps of the module top level running now, its imports apart.
+    pub module_steps: u64,
     /// How many module top levels are running (nested imports).
     pub importing: u32,
     /// The steps this run may take (`step_budget`).
@@ -316,6 +323,7 @@ impl<'s> Interp<'s> {
             steps: 0,
             foreign_steps: 0,
             import_steps: 0,
+            module_steps: 0,
             importing: 0,
             budget: step_budget(src.len()),
             budget_stop: None,
@@ -385,7 +393,8 @@ impl<'s> Interp<'s> {
     pub fn tick(&mut self) -> bool {
         if self.importing > 0 {
             self.import_steps += 1;
-            return self.import_steps <= IMPORT_BUDGET;
+            self.module_steps += 1;
+            return !self.out_of_budget();
         }
         self.steps += 1;
         if self.in_foreign_code() {
@@ -416,7 +425,7 @@ impl<'s> Interp<'s> {
     /// file's code the share that code may take of it.
     pub fn out_of_budget(&self) -> bool {
         if self.importing > 0 {
-            return self.import_steps > IMPORT_BUDGET;
+            return self.import_steps > IMPORT_BUDGET || self.module_steps > MODULE_BUDGET;
         }
         self.steps > self.budget || (self.foreign_steps > FOREIGN_BUDGET && self.in_foreign_code())
     }
