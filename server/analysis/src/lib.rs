@@ -135,27 +135,11 @@ fn function_ranges(module: &shapels_syntax::ast::Module) -> Vec<TextRange> {
                     walk(&f.body, out);
                 }
                 StmtKind::ClassDef(c) => walk(&c.body, out),
-                StmtKind::If { body, orelse, .. }
-                | StmtKind::For { body, orelse, .. }
-                | StmtKind::While { body, orelse, .. } => {
-                    walk(body, out);
-                    walk(orelse, out);
-                }
-                StmtKind::With { body, .. } => walk(body, out),
-                StmtKind::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finalbody,
-                } => {
-                    walk(body, out);
-                    for h in handlers {
-                        walk(&h.body, out);
+                _ => {
+                    for block in stmt.nested_blocks() {
+                        walk(block, out);
                     }
-                    walk(orelse, out);
-                    walk(finalbody, out);
                 }
-                _ => {}
             }
         }
     }

@@ -95,23 +95,10 @@ fn read_limited(name: &str, reader: impl Read, expected: u64) -> Result<Source, 
 
 /// `bytes` as UTF-8 text without its byte order mark, or where it breaks.
 fn decode(name: &str, bytes: Vec<u8>) -> Result<String, String> {
-    match String::from_utf8(bytes) {
-        Ok(mut source) => {
-            if source.starts_with('\u{feff}') {
-                source.drain(..'\u{feff}'.len_utf8());
-            }
-            Ok(source)
-        }
-        Err(err) => {
-            let valid = err.utf8_error().valid_up_to();
-            let line = err.as_bytes()[..valid]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-                + 1;
-            Err(format!(
-                "{name}: not UTF-8 (invalid byte on line {line}, at byte offset {valid}); skipped"
-            ))
-        }
-    }
+    shapels_syntax::source_text(bytes).map_err(|at| {
+        format!(
+            "{name}: not UTF-8 (invalid byte on line {}, at byte offset {}); skipped",
+            at.line, at.offset
+        )
+    })
 }

@@ -62,25 +62,12 @@ pub fn read_python(path: &Path) -> Result<String, String> {
             MAX_SOURCE_BYTES / (1024 * 1024)
         ));
     }
-    match String::from_utf8(bytes) {
-        Ok(mut source) => {
-            if source.starts_with('\u{feff}') {
-                source.drain(..'\u{feff}'.len_utf8());
-            }
-            Ok(source)
-        }
-        Err(err) => {
-            let valid = err.utf8_error().valid_up_to();
-            let line = err.as_bytes()[..valid]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-                + 1;
-            Err(format!(
-                "{shown}: not UTF-8 (invalid byte on line {line}, at byte offset {valid})"
-            ))
-        }
-    }
+    shapels_syntax::source_text(bytes).map_err(|at| {
+        format!(
+            "{shown}: not UTF-8 (invalid byte on line {}, at byte offset {})",
+            at.line, at.offset
+        )
+    })
 }
 
 /// The editor's view: an open document's text wins over the file on disk,

@@ -31,6 +31,34 @@ pub struct Stmt {
     pub kind: StmtKind,
 }
 
+impl Stmt {
+    /// The blocks of statements a compound statement holds that run as
+    /// part of the enclosing code (`if`/`for`/`while` bodies and `else`s,
+    /// `with` bodies, `try` bodies, handlers, `else` and `finally`): not a
+    /// function's or class's body, which callers treat as a scope of its own.
+    pub fn nested_blocks(&self) -> Vec<&[Stmt]> {
+        match &self.kind {
+            StmtKind::If { body, orelse, .. }
+            | StmtKind::For { body, orelse, .. }
+            | StmtKind::While { body, orelse, .. } => vec![body, orelse],
+            StmtKind::With { body, .. } => vec![body],
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
+                let mut blocks: Vec<&[Stmt]> = vec![body];
+                blocks.extend(handlers.iter().map(|h| h.body.as_slice()));
+                blocks.push(orelse);
+                blocks.push(finalbody);
+                blocks
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum StmtKind {
     Expr(Expr),

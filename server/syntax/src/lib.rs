@@ -14,6 +14,7 @@ mod lower;
 mod moved;
 pub mod queries;
 mod shift;
+mod source_text;
 
 use std::cell::RefCell;
 
@@ -22,6 +23,7 @@ use tree_sitter::{Parser, Tree};
 pub use edit::{ByteEdit, edit_between};
 pub use lower::MAX_DEPTH;
 pub use moved::only_moved;
+pub use source_text::{NotUtf8, source_text};
 
 use ast::{Module, TextRange};
 

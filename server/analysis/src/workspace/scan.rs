@@ -61,38 +61,11 @@ fn walk(body: &[Stmt], out: &mut Vec<ImportSpec>) {
             // never runs them (a library's `__init__.py` imports all of
             // itself there).
             StmtKind::If { test, orelse, .. } if is_type_checking(test) => walk(orelse, out),
-            StmtKind::If { body, orelse, .. }
-            | StmtKind::For { body, orelse, .. }
-            | StmtKind::While { body, orelse, .. } => {
-                walk(body, out);
-                walk(orelse, out);
-            }
-            StmtKind::With { body, .. } => walk(body, out),
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-            } => {
-                walk(body, out);
-                for handler in handlers {
-                    walk(&handler.body, out);
+            _ => {
+                for block in stmt.nested_blocks() {
+                    walk(block, out);
                 }
-                walk(orelse, out);
-                walk(finalbody, out);
             }
-            StmtKind::Expr(_)
-            | StmtKind::Assign { .. }
-            | StmtKind::AugAssign { .. }
-            | StmtKind::Return(_)
-            | StmtKind::Assert { .. }
-            | StmtKind::Raise(_)
-            | StmtKind::Delete(_)
-            | StmtKind::Global(_)
-            | StmtKind::Pass
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Other => {}
         }
     }
 }
