@@ -49,6 +49,8 @@ pub(super) struct Namer<'a> {
     shown_cache: FxHashMap<(usize, Dim), String>,
     /// The facts the shape environment assumed, computed once.
     guard_facts: Vec<(Vec<shapels_shapes::SymId>, String)>,
+    /// Symbols by their shown name (see `with_local_names`).
+    by_name: std::cell::OnceCell<FxHashMap<String, shapels_shapes::SymId>>,
 }
 
 impl<'a> Namer<'a> {
@@ -118,6 +120,7 @@ impl<'a> Namer<'a> {
             guard_facts: env.guard_facts(),
             resolved_cache: FxHashMap::default(),
             shown_cache: FxHashMap::default(),
+            by_name: std::cell::OnceCell::new(),
         }
     }
 
@@ -139,12 +142,15 @@ impl<'a> Namer<'a> {
         if local.is_empty() {
             return text.to_string();
         }
-        let by_name: FxHashMap<&str, shapels_shapes::SymId> = (0..self.env.symbol_count() as u32)
-            .filter_map(|i| {
-                let id = shapels_shapes::SymId(i);
-                self.env.info(id).map(|info| (info.name.as_str(), id))
-            })
-            .collect();
+        // Built once per analysis, and only when a message needs it.
+        let by_name = self.by_name.get_or_init(|| {
+            (0..self.env.symbol_count() as u32)
+                .filter_map(|i| {
+                    let id = shapels_shapes::SymId(i);
+                    self.env.info(id).map(|info| (info.name.clone(), id))
+                })
+                .collect()
+        });
         let mut rename: FxHashMap<&str, &str> = FxHashMap::default();
         for name in super::scoped_names::names_in(text) {
             if let Some(id) = by_name.get(name)
