@@ -204,6 +204,20 @@ pub struct Diagnostic {
     pub message: String,
     /// Where an operand's shape or device came from, where torch raises.
     pub related: Vec<Related>,
+    /// Edits that would make the problem go away, offered as quick fixes.
+    /// Each is a proposal: the language server re-analyses the edited text
+    /// and offers only those after which this diagnostic is gone.
+    pub fixes: Vec<Fix>,
+}
+
+/// A quick fix: a title and text edits in the analysed file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    /// What the editor shows: "Change `in_features` to 12544".
+    pub title: String,
+    /// Byte ranges of the analysed text and their replacements; ranges do
+    /// not overlap.
+    pub edits: Vec<(TextRange, String)>,
 }
 
 /// A place that explains a diagnostic: in the analysed file, or in a file

@@ -36,5 +36,6 @@ fn report(range: TextRange, code: Code, message: &str) -> Diagnostic {
         code,
         message: format!("{message}; shapes after it may be incomplete"),
         related: Vec::new(),
+        fixes: Vec::new(),
     }
 }

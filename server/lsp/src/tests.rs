@@ -80,6 +80,7 @@ fn fake_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnaly
                 code: shapels_analysis::Code::MatmulShape,
                 message: "size mismatch".into(),
                 related: related.into_iter().collect(),
+                fixes: Vec::new(),
             });
         }
         line_start += line.len();

@@ -823,6 +823,7 @@ impl<'s> Interp<'s> {
             code,
             message,
             related: self.related(related),
+            fixes: Vec::new(),
         });
     }
 
@@ -913,6 +914,7 @@ impl<'s> Interp<'s> {
             code,
             message,
             related,
+            fixes: Vec::new(),
         });
     }
 
