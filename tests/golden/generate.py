@@ -1669,6 +1669,46 @@ def more_nn(f):
     return f
 
 
+def trust_nn(f):
+    """The checks torch's kernels make that users meet (issue 20): batch norm
+    on one value per channel in training mode, the attention masks of
+    `nn.MultiheadAttention`, integer inputs into conv and linear layers, and
+    cross entropy over `(B, T, V)` logits."""
+    for cls, xs in [("BatchNorm1d(16)", (1, 16)), ("BatchNorm1d(16)", (2, 16)), ("BatchNorm1d(16)", (1, 16, 1)),
+                    ("BatchNorm1d(16)", (1, 16, 3)), ("BatchNorm2d(8)", (1, 8, 1, 1)), ("BatchNorm2d(8)", (1, 8, 2, 1)),
+                    ("BatchNorm1d(16, track_running_stats=False)", (1, 16))]:
+        f.add([f"m = nn.{cls}", mk("x", xs)], "out = m(x)")
+        f.add([f"m = nn.{cls}", "m.eval()", mk("x", xs)], "out = m(x)")
+        f.add([f"m = nn.{cls}", "m.train(False)", "m.train()", mk("x", xs)], "out = m(x)")
+    f.add(["m = nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16))", "m.eval()", mk("x", (1, 4))], "out = m(x)")
+    f.add(["m = nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16))", mk("x", (1, 4))], "out = m(x)")
+    f.add([mk("x", (1, 16)), "rm = torch.zeros(16)", "rv = torch.ones(16)"],
+          "out = F.batch_norm(x, rm, rv, training=True)")
+    f.add([mk("x", (1, 16)), "rm = torch.zeros(16)", "rv = torch.ones(16)"], "out = F.batch_norm(x, rm, rv)")
+    for bf in [True, False]:
+        m = f"m = nn.MultiheadAttention(64, 8, batch_first={bf})"
+        for mask in ["torch.zeros(10, 10, dtype=torch.bool)", "torch.zeros(10, 9, dtype=torch.bool)",
+                     "torch.zeros(16, 10, 10, dtype=torch.bool)", "torch.zeros(2, 10, 10, dtype=torch.bool)",
+                     "torch.zeros(16, 10, 12)", "torch.zeros(16, 12, 10)"]:
+            f.add([m, mk("q", (2, 10, 64)), f"mask = {mask}"], "out, w = m(q, q, q, attn_mask=mask)")
+        for kpm in ["torch.zeros(2, 10, dtype=torch.bool)", "torch.zeros(2, 9, dtype=torch.bool)",
+                    "torch.zeros(10, 2, dtype=torch.bool)"]:
+            f.add([m, mk("q", (2, 10, 64)), f"kpm = {kpm}"], "out, w = m(q, q, q, key_padding_mask=kpm)")
+        f.add([m, mk("q", (2, 10, 64)), mk("k", (2, 12, 64)), "kpm = torch.zeros(2, 12, dtype=torch.bool)"],
+              "out, w = m(q, k, k, key_padding_mask=kpm)")
+    f.add(["m = nn.MultiheadAttention(64, 8, batch_first=True, add_bias_kv=True)", mk("q", (2, 10, 64)),
+           "kpm = torch.zeros(2, 10, dtype=torch.bool)", "mask = torch.zeros(10, 10, dtype=torch.bool)"],
+          "out, w = m(q, q, q, key_padding_mask=kpm, attn_mask=mask)")
+    for layer, xs in [("Conv2d(3, 8, 3)", (2, 3, 8, 8)), ("Conv2d(3, 8, 3, bias=False)", (2, 3, 8, 8)),
+                      ("Conv1d(3, 8, 3)", (2, 3, 8)), ("Linear(4, 5)", (2, 4)), ("Linear(4, 5, bias=False)", (2, 4))]:
+        for dt in ["u8", "i64", "f64", "bool"]:
+            f.add([f"m = nn.{layer}", mk("x", xs, dt)], "out = m(x)")
+    for xs, ts in [((4, 7, 100), (4, 7)), ((4, 100, 7), (4, 7)), ((4, 7, 100), (4, 100)), ((4, 7, 7), (4, 7)),
+                   ((4, 5, 6, 7), (4, 6, 7)), ((4, 5, 6, 7), (4, 6, 8))]:
+        f.add([mk("x", xs), f"t = torch.randint(0, 5, {ts})"], "out = F.cross_entropy(x, t)")
+    return f
+
+
 def more_functional(f):
     # pad: modes vs rank and pad sizes
     for xs in [(4,), (3, 4), (2, 3, 4), (2, 3, 4, 5), (1, 2, 3, 4, 5), (1, 1, 2, 3, 4, 5)]:
@@ -1928,7 +1968,7 @@ def fam_einops():
 FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: more_reduction(fam_reduction()),
             fam_indexing, lambda: more_view(fam_view()), lambda: more_join(fam_join()),
             lambda: more_linalg(fam_linalg()), lambda: more_index_ops(fam_index_ops()),
-            lambda: more_convert(fam_convert()), lambda: more_nn(fam_nn()), lambda: more_functional(fam_functional()),
+            lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: more_functional(fam_functional()),
             fam_einops]
 
 

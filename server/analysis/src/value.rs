@@ -249,6 +249,10 @@ pub struct Layer {
     /// The container holds children the analysis could not enumerate (built
     /// from a comprehension over an unknown range): its length is unknown.
     pub unknown_children: std::cell::Cell<bool>,
+    /// Whether the layer is in training mode: `Some(true)` as constructed,
+    /// `Some(false)` after `eval()` (of it or of a module holding it),
+    /// `None` after a `train(mode)` the analysis cannot decide.
+    pub training: std::cell::Cell<Option<bool>>,
     /// Tensors the layer owns (weight, bias), built on first use.
     pub params: RefCell<FxHashMap<Rc<str>, Value>>,
 }

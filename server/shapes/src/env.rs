@@ -59,7 +59,18 @@ pub struct ShapeEnv {
     /// Equalities of two named sizes of one operand that ops needed, in
     /// the order met (see `take_assumptions`).
     assumptions: Vec<(Dim, Dim)>,
+    /// Per open branch (innermost last), the symbols it learned a
+    /// replacement for: a branch the analysis cannot decide must not teach
+    /// its alternative, nor the code after both, what only it showed.
+    branches: Vec<Vec<SymId>>,
+    /// Twice the replacements taken back when branches closed, so that
+    /// `facts` only grows.
+    retracted: usize,
 }
+
+/// The replacements one branch learned, as `close_branch` hands them back.
+#[derive(Debug, Default)]
+pub struct BranchFacts(Vec<(SymId, Dim)>);
 
 /// How many rounds of substitution `resolve` applies; replacements never
 /// form cycles, so this only bounds pathological chains.
@@ -217,6 +228,14 @@ impl ShapeEnv {
         matches!(self.resolve(a).sub(&self.resolve(b)).as_const(), Some(d) if d != 0)
     }
 
+    /// Whether `a` and `b` differ for every choice of positive sizes:
+    /// known different, or their difference is a sum of products of sizes
+    /// all of one sign (`4*B*H*W` and `3*B*H*W` differ by `B*H*W`).
+    pub fn differ_for_positive_sizes(&self, a: &Dim, b: &Dim) -> bool {
+        let diff = self.resolve(a).sub(&self.resolve(b));
+        diff != Dim::konst(0) && (diff.never_positive() || diff.neg().never_positive())
+    }
+
     /// Assert `a == b`: learn a replacement when one side can be solved for,
     /// report a contradiction when both sides are known and differ.
     pub fn unify(&mut self, a: &Dim, b: &Dim) -> Unified {
@@ -255,7 +274,7 @@ impl ShapeEnv {
                 if solution.symbols().contains(&s) || solution.never_positive() {
                     continue;
                 }
-                self.replacements.insert(s, solution);
+                self.learn(s, solution);
                 return Unified::Learned;
             }
         }
@@ -417,7 +436,54 @@ impl ShapeEnv {
     /// (a replacement, a guard, a divisibility); a new symbol is no fact
     /// about the others, so what was derived before still holds.
     pub fn facts(&self) -> usize {
-        self.replacements.len() + self.guards.len() + self.divisible.len()
+        self.replacements.len() + self.retracted + self.guards.len() + self.divisible.len()
+    }
+
+    fn learn(&mut self, s: SymId, solution: Dim) {
+        if let Some(branch) = self.branches.last_mut() {
+            branch.push(s);
+        }
+        self.replacements.insert(s, solution);
+    }
+
+    /// Start one of the alternatives of a condition the analysis cannot
+    /// decide.
+    pub fn open_branch(&mut self) {
+        self.branches.push(Vec::new());
+    }
+
+    /// End the innermost branch: what it learned is taken back and handed
+    /// to the caller, which keeps it through `keep` where the paths after
+    /// the condition all learned it.
+    pub fn close_branch(&mut self) -> BranchFacts {
+        let learned = self.branches.pop().unwrap_or_default();
+        let mut facts = Vec::with_capacity(learned.len());
+        for s in learned {
+            if let Some(d) = self.replacements.remove(&s) {
+                facts.push((s, d));
+            }
+        }
+        self.retracted += 2 * facts.len();
+        BranchFacts(facts)
+    }
+
+    /// Keep what one path learned (the only one that goes on), or what
+    /// both learned alike.
+    pub fn keep(&mut self, a: BranchFacts, b: Option<BranchFacts>) {
+        for (s, d) in a.0 {
+            let agreed = match &b {
+                None => true,
+                Some(b) => b.0.iter().any(|(t, e)| *t == s && *e == d),
+            };
+            // A replacement taken back may have been made moot by what
+            // the other branch learned (a cycle must never form).
+            if agreed
+                && !self.replacements.contains_key(&s)
+                && !self.resolve(&d).symbols().contains(&s)
+            {
+                self.learn(s, d);
+            }
+        }
     }
 
     pub fn symbol_count(&self) -> usize {

@@ -70,7 +70,11 @@ impl Interp<'_> {
         self.attr_journals.push(Vec::new());
         self.list_journals.push(Vec::new());
         self.rank_journals.push(Vec::new());
+        self.env.open_branch();
         let flow_a = self.exec_block(body);
+        // Take back the sizes the first branch learned: the second starts
+        // from the state before the condition.
+        let facts_a = self.env.close_branch();
         // Undo the ranks the first branch fixed, keeping what it left.
         let ranks_a = self.rank_journals.pop().unwrap_or_default();
         let fixed_a: Vec<Option<Rc<Vec<Dim>>>> = ranks_a
@@ -100,7 +104,9 @@ impl Interp<'_> {
             restore_attr(inst, key, old.clone());
         }
         self.attr_journals.push(Vec::new());
+        self.env.open_branch();
         let flow_b = self.exec_block(orelse);
+        let facts_b = self.env.close_branch();
         let journal_b = self.attr_journals.pop().unwrap_or_default();
         let lists_b = self.list_journals.pop().unwrap_or_default();
         let ranks_b = self.rank_journals.pop().unwrap_or_default();
@@ -109,6 +115,17 @@ impl Interp<'_> {
         self.join_attrs(journal_a, attrs_a, journal_b);
         self.join_lists(lists_a, grown_a, lists_b);
         let after_b = self.snapshot_locals();
+        // What the code after the condition may rely on: what every path
+        // that reaches it learned.
+        match (
+            matches!(flow_a, Flow::Normal),
+            matches!(flow_b, Flow::Normal),
+        ) {
+            (true, true) => self.env.keep(facts_a, Some(facts_b)),
+            (true, false) => self.env.keep(facts_a, None),
+            (false, true) => self.env.keep(facts_b, None),
+            (false, false) => {}
+        }
         let flow = match (flow_a, flow_b) {
             (Flow::Normal, Flow::Normal) => {
                 let joined = self.join_locals(after_a, after_b);

@@ -296,5 +296,10 @@ fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
         }),
         params: RefCell::new(FxHashMap::default()),
         unknown_children: std::cell::Cell::new(unknown),
+        training: std::cell::Cell::new(if x.training.get() == y.training.get() {
+            x.training.get()
+        } else {
+            None
+        }),
     }))
 }

@@ -100,6 +100,28 @@ pub(crate) fn sum_dtype(d: Option<DType>) -> Option<DType> {
 }
 
 /// Used by rules to describe dtype-mixing errors.
+/// c10's C++ spelling of a dtype, as kernels' messages print it
+/// (`Input type (unsigned char) and bias type (float) should be the same`).
+pub(crate) fn cpp_name(d: DType) -> &'static str {
+    match d {
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+        DType::Float16 => "c10::Half",
+        DType::BFloat16 => "c10::BFloat16",
+        DType::Int64 => "long int",
+        DType::Int32 => "int",
+        DType::Int16 => "short int",
+        DType::Int8 => "signed char",
+        DType::UInt8 => "unsigned char",
+        DType::UInt16 => "unsigned short",
+        DType::UInt32 => "unsigned int",
+        DType::UInt64 => "unsigned long",
+        DType::Bool => "bool",
+        DType::Complex64 => "c10::complex<float>",
+        DType::Complex128 => "c10::complex<double>",
+    }
+}
+
 pub(crate) fn torch_name(d: DType) -> &'static str {
     match d {
         DType::Float32 => "Float",

@@ -335,6 +335,11 @@ impl KeyBuilder<'_> {
                     k.push(Part::Number(l.origin as u64));
                     k.push(Part::Mode(l.mode));
                     k.push(Part::Number(u64::from(l.unknown_children.get())));
+                    k.push(Part::Number(match l.training.get() {
+                        Some(true) => 1,
+                        Some(false) => 0,
+                        None => 2,
+                    }));
                     let children = l.children.borrow().clone();
                     k.push(Part::Len(children.len()));
                     for c in &children {

@@ -70,7 +70,7 @@ pub(super) fn mha(
     };
     // A key padding mask is [N, S] (or [S] unbatched): one of unknown rank
     // takes that shape.
-    if let Some(mask) = args.tensor(5, "key_padding_mask") {
+    if let Some(mask) = args.tensor(3, "key_padding_mask") {
         let ns = match kd.len() {
             3 if batch_first => Some(vec![kd[0].clone(), kd[1].clone()]),
             3 => Some(vec![kd[1].clone(), kd[0].clone()]),
@@ -93,13 +93,21 @@ pub(super) fn mha(
         }
         let _ = interp.require_equal(last, e);
     }
+    if let Some(message) = mask_error(
+        interp,
+        args,
+        &qd,
+        &kd,
+        heads.as_ref(),
+        batch_first,
+        extra_positions(layer),
+    ) {
+        interp.report(range, Code::LayerInput, message);
+        return Value::Unknown;
+    }
     let need_weights = args.flag(4, "need_weights", true);
-    let average = args.flag(7, "average_attn_weights", true) == Some(true);
-    // add_bias_kv and add_zero_attn each append one key/value position
-    let extra = [(4, "add_bias_kv"), (5, "add_zero_attn")]
-        .iter()
-        .filter(|(i, k)| matches!(layer.arg(*i, k), Some(Value::Bool(Some(true)))))
-        .count() as i64;
+    let average = args.flag(6, "average_attn_weights", true) == Some(true);
+    let extra = extra_positions(layer);
     let kd: Vec<Dim> = if extra > 0 && kd.len() == 3 {
         let mut kd = kd;
         let s = if batch_first { 1 } else { 0 };
@@ -150,4 +158,95 @@ pub(super) fn mha(
         )
     };
     Value::tuple(vec![out, weights])
+}
+
+/// The key/value positions `add_bias_kv` and `add_zero_attn` each append.
+fn extra_positions(layer: &Layer) -> i64 {
+    [(4, "add_bias_kv"), (5, "add_zero_attn")]
+        .iter()
+        .filter(|(i, k)| matches!(layer.arg(*i, k), Some(Value::Bool(Some(true)))))
+        .count() as i64
+}
+
+/// What `F.multi_head_attention_forward` raises about the masks of a
+/// batched call, in its order: the attention mask against `(L, S)` or
+/// `(N*num_heads, L, S)` (the source length before the extra positions),
+/// then the key padding mask against `(N, S)` (after them). A batch-first
+/// tensor read as sequence-first (`batch_first=False`, the default) shows
+/// here as swapped sizes, as it does in torch.
+fn mask_error(
+    interp: &Interp<'_>,
+    args: &Args,
+    qd: &[Dim],
+    kd: &[Dim],
+    heads: Option<&Dim>,
+    batch_first: bool,
+    extra: i64,
+) -> Option<String> {
+    if qd.len() != 3 || kd.len() != 3 {
+        return None;
+    }
+    let (l, n, s) = if batch_first {
+        (&qd[1], &qd[0], &kd[1])
+    } else {
+        (&qd[0], &qd[1], &kd[0])
+    };
+    let differs = |got: &[Dim], want: &[Option<Dim>]| {
+        got.iter()
+            .zip(want)
+            .any(|(g, w)| w.as_ref().is_some_and(|w| interp.env.known_different(g, w)))
+    };
+    let tuple = |dims: &[Option<Dim>]| {
+        let parts: Vec<String> = dims
+            .iter()
+            .map(|d| {
+                d.as_ref()
+                    .map_or_else(|| "?".to_string(), |d| interp.fmt_dim(d))
+            })
+            .collect();
+        format!("({})", parts.join(", "))
+    };
+    if let Some(mask) = args.tensor(5, "attn_mask")
+        && let Some(md) = interp.dims(&mask)
+    {
+        let (rank, want) = match md.len() {
+            2 => ("2D", vec![Some(l.clone()), Some(s.clone())]),
+            3 => (
+                "3D",
+                vec![heads.map(|h| n.mul(h)), Some(l.clone()), Some(s.clone())],
+            ),
+            r => return Some(format!("attn_mask's dimension {r} is not supported")),
+        };
+        if differs(&md, &want) {
+            return Some(format!(
+                "The shape of the {rank} attn_mask is torch.Size({}), but should be {}.",
+                interp.fmt_dims(&md),
+                tuple(&want)
+            ));
+        }
+    }
+    if let Some(mask) = args.tensor(3, "key_padding_mask")
+        && let Some(md) = interp.dims(&mask)
+        && md.len() == 2
+    {
+        // The extra positions pad the key padding mask too: torch compares
+        // both lengths after them.
+        let pad = |d: &Dim, i: usize| {
+            if i == 1 {
+                d.add(&Dim::konst(extra))
+            } else {
+                d.clone()
+            }
+        };
+        for (i, want) in [n, s].into_iter().enumerate() {
+            if interp.env.known_different(&md[i], want) {
+                return Some(format!(
+                    "Expected key_padded_mask.shape[{i}] to be {}, but got {}",
+                    interp.fmt_dim(&pad(want, i)),
+                    interp.fmt_dim(&pad(&md[i], i))
+                ));
+            }
+        }
+    }
+    None
 }

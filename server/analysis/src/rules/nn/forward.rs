@@ -166,25 +166,39 @@ pub(crate) fn call_layer(
     let weight_dtype = *layer.dtype.borrow();
     if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
         && xd != wd
-        && xd.is_floating()
     {
+        let dtype = crate::rules::dtype::torch_name;
+        let cpp = crate::rules::dtype::cpp_name;
+        let biased = |i| !matches!(layer.arg(i, "bias"), Some(Value::Bool(Some(false))));
+        // Integer inputs (a uint8 image, token ids) meet the weights'
+        // float in the kernel just as a double input does.
         let message = match &*kind {
-            "Linear" | "Bilinear" => Some(format!(
+            "Linear" if biased(2) => Some(format!(
                 "mat1 and mat2 must have the same dtype, but got {} and {}",
-                crate::rules::dtype::torch_name(xd),
-                crate::rules::dtype::torch_name(wd)
+                dtype(xd),
+                dtype(wd)
+            )),
+            "Linear" => Some(format!(
+                "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                cpp(xd),
+                cpp(wd)
+            )),
+            "Bilinear" if xd.is_floating() => Some(format!(
+                "mat1 and mat2 must have the same dtype, but got {} and {}",
+                dtype(xd),
+                dtype(wd)
+            )),
+            k if k.starts_with("Conv") && biased(7) => Some(format!(
+                "Input type ({}) and bias type ({}) should be the same",
+                cpp(xd),
+                cpp(wd)
             )),
             k if k.starts_with("Conv") => Some(format!(
-                "Input type ({}) and bias type ({}) should be the same",
-                xd.name()
-                    .replace("float64", "double")
-                    .replace("float32", "float")
-                    .replace("float16", "c10::Half"),
-                wd.name()
-                    .replace("float64", "double")
-                    .replace("float32", "float")
-                    .replace("float16", "c10::Half")
+                "expected scalar type {} but found {}",
+                dtype(xd),
+                dtype(wd)
             )),
+            _ if !xd.is_floating() => None,
             "LSTM" | "GRU" | "RNN" => Some(format!(
                 "RNN input dtype (torch.{}) does not match weight dtype (torch.{})",
                 xd.name(),
@@ -368,6 +382,16 @@ pub(crate) fn call_layer(
                     return Value::Unknown;
                 }
                 let _ = interp.require_equal(c, &nf);
+            }
+            // A layer that keeps no running statistics normalises with the
+            // batch's own in eval mode too.
+            let no_running_stats =
+                matches!(a(4, "track_running_stats"), Some(Value::Bool(Some(false))));
+            if (layer.training.get() == Some(true) || no_running_stats)
+                && let Some(message) = single_value_per_channel(interp, &dims)
+            {
+                interp.report(range, Code::LayerInput, message);
+                return Value::Unknown;
             }
             out_known(interp, x, dims, x.dtype, device, &kind)
         }
@@ -628,4 +652,21 @@ fn same_shape(interp: &mut Interp<'_>, x: &Tensor, y: &Tensor) -> bool {
         }
         _ => sx == sy,
     }
+}
+
+/// What batch norm in training mode raises when each channel has one value
+/// (`F.batch_norm`'s `_verify_batch_size`: the batch times the spatial sizes).
+pub(super) fn single_value_per_channel(interp: &Interp<'_>, dims: &[Dim]) -> Option<String> {
+    let values = dims
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, d)| d.as_const())
+        .try_fold(1i64, |acc, d| d.map(|d| acc.saturating_mul(d)))?;
+    (values == 1 && dims.len() >= 2).then(|| {
+        format!(
+            "Expected more than 1 value per channel when training, got input size torch.Size({})",
+            interp.fmt_dims(dims)
+        )
+    })
 }

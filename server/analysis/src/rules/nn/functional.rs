@@ -160,6 +160,14 @@ fn functional_rule(
             if let Some(message) = mixed_dtype(interp, &x, &args, name) {
                 return raise(Code::DtypeMismatch, message);
             }
+            // `F.batch_norm(..., training=True)` verifies the batch first.
+            if name == "batch_norm"
+                && matches!(args.get(5, "training"), Some(Value::Bool(Some(true))))
+                && let Some(dims) = interp.dims(&x)
+                && let Some(message) = super::forward::single_value_per_channel(interp, &dims)
+            {
+                return raise(Code::LayerInput, message);
+            }
             Ok(out_shape(
                 interp,
                 &x,

@@ -78,6 +78,22 @@ fn loss_ce_rule(
             );
             return raise(Code::LossShape, message);
         }
+        // The remaining sizes are checked as a whole, as `nll_loss2d` and
+        // its N-d form do: `(B, T, V)` logits with `(B, T)` targets read
+        // dim 1 (`T`) as the classes, and the target's `T` meets `V`.
+        if expected
+            .iter()
+            .zip(&td)
+            .skip(1)
+            .any(|(a, b)| interp.env.known_different(a, b))
+        {
+            let message = format!(
+                "Expected target size {}, got {}",
+                interp.fmt_dims(&expected),
+                interp.fmt_dims(&td)
+            );
+            return raise(Code::LossShape, message);
+        }
         if let Some(d) = t.dtype
             && !matches!(d, DType::Int64 | DType::UInt8)
             && matches!(name, "cross_entropy" | "nll_loss")

@@ -154,6 +154,7 @@ pub(crate) fn construct(
         keys: RefCell::new(keys),
         params: RefCell::new(FxHashMap::default()),
         unknown_children: std::cell::Cell::new(unknown),
+        training: std::cell::Cell::new(Some(true)),
     }))
 }
 

@@ -12,7 +12,7 @@ use crate::value::{DType, Device, Layer, Value};
 
 use super::Kwargs;
 use super::forward::call_layer;
-use super::parameters::{first_parameter, layer_param, move_module};
+use super::parameters::{first_parameter, layer_param, move_module, set_training};
 
 /// Attributes of a built-in layer: its parameters and constructor settings.
 pub(crate) fn layer_attr(
@@ -268,6 +268,7 @@ fn transformer_stack(transformer: &Rc<Layer>, part: &str) -> Value {
             keys: RefCell::new(Vec::new()),
             params: RefCell::new(FxHashMap::default()),
             unknown_children: std::cell::Cell::new(false),
+            training: std::cell::Cell::new(transformer.training.get()),
         }))
     };
     let inner = like(layer, vec![d_model], settings.clone());
@@ -315,6 +316,7 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
                 keys: RefCell::new(Vec::new()),
                 params: RefCell::new(FxHashMap::default()),
                 unknown_children: std::cell::Cell::new(false),
+                training: std::cell::Cell::new(layer.training.get()),
             }))
         }
         _ => Value::Unknown,
@@ -394,9 +396,21 @@ pub(crate) fn module_method(
             t.is_param = true;
             Value::Many(Rc::new(Value::Tensor(Rc::new(t))), None)
         }
-        "eval" | "train" | "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => {
+        "eval" | "train" => {
+            // `train(mode=True)`; `eval()` is `train(False)`.
+            let mode = if name == "eval" {
+                Some(false)
+            } else {
+                match args.pos.first().or_else(|| args.kw("mode")) {
+                    None => Some(true),
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => None,
+                }
+            };
+            set_training(interp, receiver, mode);
             receiver.clone()
         }
+        "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => receiver.clone(),
         // A container's children, or those of a subclass of one
         // (`class MixedConv2d(nn.ModuleDict)`), which keeps them in its
         // layer part.

@@ -169,3 +169,33 @@ pub(super) fn move_module(
         _ => {}
     }
 }
+
+/// `module.train(mode)` / `module.eval()`: the mode of every layer the
+/// module holds, children included, as torch's recursive `train` sets it.
+pub(super) fn set_training(interp: &mut Interp<'_>, module: &Value, mode: Option<bool>) {
+    // The mode is part of a layer's structure, as memo keys see it.
+    interp.epoch += 1;
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut todo = vec![module.clone()];
+    while let Some(v) = todo.pop() {
+        match &v {
+            Value::Layer(l) => {
+                if seen.insert(Rc::as_ptr(l) as *const u8 as usize) {
+                    l.training.set(mode);
+                    todo.extend(l.children.borrow().iter().cloned());
+                }
+            }
+            Value::Instance(inst) => {
+                if seen.insert(Rc::as_ptr(inst) as *const u8 as usize) {
+                    todo.extend(
+                        crate::value::entries(&inst.attrs)
+                            .into_iter()
+                            .map(|(_, v)| v),
+                    );
+                }
+            }
+            Value::List(_) | Value::Tuple(_) => todo.extend(v.items().unwrap_or_default()),
+            _ => {}
+        }
+    }
+}
