@@ -253,6 +253,7 @@ pub(crate) fn call_layer(
             x,
             &a(0, "in_features").unwrap_or(Value::Unknown),
             &a(1, "out_features").unwrap_or(Value::Unknown),
+            !matches!(a(2, "bias"), Some(Value::Bool(Some(false)))),
             device,
             range,
         ),

@@ -57,6 +57,7 @@ fn functional_rule(
                     &x,
                     &Value::Int(inp.clone()),
                     &Value::Int(out.clone()),
+                    args.tensor(2, "bias").is_some(),
                     device,
                     range,
                 )),
@@ -279,7 +280,7 @@ fn functional_rule(
             };
             if !(3..=5).contains(&r) || (mode == "bicubic" && r != 4) {
                 let message = format!(
-                    "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
+                    "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {mode})"
                 );
                 return raise(Code::InterpolateSize, message);
             }

@@ -11,16 +11,27 @@ use crate::rules::ops::{out_known, out_shape, out_var};
 use crate::rules::shape::numel;
 use crate::value::{DType, Device, Tensor, Value};
 
-/// `x [*, in] -> [*, out]`, with the `addmm` message on a mismatch.
+/// `x [*, in] -> [*, out]`, with the `addmm` message on a mismatch (`mm`
+/// without a bias).
 pub(super) fn linear(
     interp: &mut Interp<'_>,
     x: &Rc<Tensor>,
     in_features: &Value,
     out_features: &Value,
+    biased: bool,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let result = linear_rule(interp, x, in_features, out_features, device, range.clone());
+    let kernel = if biased { "addmm" } else { "mm" };
+    let result = linear_rule(
+        interp,
+        x,
+        in_features,
+        out_features,
+        kernel,
+        device,
+        range.clone(),
+    );
     interp.settle(range, result)
 }
 
@@ -30,6 +41,7 @@ fn linear_rule(
     x: &Rc<Tensor>,
     in_features: &Value,
     out_features: &Value,
+    kernel: &str,
     device: Option<Device>,
     range: TextRange,
 ) -> RuleResult {
@@ -79,7 +91,7 @@ fn linear_rule(
         if interp.env.known_different(&last, &in_dim) {
             let rows = numel(&dims[..dims.len() - 1]);
             let message = format!(
-                "addmm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                "{kernel}: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
                 interp.fmt_dim(&rows),
                 interp.fmt_dim(&last),
                 interp.fmt_dim(&in_dim),

@@ -108,6 +108,11 @@ fn split(
         _ => return Value::Unknown,
     };
     let size = &dims[d];
+    // torch's message names the dim as the code wrote it (`-1`).
+    let written = match args.get(2, "dim") {
+        Some(Value::Int(w)) => w.as_const().unwrap_or(d as i64),
+        _ => d as i64,
+    };
     let spec = args
         .get(1, "split_size_or_sections")
         .or(args.get(1, "split_size"))
@@ -146,7 +151,7 @@ fn split(
                 let total = numel_sum(&sizes);
                 if interp.env.known_different(&total, size) {
                     let message = format!(
-                        "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {d}), but got split_sizes={}",
+                        "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {written}), but got split_sizes={}",
                         interp.fmt_dim(size),
                         interp.fmt_dims(&sizes)
                     );

@@ -231,8 +231,8 @@ pub(crate) fn matmul(
         (Some(a), Some(b)) if a != b => {
             let message = format!(
                 "expected m1 and m2 to have the same dtype, but got: {} != {}",
-                a.name(),
-                b.name()
+                crate::rules::dtype::cpp_name(a),
+                crate::rules::dtype::cpp_name(b)
             );
             interp.report(range.clone(), Code::DtypeMismatch, message);
             Some(a)

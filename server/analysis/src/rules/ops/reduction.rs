@@ -266,10 +266,19 @@ pub(super) fn reduce(
                 && name != "logsumexp"
                 && !float_override
             {
-                let message = format!(
-                    "{name}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
-                    torch_name(d)
-                );
+                let message = match name {
+                    "std" | "var" => {
+                        "std and var only support floating point and complex dtypes".to_string()
+                    }
+                    "nanmean" => format!(
+                        "nanmean(): expected input to have floating point or complex dtype but got {}",
+                        torch_name(d)
+                    ),
+                    _ => format!(
+                        "{name}(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                        torch_name(d)
+                    ),
+                };
                 interp.report(range.clone(), Code::DtypeMismatch, message);
                 return Value::Unknown;
             }
