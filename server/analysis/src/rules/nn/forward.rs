@@ -248,15 +248,19 @@ pub(crate) fn call_layer(
         )
     };
     match &*kind {
-        "Linear" => linear(
-            interp,
-            x,
-            &a(0, "in_features").unwrap_or(Value::Unknown),
-            &a(1, "out_features").unwrap_or(Value::Unknown),
-            !matches!(a(2, "bias"), Some(Value::Bool(Some(false)))),
-            device,
-            range,
-        ),
+        "Linear" => {
+            let name = callee_text(interp.text(&range));
+            linear(
+                interp,
+                x,
+                &a(0, "in_features").unwrap_or(Value::Unknown),
+                &a(1, "out_features").unwrap_or(Value::Unknown),
+                !matches!(a(2, "bias"), Some(Value::Bool(Some(false)))),
+                name,
+                device,
+                range,
+            )
+        }
         "LazyLinear" => {
             let Some(dims) = interp.dims(x) else {
                 return Value::Unknown;
@@ -670,4 +674,30 @@ pub(super) fn single_value_per_channel(interp: &Interp<'_>, dims: &[Dim]) -> Opt
             interp.fmt_dims(dims)
         )
     })
+}
+
+/// The called expression of a call's text (`self.fc1` of `self.fc1(x)`,
+/// `self.blocks[0]` of `self.blocks[0](x)`): what the user calls the layer.
+fn callee_text(call: &str) -> Option<String> {
+    let call = call.trim_end();
+    if !call.ends_with(')') {
+        return None;
+    }
+    // The argument list is the last bracketed group: find its `(`.
+    let mut depth = 0i32;
+    for (i, c) in call.char_indices().rev() {
+        match c {
+            ')' | ']' | '}' => depth += 1,
+            '(' | '[' | '{' => {
+                depth -= 1;
+                if depth == 0 {
+                    let name = call[..i].trim();
+                    return (!name.is_empty() && name.len() <= 60 && !name.contains('\n'))
+                        .then(|| name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }

@@ -58,6 +58,7 @@ fn functional_rule(
                     &Value::Int(inp.clone()),
                     &Value::Int(out.clone()),
                     args.tensor(2, "bias").is_some(),
+                    None,
                     device,
                     range,
                 )),

@@ -6,7 +6,7 @@ use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
 use crate::interp::Interp;
-use crate::rules::check::{RuleResult, raise};
+use crate::rules::check::{RuleResult, Stop, raise};
 use crate::rules::ops::{out_known, out_shape, out_var};
 use crate::rules::shape::numel;
 use crate::value::{DType, Device, Tensor, Value};
@@ -19,6 +19,7 @@ pub(super) fn linear(
     in_features: &Value,
     out_features: &Value,
     biased: bool,
+    layer_name: Option<String>,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
@@ -32,6 +33,25 @@ pub(super) fn linear(
         device,
         range.clone(),
     );
+    // torch's words, then which of the user's layers it is: a model has
+    // many `Linear`s and the sizes alone do not say which.
+    let result = match (result, layer_name) {
+        (Err(Stop::Raise(mut e)), Some(name)) if e.code == Code::LinearShape => {
+            let mut size = |v: &Value| {
+                interp
+                    .as_dim(v)
+                    .map_or_else(|| "?".to_string(), |d| interp.fmt_dim(&d))
+            };
+            e.message = format!(
+                "{} (in `{name}`: Linear(in_features={}, out_features={}))",
+                e.message,
+                size(in_features),
+                size(out_features)
+            );
+            Err(Stop::Raise(e))
+        }
+        (result, _) => result,
+    };
     interp.settle(range, result)
 }
 
