@@ -15,7 +15,7 @@ use super::Kwargs;
 use super::attention::{layer_d_model, mha};
 use super::conv::{ConvSpec, conv_forward, conv_transpose_output_size};
 use super::functional::functional;
-use super::linear::{embedding, linear};
+use super::linear::{LinearCall, embedding, linear};
 use super::norm::{layer_norm, norm_dtype_message};
 use super::parameters::layer_param;
 use super::pool::{adaptive_pool, pool, with_indices};
@@ -255,8 +255,10 @@ pub(crate) fn call_layer(
                 x,
                 &a(0, "in_features").unwrap_or(Value::Unknown),
                 &a(1, "out_features").unwrap_or(Value::Unknown),
-                !matches!(a(2, "bias"), Some(Value::Bool(Some(false)))),
-                name,
+                LinearCall {
+                    biased: !matches!(a(2, "bias"), Some(Value::Bool(Some(false)))),
+                    layer_name: name,
+                },
                 device,
                 range,
             )

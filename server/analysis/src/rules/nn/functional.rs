@@ -57,8 +57,10 @@ fn functional_rule(
                     &x,
                     &Value::Int(inp.clone()),
                     &Value::Int(out.clone()),
-                    args.tensor(2, "bias").is_some(),
-                    None,
+                    super::linear::LinearCall {
+                        biased: args.tensor(2, "bias").is_some(),
+                        layer_name: None,
+                    },
                     device,
                     range,
                 )),

@@ -11,6 +11,13 @@ use crate::rules::ops::{out_known, out_shape, out_var};
 use crate::rules::shape::numel;
 use crate::value::{DType, Device, Tensor, Value};
 
+/// How a linear map is called: with a bias (torch's kernel is `addmm`,
+/// else `mm`), and through which of the user's layers, if one.
+pub(super) struct LinearCall {
+    pub biased: bool,
+    pub layer_name: Option<String>,
+}
+
 /// `x [*, in] -> [*, out]`, with the `addmm` message on a mismatch (`mm`
 /// without a bias).
 pub(super) fn linear(
@@ -18,12 +25,11 @@ pub(super) fn linear(
     x: &Rc<Tensor>,
     in_features: &Value,
     out_features: &Value,
-    biased: bool,
-    layer_name: Option<String>,
+    call: LinearCall,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let kernel = if biased { "addmm" } else { "mm" };
+    let kernel = if call.biased { "addmm" } else { "mm" };
     let result = linear_rule(
         interp,
         x,
@@ -35,7 +41,7 @@ pub(super) fn linear(
     );
     // torch's words, then which of the user's layers it is: a model has
     // many `Linear`s and the sizes alone do not say which.
-    let result = match (result, layer_name) {
+    let result = match (result, call.layer_name) {
         (Err(Stop::Raise(mut e)), Some(name)) if e.code == Code::LinearShape => {
             let mut size = |v: &Value| {
                 interp

@@ -179,20 +179,16 @@ pub(super) fn set_training(interp: &mut Interp<'_>, module: &Value, mode: Option
     let mut todo = vec![module.clone()];
     while let Some(v) = todo.pop() {
         match &v {
-            Value::Layer(l) => {
-                if seen.insert(Rc::as_ptr(l) as *const u8 as usize) {
-                    l.training.set(mode);
-                    todo.extend(l.children.borrow().iter().cloned());
-                }
+            Value::Layer(l) if seen.insert(Rc::as_ptr(l) as *const u8 as usize) => {
+                l.training.set(mode);
+                todo.extend(l.children.borrow().iter().cloned());
             }
-            Value::Instance(inst) => {
-                if seen.insert(Rc::as_ptr(inst) as *const u8 as usize) {
-                    todo.extend(
-                        crate::value::entries(&inst.attrs)
-                            .into_iter()
-                            .map(|(_, v)| v),
-                    );
-                }
+            Value::Instance(inst) if seen.insert(Rc::as_ptr(inst) as *const u8 as usize) => {
+                todo.extend(
+                    crate::value::entries(&inst.attrs)
+                        .into_iter()
+                        .map(|(_, v)| v),
+                );
             }
             Value::List(_) | Value::Tuple(_) => todo.extend(v.items().unwrap_or_default()),
             _ => {}
