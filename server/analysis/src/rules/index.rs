@@ -350,8 +350,12 @@ pub(crate) fn index_put(
     let region = index_tensor(interp, t, index, range.clone());
     if let (Value::Tensor(r), Value::Tensor(v)) = (&region, value)
         && let (Some(rd), Some(vd)) = (interp.dims(r), interp.dims(v))
-        && let Err(message) = broadcast(interp, &rd, &vd)
     {
-        interp.report(range, Code::BroadcastShape, message);
+        // The value is expanded to the region (torch's `copy_`).
+        if let Some(message) = crate::rules::ops::expand_error(interp, &vd, &rd) {
+            interp.report(range, Code::BroadcastShape, message);
+        } else if let Err(message) = broadcast(interp, &rd, &vd) {
+            interp.report(range, Code::BroadcastShape, message);
+        }
     }
 }

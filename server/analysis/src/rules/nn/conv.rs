@@ -75,11 +75,19 @@ fn conv_forward_rule(
                 vec![cout.clone(), per_group]
             };
             weight.extend(c.kernel.iter().cloned());
+            // An unbatched input runs as a batch of one.
+            let shown: Vec<Dim> = if dims.len() == n + 1 {
+                std::iter::once(Dim::konst(1))
+                    .chain(dims.iter().cloned())
+                    .collect()
+            } else {
+                dims.clone()
+            };
             let message = if c.transposed {
                 format!(
                     "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
                     interp.fmt_dims(&weight),
-                    interp.fmt_dims(&dims),
+                    interp.fmt_dims(&shown),
                     interp.fmt_dim(&cin),
                     interp.fmt_dim(ch)
                 )
@@ -88,7 +96,7 @@ fn conv_forward_rule(
                     "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
                     interp.fmt_dim(&groups),
                     interp.fmt_dims(&weight),
-                    interp.fmt_dims(&dims),
+                    interp.fmt_dims(&shown),
                     interp.fmt_dim(&cin),
                     interp.fmt_dim(ch)
                 )
@@ -169,8 +177,20 @@ fn conv_forward_rule(
             if let (Some(pv), Some(kv)) = (interp.env.value(&padded), interp.env.value(&keff))
                 && pv < kv
             {
+                // torch prints every spatial dim, joined by ` x `.
+                let all = |f: &dyn Fn(usize) -> Dim| {
+                    (0..n)
+                        .map(|j| interp.fmt_dim(&f(j)))
+                        .collect::<Vec<_>>()
+                        .join(" x ")
+                };
+                let padded_all = all(&|j| spatial_in[j].add(&padding[j].mul(&Dim::konst(2))));
+                let kernel_all = all(&|j| {
+                    let d = c.dilation.get(j).cloned().unwrap_or_else(|| Dim::konst(1));
+                    d.mul(&c.kernel[j].sub(&Dim::konst(1))).add(&Dim::konst(1))
+                });
                 let message = format!(
-                    "Calculated padded input size per channel: ({pv}). Kernel size: ({kv}). Kernel size can't be greater than actual input size"
+                    "Calculated padded input size per channel: ({padded_all}). Kernel size: ({kernel_all}). Kernel size can't be greater than actual input size"
                 );
                 return raise(Code::ConvInput, message);
             }

@@ -161,16 +161,18 @@ fn pool_rule(
         {
             len = Dim::konst(ov - 1);
         }
-        if let Some(v) = interp.env.value(&len)
-            && v < 1
-        {
-            let message = format!(
-                "Given input size: {}. Calculated output size: ({v}). Output size is too small",
-                interp.fmt_dims(&dims)
-            );
-            return raise(Code::PoolInput, message);
-        }
         out.push(len);
+    }
+    let spatial_out = &out[out.len() - n..];
+    if let Some(v) = spatial_out
+        .iter()
+        .filter_map(|d| interp.env.value(d))
+        .find(|v| *v < 1)
+    {
+        return raise(
+            Code::PoolInput,
+            too_small(interp, n, is_max, &dims, spatial_out, kernel, v),
+        );
     }
     Ok(out_known(interp, x, out, x.dtype, device, "pool"))
 }
@@ -231,4 +233,66 @@ fn adaptive_pool_rule(
         });
     }
     Ok(out_known(interp, x, out, x.dtype, device, "adaptive_pool"))
+}
+
+/// torch's words for a pooling window larger than its (padded) input:
+/// the kernels' own checks for `max_pool1d` and `avg_pool3d`, otherwise
+/// the shared one, which prints the channels and spatial sizes of the
+/// input and the output (a 1-d pool runs as a 2-d one of height 1).
+fn too_small(
+    interp: &Interp<'_>,
+    n: usize,
+    is_max: bool,
+    dims: &[Dim],
+    spatial_out: &[Dim],
+    kernel: &[Dim],
+    v: i64,
+) -> String {
+    let spatial_in = &dims[dims.len() - n..];
+    let joined = |ds: &[Dim]| {
+        ds.iter()
+            .map(|d| interp.fmt_dim(d))
+            .collect::<Vec<_>>()
+            .join("x")
+    };
+    match (n, is_max) {
+        (1, true) => return format!("max_pool1d() Invalid computed output size: {v}"),
+        (3, false)
+            if spatial_in
+                .iter()
+                .zip(kernel)
+                .any(|(l, k)| interp.env.known_different(l, k)) =>
+        {
+            let named = |ds: &[Dim], prefix: &str| {
+                ["T", "H", "W"]
+                    .iter()
+                    .zip(ds)
+                    .map(|(axis, d)| format!("{prefix}{axis}: {}", interp.fmt_dim(d)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            return format!(
+                "input image ({}) smaller than kernel size ({})",
+                named(spatial_in, ""),
+                named(kernel, "k")
+            );
+        }
+        _ => {}
+    }
+    let channels = dims[dims.len() - n - 1].clone();
+    let one = Dim::konst(1);
+    let height = if n == 1 { vec![one] } else { Vec::new() };
+    let shown_in: Vec<Dim> = std::iter::once(channels.clone())
+        .chain(height.iter().cloned())
+        .chain(spatial_in.iter().cloned())
+        .collect();
+    let shown_out: Vec<Dim> = std::iter::once(channels)
+        .chain(height)
+        .chain(spatial_out.iter().cloned())
+        .collect();
+    format!(
+        "Given input size: ({}). Calculated output size: ({}). Output size is too small",
+        joined(&shown_in),
+        joined(&shown_out)
+    )
 }

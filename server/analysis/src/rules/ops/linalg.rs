@@ -90,6 +90,10 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
             let (Some(pd), Some(bias)) = (interp.dims(p), Some(dims.clone())) else {
                 return Ok(product);
             };
+            if let Some(message) = super::view::expand_error(interp, &bias, &pd) {
+                interp.report(call.range, Code::BroadcastShape, message);
+                return Ok(Value::Unknown);
+            }
             match broadcast(interp, &bias, &pd) {
                 Ok(_) => Ok(product),
                 Err(message) => {

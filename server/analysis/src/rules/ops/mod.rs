@@ -37,6 +37,7 @@ use self::reduction::{REDUCTIONS, along_dim, reduce};
 pub(crate) use self::inputs::check_inputs;
 pub(crate) use self::linalg::matmul;
 pub(crate) use self::output::{out_known, out_shape, out_var};
+pub(crate) use self::view::expand_error;
 
 /// One call of a tensor op on an input of known rank, as the family rules
 /// (`view`, `join`, `select`, `linalg`, `reduction::along_dim`) see it. It

@@ -491,3 +491,32 @@ fn expand(
     }
     Ok(out_known(interp, x, out, x.dtype, device, "expand"))
 }
+
+/// What torch raises when a tensor of shape `tensor` is expanded to
+/// `target` (a bias to a product's shape, a value to the region it is
+/// assigned to): trailing dims aligned, each either equal or 1. Leading
+/// 1s beyond the target's rank are dropped, as `copy_` does; a tensor that
+/// still has more dims is left to the caller (`None`), as is any size the
+/// analysis cannot compare.
+pub(crate) fn expand_error(interp: &Interp<'_>, tensor: &[Dim], target: &[Dim]) -> Option<String> {
+    let extra = tensor.len().saturating_sub(target.len());
+    if tensor[..extra].iter().any(|d| d.as_const() != Some(1)) {
+        return None;
+    }
+    let tensor = &tensor[extra..];
+    let lead = target.len() - tensor.len();
+    for (j, d) in tensor.iter().enumerate() {
+        let i = lead + j;
+        let s = &target[i];
+        if d.as_const() != Some(1) && interp.env.known_different(s, d) {
+            return Some(format!(
+                "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
+                interp.fmt_dim(s),
+                interp.fmt_dim(d),
+                interp.fmt_dims(target),
+                interp.fmt_dims(tensor)
+            ));
+        }
+    }
+    None
+}
