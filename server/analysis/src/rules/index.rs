@@ -222,10 +222,15 @@ pub(crate) fn index_tensor(
             match broadcast(interp, &shape, part) {
                 Ok(s) => shape = s,
                 Err(_) => {
+                    let shapes: Vec<String> =
+                        advanced.iter().map(|(_, p)| interp.fmt_dims(p)).collect();
                     interp.report(
                         range,
                         Code::IndexShape,
-                        "shape mismatch: indexing tensors could not be broadcast together".into(),
+                        format!(
+                            "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                            shapes.join(", ")
+                        ),
                     );
                     return Value::Unknown;
                 }

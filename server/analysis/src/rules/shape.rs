@@ -48,6 +48,16 @@ impl Interp<'_> {
         format!("[{}]", parts.join(", "))
     }
 
+    /// Sizes as a Python tuple, as torch prints an `IntArrayRef` argument:
+    /// `(21, 19)`, `(23,)`.
+    pub(crate) fn fmt_tuple(&self, dims: &[Dim]) -> String {
+        let parts: Vec<String> = dims.iter().map(|d| self.env.display(d)).collect();
+        match parts.as_slice() {
+            [one] => format!("({one},)"),
+            _ => format!("({})", parts.join(", ")),
+        }
+    }
+
     pub(crate) fn fmt_dim(&self, d: &Dim) -> String {
         self.env.display(d)
     }

@@ -225,6 +225,23 @@ fn mask_error(
             ));
         }
     }
+    // The keys are split into heads with the query's batch: a key of
+    // another batch size fails that `view`.
+    let nk = if batch_first { &kd[0] } else { &kd[1] };
+    if interp.env.known_different(nk, n)
+        && let Some(h) = heads
+        && let Some(e) = kd.last()
+        && let Some(head_dim) = e.floordiv(h)
+    {
+        let numel = kd.iter().fold(Dim::konst(1), |acc, d| acc.mul(d));
+        return Some(format!(
+            "shape '[{}, {}, {}]' is invalid for input of size {}",
+            interp.fmt_dim(s),
+            interp.fmt_dim(&n.mul(h)),
+            interp.fmt_dim(&head_dim),
+            interp.fmt_dim(&numel)
+        ));
+    }
     if let Some(mask) = args.tensor(3, "key_padding_mask")
         && let Some(md) = interp.dims(&mask)
         && md.len() == 2

@@ -214,7 +214,7 @@ pub(super) fn conv_transpose_output_size(
     x: &Rc<Tensor>,
     c: &ConvSpec,
     out: Value,
-    sizes: &[Value],
+    (sizes, tuple): (&[Value], bool),
     range: TextRange,
 ) -> Value {
     let Value::Tensor(t) = &out else { return out };
@@ -251,7 +251,11 @@ pub(super) fn conv_transpose_output_size(
             .unwrap_or_default();
         let message = format!(
             "requested an output size of {}, but valid sizes range from {} to {} (for an input of torch.Size({}))",
-            interp.fmt_dims(&want),
+            if tuple {
+                interp.fmt_tuple(&want)
+            } else {
+                interp.fmt_dims(&want)
+            },
             interp.fmt_dims(&lo),
             interp.fmt_dims(&hi),
             interp.fmt_dims(&input)

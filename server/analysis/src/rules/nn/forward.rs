@@ -306,13 +306,16 @@ pub(crate) fn call_layer(
                 transposed,
             };
             let out = conv_forward(interp, x, &conv, device, range.clone());
-            match call_args.get(1, "output_size").and_then(|v| v.items()) {
+            let output_size = call_args.get(1, "output_size");
+            // torch prints the sizes as the code gave them, list or tuple.
+            let tuple = matches!(output_size, Some(Value::Tuple(_)));
+            match output_size.and_then(|v| v.items()) {
                 Some(sizes) if transposed && sizes.len() >= n => conv_transpose_output_size(
                     interp,
                     x,
                     &conv,
                     out,
-                    &sizes[sizes.len() - n..],
+                    (&sizes[sizes.len() - n..], tuple),
                     range,
                 ),
                 _ => out,

@@ -311,12 +311,13 @@ fn functional_rule(
                         }),
                     };
                     if sizes.len() != n {
+                        let wanted = interp.size_dims(&sizes);
                         return raise(
                             Code::InterpolateSize,
                             format!(
-                                "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {} entries",
+                                "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.",
                                 interp.fmt_dims(&dims[2..]),
-                                sizes.len()
+                                interp.fmt_tuple(&wanted)
                             ),
                         );
                     }
@@ -550,8 +551,14 @@ fn functional_rule(
             }
             let (e, ek) = (&qd[qd.len() - 1], &kd[kd.len() - 1]);
             if interp.env.known_different(e, ek) {
+                // The math kernel's `q @ k.transpose(-2, -1)`, its batch
+                // dims folded into one `bmm`.
+                let folded = match broadcast(interp, &qd[..qd.len() - 2], &kd[..kd.len() - 2]) {
+                    Ok(batch) => interp.fmt_dim(&crate::rules::shape::numel(&batch)),
+                    Err(message) => return raise(Code::BroadcastShape, message),
+                };
                 let message = format!(
-                    "Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}].",
+                    "Expected size for first two dimensions of batch2 tensor to be: [{folded}, {}] but got: [{folded}, {}].",
                     interp.fmt_dim(e),
                     interp.fmt_dim(ek)
                 );

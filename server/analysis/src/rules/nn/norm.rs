@@ -103,8 +103,14 @@ pub(super) fn layer_norm(
             .any(|(a, b)| interp.env.known_different(a, b));
     if mismatch {
         let message = format!(
-            "Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
+            "Given normalized_shape={}, expected input with shape [*{}{}], but got input of size{}",
             interp.fmt_dims(&normalized),
+            // RMSNorm's kernel prints the star without a comma.
+            if op.contains("rms") || op.contains("RMS") {
+                ""
+            } else {
+                ", "
+            },
             normalized
                 .iter()
                 .map(|d| interp.fmt_dim(d))

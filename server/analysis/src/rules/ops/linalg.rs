@@ -61,6 +61,20 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
             ) else {
                 return Ok(Value::Unknown);
             };
+            // addbmm checks the batches itself, before its `bmm`.
+            if name == "addbmm"
+                && let (Some(ad), Some(bd)) = (interp.dims(&a), interp.dims(&b))
+                && ad.len() == 3
+                && bd.len() == 3
+                && interp.env.known_different(&ad[0], &bd[0])
+            {
+                let message = format!(
+                    "batch1 and batch2 must have same number of batches, got {} and {}",
+                    interp.fmt_dim(&ad[0]),
+                    interp.fmt_dim(&bd[0])
+                );
+                return raise(Code::MatmulShape, message);
+            }
             let product = matmul(
                 interp,
                 match name {
@@ -280,7 +294,8 @@ pub(crate) fn matmul(
             );
         }
         "bmm" if a.len() != 3 || b.len() != 3 => {
-            return fail(interp, "batch1 must be a 3D tensor".into());
+            let which = if a.len() != 3 { "batch1" } else { "batch2" };
+            return fail(interp, format!("{which} must be a 3D tensor"));
         }
         "bmm"
             if interp.env.known_different(&a[0], &b[0])
@@ -353,19 +368,30 @@ pub(crate) fn matmul(
                     interp.fmt_dim(&b[1])
                 )
             }
-            _ => {
-                let batch: Vec<String> = b[..b.len().saturating_sub(2)]
-                    .iter()
-                    .map(|d| interp.fmt_dim(d))
-                    .collect();
-                let mut expected = batch.clone();
-                expected.push(interp.fmt_dim(&ka));
-                let mut got = batch;
-                got.push(interp.fmt_dim(&kb));
+            // A vector times a batch of matrices is one matrix-vector
+            // product of the batch folded into rows.
+            (1, _) => {
+                let rows = crate::rules::shape::numel(&b[..b.len() - 2]).mul(&b[b.len() - 1]);
                 format!(
-                    "Expected size for first two dimensions of batch2 tensor to be: [{}] but got: [{}].",
-                    expected.join(", "),
-                    got.join(", ")
+                    "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+                    interp.fmt_dim(&rows),
+                    interp.fmt_dim(&rows),
+                    interp.fmt_dim(&b[b.len() - 2]),
+                    interp.fmt_dim(&ka)
+                )
+            }
+            // Batches of matrices: torch broadcasts the batch dims first
+            // (its message if they clash), then folds them into one `bmm`.
+            _ => {
+                let batch = match broadcast(interp, &a[..a.len() - 2], &b[..b.len() - 2]) {
+                    Ok(batch) => batch,
+                    Err(message) => return fail(interp, message),
+                };
+                let folded = interp.fmt_dim(&crate::rules::shape::numel(&batch));
+                format!(
+                    "Expected size for first two dimensions of batch2 tensor to be: [{folded}, {}] but got: [{folded}, {}].",
+                    interp.fmt_dim(&ka),
+                    interp.fmt_dim(&kb)
                 )
             }
         };

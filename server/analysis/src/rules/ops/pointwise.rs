@@ -395,7 +395,7 @@ fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextR
     {
         let message = format!(
             "masked_fill_ only supports boolean masks, but got mask with dtype {}",
-            dt.name()
+            crate::rules::dtype::cpp_name(dt)
         );
         interp.report(range.clone(), Code::DtypeMismatch, message);
     }
