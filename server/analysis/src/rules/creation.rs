@@ -191,7 +191,7 @@ pub(crate) fn create(
                 "full_like" => base.dtype,
                 _ => base.dtype,
             };
-            let dtype = dtype_arg(args).or(dtype);
+            let dtype = dtype_or(args, dtype);
             let device = device_arg(args).unwrap_or_else(|| base.device.clone());
             let t = interp.new_tensor(base.shape.clone(), dtype, device, &format!("torch.{name}"));
             return Some(Value::Tensor(Rc::new(t)));
@@ -210,7 +210,7 @@ pub(crate) fn create(
         );
         return Some(Value::Unknown);
     }
-    let dtype = dtype_arg(args).or(dtype);
+    let dtype = dtype_or(args, dtype);
     let device = device_arg(args).unwrap_or_else(|| interp.defaults.device.clone());
     let t = interp.new_tensor(Shape::known(shape), dtype, device, &format!("torch.{name}"));
     Some(Value::Tensor(Rc::new(Tensor {
@@ -290,6 +290,17 @@ pub(crate) fn dtype_arg(args: &Args) -> Option<DType> {
     match args.kw("dtype") {
         Some(Value::DType(d)) => Some(*d),
         _ => None,
+    }
+}
+
+/// The dtype an op makes: the `dtype=` argument when given (unknown when
+/// the analysis cannot read it: `dtype=labels.dtype` of unread labels is
+/// not the default float), else `default`.
+pub(crate) fn dtype_or(args: &Args, default: Option<DType>) -> Option<DType> {
+    match args.kw("dtype") {
+        None | Some(Value::None) => default,
+        Some(Value::DType(d)) => Some(*d),
+        Some(_) => None,
     }
 }
 
@@ -492,7 +503,7 @@ pub(crate) fn method(
                     }
                 }
             };
-            let dtype = dtype_arg(args).or(t.dtype);
+            let dtype = dtype_or(args, t.dtype);
             let device = device_arg(args).unwrap_or_else(|| t.device.clone());
             Value::Tensor(Rc::new(interp.new_tensor(shape, dtype, device, name)))
         }
@@ -527,7 +538,7 @@ fn of_unlisted_size(
     dtype: Option<DType>,
     name: &str,
 ) -> Value {
-    let dtype = dtype_arg(args).or(dtype);
+    let dtype = dtype_or(args, dtype);
     let device = device_arg(args).unwrap_or_else(|| interp.defaults.device.clone());
     Value::Tensor(Rc::new(interp.new_tensor(
         shape,

@@ -307,6 +307,9 @@ fn slice_len(
             Value::None => Some(default),
             Value::Int(d) => match d.as_const() {
                 Some(n) if n < 0 => Some(size.add(&Dim::konst(n))),
+                // `x[:, :-w]` with a size `w`: negative whatever its value,
+                // so counted from the end as a constant would be.
+                None if d.never_positive() && d.as_const() != Some(0) => Some(size.add(d)),
                 _ => Some(d.clone()),
             },
             Value::Opaque(name) => Some(interp.opaque_symbol(name)),

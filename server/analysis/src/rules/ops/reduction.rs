@@ -85,11 +85,14 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult
                 );
                 return raise(Code::DtypeUnsupported, message);
             }
-            let dtype = crate::rules::creation::dtype_arg(args).or(if name.starts_with("cum") {
-                sum_dtype(x.dtype)
-            } else {
-                x.dtype
-            });
+            let dtype = crate::rules::creation::dtype_or(
+                args,
+                if name.starts_with("cum") {
+                    sum_dtype(x.dtype)
+                } else {
+                    x.dtype
+                },
+            );
             Ok(call.output(interp, dims.clone(), dtype))
         }
         "cummax" | "cummin" => {
@@ -297,7 +300,7 @@ pub(super) fn reduce(
         }
         _ => x.dtype,
     };
-    let dtype = crate::rules::creation::dtype_arg(args).or(dtype);
+    let dtype = crate::rules::creation::dtype_or(args, dtype);
     let Some(dims) = interp.dims(x) else {
         if args.get(1, "dim").is_none()
             && !matches!(name, "norm" | "linalg_norm" | "linalg_vector_norm")
