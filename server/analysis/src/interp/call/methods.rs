@@ -43,7 +43,10 @@ impl Interp<'_> {
                     "forward" => {
                         let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
                         match layer {
-                            Some(l @ Value::Layer(_)) => self.call_value(&l, args, kwargs, range),
+                            Some(Value::Layer(l)) => {
+                                let l = Value::Layer(rules::nn::with_own_settings(&l, inst));
+                                self.call_value(&l, args, kwargs, range)
+                            }
                             _ => Value::Unknown,
                         }
                     }

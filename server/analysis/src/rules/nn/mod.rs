@@ -34,7 +34,9 @@ use crate::rules::names::NameSet;
 
 pub(crate) use forward::call_layer;
 pub(crate) use functional::functional;
-pub(crate) use module::{add_child, container_item, container_of, layer_attr, module_method};
+pub(crate) use module::{
+    add_child, container_item, container_of, layer_attr, module_method, with_own_settings,
+};
 pub(crate) use spatial::spatial_rank_of;
 
 use crate::value::Kwargs;

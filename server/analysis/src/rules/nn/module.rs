@@ -589,3 +589,49 @@ pub(crate) fn container_of(module: &Value) -> Option<Rc<Layer>> {
     };
     super::is_container(&layer.kind).then_some(layer)
 }
+
+/// Settings of a layer that only its forward reads, which a subclass may
+/// write over after `super().__init__` (`self.padding = (0, 0, 0)` of a
+/// causal convolution that pads by hand).
+const FORWARD_SETTINGS: [&str; 5] = [
+    "padding",
+    "stride",
+    "dilation",
+    "padding_mode",
+    "output_padding",
+];
+
+/// The layer part of a torch layer subclass as its `forward` sees it: with
+/// the settings the instance wrote over since construction.
+pub(crate) fn with_own_settings(layer: &Rc<Layer>, inst: &crate::value::Instance) -> Rc<Layer> {
+    let attrs = inst.attrs.borrow();
+    let own: Vec<(Rc<str>, Value)> = FORWARD_SETTINGS
+        .iter()
+        .filter_map(|k| attrs.get(*k).map(|v| (Rc::from(*k), v.clone())))
+        .collect();
+    if own.is_empty() {
+        return layer.clone();
+    }
+    let mut kwargs: Vec<(Rc<str>, Value)> = layer
+        .kwargs
+        .iter()
+        .filter(|(k, _)| !own.iter().any(|(o, _)| o == k))
+        .cloned()
+        .collect();
+    kwargs.extend(own);
+    Rc::new(Layer {
+        kind: layer.kind.clone(),
+        args: layer.args.clone(),
+        kwargs,
+        device: RefCell::new(layer.device.borrow().clone()),
+        dtype: RefCell::new(*layer.dtype.borrow()),
+        origin: layer.origin,
+        mode: layer.mode,
+        children: RefCell::new(layer.children.borrow().clone()),
+        keys: RefCell::new(layer.keys.borrow().clone()),
+        // The weights follow from the arguments these settings leave alone.
+        params: RefCell::new(layer.params.borrow().clone()),
+        unknown_children: std::cell::Cell::new(layer.unknown_children.get()),
+        training: std::cell::Cell::new(layer.training.get()),
+    })
+}
