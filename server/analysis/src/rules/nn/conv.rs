@@ -136,15 +136,32 @@ fn conv_forward_rule(
                 (Some(n - 2), n - 1)
             };
             let hv = |d: &[Dim], dflt: i64| h.map(|h| v(d, h)).unwrap_or(dflt);
-            let message = format!(
-                "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
-                hv(&c.output_padding, 0),
-                v(&c.output_padding, w),
-                hv(&c.stride, 1),
-                v(&c.stride, w),
-                hv(&c.dilation, 1),
-                v(&c.dilation, w)
-            );
+            // A 3-d convolution names the depth too, first.
+            let depth = |d: &[Dim], dflt: i64| if n == 3 { v(d, 0) } else { dflt };
+            let message = if n == 3 {
+                format!(
+                    "output padding must be smaller than either stride or dilation, but got output_padding_depth: {} output_padding_height: {} output_padding_width: {} stride_depth: {} stride_height: {} stride_width: {} dilation_depth: {} dilation_height: {} dilation_width: {}",
+                    depth(&c.output_padding, 0),
+                    hv(&c.output_padding, 0),
+                    v(&c.output_padding, w),
+                    depth(&c.stride, 1),
+                    hv(&c.stride, 1),
+                    v(&c.stride, w),
+                    depth(&c.dilation, 1),
+                    hv(&c.dilation, 1),
+                    v(&c.dilation, w)
+                )
+            } else {
+                format!(
+                    "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
+                    hv(&c.output_padding, 0),
+                    v(&c.output_padding, w),
+                    hv(&c.stride, 1),
+                    v(&c.stride, w),
+                    hv(&c.dilation, 1),
+                    v(&c.dilation, w)
+                )
+            };
             return raise(Code::ConvInput, message);
         }
     }

@@ -200,9 +200,11 @@ pub(crate) fn call_layer(
             )),
             _ if !xd.is_floating() => None,
             "LSTM" | "GRU" | "RNN" => Some(format!(
-                "RNN input dtype (torch.{}) does not match weight dtype (torch.{})",
+                "RNN input dtype (torch.{}) does not match weight dtype (torch.{}). Convert input: input.to(torch.{}), or convert model: model.to(torch.{})",
                 xd.name(),
-                wd.name()
+                wd.name(),
+                wd.name(),
+                xd.name()
             )),
             "LayerNorm"
                 if !matches!(

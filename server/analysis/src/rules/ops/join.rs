@@ -191,7 +191,11 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
             interp.report(
                 range,
                 Code::CatShape,
-                format!("torch.{name}(): expected a non-empty list of Tensors"),
+                if name == "stack" {
+                    "stack expects a non-empty TensorList".to_string()
+                } else {
+                    format!("torch.{name}(): expected a non-empty list of Tensors")
+                },
             );
         }
         return Value::Unknown;

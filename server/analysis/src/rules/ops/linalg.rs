@@ -287,10 +287,11 @@ pub(crate) fn matmul(
         "mm" if a.len() != 2 || b.len() != 2 => {
             return fail(
                 interp,
-                format!(
-                    "mm: self must be a matrix, got {}-D tensor",
-                    if a.len() != 2 { a.len() } else { b.len() }
-                ),
+                if a.len() != 2 {
+                    format!("mm: self must be a matrix, got {}-D tensor", a.len())
+                } else {
+                    format!("mm: mat2 must be a matrix, got {}-D tensor", b.len())
+                },
             );
         }
         "bmm" if a.len() != 3 || b.len() != 3 => {

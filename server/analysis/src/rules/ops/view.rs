@@ -465,6 +465,20 @@ fn expand(
         return raise(Code::ExpandShape, message);
     }
     let lead = sizes.len() - dims.len();
+    // torch checks from the last dim back: the clash it names is the last.
+    if let Some(i) = (lead..sizes.len()).rev().find(|&i| {
+        let (s, d) = (&sizes[i], &dims[i - lead]);
+        interp.env.value(s) != Some(-1) && !interp.is_one(d) && interp.env.known_different(s, d)
+    }) {
+        let message = format!(
+            "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
+            interp.fmt_dim(&sizes[i]),
+            interp.fmt_dim(&dims[i - lead]),
+            interp.fmt_dims(&sizes),
+            interp.fmt_dims(dims)
+        );
+        return raise(Code::ExpandShape, message);
+    }
     let mut out = Vec::new();
     for (i, s) in sizes.iter().enumerate() {
         if i < lead {
@@ -505,7 +519,7 @@ pub(crate) fn expand_error(interp: &Interp<'_>, tensor: &[Dim], target: &[Dim]) 
     }
     let tensor = &tensor[extra..];
     let lead = target.len() - tensor.len();
-    for (j, d) in tensor.iter().enumerate() {
+    for (j, d) in tensor.iter().enumerate().rev() {
         let i = lead + j;
         let s = &target[i];
         if d.as_const() != Some(1) && interp.env.known_different(s, d) {
