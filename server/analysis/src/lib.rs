@@ -10,6 +10,7 @@ mod interp;
 mod record;
 mod report;
 mod rules;
+mod stated;
 mod syntax_errors;
 mod value;
 pub mod workspace;
@@ -105,6 +106,12 @@ fn finish(
             &mut diagnostics,
         )
     };
+    stated::claims::check_comments(
+        interp.src,
+        &bindings,
+        &mut diagnostics,
+        &mut interp.reads.borrow_mut(),
+    );
     let definitions = interp.public_definitions();
     interp.release_modules();
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));

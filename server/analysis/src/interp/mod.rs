@@ -17,6 +17,7 @@ mod join;
 mod memo;
 mod settle;
 mod signature;
+mod stated;
 mod stmt;
 
 pub use memo::CallCache;
@@ -36,6 +37,7 @@ use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
 pub(crate) use expr::slice_indices;
 pub(crate) use join::{join_all, join_values, optional};
 pub(crate) use signature::{is_identifier, shape_comments};
+pub(crate) use stated::dims_word;
 
 pub(crate) use crate::value::Scope;
 
@@ -286,6 +288,9 @@ pub(crate) struct Interp<'s> {
     /// Calls taken from the last version's analysis and kept for the next
     /// (see `memo::across`); idle unless asked for.
     across: memo::Across<'s>,
+    /// What the names of each running call's annotations are bound to,
+    /// innermost last (see `stated`).
+    stated_memos: Vec<stated::Memo>,
 }
 
 impl<'s> Interp<'s> {
@@ -308,6 +313,7 @@ impl<'s> Interp<'s> {
             main: main.clone(),
             module_attrs: FxHashMap::default(),
             definitions: Vec::new(),
+            stated_memos: Vec::new(),
             imported_names: FxHashMap::default(),
             reads: Default::default(),
             config: config.clone(),
@@ -768,7 +774,21 @@ impl<'s> Interp<'s> {
         severity: Severity,
         code: Code,
         message: String,
+        related: Vec<(TextRange, String)>,
+    ) {
+        self.report_with_fixes(range, severity, code, message, related, Vec::new());
+    }
+
+    /// `report_as` with quick fixes: edits of this file that would make
+    /// the problem go away (dropped when the problem is in another file).
+    pub fn report_with_fixes(
+        &mut self,
+        range: TextRange,
+        severity: Severity,
+        code: Code,
+        message: String,
         mut related: Vec<(TextRange, String)>,
+        fixes: Vec<crate::report::Fix>,
     ) {
         debug_assert!(
             code.severities().contains(&severity),
@@ -823,7 +843,7 @@ impl<'s> Interp<'s> {
             code,
             message,
             related: self.related(related),
-            fixes: Vec::new(),
+            fixes,
         });
     }
 

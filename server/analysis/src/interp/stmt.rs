@@ -62,6 +62,9 @@ impl Interp<'_> {
                 {
                     self.recorder
                         .annotation(&target.range, annotation.range.end);
+                    if let Some(value) = value {
+                        self.check_annotated(&annotation.range, &v, &value.range);
+                    }
                 }
                 for target in targets {
                     self.assign(target, v.clone(), BindingKind::Assign);
@@ -109,6 +112,9 @@ impl Interp<'_> {
             }
             StmtKind::Return(value) => {
                 let v = value.as_ref().map(|e| self.eval(e)).unwrap_or(Value::None);
+                if let Some(e) = value {
+                    self.check_return(&v, &e.range);
+                }
                 Flow::Return(v)
             }
             StmtKind::If { test, body, orelse } => self.exec_if(test, body, orelse),

@@ -103,6 +103,16 @@ impl Interp<'_> {
             };
             bindings.push((i, value.unwrap_or(Value::Unknown)));
         }
+        let real_site = range != (0..0);
+        // The arguments meet the callee's stated shapes where the call is
+        // made (a made-up call's arguments were made from them).
+        let call_sites = self.call_sites.len();
+        if real_site {
+            self.call_sites.push(range.clone());
+        }
+        let (memo, refused) = self.check_arguments(f, &bindings, real_site && !open);
+        self.call_sites.truncate(call_sites);
+        self.stated_memos.push(memo);
         for (i, value) in bindings {
             let param = &params[i];
             locals
@@ -149,11 +159,13 @@ impl Interp<'_> {
             early_returns: Vec::new(),
             is_module: false,
             lists_unsure: false,
-            raised: false,
+            // An annotation that refused an argument raised before the
+            // body runs (as jaxtyping's checker does): what the body meets
+            // is no second bug.
+            raised: refused,
         });
         self.stack.push(key);
         self.depth += 1;
-        let real_site = range != (0..0);
         if real_site {
             self.call_sites.push(range.clone());
         }
@@ -163,6 +175,7 @@ impl Interp<'_> {
         }
         self.depth -= 1;
         self.stack.pop();
+        self.stated_memos.pop();
         let frame = self.frames.pop().expect("pushed above");
         let mut result = match flow {
             Flow::Return(v) => Some(v),

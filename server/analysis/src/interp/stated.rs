@@ -1,0 +1,525 @@
+//! Stated shapes in the run: annotations and docstrings as inputs, and as claims checked at calls, returns and annotated assignments.
+//!
+//! What the user wrote is read by `crate::stated`; here it meets the run.
+//! A parameter nobody passes becomes a tensor of the stated shape (names
+//! shared across one signature are one symbol). A call passes its
+//! arguments through the callee's annotations as jaxtyping's memo does:
+//! each name is bound to the size it first meets, and a later size that is
+//! known to differ, a wrong rank, a wrong fixed size or a wrong dtype is a
+//! `shape-annotation` error at the annotation (beartype+jaxtyping would
+//! raise there), with the argument's origin as related information. The
+//! same memo checks the returned value against the return annotation.
+
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::{ExprKind, FunctionDef, ParamKind, StmtKind};
+
+use super::Interp;
+use crate::code::Code;
+use crate::report::TextRange;
+use crate::stated::{DimExpr, StatedDim, StatedShape};
+use crate::value::{Function, Shape, Tensor, Value};
+
+/// What the names of one call's annotations are bound to, as jaxtyping's
+/// memo keeps them: single sizes, and the dims of each `*name`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Memo {
+    sizes: FxHashMap<String, Dim>,
+    many: FxHashMap<String, Vec<Dim>>,
+}
+
+/// The shape a parameter's docstring or annotation states, with whether it
+/// is an annotation (a contract) or documentation.
+pub(crate) struct ParamClaim {
+    pub(crate) shape: StatedShape,
+    /// The annotation, or where the docstring writes the shape.
+    pub(crate) range: TextRange,
+    pub(crate) annotation: bool,
+    /// How a docstring writes the shape, for rewriting it.
+    pub(crate) style: Option<crate::stated::comment::Style>,
+}
+
+impl Interp<'_> {
+    /// The shape a parameter's annotation, or else the function's
+    /// docstring, states.
+    pub(crate) fn param_claim(&self, def: &FunctionDef, name: &str) -> Option<ParamClaim> {
+        let param = def.params.iter().find(|p| p.name.id == name)?;
+        if let Some(annotation) = &param.annotation {
+            let text = self.text(&annotation.range);
+            if let Some(shape) = crate::stated::annotation::read(text) {
+                return Some(ParamClaim {
+                    shape,
+                    range: annotation.range.clone(),
+                    annotation: true,
+                    style: None,
+                });
+            }
+        }
+        let (doc_range, doc) = self.docstring(def)?;
+        let tensor_params: Vec<&str> = def
+            .params
+            .iter()
+            .filter(|p| !matches!(p.name.id.as_str(), "self" | "cls"))
+            .filter(|p| matches!(p.kind, ParamKind::Normal { .. } | ParamKind::KwOnly))
+            .map(|p| p.name.id.as_str())
+            .collect();
+        crate::stated::docstring::read(doc)
+            .into_iter()
+            .find(|entry| {
+                entry.label == name
+                    // torch's `Shape:` sections call the first input `Input`.
+                    || (entry.label == "Input" && tensor_params.first() == Some(&name))
+            })
+            .map(|entry| ParamClaim {
+                shape: entry.shape,
+                range: doc_range.start + entry.span.start..doc_range.start + entry.span.end,
+                annotation: false,
+                style: Some(entry.style),
+            })
+    }
+
+    /// A function's docstring: its range and text.
+    fn docstring<'a>(&'a self, def: &FunctionDef) -> Option<(TextRange, &'a str)> {
+        let first = def.body.first()?;
+        let StmtKind::Expr(e) = &first.kind else {
+            return None;
+        };
+        if !matches!(e.kind, ExprKind::Str(_)) {
+            return None;
+        }
+        Some((e.range.clone(), self.text(&e.range)))
+    }
+
+    /// A tensor of the stated shape, for a parameter nobody passes.
+    pub(crate) fn stated_tensor(
+        &mut self,
+        stated: &StatedShape,
+        symbols: &mut FxHashMap<String, Dim>,
+        name: &str,
+    ) -> Value {
+        let shape = self.stated_shape(stated, symbols);
+        let dtype = stated.dtype.and_then(|d| d.default_dtype());
+        Value::Tensor(Rc::new(self.new_tensor(shape, dtype, None, name)))
+    }
+
+    fn stated_shape(
+        &mut self,
+        stated: &StatedShape,
+        symbols: &mut FxHashMap<String, Dim>,
+    ) -> Shape {
+        let mut dims = Vec::new();
+        for (i, d) in stated.dims.iter().enumerate() {
+            match d {
+                StatedDim::Many(_) if i == 0 => {}
+                // Dims before a variadic entry cannot be said with a rank
+                // variable (which stands first): the rank stays open.
+                StatedDim::Many(_) => return self.fresh_rank_var(),
+                d => match self.stated_dim(d, symbols) {
+                    Some(dim) => dims.push(dim),
+                    None => dims.push(self.env.anonymous()),
+                },
+            }
+        }
+        if stated.many_at() == Some(0) {
+            let Shape::Var(v) = self.fresh_rank_var() else {
+                return Shape::known(dims);
+            };
+            return Shape::Tail(v, Rc::new(dims));
+        }
+        Shape::known(dims)
+    }
+
+    fn stated_dim(&mut self, d: &StatedDim, symbols: &mut FxHashMap<String, Dim>) -> Option<Dim> {
+        match d {
+            StatedDim::Size(n) => Some(Dim::konst(*n)),
+            StatedDim::Name(n) => Some(self.named(n, symbols)),
+            StatedDim::Expr(e) => {
+                self.stated_expr(e, &mut |interp, n| Some(interp.named(n, symbols)))
+            }
+            StatedDim::Anonymous(Some(n)) => Some(self.env.symbol(n)),
+            StatedDim::Anonymous(None) => Some(self.env.anonymous()),
+            StatedDim::Broadcast(inner) => self.stated_dim(inner, symbols),
+            StatedDim::Many(_) => None,
+        }
+    }
+
+    fn named(&mut self, name: &str, symbols: &mut FxHashMap<String, Dim>) -> Dim {
+        if let Some(d) = symbols.get(name) {
+            return d.clone();
+        }
+        let d = self.env.symbol(name);
+        symbols.insert(name.to_string(), d.clone());
+        d
+    }
+
+    fn stated_expr(
+        &mut self,
+        e: &DimExpr,
+        name: &mut dyn FnMut(&mut Self, &str) -> Option<Dim>,
+    ) -> Option<Dim> {
+        Some(match e {
+            DimExpr::Int(n) => Dim::konst(*n),
+            DimExpr::Name(n) => name(self, n)?,
+            DimExpr::Add(a, b) => self.stated_expr(a, name)?.add(&self.stated_expr(b, name)?),
+            DimExpr::Sub(a, b) => self.stated_expr(a, name)?.sub(&self.stated_expr(b, name)?),
+            DimExpr::Mul(a, b) => self.stated_expr(a, name)?.mul(&self.stated_expr(b, name)?),
+            DimExpr::FloorDiv(a, b) => self
+                .stated_expr(a, name)?
+                .floordiv(&self.stated_expr(b, name)?)?,
+        })
+    }
+
+    /// Why `tensor` is not what `stated` says, binding names in `memo` as
+    /// it goes; `None` when nothing contradicts it (unknown sizes never do).
+    pub(crate) fn stated_mismatch(
+        &mut self,
+        stated: &StatedShape,
+        tensor: &Tensor,
+        memo: &mut Memo,
+    ) -> Option<String> {
+        if let (Some(class), Some(dtype)) = (stated.dtype, tensor.dtype)
+            && !class.admits(dtype)
+        {
+            return Some(format!(
+                "its dtype is {}, not {}",
+                dtype.name(),
+                class.describe()
+            ));
+        }
+        let (dims, open_rank) = match self.resolve_shape(&tensor.shape) {
+            Shape::Known(d) => (d.to_vec(), false),
+            Shape::Tail(_, d) => (d.to_vec(), true),
+            Shape::Var(_) => return None,
+        };
+        let many = stated.many_at();
+        let fixed = stated.dims.len() - usize::from(many.is_some());
+        // The pairs of a stated dim and the tensor's dim it describes.
+        let mut pairs: Vec<(usize, &StatedDim, Dim)> = Vec::new();
+        match (many, open_rank) {
+            (None, false) => {
+                if fixed != dims.len() {
+                    return Some(format!("it has {}, not {fixed}", dims_word(dims.len())));
+                }
+                pairs.extend(
+                    stated
+                        .dims
+                        .iter()
+                        .zip(dims.iter().cloned())
+                        .enumerate()
+                        .map(|(i, (s, d))| (i, s, d)),
+                );
+            }
+            (Some(at), false) => {
+                if fixed > dims.len() {
+                    return Some(format!(
+                        "it has {}, not at least {fixed}",
+                        dims_word(dims.len())
+                    ));
+                }
+                let tail = stated.dims.len() - at - 1;
+                for (i, (s, d)) in stated.dims[..at].iter().zip(&dims).enumerate() {
+                    pairs.push((i, s, d.clone()));
+                }
+                for k in 0..tail {
+                    let i = dims.len() - tail + k;
+                    pairs.push((i, &stated.dims[at + 1 + k], dims[i].clone()));
+                }
+                if let StatedDim::Many(Some(name)) = &stated.dims[at] {
+                    let inner = dims[at..dims.len() - tail].to_vec();
+                    if let Some(why) = self.bind_many(name, inner, memo) {
+                        return Some(why);
+                    }
+                }
+            }
+            // Some leading dims are unknown: only the known last ones are
+            // compared, from the end.
+            (_, true) => {
+                let tail = match many {
+                    Some(at) => stated.dims.len() - at - 1,
+                    None => {
+                        if fixed < dims.len() {
+                            return Some(format!(
+                                "it has at least {} dims, not {fixed}",
+                                dims.len()
+                            ));
+                        }
+                        fixed
+                    }
+                };
+                let n = tail.min(dims.len());
+                for k in 0..n {
+                    let s = &stated.dims[stated.dims.len() - n + k];
+                    pairs.push((usize::MAX, s, dims[dims.len() - n + k].clone()));
+                }
+            }
+        }
+        for (i, s, d) in pairs {
+            if let Some(why) = self.dim_mismatch(s, &d, memo) {
+                let at = if i == usize::MAX {
+                    String::new()
+                } else {
+                    format!("dim {i}: ")
+                };
+                return Some(format!("{at}{why}"));
+            }
+        }
+        None
+    }
+
+    fn bind_many(&mut self, name: &str, dims: Vec<Dim>, memo: &mut Memo) -> Option<String> {
+        match memo.many.get(name) {
+            Some(earlier) => {
+                let differ = earlier.len() != dims.len()
+                    || earlier
+                        .iter()
+                        .zip(&dims)
+                        .any(|(a, b)| self.env.known_different(a, b));
+                differ.then(|| {
+                    format!(
+                        "`*{name}` is {} here but {} before",
+                        self.show(&dims),
+                        self.show(earlier)
+                    )
+                })
+            }
+            None => {
+                memo.many.insert(name.to_string(), dims);
+                None
+            }
+        }
+    }
+
+    fn dim_mismatch(&mut self, stated: &StatedDim, dim: &Dim, memo: &mut Memo) -> Option<String> {
+        let shown = self.env.display(dim);
+        match stated {
+            StatedDim::Size(n) => self
+                .env
+                .known_different(dim, &Dim::konst(*n))
+                .then(|| format!("the size is {shown}, not {n}")),
+            StatedDim::Name(name) => match memo.sizes.get(name).cloned() {
+                Some(earlier) => self.env.known_different(&earlier, dim).then(|| {
+                    format!(
+                        "`{name}` is {shown} here but {} before",
+                        self.env.display(&earlier)
+                    )
+                }),
+                None => {
+                    memo.sizes.insert(name.clone(), dim.clone());
+                    None
+                }
+            },
+            StatedDim::Expr(e) => {
+                let sizes = memo.sizes.clone();
+                let value = self.stated_expr(e, &mut |_, n| sizes.get(n).cloned())?;
+                self.env.known_different(&value, dim).then(|| {
+                    format!(
+                        "the size is {shown}, not {e} = {}",
+                        self.env.display(&value)
+                    )
+                })
+            }
+            StatedDim::Broadcast(inner) => {
+                if self.env.value(dim) == Some(1) {
+                    return None;
+                }
+                self.dim_mismatch(inner, dim, memo)
+            }
+            StatedDim::Anonymous(_) | StatedDim::Many(_) => None,
+        }
+    }
+
+    fn show(&self, dims: &[Dim]) -> String {
+        let parts: Vec<String> = dims.iter().map(|d| self.env.display(d)).collect();
+        format!("[{}]", parts.join(", "))
+    }
+
+    fn show_tensor(&self, t: &Tensor) -> String {
+        match self.resolve_shape(&t.shape) {
+            Shape::Known(d) => self.show(&d),
+            Shape::Tail(_, d) => {
+                let mut parts = vec!["*".to_string()];
+                parts.extend(d.iter().map(|d| self.env.display(d)));
+                format!("[{}]", parts.join(", "))
+            }
+            Shape::Var(_) => "[...]".to_string(),
+        }
+    }
+
+    /// Checks a call's arguments against the callee's stated parameter
+    /// shapes: annotations as contracts (`shape-annotation`), docstrings
+    /// as documentation (`shape-comment`). Returns the memo the return
+    /// annotation is checked with, and whether the call raised (an
+    /// annotation refused an argument on every path).
+    pub(crate) fn check_arguments(
+        &mut self,
+        f: &Rc<Function>,
+        arguments: &[(usize, Value)],
+        report: bool,
+    ) -> (Memo, bool) {
+        let mut refused = false;
+        let mut memo = Memo::default();
+        let mut doc_memo = Memo::default();
+        for (i, value) in arguments {
+            let param = &f.def.params[*i];
+            let tensor = match value {
+                Value::Tensor(t) => t.clone(),
+                Value::Optional(inner) => match inner.as_ref() {
+                    Value::Tensor(t) => t.clone(),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let Some(claim) = self.param_claim(&f.def, &param.name.id) else {
+                continue;
+            };
+            let memo = if claim.annotation {
+                &mut memo
+            } else {
+                &mut doc_memo
+            };
+            let Some(why) = self.stated_mismatch(&claim.shape, &tensor, memo) else {
+                continue;
+            };
+            if !report {
+                continue;
+            }
+            let written = self.text(&claim.range).to_string();
+            let related = tensor
+                .made_at
+                .clone()
+                .map(|r| {
+                    (
+                        r,
+                        format!("the argument is {} here", self.show_tensor(&tensor)),
+                    )
+                })
+                .into_iter()
+                .collect();
+            if claim.annotation {
+                refused |= self.uncertain == 0;
+                self.report_related(
+                    claim.range,
+                    Code::ShapeAnnotation,
+                    format!(
+                        "`{}` is annotated {written}, but this call passes {}: {why}",
+                        param.name.id,
+                        self.show_tensor(&tensor)
+                    ),
+                    related,
+                );
+            } else {
+                let fixes = self.docstring_fix(&claim, &tensor).into_iter().collect();
+                self.report_with_fixes(
+                    claim.range,
+                    crate::report::Severity::Warning,
+                    Code::ShapeComment,
+                    format!(
+                        "the docstring says `{}` is {written}, but this call passes {}: {why}",
+                        param.name.id,
+                        self.show_tensor(&tensor)
+                    ),
+                    related,
+                    fixes,
+                );
+            }
+        }
+        (memo, refused)
+    }
+
+    /// A docstring's shape rewritten to what a call passes, in the
+    /// docstring's words where they still hold.
+    fn docstring_fix(&self, claim: &ParamClaim, tensor: &Tensor) -> Option<crate::report::Fix> {
+        let style = claim.style?;
+        let Shape::Known(dims) = self.resolve_shape(&tensor.shape) else {
+            return None;
+        };
+        let views: Vec<crate::report::DimView> = dims
+            .iter()
+            .map(|d| match self.env.value(d) {
+                Some(n) => crate::report::DimView::Known(n),
+                None => match self.env.display(d) {
+                    s if s == "?" => crate::report::DimView::Unknown,
+                    s => crate::report::DimView::Symbol(s),
+                },
+            })
+            .collect();
+        let rewritten = crate::stated::comment::render(
+            style,
+            &crate::stated::claims::rewritten_dims(&claim.shape, &views),
+        );
+        Some(crate::report::Fix {
+            title: format!("Change the docstring to {rewritten}"),
+            edits: vec![(claim.range.clone(), rewritten)],
+        })
+    }
+
+    /// Checks a returned value against the function's return annotation.
+    pub(crate) fn check_return(&mut self, value: &Value, at: &TextRange) {
+        let Some(f) = self.frames.last().and_then(|fr| fr.function.clone()) else {
+            return;
+        };
+        let Some(returns) = &f.def.returns else {
+            return;
+        };
+        let Value::Tensor(tensor) = value else {
+            return;
+        };
+        let text = self.text(&returns.range);
+        let Some(stated) = crate::stated::annotation::read(text) else {
+            return;
+        };
+        let written = text.to_string();
+        let mut memo = self.stated_memos.last().cloned().unwrap_or_default();
+        let Some(why) = self.stated_mismatch(&stated, tensor, &mut memo) else {
+            return;
+        };
+        let shown = self.show_tensor(tensor);
+        self.report_related(
+            returns.range.clone(),
+            Code::ShapeAnnotation,
+            format!("the return is annotated {written}, but {shown} is returned: {why}"),
+            vec![(at.clone(), format!("returns {shown} here"))],
+        );
+    }
+
+    /// Checks the value of an annotated assignment (`ids: Int[Tensor, "n"]
+    /// = ...`) against its annotation, with the names of the enclosing
+    /// call's memo.
+    pub(crate) fn check_annotated(
+        &mut self,
+        annotation: &TextRange,
+        value: &Value,
+        at: &TextRange,
+    ) {
+        let Value::Tensor(tensor) = value else {
+            return;
+        };
+        let text = self.text(annotation);
+        let Some(stated) = crate::stated::annotation::read(text) else {
+            return;
+        };
+        let written = text.to_string();
+        let mut memo = self.stated_memos.last().cloned().unwrap_or_default();
+        let Some(why) = self.stated_mismatch(&stated, tensor, &mut memo) else {
+            return;
+        };
+        let shown = self.show_tensor(tensor);
+        self.report_related(
+            annotation.clone(),
+            Code::ShapeAnnotation,
+            format!("annotated {written}, but the value is {shown}: {why}"),
+            vec![(at.clone(), format!("the value is {shown} here"))],
+        );
+    }
+}
+
+/// `1 dim`, `3 dims`.
+pub(crate) fn dims_word(n: usize) -> String {
+    if n == 1 {
+        "1 dim".to_string()
+    } else {
+        format!("{n} dims")
+    }
+}
