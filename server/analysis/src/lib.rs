@@ -108,6 +108,7 @@ fn finish(
     };
     stated::claims::check_comments(
         interp.src,
+        &function_ranges(module),
         &bindings,
         &mut diagnostics,
         &mut interp.reads.borrow_mut(),

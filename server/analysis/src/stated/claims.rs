@@ -19,6 +19,18 @@ use crate::report::{Binding, BindingKind, Diagnostic, DimView, Fix, Related, Sev
 
 /// Why an inferred shape is not the stated one, if it is not.
 pub(crate) fn contradiction(claim: &StatedShape, inferred: &[DimView]) -> Option<String> {
+    contradiction_in(claim, inferred, true)
+}
+
+/// `contradiction`; without `fixed_sizes`, a size the comment writes as a
+/// number is not compared with a known one: inside a function, a known
+/// size may be one call's (`# [n, 256, C]` in a model its one caller
+/// builds with 4 levels), and the comment the function's in general.
+fn contradiction_in(
+    claim: &StatedShape,
+    inferred: &[DimView],
+    fixed_sizes: bool,
+) -> Option<String> {
     if inferred.iter().any(|d| matches!(d, DimView::Variadic(_))) {
         return None;
     }
@@ -64,6 +76,9 @@ pub(crate) fn contradiction(claim: &StatedShape, inferred: &[DimView]) -> Option
     };
     let mut sizes: FxHashMap<&str, i64> = FxHashMap::default();
     for &(i, stated, dim) in &pairs {
+        if !fixed_sizes && matches!(stated, StatedDim::Size(_) | StatedDim::Expr(_)) {
+            continue;
+        }
         if let Some(why) = dim_contradiction(i, stated, dim, &pairs, &mut sizes) {
             return Some(why);
         }
@@ -180,6 +195,7 @@ fn claim_uses(claim: &StatedShape, name: &str) -> bool {
 /// the analysis.
 pub(crate) fn check_comments(
     src: &str,
+    functions: &[std::ops::Range<usize>],
     bindings: &[Binding],
     diagnostics: &mut Vec<Diagnostic>,
     reads: &mut TextReads,
@@ -219,7 +235,10 @@ pub(crate) fn check_comments(
                 continue;
             }
             for binding in targets {
-                check_one(src, comment_at, &claim, binding, diagnostics);
+                let in_function = functions
+                    .iter()
+                    .any(|f| f.start <= binding.range.start && binding.range.end <= f.end);
+                check_one(src, comment_at, &claim, binding, !in_function, diagnostics);
             }
             // The trailing comment, when it is a shape, is the line's claim.
             break;
@@ -232,12 +251,13 @@ fn check_one(
     comment_at: usize,
     claim: &CommentClaim,
     binding: &Binding,
+    fixed_sizes: bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let Some(inferred) = &binding.tensor.shape else {
         return;
     };
-    let Some(why) = contradiction(&claim.shape, inferred) else {
+    let Some(why) = contradiction_in(&claim.shape, inferred, fixed_sizes) else {
         return;
     };
     let span = comment_at + claim.span.start..comment_at + claim.span.end;
