@@ -9,6 +9,7 @@ mod assign;
 mod assumptions;
 mod call;
 pub(crate) mod control;
+mod custom_ops;
 pub(crate) mod defaults;
 mod expr;
 pub(crate) mod fake_modes;
@@ -291,6 +292,12 @@ pub(crate) struct Interp<'s> {
     /// What the names of each running call's annotations are bound to,
     /// innermost last (see `stated`).
     stated_memos: Vec<stated::Memo>,
+    /// The function each custom op's calls run (`torch.ops.ns.op`): its
+    /// fake kernel when one is registered (see `custom_ops`).
+    custom_ops: FxHashMap<String, Rc<Function>>,
+    /// Fake kernels registered for user functions, by the function's
+    /// definition's address.
+    fake_kernels: FxHashMap<usize, Rc<Function>>,
 }
 
 impl<'s> Interp<'s> {
@@ -314,6 +321,8 @@ impl<'s> Interp<'s> {
             module_attrs: FxHashMap::default(),
             definitions: Vec::new(),
             stated_memos: Vec::new(),
+            custom_ops: FxHashMap::default(),
+            fake_kernels: FxHashMap::default(),
             imported_names: FxHashMap::default(),
             reads: Default::default(),
             config: config.clone(),

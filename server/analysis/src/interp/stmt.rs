@@ -100,6 +100,9 @@ impl Interp<'_> {
             }
             StmtKind::FunctionDef(def) => {
                 let function = self.make_function(def.clone(), None);
+                if !def.decorators.is_empty() {
+                    self.note_custom_op(def, &function);
+                }
                 self.bind_name(&def.name.id, Value::Function(function.clone()));
                 if self.frame().is_module && self.in_main_module() {
                     self.functions.push(function);

@@ -34,6 +34,10 @@ impl Interp<'_> {
         kwargs: Kwargs,
         range: TextRange,
     ) -> Value {
+        // Under the fake mode a custom op runs its fake kernel.
+        if let Some(fake) = self.fake_kernel(f) {
+            return self.call_function(&fake, receiver, args, kwargs, range);
+        }
         let key = Rc::as_ptr(&f.def) as usize;
         if says_something(&args, &kwargs) {
             self.reached.insert(key);
