@@ -130,7 +130,7 @@ impl Resolver {
         self.flags.apply(&mut settings);
         FileConfig {
             analysis: settings.analysis,
-            extra_paths: settings.extra_paths,
+            extra_paths: settings.import_paths(),
             project_root,
         }
     }

@@ -98,7 +98,22 @@ impl Interp<'_> {
         let rest = path.strip_prefix("torch.ops.")?;
         let mut parts = rest.split('.');
         let (namespace, op) = (parts.next()?, parts.next()?);
-        self.custom_ops.get(&format!("{namespace}::{op}")).cloned()
+        if let Some(f) = self.custom_ops.get(&format!("{namespace}::{op}")) {
+            return Some(f.clone());
+        }
+        // The module of the op's namespace, imported (an extension or its
+        // stub registers its ops as its top level runs; a top level shared
+        // from an earlier analysis did not run here): its function of the
+        // op's name.
+        self.sys_modules.values().find_map(|m| {
+            if m.name.rsplit('.').next() != Some(namespace) {
+                return None;
+            }
+            match m.globals.borrow().get(op) {
+                Some(Value::Function(f)) => Some(f.clone()),
+                _ => None,
+            }
+        })
     }
 
     /// The fake kernel registered for a function, which its calls run.

@@ -99,7 +99,18 @@ impl Interp<'_> {
         symbols: &mut FxHashMap<String, Dim>,
         name: &str,
     ) -> Value {
-        let shape = self.stated_shape(stated, symbols);
+        self.stated_tensor_with(stated, symbols, &FxHashMap::default(), name)
+    }
+
+    /// `stated_tensor`, with the dims `*name` entries stand for where known.
+    fn stated_tensor_with(
+        &mut self,
+        stated: &StatedShape,
+        symbols: &mut FxHashMap<String, Dim>,
+        many: &FxHashMap<String, Vec<Dim>>,
+        name: &str,
+    ) -> Value {
+        let shape = self.stated_shape(stated, symbols, many);
         let dtype = stated.dtype.and_then(|d| d.default_dtype());
         Value::Tensor(Rc::new(self.new_tensor(shape, dtype, None, name)))
     }
@@ -108,10 +119,17 @@ impl Interp<'_> {
         &mut self,
         stated: &StatedShape,
         symbols: &mut FxHashMap<String, Dim>,
+        many: &FxHashMap<String, Vec<Dim>>,
     ) -> Shape {
         let mut dims = Vec::new();
+        let mut known_many = false;
         for (i, d) in stated.dims.iter().enumerate() {
             match d {
+                // `*batch` bound by the arguments: the dims it stood for.
+                StatedDim::Many(Some(n)) if many.contains_key(n) => {
+                    dims.extend(many[n].iter().cloned());
+                    known_many = true;
+                }
                 StatedDim::Many(_) if i == 0 => {}
                 // Dims before a variadic entry cannot be said with a rank
                 // variable (which stands first): the rank stays open.
@@ -122,7 +140,7 @@ impl Interp<'_> {
                 },
             }
         }
-        if stated.many_at() == Some(0) {
+        if stated.many_at() == Some(0) && !known_many {
             let Shape::Var(v) = self.fresh_rank_var() else {
                 return Shape::known(dims);
             };
@@ -521,5 +539,103 @@ pub(crate) fn dims_word(n: usize) -> String {
         "1 dim".to_string()
     } else {
         format!("{n} dims")
+    }
+}
+
+/// Whether a function is a stub: its body is nothing but `...`, `pass`
+/// and a docstring (a `.pyi` file's functions, a declaration).
+pub(crate) fn is_stub(def: &FunctionDef) -> bool {
+    def.body.iter().all(|s| match &s.kind {
+        StmtKind::Pass => true,
+        StmtKind::Expr(e) => matches!(e.kind, ExprKind::Ellipsis | ExprKind::Str(_)),
+        _ => false,
+    })
+}
+
+impl Interp<'_> {
+    /// What a call of a stub does: a stub `__init__` keeps its arguments
+    /// as attributes (so `forward`'s annotation can name them), any other
+    /// stub returns a tensor of its return annotation's shape, its names
+    /// bound as the arguments bound them, then as the instance's
+    /// attributes, then as new sizes.
+    pub(crate) fn run_stub(&mut self, f: &Rc<Function>) -> Option<Value> {
+        let locals = self.frames.last()?.locals.clone();
+        let receiver = f
+            .owner
+            .as_ref()
+            .and_then(|_| f.def.params.first())
+            .and_then(|p| locals.borrow().get(p.name.id.as_str()).cloned());
+        if f.def.name.id == "__init__" {
+            let receiver = receiver?;
+            for param in f.def.params.iter().skip(1) {
+                let value = locals.borrow().get(param.name.id.as_str()).cloned();
+                if let Some(value) = value {
+                    self.set_attr(&receiver, &param.name.id, value);
+                }
+            }
+            return None;
+        }
+        let returns = f.def.returns.as_ref()?;
+        let stated = crate::stated::annotation::read(self.text(&returns.range))?;
+        let memo = self.stated_memos.last().cloned().unwrap_or_default();
+        let mut symbols: FxHashMap<String, Dim> = memo.sizes.clone();
+        let mut names: Vec<String> = Vec::new();
+        collect_names(&stated, &mut names);
+        for name in names {
+            if symbols.contains_key(&name) {
+                continue;
+            }
+            if let Some(receiver) = &receiver
+                && let Value::Int(d) = self.get_attr(receiver, &name, returns.range.clone())
+            {
+                symbols.insert(name, d);
+            }
+        }
+        // The result is where the inputs are.
+        let device =
+            f.def
+                .params
+                .iter()
+                .find_map(|p| match locals.borrow().get(p.name.id.as_str()) {
+                    Some(Value::Tensor(t)) => Some(t.device.clone()),
+                    _ => None,
+                });
+        let value = self.stated_tensor_with(&stated, &mut symbols, &memo.many, &f.def.name.id);
+        Some(match (value, device) {
+            (Value::Tensor(t), Some(device)) => Value::Tensor(Rc::new(Tensor {
+                device,
+                op: Rc::from(f.def.name.id.as_str()),
+                ..(*t).clone()
+            })),
+            (value, _) => value,
+        })
+    }
+}
+
+/// The names a stated shape uses, its expressions' included.
+fn collect_names(stated: &StatedShape, out: &mut Vec<String>) {
+    fn expr(e: &DimExpr, out: &mut Vec<String>) {
+        match e {
+            DimExpr::Int(_) => {}
+            DimExpr::Name(n) => out.push(n.clone()),
+            DimExpr::Add(a, b)
+            | DimExpr::Sub(a, b)
+            | DimExpr::Mul(a, b)
+            | DimExpr::FloorDiv(a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+        }
+    }
+    fn dim(d: &StatedDim, out: &mut Vec<String>) {
+        match d {
+            StatedDim::Name(n) => out.push(n.clone()),
+            StatedDim::Expr(e) => expr(e, out),
+            StatedDim::Broadcast(inner) => dim(inner, out),
+            _ => {}
+        }
+    }
+    for d in &stated.dims {
+        dim(d, out);
     }
 }
