@@ -292,6 +292,9 @@ pub(crate) struct Interp<'s> {
     /// What the names of each running call's annotations are bound to,
     /// innermost last (see `stated`).
     stated_memos: Vec<stated::Memo>,
+    /// The rank variable each `*name` of the signature being made up
+    /// stands for (see `stated`).
+    stated_ranks: FxHashMap<String, u32>,
     /// The function each custom op's calls run (`torch.ops.ns.op`): its
     /// fake kernel when one is registered (see `custom_ops`).
     custom_ops: FxHashMap<String, Rc<Function>>,
@@ -321,6 +324,7 @@ impl<'s> Interp<'s> {
             module_attrs: FxHashMap::default(),
             definitions: Vec::new(),
             stated_memos: Vec::new(),
+            stated_ranks: FxHashMap::default(),
             custom_ops: FxHashMap::default(),
             fake_kernels: FxHashMap::default(),
             imported_names: FxHashMap::default(),

@@ -141,9 +141,21 @@ impl Interp<'_> {
             }
         }
         if stated.many_at() == Some(0) && !known_many {
+            // `*batch` in two parameters of one signature is one rank
+            // variable: the same leading dims.
+            let name = match &stated.dims[0] {
+                StatedDim::Many(Some(n)) => Some(n.clone()),
+                _ => None,
+            };
+            if let Some(v) = name.as_ref().and_then(|n| self.stated_ranks.get(n)) {
+                return Shape::Tail(*v, Rc::new(dims));
+            }
             let Shape::Var(v) = self.fresh_rank_var() else {
                 return Shape::known(dims);
             };
+            if let Some(n) = name {
+                self.stated_ranks.insert(n, v);
+            }
             return Shape::Tail(v, Rc::new(dims));
         }
         Shape::known(dims)
@@ -206,17 +218,19 @@ impl Interp<'_> {
                 class.describe()
             ));
         }
-        let (dims, open_rank) = match self.resolve_shape(&tensor.shape) {
-            Shape::Known(d) => (d.to_vec(), false),
-            Shape::Tail(_, d) => (d.to_vec(), true),
-            Shape::Var(_) => return None,
+        // Only a shape the inference knows whole is held against an
+        // annotation: leading dims it could not follow (`[*, n, 3]`) may
+        // hide what it missed, and a false error is worse than a missed one.
+        let dims = match self.resolve_shape(&tensor.shape) {
+            Shape::Known(d) => d.to_vec(),
+            Shape::Tail(..) | Shape::Var(_) => return None,
         };
         let many = stated.many_at();
         let fixed = stated.dims.len() - usize::from(many.is_some());
         // The pairs of a stated dim and the tensor's dim it describes.
         let mut pairs: Vec<(usize, &StatedDim, Dim)> = Vec::new();
-        match (many, open_rank) {
-            (None, false) => {
+        match many {
+            None => {
                 if fixed != dims.len() {
                     return Some(format!("it has {}, not {fixed}", dims_word(dims.len())));
                 }
@@ -229,7 +243,7 @@ impl Interp<'_> {
                         .map(|(i, (s, d))| (i, s, d)),
                 );
             }
-            (Some(at), false) => {
+            Some(at) => {
                 if fixed > dims.len() {
                     return Some(format!(
                         "it has {}, not at least {fixed}",
@@ -251,36 +265,10 @@ impl Interp<'_> {
                     }
                 }
             }
-            // Some leading dims are unknown: only the known last ones are
-            // compared, from the end.
-            (_, true) => {
-                let tail = match many {
-                    Some(at) => stated.dims.len() - at - 1,
-                    None => {
-                        if fixed < dims.len() {
-                            return Some(format!(
-                                "it has at least {} dims, not {fixed}",
-                                dims.len()
-                            ));
-                        }
-                        fixed
-                    }
-                };
-                let n = tail.min(dims.len());
-                for k in 0..n {
-                    let s = &stated.dims[stated.dims.len() - n + k];
-                    pairs.push((usize::MAX, s, dims[dims.len() - n + k].clone()));
-                }
-            }
         }
         for (i, s, d) in pairs {
             if let Some(why) = self.dim_mismatch(s, &d, memo) {
-                let at = if i == usize::MAX {
-                    String::new()
-                } else {
-                    format!("dim {i}: ")
-                };
-                return Some(format!("{at}{why}"));
+                return Some(format!("dim {i}: {why}"));
             }
         }
         None
@@ -579,6 +567,7 @@ impl Interp<'_> {
         let stated = crate::stated::annotation::read(self.text(&returns.range))?;
         let memo = self.stated_memos.last().cloned().unwrap_or_default();
         let mut symbols: FxHashMap<String, Dim> = memo.sizes.clone();
+        self.stated_ranks.clear();
         let mut names: Vec<String> = Vec::new();
         collect_names(&stated, &mut names);
         for name in names {

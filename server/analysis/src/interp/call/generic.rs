@@ -76,6 +76,7 @@ impl Interp<'_> {
         let dim_selectors = crate::interp::signature::dim_params(&f.def);
         // Dims named alike in one signature's stated shapes are one symbol.
         let mut jax_symbols: FxHashMap<String, Dim> = FxHashMap::default();
+        self.stated_ranks.clear();
         let mut commented = self.comment_shapes(&f.def);
         for (i, param) in f.def.params.iter().enumerate() {
             if is_method && i == 0 {
