@@ -47,7 +47,9 @@ impl Interp<'_> {
                 Role::FakeOf(name) => {
                     // The op's function, if the file declares it, runs the
                     // fake kernel when called directly too.
-                    if let Some(op) = self.custom_ops.get(&name).cloned() {
+                    if let Some(op) = self.custom_ops.get(&name).cloned()
+                        && !Rc::ptr_eq(&op.def, &function.def)
+                    {
                         self.fake_kernels
                             .insert(Rc::as_ptr(&op.def) as usize, function.clone());
                     }
