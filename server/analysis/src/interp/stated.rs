@@ -336,6 +336,20 @@ impl Interp<'_> {
         }
     }
 
+    /// Whether this annotation was reported already (another call, another
+    /// size): one report per annotation is enough to point at it. What the
+    /// report would have done to the run (torch raised) still holds.
+    fn reported_here(&mut self, range: &TextRange, code: Code) -> bool {
+        let here = self
+            .diagnostics
+            .iter()
+            .any(|d| d.range == *range && d.code == code);
+        if here && code == Code::ShapeAnnotation && self.uncertain == 0 {
+            self.mark_raised();
+        }
+        here
+    }
+
     fn show(&self, dims: &[Dim]) -> String {
         let parts: Vec<String> = dims.iter().map(|d| self.env.display(d)).collect();
         format!("[{}]", parts.join(", "))
@@ -388,7 +402,15 @@ impl Interp<'_> {
             let Some(why) = self.stated_mismatch(&claim.shape, &tensor, memo) else {
                 continue;
             };
-            if !report {
+            if claim.annotation && report {
+                refused |= self.uncertain == 0;
+            }
+            let code = if claim.annotation {
+                Code::ShapeAnnotation
+            } else {
+                Code::ShapeComment
+            };
+            if !report || self.reported_here(&claim.range, code) {
                 continue;
             }
             let written = self.text(&claim.range).to_string();
@@ -404,7 +426,6 @@ impl Interp<'_> {
                 .into_iter()
                 .collect();
             if claim.annotation {
-                refused |= self.uncertain == 0;
                 self.report_related(
                     claim.range,
                     Code::ShapeAnnotation,
@@ -481,6 +502,9 @@ impl Interp<'_> {
         let Some(why) = self.stated_mismatch(&stated, tensor, &mut memo) else {
             return;
         };
+        if self.reported_here(&returns.range, Code::ShapeAnnotation) {
+            return;
+        }
         let shown = self.show_tensor(tensor);
         self.report_related(
             returns.range.clone(),
@@ -511,6 +535,9 @@ impl Interp<'_> {
         let Some(why) = self.stated_mismatch(&stated, tensor, &mut memo) else {
             return;
         };
+        if self.reported_here(annotation, Code::ShapeAnnotation) {
+            return;
+        }
         let shown = self.show_tensor(tensor);
         self.report_related(
             annotation.clone(),
