@@ -91,7 +91,7 @@ fn finish(
     // budget), which any edit changes: such a result is never carried over.
     let carriable = !interp.report_budget_stop();
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
-    let (bindings, expressions) = {
+    let (mut bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
         recorder.finish(
@@ -109,7 +109,7 @@ fn finish(
     stated::claims::check_comments(
         interp.src,
         &function_ranges(module),
-        &bindings,
+        &mut bindings,
         &mut diagnostics,
         &mut interp.reads.borrow_mut(),
     );

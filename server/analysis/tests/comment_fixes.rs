@@ -168,3 +168,26 @@ fn a_call_contradicting_a_docstring() {
         analysis.diagnostics
     );
 }
+
+#[test]
+fn an_agreeing_comment_names_derived_sizes_on_hover() {
+    let text = "import torch\n\n\ndef heads(x, n_head: int):\n    B, T, C = x.size()\n    q = x.view(B, T, n_head, C // n_head).transpose(1, 2)  # (B, nh, T, hs)\n    return q\n";
+    let analysis = analyze(text, &Config::default());
+    assert!(stale(&analysis).is_empty(), "{:?}", analysis.diagnostics);
+    let q = analysis
+        .bindings
+        .iter()
+        .find(|b| b.name == "q")
+        .expect("q is bound");
+    assert_eq!(q.tensor.shape_label(), "[B, n_head, T, C // n_head]");
+    for note in [
+        "the comment calls n_head `nh`",
+        "the comment calls C // n_head `hs`",
+    ] {
+        assert!(
+            q.tensor.notes.iter().any(|n| n == note),
+            "{note}: {:?}",
+            q.tensor.notes
+        );
+    }
+}

@@ -196,13 +196,13 @@ fn claim_uses(claim: &StatedShape, name: &str) -> bool {
 pub(crate) fn check_comments(
     src: &str,
     functions: &[std::ops::Range<usize>],
-    bindings: &[Binding],
+    bindings: &mut [Binding],
     diagnostics: &mut Vec<Diagnostic>,
     reads: &mut TextReads,
 ) {
     reads.stated_comments(comments_key(src));
-    let mut by_line: Vec<(usize, Vec<&Binding>)> = Vec::new();
-    for b in bindings {
+    let mut by_line: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, b) in bindings.iter().enumerate() {
         if !matches!(b.kind, BindingKind::Assign | BindingKind::AugAssign)
             || b.range.end > src.len()
         {
@@ -210,8 +210,8 @@ pub(crate) fn check_comments(
         }
         let line_start = src[..b.range.start].rfind('\n').map_or(0, |i| i + 1);
         match by_line.last_mut() {
-            Some((start, group)) if *start == line_start => group.push(b),
-            _ => by_line.push((line_start, vec![b])),
+            Some((start, group)) if *start == line_start => group.push(i),
+            _ => by_line.push((line_start, vec![i])),
         }
     }
     for (line_start, group) in by_line {
@@ -224,26 +224,56 @@ pub(crate) fn check_comments(
             places.push(trailing(src, start..end));
         }
         for (comment_at, claim) in places.into_iter().flatten() {
-            let targets: Vec<&&Binding> = match claim.label.as_deref() {
-                Some("shape" | "shapes" | "size") | None if group.len() == 1 => {
-                    group.iter().collect()
-                }
-                Some(label) => group.iter().filter(|b| b.name == label).collect(),
+            let targets: Vec<usize> = match claim.label.as_deref() {
+                Some("shape" | "shapes" | "size") | None if group.len() == 1 => group.clone(),
+                Some(label) => group
+                    .iter()
+                    .copied()
+                    .filter(|i| bindings[*i].name == label)
+                    .collect(),
                 None => Vec::new(),
             };
             if targets.is_empty() {
                 continue;
             }
-            for binding in targets {
+            for i in targets {
+                let binding = &bindings[i];
                 let in_function = functions
                     .iter()
                     .any(|f| f.start <= binding.range.start && binding.range.end <= f.end);
-                check_one(src, comment_at, &claim, binding, !in_function, diagnostics);
+                if !check_one(src, comment_at, &claim, binding, !in_function, diagnostics) {
+                    let names = comment_names(&claim.shape, binding);
+                    bindings[i].tensor.notes.extend(names);
+                }
             }
             // The trailing comment, when it is a shape, is the line's claim.
             break;
         }
     }
+}
+
+/// What an agreeing comment calls the sizes the inference derives, for
+/// hover: `# (B, nh, T, hs)` on `[B, n_head, T, C // n_head]` says
+/// `hs` is `C // n_head`.
+fn comment_names(claim: &StatedShape, binding: &Binding) -> Vec<String> {
+    let Some(inferred) = &binding.tensor.shape else {
+        return Vec::new();
+    };
+    if claim.dims.len() != inferred.len() || claim.many_at().is_some() {
+        return Vec::new();
+    }
+    claim
+        .dims
+        .iter()
+        .zip(inferred)
+        .filter_map(|(stated, dim)| match (stated, dim) {
+            (StatedDim::Name(n), DimView::Symbol(s)) if n != s => {
+                Some(format!("the comment calls {s} `{n}`"))
+            }
+            (StatedDim::Name(n), DimView::Known(k)) => Some(format!("the comment calls {k} `{n}`")),
+            _ => None,
+        })
+        .collect()
 }
 
 fn check_one(
@@ -253,12 +283,12 @@ fn check_one(
     binding: &Binding,
     fixed_sizes: bool,
     diagnostics: &mut Vec<Diagnostic>,
-) {
+) -> bool {
     let Some(inferred) = &binding.tensor.shape else {
-        return;
+        return false;
     };
     let Some(why) = contradiction_in(&claim.shape, inferred, fixed_sizes) else {
-        return;
+        return false;
     };
     let span = comment_at + claim.span.start..comment_at + claim.span.end;
     let written = &src[span.clone()];
@@ -286,6 +316,7 @@ fn check_one(
             edits: vec![(span, rewritten)],
         }],
     });
+    true
 }
 
 /// The comment-only line right above the line starting at `line_start`.
