@@ -31,6 +31,9 @@ enum TextRead {
     /// The shape comments of the whole file (see
     /// `stated::claims::comments_key`), checked against the bindings.
     StatedComments(String),
+    /// The shapes a function's docstring states (see
+    /// `stated::docstring::key`), which is all its text is read for.
+    StatedDocstring(TextRange, String),
 }
 
 impl TextReads {
@@ -40,6 +43,10 @@ impl TextReads {
 
     pub(crate) fn shape_comments(&mut self, range: TextRange, stated: Vec<(String, Vec<String>)>) {
         self.reads.push(TextRead::ShapeComments(range, stated));
+    }
+
+    pub(crate) fn stated_docstring(&mut self, range: TextRange, key: String) {
+        self.reads.push(TextRead::StatedDocstring(range, key));
     }
 
     pub(crate) fn stated_comments(&mut self, key: String) {
@@ -76,6 +83,9 @@ impl TextReads {
                     Some(TextRead::ShapeComments(place(range)?, stated.clone()))
                 }
                 TextRead::StatedComments(key) => Some(TextRead::StatedComments(key.clone())),
+                TextRead::StatedDocstring(range, key) => {
+                    Some(TextRead::StatedDocstring(place(range)?, key.clone()))
+                }
             })
             .collect::<Option<Vec<_>>>()?;
         Some(TextReads { reads })
@@ -88,6 +98,7 @@ impl TextReads {
             TextRead::Text(r) => (0, r.start, r.end),
             TextRead::ShapeComments(r, _) => (2, r.start, r.end),
             TextRead::StatedComments(_) => (3, 0, 0),
+            TextRead::StatedDocstring(r, _) => (4, r.start, r.end),
         });
         self.reads.dedup();
         self
@@ -112,6 +123,11 @@ impl TextReads {
                     }
                     TextRead::StatedComments(key) => (comments_key(new_text) == *key)
                         .then(|| TextRead::StatedComments(key.clone())),
+                    TextRead::StatedDocstring(range, key) => {
+                        let moved = edit.move_range(range)?;
+                        (crate::stated::docstring::key(new_text.get(moved.clone())?) == *key)
+                            .then(|| TextRead::StatedDocstring(moved, key.clone()))
+                    }
                 })
                 .collect::<Option<Vec<_>>>()?;
         Some(TextReads { reads })

@@ -89,7 +89,15 @@ impl Interp<'_> {
         if !matches!(e.kind, ExprKind::Str(_)) {
             return None;
         }
-        Some((e.range.clone(), self.text(&e.range)))
+        // Only the shapes it states are read, not its words: typing in a
+        // docstring leaves the analysis as it was (see `carry`).
+        let text = self.source(&e.range);
+        if crate::workspace::is_local(&e.range) {
+            self.reads
+                .borrow_mut()
+                .stated_docstring(e.range.clone(), crate::stated::docstring::key(text));
+        }
+        Some((e.range.clone(), text))
     }
 
     /// A tensor of the stated shape, for a parameter nobody passes.

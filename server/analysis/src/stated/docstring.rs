@@ -64,6 +64,16 @@ pub(crate) fn read(doc: &str) -> Vec<DocEntry> {
     out
 }
 
+/// What a docstring states, as the analysis reads it: equal keys mean the
+/// same shapes for the same labels (where in the text they are moves with
+/// the text).
+pub(crate) fn key(doc: &str) -> String {
+    read(doc)
+        .iter()
+        .map(|e| format!("{} {:?} {:?};", e.label, e.shape, e.style))
+        .collect()
+}
+
 /// `x (Tensor): rest`, `x : Tensor, rest`, `Input: rest` → label and rest.
 fn label_and_rest(line: &str) -> Option<(String, &str)> {
     let end = line
