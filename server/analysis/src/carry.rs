@@ -13,6 +13,7 @@ use shapels_syntax::{ByteEdit, ParsedFile, only_moved};
 
 use crate::interp::shape_comments;
 use crate::report::{FileAnalysis, TextRange};
+use crate::stated::claims::comments_key;
 
 /// What an analysis read of its text besides the syntax tree.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +28,12 @@ enum TextRead {
     /// The shapes a function's comments state (see `shape_comments`),
     /// which is all that the rest of its text is read for.
     ShapeComments(TextRange, Vec<(String, Vec<String>)>),
+    /// The shape comments of the whole file (see
+    /// `stated::claims::comments_key`), checked against the bindings.
+    StatedComments(String),
+    /// The shapes a function's docstring states (see
+    /// `stated::docstring::key`), which is all its text is read for.
+    StatedDocstring(TextRange, String),
 }
 
 impl TextReads {
@@ -36,6 +43,14 @@ impl TextReads {
 
     pub(crate) fn shape_comments(&mut self, range: TextRange, stated: Vec<(String, Vec<String>)>) {
         self.reads.push(TextRead::ShapeComments(range, stated));
+    }
+
+    pub(crate) fn stated_docstring(&mut self, range: TextRange, key: String) {
+        self.reads.push(TextRead::StatedDocstring(range, key));
+    }
+
+    pub(crate) fn stated_comments(&mut self, key: String) {
+        self.reads.push(TextRead::StatedComments(key));
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -67,6 +82,10 @@ impl TextReads {
                 TextRead::ShapeComments(range, stated) => {
                     Some(TextRead::ShapeComments(place(range)?, stated.clone()))
                 }
+                TextRead::StatedComments(key) => Some(TextRead::StatedComments(key.clone())),
+                TextRead::StatedDocstring(range, key) => {
+                    Some(TextRead::StatedDocstring(place(range)?, key.clone()))
+                }
             })
             .collect::<Option<Vec<_>>>()?;
         Some(TextReads { reads })
@@ -78,6 +97,8 @@ impl TextReads {
         self.reads.sort_by_key(|read| match read {
             TextRead::Text(r) => (0, r.start, r.end),
             TextRead::ShapeComments(r, _) => (2, r.start, r.end),
+            TextRead::StatedComments(_) => (3, 0, 0),
+            TextRead::StatedDocstring(r, _) => (4, r.start, r.end),
         });
         self.reads.dedup();
         self
@@ -86,22 +107,29 @@ impl TextReads {
     /// The reads at their places in the new text, when each still reads
     /// the same there.
     fn carried(&self, old_text: &str, new_text: &str, edit: ByteEdit) -> Option<TextReads> {
-        let reads = self
-            .reads
-            .iter()
-            .map(|read| match read {
-                TextRead::Text(range) => {
-                    let moved = edit.move_range(range)?;
-                    (old_text.get(range.clone())? == new_text.get(moved.clone())?)
-                        .then_some(TextRead::Text(moved))
-                }
-                TextRead::ShapeComments(range, stated) => {
-                    let moved = edit.move_range(range)?;
-                    (shape_comments(new_text.get(moved.clone())?) == *stated)
-                        .then(|| TextRead::ShapeComments(moved, stated.clone()))
-                }
-            })
-            .collect::<Option<Vec<_>>>()?;
+        let reads =
+            self.reads
+                .iter()
+                .map(|read| match read {
+                    TextRead::Text(range) => {
+                        let moved = edit.move_range(range)?;
+                        (old_text.get(range.clone())? == new_text.get(moved.clone())?)
+                            .then_some(TextRead::Text(moved))
+                    }
+                    TextRead::ShapeComments(range, stated) => {
+                        let moved = edit.move_range(range)?;
+                        (shape_comments(new_text.get(moved.clone())?) == *stated)
+                            .then(|| TextRead::ShapeComments(moved, stated.clone()))
+                    }
+                    TextRead::StatedComments(key) => (comments_key(new_text) == *key)
+                        .then(|| TextRead::StatedComments(key.clone())),
+                    TextRead::StatedDocstring(range, key) => {
+                        let moved = edit.move_range(range)?;
+                        (crate::stated::docstring::key(new_text.get(moved.clone())?) == *key)
+                            .then(|| TextRead::StatedDocstring(moved, key.clone()))
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?;
         Some(TextReads { reads })
     }
 }
@@ -146,6 +174,11 @@ pub fn carry_over(
         diagnostic.range = edit.move_range(&diagnostic.range)?;
         for related in diagnostic.related.iter_mut().filter(|r| r.file.is_none()) {
             related.range = edit.move_range(&related.range)?;
+        }
+        for fix in &mut diagnostic.fixes {
+            for (range, _) in &mut fix.edits {
+                *range = edit.move_range(range)?;
+            }
         }
     }
     Some(carried)

@@ -10,6 +10,7 @@ mod interp;
 mod record;
 mod report;
 mod rules;
+mod stated;
 mod syntax_errors;
 mod value;
 pub mod workspace;
@@ -90,7 +91,7 @@ fn finish(
     // budget), which any edit changes: such a result is never carried over.
     let carriable = !interp.report_budget_stop();
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
-    let (bindings, expressions) = {
+    let (mut bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
         recorder.finish(
@@ -105,6 +106,13 @@ fn finish(
             &mut diagnostics,
         )
     };
+    stated::claims::check_comments(
+        interp.src,
+        &function_ranges(module),
+        &mut bindings,
+        &mut diagnostics,
+        &mut interp.reads.borrow_mut(),
+    );
     let definitions = interp.public_definitions();
     interp.release_modules();
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));

@@ -129,8 +129,8 @@ impl Resolver {
         }
         self.flags.apply(&mut settings);
         FileConfig {
+            extra_paths: settings.import_paths(),
             analysis: settings.analysis,
-            extra_paths: settings.extra_paths,
             project_root,
         }
     }

@@ -29,6 +29,21 @@ pub struct Settings {
     /// More folders where imports of the user's own modules are looked
     /// for, after the file's folder and the workspace roots.
     pub extra_paths: Vec<PathBuf>,
+    /// Folders of `.pyi` stubs with jaxtyping annotations that describe
+    /// code the analysis cannot see (third-party functions and layers).
+    pub stubs: Vec<PathBuf>,
+}
+
+impl Settings {
+    /// Where imports are looked for besides the file's folder and the
+    /// workspace roots: the stub folders, then the extra paths.
+    pub fn import_paths(&self) -> Vec<PathBuf> {
+        self.stubs
+            .iter()
+            .chain(&self.extra_paths)
+            .cloned()
+            .collect()
+    }
 }
 
 impl Default for Settings {
@@ -38,6 +53,7 @@ impl Default for Settings {
             inlay_hints_enable: true,
             inlay_hints_detail: HintDetail::Shape,
             extra_paths: Vec::new(),
+            stubs: Vec::new(),
         }
     }
 }
@@ -53,6 +69,8 @@ pub struct SettingsPatch {
     /// Absolute, or relative to the configuration file's folder (in an
     /// editor: to the first workspace folder).
     pub extra_paths: Option<Vec<PathBuf>>,
+    /// Folders of stubs, resolved as `extra_paths` are.
+    pub stubs: Option<Vec<PathBuf>>,
 }
 
 impl SettingsPatch {
@@ -76,11 +94,17 @@ impl SettingsPatch {
         if let Some(v) = &self.extra_paths {
             settings.extra_paths = v.clone();
         }
+        if let Some(v) = &self.stubs {
+            settings.stubs = v.clone();
+        }
     }
 
     /// Relative extra paths made absolute against `dir`.
     pub fn resolve_paths(&mut self, dir: &Path) {
-        if let Some(paths) = &mut self.extra_paths {
+        for paths in [&mut self.extra_paths, &mut self.stubs]
+            .into_iter()
+            .flatten()
+        {
             for path in paths.iter_mut() {
                 if path.is_relative() {
                     *path = dir.join(&*path);
@@ -130,6 +154,7 @@ const EDITOR_SETTINGS: &[(&str, ReadSetting)] = &[
     ("shapels.extraPaths", |v, p| {
         json_paths(v).map(|v| p.extra_paths = v)
     }),
+    ("shapels.stubs", |v, p| json_paths(v).map(|v| p.stubs = v)),
 ];
 
 /// The full keys (`shapels.inlayHints.detail`) of every editor setting the
@@ -363,7 +388,8 @@ pub fn parse_toml_settings(text: &str, is_pyproject: bool) -> Result<FileSetting
             "allow_fallback_kernels" => toml_bool(value).map(|v| out.patch.allow_fallback_kernels = Some(v)),
             "static_shapes" => toml_bool(value).map(|v| out.patch.static_shapes = Some(v)),
             "extra-paths" | "extra_paths" => toml_paths(value).map(|v| out.patch.extra_paths = Some(v)),
-            _ => Err("unknown key; expected one of allow_non_fake_inputs, allow_fallback_kernels, static_shapes, extra-paths".into()),
+            "stubs" => toml_paths(value).map(|v| out.patch.stubs = Some(v)),
+            _ => Err("unknown key; expected one of allow_non_fake_inputs, allow_fallback_kernels, static_shapes, extra-paths, stubs".into()),
         };
         if let Err(message) = result {
             out.errors.push(SettingError {
@@ -446,6 +472,7 @@ mod tests {
                 inlay_hints_enable: Some(false),
                 inlay_hints_detail: Some(HintDetail::Full),
                 extra_paths: None,
+                stubs: None,
             }
         );
     }
@@ -459,6 +486,7 @@ mod tests {
             "shapels.inlayHints.enable": false,
             "shapels.inlayHints.detail": "full",
             "shapels.extraPaths": ["lib"],
+            "shapels.stubs": ["typings"],
         });
         let mut keys: Vec<&str> = non_defaults
             .as_object()
@@ -488,7 +516,26 @@ mod tests {
                 inlay_hints_enable: Some(false),
                 inlay_hints_detail: Some(HintDetail::Full),
                 extra_paths: Some(vec![PathBuf::from("lib")]),
+                stubs: Some(vec![PathBuf::from("typings")]),
             }
+        );
+    }
+
+    #[test]
+    fn pyproject_stubs_are_relative_to_the_file() {
+        let mut settings =
+            parse_toml_settings("[tool.shapels]\nstubs = [\"typings\"]\n", true).unwrap();
+        assert!(settings.errors.is_empty(), "{:?}", settings.errors);
+        settings.patch.resolve_paths(Path::new("/proj"));
+        assert_eq!(
+            settings.patch.stubs,
+            Some(vec![PathBuf::from("/proj/typings")])
+        );
+        let mut resolved = Settings::default();
+        settings.patch.apply(&mut resolved);
+        assert_eq!(
+            resolved.import_paths(),
+            vec![PathBuf::from("/proj/typings")]
         );
     }
 

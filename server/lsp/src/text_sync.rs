@@ -25,12 +25,13 @@ pub(crate) fn did_open(session: &Arc<Session>, params: DidOpenTextDocumentParams
         tokio::spawn(async move { client.show_message(MessageType::WARNING, message).await });
     }
     let settings = session.settings_for(&document.uri);
+    let import_paths = Arc::new(settings.import_paths());
     let snapshot = session.documents().open(
         document.uri,
         document.version,
         &document.text,
         settings.analysis,
-        Arc::new(settings.extra_paths),
+        import_paths,
     );
     // Documents that import this file read it from the editor from now on.
     if let Some(path) = path_of(&snapshot.uri) {

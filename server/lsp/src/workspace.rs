@@ -260,7 +260,8 @@ fn apply_settings_change(session: &Arc<Session>) {
     // takes them in the other order.
     let changed = session.documents().reconfigure(|uri| {
         let settings = session.settings_for(uri);
-        (settings.analysis, Arc::new(settings.extra_paths))
+        let import_paths = Arc::new(settings.import_paths());
+        (settings.analysis, import_paths)
     });
     for snapshot in changed {
         diagnostics::schedule(session, snapshot, None);

@@ -9,6 +9,7 @@ mod assign;
 mod assumptions;
 mod call;
 pub(crate) mod control;
+mod custom_ops;
 pub(crate) mod defaults;
 mod expr;
 pub(crate) mod fake_modes;
@@ -17,6 +18,7 @@ mod join;
 mod memo;
 mod settle;
 mod signature;
+mod stated;
 mod stmt;
 
 pub use memo::CallCache;
@@ -36,6 +38,7 @@ use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
 pub(crate) use expr::slice_indices;
 pub(crate) use join::{join_all, join_values, optional};
 pub(crate) use signature::{is_identifier, shape_comments};
+pub(crate) use stated::dims_word;
 
 pub(crate) use crate::value::Scope;
 
@@ -286,6 +289,18 @@ pub(crate) struct Interp<'s> {
     /// Calls taken from the last version's analysis and kept for the next
     /// (see `memo::across`); idle unless asked for.
     across: memo::Across<'s>,
+    /// What the names of each running call's annotations are bound to,
+    /// innermost last (see `stated`).
+    stated_memos: Vec<stated::Memo>,
+    /// The rank variable each `*name` of the signature being made up
+    /// stands for (see `stated`).
+    stated_ranks: FxHashMap<String, u32>,
+    /// The function each custom op's calls run (`torch.ops.ns.op`): its
+    /// fake kernel when one is registered (see `custom_ops`).
+    custom_ops: FxHashMap<String, Rc<Function>>,
+    /// Fake kernels registered for user functions, by the function's
+    /// definition's address.
+    fake_kernels: FxHashMap<usize, Rc<Function>>,
 }
 
 impl<'s> Interp<'s> {
@@ -308,6 +323,10 @@ impl<'s> Interp<'s> {
             main: main.clone(),
             module_attrs: FxHashMap::default(),
             definitions: Vec::new(),
+            stated_memos: Vec::new(),
+            stated_ranks: FxHashMap::default(),
+            custom_ops: FxHashMap::default(),
+            fake_kernels: FxHashMap::default(),
             imported_names: FxHashMap::default(),
             reads: Default::default(),
             config: config.clone(),
@@ -768,7 +787,21 @@ impl<'s> Interp<'s> {
         severity: Severity,
         code: Code,
         message: String,
+        related: Vec<(TextRange, String)>,
+    ) {
+        self.report_with_fixes(range, severity, code, message, related, Vec::new());
+    }
+
+    /// `report_as` with quick fixes: edits of this file that would make
+    /// the problem go away (dropped when the problem is in another file).
+    pub fn report_with_fixes(
+        &mut self,
+        range: TextRange,
+        severity: Severity,
+        code: Code,
+        message: String,
         mut related: Vec<(TextRange, String)>,
+        fixes: Vec<crate::report::Fix>,
     ) {
         debug_assert!(
             code.severities().contains(&severity),
@@ -823,7 +856,7 @@ impl<'s> Interp<'s> {
             code,
             message,
             related: self.related(related),
-            fixes: Vec::new(),
+            fixes,
         });
     }
 

@@ -62,6 +62,9 @@ impl Interp<'_> {
                 {
                     self.recorder
                         .annotation(&target.range, annotation.range.end);
+                    if let Some(value) = value {
+                        self.check_annotated(&annotation.range, &v, &value.range);
+                    }
                 }
                 for target in targets {
                     self.assign(target, v.clone(), BindingKind::Assign);
@@ -97,6 +100,9 @@ impl Interp<'_> {
             }
             StmtKind::FunctionDef(def) => {
                 let function = self.make_function(def.clone(), None);
+                if !def.decorators.is_empty() {
+                    self.note_custom_op(def, &function);
+                }
                 self.bind_name(&def.name.id, Value::Function(function.clone()));
                 if self.frame().is_module && self.in_main_module() {
                     self.functions.push(function);
@@ -109,6 +115,9 @@ impl Interp<'_> {
             }
             StmtKind::Return(value) => {
                 let v = value.as_ref().map(|e| self.eval(e)).unwrap_or(Value::None);
+                if let Some(e) = value {
+                    self.check_return(&v, &e.range);
+                }
                 Flow::Return(v)
             }
             StmtKind::If { test, body, orelse } => self.exec_if(test, body, orelse),

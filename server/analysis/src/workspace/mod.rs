@@ -92,6 +92,9 @@ pub trait FileSystem {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct SearchPath {
     dirs: Vec<PathBuf>,
+    /// Folders of `.pyi` stubs (the `stubs` of the settings), searched
+    /// before `dirs`: a stub describes code the analysis cannot see.
+    stubs: Vec<PathBuf>,
 }
 
 impl SearchPath {
@@ -122,11 +125,31 @@ impl SearchPath {
         for dir in extra {
             add(dir.clone());
         }
-        SearchPath { dirs }
+        SearchPath {
+            dirs,
+            stubs: Vec::new(),
+        }
+    }
+
+    /// The search path with folders of stubs (`stubs` in `[tool.shapels]`):
+    /// `name.pyi` there describes module `name` (a third-party library's
+    /// functions and layers), ahead of anything of that name elsewhere.
+    pub fn with_stubs(mut self, stubs: &[PathBuf], fs: &dyn FileSystem) -> SearchPath {
+        for dir in stubs {
+            if fs.kind(dir) == PathKind::Dir && !self.stubs.contains(dir) {
+                self.stubs.push(dir.clone());
+            }
+        }
+        self
     }
 
     pub fn dirs(&self) -> &[PathBuf] {
         &self.dirs
+    }
+
+    /// Where absolute imports are looked for: the stub folders, then `dirs`.
+    pub fn import_dirs(&self) -> Vec<PathBuf> {
+        self.stubs.iter().chain(&self.dirs).cloned().collect()
     }
 }
 

@@ -175,7 +175,7 @@ impl Finder<'_> {
 
     fn chain_searched(&self, dotted: &str) -> Vec<Found> {
         let mut out = Vec::new();
-        let mut dirs: Vec<PathBuf> = self.search.dirs().to_vec();
+        let mut dirs: Vec<PathBuf> = self.search.import_dirs();
         for part in dotted.split('.') {
             match self.find_in(&dirs, part) {
                 Some(found) => {
@@ -252,15 +252,19 @@ impl Finder<'_> {
         for dir in dirs {
             let package = dir.join(name);
             let is_dir = self.fs.kind(&package) == PathKind::Dir;
-            if is_dir {
-                let init = package.join("__init__.py");
-                if self.fs.kind(&init) == PathKind::File {
-                    return Some(Found::File(init));
+            // A module's code first; its stub (`.pyi`) where there is no
+            // code (a stub folder holds only stubs).
+            for ext in ["py", "pyi"] {
+                if is_dir {
+                    let init = package.join(format!("__init__.{ext}"));
+                    if self.fs.kind(&init) == PathKind::File {
+                        return Some(Found::File(init));
+                    }
                 }
-            }
-            let module = dir.join(format!("{name}.py"));
-            if self.fs.kind(&module) == PathKind::File {
-                return Some(Found::File(module));
+                let module = dir.join(format!("{name}.{ext}"));
+                if self.fs.kind(&module) == PathKind::File {
+                    return Some(Found::File(module));
+                }
             }
             if is_dir {
                 portions.push(package);
@@ -271,7 +275,8 @@ impl Finder<'_> {
 }
 
 fn is_init(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n == "__init__.py")
+    path.file_name()
+        .is_some_and(|n| n == "__init__.py" || n == "__init__.pyi")
 }
 
 fn join(module: &str, name: &str) -> String {

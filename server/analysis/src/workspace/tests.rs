@@ -341,3 +341,48 @@ fn a_shared_cache_finds_what_a_fresh_one_finds() {
         ["/proj/pkg/mod.py 0 helper -> /proj/c/helper/__init__.py"]
     );
 }
+
+#[test]
+fn stub_folders_describe_modules_with_pyi_files() {
+    let fs = Memory::new(&[
+        (
+            "/proj/main.py",
+            "import fastblocks\nfrom ext import op\nimport local\n",
+        ),
+        ("/proj/typings/fastblocks.pyi", "def f(x): ...\n"),
+        ("/proj/typings/ext/__init__.pyi", "def op(x): ...\n"),
+        ("/proj/typings/local.pyi", "def g(x): ...\n"),
+        ("/proj/local.py", "def g(x): return x\n"),
+    ]);
+    let text = fs.0[Path::new("/proj/main.py")].clone();
+    let module = shapels_syntax::parse(&text).module;
+    let search = SearchPath::new(
+        Some(Path::new("/proj/main.py")),
+        &[PathBuf::from("/proj")],
+        &[],
+        &fs,
+    )
+    .with_stubs(&[PathBuf::from("/proj/typings")], &fs);
+    let graph = load(
+        MainFile {
+            path: Some(Path::new("/proj/main.py")),
+            module: &module,
+        },
+        &search,
+        &fs,
+        &mut ModuleCache::new(),
+    );
+    assert_eq!(
+        named(&graph, 0, "fastblocks").as_deref(),
+        Some("/proj/typings/fastblocks.pyi")
+    );
+    assert_eq!(
+        named(&graph, 0, "ext").as_deref(),
+        Some("/proj/typings/ext/__init__.pyi")
+    );
+    // A stub folder is searched first: its stub describes the module.
+    assert_eq!(
+        named(&graph, 0, "local").as_deref(),
+        Some("/proj/typings/local.pyi")
+    );
+}

@@ -74,8 +74,9 @@ impl Interp<'_> {
         let is_method = f.owner.is_some();
         let used_as_tensor = self.tensor_params(&f.def);
         let dim_selectors = crate::interp::signature::dim_params(&f.def);
-        // Dims named alike in one signature's jaxtyping annotations are one symbol.
+        // Dims named alike in one signature's stated shapes are one symbol.
         let mut jax_symbols: FxHashMap<String, Dim> = FxHashMap::default();
+        self.stated_ranks.clear();
         let mut commented = self.comment_shapes(&f.def);
         for (i, param) in f.def.params.iter().enumerate() {
             if is_method && i == 0 {
@@ -117,6 +118,15 @@ impl Interp<'_> {
                     };
                     break 'value value;
                 }
+                // A shape the annotation or the docstring states (jaxtyping,
+                // torchtyping, `Annotated`, Pyrefly, Google/NumPy/torch docs).
+                if let Some(claim) = self.param_claim(&f.def, &param.name.id) {
+                    break 'value self.stated_tensor(
+                        &claim.shape,
+                        &mut jax_symbols,
+                        &param.name.id,
+                    );
+                }
                 let annotation = param
                     .annotation
                     .as_ref()
@@ -147,28 +157,6 @@ impl Interp<'_> {
                     Some("float") => Value::Float(None),
                     Some("bool") => Value::Bool(None),
                     Some("str") => Value::Unknown,
-                    Some(a)
-                        if a.contains("Tensor") || a.contains("Float[") || a.contains("Int[") =>
-                    {
-                        match self.jaxtyping_shape(a, &mut jax_symbols) {
-                            Some(shape) => {
-                                let dtype = if a.starts_with("Int[") || a.starts_with("Long[") {
-                                    Some(crate::value::DType::Int64)
-                                } else if a.starts_with("Float[") {
-                                    Some(crate::value::DType::Float32)
-                                } else {
-                                    None
-                                };
-                                Value::Tensor(Rc::new(self.new_tensor(
-                                    shape,
-                                    dtype,
-                                    None,
-                                    &param.name.id,
-                                )))
-                            }
-                            None => self.generic_tensor(&param.name.id),
-                        }
-                    }
                     Some(a) => match self.lookup(a) {
                         Some(Value::Class(c)) if c.is_dataclass => {
                             // A config nobody built: its fields are what callers
@@ -194,63 +182,6 @@ impl Interp<'_> {
         (out, keywords)
     }
 
-    /// The shape a jaxtyping annotation states: `Float[Tensor, "batch seq dim"]`
-    /// gives `[batch, seq, dim]`; `*batch` or `...` first gives any number of
-    /// leading dims; `_` is a size nobody named.
-    fn jaxtyping_shape(
-        &mut self,
-        annotation: &str,
-        symbols: &mut FxHashMap<String, Dim>,
-    ) -> Option<crate::value::Shape> {
-        // Only the jaxtyping form `Float[Tensor, "b c"]`: a quoted name
-        // elsewhere (`Union[torch.Tensor, "BlockMask"]`) is no shape.
-        let a = annotation.trim();
-        let open = a.find('[')?;
-        let head = &a[..open];
-        if !JAXTYPING_DTYPES.contains(&head.rsplit('.').next().unwrap_or(head)) {
-            return None;
-        }
-        let inner = a[open + 1..].strip_suffix(']')?;
-        let (array, spec) = inner.split_once(',')?;
-        if !(array.contains("Tensor") || array.contains("Array")) {
-            return None;
-        }
-        let spec = spec.trim();
-        let spec = spec.strip_prefix('"')?.strip_suffix('"')?;
-        let mut dims = Vec::new();
-        let mut variadic = false;
-        for (i, token) in spec.split_whitespace().enumerate() {
-            if token == "..." || token.starts_with('*') || token.starts_with("#*") {
-                if i != 0 || variadic {
-                    return None;
-                }
-                variadic = true;
-                continue;
-            }
-            let token = token.trim_start_matches('#');
-            if let Ok(n) = token.parse::<i64>() {
-                dims.push(Dim::konst(n));
-            } else if token == "_" {
-                dims.push(self.env.anonymous());
-            } else if token.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                let d = symbols
-                    .entry(token.to_string())
-                    .or_insert_with(|| self.env.symbol(token))
-                    .clone();
-                dims.push(d);
-            } else {
-                return None;
-            }
-        }
-        if variadic {
-            let crate::value::Shape::Var(v) = self.fresh_rank_var() else {
-                return None;
-            };
-            return Some(crate::value::Shape::Tail(v, Rc::new(dims)));
-        }
-        Some(crate::value::Shape::known(dims))
-    }
-
     fn generic_tensor(&mut self, name: &str) -> Value {
         let shape = self.fresh_rank_var();
         if let crate::value::Shape::Var(v) = shape {
@@ -262,35 +193,6 @@ impl Interp<'_> {
         Value::Tensor(Rc::new(t))
     }
 }
-
-/// jaxtyping's array-type constructors (`Float[Tensor, "b c"]`).
-const JAXTYPING_DTYPES: &[&str] = &[
-    "Shaped",
-    "Bool",
-    "Num",
-    "Real",
-    "Inexact",
-    "Float",
-    "Float16",
-    "Float32",
-    "Float64",
-    "BFloat16",
-    "Complex",
-    "Complex64",
-    "Complex128",
-    "Integer",
-    "Int",
-    "Int8",
-    "Int16",
-    "Int32",
-    "Int64",
-    "UInt",
-    "UInt8",
-    "UInt16",
-    "UInt32",
-    "UInt64",
-    "Key",
-];
 
 /// The item types of a `tuple[int, int]` or `Tuple[Tensor, Tensor]`
 /// annotation of known length whose items are ints or tensors.

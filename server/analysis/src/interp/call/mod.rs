@@ -214,6 +214,9 @@ impl Interp<'_> {
         if let Some(name) = path.strip_prefix("builtins.") {
             return self.call_builtin(name, args, kwargs, range);
         }
+        if let Some(op) = self.custom_op(path) {
+            return self.call_function(&op, None, args, kwargs, range);
+        }
         if matches!(&**path, "collections.OrderedDict" | "typing.OrderedDict") {
             return self.call_builtin("dict", args, kwargs, range);
         }

@@ -196,9 +196,45 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
             }
             Ok(call.output(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64)))
         }
-        "masked_select" | "unique" | "unique_consecutive" => {
+        "masked_select" => {
             let n = interp.env.anonymous();
             Ok(call.output(interp, vec![n], x.dtype))
+        }
+        "unique" | "unique_consecutive" => {
+            // `unique(input, sorted, return_inverse, return_counts, dim)`;
+            // `unique_consecutive` has no `sorted`.
+            let at = usize::from(name == "unique");
+            let n = interp.env.anonymous();
+            // With `dim`, whole slices along it are compared: only that
+            // size is data-dependent.
+            let along = match args.int(at + 3, "dim") {
+                Some(d) => match crate::rules::shape::wrap_dim(d, rank) {
+                    Ok(d) => Some(d),
+                    Err(message) => return raise(Code::DimOutOfRange, message),
+                },
+                None => None,
+            };
+            let (shape, inverse) = match along {
+                Some(d) => {
+                    let mut shape = dims.clone();
+                    shape[d] = n.clone();
+                    (shape, vec![dims[d].clone()])
+                }
+                None => (vec![n.clone()], dims.clone()),
+            };
+            let unique = call.output(interp, shape, x.dtype);
+            let mut out = vec![unique];
+            if args.flag(at + 1, "return_inverse", false) == Some(true) {
+                out.push(call.output(interp, inverse, Some(DType::Int64)));
+            }
+            if args.flag(at + 2, "return_counts", false) == Some(true) {
+                out.push(call.output(interp, vec![n], Some(DType::Int64)));
+            }
+            Ok(if out.len() == 1 {
+                out.remove(0)
+            } else {
+                Value::tuple(out)
+            })
         }
         "bincount" => {
             let n = interp.env.anonymous();

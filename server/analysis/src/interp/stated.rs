@@ -1,0 +1,665 @@
+//! Stated shapes in the run: annotations and docstrings as inputs, and as claims checked at calls, returns and annotated assignments.
+//!
+//! What the user wrote is read by `crate::stated`; here it meets the run.
+//! A parameter nobody passes becomes a tensor of the stated shape (names
+//! shared across one signature are one symbol). A call passes its
+//! arguments through the callee's annotations as jaxtyping's memo does:
+//! each name is bound to the size it first meets, and a later size that is
+//! known to differ, a wrong rank, a wrong fixed size or a wrong dtype is a
+//! `shape-annotation` error at the annotation (beartype+jaxtyping would
+//! raise there), with the argument's origin as related information. The
+//! same memo checks the returned value against the return annotation.
+
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+use shapels_syntax::ast::{ExprKind, FunctionDef, ParamKind, StmtKind};
+
+use super::Interp;
+use crate::code::Code;
+use crate::report::TextRange;
+use crate::stated::{DimExpr, StatedDim, StatedShape};
+use crate::value::{Function, Shape, Tensor, Value};
+
+/// What the names of one call's annotations are bound to, as jaxtyping's
+/// memo keeps them: single sizes, and the dims of each `*name`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Memo {
+    sizes: FxHashMap<String, Dim>,
+    many: FxHashMap<String, Vec<Dim>>,
+}
+
+/// The shape a parameter's docstring or annotation states, with whether it
+/// is an annotation (a contract) or documentation.
+pub(crate) struct ParamClaim {
+    pub(crate) shape: StatedShape,
+    /// The annotation, or where the docstring writes the shape.
+    pub(crate) range: TextRange,
+    pub(crate) annotation: bool,
+    /// How a docstring writes the shape, for rewriting it.
+    pub(crate) style: Option<crate::stated::comment::Style>,
+}
+
+impl Interp<'_> {
+    /// The shape a parameter's annotation, or else the function's
+    /// docstring, states.
+    pub(crate) fn param_claim(&self, def: &FunctionDef, name: &str) -> Option<ParamClaim> {
+        let param = def.params.iter().find(|p| p.name.id == name)?;
+        if let Some(annotation) = &param.annotation {
+            let text = self.text(&annotation.range);
+            if let Some(shape) = crate::stated::annotation::read(text) {
+                return Some(ParamClaim {
+                    shape,
+                    range: annotation.range.clone(),
+                    annotation: true,
+                    style: None,
+                });
+            }
+        }
+        let (doc_range, doc) = self.docstring(def)?;
+        let tensor_params: Vec<&str> = def
+            .params
+            .iter()
+            .filter(|p| !matches!(p.name.id.as_str(), "self" | "cls"))
+            .filter(|p| matches!(p.kind, ParamKind::Normal { .. } | ParamKind::KwOnly))
+            .map(|p| p.name.id.as_str())
+            .collect();
+        crate::stated::docstring::read(doc)
+            .into_iter()
+            .find(|entry| {
+                entry.label == name
+                    // torch's `Shape:` sections call the first input `Input`.
+                    || (entry.label == "Input" && tensor_params.first() == Some(&name))
+            })
+            .map(|entry| ParamClaim {
+                shape: entry.shape,
+                range: doc_range.start + entry.span.start..doc_range.start + entry.span.end,
+                annotation: false,
+                style: Some(entry.style),
+            })
+    }
+
+    /// A function's docstring: its range and text.
+    fn docstring<'a>(&'a self, def: &FunctionDef) -> Option<(TextRange, &'a str)> {
+        let first = def.body.first()?;
+        let StmtKind::Expr(e) = &first.kind else {
+            return None;
+        };
+        if !matches!(e.kind, ExprKind::Str(_)) {
+            return None;
+        }
+        // Only the shapes it states are read, not its words: typing in a
+        // docstring leaves the analysis as it was (see `carry`).
+        let text = self.source(&e.range);
+        if crate::workspace::is_local(&e.range) {
+            self.reads
+                .borrow_mut()
+                .stated_docstring(e.range.clone(), crate::stated::docstring::key(text));
+        }
+        Some((e.range.clone(), text))
+    }
+
+    /// A tensor of the stated shape, for a parameter nobody passes.
+    pub(crate) fn stated_tensor(
+        &mut self,
+        stated: &StatedShape,
+        symbols: &mut FxHashMap<String, Dim>,
+        name: &str,
+    ) -> Value {
+        self.stated_tensor_with(stated, symbols, &FxHashMap::default(), name)
+    }
+
+    /// `stated_tensor`, with the dims `*name` entries stand for where known.
+    fn stated_tensor_with(
+        &mut self,
+        stated: &StatedShape,
+        symbols: &mut FxHashMap<String, Dim>,
+        many: &FxHashMap<String, Vec<Dim>>,
+        name: &str,
+    ) -> Value {
+        let shape = self.stated_shape(stated, symbols, many);
+        let dtype = stated.dtype.and_then(|d| d.default_dtype());
+        Value::Tensor(Rc::new(self.new_tensor(shape, dtype, None, name)))
+    }
+
+    fn stated_shape(
+        &mut self,
+        stated: &StatedShape,
+        symbols: &mut FxHashMap<String, Dim>,
+        many: &FxHashMap<String, Vec<Dim>>,
+    ) -> Shape {
+        let mut dims = Vec::new();
+        let mut known_many = false;
+        for (i, d) in stated.dims.iter().enumerate() {
+            match d {
+                // `*batch` bound by the arguments: the dims it stood for.
+                StatedDim::Many(Some(n)) if many.contains_key(n) => {
+                    dims.extend(many[n].iter().cloned());
+                    known_many = true;
+                }
+                StatedDim::Many(_) if i == 0 => {}
+                // Dims before a variadic entry cannot be said with a rank
+                // variable (which stands first): the rank stays open.
+                StatedDim::Many(_) => return self.fresh_rank_var(),
+                d => match self.stated_dim(d, symbols) {
+                    Some(dim) => dims.push(dim),
+                    None => dims.push(self.env.anonymous()),
+                },
+            }
+        }
+        if stated.many_at() == Some(0) && !known_many {
+            // `*batch` in two parameters of one signature is one rank
+            // variable: the same leading dims.
+            let name = match &stated.dims[0] {
+                StatedDim::Many(Some(n)) => Some(n.clone()),
+                _ => None,
+            };
+            if let Some(v) = name.as_ref().and_then(|n| self.stated_ranks.get(n)) {
+                return Shape::Tail(*v, Rc::new(dims));
+            }
+            let Shape::Var(v) = self.fresh_rank_var() else {
+                return Shape::known(dims);
+            };
+            if let Some(n) = name {
+                self.stated_ranks.insert(n, v);
+            }
+            return Shape::Tail(v, Rc::new(dims));
+        }
+        Shape::known(dims)
+    }
+
+    fn stated_dim(&mut self, d: &StatedDim, symbols: &mut FxHashMap<String, Dim>) -> Option<Dim> {
+        match d {
+            StatedDim::Size(n) => Some(Dim::konst(*n)),
+            StatedDim::Name(n) => Some(self.named(n, symbols)),
+            StatedDim::Expr(e) => {
+                self.stated_expr(e, &mut |interp, n| Some(interp.named(n, symbols)))
+            }
+            StatedDim::Anonymous(Some(n)) => Some(self.env.symbol(n)),
+            StatedDim::Anonymous(None) => Some(self.env.anonymous()),
+            StatedDim::Broadcast(inner) => self.stated_dim(inner, symbols),
+            StatedDim::Many(_) => None,
+        }
+    }
+
+    fn named(&mut self, name: &str, symbols: &mut FxHashMap<String, Dim>) -> Dim {
+        if let Some(d) = symbols.get(name) {
+            return d.clone();
+        }
+        let d = self.env.symbol(name);
+        symbols.insert(name.to_string(), d.clone());
+        d
+    }
+
+    fn stated_expr(
+        &mut self,
+        e: &DimExpr,
+        name: &mut dyn FnMut(&mut Self, &str) -> Option<Dim>,
+    ) -> Option<Dim> {
+        Some(match e {
+            DimExpr::Int(n) => Dim::konst(*n),
+            DimExpr::Name(n) => name(self, n)?,
+            DimExpr::Add(a, b) => self.stated_expr(a, name)?.add(&self.stated_expr(b, name)?),
+            DimExpr::Sub(a, b) => self.stated_expr(a, name)?.sub(&self.stated_expr(b, name)?),
+            DimExpr::Mul(a, b) => self.stated_expr(a, name)?.mul(&self.stated_expr(b, name)?),
+            DimExpr::FloorDiv(a, b) => self
+                .stated_expr(a, name)?
+                .floordiv(&self.stated_expr(b, name)?)?,
+        })
+    }
+
+    /// Why `tensor` is not what `stated` says, binding names in `memo` as
+    /// it goes; `None` when nothing contradicts it (unknown sizes never do).
+    pub(crate) fn stated_mismatch(
+        &mut self,
+        stated: &StatedShape,
+        tensor: &Tensor,
+        memo: &mut Memo,
+    ) -> Option<String> {
+        if let (Some(class), Some(dtype)) = (stated.dtype, tensor.dtype)
+            && !class.admits(dtype)
+        {
+            return Some(format!(
+                "its dtype is {}, not {}",
+                dtype.name(),
+                class.describe()
+            ));
+        }
+        // Only a shape the inference knows whole is held against an
+        // annotation: leading dims it could not follow (`[*, n, 3]`) may
+        // hide what it missed, and a false error is worse than a missed one.
+        let dims = match self.resolve_shape(&tensor.shape) {
+            Shape::Known(d) => d.to_vec(),
+            Shape::Tail(..) | Shape::Var(_) => return None,
+        };
+        let many = stated.many_at();
+        let fixed = stated.dims.len() - usize::from(many.is_some());
+        // The pairs of a stated dim and the tensor's dim it describes.
+        let mut pairs: Vec<(usize, &StatedDim, Dim)> = Vec::new();
+        match many {
+            None => {
+                if fixed != dims.len() {
+                    return Some(format!("it has {}, not {fixed}", dims_word(dims.len())));
+                }
+                pairs.extend(
+                    stated
+                        .dims
+                        .iter()
+                        .zip(dims.iter().cloned())
+                        .enumerate()
+                        .map(|(i, (s, d))| (i, s, d)),
+                );
+            }
+            Some(at) => {
+                if fixed > dims.len() {
+                    return Some(format!(
+                        "it has {}, not at least {fixed}",
+                        dims_word(dims.len())
+                    ));
+                }
+                let tail = stated.dims.len() - at - 1;
+                for (i, (s, d)) in stated.dims[..at].iter().zip(&dims).enumerate() {
+                    pairs.push((i, s, d.clone()));
+                }
+                for k in 0..tail {
+                    let i = dims.len() - tail + k;
+                    pairs.push((i, &stated.dims[at + 1 + k], dims[i].clone()));
+                }
+                if let StatedDim::Many(Some(name)) = &stated.dims[at] {
+                    let inner = dims[at..dims.len() - tail].to_vec();
+                    if let Some(why) = self.bind_many(name, inner, memo) {
+                        return Some(why);
+                    }
+                }
+            }
+        }
+        for (i, s, d) in pairs {
+            if let Some(why) = self.dim_mismatch(s, &d, memo) {
+                return Some(format!("dim {i}: {why}"));
+            }
+        }
+        None
+    }
+
+    fn bind_many(&mut self, name: &str, dims: Vec<Dim>, memo: &mut Memo) -> Option<String> {
+        match memo.many.get(name) {
+            Some(earlier) => {
+                let differ = earlier.len() != dims.len()
+                    || earlier
+                        .iter()
+                        .zip(&dims)
+                        .any(|(a, b)| self.env.known_different(a, b));
+                differ.then(|| {
+                    format!(
+                        "`*{name}` is {} here but {} before",
+                        self.show(&dims),
+                        self.show(earlier)
+                    )
+                })
+            }
+            None => {
+                memo.many.insert(name.to_string(), dims);
+                None
+            }
+        }
+    }
+
+    fn dim_mismatch(&mut self, stated: &StatedDim, dim: &Dim, memo: &mut Memo) -> Option<String> {
+        let shown = self.env.display(dim);
+        match stated {
+            StatedDim::Size(n) => self
+                .env
+                .known_different(dim, &Dim::konst(*n))
+                .then(|| format!("the size is {shown}, not {n}")),
+            StatedDim::Name(name) => match memo.sizes.get(name).cloned() {
+                Some(earlier) => self.env.known_different(&earlier, dim).then(|| {
+                    format!(
+                        "`{name}` is {shown} here but {} before",
+                        self.env.display(&earlier)
+                    )
+                }),
+                None => {
+                    memo.sizes.insert(name.clone(), dim.clone());
+                    None
+                }
+            },
+            StatedDim::Expr(e) => {
+                let sizes = memo.sizes.clone();
+                let value = self.stated_expr(e, &mut |_, n| sizes.get(n).cloned())?;
+                self.env.known_different(&value, dim).then(|| {
+                    format!(
+                        "the size is {shown}, not {e} = {}",
+                        self.env.display(&value)
+                    )
+                })
+            }
+            StatedDim::Broadcast(inner) => {
+                if self.env.value(dim) == Some(1) {
+                    return None;
+                }
+                self.dim_mismatch(inner, dim, memo)
+            }
+            StatedDim::Anonymous(_) | StatedDim::Many(_) => None,
+        }
+    }
+
+    /// Whether this annotation was reported already (another call, another
+    /// size): one report per annotation is enough to point at it. What the
+    /// report would have done to the run (torch raised) still holds.
+    fn reported_here(&mut self, range: &TextRange, code: Code) -> bool {
+        let here = self
+            .diagnostics
+            .iter()
+            .any(|d| d.range == *range && d.code == code);
+        if here && code == Code::ShapeAnnotation && self.uncertain == 0 {
+            self.mark_raised();
+        }
+        here
+    }
+
+    fn show(&self, dims: &[Dim]) -> String {
+        let parts: Vec<String> = dims.iter().map(|d| self.env.display(d)).collect();
+        format!("[{}]", parts.join(", "))
+    }
+
+    fn show_tensor(&self, t: &Tensor) -> String {
+        match self.resolve_shape(&t.shape) {
+            Shape::Known(d) => self.show(&d),
+            Shape::Tail(_, d) => {
+                let mut parts = vec!["*".to_string()];
+                parts.extend(d.iter().map(|d| self.env.display(d)));
+                format!("[{}]", parts.join(", "))
+            }
+            Shape::Var(_) => "[...]".to_string(),
+        }
+    }
+
+    /// Checks a call's arguments against the callee's stated parameter
+    /// shapes: annotations as contracts (`shape-annotation`), docstrings
+    /// as documentation (`shape-comment`). Returns the memo the return
+    /// annotation is checked with, and whether the call raised (an
+    /// annotation refused an argument on every path).
+    pub(crate) fn check_arguments(
+        &mut self,
+        f: &Rc<Function>,
+        arguments: &[(usize, Value)],
+        report: bool,
+    ) -> (Memo, bool) {
+        let mut refused = false;
+        let mut memo = Memo::default();
+        let mut doc_memo = Memo::default();
+        for (i, value) in arguments {
+            let param = &f.def.params[*i];
+            let tensor = match value {
+                Value::Tensor(t) => t.clone(),
+                Value::Optional(inner) => match inner.as_ref() {
+                    Value::Tensor(t) => t.clone(),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let Some(claim) = self.param_claim(&f.def, &param.name.id) else {
+                continue;
+            };
+            let memo = if claim.annotation {
+                &mut memo
+            } else {
+                &mut doc_memo
+            };
+            let Some(why) = self.stated_mismatch(&claim.shape, &tensor, memo) else {
+                continue;
+            };
+            if claim.annotation && report {
+                refused |= self.uncertain == 0;
+            }
+            let code = if claim.annotation {
+                Code::ShapeAnnotation
+            } else {
+                Code::ShapeComment
+            };
+            if !report || self.reported_here(&claim.range, code) {
+                continue;
+            }
+            let written = self.text(&claim.range).to_string();
+            let related = tensor
+                .made_at
+                .clone()
+                .map(|r| {
+                    (
+                        r,
+                        format!("the argument is {} here", self.show_tensor(&tensor)),
+                    )
+                })
+                .into_iter()
+                .collect();
+            if claim.annotation {
+                self.report_related(
+                    claim.range,
+                    Code::ShapeAnnotation,
+                    format!(
+                        "`{}` is annotated {written}, but this call passes {}: {why}",
+                        param.name.id,
+                        self.show_tensor(&tensor)
+                    ),
+                    related,
+                );
+            } else {
+                let fixes = self.docstring_fix(&claim, &tensor).into_iter().collect();
+                self.report_with_fixes(
+                    claim.range,
+                    crate::report::Severity::Warning,
+                    Code::ShapeComment,
+                    format!(
+                        "the docstring says `{}` is {written}, but this call passes {}: {why}",
+                        param.name.id,
+                        self.show_tensor(&tensor)
+                    ),
+                    related,
+                    fixes,
+                );
+            }
+        }
+        (memo, refused)
+    }
+
+    /// A docstring's shape rewritten to what a call passes, in the
+    /// docstring's words where they still hold.
+    fn docstring_fix(&self, claim: &ParamClaim, tensor: &Tensor) -> Option<crate::report::Fix> {
+        let style = claim.style?;
+        let Shape::Known(dims) = self.resolve_shape(&tensor.shape) else {
+            return None;
+        };
+        let views: Vec<crate::report::DimView> = dims
+            .iter()
+            .map(|d| match self.env.value(d) {
+                Some(n) => crate::report::DimView::Known(n),
+                None => match self.env.display(d) {
+                    s if s == "?" => crate::report::DimView::Unknown,
+                    s => crate::report::DimView::Symbol(s),
+                },
+            })
+            .collect();
+        let rewritten = crate::stated::comment::render(
+            style,
+            &crate::stated::claims::rewritten_dims(&claim.shape, &views),
+        );
+        Some(crate::report::Fix {
+            title: format!("Change the docstring to {rewritten}"),
+            edits: vec![(claim.range.clone(), rewritten)],
+        })
+    }
+
+    /// Checks a returned value against the function's return annotation.
+    pub(crate) fn check_return(&mut self, value: &Value, at: &TextRange) {
+        let Some(f) = self.frames.last().and_then(|fr| fr.function.clone()) else {
+            return;
+        };
+        let Some(returns) = &f.def.returns else {
+            return;
+        };
+        let Value::Tensor(tensor) = value else {
+            return;
+        };
+        let text = self.text(&returns.range);
+        let Some(stated) = crate::stated::annotation::read(text) else {
+            return;
+        };
+        let written = text.to_string();
+        let mut memo = self.stated_memos.last().cloned().unwrap_or_default();
+        let Some(why) = self.stated_mismatch(&stated, tensor, &mut memo) else {
+            return;
+        };
+        if self.reported_here(&returns.range, Code::ShapeAnnotation) {
+            return;
+        }
+        let shown = self.show_tensor(tensor);
+        self.report_related(
+            returns.range.clone(),
+            Code::ShapeAnnotation,
+            format!("the return is annotated {written}, but {shown} is returned: {why}"),
+            vec![(at.clone(), format!("returns {shown} here"))],
+        );
+    }
+
+    /// Checks the value of an annotated assignment (`ids: Int[Tensor, "n"]
+    /// = ...`) against its annotation, with the names of the enclosing
+    /// call's memo.
+    pub(crate) fn check_annotated(
+        &mut self,
+        annotation: &TextRange,
+        value: &Value,
+        at: &TextRange,
+    ) {
+        let Value::Tensor(tensor) = value else {
+            return;
+        };
+        let text = self.text(annotation);
+        let Some(stated) = crate::stated::annotation::read(text) else {
+            return;
+        };
+        let written = text.to_string();
+        let mut memo = self.stated_memos.last().cloned().unwrap_or_default();
+        let Some(why) = self.stated_mismatch(&stated, tensor, &mut memo) else {
+            return;
+        };
+        if self.reported_here(annotation, Code::ShapeAnnotation) {
+            return;
+        }
+        let shown = self.show_tensor(tensor);
+        self.report_related(
+            annotation.clone(),
+            Code::ShapeAnnotation,
+            format!("annotated {written}, but the value is {shown}: {why}"),
+            vec![(at.clone(), format!("the value is {shown} here"))],
+        );
+    }
+}
+
+/// `1 dim`, `3 dims`.
+pub(crate) fn dims_word(n: usize) -> String {
+    if n == 1 {
+        "1 dim".to_string()
+    } else {
+        format!("{n} dims")
+    }
+}
+
+/// Whether a function is a stub: its body is nothing but `...`, `pass`
+/// and a docstring (a `.pyi` file's functions, a declaration).
+pub(crate) fn is_stub(def: &FunctionDef) -> bool {
+    def.body.iter().all(|s| match &s.kind {
+        StmtKind::Pass => true,
+        StmtKind::Expr(e) => matches!(e.kind, ExprKind::Ellipsis | ExprKind::Str(_)),
+        _ => false,
+    })
+}
+
+impl Interp<'_> {
+    /// What a call of a stub does: a stub `__init__` keeps its arguments
+    /// as attributes (so `forward`'s annotation can name them), any other
+    /// stub returns a tensor of its return annotation's shape, its names
+    /// bound as the arguments bound them, then as the instance's
+    /// attributes, then as new sizes.
+    pub(crate) fn run_stub(&mut self, f: &Rc<Function>) -> Option<Value> {
+        let locals = self.frames.last()?.locals.clone();
+        let receiver = f
+            .owner
+            .as_ref()
+            .and_then(|_| f.def.params.first())
+            .and_then(|p| locals.borrow().get(p.name.id.as_str()).cloned());
+        if f.def.name.id == "__init__" {
+            let receiver = receiver?;
+            for param in f.def.params.iter().skip(1) {
+                let value = locals.borrow().get(param.name.id.as_str()).cloned();
+                if let Some(value) = value {
+                    self.set_attr(&receiver, &param.name.id, value);
+                }
+            }
+            return None;
+        }
+        let returns = f.def.returns.as_ref()?;
+        let stated = crate::stated::annotation::read(self.text(&returns.range))?;
+        let memo = self.stated_memos.last().cloned().unwrap_or_default();
+        let mut symbols: FxHashMap<String, Dim> = memo.sizes.clone();
+        self.stated_ranks.clear();
+        let mut names: Vec<String> = Vec::new();
+        collect_names(&stated, &mut names);
+        for name in names {
+            if symbols.contains_key(&name) {
+                continue;
+            }
+            if let Some(receiver) = &receiver
+                && let Value::Int(d) = self.get_attr(receiver, &name, returns.range.clone())
+            {
+                symbols.insert(name, d);
+            }
+        }
+        // The result is where the inputs are.
+        let device =
+            f.def
+                .params
+                .iter()
+                .find_map(|p| match locals.borrow().get(p.name.id.as_str()) {
+                    Some(Value::Tensor(t)) => Some(t.device.clone()),
+                    _ => None,
+                });
+        let value = self.stated_tensor_with(&stated, &mut symbols, &memo.many, &f.def.name.id);
+        Some(match (value, device) {
+            (Value::Tensor(t), Some(device)) => Value::Tensor(Rc::new(Tensor {
+                device,
+                op: Rc::from(f.def.name.id.as_str()),
+                ..(*t).clone()
+            })),
+            (value, _) => value,
+        })
+    }
+}
+
+/// The names a stated shape uses, its expressions' included.
+fn collect_names(stated: &StatedShape, out: &mut Vec<String>) {
+    fn expr(e: &DimExpr, out: &mut Vec<String>) {
+        match e {
+            DimExpr::Int(_) => {}
+            DimExpr::Name(n) => out.push(n.clone()),
+            DimExpr::Add(a, b)
+            | DimExpr::Sub(a, b)
+            | DimExpr::Mul(a, b)
+            | DimExpr::FloorDiv(a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+        }
+    }
+    fn dim(d: &StatedDim, out: &mut Vec<String>) {
+        match d {
+            StatedDim::Name(n) => out.push(n.clone()),
+            StatedDim::Expr(e) => expr(e, out),
+            StatedDim::Broadcast(inner) => dim(inner, out),
+            _ => {}
+        }
+    }
+    for d in &stated.dims {
+        dim(d, out);
+    }
+}
