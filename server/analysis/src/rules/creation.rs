@@ -198,16 +198,27 @@ pub(crate) fn create(
         }
         _ => return None,
     };
-    if let Some(bad) = shape.iter().find(|d| d.as_const().is_some_and(|n| n < 0)) {
-        interp.report(
-            range,
-            Code::NegativeSize,
-            format!(
+    if let Some(i) = shape
+        .iter()
+        .position(|d| d.as_const().is_some_and(|n| n < 0))
+    {
+        let bad = &shape[i];
+        // Some factories check their sizes in their own words first.
+        let message = match name {
+            "zeros" => "zeros: Dimension size must be non-negative.".to_string(),
+            "linspace" | "logspace" => "number of steps must be non-negative".to_string(),
+            "eye" => format!(
+                "{} must be greater or equal to 0, got {}",
+                if i == 0 { "n" } else { "m" },
+                interp.fmt_dim(bad)
+            ),
+            _ => format!(
                 "Trying to create tensor with negative dimension {}: {}",
                 interp.fmt_dim(bad),
                 interp.fmt_dims(&shape)
             ),
-        );
+        };
+        interp.report(range, Code::NegativeSize, message);
         return Some(Value::Unknown);
     }
     let dtype = dtype_or(args, dtype);

@@ -121,12 +121,24 @@ fn pool_rule(
         || dilation.len() != n
     {
         if dims.len() < n + 1 {
-            let message = format!(
-                "max_pool{n}d: Expected {}D or {}D (batch mode) tensor for input, but got: {}",
-                n + 1,
-                n + 2,
-                interp.fmt_dims(&dims)
-            );
+            // Each max-pool kernel words its rank check its own way.
+            let message = match (is_max, n) {
+                (true, 1) => format!(
+                    "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+                    interp.fmt_dims(&dims)
+                ),
+                (true, _) => format!(
+                    "non-empty {}D or {}D (batch mode) tensor expected for input",
+                    n + 1,
+                    n + 2
+                ),
+                _ => format!(
+                    "max_pool{n}d: Expected {}D or {}D (batch mode) tensor for input, but got: {}",
+                    n + 1,
+                    n + 2,
+                    interp.fmt_dims(&dims)
+                ),
+            };
             return raise(Code::PoolInput, message);
         }
         let mut out = dims[..dims.len() - n].to_vec();

@@ -247,11 +247,20 @@ pub(crate) fn matmul(
     };
     let dtype = match (x.dtype, y.dtype) {
         (Some(a), Some(b)) if a != b => {
-            let message = format!(
-                "expected m1 and m2 to have the same dtype, but got: {} != {}",
-                crate::rules::dtype::cpp_name(a),
-                crate::rules::dtype::cpp_name(b)
-            );
+            // `bmm` has its own words for it.
+            let message = if name == "bmm" {
+                format!(
+                    "expected scalar type {} but found {}",
+                    crate::rules::dtype::torch_name(a),
+                    crate::rules::dtype::torch_name(b)
+                )
+            } else {
+                format!(
+                    "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                    crate::rules::dtype::cpp_name(a),
+                    crate::rules::dtype::cpp_name(b)
+                )
+            };
             interp.report(range.clone(), Code::DtypeMismatch, message);
             Some(a)
         }
@@ -273,7 +282,15 @@ pub(crate) fn matmul(
         interp.report_related(range.clone(), Code::MatmulShape, message, related.clone());
         Value::Unknown
     };
-    if a.is_empty() || b.is_empty() {
+    // The named kernels check their own ranks (below); `mv` of a 0-d
+    // matrix fails reading its first dim.
+    if name == "mv" && a.is_empty() {
+        return fail(
+            interp,
+            "Dimension specified as 0 but tensor has no dimensions".to_string(),
+        );
+    }
+    if (a.is_empty() || b.is_empty()) && !matches!(name, "mm" | "bmm" | "dot") {
         return fail(
             interp,
             format!(
