@@ -89,11 +89,13 @@ pub(crate) fn index_tensor(
         })
         .sum::<usize>();
     if consumed > dims.len() {
-        interp.report(
-            range,
-            Code::IndexOutOfRange,
-            format!("too many indices for tensor of dimension {}", dims.len()),
-        );
+        // A 0-d tensor indexed by one integer has torch's advice on `item`.
+        let message = if dims.is_empty() && matches!(index, [Value::Int(_)]) {
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a number".to_string()
+        } else {
+            format!("too many indices for tensor of dimension {}", dims.len())
+        };
+        interp.report(range, Code::IndexOutOfRange, message);
         return Value::Unknown;
     }
     let mut out: Vec<Dim> = Vec::new();

@@ -577,11 +577,28 @@ pub(crate) fn call_layer(
             if let (Some(dims), Some(d_model)) = (interp.dims(x), layer_d_model(interp, layer)) {
                 if let Some(last) = dims.last() {
                     if interp.env.known_different(last, &d_model) {
-                        let message = format!(
-                            "was expecting embedding dimension of {}, but got {}",
-                            interp.fmt_dim(&d_model),
-                            interp.fmt_dim(last)
-                        );
+                        // With `norm_first` the first op is the LayerNorm.
+                        let norm_first = |l: &Layer| {
+                            matches!(l.arg(99, "norm_first"), Some(Value::Bool(Some(true))))
+                        };
+                        let inner_norm_first = match layer.args.first() {
+                            Some(Value::Layer(inner)) => norm_first(inner),
+                            _ => false,
+                        };
+                        let message = if norm_first(layer) || inner_norm_first {
+                            format!(
+                                "Given normalized_shape=[{}], expected input with shape [*, {}], but got input of size{}",
+                                interp.fmt_dim(&d_model),
+                                interp.fmt_dim(&d_model),
+                                interp.fmt_dims(&dims)
+                            )
+                        } else {
+                            format!(
+                                "was expecting embedding dimension of {}, but got {}",
+                                interp.fmt_dim(&d_model),
+                                interp.fmt_dim(last)
+                            )
+                        };
                         interp.report(range, Code::LayerInput, message);
                         return Value::Unknown;
                     }

@@ -87,11 +87,20 @@ fn loss_ce_rule(
             .skip(1)
             .any(|(a, b)| interp.env.known_different(a, b))
         {
-            let message = format!(
-                "Expected target size {}, got {}",
-                interp.fmt_dims(&expected),
-                interp.fmt_dims(&td)
-            );
+            // Images (`(N, C, H, W)`) go through `nll_loss2d`, in its words.
+            let message = if xd.len() == 4 {
+                format!(
+                    "size mismatch (got input: {} , target: {}",
+                    interp.fmt_dims(&xd),
+                    interp.fmt_dims(&td)
+                )
+            } else {
+                format!(
+                    "Expected target size {}, got {}",
+                    interp.fmt_dims(&expected),
+                    interp.fmt_dims(&td)
+                )
+            };
             return raise(Code::LossShape, message);
         }
         if let Some(d) = t.dtype

@@ -96,6 +96,15 @@ pub(super) fn layer_norm(
         },
     };
     let k = normalized.len();
+    // `nn.RMSNorm` checks the rank itself, in Python, first.
+    if op == "RMSNorm" && k > dims.len() {
+        let message = format!(
+            "Input tensor must have at least {k} dimensions, but got {}",
+            dims.len()
+        );
+        interp.report(range, Code::LayerInput, message);
+        return Value::Unknown;
+    }
     let mismatch = k > dims.len()
         || normalized
             .iter()

@@ -106,6 +106,20 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult
             interp.report(call.range, Code::DtypeUnsupported, message);
             Ok(Value::Unknown)
         }
+        // A 0-d tensor has one value: k past it is refused before the dtype.
+        "topk" | "kthvalue"
+            if x.dtype == Some(DType::Bool)
+                && dims.is_empty()
+                && args.int(0, "k").is_some_and(|k| k > 1) =>
+        {
+            let message = if name == "topk" {
+                "selected index k out of range".to_string()
+            } else {
+                "kthvalue(): selected number k out of range for dimension 0".to_string()
+            };
+            interp.report(call.range, Code::IndexOutOfRange, message);
+            Ok(Value::Unknown)
+        }
         "topk" | "kthvalue" if x.dtype == Some(DType::Bool) => {
             let message = if name == "topk" {
                 "topk does not support bool dtypes on CPU".to_string()
