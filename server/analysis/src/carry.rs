@@ -147,6 +147,11 @@ pub fn carry_over(
         for related in diagnostic.related.iter_mut().filter(|r| r.file.is_none()) {
             related.range = edit.move_range(&related.range)?;
         }
+        for fix in &mut diagnostic.fixes {
+            for (range, _) in &mut fix.edits {
+                *range = edit.move_range(range)?;
+            }
+        }
     }
     Some(carried)
 }

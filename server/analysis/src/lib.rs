@@ -7,6 +7,7 @@
 mod carry;
 mod code;
 mod interp;
+pub mod quick_fix;
 mod record;
 mod report;
 mod rules;

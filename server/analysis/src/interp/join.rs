@@ -296,5 +296,10 @@ fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
         }),
         params: RefCell::new(FxHashMap::default()),
         unknown_children: std::cell::Cell::new(unknown),
+        written: if x.written == y.written {
+            x.written.clone()
+        } else {
+            None
+        },
     }))
 }

@@ -51,6 +51,7 @@ fn copy_layer(layer: &Layer, mut child: impl FnMut(&Value) -> Value) -> Layer {
         children: RefCell::new(layer.children.borrow().iter().map(&mut child).collect()),
         keys: RefCell::new(layer.keys.borrow().clone()),
         unknown_children: Cell::new(layer.unknown_children.get()),
+        written: layer.written.clone(),
         // Parameters are made on first use; a copy makes its own.
         params: RefCell::new(FxHashMap::default()),
     }

@@ -108,6 +108,13 @@ impl Interp<'_> {
             return Value::None;
         }
         self.open_call = open;
+        // Only torch's rules propose fixes; a user function's call is not
+        // worth the allocation.
+        self.written_call = if runs_user_code(&callee) {
+            None
+        } else {
+            crate::rules::fixes::WrittenCall::of(call, func, args).map(Rc::new)
+        };
         let result = self.call_value(&callee, positional, keywords, call.range.clone());
         // A flag no user call consumed (the callee was a layer or a torch op)
         // must not leak into the next call.

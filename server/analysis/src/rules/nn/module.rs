@@ -268,6 +268,7 @@ fn transformer_stack(transformer: &Rc<Layer>, part: &str) -> Value {
             keys: RefCell::new(Vec::new()),
             params: RefCell::new(FxHashMap::default()),
             unknown_children: std::cell::Cell::new(false),
+            written: None,
         }))
     };
     let inner = like(layer, vec![d_model], settings.clone());
@@ -315,6 +316,7 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
                 keys: RefCell::new(Vec::new()),
                 params: RefCell::new(FxHashMap::default()),
                 unknown_children: std::cell::Cell::new(false),
+                written: None,
             }))
         }
         _ => Value::Unknown,
