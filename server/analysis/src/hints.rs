@@ -127,9 +127,10 @@ fn label(lead: &str, shape: &str, extras: &[&str]) -> String {
 }
 
 /// A label of at most `limit` characters where that can be done: the dtype
-/// and device go first, then the longest dims become `…` one by one, then
-/// the middle dims fold into one `…`, keeping the first and the last; a
-/// shape that still does not fit is `[…]` with its rank (`[…×5]`).
+/// and device go first, then the longest expressions become `…` one by
+/// one, then the middle dims fold into one `…`, keeping the first and the
+/// last, then any dim goes; a shape that still does not fit is `[…]` with
+/// its rank (`[…×5]`).
 fn abbreviated(lead: &str, tensor: &TensorInfo, extras: &[&str], limit: usize) -> String {
     let fits = |s: &str| s.chars().count() <= limit;
     let Some(dims) = &tensor.shape else {
@@ -144,31 +145,44 @@ fn abbreviated(lead: &str, tensor: &TensorInfo, extras: &[&str], limit: usize) -
             return candidate;
         }
     }
-    // The longest dim first: `C // n_head` says less per character than `B`.
+    // Expressions first, the longest first: `C // n_head` says less per
+    // character than `B` or `256`; then the middle dims fold into one `…`;
+    // then any dim goes.
+    let shorten = |parts: &mut Vec<String>, longer_than: usize| {
+        let longest = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.chars().count() > longer_than)
+            .max_by_key(|(i, p)| (p.chars().count(), std::cmp::Reverse(*i)))
+            .map(|(i, _)| i);
+        if let Some(i) = longest {
+            parts[i] = "…".into();
+        }
+        longest.is_some()
+    };
     loop {
         let candidate = label(lead, &bracket(&parts), &[]);
         if fits(&candidate) {
             return candidate;
         }
-        let longest = parts
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.chars().count() > 1)
-            .max_by_key(|(i, p)| (p.chars().count(), std::cmp::Reverse(*i)));
-        match longest {
-            Some((i, _)) => parts[i] = "…".into(),
-            None => break,
+        if !shorten(&mut parts, 3) {
+            break;
         }
     }
     if parts.len() > 3 {
-        let folded = vec![
+        parts = vec![
             parts[0].clone(),
             "…".to_string(),
             parts[parts.len() - 1].clone(),
         ];
-        let candidate = label(lead, &bracket(&folded), &[]);
+    }
+    loop {
+        let candidate = label(lead, &bracket(&parts), &[]);
         if fits(&candidate) {
             return candidate;
+        }
+        if !shorten(&mut parts, 1) {
+            break;
         }
     }
     format!("{lead}[…×{}]", dims.len())
@@ -211,6 +225,13 @@ mod tests {
         let wide = tensor(&["B", "T", "H", "W", "C", "D"]);
         assert_eq!(abbreviated(": ", &wide, &[], 12), ": [B, …, D]");
         assert_eq!(abbreviated(": ", &wide, &[], 8), ": […×6]");
+        // Sizes are kept over the middle dims.
+        let heads = tensor(&["B", "4", "T", "16"]);
+        assert_eq!(abbreviated(": ", &heads, &[], 12), ": [B, …, 16]");
+        assert_eq!(
+            abbreviated(": ", &tensor(&["B", "T", "256"]), &[], 12),
+            ": [B, T, …]"
+        );
     }
 
     #[test]
