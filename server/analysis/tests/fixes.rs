@@ -149,6 +149,31 @@ e = c + d
 }
 
 #[test]
+fn an_input_moves_to_the_device_of_the_layer() {
+    let source = "\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4).cuda()
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+y = Net()(torch.randn(2, 8))
+";
+    let edited = only_fix(source, "device-mismatch");
+    assert!(
+        edited.contains("return self.fc(x.to(self.fc.weight.device))"),
+        "{edited}"
+    );
+}
+
+#[test]
 fn cross_entropy_over_a_sequence_flattens_both() {
     let source = "\
 import torch

@@ -233,6 +233,18 @@ fn device_mismatch_in_utf16() {
 }
 
 #[test]
+fn an_input_moves_to_the_device_of_the_layer() {
+    let edited = fixed(
+        "import torch\nimport torch.nn as nn\nfc = nn.Linear(8, 4).cuda()\ny = fc(torch.randn(2, 8))\n",
+        "device-mismatch",
+    );
+    assert!(
+        edited.contains("y = fc(torch.randn(2, 8).to(fc.weight.device))"),
+        "{edited}"
+    );
+}
+
+#[test]
 fn cross_entropy_over_a_sequence() {
     let edited = fixed(
         "import torch\nimport torch.nn.functional as F\nlogits = torch.randn(4, 16, 100)\ntargets = torch.randint(0, 100, (4, 16))\nloss = F.cross_entropy(logits, targets)\n",

@@ -23,6 +23,8 @@ use crate::value::{Layer, Value};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct WrittenCall {
     pub call: TextRange,
+    /// What is called: `self.fc` of `self.fc(x)`.
+    pub callee: TextRange,
     /// The attribute called, when the callee is one (`view` of `x.view(..)`).
     pub method: Option<TextRange>,
     pub pos: Vec<TextRange>,
@@ -48,6 +50,7 @@ impl WrittenCall {
         };
         Some(WrittenCall {
             call: call.range.clone(),
+            callee: func.range.clone(),
             method,
             pos,
             kw,
@@ -159,6 +162,61 @@ pub(crate) fn layer_size_fix(
             edits: vec![(site, text)],
         },
     ))
+}
+
+/// A layer called on an input on another device than its weight: the
+/// input goes to the weight's device (`self.fc(x.to(self.fc.weight.device))`),
+/// when the layer is called by a plain name and has a `weight`.
+pub(crate) fn layer_device_fix(
+    interp: &mut Interp<'_>,
+    layer: &Layer,
+    input: Option<&Value>,
+    call: &TextRange,
+) -> Option<Fix> {
+    let Some(Value::Tensor(x)) = input else {
+        return None;
+    };
+    let has_weight = matches!(
+        &*layer.kind,
+        "Linear"
+            | "Bilinear"
+            | "Conv1d"
+            | "Conv2d"
+            | "Conv3d"
+            | "ConvTranspose1d"
+            | "ConvTranspose2d"
+            | "ConvTranspose3d"
+            | "Embedding"
+            | "LayerNorm"
+            | "GroupNorm"
+            | "BatchNorm1d"
+            | "BatchNorm2d"
+            | "BatchNorm3d"
+    );
+    let (Some(from), Some(to)) = (&x.device, &*layer.device.borrow()) else {
+        return None;
+    };
+    if !has_weight || from == to {
+        return None;
+    }
+    let written = interp.written_call(call)?;
+    let input_at = written.pos.first()?.clone();
+    let (Some(input), Some(callee)) = (
+        interp.local_text(&input_at),
+        interp.local_text(&written.callee),
+    ) else {
+        return None;
+    };
+    if !is_postfix(input) || !is_dotted_name(callee) {
+        return None;
+    }
+    Some(Fix {
+        title: format!("Move `{input}` to the device of `{callee}`"),
+        edits: vec![(
+            input_at.end..input_at.end,
+            format!(".to({callee}.weight.device)"),
+        )],
+    })
 }
 
 /// `view` of a tensor whose dims are not consecutive in memory: `reshape`

@@ -83,6 +83,9 @@ pub(crate) fn call_layer(
     {
         interp.offer_fix(code, fix);
     }
+    if let Some(fix) = crate::rules::fixes::layer_device_fix(interp, layer, args.first(), &range) {
+        interp.offer_fix(Code::DeviceMismatch, fix);
+    }
     let out = forward(interp, callee, layer, args, kwargs, range);
     // An offer the forward did not report is withdrawn.
     interp.offered_fixes.truncate(offered);
