@@ -337,6 +337,24 @@ before(async () => {
   fs.cpSync(path.join(HERE, "workspace"), dirs.workspace, { recursive: true });
   // A real model for the hint settings' before and after.
   fs.copyFileSync(path.join(REPO, "tests/corpus/nanogpt.py"), path.join(dirs.workspace, "nanogpt.py"));
+  // Three bugs with quick fixes.
+  fs.writeFileSync(
+    path.join(dirs.workspace, "fixes.py"),
+    [
+      "import torch",
+      "import torch.nn as nn",
+      "import torch.nn.functional as F",
+      "",
+      "lin = nn.Linear(64, 8)",
+      "lin(torch.randn(2, 32))",
+      "a = torch.randn(4, 8, 16)",
+      "a.transpose(1, 2).view(4, 128)",
+      "logits = torch.randn(4, 16, 100)",
+      "targets = torch.randint(0, 100, (4, 16))",
+      "F.cross_entropy(logits, targets)",
+      "",
+    ].join("\n"),
+  );
   // No `shapels.server.path`: the extension must find the bundled binary on
   // its own. The rest keeps VS Code's first-run screens and network calls
   // out of the way.
@@ -556,23 +574,6 @@ step("hovering a tensor's name shows its shape", async () => {
 });
 
 step("quick fixes make the squiggles go", async () => {
-  fs.writeFileSync(
-    path.join(dirs.workspace, "fixes.py"),
-    [
-      "import torch",
-      "import torch.nn as nn",
-      "import torch.nn.functional as F",
-      "",
-      "lin = nn.Linear(64, 8)",
-      "lin(torch.randn(2, 32))",
-      "a = torch.randn(4, 8, 16)",
-      "a.transpose(1, 2).view(4, 128)",
-      "logits = torch.randn(4, 16, 100)",
-      "targets = torch.randint(0, 100, (4, 16))",
-      "F.cross_entropy(logits, targets)",
-      "",
-    ].join("\n"),
-  );
   await openFile("fixes.py", "lin = nn.Linear(64, 8)");
   await runCommand("View: Focus Problems");
   await waitFor("the three problems of fixes.py", problems, (text) =>
@@ -588,8 +589,20 @@ step("quick fixes make the squiggles go", async () => {
     [11, "loss-shape", "F.cross_entropy(logits.view(-1, 100), targets.view(-1))"],
   ]) {
     await goTo(line, 1);
-    await runCommand("Auto Fix...");
-    await waitFor(`the fix of ${code} in the text`, editorLines, (lines) => lines.some((l) => l.includes(fixed)));
+    // The first Auto Fix after the cursor moved sometimes applies nothing
+    // (seen in about half the runs, on one line or another; the server's
+    // answer is the same each time, see server/cli/tests/code_actions.rs):
+    // a user presses it again, and so does this test, a few times at most.
+    for (let attempt = 1; ; attempt++) {
+      await runCommand("Auto Fix...");
+      try {
+        await waitFor(`the fix of ${code} in the text`, editorLines, (lines) => lines.some((l) => l.includes(fixed)), 8000);
+        break;
+      } catch (err) {
+        await screenshot(`vscode-auto-fix-${code}-${attempt}.png`);
+        if (attempt === 4) throw err;
+      }
+    }
     await waitFor(`${code} to leave the Problems panel`, problems, (text) => !text.includes(code));
   }
   await waitFor("no squiggle left in fixes.py", squiggles, (n) => n === 0);
