@@ -215,3 +215,35 @@ class Net(nn.Module):
         }
     }
 }
+
+mod common;
+
+/// Over every fixture and corpus model: each proposed fix applies (its
+/// edits in bounds, on character boundaries, not overlapping), and the
+/// edited text analyses without a panic. Most must also resolve their
+/// diagnostic; the language server offers only those that do.
+#[test]
+fn every_fix_in_the_fixtures_and_corpus_applies() {
+    let (mut proposed, mut resolved) = (0, 0);
+    for path in common::python_files() {
+        let source = std::fs::read_to_string(&path).unwrap();
+        let before = analyze(&source, &Config::default());
+        for diagnostic in &before.diagnostics {
+            for fix in &diagnostic.fixes {
+                proposed += 1;
+                let edited = apply(&source, fix)
+                    .unwrap_or_else(|| panic!("{}: {fix:?} does not apply", path.display()));
+                let after = analyze(&edited, &Config::default());
+                if resolves(diagnostic, fix, &before, &after) {
+                    resolved += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{resolved} of {proposed} proposed fixes resolve their diagnostic");
+    assert!(proposed >= 10, "only {proposed} fixes proposed");
+    assert!(
+        resolved * 10 >= proposed * 8,
+        "{resolved} of {proposed} resolve"
+    );
+}
