@@ -550,6 +550,106 @@ local function run()
     { 'x = torch.randn(8, 128)', 'x', ': [8, 128] float32 cpu' },
   })
 
+  -- 10b. Hint settings (issue 18, item 4): a repeat of a name's shape is
+  --      hidden, long hints are abbreviated (the tooltip keeps the shape),
+  --      and `show = "parameters"` leaves only the parameters' hints.
+  local last_line = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_buf_set_lines(buf, last_line, last_line, false, {
+    'def scale(t, k: int):',
+    '    t = t * k',
+    '    return t',
+    'twice = scale(x, 2)',
+    'x = torch.relu(x)',
+  })
+  local function settings(hints)
+    client.settings = vim.tbl_deep_extend('force', client.settings or {}, { shapels = { inlayHints = hints } })
+    client:notify('workspace/didChangeConfiguration', { settings = client.settings })
+  end
+  settings({ detail = 'shape', hideRepeats = true })
+  expect_raw_hints('hideRepeats = true', {
+    { 't, k: int', 't', ': [8, 128]' },
+    { 'twice = scale', 'twice', ': [8, 128]' },
+  })
+  local function hint_at(anchor, name)
+    local spot = hint_spot(anchor, name)
+    for _, h in ipairs(raw_hints() or {}) do
+      if h.line == spot.line and h.character == spot.character then
+        return h
+      end
+    end
+  end
+  check('hideRepeats = true: no hint on `x = torch.relu(x)`', hint_at('x = torch.relu(x)', 'x') == nil,
+    inspect(raw_hints()))
+  check('hideRepeats = true: no hint on `t = t * k`', hint_at('    t = t * k', '    t') == nil, inspect(raw_hints()))
+  settings({ hideRepeats = false, maxLength = 8 })
+  expect_raw_hints('maxLength = 8', {
+    { 'twice = scale', 'twice', ': [8, …]' },
+    { 'x = torch.relu(x)', 'x', ': [8, …]' },
+  })
+  settings({ maxLength = 0, show = 'parameters' })
+  expect_raw_hints('show = "parameters"', {
+    { 't, k: int', 't', ': [8, 128]' },
+  })
+  check('show = "parameters": no hint on `twice`', hint_at('twice = scale', 'twice') == nil, inspect(raw_hints()))
+  settings({ show = 'all' })
+
+  -- 10c. Quick fixes (issue 18, item 2), applied the way Neovim applies a
+  --      code action's WorkspaceEdit: each diagnostic goes away.
+  check('server offers quick fixes', vim.tbl_get(caps, 'codeActionProvider', 'codeActionKinds', 1) == 'quickfix',
+    inspect(caps.codeActionProvider))
+  last_line = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_buf_set_lines(buf, last_line, last_line, false, {
+    'lin = torch.nn.Linear(64, 8)',
+    'lo = lin(torch.randn(2, 32))',
+    'a3 = torch.randn(4, 8, 16)',
+    'v3 = a3.transpose(1, 2).view(4, 128)',
+    'lg = torch.randn(4, 16, 100)',
+    'tg = torch.randint(0, 100, (4, 16))',
+    'ce = torch.nn.functional.cross_entropy(lg, tg)',
+  })
+  local function diagnostic_of(code)
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.code == code then
+        return d
+      end
+    end
+  end
+  local function apply_quick_fix(code, expected_text)
+    local d = poll(function()
+      return diagnostic_of(code)
+    end)
+    if not check(('%s: diagnosed before the fix'):format(code), d ~= nil, inspect(vim.diagnostic.get(buf))) then
+      return
+    end
+    local lsp_diagnostic = vim.tbl_get(d, 'user_data', 'lsp')
+    local response = client:request_sync('textDocument/codeAction', {
+      textDocument = { uri = uri },
+      range = lsp_diagnostic.range,
+      context = { diagnostics = { lsp_diagnostic }, only = { 'quickfix' } },
+    }, 5000, buf)
+    local actions = response and response.result or {}
+    report.observed['code_actions_' .. code] = actions
+    local preferred
+    for _, a in ipairs(actions) do
+      if a.isPreferred then
+        preferred = a
+      end
+    end
+    if not check(('%s: a preferred quick fix is offered'):format(code), preferred ~= nil, inspect(response)) then
+      return
+    end
+    vim.lsp.util.apply_workspace_edit(preferred.edit, client.offset_encoding)
+    local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+    check(('%s: the fix edits the buffer'):format(code), text:find(expected_text, 1, true) ~= nil, text)
+    local gone = poll(function()
+      return diagnostic_of(code) == nil
+    end)
+    check(('%s: the diagnostic is gone after the fix'):format(code), gone, inspect(vim.diagnostic.get(buf)))
+  end
+  apply_quick_fix('linear-shape', 'lin = torch.nn.Linear(32, 8)')
+  apply_quick_fix('view-stride', 'v3 = a3.transpose(1, 2).reshape(4, 128)')
+  apply_quick_fix('loss-shape', 'cross_entropy(lg.view(-1, 100), tg.view(-1))')
+
   -- 11. `:checkhealth shapels` finds the binary and reports no error. It
   --     opens its own tab, which is closed again afterwards.
   vim.cmd('checkhealth shapels')

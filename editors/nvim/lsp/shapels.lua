@@ -36,6 +36,15 @@ return {
         enable = true,
         -- "shape" draws `: [8, 128]`; "full" adds dtype and device.
         detail = 'shape',
+        -- "all", "parameters" (function parameters only) or "changes"
+        -- (parameters, and names whose shape just changed).
+        show = 'all',
+        -- true: no hint where a name is bound again to the shape it had
+        -- (`x = F.relu(x)`).
+        hideRepeats = false,
+        -- The longest hint in characters, abbreviated past it (`[B, …, C]`;
+        -- the tooltip and hover keep the whole shape). 0: no limit.
+        maxLength = 0,
       },
     },
   },

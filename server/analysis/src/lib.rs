@@ -6,7 +6,9 @@
 
 mod carry;
 mod code;
+mod hints;
 mod interp;
+pub mod quick_fix;
 mod record;
 mod report;
 mod rules;
@@ -16,6 +18,7 @@ mod value;
 pub mod workspace;
 
 pub use carry::{TextReads, carry_over};
+pub use hints::{HintMode, HintOptions, inlay_hints_with};
 pub use interp::CallCache;
 pub use report::*;
 pub use syntax_errors::add_syntax_errors;

@@ -325,50 +325,22 @@ pub enum HintDetail {
     Full,
 }
 
-/// The inlay hints of the bindings whose names end inside `range` (all when `None`).
-///
-/// A tensor whose rank is unknown gets no hint: an empty `[...]` after every
-/// name would be noise; hover still tells what is known.
+/// The inlay hints of the bindings whose names end inside `range` (all
+/// when `None`), every one shown in full; see `hints::inlay_hints_with`
+/// for the settings that thin them out.
 pub fn inlay_hints(
     analysis: &FileAnalysis,
     range: Option<TextRange>,
     detail: HintDetail,
 ) -> Vec<InlayHint> {
-    let mut hints: Vec<InlayHint> = analysis
-        .bindings
-        .iter()
-        .filter(|b| b.tensor.shape.is_some())
-        // `_` says the code does not care what it holds.
-        .filter(|b| b.name != "_")
-        .filter(|b| {
-            range
-                .as_ref()
-                .is_none_or(|r| r.start <= b.hint_at && b.hint_at <= r.end)
-        })
-        .map(|b| {
-            // After an annotation the shape follows it; after a bare name it
-            // reads like one.
-            let mut label = if b.hint_at == b.range.end {
-                format!(": {}", b.tensor.shape_label())
-            } else {
-                format!(" {}", b.tensor.shape_label())
-            };
-            if detail == HintDetail::Full {
-                for part in [&b.tensor.dtype, &b.tensor.device].into_iter().flatten() {
-                    label.push(' ');
-                    label.push_str(part);
-                }
-            }
-            InlayHint {
-                offset: b.hint_at,
-                label,
-                tooltip: b.tensor.summary(),
-            }
-        })
-        .collect();
-    hints.sort_by_key(|h| h.offset);
-    hints.dedup_by_key(|h| h.offset);
-    hints
+    crate::hints::inlay_hints_with(
+        analysis,
+        range,
+        &crate::hints::HintOptions {
+            detail,
+            ..Default::default()
+        },
+    )
 }
 
 impl TensorInfo {

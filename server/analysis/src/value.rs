@@ -255,6 +255,9 @@ pub struct Layer {
     pub training: std::cell::Cell<Option<bool>>,
     /// Tensors the layer owns (weight, bias), built on first use.
     pub params: RefCell<FxHashMap<Rc<str>, Value>>,
+    /// Where its constructor call and arguments were written, when in the
+    /// analysed file: a fix of a size argument edits it there.
+    pub written: Option<Rc<crate::rules::fixes::WrittenCall>>,
 }
 
 impl Layer {

@@ -1,8 +1,9 @@
 //! What the client can do, what the server offers, and the position encoding they agree on.
 
 use tower_lsp_server::ls_types::{
-    ClientCapabilities, HoverProviderCapability, InlayHintOptions, InlayHintServerCapabilities,
-    OneOf, PositionEncodingKind, SaveOptions, ServerCapabilities, TextDocumentSyncCapability,
+    ClientCapabilities, CodeActionKind, CodeActionOptions, CodeActionProviderCapability,
+    HoverProviderCapability, InlayHintOptions, InlayHintServerCapabilities, OneOf,
+    PositionEncodingKind, SaveOptions, ServerCapabilities, TextDocumentSyncCapability,
     TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions,
 };
 
@@ -22,6 +23,8 @@ pub(crate) struct ClientFlags {
     pub(crate) inlay_hint_refresh: bool,
     /// Diagnostics may carry `relatedInformation`.
     pub(crate) related_information: bool,
+    /// A `WorkspaceEdit` may name the document's version (`documentChanges`).
+    pub(crate) document_changes: bool,
 }
 
 impl ClientFlags {
@@ -47,6 +50,10 @@ impl ClientFlags {
                 .as_ref()
                 .and_then(|t| t.publish_diagnostics.as_ref())
                 .and_then(|p| p.related_information)
+                .unwrap_or(false),
+            document_changes: workspace
+                .and_then(|w| w.workspace_edit.as_ref())
+                .and_then(|e| e.document_changes)
                 .unwrap_or(false),
         }
     }
@@ -86,6 +93,11 @@ pub(crate) fn server_capabilities(flags: &ClientFlags) -> ServerCapabilities {
             },
         )),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            work_done_progress_options: Default::default(),
+            resolve_provider: Some(false),
+        })),
         inlay_hint_provider: Some(OneOf::Right(InlayHintServerCapabilities::Options(
             InlayHintOptions {
                 work_done_progress_options: Default::default(),

@@ -15,7 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use shapels_analysis::{Config, HintDetail};
+use shapels_analysis::{Config, HintDetail, HintMode};
 
 /// Everything that can be configured, fully resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +26,12 @@ pub struct Settings {
     pub inlay_hints_enable: bool,
     /// How much each inlay hint says.
     pub inlay_hints_detail: HintDetail,
+    /// Which bindings get a hint.
+    pub inlay_hints_show: HintMode,
+    /// No hint where a name is bound again to the shape it had.
+    pub inlay_hints_hide_repeats: bool,
+    /// The longest hint label in characters (`0`: no limit).
+    pub inlay_hints_max_length: usize,
     /// More folders where imports of the user's own modules are looked
     /// for, after the file's folder and the workspace roots.
     pub extra_paths: Vec<PathBuf>,
@@ -52,6 +58,9 @@ impl Default for Settings {
             analysis: Config::default(),
             inlay_hints_enable: true,
             inlay_hints_detail: HintDetail::Shape,
+            inlay_hints_show: HintMode::All,
+            inlay_hints_hide_repeats: false,
+            inlay_hints_max_length: 0,
             extra_paths: Vec::new(),
             stubs: Vec::new(),
         }
@@ -66,6 +75,9 @@ pub struct SettingsPatch {
     pub static_shapes: Option<bool>,
     pub inlay_hints_enable: Option<bool>,
     pub inlay_hints_detail: Option<HintDetail>,
+    pub inlay_hints_show: Option<HintMode>,
+    pub inlay_hints_hide_repeats: Option<bool>,
+    pub inlay_hints_max_length: Option<usize>,
     /// Absolute, or relative to the configuration file's folder (in an
     /// editor: to the first workspace folder).
     pub extra_paths: Option<Vec<PathBuf>>,
@@ -90,6 +102,15 @@ impl SettingsPatch {
         }
         if let Some(v) = self.inlay_hints_detail {
             settings.inlay_hints_detail = v;
+        }
+        if let Some(v) = self.inlay_hints_show {
+            settings.inlay_hints_show = v;
+        }
+        if let Some(v) = self.inlay_hints_hide_repeats {
+            settings.inlay_hints_hide_repeats = v;
+        }
+        if let Some(v) = self.inlay_hints_max_length {
+            settings.inlay_hints_max_length = v;
         }
         if let Some(v) = &self.extra_paths {
             settings.extra_paths = v.clone();
@@ -150,6 +171,15 @@ const EDITOR_SETTINGS: &[(&str, ReadSetting)] = &[
     }),
     ("shapels.inlayHints.detail", |v, p| {
         json_detail(v).map(|v| p.inlay_hints_detail = v)
+    }),
+    ("shapels.inlayHints.show", |v, p| {
+        json_mode(v).map(|v| p.inlay_hints_show = v)
+    }),
+    ("shapels.inlayHints.hideRepeats", |v, p| {
+        json_bool(v).map(|v| p.inlay_hints_hide_repeats = v)
+    }),
+    ("shapels.inlayHints.maxLength", |v, p| {
+        json_length(v).map(|v| p.inlay_hints_max_length = v)
     }),
     ("shapels.extraPaths", |v, p| {
         json_paths(v).map(|v| p.extra_paths = v)
@@ -253,6 +283,45 @@ fn json_detail(value: &Value) -> Result<Option<HintDetail>, String> {
         Value::Null => Ok(None),
         Value::String(s) => parse_detail(s).map(Some),
         other => Err(format!("expected \"shape\" or \"full\", found {other}")),
+    }
+}
+
+fn json_mode(value: &Value) -> Result<Option<HintMode>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) => parse_mode(s).map(Some),
+        other => Err(format!(
+            "expected \"all\", \"parameters\" or \"changes\", found {other}"
+        )),
+    }
+}
+
+/// Parses the spelling of a [`HintMode`]: `all`, `parameters`, `changes`.
+pub fn parse_mode(s: &str) -> Result<HintMode, String> {
+    match s {
+        "all" => Ok(HintMode::All),
+        "parameters" => Ok(HintMode::Parameters),
+        "changes" => Ok(HintMode::Changes),
+        other => Err(format!(
+            "expected \"all\", \"parameters\" or \"changes\", found {other:?}"
+        )),
+    }
+}
+
+/// A label length: a whole number, `0` for no limit.
+fn json_length(value: &Value) -> Result<Option<usize>, String> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Number(n) => n
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                format!("expected a whole number of characters, 0 for no limit, found {n}")
+            }),
+        other => Err(format!(
+            "expected a whole number of characters, 0 for no limit, found {other}"
+        )),
     }
 }
 
@@ -471,6 +540,9 @@ mod tests {
                 static_shapes: Some(false),
                 inlay_hints_enable: Some(false),
                 inlay_hints_detail: Some(HintDetail::Full),
+                inlay_hints_show: None,
+                inlay_hints_hide_repeats: None,
+                inlay_hints_max_length: None,
                 extra_paths: None,
                 stubs: None,
             }
@@ -485,6 +557,9 @@ mod tests {
             "shapels.staticShapes": true,
             "shapels.inlayHints.enable": false,
             "shapels.inlayHints.detail": "full",
+            "shapels.inlayHints.show": "changes",
+            "shapels.inlayHints.hideRepeats": true,
+            "shapels.inlayHints.maxLength": 30,
             "shapels.extraPaths": ["lib"],
             "shapels.stubs": ["typings"],
         });
@@ -515,6 +590,9 @@ mod tests {
                 static_shapes: Some(true),
                 inlay_hints_enable: Some(false),
                 inlay_hints_detail: Some(HintDetail::Full),
+                inlay_hints_show: Some(HintMode::Changes),
+                inlay_hints_hide_repeats: Some(true),
+                inlay_hints_max_length: Some(30),
                 extra_paths: Some(vec![PathBuf::from("lib")]),
                 stubs: Some(vec![PathBuf::from("typings")]),
             }
@@ -537,6 +615,27 @@ mod tests {
             resolved.import_paths(),
             vec![PathBuf::from("/proj/typings")]
         );
+    }
+
+    #[test]
+    fn hint_settings_refuse_what_they_cannot_mean() {
+        let (patch, errors) = parse_editor_settings(&json!({
+            "inlayHints": {"show": "some", "maxLength": -3, "hideRepeats": "yes"}
+        }));
+        let mut keys: Vec<&str> = errors.iter().map(|e| e.key.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "shapels.inlayHints.hideRepeats",
+                "shapels.inlayHints.maxLength",
+                "shapels.inlayHints.show"
+            ]
+        );
+        assert_eq!(patch, SettingsPatch::default());
+        let (patch, errors) = parse_editor_settings(&json!({"inlayHints.maxLength": 0}));
+        assert!(errors.is_empty());
+        assert_eq!(patch.inlay_hints_max_length, Some(0));
     }
 
     #[test]

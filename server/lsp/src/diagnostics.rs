@@ -111,64 +111,70 @@ pub(crate) fn clear(session: &Arc<Session>, uri: Uri) {
 }
 
 fn to_lsp(snapshot: &Snapshot, analysis: &FileAnalysis, flags: &ClientFlags) -> Vec<Diagnostic> {
-    let text = &snapshot.text;
-    let encoding = flags.encoding;
     analysis
         .diagnostics
         .iter()
-        .map(|d| {
-            let mut message = d.message.clone();
-            let related_information = if flags.related_information {
-                Some(
-                    d.related
-                        .iter()
-                        .filter_map(|related| {
-                            Some(DiagnosticRelatedInformation {
-                                location: location(snapshot, related, encoding)?,
-                                message: related.message.clone(),
-                            })
-                        })
-                        .collect(),
-                )
-                .filter(|related: &Vec<_>| !related.is_empty())
-            } else {
-                // Without related information the notes would be lost; keep
-                // them in the message, where every client shows them.
-                for related in &d.related {
-                    let note = &related.message;
-                    match &related.file {
-                        None => {
-                            let line =
-                                proto::lsp_position(text, related.range.start, encoding).line + 1;
-                            message.push_str(&format!("\nline {line}: {note}"));
-                        }
-                        Some(file) => {
-                            let line = line_in(&file.text, related.range.start);
-                            let name = file.path.file_name().unwrap_or_default().display();
-                            message.push_str(&format!("\n{name}:{line}: {note}"));
-                        }
-                    }
-                }
-                None
-            };
-            Diagnostic {
-                range: proto::lsp_range(text, &d.range, encoding),
-                severity: Some(match d.severity {
-                    Severity::Error => DiagnosticSeverity::ERROR,
-                    Severity::Warning => DiagnosticSeverity::WARNING,
-                    Severity::Information => DiagnosticSeverity::INFORMATION,
-                    Severity::Hint => DiagnosticSeverity::HINT,
-                }),
-                code: Some(NumberOrString::String(d.code.to_string())),
-                code_description: None,
-                source: Some("shapels".into()),
-                message,
-                related_information,
-                tags: None,
-                data: None,
-            }
-        })
+        .map(|d| one_to_lsp(snapshot, d, flags))
         .collect()
+}
+
+/// One diagnostic as published (and as a code action names it).
+pub(crate) fn one_to_lsp(
+    snapshot: &Snapshot,
+    d: &shapels_analysis::Diagnostic,
+    flags: &ClientFlags,
+) -> Diagnostic {
+    let text = &snapshot.text;
+    let encoding = flags.encoding;
+    let mut message = d.message.clone();
+    let related_information = if flags.related_information {
+        Some(
+            d.related
+                .iter()
+                .filter_map(|related| {
+                    Some(DiagnosticRelatedInformation {
+                        location: location(snapshot, related, encoding)?,
+                        message: related.message.clone(),
+                    })
+                })
+                .collect(),
+        )
+        .filter(|related: &Vec<_>| !related.is_empty())
+    } else {
+        // Without related information the notes would be lost; keep
+        // them in the message, where every client shows them.
+        for related in &d.related {
+            let note = &related.message;
+            match &related.file {
+                None => {
+                    let line = proto::lsp_position(text, related.range.start, encoding).line + 1;
+                    message.push_str(&format!("\nline {line}: {note}"));
+                }
+                Some(file) => {
+                    let line = line_in(&file.text, related.range.start);
+                    let name = file.path.file_name().unwrap_or_default().display();
+                    message.push_str(&format!("\n{name}:{line}: {note}"));
+                }
+            }
+        }
+        None
+    };
+    Diagnostic {
+        range: proto::lsp_range(text, &d.range, encoding),
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Information => DiagnosticSeverity::INFORMATION,
+            Severity::Hint => DiagnosticSeverity::HINT,
+        }),
+        code: Some(NumberOrString::String(d.code.to_string())),
+        code_description: None,
+        source: Some("shapels".into()),
+        message,
+        related_information,
+        tags: None,
+        data: None,
+    }
 }
 
 /// Where a related place is, in the document or in a file it imports.

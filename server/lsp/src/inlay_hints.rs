@@ -37,7 +37,13 @@ pub(crate) async fn inlay_hint(
         Err(Cancelled) => return Err(Error::content_modified()),
     };
     let range = proto::offsets(&snapshot.text, params.range, encoding);
-    let hints = shapels_analysis::inlay_hints(&analysis, Some(range), settings.inlay_hints_detail);
+    let options = shapels_analysis::HintOptions {
+        detail: settings.inlay_hints_detail,
+        mode: settings.inlay_hints_show,
+        hide_repeats: settings.inlay_hints_hide_repeats,
+        max_length: settings.inlay_hints_max_length,
+    };
+    let hints = shapels_analysis::inlay_hints_with(&analysis, Some(range), &options);
     snapshot.mark_hints_served();
     Ok(Some(
         hints

@@ -21,6 +21,7 @@ pub mod position;
 pub mod testing;
 
 mod capabilities;
+mod code_actions;
 mod dependents;
 mod diagnostics;
 mod documents;

@@ -6,10 +6,10 @@ use std::sync::atomic::AtomicBool;
 
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
-    DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, Hover,
-    HoverParams, InitializeParams, InitializeResult, InitializedParams, InlayHint, InlayHintParams,
-    ServerInfo,
+    CodeActionParams, CodeActionResponse, DidChangeConfigurationParams,
+    DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, Hover, HoverParams, InitializeParams,
+    InitializeResult, InitializedParams, InlayHint, InlayHintParams, ServerInfo,
 };
 use tower_lsp_server::{Client, LanguageServer};
 
@@ -17,7 +17,7 @@ use crate::capabilities::{self, ClientFlags};
 use crate::file_status::{self, FileStatus, FileStatusParams};
 use crate::session::Session;
 use crate::worker::Analyzer;
-use crate::{hover, inlay_hints, text_sync, workspace};
+use crate::{code_actions, hover, inlay_hints, text_sync, workspace};
 
 pub(crate) struct Backend {
     session: Arc<Session>,
@@ -95,6 +95,10 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         hover::hover(&self.session, params).await
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        code_actions::code_action(&self.session, params).await
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

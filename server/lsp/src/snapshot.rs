@@ -36,6 +36,10 @@ pub(crate) struct Snapshot {
     /// The same with every tensor expression too, made only when a hover
     /// between names asks for it (see `Coverage`).
     with_expressions: OnceCell<Option<Arc<FileAnalysis>>>,
+    /// Whether each quick fix, by diagnostic and fix index in `analysis`,
+    /// made its diagnostic go away when tried (see `code_actions`): asked
+    /// again as the cursor moves, it is tried once per version.
+    pub(crate) fixes_tried: std::sync::Mutex<std::collections::HashMap<(usize, usize), bool>>,
     /// Whether a `textDocument/inlayHint` answer was already computed from this
     /// snapshot, in which case asking the client to refresh hints is pointless.
     hints_served: AtomicBool,
@@ -65,6 +69,7 @@ impl Snapshot {
             token: CancelToken::default(),
             analysis: OnceCell::new(),
             with_expressions: OnceCell::new(),
+            fixes_tried: Default::default(),
             hints_served: AtomicBool::new(false),
             created: std::time::Instant::now(),
         }
@@ -142,6 +147,39 @@ impl Snapshot {
         })
         .await
         .cloned()
+    }
+
+    /// The analysis of `text`, this snapshot's text with a quick fix
+    /// applied, as this snapshot's would be made (same configuration,
+    /// imports and workers), under the document's name `as_uri` so that
+    /// the document's own parse is left alone. `Err(Cancelled)` when this
+    /// snapshot was replaced before the run began: the fix is moot.
+    pub(crate) async fn analysis_of_edit(
+        &self,
+        session: &Session,
+        as_uri: &Uri,
+        text: Rope,
+    ) -> Result<Option<FileAnalysis>, Cancelled> {
+        if self.token.is_cancelled() {
+            return Err(Cancelled);
+        }
+        let (reply, outcome) = oneshot::channel();
+        let imports = session.import_inputs(&self.uri, &self.extra_paths);
+        session.workers.submit(Job {
+            uri: as_uri.clone(),
+            version: self.version,
+            text,
+            config: self.config.clone(),
+            coverage: Coverage::Bindings,
+            imports,
+            token: self.token.clone(),
+            reply,
+        });
+        match outcome.await {
+            Ok(Outcome::Done(analysis)) => Ok(Some(analysis)),
+            Ok(Outcome::Cancelled) => Err(Cancelled),
+            Ok(Outcome::Failed) | Err(_) => Ok(None),
+        }
     }
 
     pub(crate) fn mark_hints_served(&self) {

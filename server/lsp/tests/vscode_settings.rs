@@ -88,6 +88,9 @@ fn package_json_offers_only_values_the_server_accepts() {
         if types.contains(&"null") {
             values.push(Value::Null);
         }
+        if types.contains(&"integer") {
+            values.extend([schema["default"].clone(), json!(12)]);
+        }
         if let Some(variants) = schema["enum"].as_array() {
             values.extend(variants.iter().cloned());
         }

@@ -18,7 +18,9 @@
 //   SHAPELS_NODE24       the Node 24 that runs code-server
 //   SHAPELS_CHROMIUM     the browser (default /usr/bin/chromium)
 //   SHAPELS_ARTIFACTS    where screenshots and logs go (default tests/artifacts)
-//   SHAPELS_UPDATE_DOCS_SCREENSHOT=1  also write docs/vscode.png
+//   SHAPELS_UPDATE_DOCS_SCREENSHOT=1  also write docs/vscode.png and the
+//                        before/after pictures of the hint settings
+//                        (docs/vscode-hints-before.png, -after.png)
 //
 // Every wait is bounded, so a broken setup fails with a screenshot and the
 // logs in the artifacts folder instead of hanging; code-server and Chromium
@@ -296,12 +298,63 @@ async function screenshot(name) {
   return file;
 }
 
+/** Writes the workspace's .vscode/settings.json, which VS Code watches. */
+function setWorkspaceSettings(settings) {
+  fs.mkdirSync(path.join(dirs.workspace, ".vscode"), { recursive: true });
+  fs.writeFileSync(path.join(dirs.workspace, ".vscode/settings.json"), JSON.stringify(settings, null, 2));
+}
+
+async function openFile(name, marker) {
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(name);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor();
+  await input.press("Enter");
+  await waitFor(`${name} in the editor`, editorLines, (lines) => lines.some((line) => line.includes(marker)));
+}
+
+/** Moves the cursor to `line:column` (1-based) with Go to Line. */
+async function goTo(line, column) {
+  await page.keyboard.press("Control+G");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`:${line}:${column}`);
+  await input.press("Enter");
+  await page.locator(".quick-input-widget").waitFor({ state: "hidden" });
+}
+
+/** The text of the Problems panel. */
+async function problems() {
+  return plain(await page.locator(".markers-panel").textContent({ timeout: 2000 }));
+}
+
 // --- the test --------------------------------------------------------------------
 
 before(async () => {
   fs.mkdirSync(path.join(dirs.userData, "User"), { recursive: true });
   fs.mkdirSync(dirs.extensions, { recursive: true });
   fs.cpSync(path.join(HERE, "workspace"), dirs.workspace, { recursive: true });
+  // A real model for the hint settings' before and after.
+  fs.copyFileSync(path.join(REPO, "tests/corpus/nanogpt.py"), path.join(dirs.workspace, "nanogpt.py"));
+  // Three bugs with quick fixes.
+  fs.writeFileSync(
+    path.join(dirs.workspace, "fixes.py"),
+    [
+      "import torch",
+      "import torch.nn as nn",
+      "import torch.nn.functional as F",
+      "",
+      "lin = nn.Linear(64, 8)",
+      "lin(torch.randn(2, 32))",
+      "a = torch.randn(4, 8, 16)",
+      "a.transpose(1, 2).view(4, 128)",
+      "logits = torch.randn(4, 16, 100)",
+      "targets = torch.randint(0, 100, (4, 16))",
+      "F.cross_entropy(logits, targets)",
+      "",
+    ].join("\n"),
+  );
   // No `shapels.server.path`: the extension must find the bundled binary on
   // its own. The rest keeps VS Code's first-run screens and network calls
   // out of the way.
@@ -517,5 +570,72 @@ step("hovering a tensor's name shows its shape", async () => {
   const file = await screenshot("vscode.png");
   if (process.env.SHAPELS_UPDATE_DOCS_SCREENSHOT === "1") {
     fs.copyFileSync(file, path.join(REPO, "docs/vscode.png"));
+  }
+});
+
+step("quick fixes make the squiggles go", async () => {
+  await openFile("fixes.py", "lin = nn.Linear(64, 8)");
+  await runCommand("View: Focus Problems");
+  await waitFor("the three problems of fixes.py", problems, (text) =>
+    ["linear-shape", "view-stride", "loss-shape"].every((code) => text.includes(code)),
+  );
+  const squiggles = () => page.locator(".editor-instance .monaco-editor .squiggly-error").count();
+  await waitFor("three squiggles", squiggles, (n) => n === 3);
+  // Each diagnostic starts its line: the cursor there asks for its fixes,
+  // and Auto Fix applies the preferred one, as Shift+Alt+. does.
+  for (const [line, code, fixed] of [
+    [6, "linear-shape", "lin = nn.Linear(32, 8)"],
+    [8, "view-stride", "a.transpose(1, 2).reshape(4, 128)"],
+    [11, "loss-shape", "F.cross_entropy(logits.view(-1, 100), targets.view(-1))"],
+  ]) {
+    await goTo(line, 1);
+    // The first Auto Fix after the cursor moved sometimes applies nothing
+    // (seen in about half the runs, on one line or another; the server's
+    // answer is the same each time, see server/cli/tests/code_actions.rs):
+    // a user presses it again, and so does this test, a few times at most.
+    for (let attempt = 1; ; attempt++) {
+      await runCommand("Auto Fix...");
+      try {
+        await waitFor(`the fix of ${code} in the text`, editorLines, (lines) => lines.some((l) => l.includes(fixed)), 8000);
+        break;
+      } catch (err) {
+        await screenshot(`vscode-auto-fix-${code}-${attempt}.png`);
+        if (attempt === 4) throw err;
+      }
+    }
+    await waitFor(`${code} to leave the Problems panel`, problems, (text) => !text.includes(code));
+  }
+  await waitFor("no squiggle left in fixes.py", squiggles, (n) => n === 0);
+  await screenshot("vscode-quick-fixes.png");
+  await runCommand("File: Revert File");
+});
+
+step("the hint settings keep a real model's hints readable", async () => {
+  await openFile("nanogpt.py", "import math");
+  // The attention's forward in view: repeated names and 4-d shapes.
+  await runCommand("View: Hide Panel");
+  await goTo(54, 1);
+  const before = await waitFor("the hints of the attention", editorLines, (lines) =>
+    lines.some((line) => line.trim().startsWith("att: [B, 4, T, T] = F.softmax(att, dim=-1)")),
+  );
+  assert.ok(
+    before.some((line) => line.trim().startsWith("x: [B, T, 256] = self.gelu(x)")),
+    before.join("\n"),
+  );
+  const beforeShot = await screenshot("vscode-hints-before.png");
+
+  setWorkspaceSettings({ "shapels.inlayHints.hideRepeats": true, "shapels.inlayHints.maxLength": 12 });
+  const after = await waitFor("the repeated hints to go", editorLines, (lines) =>
+    lines.some((line) => line.trim() === "att = F.softmax(att, dim=-1)"),
+  );
+  // A name bound to the shape it had loses its hint; a changed one keeps
+  // it, abbreviated to 12 characters.
+  assert.ok(after.some((line) => line.trim() === "x = self.gelu(x)"), after.join("\n"));
+  assert.ok(after.some((line) => line.trim().startsWith("x: [B, T, …] = self.c_fc(x)")), after.join("\n"));
+  assert.ok(after.some((line) => line.trim().startsWith("y: [B, …, 16] = att @ v")), after.join("\n"));
+  const afterShot = await screenshot("vscode-hints-after.png");
+  if (process.env.SHAPELS_UPDATE_DOCS_SCREENSHOT === "1") {
+    fs.copyFileSync(beforeShot, path.join(REPO, "docs/vscode-hints-before.png"));
+    fs.copyFileSync(afterShot, path.join(REPO, "docs/vscode-hints-after.png"));
   }
 });

@@ -301,5 +301,10 @@ fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
         } else {
             None
         }),
+        written: if x.written == y.written {
+            x.written.clone()
+        } else {
+            None
+        },
     }))
 }

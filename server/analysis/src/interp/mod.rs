@@ -250,6 +250,11 @@ pub(crate) struct Interp<'s> {
     pub uncertain: u32,
     /// The user calls on the stack that came from real call sites, outermost first.
     pub call_sites: Vec<TextRange>,
+    /// Where the parts of the call being made were written (see
+    /// `rules::fixes`); set as the call is made, after its arguments ran.
+    pub(crate) written_call: Option<Rc<crate::rules::fixes::WrittenCall>>,
+    /// Fixes offered for the next report of their code (`offer_fix`).
+    pub(crate) offered_fixes: Vec<(Code, crate::report::Fix)>,
     /// The next user call may override any default (see `call_function`).
     pub open_call: bool,
     /// Classes an object of which was called (ran its forward), by address.
@@ -378,6 +383,8 @@ impl<'s> Interp<'s> {
             list_journals: Vec::new(),
             rank_journals: Vec::new(),
             call_sites: Vec::new(),
+            written_call: None,
+            offered_fixes: Vec::new(),
             frames: vec![Frame {
                 locals: globals,
                 module: main,
@@ -808,6 +815,10 @@ impl<'s> Interp<'s> {
             "{code} as {severity:?}"
         );
         self.reports += 1;
+        // Taken whether or not this report is kept: an offer is for this
+        // report only.
+        let mut fixes = fixes;
+        fixes.extend(self.take_fixes(code));
         // A failed op assumed nothing: the guards its statement recorded
         // must not show on other values' hovers.
         if severity == Severity::Error {

@@ -10,6 +10,7 @@ pub(crate) mod creation;
 mod distributions;
 mod dtype;
 mod einops;
+pub(crate) mod fixes;
 pub(crate) mod index;
 mod layout;
 pub(crate) mod names;

@@ -31,7 +31,7 @@ pub fn python_files() -> Vec<PathBuf> {
 }
 
 /// Everything an analysis says, ranges and what it read included.
-// Not every test that shares the files compares analyses.
+// Not every test file that shares this module compares analyses.
 #[allow(dead_code)]
 pub fn shown(analysis: &FileAnalysis) -> String {
     format!("{analysis:?}")

@@ -52,6 +52,7 @@ fn copy_layer(layer: &Layer, mut child: impl FnMut(&Value) -> Value) -> Layer {
         keys: RefCell::new(layer.keys.borrow().clone()),
         unknown_children: Cell::new(layer.unknown_children.get()),
         training: Cell::new(layer.training.get()),
+        written: layer.written.clone(),
         // Parameters are made on first use; a copy makes its own.
         params: RefCell::new(FxHashMap::default()),
     }

@@ -108,6 +108,18 @@ impl Interp<'_> {
             return Value::None;
         }
         self.open_call = open;
+        // An offer lives from a rule's check to its report, which never
+        // spans the evaluation of another call: one a rule made and did not
+        // report (a raise caught on the way) goes here, before it could be
+        // taken by another report of its code.
+        self.offered_fixes.clear();
+        // Only torch's rules propose fixes; a user function's call is not
+        // worth the allocation.
+        self.written_call = if runs_user_code(&callee) {
+            None
+        } else {
+            crate::rules::fixes::WrittenCall::of(call, func, args).map(Rc::new)
+        };
         let result = self.call_value(&callee, positional, keywords, call.range.clone());
         // A flag no user call consumed (the callee was a layer or a torch op)
         // must not leak into the next call.

@@ -67,8 +67,33 @@ static SAME_SHAPE: NameSet = NameSet::new(&[
     "RReLU",
 ]);
 
-/// Calling a built-in layer: its forward rule.
+/// Calling a built-in layer: its forward rule, with the fix of a size
+/// argument that does not fit the input offered for what it reports.
 pub(crate) fn call_layer(
+    interp: &mut Interp<'_>,
+    callee: &Value,
+    layer: &Rc<Layer>,
+    args: Vec<Value>,
+    kwargs: Kwargs,
+    range: TextRange,
+) -> Value {
+    let offered = interp.offered_fixes.len();
+    if let Some(input) = args.first()
+        && let Some((code, fix)) = crate::rules::fixes::layer_size_fix(interp, layer, input)
+    {
+        interp.offer_fix(code, fix);
+    }
+    if let Some(fix) = crate::rules::fixes::layer_device_fix(interp, layer, args.first(), &range) {
+        interp.offer_fix(Code::DeviceMismatch, fix);
+    }
+    let out = forward(interp, callee, layer, args, kwargs, range);
+    // An offer the forward did not report is withdrawn.
+    interp.offered_fixes.truncate(offered);
+    out
+}
+
+/// The forward rule of a built-in layer.
+fn forward(
     interp: &mut Interp<'_>,
     callee: &Value,
     layer: &Rc<Layer>,

@@ -20,7 +20,7 @@ pub(super) fn loss_ce(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let result = loss_ce_rule(interp, name, x, args, device);
+    let result = loss_ce_rule(interp, name, x, args, device, &range);
     interp.settle(range, result)
 }
 
@@ -31,6 +31,7 @@ fn loss_ce_rule(
     x: &Rc<Tensor>,
     args: &Args,
     device: Option<Device>,
+    range: &TextRange,
 ) -> RuleResult {
     let reduction = args.str(99, "reduction");
     let Some(t) = args.tensor(1, "target") else {
@@ -87,6 +88,16 @@ fn loss_ce_rule(
             .skip(1)
             .any(|(a, b)| interp.env.known_different(a, b))
         {
+            // `(B, T, V)` logits with `(B, T)` targets: the classes were
+            // meant to be last, as a language model has them.
+            if xd.len() == 3 && td.len() == 2 && !interp.env.known_different(&xd[1], &td[1]) {
+                crate::rules::fixes::offer_flatten_loss_fix(
+                    interp,
+                    range,
+                    &xd[2],
+                    (x.layout.is_none(), t.layout.is_none()),
+                );
+            }
             // Images (`(N, C, H, W)`) go through `nll_loss2d`, in its words.
             let message = if xd.len() == 4 {
                 format!(

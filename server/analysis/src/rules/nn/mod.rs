@@ -135,7 +135,14 @@ pub(crate) fn construct(
         }
         _ => {}
     }
-    check_constructor(interp, &kind, &args, range);
+    check_constructor(interp, &kind, &args, range.clone());
+    // The arguments as written, when they are the ones evaluated (a
+    // subclass's `super().__init__` passes its own).
+    let written = interp.written_call(&range).filter(|w| {
+        w.pos.len() == args.pos.len()
+            && w.kw.len() == args.kw.len()
+            && w.kw.iter().zip(&args.kw).all(|((a, _), (b, _))| a == b)
+    });
     let device = match args.kw("device") {
         Some(v) => super::creation::device_of(v),
         None => interp.defaults.device.clone(),
@@ -157,6 +164,7 @@ pub(crate) fn construct(
         params: RefCell::new(FxHashMap::default()),
         unknown_children: std::cell::Cell::new(unknown),
         training: std::cell::Cell::new(Some(true)),
+        written,
     }))
 }
 

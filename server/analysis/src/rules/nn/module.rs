@@ -269,6 +269,7 @@ fn transformer_stack(transformer: &Rc<Layer>, part: &str) -> Value {
             params: RefCell::new(FxHashMap::default()),
             unknown_children: std::cell::Cell::new(false),
             training: std::cell::Cell::new(transformer.training.get()),
+            written: None,
         }))
     };
     let inner = like(layer, vec![d_model], settings.clone());
@@ -317,6 +318,7 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
                 params: RefCell::new(FxHashMap::default()),
                 unknown_children: std::cell::Cell::new(false),
                 training: std::cell::Cell::new(layer.training.get()),
+                written: None,
             }))
         }
         _ => Value::Unknown,
@@ -633,5 +635,6 @@ pub(crate) fn with_own_settings(layer: &Rc<Layer>, inst: &crate::value::Instance
         params: RefCell::new(layer.params.borrow().clone()),
         unknown_children: std::cell::Cell::new(layer.unknown_children.get()),
         training: std::cell::Cell::new(layer.training.get()),
+        written: layer.written.clone(),
     })
 }

@@ -81,6 +81,7 @@ pub(crate) fn check_inputs(
                         }
                     );
                     let related = operand_devices(args, [(common_at, &a), (at, &b)]);
+                    offer_move(interp, args, [(common_at, &a), (at, &b)]);
                     interp.report_related(range.clone(), Code::DeviceMismatch, message, related);
                     return None;
                 }
@@ -94,6 +95,7 @@ pub(crate) fn check_inputs(
                     b.name()
                 );
                 let related = operand_devices(args, [(common_at, &a), (at, &b)]);
+                offer_move(interp, args, [(common_at, &a), (at, &b)]);
                 interp.report_related(range.clone(), Code::DeviceMismatch, message, related);
                 return None;
             }
@@ -104,6 +106,24 @@ pub(crate) fn check_inputs(
     } else {
         common
     })
+}
+
+/// Moving the cpu operand (else the second) of a binary operator to the
+/// other's device, offered as the fix.
+fn offer_move(interp: &mut Interp<'_>, args: &Args, operands: [(usize, &Device); 2]) {
+    if args.ranges.len() != args.pos.len() {
+        return;
+    }
+    let [first, second] = operands;
+    let (moved, to) = if *first.1 == Device::Cpu {
+        (first.0, second.0)
+    } else {
+        (second.0, first.0)
+    };
+    if let (Some(moved), Some(to)) = (args.ranges.get(moved), args.ranges.get(to)) {
+        let (moved, to) = (moved.clone(), to.clone());
+        crate::rules::fixes::offer_device_fix(interp, &moved, &to);
+    }
 }
 
 /// Which operand is on which device, where the caller knows the operands'

@@ -8,7 +8,7 @@ use super::output::{out_known, out_var, unknown_rank_rule};
 use super::{OpCall, no_rule};
 use crate::code::Code;
 use crate::interp::Interp;
-use crate::rules::check::{RuleResult, check, raise};
+use crate::rules::check::{RuleResult, Stop, check, raise};
 use crate::rules::shape::{numel, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -40,7 +40,11 @@ pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
                 }
                 return Ok(call.output(interp, dims, Some(*d)));
             }
-            reshape(interp, name, x, dims, &items, call.device)
+            let result = reshape(interp, name, x, dims, &items, call.device);
+            if matches!(&result, Err(Stop::Raise(e)) if e.code == Code::ViewStride) {
+                crate::rules::fixes::offer_view_fixes(interp, &call.range);
+            }
+            result
         }
         "view_as" | "reshape_as" | "expand_as" | "broadcast_as" => {
             let Some(other) = args.tensor(1, "other") else {
