@@ -286,3 +286,17 @@ fn versioned_edits_and_empty_ranges() {
     assert!(none.is_empty(), "{none:#?}");
     case.server.shutdown_and_exit();
 }
+
+/// Issue 17's quick fix, served by the same handler: a stale shape comment
+/// is rewritten to the inferred shape in its own notation.
+#[test]
+fn a_stale_shape_comment_is_rewritten() {
+    let edited = fixed(
+        "import torch\n\na = torch.randn(4, 5)\nc = a.unsqueeze(0)  # B x T\nb = a.t()  # (N, D)\n",
+        "shape-comment",
+    );
+    assert!(
+        edited.contains("c = a.unsqueeze(0)  # 1 x 4 x 5"),
+        "{edited}"
+    );
+}
