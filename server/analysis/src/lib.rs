@@ -10,6 +10,7 @@ mod interp;
 mod record;
 mod report;
 mod rules;
+mod summary;
 mod syntax_errors;
 mod value;
 pub mod workspace;
@@ -17,6 +18,9 @@ pub mod workspace;
 pub use carry::{TextReads, carry_over};
 pub use interp::CallCache;
 pub use report::*;
+pub use summary::{
+    ACTIVATION_DEFINITION, Count, DTypeBytes, ModelSummary, SummaryRow, SummaryTarget, summarize,
+};
 pub use syntax_errors::add_syntax_errors;
 pub use workspace::ModuleGraph;
 

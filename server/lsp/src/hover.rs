@@ -37,6 +37,31 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         };
         let expression = shapels_analysis::expression_at(&analysis, offset);
         let definition = shapels_analysis::definition_at(&analysis, offset);
+        // A module under the cursor (`model`, `self.block`, a class's
+        // name): its summary, worked out now. Not on a tensor expression
+        // whose range is the word under the cursor: that is no module.
+        let word = word_at(&snapshot.text, offset);
+        let on_tensor = expression.is_some_and(|e| word.as_ref().is_some_and(|w| e.range == *w));
+        if word.is_some() && !on_tensor {
+            let target = shapels_analysis::SummaryTarget::At(offset);
+            let summary = snapshot
+                .summary(session, target)
+                .await
+                .map_err(|Cancelled| Error::content_modified())?;
+            if let Some(summary) = summary
+                && expression.is_none_or(|e| {
+                    e.range.start <= summary.range.start && summary.range.end <= e.range.end
+                })
+            {
+                return Ok(Some(Hover {
+                    contents: HoverContents::Markup(MarkupContent {
+                        kind: MarkupKind::Markdown,
+                        value: summary_markdown(&summary),
+                    }),
+                    range: Some(proto::lsp_range(&snapshot.text, &summary.range, encoding)),
+                }));
+            }
+        }
         match (expression, definition) {
             // The name of something another file defines, inside a larger
             // tensor expression (`Block` of `Block(32)(x)`): the name is
@@ -67,6 +92,12 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         }),
         range: Some(proto::lsp_range(&snapshot.text, &range, encoding)),
     }))
+}
+
+/// A model summary for hover: the aligned table in a code block (editors
+/// show it in a fixed-width font), the totals under it.
+fn summary_markdown(summary: &shapels_analysis::ModelSummary) -> String {
+    format!("```text\n{}```\n", summary.to_text())
 }
 
 /// An analysis to answer from; `None` when it panicked. When the document

@@ -7,7 +7,7 @@
 
 mod assign;
 mod assumptions;
-mod call;
+pub(crate) mod call;
 pub(crate) mod control;
 pub(crate) mod defaults;
 mod expr;
@@ -205,6 +205,8 @@ pub(crate) struct Interp<'s> {
     pub depth: usize,
     pub expr_depth: usize,
     pub recorder: Recorder,
+    /// What a model summary needs, noted only when one is asked for.
+    pub summary: Option<Box<crate::summary::log::SummaryLog>>,
     pub diagnostics: Vec<Diagnostic>,
     pub mode: ModeState,
     next_mode_id: u32,
@@ -347,6 +349,7 @@ impl<'s> Interp<'s> {
             classes: Vec::new(),
             functions: Vec::new(),
             instances: FxHashMap::default(),
+            summary: None,
             built_from_parts: FxHashSet::default(),
             forward_ran: FxHashSet::default(),
             open_call: false,

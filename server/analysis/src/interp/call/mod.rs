@@ -127,6 +127,23 @@ impl Interp<'_> {
         kwargs: Kwargs,
         range: TextRange,
     ) -> Value {
+        if self.summary.is_some() && matches!(callee, Value::Instance(_) | Value::Layer(_)) {
+            let call = self.summary_enter(callee, &args, &range);
+            let output = self.call_value_here(callee, args, kwargs, range);
+            self.summary_leave(call, &output);
+            return output;
+        }
+        self.call_value_here(callee, args, kwargs, range)
+    }
+
+    /// `call_value`, without noting module calls for a summary.
+    fn call_value_here(
+        &mut self,
+        callee: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
         match callee {
             Value::Function(f) => self.call_function(f, None, args, kwargs, range),
             Value::Partial(p) => {

@@ -95,8 +95,12 @@ impl Interp<'_> {
             Value::Optional(inner) => *inner,
             v => v,
         };
-        if let Value::Tensor(t) = &v {
-            self.recorder.expression(e.range.clone(), t.clone());
+        match &v {
+            Value::Tensor(t) => self.recorder.expression(e.range.clone(), t.clone()),
+            Value::Instance(_) | Value::Layer(_) if self.summary.is_some() => {
+                self.summary_seen(&e.range, &v)
+            }
+            _ => {}
         }
         v
     }
