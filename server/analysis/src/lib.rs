@@ -94,6 +94,9 @@ fn finish(
     // budget), which any edit changes: such a result is never carried over.
     let carriable = !interp.report_budget_stop();
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
+    let scopes = function_ranges(module);
+    let sizes = interp.recorder.sizes(&interp.env, &scopes);
+    let unknowns = std::mem::take(&mut interp.recorder.unknown_reasons);
     let (bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
@@ -104,7 +107,7 @@ fn finish(
                 heads: view.var_heads(),
                 static_shapes: config.static_shapes,
                 place: &|offset| view.modules.place(offset),
-                scopes: function_ranges(module),
+                scopes,
             },
             &mut diagnostics,
         )
@@ -124,6 +127,8 @@ fn finish(
             .map(|(path, _)| path.to_path_buf())
             .collect(),
         definitions,
+        sizes,
+        unknowns,
     }
 }
 

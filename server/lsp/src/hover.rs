@@ -26,9 +26,20 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         return Ok(None);
     };
     let offset = proto::offset(&snapshot.text, position.position, encoding);
+    // Lines as the user counts them (1-based), for the places hover names.
+    let line_of =
+        |at: usize| (at <= snapshot.text.len_bytes()).then(|| snapshot.text.byte_to_line(at) + 1);
     let (markdown, range) = if let Some(binding) = shapels_analysis::binding_at(&analysis, offset) {
+        // The analysis with expressions says more of the same binding (the
+        // chain of ops that made it); the keystroke analysis is the fallback.
+        let fuller = answerable(snapshot.analysis_with_expressions(session).await)?;
+        let binding = fuller
+            .as_deref()
+            .and_then(|a| shapels_analysis::binding_at(a, offset))
+            .filter(|b| b.range == binding.range && b.name == binding.name)
+            .unwrap_or(binding);
         (
-            binding.tensor.hover_markdown(Some(&binding.name)),
+            binding.tensor.hover_markdown(Some(&binding.name), &line_of),
             binding.range.clone(),
         )
     } else {
@@ -72,19 +83,25 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
                 (definition_markdown(&snapshot, def), def.range.clone())
             }
             (Some(expr), def) => {
-                let mut markdown = expr.tensor.hover_markdown(None);
+                let mut markdown = expr.tensor.hover_markdown(None, &line_of);
                 if let Some(def) = def {
                     markdown.push_str(&format!("- defined in `{}`\n", def.place()));
                 }
                 (markdown, expr.range.clone())
             }
             (None, Some(def)) => (definition_markdown(&snapshot, def), def.range.clone()),
-            (None, None) => match beyond_budget(&snapshot.text, &analysis, offset, encoding) {
+            (None, None) => match named_value(&snapshot.text, &analysis, offset, encoding)
+                .or_else(|| beyond_budget(&snapshot.text, &analysis, offset, encoding))
+            {
                 Some(found) => found,
                 None => return Ok(None),
             },
         }
     };
+    let mut markdown = markdown;
+    if let Some(analysis) = answerable(snapshot.analysis_with_expressions(session).await)? {
+        markdown.push_str(&diagnostic_operands(&snapshot.text, &analysis, offset));
+    }
     Ok(Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
@@ -92,6 +109,61 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         }),
         range: Some(proto::lsp_range(&snapshot.text, &range, encoding)),
     }))
+}
+
+/// Operands listed at most per diagnostic.
+const MAX_OPERANDS: usize = 6;
+
+/// For each diagnostic under the cursor, the shapes of its operands: the
+/// outermost tensor expressions inside its range (`x @ w`: `x` and `w`).
+fn diagnostic_operands(text: &Rope, analysis: &FileAnalysis, offset: usize) -> String {
+    let mut out = String::new();
+    for diagnostic in analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.range.start <= offset && offset <= d.range.end)
+    {
+        let range = &diagnostic.range;
+        let inside: Vec<&shapels_analysis::ExprInfo> = analysis
+            .expressions
+            .iter()
+            .filter(|e| range.start <= e.range.start && e.range.end <= range.end)
+            .filter(|e| e.range != *range)
+            .collect();
+        let outermost: Vec<&&shapels_analysis::ExprInfo> = inside
+            .iter()
+            .filter(|e| {
+                !inside.iter().any(|o| {
+                    o.range != e.range
+                        && o.range.start <= e.range.start
+                        && e.range.end <= o.range.end
+                })
+            })
+            .take(MAX_OPERANDS)
+            .collect();
+        if outermost.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n---\n`{}`: the operands\n", diagnostic.code));
+        for e in outermost {
+            let source = text
+                .get_byte_slice(e.range.clone())
+                .map(|s| s.to_string())
+                .unwrap_or_default();
+            let source: String = source.split_whitespace().collect::<Vec<_>>().join(" ");
+            let source = if source.chars().count() > 40 {
+                format!("{}…", source.chars().take(39).collect::<String>())
+            } else {
+                source
+            };
+            out.push_str(&format!(
+                "- `{source}`: `{}` {}\n",
+                e.tensor.shape_label(),
+                e.tensor.summary()
+            ));
+        }
+    }
+    out
 }
 
 /// A model summary for hover: the aligned table in a code block (editors
@@ -121,6 +193,53 @@ fn definition_markdown(
         .map(|s| s.to_string())
         .unwrap_or_default();
     format!("`{name}` — defined in `{}`", definition.place())
+}
+
+/// On a name bound to an int size (`B` of `B, T, C = x.size()`), what it
+/// is bound to and where; on a name bound to something the analysis
+/// cannot follow, why.
+fn named_value(
+    text: &Rope,
+    analysis: &FileAnalysis,
+    offset: usize,
+    encoding: PositionEncoding,
+) -> Option<(String, std::ops::Range<usize>)> {
+    let word = word_at(text, offset)?;
+    let name = text.get_byte_slice(word.clone())?.to_string();
+    let line_of = |at: usize| proto::lsp_position(text, at, encoding).line + 1;
+    let statement = |at: usize| {
+        let line = text.byte_to_line(at.min(text.len_bytes()));
+        text.get_line(line)
+            .map(|l| l.to_string().trim().to_string())
+            .unwrap_or_default()
+    };
+    if let Some(size) = shapels_analysis::size_named(analysis, &name, offset) {
+        let mut out = format!(
+            "```text\n{name}: int\n```\n- bound at line {}: `{}`\n",
+            line_of(size.range.start),
+            statement(size.range.start)
+        );
+        match size.values.as_slice() {
+            [] => {}
+            [one] if *one == name => {
+                out.push_str("- any size: no call the analysis can read fixes it\n");
+            }
+            [one] => out.push_str(&format!("- value: `{one}`\n")),
+            many => out.push_str(&format!(
+                "- values, one per call: `{}`\n",
+                many.join("`, `")
+            )),
+        }
+        return Some((out, word));
+    }
+    let unknown = shapels_analysis::unknown_named(analysis, &name, offset)?;
+    let out = format!(
+        "`{name}`: shape unknown\n- {}\n- bound at line {}: `{}`\n",
+        unknown.why,
+        line_of(unknown.range.start),
+        statement(unknown.range.start)
+    );
+    Some((out, word))
 }
 
 /// On a name the analysis knows nothing of, at or after the place where it

@@ -30,6 +30,7 @@ fn tensor(dims: &[i64]) -> TensorInfo {
         device: Some("cpu".into()),
         origin: Origin::Fake,
         op: Some("torch.randn".into()),
+        chain: Vec::new(),
         example: None,
         guards: Vec::new(),
         notes: Vec::new(),

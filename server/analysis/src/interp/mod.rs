@@ -18,6 +18,8 @@ mod memo;
 mod settle;
 mod signature;
 mod stmt;
+mod trail;
+mod unknowns;
 
 pub use memo::CallCache;
 
@@ -205,6 +207,12 @@ pub(crate) struct Interp<'s> {
     pub depth: usize,
     pub expr_depth: usize,
     pub recorder: Recorder,
+    /// The last call of the analysed file that gave an unknown value, and
+    /// why (see `unknowns`); names bound to unknown values and why; the
+    /// reason the targets of the loop starting now get.
+    pub last_unknown: Option<(TextRange, Rc<str>)>,
+    pub unknown_names: FxHashMap<Rc<str>, Rc<str>>,
+    pub loop_unknown: Option<Rc<str>>,
     /// What a model summary needs, noted only when one is asked for.
     pub summary: Option<Box<crate::summary::log::SummaryLog>>,
     pub diagnostics: Vec<Diagnostic>,
@@ -350,6 +358,9 @@ impl<'s> Interp<'s> {
             functions: Vec::new(),
             instances: FxHashMap::default(),
             summary: None,
+            last_unknown: None,
+            unknown_names: FxHashMap::default(),
+            loop_unknown: None,
             built_from_parts: FxHashSet::default(),
             forward_ran: FxHashSet::default(),
             open_call: false,
@@ -743,6 +754,7 @@ impl<'s> Interp<'s> {
             made_at: None,
             is_param: false,
             layout: None,
+            trail: None,
         }
     }
 

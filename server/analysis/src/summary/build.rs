@@ -154,8 +154,8 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
     }
 }
 
-/// The instance of `class` a summary shows: one the code called with an
-/// input it wrote, else one that any run called, else one made up.
+/// The instance of `class` a summary shows: the last one the code called
+/// with an input it wrote, else one that any run called, else one made up.
 fn instance_of(interp: &mut Interp<'_>, class: &Rc<crate::value::Class>) -> Option<Value> {
     let built = interp
         .instances
@@ -163,8 +163,10 @@ fn instance_of(interp: &mut Interp<'_>, class: &Rc<crate::value::Class>) -> Opti
         .cloned()
         .unwrap_or_default();
     let log = interp_log(interp);
+    // The last one the code calls, as the last call of a script is the
+    // model it is about (`r18(x)` then `r50(x)`).
     let called = |from_code: bool| {
-        built.iter().find(|v| {
+        built.iter().rev().find(|v| {
             let address = module_address(v);
             log.calls
                 .iter()

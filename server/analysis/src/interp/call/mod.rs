@@ -108,7 +108,41 @@ impl Interp<'_> {
             return Value::None;
         }
         self.open_call = open;
+        // Guards the call assumes are put down to it, by the name of what
+        // it calls (a user function's own ops name themselves).
+        let op: Option<Rc<str>> = match &callee {
+            Value::Layer(l) => Some(l.kind.clone()),
+            Value::Path(p) => Some(Rc::from(
+                p.strip_prefix("torch.nn.functional.")
+                    .map_or_else(|| p.to_string(), |f| format!("F.{f}")),
+            )),
+            Value::BuiltinMethod(_, name) => Some(name.clone()),
+            Value::Instance(i) => Some(i.class.name.clone()),
+            _ => None,
+        };
+        // The chain of ops of the result names user functions too.
+        let step: Option<Rc<str>> = match &callee {
+            Value::Function(f) | Value::BoundMethod(_, f) => Some(Rc::from(f.def.name.id.as_str())),
+            _ => op.clone(),
+        };
+        let input = match &callee {
+            Value::BuiltinMethod(receiver, _) => Some((**receiver).clone()),
+            _ => positional.first().cloned(),
+        };
+        let outer = op.map(|op| {
+            self.env.set_site(Some(shapels_shapes::GuardSite {
+                op,
+                at: call.range.start,
+            }))
+        });
         let result = self.call_value(&callee, positional, keywords, call.range.clone());
+        if let Some(outer) = outer {
+            self.env.set_site(outer);
+        }
+        let result = match &step {
+            Some(step) => self.extend_trail(result, input.as_ref(), step, call.range.start),
+            None => result,
+        };
         // A flag no user call consumed (the callee was a layer or a torch op)
         // must not leak into the next call.
         self.open_call = false;
@@ -210,7 +244,14 @@ impl Interp<'_> {
                 self.uncertain -= 1;
                 join_all(self, &results)
             }
-            Value::Path(path) => self.call_path(path, args, kwargs, range),
+            Value::Path(path) => {
+                let at = range.clone();
+                let result = self.call_path(path, args, kwargs, range);
+                if matches!(result, Value::Unknown) {
+                    self.note_unknown_call(path, &at);
+                }
+                result
+            }
             Value::BuiltinMethod(receiver, name) => {
                 self.call_builtin_method(receiver, name, args, kwargs, range)
             }

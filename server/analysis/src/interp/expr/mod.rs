@@ -379,7 +379,10 @@ impl Interp<'_> {
             }
             Value::Int(d) => self.recorder.scalar(name, target.range.clone(), d.clone()),
             Value::Unknown | Value::Opaque(_) => {
-                self.recorder.unknown_binding(name, target.range.clone())
+                self.recorder.unknown_binding(name, target.range.clone());
+                if matches!(value, Value::Unknown) {
+                    self.explain_unknown_binding(name, &target.range, kind);
+                }
             }
             _ => {}
         }

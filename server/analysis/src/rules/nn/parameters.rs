@@ -63,6 +63,7 @@ pub(super) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
         made_at: None,
         is_param: true,
         layout: None,
+        trail: None,
     };
     let v = Value::Tensor(Rc::new(t));
     layer.params.borrow_mut().insert(Rc::from(name), v.clone());
@@ -516,18 +517,30 @@ fn attention_parameters(
         .arg(0, if attention { "embed_dim" } else { "d_model" })
         .cloned()
         .unwrap_or(Value::Unknown);
-    // Keys and values of another width get projections of their own.
-    if attention
-        && [(6, "kdim"), (7, "vdim")]
-            .iter()
-            .any(|(i, n)| !matches!(layer.arg(*i, n), None | Some(Value::None)))
-    {
-        return None;
-    }
+    // Keys and values of another width get projections of their own
+    // (`q_proj_weight`, `k_proj_weight`, `v_proj_weight`); of the same
+    // width, one `in_proj_weight` as large as the three.
+    let width = |i: usize, n: &str| match layer.arg(i, n) {
+        None | Some(Value::None) => e.clone(),
+        Some(v) => v.clone(),
+    };
+    let (kdim, vdim) = if attention {
+        (width(6, "kdim"), width(7, "vdim"))
+    } else {
+        (e.clone(), e.clone())
+    };
     let bias = flag(layer, if attention { 3 } else { 9 }, "bias", true);
     push(
-        &format!("{prefix}in_proj_weight"),
-        Some(Some(vec![mul(&e, 3), e.clone()])),
+        &format!("{prefix}q_proj_weight"),
+        Some(Some(vec![e.clone(), e.clone()])),
+    );
+    push(
+        &format!("{prefix}k_proj_weight"),
+        Some(Some(vec![e.clone(), kdim])),
+    );
+    push(
+        &format!("{prefix}v_proj_weight"),
+        Some(Some(vec![e.clone(), vdim])),
     );
     push(
         &format!("{prefix}in_proj_bias"),
