@@ -53,6 +53,7 @@ pub(super) fn summarize(
     }
     let mut summary = Table::new(&mut interp, call).build(&root, range);
     summary.input_from_code = input_from_code && summary.input.is_some();
+    unsuffix(&mut summary);
     interp.release_modules();
     Some(summary)
 }
@@ -155,7 +156,8 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
 }
 
 /// The instance of `class` a summary shows: the last one the code called
-/// with an input it wrote, else one that any run called, else one made up.
+/// with an input it wrote, else one that any run called, else the one
+/// library mode made up, else a new one.
 fn instance_of(interp: &mut Interp<'_>, class: &Rc<crate::value::Class>) -> Option<Value> {
     let built = interp
         .instances
@@ -175,6 +177,14 @@ fn instance_of(interp: &mut Interp<'_>, class: &Rc<crate::value::Class>) -> Opti
     };
     if let Some(v) = called(true).or_else(|| called(false)).or(built.first()) {
         return Some(v.clone());
+    }
+    // Library mode ran forward on an instance made up for the class.
+    if let Some(call) = log
+        .calls
+        .iter()
+        .find(|c| matches!(&c.value, Value::Instance(i) if Rc::ptr_eq(&i.class, class)))
+    {
+        return Some(call.value.clone());
     }
     match interp.generic_instance(class) {
         v @ Value::Instance(_) => Some(v),
@@ -590,6 +600,79 @@ fn powers(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" + ")
+}
+
+/// A size the environment named `B_2` because an earlier run had a `B` is
+/// `B` in a summary where no other `B` shows: every text of the summary
+/// is read for the names it shows, and only unambiguous ones change.
+fn unsuffix(summary: &mut ModelSummary) {
+    fn words(text: &str) -> impl Iterator<Item = &str> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .filter(|w| !w.is_empty())
+    }
+    let mut texts: Vec<&mut String> = Vec::new();
+    if let Some(input) = summary.input.as_mut() {
+        texts.push(input);
+    }
+    for row in &mut summary.rows {
+        texts.push(&mut row.layer);
+        if let Some(o) = row.output.as_mut() {
+            texts.push(o);
+        }
+        texts.push(&mut row.params.text);
+    }
+    for c in [
+        &mut summary.total_params,
+        &mut summary.trainable_params,
+        &mut summary.frozen_params,
+        &mut summary.activation_bytes,
+    ] {
+        texts.push(&mut c.text);
+    }
+    for b in &mut summary.param_bytes {
+        texts.push(&mut b.bytes.text);
+    }
+    let mut all: FxHashSet<String> = FxHashSet::default();
+    for t in &texts {
+        all.extend(words(t).map(str::to_string));
+    }
+    let base = |w: &str| {
+        let (stem, n) = w.rsplit_once('_')?;
+        (!stem.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| stem.to_string())
+    };
+    let mut renames: FxHashMap<String, String> = FxHashMap::default();
+    for w in &all {
+        if let Some(stem) = base(w)
+            && !all.contains(&stem)
+            && all
+                .iter()
+                .filter(|o| base(o).as_deref() == Some(&stem))
+                .count()
+                == 1
+        {
+            renames.insert(w.clone(), stem);
+        }
+    }
+    if renames.is_empty() {
+        return;
+    }
+    for t in texts {
+        let mut out = String::with_capacity(t.len());
+        let mut word = String::new();
+        for c in t.chars().chain(std::iter::once('\0')) {
+            if c.is_alphanumeric() || c == '_' || c == '.' {
+                word.push(c);
+                continue;
+            }
+            out.push_str(renames.get(&word).map_or(&word, |r| r));
+            word.clear();
+            if c != '\0' {
+                out.push(c);
+            }
+        }
+        *t = out;
+    }
 }
 
 /// The product of sizes.

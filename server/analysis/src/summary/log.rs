@@ -14,6 +14,8 @@ use crate::value::Value;
 pub(crate) struct ModuleCall {
     /// The module's address (see `module_address`).
     pub module: usize,
+    /// The module itself (which keeps the address its own).
+    pub value: Value,
     /// Where it was called; `0..0` for a run on made-up inputs.
     pub range: TextRange,
     /// The module call this one ran inside, by index.
@@ -72,6 +74,7 @@ impl Interp<'_> {
         let index = log.calls.len();
         log.calls.push(ModuleCall {
             module: address,
+            value: module.clone(),
             range: range.clone(),
             parent: log.open.last().copied(),
             input: args.first().cloned().unwrap_or(Value::Unknown),
