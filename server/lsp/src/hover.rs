@@ -67,9 +67,20 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
                 return Ok(Some(Hover {
                     contents: HoverContents::Markup(MarkupContent {
                         kind: MarkupKind::Markdown,
-                        value: summary_markdown(&summary),
+                        value: summary_markdown(&summary, definition),
                     }),
                     range: Some(proto::lsp_range(&snapshot.text, &summary.range, encoding)),
+                }));
+            }
+            // An int size or a name the analysis cannot follow, inside a
+            // tensor expression (`B` of `x.view(B, T, C)`): the name.
+            if let Some(found) = named_value(&snapshot.text, &analysis, offset, encoding) {
+                return Ok(Some(Hover {
+                    contents: HoverContents::Markup(MarkupContent {
+                        kind: MarkupKind::Markdown,
+                        value: found.0,
+                    }),
+                    range: Some(proto::lsp_range(&snapshot.text, &found.1, encoding)),
                 }));
             }
         }
@@ -90,9 +101,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
                 (markdown, expr.range.clone())
             }
             (None, Some(def)) => (definition_markdown(&snapshot, def), def.range.clone()),
-            (None, None) => match named_value(&snapshot.text, &analysis, offset, encoding)
-                .or_else(|| beyond_budget(&snapshot.text, &analysis, offset, encoding))
-            {
+            (None, None) => match beyond_budget(&snapshot.text, &analysis, offset, encoding) {
                 Some(found) => found,
                 None => return Ok(None),
             },
@@ -168,8 +177,16 @@ fn diagnostic_operands(text: &Rope, analysis: &FileAnalysis, offset: usize) -> S
 
 /// A model summary for hover: the aligned table in a code block (editors
 /// show it in a fixed-width font), the totals under it.
-fn summary_markdown(summary: &shapels_analysis::ModelSummary) -> String {
-    format!("```text\n{}```\n", summary.to_text())
+fn summary_markdown(
+    summary: &shapels_analysis::ModelSummary,
+    definition: Option<&shapels_analysis::Definition>,
+) -> String {
+    let mut out = format!("```text\n{}```\n", summary.to_text());
+    // A class another file defines (`Block` of `Block(32)(x)`): where.
+    if let Some(def) = definition {
+        out.push_str(&format!("- defined in `{}`\n", def.place()));
+    }
+    out
 }
 
 /// An analysis to answer from; `None` when it panicked. When the document

@@ -33,6 +33,7 @@ fn tensor(dims: &[i64]) -> TensorInfo {
         chain: Vec::new(),
         example: None,
         guards: Vec::new(),
+        guard_sites: Vec::new(),
         notes: Vec::new(),
     }
 }

@@ -615,6 +615,10 @@ impl Recorder {
                 if unknown.is_some() && !made_up_only {
                     tensor.shape = None;
                 }
+                // Assumptions say sizes as the shape around them does.
+                for guard in &mut tensor.guards {
+                    *guard = namer.with_local_names(site.range.start, guard);
+                }
                 Binding {
                     name: site.name.to_string(),
                     range: site.range.clone(),
@@ -638,9 +642,13 @@ impl Recorder {
             .into_iter()
             .map(|((start, end), hits)| {
                 namer.enter_site(*start);
+                let mut tensor = merge_once(hits, false, &mut namer);
+                for guard in &mut tensor.guards {
+                    *guard = namer.with_local_names(*start, guard);
+                }
                 ExprInfo {
                     range: *start..*end,
-                    tensor: merge_once(hits, false, &mut namer),
+                    tensor,
                 }
             })
             .collect();
