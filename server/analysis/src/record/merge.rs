@@ -639,7 +639,9 @@ fn chain_of(tensor: &Tensor) -> Vec<OpSite> {
 /// of the analysed file.
 fn site(op: &str, at: usize) -> OpSite {
     OpSite {
-        op: op.to_string(),
+        op: op
+            .strip_prefix("torch.nn.functional.")
+            .map_or_else(|| op.to_string(), |f| format!("F.{f}")),
         at: is_local(&(at..at)).then_some(at),
     }
 }

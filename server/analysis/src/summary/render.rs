@@ -38,7 +38,7 @@ fn group_digits(text: &str) -> String {
     }
     let mut out = String::new();
     for (i, c) in text.chars().enumerate() {
-        if i > 0 && (text.len() - i) % 3 == 0 {
+        if i > 0 && (text.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

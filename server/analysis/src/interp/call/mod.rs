@@ -112,10 +112,9 @@ impl Interp<'_> {
         // it calls (a user function's own ops name themselves).
         let op: Option<Rc<str>> = match &callee {
             Value::Layer(l) => Some(l.kind.clone()),
-            Value::Path(p) => Some(Rc::from(
-                p.strip_prefix("torch.nn.functional.")
-                    .map_or_else(|| p.to_string(), |f| format!("F.{f}")),
-            )),
+            // Named as written out (`torch.nn.functional.relu`); hover
+            // says it shorter.
+            Value::Path(p) => Some(p.clone()),
             Value::BuiltinMethod(_, name) => Some(name.clone()),
             Value::Instance(i) => Some(i.class.name.clone()),
             _ => None,
