@@ -91,8 +91,9 @@ fn a_tensor_says_the_ops_that_made_it_with_their_lines() {
 fn assumptions_are_simplified_said_once_and_sourced() {
     let analysis = analyze(ATTENTION, &Config::default());
     let y = binding(&analysis, "y", 21);
-    // Not `n_embd == n_head*(n_embd // n_head)` and its mirror image.
-    assert_eq!(y.tensor.guards, ["n_embd % n_head == 0"]);
+    // Not `n_embd == n_head*(n_embd // n_head)` and its mirror image, and
+    // by the name the function gives the size (`C`).
+    assert_eq!(y.tensor.guards, ["C % n_head == 0"]);
     let site = y.tensor.guard_sites[0].as_ref().expect("the op is known");
     assert_eq!(
         (site.op.as_str(), site.at.and_then(line_of)),
@@ -100,7 +101,7 @@ fn assumptions_are_simplified_said_once_and_sourced() {
     );
     let hover = y.tensor.hover_markdown(Some("y"), &line_of);
     assert!(
-        hover.contains("- assumes `n_embd % n_head == 0` — `view` at line 17\n"),
+        hover.contains("- assumes `C % n_head == 0` — `view` at line 17\n"),
         "{hover}"
     );
     assert_eq!(hover.matches("assumes").count(), 1, "{hover}");
