@@ -76,6 +76,16 @@ fn hover_on_modules_shows_their_summary() {
     );
     assert!(block.contains("Total params: 8,352"), "{block}");
 
+    // Where the instance is bound: `model` of `model = Net()`, and
+    // `self.block` of `self.block = Block(32)`.
+    let bound = hover_text(&mut server, &uri, 28, 2);
+    assert!(bound.contains("Net (input [4, 7])"), "{bound}");
+    let attribute = hover_text(&mut server, &uri, 18, 15);
+    assert!(
+        attribute.contains("Block (input [4, 7, 32])"),
+        "{attribute}"
+    );
+
     // The class's name: the instance the file calls.
     let class = hover_text(&mut server, &uri, 14, 7);
     assert!(class.contains("Net (input [4, 7])"), "{class}");

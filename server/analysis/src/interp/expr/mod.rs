@@ -378,6 +378,11 @@ impl Interp<'_> {
                 self.recorder.binding(name, target.range.clone(), kind, t);
             }
             Value::Int(d) => self.recorder.scalar(name, target.range.clone(), d.clone()),
+            // `model = Net()`, `self.block = Block(dim)`: hover on the name
+            // summarises the module.
+            Value::Instance(_) | Value::Layer(_) if self.summary.is_some() => {
+                self.summary_seen(&target.range, value)
+            }
             Value::Unknown | Value::Opaque(_) => {
                 self.recorder.unknown_binding(name, target.range.clone());
                 if matches!(value, Value::Unknown) {
