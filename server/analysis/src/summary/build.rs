@@ -267,6 +267,7 @@ struct Table<'i, 's> {
     notes: Vec<String>,
     frozen_modules: FxHashSet<usize>,
     frozen_tensors: FxHashSet<usize>,
+    called_opaque: FxHashSet<Rc<str>>,
     float: DType,
 }
 
@@ -303,6 +304,7 @@ impl<'i, 's> Table<'i, 's> {
         }
         let frozen_modules = log.frozen_modules.clone();
         let frozen_tensors = log.frozen_tensors.clone();
+        let called_opaque = log.called_opaque.clone();
         let float = interp.defaults.float.unwrap_or(DType::Float32);
         Table {
             interp,
@@ -313,6 +315,7 @@ impl<'i, 's> Table<'i, 's> {
             notes: Vec::new(),
             frozen_modules,
             frozen_tensors,
+            called_opaque,
             float,
         }
     }
@@ -408,7 +411,7 @@ impl<'i, 's> Table<'i, 's> {
             },
             frozen: false,
         });
-        match children(module) {
+        match children(module, &self.called_opaque) {
             Some(children) => {
                 for (child_name, child) in children {
                     match child {
@@ -429,7 +432,21 @@ impl<'i, 's> Table<'i, 's> {
                                 unknown: false,
                             });
                         }
-                        Child::Unknown => params.unknown = true,
+                        Child::Unknown => {
+                            params.unknown = true;
+                            self.rows.push(SummaryRow {
+                                depth: depth + 1,
+                                name: Some(child_name),
+                                layer: "? (not followed by the analysis)".to_string(),
+                                output: None,
+                                calls: 0,
+                                params: Count {
+                                    text: "?".to_string(),
+                                    value: None,
+                                },
+                                frozen: false,
+                            });
+                        }
                     }
                 }
             }
@@ -691,7 +708,7 @@ enum Child {
 
 /// A module's registered children and own parameters, in the order torch
 /// registers them; `None` when the analysis cannot list them.
-fn children(module: &Value) -> Option<Vec<(String, Child)>> {
+fn children(module: &Value, called_opaque: &FxHashSet<Rc<str>>) -> Option<Vec<(String, Child)>> {
     match module {
         Value::Instance(inst) => {
             let order = inst.order.borrow().clone();
@@ -702,7 +719,7 @@ fn children(module: &Value) -> Option<Vec<(String, Child)>> {
                 if &**k == "__torch_layer__" {
                     // A subclass of a container: its children are the container's.
                     if let Value::Layer(_) = v {
-                        out.extend(children(v)?);
+                        out.extend(children(v, called_opaque)?);
                     }
                     continue;
                 }
@@ -726,6 +743,15 @@ fn children(module: &Value) -> Option<Vec<(String, Child)>> {
                     Value::Optional(inner)
                         if matches!(**inner, Value::Layer(_) | Value::Instance(_)) =>
                     {
+                        out.push((k.to_string(), Child::Unknown))
+                    }
+                    // Something the analysis cannot follow (a model from
+                    // another package) may be a module with parameters:
+                    // the count cannot say. So may an argument of a
+                    // made-up call that the code calls (`self.backbone(x)`);
+                    // one it does not call is a setting (`self.n_head`).
+                    Value::Unknown => out.push((k.to_string(), Child::Unknown)),
+                    Value::Opaque(name) if called_opaque.contains(name) => {
                         out.push((k.to_string(), Child::Unknown))
                     }
                     _ => {}

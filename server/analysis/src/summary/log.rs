@@ -44,6 +44,9 @@ pub(crate) struct SummaryLog {
     /// The tensor `module.parameters()` stands for, by its address, and
     /// the module: freezing it freezes the module's parameters.
     pub parameters_of: FxHashMap<usize, usize>,
+    /// Arguments of made-up calls that the code called, by name: modules
+    /// the analysis cannot see into.
+    pub called_opaque: FxHashSet<std::rc::Rc<str>>,
 }
 
 /// The address of a module value, which names it in the log.

@@ -160,6 +160,9 @@ impl Interp<'_> {
         kwargs: Kwargs,
         range: TextRange,
     ) -> Value {
+        if let (Some(log), Value::Opaque(name)) = (self.summary.as_mut(), callee) {
+            log.called_opaque.insert(name.clone());
+        }
         if self.summary.is_some() && matches!(callee, Value::Instance(_) | Value::Layer(_)) {
             let call = self.summary_enter(callee, &args, &range);
             let output = self.call_value_here(callee, args, kwargs, range);
