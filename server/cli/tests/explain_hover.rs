@@ -46,17 +46,27 @@ fn hovers_explain_where_shapes_come_from() {
     server.open(&uri, 1, SOURCE);
     server.diagnostics(&uri);
 
-    // `q` of line 15 (0-based 14): the ops that made it, with their lines,
-    // and the one assumption it rests on, simplified, with its source.
+    // `q` of line 15 (0-based 14): the ops that made it, with links to
+    // their lines, and the one assumption it rests on, simplified, with
+    // its source.
     let q = hover_text(&mut server, &uri, 14, 8);
+    let line = |n: u32| format!("[line {n}]({uri}#L{n})");
     assert!(
-        q.contains(
-            "- made by `x` (line 12) → `Linear` (line 14) → `chunk` (line 14) → `view` (line 15) → `transpose` (line 15)"
-        ),
+        q.contains(&format!(
+            "- made by `x` ({}) → `Linear` ({}) → `chunk` ({}) → `view` ({}) → `transpose` ({})",
+            line(12),
+            line(14),
+            line(14),
+            line(15),
+            line(15)
+        )),
         "{q}"
     );
     assert!(
-        q.contains("- assumes `C % heads == 0` — `view` at line 15"),
+        q.contains(&format!(
+            "- assumes `C % heads == 0` — `view` at {}",
+            line(15)
+        )),
         "{q}"
     );
     assert_eq!(q.matches("assumes").count(), 1, "{q}");

@@ -39,7 +39,10 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
             .filter(|b| b.range == binding.range && b.name == binding.name)
             .unwrap_or(binding);
         (
-            binding.tensor.hover_markdown(Some(&binding.name), &line_of),
+            link_lines(
+                &binding.tensor.hover_markdown(Some(&binding.name), &line_of),
+                position.text_document.uri.as_str(),
+            ),
             binding.range.clone(),
         )
     } else {
@@ -94,7 +97,10 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
                 (definition_markdown(&snapshot, def), def.range.clone())
             }
             (Some(expr), def) => {
-                let mut markdown = expr.tensor.hover_markdown(None, &line_of);
+                let mut markdown = link_lines(
+                    &expr.tensor.hover_markdown(None, &line_of),
+                    position.text_document.uri.as_str(),
+                );
                 if let Some(def) = def {
                     markdown.push_str(&format!("- defined in `{}`\n", def.place()));
                 }
@@ -118,6 +124,39 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         }),
         range: Some(proto::lsp_range(&snapshot.text, &range, encoding)),
     }))
+}
+
+/// The lines hover names where a tensor's ops were called (`(line 12)`,
+/// `at line 15`) as links into the document (`uri#L12`), which editors open
+/// at that line.
+fn link_lines(markdown: &str, uri: &str) -> String {
+    markdown
+        .lines()
+        .map(|line| {
+            if !(line.starts_with("- made by ") || line.starts_with("- assumes ")) {
+                return line.to_string();
+            }
+            let mut out = String::new();
+            let mut rest = line;
+            while let Some(i) = rest.find("line ") {
+                let digits: String = rest[i + 5..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                if digits.is_empty() {
+                    out.push_str(&rest[..i + 5]);
+                    rest = &rest[i + 5..];
+                    continue;
+                }
+                out.push_str(&rest[..i]);
+                out.push_str(&format!("[line {digits}]({uri}#L{digits})"));
+                rest = &rest[i + 5 + digits.len()..];
+            }
+            out.push_str(rest);
+            out
+        })
+        .map(|l| l + "\n")
+        .collect()
 }
 
 /// Operands listed at most per diagnostic.
