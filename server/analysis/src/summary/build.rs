@@ -165,18 +165,23 @@ fn instance_of(interp: &mut Interp<'_>, class: &Rc<crate::value::Class>) -> Opti
         .cloned()
         .unwrap_or_default();
     let log = interp_log(interp);
-    // The last one the code calls, as the last call of a script is the
-    // model it is about (`r18(x)` then `r50(x)`).
-    let called = |from_code: bool| {
-        built.iter().rev().find(|v| {
-            let address = module_address(v);
-            log.calls
+    // The one the code calls last, as the last call of a script is the
+    // model it is about (`r18(x)` then `r50(x)`; `teacher(x)` then
+    // `student(x)`): from the top level first, then from any code.
+    let last_called = |keep: &dyn Fn(&super::log::ModuleCall) -> bool| {
+        log.calls.iter().rev().filter(|c| keep(c)).find_map(|c| {
+            built
                 .iter()
-                .any(|c| Some(c.module) == address && (!from_code || !c.range.is_empty()))
+                .find(|v| module_address(v) == Some(c.module))
+                .cloned()
         })
     };
-    if let Some(v) = called(true).or_else(|| called(false)).or(built.first()) {
-        return Some(v.clone());
+    let chosen = last_called(&|c| c.parent.is_none() && !c.range.is_empty())
+        .or_else(|| last_called(&|c| !c.range.is_empty()))
+        .or_else(|| last_called(&|_| true))
+        .or_else(|| built.first().cloned());
+    if let Some(v) = chosen {
+        return Some(v);
     }
     // Library mode ran forward on an instance made up for the class.
     if let Some(call) = log
@@ -268,6 +273,8 @@ struct Table<'i, 's> {
     frozen_modules: FxHashSet<usize>,
     frozen_tensors: FxHashSet<usize>,
     called_opaque: FxHashSet<Rc<str>>,
+    unattributed_freeze: bool,
+    reparametrized: FxHashSet<usize>,
     float: DType,
 }
 
@@ -305,6 +312,8 @@ impl<'i, 's> Table<'i, 's> {
         let frozen_modules = log.frozen_modules.clone();
         let frozen_tensors = log.frozen_tensors.clone();
         let called_opaque = log.called_opaque.clone();
+        let unattributed_freeze = log.unattributed_freeze;
+        let reparametrized = log.reparametrized.clone();
         let float = interp.defaults.float.unwrap_or(DType::Float32);
         Table {
             interp,
@@ -316,6 +325,8 @@ impl<'i, 's> Table<'i, 's> {
             frozen_modules,
             frozen_tensors,
             called_opaque,
+            unattributed_freeze,
+            reparametrized,
             float,
         }
     }
@@ -329,8 +340,22 @@ impl<'i, 's> Table<'i, 's> {
             _ => "?".to_string(),
         };
         let total = self.count(&params, |_| true);
-        let trainable = self.count(&params, |p| !p.frozen);
-        let frozen = self.count(&params, |p| p.frozen);
+        // A freeze the analysis cannot tie to parameters, or a frozen
+        // parameter it did not count: which ones train is unknown.
+        let counted: FxHashSet<usize> = params.list.iter().map(|p| p.key.0).collect();
+        let split_unknown =
+            self.unattributed_freeze || self.frozen_tensors.iter().any(|t| !counted.contains(t));
+        let (trainable, frozen) = if split_unknown {
+            self.notes.push(
+                "trainable and frozen counts unknown: the code sets `requires_grad` on parameters the analysis cannot tell apart".to_string(),
+            );
+            (self.show(None, true), self.show(None, true))
+        } else {
+            (
+                self.count(&params, |p| !p.frozen),
+                self.count(&params, |p| p.frozen),
+            )
+        };
         let mut dtypes: Vec<DType> = params.list.iter().map(|p| p.dtype).collect();
         dtypes.sort();
         dtypes.dedup();
@@ -452,10 +477,21 @@ impl<'i, 's> Table<'i, 's> {
             }
             None => params.unknown = true,
         }
-        if let Value::Layer(layer) = module
+        // A built-in layer, or a subclass of one (`class
+        // LayerNorm2d(nn.LayerNorm)`), whose layer part holds its parameters.
+        let layer = match module {
+            Value::Layer(layer) => Some(layer.clone()),
+            Value::Instance(inst) => match inst.attrs.borrow().get("__torch_layer__") {
+                Some(Value::Layer(layer)) => Some(layer.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(layer) = layer
             && !crate::rules::nn::is_container(&layer.kind)
         {
-            params.extend(&self.layer_params(layer, address, frozen));
+            let own = Rc::as_ptr(&layer) as *const u8 as usize;
+            params.extend(&self.layer_params(&layer, own, frozen));
         }
         path.pop();
         self.rows[row].params = self.count(&params, |_| true);
@@ -465,6 +501,12 @@ impl<'i, 's> Table<'i, 's> {
 
     fn layer_params(&mut self, layer: &Rc<Layer>, address: usize, frozen: bool) -> Params {
         let mut params = Params::default();
+        // `weight_norm(layer)` and other parametrizations change which
+        // parameters a layer holds.
+        if self.reparametrized.contains(&address) {
+            params.unknown = true;
+            return params;
+        }
         let Some(list) = layer_parameters(self.interp, layer) else {
             params.unknown = true;
             return params;
@@ -568,7 +610,8 @@ impl<'i, 's> Table<'i, 's> {
                 }
                 Shape::Var(_) => "[...]".to_string(),
             }),
-            Value::Tuple(items) => {
+            Value::Tuple(_) | Value::List(_) => {
+                let items = v.items().unwrap_or_default();
                 let parts: Vec<String> = items
                     .iter()
                     .take(4)

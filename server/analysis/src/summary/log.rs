@@ -47,6 +47,13 @@ pub(crate) struct SummaryLog {
     /// Arguments of made-up calls that the code called, by name: modules
     /// the analysis cannot see into.
     pub called_opaque: FxHashSet<std::rc::Rc<str>>,
+    /// The code set `requires_grad = False` on something the analysis
+    /// cannot tie to a parameter (an item of `named_parameters()`): which
+    /// parameters are frozen is then unknown.
+    pub unattributed_freeze: bool,
+    /// Layers given to `weight_norm`, `spectral_norm` or a parametrization,
+    /// by address: their parameters are not the layer rules' any more.
+    pub reparametrized: FxHashSet<usize>,
 }
 
 /// The address of a module value, which names it in the log.
@@ -121,7 +128,13 @@ impl Interp<'_> {
 
     /// `p.requires_grad = False` or `p.requires_grad_(False)`.
     pub(crate) fn summary_freeze_tensor(&mut self, tensor: &Value) {
-        let (Some(log), Value::Tensor(t)) = (self.summary.as_mut(), tensor) else {
+        let Some(log) = self.summary.as_mut() else {
+            return;
+        };
+        let Value::Tensor(t) = tensor else {
+            if matches!(tensor, Value::Unknown | Value::Opaque(_)) {
+                log.unattributed_freeze = true;
+            }
             return;
         };
         let address = std::rc::Rc::as_ptr(t) as *const u8 as usize;

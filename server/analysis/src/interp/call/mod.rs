@@ -163,6 +163,14 @@ impl Interp<'_> {
         if let (Some(log), Value::Opaque(name)) = (self.summary.as_mut(), callee) {
             log.called_opaque.insert(name.clone());
         }
+        if let (Some(log), Value::Path(path)) = (self.summary.as_mut(), callee)
+            && (path.contains("weight_norm")
+                || path.contains("spectral_norm")
+                || path.contains("parametriz"))
+            && let Some(address) = args.first().and_then(crate::summary::log::module_address)
+        {
+            log.reparametrized.insert(address);
+        }
         if self.summary.is_some() && matches!(callee, Value::Instance(_) | Value::Layer(_)) {
             let call = self.summary_enter(callee, &args, &range);
             let output = self.call_value_here(callee, args, kwargs, range);
