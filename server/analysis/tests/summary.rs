@@ -125,3 +125,75 @@ fn no_module_no_summary() {
     assert!(summary(source, SummaryTarget::Model, None).is_none());
     assert!(summary(source, SummaryTarget::At(3), None).is_none());
 }
+
+#[test]
+fn subclasses_reparametrizations_and_freezes_by_name() {
+    let source = "\
+import torch
+import torch.nn as nn
+
+class LayerNorm2d(nn.LayerNorm):
+    def forward(self, x):
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = LayerNorm2d(8)
+        self.proj = nn.utils.parametrizations.weight_norm(nn.Linear(8, 8))
+
+    def forward(self, x):
+        return self.norm(x)
+
+net = Net()
+for name, p in net.named_parameters():
+    if 'norm' in name:
+        p.requires_grad = False
+y = net(torch.randn(2, 8, 4, 4))
+";
+    let s = summary(source, SummaryTarget::Model, None).unwrap();
+    let norm = s
+        .rows
+        .iter()
+        .find(|r| r.name.as_deref() == Some("norm"))
+        .unwrap();
+    assert_eq!(norm.params.value, Some(16));
+    let proj = s
+        .rows
+        .iter()
+        .find(|r| r.name.as_deref() == Some("proj"))
+        .unwrap();
+    assert_eq!(proj.params.text, "?");
+    assert_eq!(s.total_params.text, "?");
+    assert_eq!(s.trainable_params.text, "?");
+}
+
+#[test]
+fn the_model_is_the_instance_called_last() {
+    let source = "\
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(4, width)
+
+    def forward(self, x):
+        return self.fc(x)
+
+student = Net(8)
+teacher = Net(2)
+t = teacher(torch.randn(3, 4))
+s = student(torch.randn(3, 4))
+";
+    let s = summary(source, SummaryTarget::Class("Net".into()), None).unwrap();
+    assert_eq!(s.total_params.value, Some(40));
+    let first = summary(
+        source,
+        SummaryTarget::At(source.find("teacher(").unwrap()),
+        None,
+    )
+    .unwrap();
+    assert_eq!(first.total_params.value, Some(10));
+}
