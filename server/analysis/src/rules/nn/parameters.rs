@@ -472,6 +472,120 @@ fn other_parameter_shapes(
                 }
             }
         }
+        "LSTMCell" | "GRUCell" | "RNNCell" => {
+            let gates = match kind {
+                "LSTMCell" => 4,
+                "GRUCell" => 3,
+                _ => 1,
+            };
+            let rows = mul(&a(1, "hidden_size"), gates);
+            let bias = flag(layer, 2, "bias", true);
+            push(
+                "weight_ih",
+                Some(Some(vec![rows.clone(), a(0, "input_size")])),
+            );
+            push(
+                "weight_hh",
+                Some(Some(vec![rows.clone(), a(1, "hidden_size")])),
+            );
+            push("bias_ih", when(bias, vec![rows.clone()]));
+            push("bias_hh", when(bias, vec![rows]));
+        }
+        // A stack of copies of its layer, and an optional final norm.
+        "TransformerEncoder" | "TransformerDecoder" => {
+            let Some(Value::Layer(inner)) = layer.arg(
+                0,
+                if kind == "TransformerEncoder" {
+                    "encoder_layer"
+                } else {
+                    "decoder_layer"
+                },
+            ) else {
+                return None;
+            };
+            let copies = match layer.arg(1, "num_layers") {
+                Some(Value::Int(d)) => d.as_const()?,
+                _ => return None,
+            };
+            let one = other_parameter_shapes(inner, &inner.kind, &|i, n| {
+                inner.arg(i, n).cloned().unwrap_or(Value::Unknown)
+            })?;
+            for _ in 0..copies.clamp(0, 256) {
+                out.extend(one.iter().cloned());
+            }
+            match layer.arg(2, "norm") {
+                None | Some(Value::None) => {}
+                Some(Value::Layer(norm)) if &*norm.kind == "LayerNorm" => {
+                    out.extend(layer_norm_shapes(norm)?);
+                }
+                Some(_) => return None,
+            }
+        }
+        // Its encoder and decoder stacks, each with its final norm.
+        "Transformer" => {
+            let setting = |i: usize, n: &str, default: i64| {
+                layer.arg(i, n).cloned().unwrap_or(Value::int(default))
+            };
+            if [(7, "custom_encoder"), (8, "custom_decoder")]
+                .iter()
+                .any(|(i, n)| !matches!(layer.arg(*i, n), None | Some(Value::None)))
+            {
+                return None;
+            }
+            let d = setting(0, "d_model", 512);
+            let stack = |kind: &str| Layer {
+                kind: std::rc::Rc::from(kind),
+                args: vec![d.clone()],
+                kwargs: vec![
+                    (
+                        std::rc::Rc::from("dim_feedforward"),
+                        setting(4, "dim_feedforward", 2048),
+                    ),
+                    (
+                        std::rc::Rc::from("bias"),
+                        layer
+                            .arg(12, "bias")
+                            .cloned()
+                            .unwrap_or(Value::Bool(Some(true))),
+                    ),
+                ],
+                ..layer.clone()
+            };
+            let norm = Layer {
+                kind: std::rc::Rc::from("LayerNorm"),
+                args: vec![d.clone()],
+                kwargs: vec![(
+                    std::rc::Rc::from("bias"),
+                    layer
+                        .arg(12, "bias")
+                        .cloned()
+                        .unwrap_or(Value::Bool(Some(true))),
+                )],
+                ..layer.clone()
+            };
+            for (kind, count) in [
+                (
+                    "TransformerEncoderLayer",
+                    setting(2, "num_encoder_layers", 6),
+                ),
+                (
+                    "TransformerDecoderLayer",
+                    setting(3, "num_decoder_layers", 6),
+                ),
+            ] {
+                let Value::Int(count) = count else {
+                    return None;
+                };
+                let inner = stack(kind);
+                let one = other_parameter_shapes(&inner, kind, &|i, n| {
+                    inner.arg(i, n).cloned().unwrap_or(Value::Unknown)
+                })?;
+                for _ in 0..count.as_const()?.clamp(0, 256) {
+                    out.extend(one.iter().cloned());
+                }
+                out.extend(layer_norm_shapes(&norm)?);
+            }
+        }
         "MultiheadAttention" => attention_parameters(layer, "", &mut push, &mul, &when)?,
         "TransformerEncoderLayer" | "TransformerDecoderLayer" => {
             attention_parameters(layer, "self_attn.", &mut push, &mul, &when)?;
@@ -499,6 +613,25 @@ fn other_parameter_shapes(
             }
         }
         _ => return None,
+    }
+    Some(out)
+}
+
+/// A `LayerNorm`'s parameters by name, from its settings.
+fn layer_norm_shapes(norm: &Layer) -> Option<Vec<(String, Sizes)>> {
+    let shape = norm
+        .arg(0, "normalized_shape")
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    let dims = shape.items().unwrap_or_else(|| vec![shape]);
+    let affine = flag(norm, 2, "elementwise_affine", true)?;
+    let bias = affine && flag(norm, 3, "bias", true)?;
+    let mut out = Vec::new();
+    if affine {
+        out.push(("weight".to_string(), Some(dims.clone())));
+    }
+    if bias {
+        out.push(("bias".to_string(), Some(dims)));
     }
     Some(out)
 }
