@@ -8,7 +8,9 @@
 
 mod build;
 pub(crate) mod log;
+mod names;
 mod render;
+mod tree;
 
 use shapels_syntax::ast::TextRange;
 
