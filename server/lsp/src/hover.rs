@@ -56,7 +56,14 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         // whose range is the word under the cursor: that is no module.
         let word = word_at(&snapshot.text, offset);
         let on_tensor = expression.is_some_and(|e| word.as_ref().is_some_and(|w| e.range == *w));
-        if word.is_some() && !on_tensor {
+        // A keyword names no module: no summary run for it.
+        let keyword = word.as_ref().is_some_and(|w| {
+            snapshot
+                .text
+                .get_byte_slice(w.clone())
+                .is_some_and(|s| PYTHON_KEYWORDS.contains(&s.to_string().as_str()))
+        });
+        if word.is_some() && !on_tensor && !keyword {
             let target = shapels_analysis::SummaryTarget::At(offset);
             let summary = snapshot
                 .summary(session, target)
@@ -158,6 +165,14 @@ fn link_lines(markdown: &str, uri: &str) -> String {
         .map(|l| l + "\n")
         .collect()
 }
+
+/// Python's keywords, which hover never summarises.
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
 
 /// Operands listed at most per diagnostic.
 const MAX_OPERANDS: usize = 6;
