@@ -120,6 +120,7 @@ fn to_json(s: &ModelSummary) -> Value {
             "bytes": count(&b.bytes),
         })).collect::<Vec<_>>(),
         "activation_bytes": count(&s.activation_bytes),
+        "torchinfo_pass_bytes": count(&s.torchinfo_pass_bytes),
         "notes": s.notes,
     })
 }

@@ -270,7 +270,9 @@ struct Table<'i, 's> {
     /// The summarised call's input.
     input: Option<Value>,
     /// Every call of a built-in layer inside the summarised forward: its output.
-    layer_outputs: Vec<Value>,
+    layer_outputs: Vec<(usize, Value)>,
+    /// Each module's parameter count (`None`: unknown), by address.
+    module_params: FxHashMap<usize, Option<Dim>>,
     rows: Vec<SummaryRow>,
     notes: Vec<String>,
     frozen_modules: FxHashSet<usize>,
@@ -309,7 +311,7 @@ impl<'i, 's> Table<'i, 's> {
                 .iter()
                 .enumerate()
                 .filter(|(i, c)| c.leaf && inside.contains(i))
-                .map(|(_, c)| c.output.clone())
+                .map(|(_, c)| (c.module, c.output.clone()))
                 .collect();
         }
         let frozen_modules = log.frozen_modules.clone();
@@ -323,6 +325,7 @@ impl<'i, 's> Table<'i, 's> {
             outputs,
             input,
             layer_outputs,
+            module_params: FxHashMap::default(),
             rows: Vec::new(),
             notes: Vec::new(),
             frozen_modules,
@@ -374,6 +377,7 @@ impl<'i, 's> Table<'i, 's> {
             })
             .collect();
         let activation = self.activation_bytes();
+        let pass_bytes = self.torchinfo_pass_bytes();
         let input = self.input.clone().and_then(|v| self.output_label(&v));
         if params.unknown {
             self.notes.push(
@@ -391,6 +395,7 @@ impl<'i, 's> Table<'i, 's> {
             frozen_params: frozen,
             param_bytes,
             activation_bytes: activation,
+            torchinfo_pass_bytes: pass_bytes,
             notes: self.notes,
         }
     }
@@ -498,6 +503,12 @@ impl<'i, 's> Table<'i, 's> {
         }
         path.pop();
         self.rows[row].params = self.count(&params, |_| true);
+        let own = if params.unknown {
+            None
+        } else {
+            self.sum(&params, |_| true)
+        };
+        self.module_params.insert(address, own);
         self.rows[row].frozen = !params.list.is_empty() && params.list.iter().all(|p| p.frozen);
         params
     }
@@ -569,9 +580,33 @@ impl<'i, 's> Table<'i, 's> {
             return self.show(None, true);
         }
         let mut total = Dim::konst(0);
-        for v in &self.layer_outputs {
+        for (_, v) in &self.layer_outputs {
             match self.bytes_of(v) {
                 Some(b) => total = total.add(&b),
+                None => return self.show(None, true),
+            }
+        }
+        self.show(Some(&total), false)
+    }
+
+    /// What torchinfo calls the forward/backward pass size: twice the
+    /// output bytes of the calls of built-in layers that have parameters.
+    fn torchinfo_pass_bytes(&self) -> Count {
+        if self.input.is_none() {
+            return self.show(None, true);
+        }
+        let mut total = Dim::konst(0);
+        for (module, v) in &self.layer_outputs {
+            let Some(Some(params)) = self.module_params.get(module) else {
+                return self.show(None, true);
+            };
+            match self.interp.env.value(params) {
+                Some(0) => continue,
+                Some(_) => {}
+                None => return self.show(None, true),
+            }
+            match self.bytes_of(v) {
+                Some(b) => total = total.add(&b.mul(&Dim::konst(2))),
                 None => return self.show(None, true),
             }
         }

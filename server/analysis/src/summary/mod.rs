@@ -93,6 +93,9 @@ pub struct ModelSummary {
     /// The bytes of the outputs of every built-in layer call in the
     /// summarised forward (see `ACTIVATION_DEFINITION`).
     pub activation_bytes: Count,
+    /// torchinfo's "forward/backward pass size" for the same forward:
+    /// twice the output bytes of the calls of layers with parameters.
+    pub torchinfo_pass_bytes: Count,
     /// What the summary could not know, and why.
     pub notes: Vec<String>,
 }
