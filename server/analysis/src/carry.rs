@@ -150,6 +150,22 @@ pub(crate) fn line_of(text: &str, offset: usize) -> usize {
 ///
 /// The result equals what analysing `new_text` gives (with the same
 /// configuration and coverage as `previous`), ranges included.
+/// The places of the ops a tensor's hover names move with the text; an
+/// op inside the edited bytes loses its place (the edit touched no code,
+/// so none is there).
+fn move_sites(tensor: &mut crate::report::TensorInfo, edit: ByteEdit) {
+    let sites = tensor
+        .chain
+        .iter_mut()
+        .chain(tensor.guard_sites.iter_mut().flatten());
+    for site in sites {
+        site.at = site
+            .at
+            .and_then(|at| edit.move_range(&(at..at + 1)))
+            .map(|r| r.start);
+    }
+}
+
 pub fn carry_over(
     previous: &FileAnalysis,
     (old_text, old): (&str, &ParsedFile),
@@ -166,9 +182,20 @@ pub fn carry_over(
     for binding in &mut carried.bindings {
         binding.range = edit.move_range(&binding.range)?;
         binding.hint_at = edit.move_end(binding.hint_at)?;
+        move_sites(&mut binding.tensor, edit);
     }
     for expression in &mut carried.expressions {
         expression.range = edit.move_range(&expression.range)?;
+        move_sites(&mut expression.tensor, edit);
+    }
+    for size in &mut carried.sizes {
+        size.range = edit.move_range(&size.range)?;
+        if size.scope.end != usize::MAX {
+            size.scope = edit.move_range(&size.scope)?;
+        }
+    }
+    for unknown in &mut carried.unknowns {
+        unknown.range = edit.move_range(&unknown.range)?;
     }
     for diagnostic in &mut carried.diagnostics {
         diagnostic.range = edit.move_range(&diagnostic.range)?;

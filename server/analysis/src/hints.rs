@@ -209,6 +209,8 @@ mod tests {
             op: None,
             example: None,
             guards: Vec::new(),
+            guard_sites: Vec::new(),
+            chain: Vec::new(),
             notes: Vec::new(),
         }
     }

@@ -13,6 +13,7 @@ mod record;
 mod report;
 mod rules;
 mod stated;
+mod summary;
 mod syntax_errors;
 mod value;
 pub mod workspace;
@@ -21,6 +22,9 @@ pub use carry::{TextReads, carry_over};
 pub use hints::{HintMode, HintOptions, inlay_hints_with};
 pub use interp::CallCache;
 pub use report::*;
+pub use summary::{
+    ACTIVATION_DEFINITION, Count, DTypeBytes, ModelSummary, SummaryRow, SummaryTarget, summarize,
+};
 pub use syntax_errors::add_syntax_errors;
 pub use workspace::ModuleGraph;
 
@@ -94,6 +98,9 @@ fn finish(
     // budget), which any edit changes: such a result is never carried over.
     let carriable = !interp.report_budget_stop();
     let mut diagnostics = std::mem::take(&mut interp.diagnostics);
+    let scopes = function_ranges(module);
+    let sizes = interp.recorder.sizes(&interp.env, &scopes);
+    let unknowns = std::mem::take(&mut interp.recorder.unknown_reasons);
     let (mut bindings, expressions) = {
         let recorder = std::mem::take(&mut interp.recorder);
         let view = &interp;
@@ -104,7 +111,7 @@ fn finish(
                 heads: view.var_heads(),
                 static_shapes: config.static_shapes,
                 place: &|offset| view.modules.place(offset),
-                scopes: function_ranges(module),
+                scopes,
             },
             &mut diagnostics,
         )
@@ -131,6 +138,8 @@ fn finish(
             .map(|(path, _)| path.to_path_buf())
             .collect(),
         definitions,
+        sizes,
+        unknowns,
     }
 }
 

@@ -70,6 +70,63 @@ pub struct FileAnalysis {
     /// for hover to say where. Empty unless the analysis ran with
     /// `Coverage::Expressions`.
     pub definitions: Vec<Definition>,
+    /// Names bound to int sizes (`B, T, C = x.size()`), for hover. Empty
+    /// unless the analysis ran with `Coverage::Expressions`.
+    pub sizes: Vec<SizeBinding>,
+    /// Names bound to values the analysis cannot follow, and why, for
+    /// hover. Empty unless the analysis ran with `Coverage::Expressions`.
+    pub unknowns: Vec<UnknownName>,
+}
+
+/// A name bound to a value the analysis cannot follow, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName {
+    pub name: String,
+    /// The name as written where it is bound.
+    pub range: TextRange,
+    /// `` `torchvision.models.resnet18`: from `torchvision`, outside the workspace ``.
+    pub why: String,
+}
+
+/// Why the name at `offset` (bound there, or used after it is bound) holds
+/// nothing the analysis can follow, when it knows.
+pub fn unknown_named<'a>(
+    analysis: &'a FileAnalysis,
+    name: &str,
+    offset: usize,
+) -> Option<&'a UnknownName> {
+    analysis
+        .unknowns
+        .iter()
+        .filter(|u| u.name == name && u.range.start <= offset)
+        .max_by_key(|u| u.range.start)
+}
+
+/// A name bound to an int size, and what it is bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeBinding {
+    pub name: String,
+    /// The name as written where it is bound.
+    pub range: TextRange,
+    /// The function it is bound in (the whole file at the top level).
+    pub scope: TextRange,
+    /// What it is bound to, each value once: `8`, `n_embd // n_head`, `?`.
+    pub values: Vec<String>,
+}
+
+/// The size binding that `name` at `offset` refers to: the last one of
+/// that name bound at or before `offset` in the innermost function around it.
+pub fn size_named<'a>(
+    analysis: &'a FileAnalysis,
+    name: &str,
+    offset: usize,
+) -> Option<&'a SizeBinding> {
+    analysis
+        .sizes
+        .iter()
+        .filter(|s| s.name == name && s.range.start <= offset)
+        .filter(|s| s.scope.start <= offset && offset <= s.scope.end)
+        .max_by_key(|s| (s.scope.start, s.range.start))
 }
 
 /// A name written in the analysed file for something another file of the
@@ -167,11 +224,17 @@ pub struct TensorInfo {
     pub origin: Origin,
     /// The op that produced the tensor (`torch.randn`, `nn.Linear`, `view`).
     pub op: Option<String>,
+    /// The ops that made it, first to last, each where it was called;
+    /// empty unless the analysis recorded expressions (see `Coverage`).
+    pub chain: Vec<OpSite>,
     /// A concrete shape seen at a call site, when the shown shape is symbolic.
     pub example: Option<Vec<DimView>>,
     /// Guards the analysis assumed, in Python syntax (`C == 768`).
     pub guards: Vec<String>,
-    /// Extra notes for hover, e.g. that a device is cpu-or-cuda.
+    /// For each guard, the op that assumed it, where known.
+    pub guard_sites: Vec<Option<OpSite>>,
+    /// Extra notes for hover, e.g. that a device is cpu-or-cuda, or why a
+    /// size is `?` (`torch.unique`: its size depends on the data).
     pub notes: Vec<String>,
 }
 
@@ -279,6 +342,45 @@ impl TensorInfo {
     }
 }
 
+/// An op and where it was called: a step of a chain of ops, or what
+/// assumed a guard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpSite {
+    /// `Linear`, `view`, `@`, `torch.unique`; for the start of a chain, what
+    /// made its first tensor (`x` for an argument).
+    pub op: String,
+    /// The byte offset of the call; `None` when it is not in the analysed file.
+    pub at: Option<usize>,
+}
+
+impl OpSite {
+    /// `` `view` (line 17) ``, or `` `x` `` without a place.
+    fn say(&self, line_of: &dyn Fn(usize) -> Option<usize>) -> String {
+        match self.at.and_then(line_of) {
+            Some(line) => format!("`{}` (line {line})", self.op),
+            None => format!("`{}`", self.op),
+        }
+    }
+}
+
+/// Steps of a chain shown before it is collapsed.
+const CHAIN_SHOWN: usize = 5;
+
+/// A chain of ops as hover says it: `` `x` → `Linear` (line 9) → `view` (line 10) ``,
+/// with the middle of a long one left out.
+fn chain_text(chain: &[OpSite], line_of: &dyn Fn(usize) -> Option<usize>) -> String {
+    let step = |s: &OpSite| s.say(line_of);
+    let shown: Vec<String> = if chain.len() > CHAIN_SHOWN {
+        let mut v: Vec<String> = chain[..2].iter().map(step).collect();
+        v.push(format!("… {} more …", chain.len() - 4));
+        v.extend(chain[chain.len() - 2..].iter().map(step));
+        v
+    } else {
+        chain.iter().map(step).collect()
+    };
+    shown.join(" → ")
+}
+
 /// The innermost tensor expression whose range contains `offset`.
 pub fn expression_at(analysis: &FileAnalysis, offset: usize) -> Option<&ExprInfo> {
     analysis
@@ -357,8 +459,14 @@ impl TensorInfo {
         )
     }
 
-    /// A Markdown hover text: shape, dtype, device, origin, the op, guards.
-    pub fn hover_markdown(&self, name: Option<&str>) -> String {
+    /// A Markdown hover text: shape, dtype, device, origin, the ops that
+    /// made it, the guards it rests on; `line_of` gives the (1-based) line
+    /// of an offset of the analysed text.
+    pub fn hover_markdown(
+        &self,
+        name: Option<&str>,
+        line_of: &dyn Fn(usize) -> Option<usize>,
+    ) -> String {
         let mut out = String::from("```text\n");
         if let Some(name) = name {
             out.push_str(name);
@@ -380,15 +488,29 @@ impl TensorInfo {
                 Origin::Real => "real tensor (made outside the fake mode)",
             }
         ));
-        if let Some(op) = &self.op {
+        if self.chain.len() > 1 {
+            out.push_str(&format!("- made by {}\n", chain_text(&self.chain, line_of)));
+        } else if let Some(op) = &self.op {
             out.push_str(&format!("- from `{op}`\n"));
         }
         if let Some(example) = &self.example {
             let dims: Vec<String> = example.iter().map(DimView::label).collect();
             out.push_str(&format!("- at a call site: `[{}]`\n", dims.join(", ")));
         }
-        if !self.guards.is_empty() {
-            out.push_str(&format!("- assuming `{}`\n", self.guards.join("`, `")));
+        // Each assumption once, with the op that made it where known:
+        // `- assumes `C == 768` — Linear at line 12`.
+        for (i, guard) in self.guards.iter().enumerate() {
+            let site = self.guard_sites.get(i).cloned().flatten();
+            match (&site, site.as_ref().and_then(|s| s.at).and_then(line_of)) {
+                (Some(site), Some(line)) => out.push_str(&format!(
+                    "- assumes `{guard}` — `{}` at line {line}\n",
+                    site.op
+                )),
+                (Some(site), None) => {
+                    out.push_str(&format!("- assumes `{guard}` — `{}`\n", site.op))
+                }
+                (None, _) => out.push_str(&format!("- assumes `{guard}`\n")),
+            }
         }
         for note in &self.notes {
             out.push_str(&format!("- {note}\n"));

@@ -230,6 +230,20 @@ pub struct Tensor {
     /// The order of the dims in memory when it is not the plain one (a
     /// transposed view); `None` for contiguous or unknown.
     pub layout: Option<Rc<Vec<usize>>>,
+    /// The ops that made it, last first, for hover; kept only by an
+    /// analysis that records expressions (see `Interp::extend_trail`).
+    pub trail: Option<Rc<Trail>>,
+}
+
+/// One op of the chain that made a tensor: its name, where it was called
+/// (a byte offset), and the op before it.
+#[derive(Debug)]
+pub struct Trail {
+    pub op: Rc<str>,
+    pub at: usize,
+    pub prev: Option<Rc<Trail>>,
+    /// How many ops the chain holds, this one included.
+    pub len: u32,
 }
 
 /// A built-in `torch.nn` layer: its class name and constructor arguments.

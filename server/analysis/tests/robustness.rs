@@ -40,7 +40,9 @@ fn analyze_within_limit(source: String) -> Result<(), TestCaseError> {
                 expression_at(&analysis, offset);
             }
             for binding in &analysis.bindings {
-                binding.tensor.hover_markdown(Some(&binding.name));
+                binding
+                    .tensor
+                    .hover_markdown(Some(&binding.name), &|_| None);
             }
             let _ = done.send(());
         })

@@ -24,6 +24,59 @@ pub(crate) enum Command {
     Check(CheckArgs),
     /// Print a file with the shape of each tensor written in after its name.
     Hints(HintsArgs),
+    /// Print a model's layers, output shapes and parameter counts, as
+    /// torchinfo does, without running it.
+    Summary(SummaryArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SummaryArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
+    pub(crate) format: SummaryFormat,
+
+    /// The input's sizes, comma-separated (`16,3,224,224`); without it, the
+    /// input a call in the file gives, else one made up from the signature.
+    #[arg(long, value_name = "SIZES", value_parser = parse_sizes)]
+    pub(crate) input: Option<Sizes>,
+
+    #[command(flatten)]
+    pub(crate) config: ConfigArgs,
+
+    /// The Python file, optionally with the class to summarise
+    /// (`model.py:GPT`); without a class, the model the file calls, else
+    /// its last module class.
+    #[arg(value_name = "FILE[:CLASS]")]
+    pub(crate) target: String,
+}
+
+/// Sizes given on the command line.
+#[derive(Debug, Clone)]
+pub(crate) struct Sizes(pub(crate) Vec<i64>);
+
+fn parse_sizes(text: &str) -> Result<Sizes, String> {
+    text.split(',')
+        .map(|part| {
+            let part = part.trim();
+            match part.parse::<i64>() {
+                Ok(n) if n >= 0 => Ok(n),
+                _ => Err(format!(
+                    "`{part}` is not a size (a whole number, 0 or more)"
+                )),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Sizes)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SummaryFormat {
+    /// Aligned columns, as torchinfo prints them.
+    Text,
+    /// One JSON object (see the README).
+    Json,
+    /// A Markdown table.
+    Markdown,
 }
 
 #[derive(Debug, Args)]

@@ -78,7 +78,7 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
     let mut checked = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
         match outcome {
-            Outcome::Checked(file) => checked.push(file),
+            Outcome::Checked(file) => checked.push(*file),
             Outcome::Skipped(message) => problems.warning(message),
             Outcome::Failed(message) => {
                 paths_failed = true;
@@ -108,7 +108,8 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
 }
 
 enum Outcome {
-    Checked(CheckedFile),
+    /// Boxed: a file's analysis is large beside the other variants.
+    Checked(Box<CheckedFile>),
     /// Valid Python that shapels declines to analyse (too large): a warning,
     /// since nothing is wrong with the file or the run.
     Skipped(String),
@@ -129,11 +130,11 @@ fn check_file(path: PathBuf, config: &FileConfig, roots: &[PathBuf]) -> Outcome 
         guarded::analyze_in_workspace(&absolute, &source, &config.analysis, &search, files)
     });
     match analysis {
-        Some(analysis) => Outcome::Checked(CheckedFile {
+        Some(analysis) => Outcome::Checked(Box::new(CheckedFile {
             path,
             source,
             analysis,
-        }),
+        })),
         None => Outcome::Failed(format!(
             "{name}: internal error: the analysis failed on this file (please report it); skipped"
         )),

@@ -12,6 +12,7 @@ mod logging;
 mod output;
 mod settings;
 mod source;
+mod summary;
 mod walk;
 
 use std::process::ExitCode;
@@ -29,13 +30,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let default_level = match cli.command {
         Command::Lsp => "info",
-        Command::Check(_) | Command::Hints(_) => "warn",
+        Command::Check(_) | Command::Hints(_) | Command::Summary(_) => "warn",
     };
     logging::init(cli.log_level.as_deref(), default_level);
     match cli.command {
         Command::Lsp => lsp(),
         Command::Check(args) => check::run(&args),
         Command::Hints(args) => hints::run(&args),
+        Command::Summary(args) => summary::run(&args),
     }
 }
 

@@ -147,3 +147,30 @@ pub(crate) fn guard<T>(name: &str, what: &str, work: impl FnOnce() -> T) -> Opti
         }
     }
 }
+
+/// [`analyze_in_workspace`] for a model summary of the module `target`
+/// names (see `shapels_analysis::summarize`); `None` when the analysis
+/// panicked, `Some(None)` when the target names no module.
+pub fn summarize_in_workspace(
+    path: &Path,
+    source: &str,
+    config: &Config,
+    search: &SearchPath,
+    files: &dyn FileSystem,
+    target: &shapels_analysis::SummaryTarget,
+    input: Option<&[i64]>,
+) -> Option<Option<shapels_analysis::ModelSummary>> {
+    let name = path.display().to_string();
+    guard(&name, "summary", || {
+        let parsed = shapels_syntax::parse(source);
+        let main = MainFile {
+            path: Some(path),
+            module: &parsed.module,
+        };
+        let graph = MODULES.with(|cache| match cache.try_borrow_mut() {
+            Ok(mut cache) => workspace::load(main, search, files, &mut cache),
+            Err(_) => workspace::load(main, search, files, &mut ModuleCache::new()),
+        });
+        shapels_analysis::summarize(source, &parsed.module, config, &graph, target, input)
+    })
+}

@@ -125,6 +125,7 @@ impl Snapshot {
                 config: self.config.clone(),
                 coverage,
                 imports,
+                summary: None,
                 token: self.token.clone(),
                 reply,
             });
@@ -133,7 +134,7 @@ impl Snapshot {
                     session.note_imports(&self.uri, &analysis.imports);
                     Ok(Some(Arc::new(analysis)))
                 }
-                Ok(Outcome::Failed) => Ok(None),
+                Ok(Outcome::Failed | Outcome::Summary(_)) => Ok(None),
                 Ok(Outcome::Cancelled) => Err(Cancelled),
                 Err(_) => {
                     tracing::error!(
@@ -172,13 +173,44 @@ impl Snapshot {
             config: self.config.clone(),
             coverage: Coverage::Bindings,
             imports,
+            summary: None,
             token: self.token.clone(),
             reply,
         });
         match outcome.await {
             Ok(Outcome::Done(analysis)) => Ok(Some(analysis)),
             Ok(Outcome::Cancelled) => Err(Cancelled),
-            Ok(Outcome::Failed) | Err(_) => Ok(None),
+            Ok(Outcome::Failed | Outcome::Summary(_)) | Err(_) => Ok(None),
+        }
+    }
+
+    /// The model summary of the module `target` names in this snapshot,
+    /// worked out now (a hover on a module asks for it; no keystroke does).
+    pub(crate) async fn summary(
+        &self,
+        session: &Session,
+        target: shapels_analysis::SummaryTarget,
+    ) -> Result<Option<Box<shapels_analysis::ModelSummary>>, Cancelled> {
+        if self.token.is_cancelled() {
+            return Err(Cancelled);
+        }
+        let (reply, outcome) = oneshot::channel();
+        let imports = session.import_inputs(&self.uri, &self.extra_paths);
+        session.workers.submit(Job {
+            uri: self.uri.clone(),
+            version: self.version,
+            text: self.text.clone(),
+            config: self.config.clone(),
+            coverage: Coverage::Bindings,
+            imports,
+            summary: Some(target),
+            token: self.token.clone(),
+            reply,
+        });
+        match outcome.await {
+            Ok(Outcome::Summary(summary)) => Ok(summary),
+            Ok(Outcome::Cancelled) => Err(Cancelled),
+            Ok(Outcome::Done(_) | Outcome::Failed) | Err(_) => Ok(None),
         }
     }
 

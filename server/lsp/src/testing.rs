@@ -102,7 +102,7 @@ impl EditSession {
             (&ImportInputs::default(), &mut self.imports),
         ) {
             Outcome::Done(analysis) => Some(analysis),
-            Outcome::Failed | Outcome::Cancelled => None,
+            Outcome::Failed | Outcome::Cancelled | Outcome::Summary(_) => None,
         }
     }
 

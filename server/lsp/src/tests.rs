@@ -30,8 +30,10 @@ fn tensor(dims: &[i64]) -> TensorInfo {
         device: Some("cpu".into()),
         origin: Origin::Fake,
         op: Some("torch.randn".into()),
+        chain: Vec::new(),
         example: None,
         guards: Vec::new(),
+        guard_sites: Vec::new(),
         notes: Vec::new(),
     }
 }

@@ -64,6 +64,8 @@ const MAX_WORKERS: usize = 8;
 #[derive(Debug)]
 pub(crate) enum Outcome {
     Done(FileAnalysis),
+    /// The model summary a job with `summary` asked for (`None`: no module there).
+    Summary(Option<Box<shapels_analysis::ModelSummary>>),
     /// The parse or the analysis panicked; the panic was logged.
     Failed,
     /// Its snapshot was replaced before the work began, or nobody was
@@ -94,6 +96,8 @@ pub(crate) struct Job {
     pub(crate) config: Config,
     pub(crate) coverage: Coverage,
     pub(crate) imports: ImportInputs,
+    /// Not an analysis but the model summary of this module (see `shapels_analysis::summarize`).
+    pub(crate) summary: Option<shapels_analysis::SummaryTarget>,
     pub(crate) token: CancelToken,
     pub(crate) reply: oneshot::Sender<Outcome>,
 }
@@ -379,6 +383,22 @@ fn analyze_job(
         job.coverage
     );
     let started = Instant::now();
+    if let Some(target) = &job.summary {
+        let outcome = cache.summarize(
+            &job.uri,
+            job.text.to_string(),
+            &job.config,
+            target,
+            (&job.imports, imports),
+        );
+        tracing::debug!(
+            "summarised {} version {} in {:?}",
+            job.uri.as_str(),
+            job.version,
+            started.elapsed()
+        );
+        return (outcome, (job.uri, job.reply));
+    }
     let outcome = cache.analyze(
         &job.uri,
         job.text.to_string(),
@@ -552,6 +572,50 @@ impl ParseCache {
                 }
                 Outcome::Done(with_syntax_errors(analysis, &parsed.file))
             }
+            None => Outcome::Failed,
+        }
+    }
+
+    /// The model summary of `target` in this version of `uri`, computed
+    /// afresh (a hover asks for it; nothing of it is kept).
+    pub(crate) fn summarize(
+        &mut self,
+        uri: &Uri,
+        text: String,
+        config: &Config,
+        target: &shapels_analysis::SummaryTarget,
+        (inputs, state): (&ImportInputs, &mut ImportState),
+    ) -> Outcome {
+        let name = uri.as_str();
+        if guarded::too_large(name, &text).is_some() {
+            return Outcome::Summary(None);
+        }
+        if guarded::guard(name, "parse", || {
+            self.parse(uri, text);
+        })
+        .is_none()
+        {
+            return Outcome::Failed;
+        }
+        let Some(parsed) = self.files.get_mut(uri) else {
+            return Outcome::Failed;
+        };
+        let Some(graph) =
+            guarded::guard(name, "import", || state.load(inputs, &parsed.file.module))
+        else {
+            return Outcome::Failed;
+        };
+        match guarded::guard(name, "summary", || {
+            shapels_analysis::summarize(
+                &parsed.text,
+                &parsed.file.module,
+                config,
+                &graph,
+                target,
+                None,
+            )
+        }) {
+            Some(summary) => Outcome::Summary(summary.map(Box::new)),
             None => Outcome::Failed,
         }
     }
@@ -804,6 +868,7 @@ mod tests {
             config: Config::default(),
             coverage: Coverage::Bindings,
             imports: ImportInputs::default(),
+            summary: None,
             token: token.clone(),
             reply,
         });

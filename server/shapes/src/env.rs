@@ -45,6 +45,16 @@ pub struct Guard {
     /// so it is shown nowhere (it still counts as a fact learned, so
     /// `generation` only grows).
     pub void: bool,
+    /// The op that assumed it, as the analysis named it (see `set_site`).
+    pub site: Option<GuardSite>,
+}
+
+/// Where a guard was assumed: the op (`Linear`, `view`, `@`) and the byte
+/// offset of its call in the analysed text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardSite {
+    pub op: std::rc::Rc<str>,
+    pub at: usize,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -66,6 +76,8 @@ pub struct ShapeEnv {
     /// Twice the replacements taken back when branches closed, so that
     /// `facts` only grows.
     retracted: usize,
+    /// The op running now, which guards assumed now are put down to.
+    site: Option<GuardSite>,
 }
 
 /// The replacements one branch learned, as `close_branch` hands them back.
@@ -257,6 +269,7 @@ impl ShapeEnv {
                 lhs: ra.clone(),
                 rhs: rb.clone(),
                 void: false,
+                site: self.site.clone(),
             });
             self.assumptions.push((ra, rb));
             return Unified::Assumed;
@@ -294,8 +307,15 @@ impl ShapeEnv {
             lhs: ra,
             rhs: rb,
             void: false,
+            site: self.site.clone(),
         });
         Unified::Assumed
+    }
+
+    /// The op about to run, replacing (and returning) the one before: what
+    /// the guards it assumes are put down to.
+    pub fn set_site(&mut self, site: Option<GuardSite>) -> Option<GuardSite> {
+        std::mem::replace(&mut self.site, site)
     }
 
     /// The operands of the op about to run, replacing (and returning) the
@@ -400,17 +420,18 @@ impl ShapeEnv {
         out
     }
 
-    /// Every assumed fact once, with the symbols it mentions, for callers
-    /// that look facts up for many shapes (see `guards_for`).
-    pub fn guard_facts(&self) -> Vec<(Vec<SymId>, String)> {
-        let mut out: Vec<(Vec<SymId>, String)> = Vec::new();
+    /// Every assumed fact once, with the symbols it mentions and the op
+    /// that assumed it, for callers that look facts up for many shapes (see
+    /// `guards_for`). Facts are said simply: `a == b` and `b == a` are one,
+    /// and `C == n_head*(C // n_head)` is `C % n_head == 0`.
+    pub fn guard_facts(&self) -> Vec<(Vec<SymId>, String, Option<GuardSite>)> {
+        let mut out: Vec<(Vec<SymId>, String, Option<GuardSite>)> = Vec::new();
         for g in self.guards.iter().filter(|g| !g.void) {
-            let mut syms = self.resolve(&g.lhs).symbols();
-            syms.extend(self.resolve(&g.rhs).symbols());
-            out.push((
-                syms,
-                format!("{} == {}", self.display(&g.lhs), self.display(&g.rhs)),
-            ));
+            let (lhs, rhs) = (self.resolve(&g.lhs), self.resolve(&g.rhs));
+            let mut syms = lhs.symbols();
+            syms.extend(rhs.symbols());
+            let text = self.say_equal(&lhs, &rhs);
+            out.push((syms, text, g.site.clone()));
         }
         for (a, b) in &self.divisible {
             let mut syms = self.resolve(a).symbols();
@@ -418,10 +439,44 @@ impl ShapeEnv {
             out.push((
                 syms,
                 format!("{} % {} == 0", self.display(a), self.display(b)),
+                None,
             ));
         }
-        out.retain(|(_, text)| !text.contains('?'));
+        out.retain(|(_, text, _)| !text.contains('?') && !text.is_empty());
+        let mut seen: Vec<String> = Vec::new();
+        out.retain(|(_, text, _)| {
+            let fresh = !seen.contains(text);
+            seen.push(text.clone());
+            fresh
+        });
         out
+    }
+
+    /// `a == b` in its simplest words, the same whichever side is which;
+    /// empty when it says nothing (both sides the same once displayed).
+    fn say_equal(&self, a: &Dim, b: &Dim) -> String {
+        // `x == k*(x // k)` holds exactly when `k` divides `x`.
+        for (x, y) in [(a, b), (b, a)] {
+            for s in y.symbols().into_iter().chain(x.symbols()) {
+                let k = Dim::sym(s);
+                if let Some(q) = x.floordiv(&k)
+                    && q.mul(&k) == *y
+                    && q.has_division()
+                {
+                    return format!("{} % {} == 0", self.display(x), self.display(&k));
+                }
+            }
+        }
+        let (left, right) = (self.display(a), self.display(b));
+        if left == right {
+            return String::new();
+        }
+        // One order for both ways round: the shorter side last (`C == 768`).
+        if (right.len(), &right) > (left.len(), &left) {
+            format!("{right} == {left}")
+        } else {
+            format!("{left} == {right}")
+        }
     }
 
     /// The number of symbols minted so far.

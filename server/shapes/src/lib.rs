@@ -6,4 +6,4 @@ mod dim;
 mod env;
 
 pub use dim::{Atom, Dim, SymId, floor_div_i64};
-pub use env::{BranchFacts, Guard, ShapeEnv, SymbolInfo, Unified};
+pub use env::{BranchFacts, Guard, GuardSite, ShapeEnv, SymbolInfo, Unified};

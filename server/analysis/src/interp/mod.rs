@@ -7,7 +7,7 @@
 
 mod assign;
 mod assumptions;
-mod call;
+pub(crate) mod call;
 pub(crate) mod control;
 mod custom_ops;
 pub(crate) mod defaults;
@@ -20,6 +20,8 @@ mod settle;
 mod signature;
 mod stated;
 mod stmt;
+mod trail;
+mod unknowns;
 
 pub use memo::CallCache;
 
@@ -208,6 +210,14 @@ pub(crate) struct Interp<'s> {
     pub depth: usize,
     pub expr_depth: usize,
     pub recorder: Recorder,
+    /// The last call of the analysed file that gave an unknown value, and
+    /// why (see `unknowns`); names bound to unknown values and why; the
+    /// reason the targets of the loop starting now get.
+    pub last_unknown: Option<(TextRange, Rc<str>)>,
+    pub unknown_names: FxHashMap<Rc<str>, Rc<str>>,
+    pub loop_unknown: Option<Rc<str>>,
+    /// What a model summary needs, noted only when one is asked for.
+    pub summary: Option<Box<crate::summary::log::SummaryLog>>,
     pub diagnostics: Vec<Diagnostic>,
     pub mode: ModeState,
     next_mode_id: u32,
@@ -371,6 +381,10 @@ impl<'s> Interp<'s> {
             classes: Vec::new(),
             functions: Vec::new(),
             instances: FxHashMap::default(),
+            summary: None,
+            last_unknown: None,
+            unknown_names: FxHashMap::default(),
+            loop_unknown: None,
             built_from_parts: FxHashSet::default(),
             forward_ran: FxHashSet::default(),
             open_call: false,
@@ -766,6 +780,7 @@ impl<'s> Interp<'s> {
             made_at: None,
             is_param: false,
             layout: None,
+            trail: None,
         }
     }
 

@@ -128,6 +128,7 @@ impl Interp<'_> {
                 orelse,
             } => {
                 let iterable = self.eval(iter);
+                self.note_unknown_loop(iter);
                 self.exec_for(target, iterable, body, orelse)
             }
             StmtKind::While { test, body, orelse } => self.exec_while(test, body, orelse),

@@ -13,8 +13,9 @@ use std::rc::Rc;
 
 use shapels_shapes::{Dim, ShapeEnv};
 
-use crate::report::{DimView, Origin, TensorInfo};
+use crate::report::{DimView, OpSite, Origin, TensorInfo};
 use crate::value::{Provenance, Shape, Tensor};
+use crate::workspace::is_local;
 
 use super::ScalarSite;
 
@@ -47,8 +48,13 @@ pub(super) struct Namer<'a> {
     /// Memoised resolution and display: one file shows the same sizes often.
     resolved_cache: FxHashMap<Dim, Dim>,
     shown_cache: FxHashMap<(usize, Dim), String>,
-    /// The facts the shape environment assumed, computed once.
-    guard_facts: Vec<(Vec<shapels_shapes::SymId>, String)>,
+    /// The facts the shape environment assumed, computed once, each with
+    /// the op that assumed it.
+    guard_facts: Vec<(
+        Vec<shapels_shapes::SymId>,
+        String,
+        Option<shapels_shapes::GuardSite>,
+    )>,
     /// Symbols by their shown name (see `with_local_names`).
     by_name: std::cell::OnceCell<FxHashMap<String, shapels_shapes::SymId>>,
 }
@@ -530,6 +536,24 @@ pub(super) fn merge(
     } else {
         example(first, env)
     };
+    let symbols: Vec<shapels_shapes::SymId> = match resolve(&first.shape) {
+        Shape::Known(d) | Shape::Tail(_, d) => {
+            d.iter().flat_map(|x| namer.resolved(x).symbols()).collect()
+        }
+        Shape::Var(_) => Vec::new(),
+    };
+    // The facts about this tensor's sizes, each once (the environment
+    // says each once already), in a stable order, with what assumed it.
+    let mut facts: Vec<(String, Option<OpSite>)> = namer
+        .guard_facts
+        .iter()
+        .filter(|(syms, _, _)| syms.iter().any(|s| symbols.contains(s)))
+        .map(|(_, text, at)| (text.clone(), at.as_ref().map(|a| site(&a.op, a.at))))
+        .collect();
+    facts.sort_by(|a, b| a.0.cmp(&b.0));
+    facts.dedup_by(|a, b| a.0 == b.0);
+    let (guards, guard_sites) = facts.into_iter().unzip();
+    let why = why_unknown(first, shape.as_deref());
     TensorInfo {
         shape,
         dtype: if hits.iter().all(|t| t.dtype == first.dtype) {
@@ -551,30 +575,74 @@ pub(super) fn merge(
             Provenance::Real => Origin::Real,
         },
         op: Some(first.op.to_string()),
+        chain: chain_of(first),
         example,
-        guards: {
-            let symbols: Vec<shapels_shapes::SymId> = match resolve(&first.shape) {
-                Shape::Known(d) | Shape::Tail(_, d) => {
-                    d.iter().flat_map(|x| namer.resolved(x).symbols()).collect()
+        guards,
+        guard_sites,
+        notes: {
+            let mut notes = match &first.device {
+                Some(crate::value::Device::CudaOrCpu) => {
+                    vec!["device is `cuda:0` when CUDA is available, else `cpu`".to_string()]
                 }
-                Shape::Var(_) => Vec::new(),
+                _ => Vec::new(),
             };
-            let mut facts: Vec<String> = namer
-                .guard_facts
-                .iter()
-                .filter(|(syms, _)| syms.iter().any(|s| symbols.contains(s)))
-                .map(|(_, text)| text.clone())
-                .collect();
-            facts.sort();
-            facts.dedup();
-            facts
+            notes.extend(why);
+            notes
         },
-        notes: match &first.device {
-            Some(crate::value::Device::CudaOrCpu) => {
-                vec!["device is `cuda:0` when CUDA is available, else `cpu`".to_string()]
-            }
-            _ => Vec::new(),
-        },
+    }
+}
+
+/// Ops whose output size depends on the values of the input, not its
+/// shape: torch cannot know it before running them either.
+const DATA_DEPENDENT: &[&str] = &[
+    "unique",
+    "unique_consecutive",
+    "nonzero",
+    "argwhere",
+    "masked_select",
+    "bincount",
+];
+
+/// Why a size of the shape is `?`, when the op that made it says.
+fn why_unknown(tensor: &Tensor, shape: Option<&[DimView]>) -> Option<String> {
+    let unknown = shape.is_none_or(|dims| dims.contains(&DimView::Unknown));
+    let op = tensor.op.rsplit('.').next().unwrap_or(&tensor.op);
+    // The chain names the op as called (`torch.unique`, not `unique`).
+    let called = tensor
+        .trail
+        .as_ref()
+        .filter(|t| t.op.rsplit('.').next() == Some(op))
+        .map_or(&tensor.op, |t| &t.op);
+    (unknown && DATA_DEPENDENT.contains(&op))
+        .then(|| format!("`?`: `{called}`: its size depends on the data"))
+}
+
+/// Steps of a chain read at most (the chain is bounded too).
+const MAX_CHAIN: usize = 512;
+
+/// The ops that made `tensor`, first to last, each where it was called.
+fn chain_of(tensor: &Tensor) -> Vec<OpSite> {
+    let mut steps = Vec::new();
+    let mut at = tensor.trail.as_ref();
+    while let Some(step) = at {
+        if steps.len() >= MAX_CHAIN {
+            break;
+        }
+        steps.push(site(&step.op, step.at));
+        at = step.prev.as_ref();
+    }
+    steps.reverse();
+    steps
+}
+
+/// An op called at a byte offset, which says no place when it is not one
+/// of the analysed file.
+fn site(op: &str, at: usize) -> OpSite {
+    OpSite {
+        op: op
+            .strip_prefix("torch.nn.functional.")
+            .map_or_else(|| op.to_string(), |f| format!("F.{f}")),
+        at: is_local(&(at..at)).then_some(at),
     }
 }
 

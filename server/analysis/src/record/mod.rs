@@ -147,6 +147,8 @@ struct ScalarSite {
 
 #[derive(Default)]
 pub(crate) struct Recorder {
+    /// Names bound to unknown values, and why (see `unknown_reason`).
+    pub unknown_reasons: Vec<crate::report::UnknownName>,
     sites: Vec<Site>,
     /// Sites by the start of their range (a few names may share one).
     index: FxHashMap<usize, Vec<usize>>,
@@ -437,6 +439,23 @@ impl Recorder {
         self.annotations.insert(start, end);
     }
 
+    /// Why the name bound at `range` holds something the analysis cannot
+    /// follow (see `interp::unknowns`).
+    pub fn unknown_reason(&mut self, name: &str, range: TextRange, why: String) {
+        if self.unknown_reasons.len() < 4096
+            && !self
+                .unknown_reasons
+                .iter()
+                .any(|u| u.range == range && u.name == name)
+        {
+            self.unknown_reasons.push(crate::report::UnknownName {
+                name: name.to_string(),
+                range,
+                why,
+            });
+        }
+    }
+
     /// A run where the name was bound to something the analysis could not
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
@@ -498,6 +517,39 @@ impl Recorder {
 
     /// Merge the runs of every site into the user-facing results; the
     /// diagnostics' messages get the names the hints around them use.
+    /// The names bound to int sizes, with what each run bound them to, for
+    /// hover (an analysis that records expressions only).
+    pub fn sizes(&self, env: &ShapeEnv, scopes: &[TextRange]) -> Vec<crate::report::SizeBinding> {
+        if !self.expressions {
+            return Vec::new();
+        }
+        self.scalars
+            .iter()
+            .zip(&self.scalar_starts)
+            .map(|(site, start)| {
+                let mut values: Vec<String> = Vec::new();
+                for hit in &site.hits {
+                    let shown = env.display(hit);
+                    if !values.contains(&shown) {
+                        values.push(shown);
+                    }
+                }
+                let scope = scopes
+                    .iter()
+                    .filter(|r| r.start <= *start && *start < r.end)
+                    .min_by_key(|r| r.end - r.start)
+                    .cloned()
+                    .unwrap_or(0..usize::MAX);
+                crate::report::SizeBinding {
+                    name: site.name.clone(),
+                    range: *start..*start + site.name.len(),
+                    scope,
+                    values,
+                }
+            })
+            .collect()
+    }
+
     pub fn finish(
         self,
         view: &FinishView<'_>,
@@ -512,6 +564,7 @@ impl Recorder {
         } = *view;
         let (heads, scopes) = (view.heads.clone(), view.scopes.clone());
         let mut namer = Namer::new(env, &self.scalars, &self.scalar_starts, scopes);
+
         namer.static_shapes = static_shapes;
         namer.heads = heads;
         // Sites and expressions often saw the very same tensors (`x =
@@ -562,6 +615,10 @@ impl Recorder {
                 if unknown.is_some() && !made_up_only {
                     tensor.shape = None;
                 }
+                // Assumptions say sizes as the shape around them does.
+                for guard in &mut tensor.guards {
+                    *guard = namer.with_local_names(site.range.start, guard);
+                }
                 Binding {
                     name: site.name.to_string(),
                     range: site.range.clone(),
@@ -585,9 +642,13 @@ impl Recorder {
             .into_iter()
             .map(|((start, end), hits)| {
                 namer.enter_site(*start);
+                let mut tensor = merge_once(hits, false, &mut namer);
+                for guard in &mut tensor.guards {
+                    *guard = namer.with_local_names(*start, guard);
+                }
                 ExprInfo {
                     range: *start..*end,
-                    tensor: merge_once(hits, false, &mut namer),
+                    tensor,
                 }
             })
             .collect();

@@ -518,7 +518,13 @@ pub(crate) fn method(
             let device = device_arg(args).unwrap_or_else(|| t.device.clone());
             Value::Tensor(Rc::new(interp.new_tensor(shape, dtype, device, name)))
         }
-        "requires_grad_" | "retain_grad" | "share_memory_" | "pin_memory" => this,
+        "requires_grad_" => {
+            if matches!(args.get(0, "requires_grad"), Some(Value::Bool(Some(false)))) {
+                interp.summary_freeze_tensor(&this);
+            }
+            this
+        }
+        "retain_grad" | "share_memory_" | "pin_memory" => this,
         "backward" | "register_hook" => Value::None,
         "numpy" => Value::Unknown,
         _ => return None,

@@ -127,6 +127,7 @@ impl Interp<'_> {
         self.stated_memos.push(memo);
         for (i, value) in bindings {
             let param = &params[i];
+            let value = self.parameter_trail(value, &param.name.id, param.name.range.start);
             locals
                 .borrow_mut()
                 .insert(Rc::from(param.name.id.as_str()), value.clone());

@@ -120,7 +120,40 @@ impl Interp<'_> {
         } else {
             crate::rules::fixes::WrittenCall::of(call, func, args).map(Rc::new)
         };
+        // Guards the call assumes are put down to it, by the name of what
+        // it calls (a user function's own ops name themselves).
+        let op: Option<Rc<str>> = match &callee {
+            Value::Layer(l) => Some(l.kind.clone()),
+            // Named as written out (`torch.nn.functional.relu`); hover
+            // says it shorter.
+            Value::Path(p) => Some(p.clone()),
+            Value::BuiltinMethod(_, name) => Some(name.clone()),
+            Value::Instance(i) => Some(i.class.name.clone()),
+            _ => None,
+        };
+        // The chain of ops of the result names user functions too.
+        let step: Option<Rc<str>> = match &callee {
+            Value::Function(f) | Value::BoundMethod(_, f) => Some(Rc::from(f.def.name.id.as_str())),
+            _ => op.clone(),
+        };
+        let input = match &callee {
+            Value::BuiltinMethod(receiver, _) => Some((**receiver).clone()),
+            _ => positional.first().cloned(),
+        };
+        let outer = op.map(|op| {
+            self.env.set_site(Some(shapels_shapes::GuardSite {
+                op,
+                at: call.range.start,
+            }))
+        });
         let result = self.call_value(&callee, positional, keywords, call.range.clone());
+        if let Some(outer) = outer {
+            self.env.set_site(outer);
+        }
+        let result = match &step {
+            Some(step) => self.extend_trail(result, input.as_ref(), step, call.range.start),
+            None => result,
+        };
         // A flag no user call consumed (the callee was a layer or a torch op)
         // must not leak into the next call.
         self.open_call = false;
@@ -133,6 +166,34 @@ impl Interp<'_> {
     }
 
     pub(crate) fn call_value(
+        &mut self,
+        callee: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        if let (Some(log), Value::Opaque(name)) = (self.summary.as_mut(), callee) {
+            log.called_opaque.insert(name.clone());
+        }
+        if let (Some(log), Value::Path(path)) = (self.summary.as_mut(), callee)
+            && (path.contains("weight_norm")
+                || path.contains("spectral_norm")
+                || path.contains("parametriz"))
+            && let Some(address) = args.first().and_then(crate::summary::log::module_address)
+        {
+            log.reparametrized.insert(address);
+        }
+        if self.summary.is_some() && matches!(callee, Value::Instance(_) | Value::Layer(_)) {
+            let call = self.summary_enter(callee, &args, &range);
+            let output = self.call_value_here(callee, args, kwargs, range);
+            self.summary_leave(call, &output);
+            return output;
+        }
+        self.call_value_here(callee, args, kwargs, range)
+    }
+
+    /// `call_value`, without noting module calls for a summary.
+    fn call_value_here(
         &mut self,
         callee: &Value,
         args: Vec<Value>,
@@ -205,7 +266,14 @@ impl Interp<'_> {
                 self.uncertain -= 1;
                 join_all(self, &results)
             }
-            Value::Path(path) => self.call_path(path, args, kwargs, range),
+            Value::Path(path) => {
+                let at = range.clone();
+                let result = self.call_path(path, args, kwargs, range);
+                if matches!(result, Value::Unknown) {
+                    self.note_unknown_call(path, &at);
+                }
+                result
+            }
             Value::BuiltinMethod(receiver, name) => {
                 self.call_builtin_method(receiver, name, args, kwargs, range)
             }

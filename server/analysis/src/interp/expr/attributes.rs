@@ -190,6 +190,9 @@ impl Interp<'_> {
     }
 
     pub(crate) fn set_attr(&mut self, object: &Value, attr: &str, value: Value) {
+        if attr == "requires_grad" && matches!(value, Value::Bool(Some(false))) {
+            self.summary_freeze_tensor(object);
+        }
         match object {
             Value::Instance(inst)
                 if !self.memo_has_seen(Rc::as_ptr(inst) as *const u8 as usize) =>

@@ -95,8 +95,12 @@ impl Interp<'_> {
             Value::Optional(inner) => *inner,
             v => v,
         };
-        if let Value::Tensor(t) = &v {
-            self.recorder.expression(e.range.clone(), t.clone());
+        match &v {
+            Value::Tensor(t) => self.recorder.expression(e.range.clone(), t.clone()),
+            Value::Instance(_) | Value::Layer(_) if self.summary.is_some() => {
+                self.summary_seen(&e.range, &v)
+            }
+            _ => {}
         }
         v
     }
@@ -374,8 +378,16 @@ impl Interp<'_> {
                 self.recorder.binding(name, target.range.clone(), kind, t);
             }
             Value::Int(d) => self.recorder.scalar(name, target.range.clone(), d.clone()),
+            // `model = Net()`, `self.block = Block(dim)`: hover on the name
+            // summarises the module.
+            Value::Instance(_) | Value::Layer(_) if self.summary.is_some() => {
+                self.summary_seen(&target.range, value)
+            }
             Value::Unknown | Value::Opaque(_) => {
-                self.recorder.unknown_binding(name, target.range.clone())
+                self.recorder.unknown_binding(name, target.range.clone());
+                if matches!(value, Value::Unknown) {
+                    self.explain_unknown_binding(name, &target.range, kind);
+                }
             }
             _ => {}
         }

@@ -249,9 +249,37 @@ impl Interp<'_> {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             let (a, b) = (self.number_if_known(a), self.number_if_known(b));
             let at = range.clone();
-            return self.with_operands(&[&a, &b], &at, |interp| {
+            let symbol = match op {
+                BinOp::Add => "+",
+                BinOp::Sub => "-",
+                BinOp::Mul => "*",
+                BinOp::MatMul => "@",
+                BinOp::Div => "/",
+                BinOp::FloorDiv => "//",
+                BinOp::Mod => "%",
+                BinOp::Pow => "**",
+                BinOp::LShift => "<<",
+                BinOp::RShift => ">>",
+                BinOp::BitAnd => "&",
+                BinOp::BitOr => "|",
+                BinOp::BitXor => "^",
+            };
+            let symbol: Rc<str> = Rc::from(symbol);
+            let outer = self.env.set_site(Some(shapels_shapes::GuardSite {
+                op: symbol.clone(),
+                at: range.start,
+            }));
+            let start = range.start;
+            let result = self.with_operands(&[&a, &b], &at, |interp| {
                 rules::binary_op(interp, op, &a, &b, range, left, right)
             });
+            self.env.set_site(outer);
+            let input = if matches!(a, Value::Tensor(_)) {
+                &a
+            } else {
+                &b
+            };
+            return self.extend_trail(result, Some(input), &symbol, start);
         }
         let a = self.intify(a);
         let b = self.intify(b);

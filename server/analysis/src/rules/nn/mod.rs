@@ -13,7 +13,7 @@ mod linear;
 mod loss;
 mod module;
 mod norm;
-mod parameters;
+pub(crate) mod parameters;
 mod pool;
 mod recurrent;
 mod spatial;

@@ -396,7 +396,9 @@ pub(crate) fn module_method(
             let shape = interp.fresh_rank_var();
             let mut t = interp.new_tensor(shape, dtype, device, "parameter");
             t.is_param = true;
-            Value::Many(Rc::new(Value::Tensor(Rc::new(t))), None)
+            let t = Value::Tensor(Rc::new(t));
+            interp.summary_parameters_of(receiver, &t);
+            Value::Many(Rc::new(t), None)
         }
         "eval" | "train" => {
             // `train(mode=True)`; `eval()` is `train(False)`.
@@ -412,7 +414,13 @@ pub(crate) fn module_method(
             set_training(interp, receiver, mode);
             receiver.clone()
         }
-        "requires_grad_" | "apply" | "share_memory" | "zero_grad_self" => receiver.clone(),
+        "requires_grad_" => {
+            if matches!(args.get(0, "requires_grad"), Some(Value::Bool(Some(false)))) {
+                interp.summary_freeze_module(receiver);
+            }
+            receiver.clone()
+        }
+        "apply" | "share_memory" | "zero_grad_self" => receiver.clone(),
         // A container's children, or those of a subclass of one
         // (`class MixedConv2d(nn.ModuleDict)`), which keeps them in its
         // layer part.

@@ -3,6 +3,8 @@
 use std::rc::Rc;
 
 use crate::interp::Interp;
+use shapels_shapes::Dim;
+
 use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
 
 use super::is_container;
@@ -61,6 +63,7 @@ pub(super) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
         made_at: None,
         is_param: true,
         layout: None,
+        trail: None,
     };
     let v = Value::Tensor(Rc::new(t));
     layer.params.borrow_mut().insert(Rc::from(name), v.clone());
@@ -194,4 +197,528 @@ pub(super) fn set_training(interp: &mut Interp<'_>, module: &Value, mode: Option
             _ => {}
         }
     }
+}
+
+/// One parameter of a built-in layer, in `named_parameters()` order.
+pub(crate) struct LayerParameter {
+    /// Its sizes; `None` when the analysis cannot say whether the layer
+    /// has it (a `bias=` flag it cannot read).
+    pub dims: Option<Vec<Dim>>,
+    /// The tensor `layer.weight` gives, for layers that have one: the same
+    /// object wherever the parameter is shared or frozen.
+    pub tensor: Option<Rc<Tensor>>,
+}
+
+/// A boolean setting of a layer: `Some(default)` when not given, `None`
+/// when given as something the analysis cannot read.
+fn flag(layer: &Layer, index: usize, name: &str, default: bool) -> Option<bool> {
+    match layer.arg(index, name) {
+        None => Some(default),
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Int(d)) => d.as_const().map(|n| n != 0),
+        Some(Value::None) => Some(false),
+        Some(_) => None,
+    }
+}
+
+/// Layers with no parameters.
+const STATELESS: &[&str] = &[
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    "Identity",
+    "ReLU",
+    "ReLU6",
+    "GELU",
+    "SiLU",
+    "Tanh",
+    "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "Softplus",
+    "Hardswish",
+    "Hardsigmoid",
+    "Hardtanh",
+    "LeakyReLU",
+    "ELU",
+    "SELU",
+    "Mish",
+    "Flatten",
+    "Unflatten",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "Upsample",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ZeroPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ReflectionPad2d",
+    "ReplicationPad2d",
+    "CosineSimilarity",
+];
+
+/// The parameters a built-in layer (not a container) holds, in torch's
+/// order, with the shapes its constructor gives them; `None` for a layer
+/// whose parameters the rule table does not know.
+pub(crate) fn layer_parameters(
+    interp: &mut Interp<'_>,
+    layer: &Rc<Layer>,
+) -> Option<Vec<LayerParameter>> {
+    let kind = layer.kind.clone();
+    let mut out: Vec<LayerParameter> = Vec::new();
+    // A parameter the layer rules build (`layer.weight`): its shape comes
+    // from there, and it is the object code reads and ties.
+    let mut from_rule = |interp: &mut Interp<'_>, name: &str, present: Option<bool>| match present {
+        Some(false) => {}
+        None => out.push(LayerParameter {
+            dims: None,
+            tensor: None,
+        }),
+        Some(true) => {
+            let tensor = match layer_param(interp, layer, name) {
+                Value::Tensor(t) => Some(t),
+                _ => None,
+            };
+            out.push(LayerParameter {
+                dims: tensor
+                    .as_ref()
+                    .and_then(|t| interp.resolve_shape(&t.shape).dims().map(<[Dim]>::to_vec)),
+                tensor,
+            });
+        }
+    };
+    match &*kind {
+        k if STATELESS.contains(&k) || k.ends_with("Loss") => {}
+        "Linear" => {
+            from_rule(interp, "weight", Some(true));
+            from_rule(interp, "bias", flag(layer, 2, "bias", true));
+        }
+        "Conv1d" | "Conv2d" | "Conv3d" => {
+            from_rule(interp, "weight", Some(true));
+            from_rule(interp, "bias", flag(layer, 7, "bias", true));
+        }
+        "Embedding" => from_rule(interp, "weight", Some(true)),
+        "LayerNorm" => {
+            let affine = flag(layer, 2, "elementwise_affine", true);
+            from_rule(interp, "weight", affine);
+            let bias = match (affine, flag(layer, 3, "bias", true)) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            };
+            from_rule(interp, "bias", bias);
+        }
+        "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" => {
+            let affine = flag(layer, 3, "affine", true);
+            from_rule(interp, "weight", affine);
+            from_rule(interp, "bias", affine);
+        }
+        _ => {
+            // Sizes named after the code (`config.n_embd`) are symbols here.
+            let mut named = |v: &Value| match v {
+                Value::Opaque(name) => Value::Int(interp.opaque_symbol(name)),
+                other => other.clone(),
+            };
+            let resolved = Layer {
+                args: layer.args.iter().map(&mut named).collect(),
+                kwargs: layer
+                    .kwargs
+                    .iter()
+                    .map(|(k, v)| (k.clone(), named(v)))
+                    .collect(),
+                ..(**layer).clone()
+            };
+            let a = |i: usize, n: &str| resolved.arg(i, n).cloned().unwrap_or(Value::Unknown);
+            let shapes = other_parameter_shapes(&resolved, &kind, &a)?;
+            // The names say which parameter each is; the count needs only
+            // the sizes.
+            for (_name, dims) in shapes {
+                let dims = dims.map(|d| interp.size_dims(&d));
+                out.push(LayerParameter { dims, tensor: None });
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Sizes as values: what `size_dims` reads.
+type Sizes = Option<Vec<Value>>;
+
+/// The parameters of layers whose `weight` the layer rules do not build:
+/// by name, with their sizes as values (`None`: unknown).
+fn other_parameter_shapes(
+    layer: &Layer,
+    kind: &str,
+    a: &dyn Fn(usize, &str) -> Value,
+) -> Option<Vec<(String, Sizes)>> {
+    let mul = |x: &Value, n: i64| match x {
+        Value::Int(d) => Value::Int(d.mul(&Dim::konst(n))),
+        _ => Value::Unknown,
+    };
+    let when = |present: Option<bool>, sizes: Vec<Value>| -> Option<Sizes> {
+        match present {
+            Some(true) => Some(Some(sizes)),
+            Some(false) => None,
+            None => Some(None),
+        }
+    };
+    let mut out: Vec<(String, Sizes)> = Vec::new();
+    let mut push = |name: &str, sizes: Option<Sizes>| {
+        if let Some(sizes) = sizes {
+            out.push((name.to_string(), sizes));
+        }
+    };
+    match kind {
+        "Bilinear" => {
+            push(
+                "weight",
+                Some(Some(vec![
+                    a(2, "out_features"),
+                    a(0, "in1_features"),
+                    a(1, "in2_features"),
+                ])),
+            );
+            push(
+                "bias",
+                when(flag(layer, 3, "bias", true), vec![a(2, "out_features")]),
+            );
+        }
+        "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+            let n = (kind.as_bytes()[13] - b'0') as usize;
+            let groups = layer.arg(6, "groups").cloned().unwrap_or(Value::int(1));
+            let cout = match (a(1, "out_channels"), groups) {
+                (Value::Int(c), Value::Int(g)) => {
+                    c.floordiv(&g).map(Value::Int).unwrap_or(Value::Unknown)
+                }
+                _ => Value::Unknown,
+            };
+            let mut weight = vec![a(0, "in_channels"), cout];
+            let kernel = spatial(layer.arg(2, "kernel_size"), n);
+            if kernel.len() == n {
+                weight.extend(kernel.into_iter().map(Value::Int));
+            } else {
+                weight.extend((0..n).map(|_| Value::Unknown));
+            }
+            push("weight", Some(Some(weight)));
+            push(
+                "bias",
+                when(flag(layer, 7, "bias", true), vec![a(1, "out_channels")]),
+            );
+        }
+        "EmbeddingBag" => push(
+            "weight",
+            Some(Some(vec![a(0, "num_embeddings"), a(1, "embedding_dim")])),
+        ),
+        "GroupNorm" => {
+            let affine = flag(layer, 3, "affine", true);
+            push("weight", when(affine, vec![a(1, "num_channels")]));
+            push("bias", when(affine, vec![a(1, "num_channels")]));
+        }
+        "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => {
+            let affine = flag(layer, 3, "affine", false);
+            push("weight", when(affine, vec![a(0, "num_features")]));
+            push("bias", when(affine, vec![a(0, "num_features")]));
+        }
+        "RMSNorm" => {
+            let shape = a(0, "normalized_shape");
+            let dims = shape.items().unwrap_or_else(|| vec![shape]);
+            push(
+                "weight",
+                when(flag(layer, 2, "elementwise_affine", true), dims),
+            );
+        }
+        "PReLU" => push(
+            "weight",
+            Some(Some(vec![
+                layer
+                    .arg(0, "num_parameters")
+                    .cloned()
+                    .unwrap_or(Value::int(1)),
+            ])),
+        ),
+        "LSTM" | "GRU" | "RNN" => {
+            let gates = match kind {
+                "LSTM" => 4,
+                "GRU" => 3,
+                _ => 1,
+            };
+            // `nn.RNN` takes `nonlinearity` before `bias`.
+            let shift = usize::from(kind == "RNN");
+            let proj = layer.arg(7, "proj_size").cloned();
+            if !matches!(proj, None | Some(Value::Int(_)))
+                || matches!(&proj, Some(Value::Int(d)) if d.as_const() != Some(0))
+            {
+                return None;
+            }
+            let layers = match layer.arg(2, "num_layers").cloned().unwrap_or(Value::int(1)) {
+                Value::Int(d) => d.as_const()?,
+                _ => return None,
+            };
+            let directions = match flag(layer, 6 + shift, "bidirectional", false)? {
+                true => 2,
+                false => 1,
+            };
+            let bias = flag(layer, 3 + shift, "bias", true);
+            let hidden = a(1, "hidden_size");
+            let rows = mul(&hidden, gates);
+            for l in 0..layers.clamp(0, 64) {
+                let input = if l == 0 {
+                    a(0, "input_size")
+                } else {
+                    mul(&hidden, directions)
+                };
+                for d in 0..directions {
+                    let suffix = if d == 0 {
+                        format!("l{l}")
+                    } else {
+                        format!("l{l}_reverse")
+                    };
+                    push(
+                        &format!("weight_ih_{suffix}"),
+                        Some(Some(vec![rows.clone(), input.clone()])),
+                    );
+                    push(
+                        &format!("weight_hh_{suffix}"),
+                        Some(Some(vec![rows.clone(), hidden.clone()])),
+                    );
+                    push(&format!("bias_ih_{suffix}"), when(bias, vec![rows.clone()]));
+                    push(&format!("bias_hh_{suffix}"), when(bias, vec![rows.clone()]));
+                }
+            }
+        }
+        "LSTMCell" | "GRUCell" | "RNNCell" => {
+            let gates = match kind {
+                "LSTMCell" => 4,
+                "GRUCell" => 3,
+                _ => 1,
+            };
+            let rows = mul(&a(1, "hidden_size"), gates);
+            let bias = flag(layer, 2, "bias", true);
+            push(
+                "weight_ih",
+                Some(Some(vec![rows.clone(), a(0, "input_size")])),
+            );
+            push(
+                "weight_hh",
+                Some(Some(vec![rows.clone(), a(1, "hidden_size")])),
+            );
+            push("bias_ih", when(bias, vec![rows.clone()]));
+            push("bias_hh", when(bias, vec![rows]));
+        }
+        // A stack of copies of its layer, and an optional final norm.
+        "TransformerEncoder" | "TransformerDecoder" => {
+            let Some(Value::Layer(inner)) = layer.arg(
+                0,
+                if kind == "TransformerEncoder" {
+                    "encoder_layer"
+                } else {
+                    "decoder_layer"
+                },
+            ) else {
+                return None;
+            };
+            let copies = match layer.arg(1, "num_layers") {
+                Some(Value::Int(d)) => d.as_const()?,
+                _ => return None,
+            };
+            let one = other_parameter_shapes(inner, &inner.kind, &|i, n| {
+                inner.arg(i, n).cloned().unwrap_or(Value::Unknown)
+            })?;
+            for _ in 0..copies.clamp(0, 256) {
+                out.extend(one.iter().cloned());
+            }
+            match layer.arg(2, "norm") {
+                None | Some(Value::None) => {}
+                Some(Value::Layer(norm)) if &*norm.kind == "LayerNorm" => {
+                    out.extend(layer_norm_shapes(norm)?);
+                }
+                Some(_) => return None,
+            }
+        }
+        // Its encoder and decoder stacks, each with its final norm.
+        "Transformer" => {
+            let setting = |i: usize, n: &str, default: i64| {
+                layer.arg(i, n).cloned().unwrap_or(Value::int(default))
+            };
+            if [(7, "custom_encoder"), (8, "custom_decoder")]
+                .iter()
+                .any(|(i, n)| !matches!(layer.arg(*i, n), None | Some(Value::None)))
+            {
+                return None;
+            }
+            let d = setting(0, "d_model", 512);
+            let stack = |kind: &str| Layer {
+                kind: std::rc::Rc::from(kind),
+                args: vec![d.clone()],
+                kwargs: vec![
+                    (
+                        std::rc::Rc::from("dim_feedforward"),
+                        setting(4, "dim_feedforward", 2048),
+                    ),
+                    (
+                        std::rc::Rc::from("bias"),
+                        layer
+                            .arg(12, "bias")
+                            .cloned()
+                            .unwrap_or(Value::Bool(Some(true))),
+                    ),
+                ],
+                ..layer.clone()
+            };
+            let norm = Layer {
+                kind: std::rc::Rc::from("LayerNorm"),
+                args: vec![d.clone()],
+                kwargs: vec![(
+                    std::rc::Rc::from("bias"),
+                    layer
+                        .arg(12, "bias")
+                        .cloned()
+                        .unwrap_or(Value::Bool(Some(true))),
+                )],
+                ..layer.clone()
+            };
+            for (kind, count) in [
+                (
+                    "TransformerEncoderLayer",
+                    setting(2, "num_encoder_layers", 6),
+                ),
+                (
+                    "TransformerDecoderLayer",
+                    setting(3, "num_decoder_layers", 6),
+                ),
+            ] {
+                let Value::Int(count) = count else {
+                    return None;
+                };
+                let inner = stack(kind);
+                let one = other_parameter_shapes(&inner, kind, &|i, n| {
+                    inner.arg(i, n).cloned().unwrap_or(Value::Unknown)
+                })?;
+                for _ in 0..count.as_const()?.clamp(0, 256) {
+                    out.extend(one.iter().cloned());
+                }
+                out.extend(layer_norm_shapes(&norm)?);
+            }
+        }
+        "MultiheadAttention" => attention_parameters(layer, "", &mut push, &mul, &when)?,
+        "TransformerEncoderLayer" | "TransformerDecoderLayer" => {
+            attention_parameters(layer, "self_attn.", &mut push, &mul, &when)?;
+            let decoder = kind == "TransformerDecoderLayer";
+            if decoder {
+                attention_parameters(layer, "multihead_attn.", &mut push, &mul, &when)?;
+            }
+            let d = a(0, "d_model");
+            let ff = layer
+                .arg(2, "dim_feedforward")
+                .cloned()
+                .unwrap_or(Value::int(2048));
+            let bias = flag(layer, 9, "bias", true);
+            push("linear1.weight", Some(Some(vec![ff.clone(), d.clone()])));
+            push("linear1.bias", when(bias, vec![ff.clone()]));
+            push("linear2.weight", Some(Some(vec![d.clone(), ff])));
+            push("linear2.bias", when(bias, vec![d.clone()]));
+            for norm in if decoder {
+                &["norm1", "norm2", "norm3"][..]
+            } else {
+                &["norm1", "norm2"][..]
+            } {
+                push(&format!("{norm}.weight"), Some(Some(vec![d.clone()])));
+                push(&format!("{norm}.bias"), when(bias, vec![d.clone()]));
+            }
+        }
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// A `LayerNorm`'s parameters by name, from its settings.
+fn layer_norm_shapes(norm: &Layer) -> Option<Vec<(String, Sizes)>> {
+    let shape = norm
+        .arg(0, "normalized_shape")
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    let dims = shape.items().unwrap_or_else(|| vec![shape]);
+    let affine = flag(norm, 2, "elementwise_affine", true)?;
+    let bias = affine && flag(norm, 3, "bias", true)?;
+    let mut out = Vec::new();
+    if affine {
+        out.push(("weight".to_string(), Some(dims.clone())));
+    }
+    if bias {
+        out.push(("bias".to_string(), Some(dims)));
+    }
+    Some(out)
+}
+
+/// `nn.MultiheadAttention`'s parameters (or those of a transformer layer's
+/// attention, whose settings are the layer's), each name after `prefix`.
+fn attention_parameters(
+    layer: &Layer,
+    prefix: &str,
+    push: &mut dyn FnMut(&str, Option<Sizes>),
+    mul: &dyn Fn(&Value, i64) -> Value,
+    when: &dyn Fn(Option<bool>, Vec<Value>) -> Option<Sizes>,
+) -> Option<()> {
+    let attention = &*layer.kind == "MultiheadAttention";
+    let e = layer
+        .arg(0, if attention { "embed_dim" } else { "d_model" })
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    // Keys and values of another width get projections of their own
+    // (`q_proj_weight`, `k_proj_weight`, `v_proj_weight`); of the same
+    // width, one `in_proj_weight` as large as the three.
+    let width = |i: usize, n: &str| match layer.arg(i, n) {
+        None | Some(Value::None) => e.clone(),
+        Some(v) => v.clone(),
+    };
+    let (kdim, vdim) = if attention {
+        (width(6, "kdim"), width(7, "vdim"))
+    } else {
+        (e.clone(), e.clone())
+    };
+    let bias = flag(layer, if attention { 3 } else { 9 }, "bias", true);
+    push(
+        &format!("{prefix}q_proj_weight"),
+        Some(Some(vec![e.clone(), e.clone()])),
+    );
+    push(
+        &format!("{prefix}k_proj_weight"),
+        Some(Some(vec![e.clone(), kdim])),
+    );
+    push(
+        &format!("{prefix}v_proj_weight"),
+        Some(Some(vec![e.clone(), vdim])),
+    );
+    push(
+        &format!("{prefix}in_proj_bias"),
+        when(bias, vec![mul(&e, 3)]),
+    );
+    if attention && flag(layer, 4, "add_bias_kv", false)? {
+        push(
+            "bias_k",
+            Some(Some(vec![Value::int(1), Value::int(1), e.clone()])),
+        );
+        push(
+            "bias_v",
+            Some(Some(vec![Value::int(1), Value::int(1), e.clone()])),
+        );
+    }
+    push(
+        &format!("{prefix}out_proj.weight"),
+        Some(Some(vec![e.clone(), e.clone()])),
+    );
+    push(&format!("{prefix}out_proj.bias"), when(bias, vec![e]));
+    Some(())
 }

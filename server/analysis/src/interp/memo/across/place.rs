@@ -6,7 +6,7 @@ use std::rc::Rc;
 use shapels_syntax::ast::TextRange;
 
 use crate::record::Portable;
-use crate::value::{Tensor, Value};
+use crate::value::{Tensor, Trail, Value};
 
 /// Where one run's places and modes are in another.
 pub(super) struct Placer<'a> {
@@ -27,14 +27,60 @@ fn placed_tensor(t: &Rc<Tensor>, place: &Placer<'_>) -> Option<Rc<Tensor>> {
         None => None,
         Some(r) => Some((place.range)(r)?),
     };
-    if mode == t.mode && made_at == t.made_at {
+    let trail = match &t.trail {
+        None => None,
+        Some(trail) => Some(placed_trail(trail, place)?),
+    };
+    let same_trail = match (&trail, &t.trail) {
+        (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    };
+    if mode == t.mode && made_at == t.made_at && same_trail {
         return Some(t.clone());
     }
     Some(Rc::new(Tensor {
         made_at,
         mode,
+        trail,
         ..(**t).clone()
     }))
+}
+
+/// The chain of ops that made a tensor (see `interp::trail`), each op at
+/// its place in the other run; `None` when one has no place there.
+fn placed_trail(trail: &Rc<Trail>, place: &Placer<'_>) -> Option<Rc<Trail>> {
+    let mut steps: Vec<&Trail> = Vec::new();
+    let mut at = Some(trail);
+    while let Some(step) = at {
+        steps.push(step);
+        at = step.prev.as_ref();
+    }
+    let mut moved = false;
+    let mut placed: Vec<usize> = Vec::with_capacity(steps.len());
+    for step in &steps {
+        // The start of a chain made outside any call has no place to move.
+        let to = if step.at == usize::MAX {
+            usize::MAX
+        } else {
+            (place.range)(&(step.at..step.at + 1))?.start
+        };
+        moved |= to != step.at;
+        placed.push(to);
+    }
+    if !moved {
+        return Some(trail.clone());
+    }
+    let mut out: Option<Rc<Trail>> = None;
+    for (step, at) in steps.iter().zip(placed).rev() {
+        out = Some(Rc::new(Trail {
+            op: step.op.clone(),
+            at,
+            prev: out,
+            len: step.len,
+        }));
+    }
+    out
 }
 
 /// A plain value (see `super::is_plain`) with its tensors placed.
