@@ -593,8 +593,9 @@ local function run()
   check('show = "parameters": no hint on `twice`', hint_at('twice = scale', 'twice') == nil, inspect(raw_hints()))
   settings({ show = 'all' })
 
-  -- 10c. Quick fixes (issue 18, item 2), applied the way Neovim applies a
-  --      code action's WorkspaceEdit: each diagnostic goes away.
+  -- 10c. Quick fixes (issue 18, item 2, and issue 17's stale comments),
+  --      applied the way Neovim applies a code action's WorkspaceEdit: each
+  --      diagnostic goes away.
   check('server offers quick fixes', vim.tbl_get(caps, 'codeActionProvider', 'codeActionKinds', 1) == 'quickfix',
     inspect(caps.codeActionProvider))
   last_line = vim.api.nvim_buf_line_count(buf)
@@ -606,6 +607,7 @@ local function run()
     'lg = torch.randn(4, 16, 100)',
     'tg = torch.randint(0, 100, (4, 16))',
     'ce = torch.nn.functional.cross_entropy(lg, tg)',
+    'sq = torch.randn(4, 5).unsqueeze(0)  # B x T',
   })
   local function diagnostic_of(code)
     for _, d in ipairs(vim.diagnostic.get(buf)) do
@@ -649,6 +651,8 @@ local function run()
   apply_quick_fix('linear-shape', 'lin = torch.nn.Linear(32, 8)')
   apply_quick_fix('view-stride', 'v3 = a3.transpose(1, 2).reshape(4, 128)')
   apply_quick_fix('loss-shape', 'cross_entropy(lg.view(-1, 100), tg.view(-1))')
+  -- Issue 17: a stale shape comment is rewritten in its own notation.
+  apply_quick_fix('shape-comment', 'sq = torch.randn(4, 5).unsqueeze(0)  # 1 x 4 x 5')
 
   -- 11. `:checkhealth shapels` finds the binary and reports no error. It
   --     opens its own tab, which is closed again afterwards.
