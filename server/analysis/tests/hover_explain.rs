@@ -191,3 +191,43 @@ fn the_keystroke_analysis_keeps_no_chains() {
     assert!(analysis.bindings.iter().all(|b| b.tensor.chain.is_empty()));
     assert!(analysis.sizes.is_empty() && analysis.unknowns.is_empty());
 }
+
+/// Names inside a function explain themselves too, also when the call is
+/// taken from the memo (the second call) rather than run.
+#[test]
+fn unknown_names_inside_functions_say_why() {
+    let source = "\
+import torch
+import torchvision
+from torch.utils.data import DataLoader
+
+
+def train(loader):
+    backbone = torchvision.models.resnet18()
+    for xb, yb in loader:
+        pass
+    return backbone
+
+
+loader = DataLoader(range(10), batch_size=4)
+train(loader)
+train(loader)
+";
+    let analysis = analyze(source, &Config::default());
+    let inside = source.find("pass").unwrap();
+    let why = |name: &str| {
+        unknown_named(&analysis, name, inside)
+            .unwrap_or_else(|| panic!("no reason for {name}: {:?}", analysis.unknowns))
+            .why
+            .clone()
+    };
+    assert_eq!(
+        why("backbone"),
+        "`torchvision.models.resnet18`: from `torchvision`, outside the workspace (not analysed)"
+    );
+    assert!(
+        why("xb").contains("its batches are not modelled"),
+        "{}",
+        why("xb")
+    );
+}

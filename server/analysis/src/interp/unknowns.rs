@@ -1,9 +1,9 @@
 //! Why a name holds nothing the analysis can follow, for hover: a call
 //! into a package outside the workspace, a `DataLoader`'s batches.
 //!
-//! Only names of the module's top level are explained: a function's run
-//! may be taken from an earlier analysis (see `memo`), which keeps its
-//! records but not these notes, and the answer must not depend on that.
+//! Names inside functions are explained too: the notes go through the
+//! recorder's journal, so a call taken from the memo or from the last
+//! version (see `memo`) explains its names as a run of it would.
 
 use std::rc::Rc;
 
@@ -30,7 +30,7 @@ impl Interp<'_> {
     /// A call of `path` at `range` gave an unknown value: note why, for a
     /// name the statement binds it to.
     pub(crate) fn note_unknown_call(&mut self, path: &str, range: &TextRange) {
-        if self.recorder.expressions && self.depth == 0 && crate::workspace::is_local(range) {
+        if self.recorder.expressions && crate::workspace::is_local(range) {
             self.last_unknown = Some((range.clone(), Rc::from(why_call_unknown(path))));
         }
     }
@@ -38,7 +38,7 @@ impl Interp<'_> {
     /// `for target in iter`: a loop over a name known to hold something
     /// unknown binds its targets to what that holds.
     pub(crate) fn note_unknown_loop(&mut self, iter: &Expr) {
-        if !self.recorder.expressions || self.depth > 0 {
+        if !self.recorder.expressions {
             return;
         }
         self.loop_unknown = match &iter.kind {
@@ -58,7 +58,7 @@ impl Interp<'_> {
         target: &TextRange,
         kind: crate::report::BindingKind,
     ) {
-        if !self.recorder.expressions || self.depth > 0 || !crate::workspace::is_local(target) {
+        if !self.recorder.expressions || !crate::workspace::is_local(target) {
             return;
         }
         let why = if kind == crate::report::BindingKind::For {

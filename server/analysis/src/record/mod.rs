@@ -219,6 +219,8 @@ pub(crate) enum Recorded {
     Scalar(usize, Dim),
     /// Where the hint of an annotated name goes (`annotation`).
     Annotation(usize, usize),
+    /// Why a name holds what the analysis cannot follow (`unknown_reason`).
+    UnknownReason(Rc<str>, TextRange, Rc<str>),
 }
 
 /// One thing recorded, with its site written out so that another run (of
@@ -236,6 +238,7 @@ pub(crate) enum Portable {
     Expression(TextRange, u32, Rc<Tensor>),
     Scalar(String, usize, Dim),
     Annotation(usize, usize),
+    UnknownReason(Rc<str>, TextRange, Rc<str>),
 }
 
 impl Recorder {
@@ -309,6 +312,9 @@ impl Recorder {
                 }
                 Recorded::Scalar(site, value) => self.scalar_hit(site, value),
                 Recorded::Annotation(start, end) => self.annotation_at(start, end),
+                Recorded::UnknownReason(name, range, why) => {
+                    self.unknown_reason(&name, range, why.to_string())
+                }
             }
         }
     }
@@ -342,6 +348,9 @@ impl Recorder {
                         Portable::Scalar(self.scalars[*site].name.clone(), start, value.clone())
                     }
                     Recorded::Annotation(start, end) => Portable::Annotation(*start, *end),
+                    Recorded::UnknownReason(name, range, why) => {
+                        Portable::UnknownReason(name.clone(), range.clone(), why.clone())
+                    }
                 })
                 .collect(),
         )
@@ -371,6 +380,9 @@ impl Recorder {
                 }
                 Portable::Scalar(name, start, value) => self.scalar(&name, start..start, value),
                 Portable::Annotation(start, end) => self.annotation_at(start, end),
+                Portable::UnknownReason(name, range, why) => {
+                    self.unknown_reason(&name, range, why.to_string())
+                }
             }
         }
         self.call = outer;
@@ -389,7 +401,7 @@ impl Recorder {
             Recorded::Scalar(site, _) => {
                 takes_run(self.only_new_sites, self.scalars[*site].hits.len())
             }
-            Recorded::Unknown(..) | Recorded::Annotation(..) => true,
+            Recorded::Unknown(..) | Recorded::Annotation(..) | Recorded::UnknownReason(..) => true,
         }
     }
 
@@ -442,6 +454,11 @@ impl Recorder {
     /// Why the name bound at `range` holds something the analysis cannot
     /// follow (see `interp::unknowns`).
     pub fn unknown_reason(&mut self, name: &str, range: TextRange, why: String) {
+        // Journaled, so that a call taken from the memo or from the last
+        // version explains its names too.
+        self.journal(|| {
+            Recorded::UnknownReason(Rc::from(name), range.clone(), Rc::from(why.as_str()))
+        });
         if self.unknown_reasons.len() < 4096
             && !self
                 .unknown_reasons

@@ -355,7 +355,9 @@ impl Renaming {
                 Recorded::Expression(start, end, call, self.tensor(&t))
             }
             Recorded::Scalar(site, d) => Recorded::Scalar(site, self.dim(&d)),
-            other @ (Recorded::Unknown(..) | Recorded::Annotation(..)) => other,
+            other @ (Recorded::Unknown(..)
+            | Recorded::Annotation(..)
+            | Recorded::UnknownReason(..)) => other,
         }
     }
 }

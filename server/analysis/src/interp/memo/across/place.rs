@@ -153,5 +153,8 @@ pub(super) fn placed_record(r: &Portable, place: &Placer<'_>) -> Option<Portable
             let r = (place.range)(&(*start..*end))?;
             Portable::Annotation(r.start, r.end)
         }
+        Portable::UnknownReason(name, range, why) => {
+            Portable::UnknownReason(name.clone(), (place.range)(range)?, why.clone())
+        }
     })
 }
