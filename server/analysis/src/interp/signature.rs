@@ -336,23 +336,11 @@ pub(crate) fn instantiates_any(def: &FunctionDef, classes: &[std::rc::Rc<str>]) 
 pub(crate) fn shape_comments(text: &str) -> Vec<(String, Vec<String>)> {
     text.lines()
         .take(64)
-        .filter_map(|line| comment_start(line).map(|hash| &line[hash + 1..]))
+        .filter_map(|line| {
+            crate::stated::comment::comment_start(line).map(|hash| &line[hash + 1..])
+        })
         .flat_map(parse_shape_comment)
         .collect()
-}
-
-/// Where a line's comment starts: a `#` outside string quotes.
-fn comment_start(line: &str) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    for (i, c) in line.char_indices() {
-        match (quote, c) {
-            (None, '#') => return Some(i),
-            (None, '"' | '\'') => quote = Some(c),
-            (Some(q), c) if c == q => quote = None,
-            _ => {}
-        }
-    }
-    None
 }
 
 /// `a: (N, D), b: (M, D) -> (N, M)` → `[("a", ["N","D"]), ("b", ["M","D"])]`.

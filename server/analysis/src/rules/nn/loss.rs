@@ -61,11 +61,7 @@ fn loss_ce_rule(
             let message = if td.len() > 1 && xd.len() == 2 {
                 "0D or 1D target tensor expected, multi-target not supported".to_string()
             } else {
-                format!(
-                    "Expected target size {}, got {}",
-                    interp.fmt_dims(&expected),
-                    interp.fmt_dims(&td)
-                )
+                target_size_message(interp, &expected, &td)
             };
             return raise(Code::LossShape, message);
         }
@@ -106,11 +102,7 @@ fn loss_ce_rule(
                     interp.fmt_dims(&td)
                 )
             } else {
-                format!(
-                    "Expected target size {}, got {}",
-                    interp.fmt_dims(&expected),
-                    interp.fmt_dims(&td)
-                )
+                target_size_message(interp, &expected, &td)
             };
             return raise(Code::LossShape, message);
         }
@@ -155,4 +147,13 @@ fn loss_ce_rule(
         Vec::new()
     };
     Ok(out_known(interp, x, out, x.dtype, device, name))
+}
+
+/// torch's words for class indices of the wrong shape.
+fn target_size_message(interp: &Interp<'_>, expected: &[Dim], got: &[Dim]) -> String {
+    format!(
+        "Expected target size {}, got {}",
+        interp.fmt_dims(expected),
+        interp.fmt_dims(got)
+    )
 }
