@@ -374,7 +374,15 @@ fn forward(
         "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" | "AdaptiveMaxPool1d"
         | "AdaptiveMaxPool2d" | "AdaptiveMaxPool3d" => {
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
-            let out = adaptive_pool(interp, x, n, a(0, "output_size").as_ref(), device, range);
+            let avg = kind.starts_with("AdaptiveAvg");
+            let out = adaptive_pool(
+                interp,
+                x,
+                (n, avg),
+                a(0, "output_size").as_ref(),
+                device,
+                range,
+            );
             if kind.starts_with("AdaptiveMax")
                 && matches!(a(1, "return_indices"), Some(Value::Bool(Some(true))))
             {

@@ -126,7 +126,15 @@ fn functional_rule(
         | "adaptive_max_pool2d"
         | "adaptive_max_pool3d" => {
             let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
-            let out = adaptive_pool(interp, &x, n, args.get(1, "output_size"), device, range);
+            let avg = name.contains("avg");
+            let out = adaptive_pool(
+                interp,
+                &x,
+                (n, avg),
+                args.get(1, "output_size"),
+                device,
+                range,
+            );
             if name.contains("max") && args.flag(2, "return_indices", false) == Some(true) {
                 return Ok(with_indices(out));
             }

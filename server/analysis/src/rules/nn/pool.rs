@@ -192,12 +192,12 @@ fn pool_rule(
 pub(super) fn adaptive_pool(
     interp: &mut Interp<'_>,
     x: &Rc<Tensor>,
-    n: usize,
+    (n, avg): (usize, bool),
     output: Option<&Value>,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let result = adaptive_pool_rule(interp, x, n, output, device);
+    let result = adaptive_pool_rule(interp, x, (n, avg), output, device);
     interp.settle(range, result)
 }
 
@@ -205,7 +205,7 @@ pub(super) fn adaptive_pool(
 fn adaptive_pool_rule(
     interp: &mut Interp<'_>,
     x: &Rc<Tensor>,
-    n: usize,
+    (n, avg): (usize, bool),
     output: Option<&Value>,
     device: Option<Device>,
 ) -> RuleResult {
@@ -213,12 +213,26 @@ fn adaptive_pool_rule(
         return Ok(out_var(interp, x, x.dtype, device, "adaptive_pool"));
     };
     if dims.len() < n + 1 {
-        let message = format!(
-            "Expected {}D or {}D tensor, but got {}",
-            n + 1,
-            n + 2,
-            interp.fmt_dims(&dims)
-        );
+        // The average pools' kernels name themselves (the 1-d one through
+        // the argument checker).
+        let message = match (avg, n) {
+            (true, 1) => format!(
+                "Expected 2 to 3 dimensions, but got {}-dimensional tensor for argument #1 'self' (while checking arguments for adaptive_avg_pool1d)",
+                dims.len()
+            ),
+            (true, _) => format!(
+                "adaptive_avg_pool{n}d(): Expected {}D or {}D tensor, but got {}",
+                n + 1,
+                n + 2,
+                interp.fmt_dims(&dims)
+            ),
+            _ => format!(
+                "Expected {}D or {}D tensor, but got {}",
+                n + 1,
+                n + 2,
+                interp.fmt_dims(&dims)
+            ),
+        };
         return raise(Code::PoolInput, message);
     }
     let sizes: Vec<Option<Dim>> = match output {
