@@ -601,6 +601,17 @@ impl Dim {
     /// a polynomial that is a product of simple factors is written as one,
     /// the way a person would: `32*(H - 2)*(W - 2)`, not its expansion.
     pub fn display(&self, name: &dyn Fn(SymId) -> String) -> String {
+        self.display_as(name, true)
+    }
+
+    /// `display`, as a sum of terms where no product of simple factors
+    /// says it: a count reads best expanded (`3*n**2 + 3*n`), a size
+    /// factored (`w*(w + h)`).
+    pub fn display_expanded(&self, name: &dyn Fn(SymId) -> String) -> String {
+        self.display_as(name, false)
+    }
+
+    fn display_as(&self, name: &dyn Fn(SymId) -> String, common_factor: bool) -> String {
         match &self.repr {
             Repr::Const(c) => return c.to_string(),
             Repr::Atom([Atom::Sym(id)]) => return name(*id),
@@ -617,6 +628,28 @@ impl Dim {
                     s if s < 0 => format!("({} - {})", atom.display(name, false), s.unsigned_abs()),
                     s => format!("({} + {s})", atom.display(name, false)),
                 });
+            }
+            return parts.join("*");
+        }
+        // A size every term holds is written once, in front: `w*(w + h)`,
+        // not `w*w + w*h`.
+        if common_factor && let Some((common, rest)) = self.common_factor() {
+            // A number all the rest's terms share goes in front too:
+            // `3*n*(n + 1)`, not `n*(3*n + 3)`.
+            let scale = rest.terms().map(|(_, c)| c.unsigned_abs()).fold(0u64, gcd);
+            let scale = i64::try_from(scale).ok().filter(|g| *g > 1);
+            let rest = match scale {
+                Some(g) => rest.exact_div(&Dim::konst(g)).unwrap_or(rest),
+                None => rest,
+            };
+            let mut parts: Vec<String> = scale.iter().map(i64::to_string).collect();
+            parts.extend(common.iter().map(|atom| atom.display(name, true)));
+            // A rest that is itself a product prints its own parentheses.
+            let shown = rest.display(name);
+            if rest.factors().is_some() {
+                parts.push(shown);
+            } else {
+                parts.push(format!("({shown})"));
             }
             return parts.join("*");
         }
@@ -657,6 +690,32 @@ impl Dim {
 const MAX_FACTORS: usize = 6;
 
 impl Dim {
+    /// The atoms every term of a sum holds (as often as the term that holds
+    /// them least), and the sum divided by them; `None` for a single term or
+    /// when the terms share no atom.
+    fn common_factor(&self) -> Option<(Monomial, Dim)> {
+        if self.term_count() < 2 {
+            return None;
+        }
+        let mut terms = self.terms();
+        let mut common: Monomial = terms.next()?.0.to_vec();
+        for (mono, _) in terms {
+            let mut rest: Monomial = mono.to_vec();
+            common.retain(|atom| match rest.iter().position(|a| a == atom) {
+                Some(i) => {
+                    rest.remove(i);
+                    true
+                }
+                None => false,
+            });
+            if common.is_empty() {
+                return None;
+            }
+        }
+        let quotient = self.exact_div(&Dim::from_terms(vec![(common.clone(), 1)]))?;
+        (quotient.term_count() >= 2).then_some((common, quotient))
+    }
+
     /// The polynomial as `scale * (a1 + c1) * (a2 + c2) * ...`, each `a` a
     /// distinct atom and each `c` a constant, when it is exactly that (and
     /// more than a single `a + c`): `64*(H//2)*(W//2) - 128*(H//2) -

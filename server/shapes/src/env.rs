@@ -200,17 +200,32 @@ impl ShapeEnv {
         self.resolve(dim).as_const()
     }
 
+    /// A count in Python syntax, expanded (`Dim::display_expanded`); `?`
+    /// when an anonymous symbol is involved.
+    pub fn display_count(&self, dim: &Dim) -> String {
+        self.shown(dim, false)
+    }
+
     /// Python syntax for the user; `?` when an anonymous symbol is involved.
     pub fn display(&self, dim: &Dim) -> String {
+        self.shown(dim, true)
+    }
+
+    fn shown(&self, dim: &Dim, factored: bool) -> String {
         let resolved = self.resolve(dim);
         if resolved.symbols().into_iter().any(|s| self.is_anonymous(s)) {
             return "?".to_string();
         }
-        resolved.display(&|id| {
+        let name = |id| {
             self.info(id)
                 .map(|s| s.name.clone())
                 .unwrap_or_else(|| "?".to_string())
-        })
+        };
+        if factored {
+            resolved.display(&name)
+        } else {
+            resolved.display_expanded(&name)
+        }
     }
 
     /// `display`, with some symbols spelled otherwise (the names a

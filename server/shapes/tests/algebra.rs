@@ -214,6 +214,36 @@ fn products_of_simple_factors_are_shown_factored() {
     assert_eq!(env.display(&h.mul(&w).add(&Dim::konst(1))), "H*W + 1");
 }
 
+/// A size every term holds is written once in front (`w*(w + h)`, the
+/// Longformer diagonal), with a number all the rest share before it; a
+/// count (`display_count`) stays expanded, as people write parameters.
+#[test]
+fn common_factors_are_shown_in_front() {
+    let mut env = ShapeEnv::new();
+    let w = env.symbol("w");
+    let h = env.symbol("h");
+    let n = env.symbol("n");
+    let one = Dim::konst(1);
+    assert_eq!(env.display(&w.mul(&w).add(&w.mul(&h))), "w*(w + h)");
+    assert_eq!(
+        env.display(&w.mul(&w).add(&w.mul(&h)).add(&w)),
+        "w*(w + h + 1)"
+    );
+    let count = Dim::konst(3).mul(&n).mul(&n).add(&Dim::konst(3).mul(&n));
+    assert_eq!(env.display(&count), "3*n*(n + 1)");
+    assert_eq!(env.display_count(&count), "3*n*n + 3*n");
+    // The rest a product: no second pair of parentheses.
+    let b = env.symbol("B");
+    let hh = env.symbol("H");
+    let ww = env.symbol("W");
+    let product = b.mul(&hh.sub(&one)).mul(&ww.sub(&one)).mul(&b);
+    assert_eq!(
+        env.display(&product.add(&Dim::konst(0))),
+        "B*B*(H - 1)*(W - 1)"
+    );
+    assert_eq!(env.display(&b.mul(&hh).mul(&ww).add(&b)), "B*(H*W + 1)");
+}
+
 #[test]
 fn equal_expressions_compare_equal() {
     let t = Dim::sym(SymId(0));

@@ -562,7 +562,7 @@ impl<'i, 's> Table<'i, 's> {
     fn show(&self, dim: Option<&Dim>, unknown: bool) -> Count {
         match dim {
             Some(d) if !unknown => {
-                let text = powers(&self.interp.env.display(d));
+                let text = powers(&self.interp.env.display_count(d));
                 Count {
                     value: self.interp.env.value(d),
                     text,
