@@ -111,14 +111,14 @@ fn finish(
                 heads: view.var_heads(),
                 static_shapes: config.static_shapes,
                 place: &|offset| view.modules.place(offset),
-                scopes,
+                scopes: scopes.clone(),
             },
             &mut diagnostics,
         )
     };
     stated::claims::check_comments(
         interp.src,
-        &function_ranges(module),
+        &scopes,
         &mut bindings,
         &mut diagnostics,
         &mut interp.reads.borrow_mut(),

@@ -161,26 +161,10 @@ impl Snapshot {
         as_uri: &Uri,
         text: Rope,
     ) -> Result<Option<FileAnalysis>, Cancelled> {
-        if self.token.is_cancelled() {
-            return Err(Cancelled);
-        }
-        let (reply, outcome) = oneshot::channel();
-        let imports = session.import_inputs(&self.uri, &self.extra_paths);
-        session.workers.submit(Job {
-            uri: as_uri.clone(),
-            version: self.version,
-            text,
-            config: self.config.clone(),
-            coverage: Coverage::Bindings,
-            imports,
-            summary: None,
-            token: self.token.clone(),
-            reply,
-        });
-        match outcome.await {
-            Ok(Outcome::Done(analysis)) => Ok(Some(analysis)),
-            Ok(Outcome::Cancelled) => Err(Cancelled),
-            Ok(Outcome::Failed | Outcome::Summary(_)) | Err(_) => Ok(None),
+        match self.one_off(session, as_uri, text, None).await? {
+            Some(Outcome::Done(analysis)) => Ok(Some(analysis)),
+            Some(Outcome::Cancelled) => Err(Cancelled),
+            _ => Ok(None),
         }
     }
 
@@ -191,27 +175,41 @@ impl Snapshot {
         session: &Session,
         target: shapels_analysis::SummaryTarget,
     ) -> Result<Option<Box<shapels_analysis::ModelSummary>>, Cancelled> {
+        let (uri, text) = (self.uri.clone(), self.text.clone());
+        match self.one_off(session, &uri, text, Some(target)).await? {
+            Some(Outcome::Summary(summary)) => Ok(summary),
+            Some(Outcome::Cancelled) => Err(Cancelled),
+            _ => Ok(None),
+        }
+    }
+
+    /// A job run once, not kept in the snapshot (a quick fix's trial, a
+    /// summary), with this snapshot's configuration, imports and cancel
+    /// token; `None` when the worker is gone.
+    async fn one_off(
+        &self,
+        session: &Session,
+        uri: &Uri,
+        text: Rope,
+        summary: Option<shapels_analysis::SummaryTarget>,
+    ) -> Result<Option<Outcome>, Cancelled> {
         if self.token.is_cancelled() {
             return Err(Cancelled);
         }
         let (reply, outcome) = oneshot::channel();
         let imports = session.import_inputs(&self.uri, &self.extra_paths);
         session.workers.submit(Job {
-            uri: self.uri.clone(),
+            uri: uri.clone(),
             version: self.version,
-            text: self.text.clone(),
+            text,
             config: self.config.clone(),
             coverage: Coverage::Bindings,
             imports,
-            summary: Some(target),
+            summary,
             token: self.token.clone(),
             reply,
         });
-        match outcome.await {
-            Ok(Outcome::Summary(summary)) => Ok(summary),
-            Ok(Outcome::Cancelled) => Err(Cancelled),
-            Ok(Outcome::Done(_) | Outcome::Failed) | Err(_) => Ok(None),
-        }
+        Ok(outcome.await.ok())
     }
 
     pub(crate) fn mark_hints_served(&self) {

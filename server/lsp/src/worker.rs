@@ -496,21 +496,7 @@ impl ParseCache {
             self.forget(uri);
             return Outcome::Done(FileAnalysis::default());
         }
-        if guarded::guard(name, "parse", || {
-            self.parse(uri, text);
-        })
-        .is_none()
-        {
-            // `parse` took the old entry out before parsing, so nothing half
-            // made stays behind; the next version is parsed from scratch.
-            return Outcome::Failed;
-        }
-        let Some(parsed) = self.files.get_mut(uri) else {
-            return Outcome::Failed;
-        };
-        let Some(graph) =
-            guarded::guard(name, "import", || state.load(inputs, &parsed.file.module))
-        else {
+        let Some((parsed, graph)) = self.parse_and_load(uri, text, (inputs, state)) else {
             return Outcome::Failed;
         };
         let fingerprint = graph.fingerprint();
@@ -576,6 +562,25 @@ impl ParseCache {
         }
     }
 
+    /// `text` parsed as the new version of `uri` and the modules it
+    /// imports loaded, each step guarded; `None` when one panicked (`parse`
+    /// takes the old entry out before parsing, so nothing half made stays
+    /// behind and the next version is parsed from scratch).
+    fn parse_and_load(
+        &mut self,
+        uri: &Uri,
+        text: String,
+        (inputs, state): (&ImportInputs, &mut ImportState),
+    ) -> Option<(&mut Parsed, shapels_analysis::ModuleGraph)> {
+        let name = uri.as_str();
+        guarded::guard(name, "parse", || {
+            self.parse(uri, text);
+        })?;
+        let parsed = self.files.get_mut(uri)?;
+        let graph = guarded::guard(name, "import", || state.load(inputs, &parsed.file.module))?;
+        Some((parsed, graph))
+    }
+
     /// The model summary of `target` in this version of `uri`, computed
     /// afresh (a hover asks for it; nothing of it is kept).
     pub(crate) fn summarize(
@@ -590,19 +595,7 @@ impl ParseCache {
         if guarded::too_large(name, &text).is_some() {
             return Outcome::Summary(None);
         }
-        if guarded::guard(name, "parse", || {
-            self.parse(uri, text);
-        })
-        .is_none()
-        {
-            return Outcome::Failed;
-        }
-        let Some(parsed) = self.files.get_mut(uri) else {
-            return Outcome::Failed;
-        };
-        let Some(graph) =
-            guarded::guard(name, "import", || state.load(inputs, &parsed.file.module))
-        else {
+        let Some((parsed, graph)) = self.parse_and_load(uri, text, (inputs, state)) else {
             return Outcome::Failed;
         };
         match guarded::guard(name, "summary", || {

@@ -72,28 +72,19 @@ pub(super) fn children(
             }
             Some(out)
         }
-        Value::Layer(l) if crate::rules::nn::is_container(&l.kind) => {
-            if l.unknown_children.get() {
-                return None;
-            }
-            let keys = l.keys.borrow();
-            Some(
-                l.children
-                    .borrow()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        let key = keys.get(i).map_or_else(|| i.to_string(), |k| k.to_string());
-                        let child = match c {
-                            Value::Layer(_) | Value::Instance(_) => Child::Module(c.clone()),
-                            Value::Tensor(t) if t.is_param => Child::Param(t.clone()),
-                            _ => Child::Unknown,
-                        };
-                        (key, child)
-                    })
-                    .collect(),
-            )
-        }
+        Value::Layer(l) if crate::rules::nn::is_container(&l.kind) => Some(
+            crate::rules::nn::child_modules(module)?
+                .into_iter()
+                .map(|(key, c)| {
+                    let child = match &c {
+                        Value::Layer(_) | Value::Instance(_) => Child::Module(c.clone()),
+                        Value::Tensor(t) if t.is_param => Child::Param(t.clone()),
+                        _ => Child::Unknown,
+                    };
+                    (key.to_string(), child)
+                })
+                .collect(),
+        ),
         Value::Layer(_) => Some(Vec::new()),
         _ => None,
     }

@@ -249,21 +249,7 @@ impl Interp<'_> {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             let (a, b) = (self.number_if_known(a), self.number_if_known(b));
             let at = range.clone();
-            let symbol = match op {
-                BinOp::Add => "+",
-                BinOp::Sub => "-",
-                BinOp::Mul => "*",
-                BinOp::MatMul => "@",
-                BinOp::Div => "/",
-                BinOp::FloorDiv => "//",
-                BinOp::Mod => "%",
-                BinOp::Pow => "**",
-                BinOp::LShift => "<<",
-                BinOp::RShift => ">>",
-                BinOp::BitAnd => "&",
-                BinOp::BitOr => "|",
-                BinOp::BitXor => "^",
-            };
+            let symbol = op.symbol();
             let symbol: Rc<str> = Rc::from(symbol);
             let outer = self.env.set_site(Some(shapels_shapes::GuardSite {
                 op: symbol.clone(),

@@ -35,7 +35,8 @@ use crate::rules::names::NameSet;
 pub(crate) use forward::call_layer;
 pub(crate) use functional::functional;
 pub(crate) use module::{
-    add_child, container_item, container_of, layer_attr, module_method, with_own_settings,
+    add_child, child_modules, container_item, container_of, layer_attr, module_method,
+    with_own_settings,
 };
 pub(crate) use spatial::spatial_rank_of;
 

@@ -161,7 +161,7 @@ const LEAF_LAYERS: &[&str] = &[
 
 /// A module's direct submodules by name, in the order torch keeps them;
 /// `None` when the analysis does not know them all.
-fn child_modules(module: &Value) -> Option<Vec<(Rc<str>, Value)>> {
+pub(crate) fn child_modules(module: &Value) -> Option<Vec<(Rc<str>, Value)>> {
     match module {
         Value::Instance(inst) => {
             let order = inst.order.borrow().clone();
