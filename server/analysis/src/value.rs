@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::rules::nn::LayerDef;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::{ClassDef, FunctionDef, TextRange};
 
@@ -275,13 +276,30 @@ pub struct Layer {
 }
 
 impl Layer {
-    /// A keyword argument, or the positional one at `index`.
-    pub fn arg(&self, index: usize, name: &str) -> Option<&Value> {
+    /// Its class's entry in the layer registry, when the analysis knows it.
+    pub(crate) fn def(&self) -> Option<&'static LayerDef> {
+        LayerDef::of(&self.kind)
+    }
+
+    /// The constructor argument for a parameter of the class's signature,
+    /// passed by name or by position; `None` when not given.
+    pub fn setting(&self, name: &str) -> Option<&Value> {
+        let position = self.def().and_then(|d| {
+            debug_assert!(d.has_param(name), "{} has no `{name}`", d.name);
+            d.position(name)
+        });
         self.kwargs
             .iter()
             .find(|(k, _)| &**k == name)
             .map(|(_, v)| v)
-            .or_else(|| self.args.get(index))
+            .or_else(|| self.args.get(position?))
+    }
+
+    /// The setting, or the default the class's signature gives it.
+    pub(crate) fn setting_or_default(&self, name: &str) -> Option<Value> {
+        self.setting(name)
+            .cloned()
+            .or_else(|| self.def()?.default(name))
     }
 }
 

@@ -158,13 +158,17 @@ impl Interp<'_> {
 /// `name`: a layer by the kernel it runs first, an attribute (`x.T`) by
 /// its op, never an internal name (`__attr_T`, `Linear`).
 fn aten_name(name: &str) -> &str {
+    use crate::rules::nn::{Forward, LayerDef};
+    match LayerDef::of(name).map(|d| d.forward) {
+        Some(Forward::Linear | Forward::Bilinear) => return "t.default",
+        Some(Forward::Conv) => return "convolution.default",
+        Some(Forward::LayerNorm) => return "native_layer_norm.default",
+        Some(Forward::GroupNorm) => return "native_group_norm.default",
+        Some(Forward::BatchNorm) => return "_native_batch_norm_legit_functional.default",
+        Some(Forward::Embedding) => return "embedding.default",
+        _ => {}
+    }
     match name {
-        "Linear" | "Bilinear" => "t.default",
-        k if k.starts_with("Conv") => "convolution.default",
-        "LayerNorm" => "native_layer_norm.default",
-        "GroupNorm" => "native_group_norm.default",
-        k if k.starts_with("BatchNorm") => "_native_batch_norm_legit_functional.default",
-        "Embedding" => "embedding.default",
         "__attr_T" | "__attr_H" => "permute.default",
         "__attr_mT" | "__attr_mH" => "transpose.int",
         other => other.strip_prefix("__attr_").unwrap_or(other),

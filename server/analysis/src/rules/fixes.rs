@@ -15,6 +15,7 @@ use shapels_syntax::ast::{Arg, Expr, ExprKind, TextRange};
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::report::Fix;
+use crate::rules::nn::LayerDef;
 use crate::value::{Layer, Value};
 
 /// Where the parts of one call were written: the call, the method name of
@@ -65,6 +66,15 @@ impl WrittenCall {
             .find(|(k, _)| &**k == name)
             .map(|(_, r)| r)
             .or_else(|| self.pos.get(index))
+    }
+
+    /// Where the argument for a layer constructor's parameter was written.
+    pub(crate) fn setting(&self, def: &LayerDef, name: &str) -> Option<&TextRange> {
+        self.kw
+            .iter()
+            .find(|(k, _)| &**k == name)
+            .map(|(_, r)| r)
+            .or_else(|| self.pos.get(def.position(name)?))
     }
 }
 
@@ -121,36 +131,34 @@ pub(crate) fn layer_size_fix(
     };
     let dims = interp.dims(x)?;
     let kind = &*layer.kind;
-    let (code, index, name, actual): (Code, usize, &str, Dim) = match kind {
-        "Linear" => (Code::LinearShape, 0, "in_features", dims.last()?.clone()),
+    let def = layer.def()?;
+    let (code, name, actual): (Code, &str, Dim) = match kind {
+        "Linear" => (Code::LinearShape, "in_features", dims.last()?.clone()),
         "Conv1d" | "Conv2d" | "Conv3d" => {
-            let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
+            let n = def.spatial;
             let channels = match dims.len() {
                 l if l == n + 2 => &dims[1],
                 l if l == n + 1 => &dims[0],
                 _ => return None,
             };
-            (Code::ConvInput, 0, "in_channels", channels.clone())
+            (Code::ConvInput, "in_channels", channels.clone())
         }
         "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" => {
-            (Code::LayerInput, 0, "num_features", dims.get(1)?.clone())
+            (Code::LayerInput, "num_features", dims.get(1)?.clone())
         }
         // Only a single normalized size: a tuple's fix is a tuple.
-        "LayerNorm" if matches!(layer.arg(0, "normalized_shape"), Some(Value::Int(_))) => (
-            Code::LayerInput,
-            0,
-            "normalized_shape",
-            dims.last()?.clone(),
-        ),
-        "LSTM" | "GRU" | "RNN" => (Code::LayerInput, 0, "input_size", dims.last()?.clone()),
+        "LayerNorm" if matches!(layer.setting("normalized_shape"), Some(Value::Int(_))) => {
+            (Code::LayerInput, "normalized_shape", dims.last()?.clone())
+        }
+        "LSTM" | "GRU" | "RNN" => (Code::LayerInput, "input_size", dims.last()?.clone()),
         _ => return None,
     };
-    let expected = interp.as_dim(layer.arg(index, name)?)?;
+    let expected = interp.as_dim(layer.setting(name)?)?;
     if !interp.env.known_different(&actual, &expected) {
         return None;
     }
     let text = interp.fmt_dim(&actual);
-    let site = written.arg(index, name)?.clone();
+    let site = written.setting(def, name)?.clone();
     let src = interp.local_text(&site).map(|_| interp.src)?;
     if !is_size_expression(&text) || !names_written_before(src, site.start, &text) {
         return None;
@@ -176,23 +184,7 @@ pub(crate) fn layer_device_fix(
     let Some(Value::Tensor(x)) = input else {
         return None;
     };
-    let has_weight = matches!(
-        &*layer.kind,
-        "Linear"
-            | "Bilinear"
-            | "Conv1d"
-            | "Conv2d"
-            | "Conv3d"
-            | "ConvTranspose1d"
-            | "ConvTranspose2d"
-            | "ConvTranspose3d"
-            | "Embedding"
-            | "LayerNorm"
-            | "GroupNorm"
-            | "BatchNorm1d"
-            | "BatchNorm2d"
-            | "BatchNorm3d"
-    );
+    let has_weight = layer.def().is_some_and(|d| d.has_weight);
     let (Some(from), Some(to)) = (&x.device, &*layer.device.borrow()) else {
         return None;
     };

@@ -14,16 +14,19 @@ use crate::value::{Device, Layer, Value};
 pub(super) fn layer_d_model(interp: &mut Interp<'_>, layer: &Rc<Layer>) -> Option<Dim> {
     match &*layer.kind {
         "TransformerEncoderLayer" | "TransformerDecoderLayer" => layer
-            .arg(0, "d_model")
+            .setting("d_model")
             .cloned()
             .and_then(|v| interp.as_dim(&v)),
-        "TransformerEncoder" | "TransformerDecoder" => match layer
-            .arg(0, "encoder_layer")
-            .or(layer.arg(0, "decoder_layer"))
-        {
-            Some(Value::Layer(inner)) => layer_d_model(interp, &inner.clone()),
-            _ => None,
-        },
+        kind @ ("TransformerEncoder" | "TransformerDecoder") => {
+            match layer.setting(if kind == "TransformerEncoder" {
+                "encoder_layer"
+            } else {
+                "decoder_layer"
+            }) {
+                Some(Value::Layer(inner)) => layer_d_model(interp, &inner.clone()),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -36,11 +39,11 @@ pub(super) fn mha(
     range: TextRange,
 ) -> Value {
     let embed = layer
-        .arg(0, "embed_dim")
+        .setting("embed_dim")
         .cloned()
         .and_then(|v| interp.as_dim(&v));
     let heads = layer
-        .arg(1, "num_heads")
+        .setting("num_heads")
         .cloned()
         .and_then(|v| interp.as_dim(&v));
     let batch_first = matches!(
@@ -162,9 +165,9 @@ pub(super) fn mha(
 
 /// The key/value positions `add_bias_kv` and `add_zero_attn` each append.
 fn extra_positions(layer: &Layer) -> i64 {
-    [(4, "add_bias_kv"), (5, "add_zero_attn")]
+    ["add_bias_kv", "add_zero_attn"]
         .iter()
-        .filter(|(i, k)| matches!(layer.arg(*i, k), Some(Value::Bool(Some(true)))))
+        .filter(|k| matches!(layer.setting(k), Some(Value::Bool(Some(true)))))
         .count() as i64
 }
 

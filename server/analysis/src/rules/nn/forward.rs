@@ -9,7 +9,7 @@ use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::ops::{check_inputs, op, out_known, out_shape};
-use crate::value::{DType, Layer, Shape, Tensor, Value};
+use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
 
 use super::Kwargs;
 use super::attention::{layer_d_model, mha};
@@ -20,52 +20,8 @@ use super::norm::{layer_norm, norm_dtype_message};
 use super::parameters::layer_param;
 use super::pool::{adaptive_pool, pool, with_indices};
 use super::recurrent::rnn;
+use super::registry::Forward;
 use super::spatial::{pool_settings, spatial, spatial_or};
-use crate::rules::names::NameSet;
-
-/// Layers whose forward keeps the input's shape.
-static SAME_SHAPE: NameSet = NameSet::new(&[
-    "ReLU",
-    "ReLU6",
-    "GELU",
-    "SiLU",
-    "Tanh",
-    "Sigmoid",
-    "LeakyReLU",
-    "ELU",
-    "SELU",
-    "CELU",
-    "Mish",
-    "Hardswish",
-    "Hardsigmoid",
-    "Hardtanh",
-    "PReLU",
-    "Softplus",
-    "Softsign",
-    "Tanhshrink",
-    "Threshold",
-    "LogSigmoid",
-    "GLU_same",
-    "Softmax",
-    "LogSoftmax",
-    "Softmin",
-    "Softmax2d",
-    "Dropout",
-    "Dropout1d",
-    "Dropout2d",
-    "Dropout3d",
-    "AlphaDropout",
-    "FeatureAlphaDropout",
-    "Identity",
-    "InstanceNorm1d",
-    "InstanceNorm2d",
-    "InstanceNorm3d",
-    "LocalResponseNorm",
-    "CrossMapLRN2d",
-    "Hardshrink",
-    "Softshrink",
-    "RReLU",
-]);
 
 /// Calling a built-in layer: its forward rule, with the fix of a size
 /// argument that does not fit the input offered for what it reports.
@@ -92,7 +48,8 @@ pub(crate) fn call_layer(
     out
 }
 
-/// The forward rule of a built-in layer.
+/// The forward rule of a built-in layer: the checks every layer's call
+/// takes (rank, device, dtype of the weights), then its family's rule.
 fn forward(
     interp: &mut Interp<'_>,
     callee: &Value,
@@ -101,68 +58,190 @@ fn forward(
     kwargs: Kwargs,
     range: TextRange,
 ) -> Value {
-    let kind = layer.kind.clone();
-    let a = |i: usize, n: &str| layer.arg(i, n).cloned();
+    let def = layer.def();
+    let family = def.map_or(Forward::None, |d| d.forward);
     let input = args.first().cloned().unwrap_or(Value::Unknown);
-    let call_args = Args::new(args.clone(), kwargs.clone());
-    if kind.as_ref() == "Sequential" && layer.unknown_children.get() {
-        // Layers made in a loop of unknown length run any number of times:
-        // the result is known only when a run keeps the input's shape.
-        let mut v = input.clone();
-        for child in layer.children.borrow().clone() {
-            v = interp.call_value(&child, vec![v], Vec::new(), range.clone());
-        }
-        return match (&input, &v) {
-            (Value::Tensor(x), Value::Tensor(y))
-                if same_shape(interp, x, y) && x.dtype == y.dtype =>
-            {
-                v
-            }
-            _ => Value::Unknown,
-        };
-    }
-    if kind.as_ref() == "Sequential" {
-        let mut v = input;
-        for child in layer.children.borrow().clone() {
-            v = interp.call_value(&child, vec![v], Vec::new(), range.clone());
-        }
-        return v;
+    if family == Forward::Sequential {
+        return sequential(interp, layer, input, range);
     }
     let Value::Tensor(x) = &input else {
         return Value::Unknown;
     };
     // An input of unknown rank takes the rank the layer needs, batched.
-    let demanded: &[&str] = match &*kind {
-        "Conv1d" | "ConvTranspose1d" | "MaxPool1d" | "AvgPool1d" | "BatchNorm1d_3" => {
-            &["N", "C", "L"]
-        }
-        "Conv2d" | "ConvTranspose2d" | "MaxPool2d" | "AvgPool2d" | "BatchNorm2d"
-        | "AdaptiveAvgPool2d" | "AdaptiveMaxPool2d" | "InstanceNorm2d" => &["N", "C", "H", "W"],
-        "Conv3d" | "ConvTranspose3d" | "MaxPool3d" | "AvgPool3d" | "BatchNorm3d" => {
-            &["N", "C", "D", "H", "W"]
-        }
-        _ => &[],
-    };
-    if !demanded.is_empty() {
-        interp.demand_rank(&x.shape, demanded);
+    if let Some(def) = def
+        && def.batched_input
+    {
+        let names: &[&str] = match def.spatial {
+            1 => &["N", "C", "L"],
+            2 => &["N", "C", "H", "W"],
+            _ => &["N", "C", "D", "H", "W"],
+        };
+        interp.demand_rank(&x.shape, names);
     }
-    // The layer's parameters take part in the device and fake-mode checks.
+    let Some(device) = check_layer_inputs(interp, layer, &args, range.clone()) else {
+        return Value::Unknown;
+    };
+    let _ = callee;
+    // Eager kernels need the input and the weights of one dtype (fake mode
+    // lets it pass; the run would not).
+    let weight_dtype = *layer.dtype.borrow();
+    if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
+        && let Some(message) = weight_dtype_message(layer, family, xd, wd)
+    {
+        interp.report(range, Code::DtypeMismatch, message);
+        return Value::Unknown;
+    }
+    let call = LayerCall {
+        layer,
+        x,
+        input: &input,
+        args: &args,
+        kwargs: &kwargs,
+        device,
+        range,
+    };
+    match family {
+        Forward::SameShape => {
+            let kind = layer.kind.clone();
+            out_shape(
+                interp,
+                x,
+                x.shape.clone(),
+                x.dtype,
+                call.device.clone(),
+                &kind,
+            )
+        }
+        Forward::Softmax => {
+            let dim = call.setting("dim").unwrap_or(Value::None);
+            op(
+                interp,
+                "softmax",
+                Args::new(vec![input.clone(), dim], Vec::new()),
+                call.range,
+            )
+        }
+        Forward::Linear => linear_layer(interp, &call),
+        Forward::LazyLinear | Forward::Bilinear => last_size_from(interp, &call, family),
+        Forward::Conv => conv_layer(interp, &call),
+        Forward::Pool { max } => pool_layer(interp, &call, max),
+        Forward::AdaptivePool { max } => adaptive_pool_layer(interp, &call, max),
+        Forward::BatchNorm => batch_norm_layer(interp, &call),
+        Forward::LayerNorm | Forward::RmsNorm => {
+            let ns = call.setting("normalized_shape").unwrap_or(Value::Unknown);
+            layer_norm(interp, x, &ns, call.device.clone(), call.range, &layer.kind)
+        }
+        Forward::GroupNorm => group_norm_layer(interp, &call),
+        Forward::Embedding => embedding(
+            interp,
+            x,
+            weight_dtype,
+            &call.setting("embedding_dim").unwrap_or(Value::Unknown),
+            call.device.clone(),
+            call.range,
+        ),
+        Forward::EmbeddingBag => embedding_bag_layer(interp, &call),
+        Forward::Flatten | Forward::Unflatten | Forward::Upsample | Forward::PixelShuffle(_) => {
+            reshaping_layer(interp, &call, family)
+        }
+        Forward::Pad(mode) => pad_layer(interp, &call, mode),
+        Forward::Rnn => rnn(interp, layer, x, &args, call.device.clone(), call.range),
+        Forward::RnnCell => rnn_cell_layer(interp, &call),
+        Forward::MultiheadAttention => {
+            let call_args = Args::new(args.clone(), kwargs.clone());
+            mha(interp, layer, &call_args, call.device.clone(), call.range)
+        }
+        Forward::TransformerStack => transformer_stack_layer(interp, &call),
+        Forward::Transformer => {
+            let call_args = Args::new(args.clone(), kwargs.clone());
+            match call_args.tensor(1, "tgt") {
+                Some(t) => out_shape(
+                    interp,
+                    &t,
+                    t.shape.clone(),
+                    t.dtype,
+                    call.device.clone(),
+                    "nn.Transformer",
+                ),
+                None => Value::Unknown,
+            }
+        }
+        Forward::Loss(function) => {
+            let mut kw = kwargs.clone();
+            if let Some(r) = layer.setting("reduction") {
+                kw.push((Rc::from("reduction"), r.clone()));
+            }
+            functional(interp, function, Args::new(args.clone(), kw), call.range)
+        }
+        Forward::Einops(function) => einops_layer(interp, &call, function),
+        Forward::Sequential | Forward::None => {
+            crate::rules::no_rule_warning(interp, call.range, &format!("nn.{}", layer.kind));
+            Value::Unknown
+        }
+    }
+}
+
+/// One call of a built-in layer on a tensor, after the checks all layers take.
+struct LayerCall<'a> {
+    layer: &'a Rc<Layer>,
+    x: &'a Rc<Tensor>,
+    input: &'a Value,
+    args: &'a [Value],
+    kwargs: &'a Kwargs,
+    device: Option<Device>,
+    range: TextRange,
+}
+
+impl LayerCall<'_> {
+    /// A constructor argument of the layer, as given.
+    fn setting(&self, name: &str) -> Option<Value> {
+        self.layer.setting(name).cloned()
+    }
+}
+
+/// `Sequential`: the children in order. Layers made in a loop of unknown
+/// length run any number of times: the result is known only when a run
+/// keeps the input's shape.
+fn sequential(interp: &mut Interp<'_>, layer: &Rc<Layer>, input: Value, range: TextRange) -> Value {
+    let mut v = input.clone();
+    for child in layer.children.borrow().clone() {
+        v = interp.call_value(&child, vec![v], Vec::new(), range.clone());
+    }
+    if !layer.unknown_children.get() {
+        return v;
+    }
+    match (&input, &v) {
+        (Value::Tensor(x), Value::Tensor(y)) if same_shape(interp, x, y) && x.dtype == y.dtype => v,
+        _ => Value::Unknown,
+    }
+}
+
+/// The fake-mode and device checks of a layer's call: its parameters take
+/// part (a layer whose weight the analysis does not build stands in with a
+/// tensor on the layer's device). The device the result is on.
+fn check_layer_inputs(
+    interp: &mut Interp<'_>,
+    layer: &Rc<Layer>,
+    args: &[Value],
+    range: TextRange,
+) -> Option<Option<Device>> {
     let weight = layer_param(interp, layer, "weight");
-    let mut with_weight = args.clone();
+    let mut with_weight = args.to_vec();
+    let checks_device = match layer.def() {
+        Some(def) => def.checks_device,
+        // A loss has no parameters (a class `weight=` is an argument): it
+        // runs wherever its inputs are.
+        None => !layer.kind.ends_with("Loss"),
+    };
     if let Value::Tensor(_) = weight {
         // aten.embedding takes the weight first, and torch names the first
         // device it meets first.
-        if &*kind == "Embedding" {
+        if layer.def().is_some_and(|d| d.forward == Forward::Embedding) {
             with_weight.insert(0, weight.clone());
         } else {
             with_weight.push(weight.clone());
         }
-    } else if layer.device.borrow().is_some()
-        && !SAME_SHAPE.contains(&kind)
-        // A loss has no parameters (a class `weight=` is an argument):
-        // it runs wherever its inputs are.
-        && !kind.ends_with("Loss")
-    {
+    } else if layer.device.borrow().is_some() && checks_device {
         let t = interp.new_tensor(
             Shape::known(Vec::new()),
             None,
@@ -177,529 +256,501 @@ fn forward(
         };
         with_weight.push(Value::Tensor(Rc::new(t)));
     }
-    let Some(device) = check_inputs(
+    check_inputs(
         interp,
         &Args::new(with_weight, Vec::new()),
-        &format!("{kind}"),
-        range.clone(),
-    ) else {
+        &layer.kind,
+        range,
+    )
+}
+
+/// What the eager kernel raises when the input's dtype is not its weights'
+/// (integer inputs, a uint8 image or token ids, meet the weights' float in
+/// the kernel just as a double input does).
+fn weight_dtype_message(layer: &Layer, family: Forward, xd: DType, wd: DType) -> Option<String> {
+    if xd == wd {
+        return None;
+    }
+    let dtype = crate::rules::dtype::torch_name;
+    let cpp = crate::rules::dtype::cpp_name;
+    let biased = || !matches!(layer.setting("bias"), Some(Value::Bool(Some(false))));
+    let flag = |name: &str| matches!(layer.setting(name), Some(Value::Bool(Some(true))));
+    match family {
+        Forward::Linear if biased() => Some(format!(
+            "mat1 and mat2 must have the same dtype, but got {} and {}",
+            dtype(xd),
+            dtype(wd)
+        )),
+        Forward::Linear => Some(format!(
+            "expected m1 and m2 to have the same dtype, but got: {} != {}",
+            cpp(xd),
+            cpp(wd)
+        )),
+        Forward::Bilinear if xd.is_floating() => Some(format!(
+            "mat1 and mat2 must have the same dtype, but got {} and {}",
+            dtype(xd),
+            dtype(wd)
+        )),
+        Forward::Conv if biased() => Some(format!(
+            "Input type ({}) and bias type ({}) should be the same",
+            cpp(xd),
+            cpp(wd)
+        )),
+        Forward::Conv => Some(format!(
+            "expected scalar type {} but found {}",
+            dtype(xd),
+            dtype(wd)
+        )),
+        _ if !xd.is_floating() => None,
+        Forward::Rnn => Some(format!(
+            "RNN input dtype (torch.{}) does not match weight dtype (torch.{}). Convert input: input.to(torch.{}), or convert model: model.to(torch.{})",
+            xd.name(),
+            wd.name(),
+            wd.name(),
+            xd.name()
+        )),
+        Forward::LayerNorm
+            if !matches!(
+                layer.setting("elementwise_affine"),
+                Some(Value::Bool(Some(false)))
+            ) =>
+        {
+            norm_dtype_message(xd, wd)
+        }
+        Forward::BatchNorm | Forward::GroupNorm => norm_dtype_message(xd, wd),
+        Forward::SameShape if layer.kind.starts_with("InstanceNorm") && flag("affine") => {
+            norm_dtype_message(xd, wd)
+        }
+        _ => None,
+    }
+}
+
+fn linear_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+    let name = callee_text(interp.text(&call.range));
+    linear(
+        interp,
+        call.x,
+        &call.setting("in_features").unwrap_or(Value::Unknown),
+        &call.setting("out_features").unwrap_or(Value::Unknown),
+        LinearCall {
+            biased: !matches!(call.setting("bias"), Some(Value::Bool(Some(false)))),
+            layer_name: name,
+        },
+        call.device.clone(),
+        call.range.clone(),
+    )
+}
+
+/// `LazyLinear` and `Bilinear`: the input with its last size replaced by
+/// `out_features`.
+fn last_size_from(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forward) -> Value {
+    let x = call.x;
+    let Some(mut out) = interp.dims(x) else {
         return Value::Unknown;
     };
-    let _ = callee;
-    // Eager kernels need the input and the weights of one dtype (fake mode
-    // lets it pass; the run would not).
-    let weight_dtype = *layer.dtype.borrow();
-    if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
-        && xd != wd
-    {
-        let dtype = crate::rules::dtype::torch_name;
-        let cpp = crate::rules::dtype::cpp_name;
-        let biased = |i| !matches!(layer.arg(i, "bias"), Some(Value::Bool(Some(false))));
-        // Integer inputs (a uint8 image, token ids) meet the weights'
-        // float in the kernel just as a double input does.
-        let message = match &*kind {
-            "Linear" if biased(2) => Some(format!(
-                "mat1 and mat2 must have the same dtype, but got {} and {}",
-                dtype(xd),
-                dtype(wd)
-            )),
-            "Linear" => Some(format!(
-                "expected m1 and m2 to have the same dtype, but got: {} != {}",
-                cpp(xd),
-                cpp(wd)
-            )),
-            "Bilinear" if xd.is_floating() => Some(format!(
-                "mat1 and mat2 must have the same dtype, but got {} and {}",
-                dtype(xd),
-                dtype(wd)
-            )),
-            k if k.starts_with("Conv") && biased(7) => Some(format!(
-                "Input type ({}) and bias type ({}) should be the same",
-                cpp(xd),
-                cpp(wd)
-            )),
-            k if k.starts_with("Conv") => Some(format!(
-                "expected scalar type {} but found {}",
-                dtype(xd),
-                dtype(wd)
-            )),
-            _ if !xd.is_floating() => None,
-            "LSTM" | "GRU" | "RNN" => Some(format!(
-                "RNN input dtype (torch.{}) does not match weight dtype (torch.{}). Convert input: input.to(torch.{}), or convert model: model.to(torch.{})",
-                xd.name(),
-                wd.name(),
-                wd.name(),
-                xd.name()
-            )),
-            "LayerNorm"
-                if !matches!(
-                    layer.arg(2, "elementwise_affine"),
-                    Some(Value::Bool(Some(false)))
-                ) =>
-            {
-                norm_dtype_message(xd, wd)
-            }
-            "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "GroupNorm" => {
-                norm_dtype_message(xd, wd)
-            }
-            "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d"
-                if matches!(layer.arg(3, "affine"), Some(Value::Bool(Some(true)))) =>
-            {
-                norm_dtype_message(xd, wd)
-            }
-            _ => None,
-        };
-        if let Some(message) = message {
-            interp.report(range, Code::DtypeMismatch, message);
-            return Value::Unknown;
-        }
+    if let Some(last) = out.last_mut() {
+        let size = call.setting("out_features").unwrap_or(Value::Unknown);
+        *last = interp.size_dims(&[size])[0].clone();
     }
-    if SAME_SHAPE.contains(&kind) {
-        if matches!(&*kind, "Softmax" | "LogSoftmax" | "Softmin") {
-            let dim = a(0, "dim").unwrap_or(Value::None);
-            return op(
-                interp,
-                "softmax",
-                Args::new(vec![input.clone(), dim], Vec::new()),
-                range,
-            );
-        }
-        return out_shape(interp, x, x.shape.clone(), x.dtype, device, &kind);
-    }
-    let fa = |v: Vec<Value>, kw: Vec<(&str, Option<Value>)>| {
-        Args::new(
-            v,
-            kw.into_iter()
-                .filter_map(|(k, v)| v.map(|v| (Rc::from(k), v)))
-                .collect(),
-        )
+    let name = if family == Forward::Bilinear {
+        "nn.Bilinear"
+    } else {
+        "nn.LazyLinear"
     };
-    match &*kind {
-        "Linear" => {
-            let name = callee_text(interp.text(&range));
-            linear(
-                interp,
-                x,
-                &a(0, "in_features").unwrap_or(Value::Unknown),
-                &a(1, "out_features").unwrap_or(Value::Unknown),
-                LinearCall {
-                    biased: !matches!(a(2, "bias"), Some(Value::Bool(Some(false)))),
-                    layer_name: name,
-                },
-                device,
-                range,
-            )
-        }
-        "LazyLinear" => {
-            let Some(dims) = interp.dims(x) else {
-                return Value::Unknown;
-            };
-            let mut out = dims.clone();
-            if let Some(last) = out.last_mut() {
-                *last =
-                    interp.size_dims(&[a(0, "out_features").unwrap_or(Value::Unknown)])[0].clone();
-            }
-            out_known(interp, x, out, x.dtype, device, "nn.LazyLinear")
-        }
-        "Bilinear" => {
-            let Some(dims) = interp.dims(x) else {
-                return Value::Unknown;
-            };
-            let mut out = dims;
-            if let Some(last) = out.last_mut() {
-                *last =
-                    interp.size_dims(&[a(2, "out_features").unwrap_or(Value::Unknown)])[0].clone();
-            }
-            out_known(interp, x, out, x.dtype, device, "nn.Bilinear")
-        }
-        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
-        | "ConvTranspose3d" => {
-            let transposed = kind.starts_with("ConvTranspose");
-            let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
-            let conv = ConvSpec {
-                n,
-                in_channels: a(0, "in_channels"),
-                out_channels: a(1, "out_channels"),
-                kernel: spatial(layer.arg(2, "kernel_size"), n),
-                stride: spatial_or(layer.arg(3, "stride"), n, 1),
-                padding: layer.arg(4, "padding").cloned(),
-                output_padding: if transposed {
-                    spatial_or(layer.arg(5, "output_padding"), n, 0)
-                } else {
-                    vec![Dim::konst(0); n]
-                },
-                groups: layer.arg(6, "groups").cloned().unwrap_or(Value::int(1)),
-                dilation: spatial_or(layer.arg(if transposed { 8 } else { 5 }, "dilation"), n, 1),
-                transposed,
-            };
-            let out = conv_forward(interp, x, &conv, device, range.clone());
-            let output_size = call_args.get(1, "output_size");
-            // torch prints the sizes as the code gave them, list or tuple.
-            let tuple = matches!(output_size, Some(Value::Tuple(_)));
-            match output_size.and_then(|v| v.items()) {
-                Some(sizes) if transposed && sizes.len() >= n => conv_transpose_output_size(
-                    interp,
-                    x,
-                    &conv,
-                    out,
-                    (&sizes[sizes.len() - n..], tuple),
-                    range,
-                ),
-                _ => out,
-            }
-        }
-        "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool1d" | "AvgPool2d" | "AvgPool3d" => {
-            let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
-            let is_max = kind.starts_with("Max");
-            let (kernel, stride, padding, dilation) =
-                pool_settings(n, is_max, |i, k| layer.arg(i, k));
-            let ceil = matches!(
-                layer.arg(if is_max { 5 } else { 3 }, "ceil_mode"),
-                Some(Value::Bool(Some(true)))
-            );
-            let out = pool(
-                interp, x, n, is_max, &kernel, &stride, &padding, &dilation, ceil, device, range,
-            );
-            if is_max
-                && matches!(
-                    layer.arg(4, "return_indices"),
-                    Some(Value::Bool(Some(true)))
-                )
-                && matches!(out, Value::Tensor(_))
-            {
-                return with_indices(out);
-            }
-            out
-        }
-        "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" | "AdaptiveMaxPool1d"
-        | "AdaptiveMaxPool2d" | "AdaptiveMaxPool3d" => {
-            let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
-            let avg = kind.starts_with("AdaptiveAvg");
-            let out = adaptive_pool(
-                interp,
-                x,
-                (n, avg),
-                a(0, "output_size").as_ref(),
-                device,
-                range,
-            );
-            if kind.starts_with("AdaptiveMax")
-                && matches!(a(1, "return_indices"), Some(Value::Bool(Some(true))))
-            {
-                return with_indices(out);
-            }
-            out
-        }
-        "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "SyncBatchNorm" | "LazyBatchNorm2d" => {
-            let Some(dims) = interp.dims(x) else {
-                return out_shape(interp, x, x.shape.clone(), x.dtype, device, &kind);
-            };
-            let expected: &[usize] = match &*kind {
-                "BatchNorm1d" => &[2, 3],
-                "BatchNorm2d" => &[4],
-                "BatchNorm3d" => &[5],
-                _ => &[],
-            };
-            if !expected.is_empty() && !expected.contains(&dims.len()) {
-                let message = if expected.len() == 2 {
-                    format!("expected 2D or 3D input (got {}D input)", dims.len())
-                } else {
-                    format!(
-                        "expected {}D input (got {}D input)",
-                        expected[0],
-                        dims.len()
-                    )
-                };
-                interp.report(range, Code::LayerInput, message);
-                return Value::Unknown;
-            }
-            if let (Some(c), Some(nf)) = (
-                dims.get(1),
-                a(0, "num_features").and_then(|v| interp.as_dim(&v)),
-            ) {
-                if interp.env.known_different(c, &nf) {
-                    let message = format!(
-                        "running_mean should contain {} elements not {}",
-                        interp.fmt_dim(c),
-                        interp.fmt_dim(&nf)
-                    );
-                    interp.report(range, Code::LayerInput, message);
-                    return Value::Unknown;
-                }
-                let _ = interp.require_equal(c, &nf);
-            }
-            // A layer that keeps no running statistics normalises with the
-            // batch's own in eval mode too.
-            let no_running_stats =
-                matches!(a(4, "track_running_stats"), Some(Value::Bool(Some(false))));
-            if (layer.training.get() == Some(true) || no_running_stats)
-                && let Some(message) = single_value_per_channel(interp, &dims)
-            {
-                interp.report(range, Code::LayerInput, message);
-                return Value::Unknown;
-            }
-            out_known(interp, x, dims, x.dtype, device, &kind)
-        }
-        "LayerNorm" | "RMSNorm" => {
-            let ns = a(0, "normalized_shape").unwrap_or(Value::Unknown);
-            layer_norm(interp, x, &ns, device, range, &kind)
-        }
-        "GroupNorm" => {
-            let Some(dims) = interp.dims(x) else {
-                return out_shape(interp, x, x.shape.clone(), x.dtype, device, &kind);
-            };
-            if let (Some(c), Some(nc)) = (
-                dims.get(1),
-                a(1, "num_channels").and_then(|v| interp.as_dim(&v)),
-            ) {
-                if interp.env.known_different(c, &nc) {
-                    let message = format!(
-                        "Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [{}] and input of shape {}",
-                        interp.fmt_dim(&nc),
-                        interp.fmt_dims(&dims)
-                    );
-                    interp.report(range, Code::LayerInput, message);
-                    return Value::Unknown;
-                }
-                let _ = interp.require_equal(c, &nc);
-            }
-            out_known(interp, x, dims, x.dtype, device, &kind)
-        }
-        "Embedding" => embedding(
+    out_known(interp, x, out, x.dtype, call.device.clone(), name)
+}
+
+fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+    let layer = call.layer;
+    let n = layer.def().map_or(0, |d| d.spatial);
+    let transposed = layer.kind.starts_with("ConvTranspose");
+    let conv = ConvSpec {
+        n,
+        in_channels: call.setting("in_channels"),
+        out_channels: call.setting("out_channels"),
+        kernel: spatial(layer.setting("kernel_size"), n),
+        stride: spatial_or(layer.setting("stride"), n, 1),
+        padding: call.setting("padding"),
+        output_padding: if transposed {
+            spatial_or(layer.setting("output_padding"), n, 0)
+        } else {
+            vec![Dim::konst(0); n]
+        },
+        groups: call.setting("groups").unwrap_or(Value::int(1)),
+        dilation: spatial_or(layer.setting("dilation"), n, 1),
+        transposed,
+    };
+    let out = conv_forward(
+        interp,
+        call.x,
+        &conv,
+        call.device.clone(),
+        call.range.clone(),
+    );
+    let call_args = Args::new(call.args.to_vec(), call.kwargs.clone());
+    let output_size = call_args.get(1, "output_size");
+    // torch prints the sizes as the code gave them, list or tuple.
+    let tuple = matches!(output_size, Some(Value::Tuple(_)));
+    match output_size.and_then(|v| v.items()) {
+        Some(sizes) if transposed && sizes.len() >= n => conv_transpose_output_size(
+            interp,
+            call.x,
+            &conv,
+            out,
+            (&sizes[sizes.len() - n..], tuple),
+            call.range.clone(),
+        ),
+        _ => out,
+    }
+}
+
+fn pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Value {
+    let layer = call.layer;
+    let n = layer.def().map_or(0, |d| d.spatial);
+    let (kernel, stride, padding, dilation) = pool_settings(n, is_max, |_, k| layer.setting(k));
+    let flag = |name: &str| matches!(layer.setting(name), Some(Value::Bool(Some(true))));
+    let out = pool(
+        interp,
+        call.x,
+        n,
+        is_max,
+        &kernel,
+        &stride,
+        &padding,
+        &dilation,
+        flag("ceil_mode"),
+        call.device.clone(),
+        call.range.clone(),
+    );
+    if is_max && flag("return_indices") && matches!(out, Value::Tensor(_)) {
+        return with_indices(out);
+    }
+    out
+}
+
+fn adaptive_pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Value {
+    let n = call.layer.def().map_or(0, |d| d.spatial);
+    let out = adaptive_pool(
+        interp,
+        call.x,
+        (n, !is_max),
+        call.setting("output_size").as_ref(),
+        call.device.clone(),
+        call.range.clone(),
+    );
+    if is_max
+        && matches!(
+            call.setting("return_indices"),
+            Some(Value::Bool(Some(true)))
+        )
+    {
+        return with_indices(out);
+    }
+    out
+}
+
+fn batch_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+    let (layer, x) = (call.layer, call.x);
+    let kind = &*layer.kind;
+    let Some(dims) = interp.dims(x) else {
+        return out_shape(
             interp,
             x,
-            weight_dtype,
-            &a(1, "embedding_dim").unwrap_or(Value::Unknown),
-            device,
-            range,
-        ),
-        "EmbeddingBag" => {
-            let Some(dims) = interp.dims(x) else {
-                return Value::Unknown;
-            };
-            let d = interp.size_dims(&[a(1, "embedding_dim").unwrap_or(Value::Unknown)])[0].clone();
-            let b = if dims.len() == 2 {
-                dims[0].clone()
-            } else {
-                interp.env.anonymous()
-            };
-            out_known(
-                interp,
-                x,
-                vec![b, d],
-                Some(DType::Float32),
-                device,
-                "nn.EmbeddingBag",
+            x.shape.clone(),
+            x.dtype,
+            call.device.clone(),
+            kind,
+        );
+    };
+    // `SyncBatchNorm` and the lazy ones take any rank.
+    let expected: &[usize] = match (
+        kind.starts_with("BatchNorm"),
+        layer.def().map_or(0, |d| d.spatial),
+    ) {
+        (true, 1) => &[2, 3],
+        (true, 2) => &[4],
+        (true, 3) => &[5],
+        _ => &[],
+    };
+    let range = call.range.clone();
+    if !expected.is_empty() && !expected.contains(&dims.len()) {
+        let message = if expected.len() == 2 {
+            format!("expected 2D or 3D input (got {}D input)", dims.len())
+        } else {
+            format!(
+                "expected {}D input (got {}D input)",
+                expected[0],
+                dims.len()
             )
+        };
+        interp.report(range, Code::LayerInput, message);
+        return Value::Unknown;
+    }
+    let features = if layer.def().is_some_and(|d| d.has_param("num_features")) {
+        call.setting("num_features")
+    } else {
+        None
+    };
+    if let (Some(c), Some(nf)) = (dims.get(1), features.and_then(|v| interp.as_dim(&v))) {
+        if interp.env.known_different(c, &nf) {
+            let message = format!(
+                "running_mean should contain {} elements not {}",
+                interp.fmt_dim(c),
+                interp.fmt_dim(&nf)
+            );
+            interp.report(range, Code::LayerInput, message);
+            return Value::Unknown;
         }
-        "Flatten" => {
-            let s = a(0, "start_dim").unwrap_or(Value::int(1));
-            let e = a(1, "end_dim").unwrap_or(Value::int(-1));
+        let _ = interp.require_equal(c, &nf);
+    }
+    // A layer that keeps no running statistics normalises with the
+    // batch's own in eval mode too.
+    let no_running_stats = matches!(
+        call.setting("track_running_stats"),
+        Some(Value::Bool(Some(false)))
+    );
+    if (layer.training.get() == Some(true) || no_running_stats)
+        && let Some(message) = single_value_per_channel(interp, &dims)
+    {
+        interp.report(range, Code::LayerInput, message);
+        return Value::Unknown;
+    }
+    out_known(interp, x, dims, x.dtype, call.device.clone(), kind)
+}
+
+fn group_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+    let x = call.x;
+    let kind = &*call.layer.kind;
+    let Some(dims) = interp.dims(x) else {
+        return out_shape(
+            interp,
+            x,
+            x.shape.clone(),
+            x.dtype,
+            call.device.clone(),
+            kind,
+        );
+    };
+    let channels = call.setting("num_channels");
+    if let (Some(c), Some(nc)) = (dims.get(1), channels.and_then(|v| interp.as_dim(&v))) {
+        if interp.env.known_different(c, &nc) {
+            let message = format!(
+                "Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [{}] and input of shape {}",
+                interp.fmt_dim(&nc),
+                interp.fmt_dims(&dims)
+            );
+            interp.report(call.range.clone(), Code::LayerInput, message);
+            return Value::Unknown;
+        }
+        let _ = interp.require_equal(c, &nc);
+    }
+    out_known(interp, x, dims, x.dtype, call.device.clone(), kind)
+}
+
+fn embedding_bag_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+    let x = call.x;
+    let Some(dims) = interp.dims(x) else {
+        return Value::Unknown;
+    };
+    let width = call.setting("embedding_dim").unwrap_or(Value::Unknown);
+    let d = interp.size_dims(&[width])[0].clone();
+    let b = if dims.len() == 2 {
+        dims[0].clone()
+    } else {
+        interp.env.anonymous()
+    };
+    out_known(
+        interp,
+        x,
+        vec![b, d],
+        Some(DType::Float32),
+        call.device.clone(),
+        "nn.EmbeddingBag",
+    )
+}
+
+/// Layers that are a reshaping op with the layer's settings: `Flatten`,
+/// `Unflatten`, `Upsample`, `PixelShuffle`, `PixelUnshuffle`.
+fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forward) -> Value {
+    let input = call.input.clone();
+    let range = call.range.clone();
+    let a = |name: &str| call.setting(name);
+    match family {
+        Forward::Flatten => {
+            let s = a("start_dim").unwrap_or(Value::int(1));
+            let e = a("end_dim").unwrap_or(Value::int(-1));
             op(
                 interp,
                 "flatten",
-                Args::new(vec![input.clone(), s, e], Vec::new()),
+                Args::new(vec![input, s, e], Vec::new()),
                 range,
             )
         }
-        "Unflatten" => {
-            let d = a(0, "dim").unwrap_or(Value::Unknown);
-            let s = a(1, "unflattened_size").unwrap_or(Value::Unknown);
+        Forward::Unflatten => {
+            let d = a("dim").unwrap_or(Value::Unknown);
+            let s = a("unflattened_size").unwrap_or(Value::Unknown);
             op(
                 interp,
                 "unflatten",
-                Args::new(vec![input.clone(), d, s], Vec::new()),
+                Args::new(vec![input, d, s], Vec::new()),
                 range,
             )
         }
-        "Upsample" | "UpsamplingNearest2d" | "UpsamplingBilinear2d" => {
-            let args = fa(
-                vec![input.clone()],
-                vec![
-                    ("size", a(0, "size")),
-                    ("scale_factor", a(1, "scale_factor")),
-                    ("mode", a(2, "mode")),
-                ],
-            );
-            functional(interp, "interpolate", args, range)
-        }
-        "PixelShuffle" | "PixelUnshuffle" => {
-            let r = a(0, "upscale_factor")
-                .or(a(0, "downscale_factor"))
-                .unwrap_or(Value::Unknown);
-            functional(
-                interp,
-                if &*kind == "PixelShuffle" {
-                    "pixel_shuffle"
-                } else {
-                    "pixel_unshuffle"
-                },
-                Args::new(vec![input.clone(), r], Vec::new()),
-                range,
-            )
-        }
-        "ZeroPad1d" | "ZeroPad2d" | "ZeroPad3d" | "ConstantPad1d" | "ConstantPad2d"
-        | "ConstantPad3d" | "ReflectionPad1d" | "ReflectionPad2d" | "ReflectionPad3d"
-        | "ReplicationPad1d" | "ReplicationPad2d" | "ReplicationPad3d" | "CircularPad1d"
-        | "CircularPad2d" | "CircularPad3d" => {
-            let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
-            let pad = match a(0, "padding") {
-                Some(Value::Int(d)) => Value::tuple(vec![Value::Int(d); 2 * n]),
-                Some(v) => v,
-                None => Value::Unknown,
-            };
-            let mode = match kind.as_bytes()[0] {
-                b'R' if kind.starts_with("Reflection") => "reflect",
-                b'R' => "replicate",
-                b'C' if kind.starts_with("Circular") => "circular",
-                _ => "constant",
-            };
-            functional(
-                interp,
-                "pad",
-                Args::new(
-                    vec![input.clone(), pad],
-                    vec![(Rc::from("mode"), Value::Str(Rc::from(mode)))],
-                ),
-                range,
-            )
-        }
-        "LSTM" | "GRU" | "RNN" => rnn(interp, layer, x, &args, device, range),
-        "LSTMCell" | "GRUCell" | "RNNCell" => {
-            let Some(dims) = interp.dims(x) else {
-                return Value::Unknown;
-            };
-            let h = interp.size_dims(&[a(1, "hidden_size").unwrap_or(Value::Unknown)])[0].clone();
-            let h0 = match args.get(1) {
-                Some(Value::Tensor(t)) => Some(t.clone()),
-                Some(v) => v.items().and_then(|i| match i.first() {
-                    Some(Value::Tensor(t)) => Some(t.clone()),
-                    _ => None,
-                }),
-                None => None,
-            };
-            if let Some(hd) = h0.and_then(|t| interp.dims(&t))
-                && hd.len() == 2
-                && dims.len() == 2
-                && interp.env.known_different(&hd[0], &dims[0])
-            {
-                let message = format!(
-                    "Input batch size {} doesn't match hidden0 batch size {}",
-                    interp.fmt_dim(&dims[0]),
-                    interp.fmt_dim(&hd[0])
-                );
-                interp.report(range, Code::LayerInput, message);
-                return Value::Unknown;
-            }
-            let mut out = dims;
-            if let Some(last) = out.last_mut() {
-                *last = h;
-            }
-            let v = out_known(interp, x, out, x.dtype, device, &kind);
-            if &*kind == "LSTMCell" {
-                Value::tuple(vec![v.clone(), v])
-            } else {
-                v
-            }
-        }
-        "MultiheadAttention" => mha(interp, layer, &call_args, device, range),
-        "TransformerEncoderLayer"
-        | "TransformerDecoderLayer"
-        | "TransformerEncoder"
-        | "TransformerDecoder" => {
-            if let (Some(dims), Some(d_model)) = (interp.dims(x), layer_d_model(interp, layer)) {
-                if let Some(last) = dims.last() {
-                    if interp.env.known_different(last, &d_model) {
-                        // With `norm_first` the first op is the LayerNorm.
-                        let norm_first = |l: &Layer| {
-                            matches!(l.arg(99, "norm_first"), Some(Value::Bool(Some(true))))
-                        };
-                        let inner_norm_first = match layer.args.first() {
-                            Some(Value::Layer(inner)) => norm_first(inner),
-                            _ => false,
-                        };
-                        let message = if norm_first(layer) || inner_norm_first {
-                            format!(
-                                "Given normalized_shape=[{}], expected input with shape [*, {}], but got input of size{}",
-                                interp.fmt_dim(&d_model),
-                                interp.fmt_dim(&d_model),
-                                interp.fmt_dims(&dims)
-                            )
-                        } else {
-                            format!(
-                                "was expecting embedding dimension of {}, but got {}",
-                                interp.fmt_dim(&d_model),
-                                interp.fmt_dim(last)
-                            )
-                        };
-                        interp.report(range, Code::LayerInput, message);
-                        return Value::Unknown;
-                    }
-                    let _ = interp.require_equal(last, &d_model);
+        Forward::Upsample => {
+            let mut kw: Kwargs = Vec::new();
+            for name in ["size", "scale_factor", "mode"] {
+                if call.layer.def().is_some_and(|d| d.has_param(name))
+                    && let Some(v) = a(name)
+                {
+                    kw.push((Rc::from(name), v));
                 }
-                return out_known(interp, x, dims, x.dtype, device, &kind);
             }
-            out_shape(interp, x, x.shape.clone(), x.dtype, device, &kind)
+            functional(interp, "interpolate", Args::new(vec![input], kw), range)
         }
-        "Transformer" => {
-            let tgt = call_args.tensor(1, "tgt");
-            match tgt {
-                Some(t) => out_shape(
-                    interp,
-                    &t,
-                    t.shape.clone(),
-                    t.dtype,
-                    device,
-                    "nn.Transformer",
-                ),
-                None => Value::Unknown,
-            }
-        }
-        "CrossEntropyLoss" | "NLLLoss" | "MSELoss" | "L1Loss" | "BCELoss" | "BCEWithLogitsLoss"
-        | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss" => {
-            let f = match &*kind {
-                "CrossEntropyLoss" => "cross_entropy",
-                "NLLLoss" => "nll_loss",
-                "MSELoss" => "mse_loss",
-                "L1Loss" => "l1_loss",
-                "BCELoss" => "binary_cross_entropy",
-                "BCEWithLogitsLoss" => "binary_cross_entropy_with_logits",
-                "SmoothL1Loss" => "smooth_l1_loss",
-                "HuberLoss" => "huber_loss",
-                _ => "kl_div",
-            };
-            let mut kw = kwargs.clone();
-            if let Some(r) = layer.kwargs.iter().find(|(k, _)| &**k == "reduction") {
-                kw.push(r.clone());
-            }
-            functional(interp, f, Args::new(args, kw), range)
-        }
-        "Rearrange" | "Reduce" => {
-            let pattern = a(0, "pattern").unwrap_or(Value::Unknown);
-            let mut kw: Kwargs = layer.kwargs.clone();
-            let name = if &*kind == "Rearrange" {
-                "rearrange"
+        Forward::PixelShuffle(function) => {
+            let factor = if function == "pixel_shuffle" {
+                "upscale_factor"
             } else {
-                "reduce"
+                "downscale_factor"
             };
-            if &*kind == "Reduce" {
-                kw.push((
-                    Rc::from("reduction"),
-                    a(1, "reduction").unwrap_or(Value::Unknown),
-                ));
-            }
-            crate::rules::einops::call(
+            let r = a(factor).unwrap_or(Value::Unknown);
+            functional(
                 interp,
-                name,
-                Args::new(vec![input.clone(), pattern], kw),
+                function,
+                Args::new(vec![input, r], Vec::new()),
                 range,
             )
         }
-        _ => {
-            crate::rules::no_rule_warning(interp, range, &format!("nn.{kind}"));
-            Value::Unknown
-        }
+        _ => Value::Unknown,
     }
+}
+
+/// The pads (`ZeroPad2d`, `ReflectionPad1d`, ...): `F.pad` with the mode of
+/// the family and the padding for each side of each spatial dim.
+fn pad_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, mode: &'static str) -> Value {
+    let n = call.layer.def().map_or(0, |d| d.spatial);
+    let pad = match call.setting("padding") {
+        Some(Value::Int(d)) => Value::tuple(vec![Value::Int(d); 2 * n]),
+        Some(v) => v,
+        None => Value::Unknown,
+    };
+    functional(
+        interp,
+        "pad",
+        Args::new(
+            vec![call.input.clone(), pad],
+            vec![(Rc::from("mode"), Value::Str(Rc::from(mode)))],
+        ),
+        call.range.clone(),
+    )
+}
+
+fn rnn_cell_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+    let x = call.x;
+    let Some(dims) = interp.dims(x) else {
+        return Value::Unknown;
+    };
+    let hidden = call.setting("hidden_size").unwrap_or(Value::Unknown);
+    let h = interp.size_dims(&[hidden])[0].clone();
+    let h0 = match call.args.get(1) {
+        Some(Value::Tensor(t)) => Some(t.clone()),
+        Some(v) => v.items().and_then(|i| match i.first() {
+            Some(Value::Tensor(t)) => Some(t.clone()),
+            _ => None,
+        }),
+        None => None,
+    };
+    if let Some(hd) = h0.and_then(|t| interp.dims(&t))
+        && hd.len() == 2
+        && dims.len() == 2
+        && interp.env.known_different(&hd[0], &dims[0])
+    {
+        let message = format!(
+            "Input batch size {} doesn't match hidden0 batch size {}",
+            interp.fmt_dim(&dims[0]),
+            interp.fmt_dim(&hd[0])
+        );
+        interp.report(call.range.clone(), Code::LayerInput, message);
+        return Value::Unknown;
+    }
+    let mut out = dims;
+    if let Some(last) = out.last_mut() {
+        *last = h;
+    }
+    let kind = &*call.layer.kind;
+    let v = out_known(interp, x, out, x.dtype, call.device.clone(), kind);
+    if kind == "LSTMCell" {
+        Value::tuple(vec![v.clone(), v])
+    } else {
+        v
+    }
+}
+
+/// A Transformer encoder or decoder layer, or a stack of them: the input's
+/// shape, once its last size is the model's width.
+fn transformer_stack_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+    let (layer, x) = (call.layer, call.x);
+    let kind = &*layer.kind;
+    let device = call.device.clone();
+    let (Some(dims), Some(d_model)) = (interp.dims(x), layer_d_model(interp, layer)) else {
+        return out_shape(interp, x, x.shape.clone(), x.dtype, device, kind);
+    };
+    if let Some(last) = dims.last() {
+        if interp.env.known_different(last, &d_model) {
+            // With `norm_first` the first op is the LayerNorm.
+            let norm_first = |l: &Layer| {
+                l.def().is_some_and(|d| d.has_param("norm_first"))
+                    && matches!(l.setting("norm_first"), Some(Value::Bool(Some(true))))
+            };
+            let inner_norm_first = match layer.args.first() {
+                Some(Value::Layer(inner)) => norm_first(inner),
+                _ => false,
+            };
+            let message = if norm_first(layer) || inner_norm_first {
+                format!(
+                    "Given normalized_shape=[{}], expected input with shape [*, {}], but got input of size{}",
+                    interp.fmt_dim(&d_model),
+                    interp.fmt_dim(&d_model),
+                    interp.fmt_dims(&dims)
+                )
+            } else {
+                format!(
+                    "was expecting embedding dimension of {}, but got {}",
+                    interp.fmt_dim(&d_model),
+                    interp.fmt_dim(last)
+                )
+            };
+            interp.report(call.range.clone(), Code::LayerInput, message);
+            return Value::Unknown;
+        }
+        let _ = interp.require_equal(last, &d_model);
+    }
+    out_known(interp, x, dims, x.dtype, device, kind)
+}
+
+/// einops' `Rearrange` and `Reduce` layers: the function with the layer's
+/// pattern and axis sizes.
+fn einops_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, function: &str) -> Value {
+    let layer = call.layer;
+    let pattern = call.setting("pattern").unwrap_or(Value::Unknown);
+    let mut kw: Kwargs = layer
+        .kwargs
+        .iter()
+        .filter(|(k, _)| &**k != "pattern" && &**k != "reduction")
+        .cloned()
+        .collect();
+    if function == "reduce" {
+        kw.push((
+            Rc::from("reduction"),
+            call.setting("reduction").unwrap_or(Value::Unknown),
+        ));
+    }
+    crate::rules::einops::call(
+        interp,
+        function,
+        Args::new(vec![call.input.clone(), pattern], kw),
+        call.range.clone(),
+    )
 }
 
 /// Whether two tensors are known to have one shape.

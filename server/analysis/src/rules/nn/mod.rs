@@ -16,6 +16,7 @@ mod norm;
 pub(crate) mod parameters;
 mod pool;
 mod recurrent;
+mod registry;
 mod spatial;
 
 use rustc_hash::FxHashMap;
@@ -30,7 +31,6 @@ use crate::interp::Interp;
 use crate::value::{Layer, Provenance, Tensor, Value};
 
 use self::spatial::spatial;
-use crate::rules::names::NameSet;
 
 pub(crate) use forward::call_layer;
 pub(crate) use functional::functional;
@@ -38,20 +38,15 @@ pub(crate) use module::{
     add_child, child_modules, container_item, container_of, layer_attr, module_method,
     with_own_settings,
 };
+pub(crate) use registry::{Forward, LayerDef, Role};
 pub(crate) use spatial::spatial_rank_of;
 
 use crate::value::Kwargs;
 
-static CONTAINERS: NameSet = NameSet::new(&[
-    "Sequential",
-    "ModuleList",
-    "ModuleDict",
-    "ParameterList",
-    "ParameterDict",
-]);
-
+/// Whether a layer class holds what it was given as its submodules
+/// (`Sequential`, `ModuleList`, ...).
 pub(crate) fn is_container(kind: &str) -> bool {
-    CONTAINERS.contains(kind)
+    LayerDef::of(kind).is_some_and(|d| d.role == Role::Container)
 }
 
 /// `nn.<name>(...)`: a layer value, `nn.Parameter`, or a container.
@@ -169,12 +164,16 @@ pub(crate) fn construct(
     }))
 }
 
+/// What torch's constructor of a layer checks of its arguments.
 fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: TextRange) {
-    let int = |i: usize, n: &str| args.int(i, n);
-    match kind {
-        "Rearrange" | "Reduce" => super::einops::check_layer(interp, kind, args, range),
-        "MultiheadAttention" => {
-            if let (Some(e), Some(h)) = (int(0, "embed_dim"), int(1, "num_heads"))
+    let Some(def) = LayerDef::of(kind) else {
+        return;
+    };
+    let int = |n: &str| args.int(def.position(n).unwrap_or(usize::MAX), n);
+    match def.forward {
+        Forward::Einops(_) => super::einops::check_layer(interp, kind, args, range),
+        Forward::MultiheadAttention => {
+            if let (Some(e), Some(h)) = (int("embed_dim"), int("num_heads"))
                 && h > 0
                 && e % h != 0
             {
@@ -185,8 +184,8 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                 );
             }
         }
-        "GroupNorm" => {
-            if let (Some(g), Some(c)) = (int(0, "num_groups"), int(1, "num_channels"))
+        Forward::GroupNorm => {
+            if let (Some(g), Some(c)) = (int("num_groups"), int("num_channels"))
                 && g > 0
                 && c % g != 0
             {
@@ -197,17 +196,17 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                 );
             }
         }
-        "Conv1d" | "Conv2d" | "Conv3d" => {
-            let groups = int(6, "groups").unwrap_or(1);
+        Forward::Conv if !kind.starts_with("ConvTranspose") => {
+            let groups = int("groups").unwrap_or(1);
             if groups > 0 {
-                if int(0, "in_channels").is_some_and(|c| c % groups != 0) {
+                if int("in_channels").is_some_and(|c| c % groups != 0) {
                     interp.report(
                         range.clone(),
                         Code::LayerConfig,
                         "in_channels must be divisible by groups".into(),
                     );
                 }
-                if int(1, "out_channels").is_some_and(|c| c % groups != 0) {
+                if int("out_channels").is_some_and(|c| c % groups != 0) {
                     interp.report(
                         range.clone(),
                         Code::LayerConfig,
@@ -215,8 +214,9 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                     );
                 }
             }
-            if matches!(args.get(4, "padding"), Some(Value::Str(s)) if &**s == "same")
-                && spatial(args.get(3, "stride"), 1)
+            let setting = |n: &str| args.get(def.position(n).unwrap_or(usize::MAX), n);
+            if matches!(setting("padding"), Some(Value::Str(s)) if &**s == "same")
+                && spatial(setting("stride"), 1)
                     .iter()
                     .any(|s| s.as_const() != Some(1))
             {

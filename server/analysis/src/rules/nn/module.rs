@@ -13,6 +13,7 @@ use crate::value::{DType, Device, Layer, Value};
 use super::Kwargs;
 use super::forward::call_layer;
 use super::parameters::{first_parameter, layer_param, move_module, set_training};
+use super::registry::{Forward, Role};
 
 /// Attributes of a built-in layer: its parameters and constructor settings.
 pub(crate) fn layer_attr(
@@ -21,37 +22,16 @@ pub(crate) fn layer_attr(
     layer: &Rc<Layer>,
     attr: &str,
 ) -> Value {
-    let int_arg = |i: usize, n: &str| layer.arg(i, n).cloned();
     let kind = &*layer.kind;
     let named = match (kind, attr) {
-        ("Linear", "in_features") | ("Bilinear", "in1_features") => int_arg(0, "in_features"),
-        ("Linear", "out_features") => int_arg(1, "out_features"),
-        ("Embedding", "num_embeddings") => int_arg(0, "num_embeddings"),
-        ("Embedding", "embedding_dim") => int_arg(1, "embedding_dim"),
-        (
-            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
-            | "ConvTranspose3d",
-            "in_channels",
-        ) => int_arg(0, "in_channels"),
-        (
-            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
-            | "ConvTranspose3d",
-            "out_channels",
-        ) => int_arg(1, "out_channels"),
-        ("LayerNorm", "normalized_shape") => int_arg(0, "normalized_shape").map(|v| match v {
-            Value::Int(_) => Value::tuple(vec![v]),
-            other => other,
-        }),
-        ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", "num_features") => {
-            int_arg(0, "num_features")
+        // torch keeps a normalized shape as a tuple.
+        ("LayerNorm" | "RMSNorm", "normalized_shape") => {
+            layer.setting(attr).cloned().map(|v| match v {
+                Value::Int(_) => Value::tuple(vec![v]),
+                other => other,
+            })
         }
-        ("LSTM" | "GRU" | "RNN", "hidden_size") => int_arg(1, "hidden_size"),
-        ("LSTM" | "GRU" | "RNN", "input_size") => int_arg(0, "input_size"),
-        ("LSTM" | "GRU" | "RNN", "num_layers") => {
-            Some(int_arg(2, "num_layers").unwrap_or(Value::int(1)))
-        }
-        ("MultiheadAttention", "embed_dim") => int_arg(0, "embed_dim"),
-        ("MultiheadAttention", "num_heads") => int_arg(1, "num_heads"),
+        ("MultiheadAttention", "embed_dim" | "num_heads") => layer.setting(attr).cloned(),
         _ => None,
     };
     if let Some(v) = named {
@@ -69,6 +49,11 @@ pub(crate) fn layer_attr(
     ) {
         return layer_param(interp, layer, attr);
     }
+    if let Some(def) = layer.def()
+        && def.keeps_setting(attr)
+    {
+        return layer.setting_or_default(attr).unwrap_or(Value::Unknown);
+    }
     if let Some(i) = layer.keys.borrow().iter().position(|k| &**k == attr) {
         return layer
             .children
@@ -85,26 +70,16 @@ pub(crate) fn layer_attr(
 /// a padding string (`"same"`) as given. What a subclass passes on to
 /// `F.conv2d(x, w, self.bias, self.stride, self.padding, ...)`.
 fn conv_setting(layer: &Rc<Layer>, attr: &str) -> Option<Value> {
-    let kind = &*layer.kind;
-    let transposed = kind.starts_with("ConvTranspose");
-    let spatial = match kind {
-        "Conv1d" | "ConvTranspose1d" => 1,
-        "Conv2d" | "ConvTranspose2d" => 2,
-        "Conv3d" | "ConvTranspose3d" => 3,
-        _ => return None,
-    };
-    let (index, default) = match (attr, transposed) {
-        ("kernel_size", _) => (2, None),
-        ("stride", _) => (3, Some(1)),
-        ("padding", _) => (4, Some(0)),
-        ("output_padding", true) => (5, Some(0)),
-        ("dilation", false) => (5, Some(1)),
-        ("dilation", true) => (8, Some(1)),
-        ("groups", _) => (6, Some(1)),
+    let def = layer.def().filter(|d| d.forward == Forward::Conv)?;
+    let spatial = def.spatial;
+    let default = match attr {
+        "kernel_size" => None,
+        "stride" | "dilation" | "groups" => Some(1),
+        "padding" | "output_padding" if def.has_param(attr) => Some(0),
         _ => return None,
     };
     let given = layer
-        .arg(index, attr)
+        .setting(attr)
         .cloned()
         .or_else(|| default.map(Value::int));
     Some(match given {
@@ -113,51 +88,6 @@ fn conv_setting(layer: &Rc<Layer>, attr: &str) -> Option<Value> {
         None => Value::Unknown,
     })
 }
-
-/// Built-in layers with no submodules of their own.
-const LEAF_LAYERS: &[&str] = &[
-    "Linear",
-    "Bilinear",
-    "Conv1d",
-    "Conv2d",
-    "Conv3d",
-    "ConvTranspose1d",
-    "ConvTranspose2d",
-    "ConvTranspose3d",
-    "Embedding",
-    "EmbeddingBag",
-    "LayerNorm",
-    "GroupNorm",
-    "RMSNorm",
-    "BatchNorm1d",
-    "BatchNorm2d",
-    "BatchNorm3d",
-    "InstanceNorm1d",
-    "InstanceNorm2d",
-    "Dropout",
-    "Dropout1d",
-    "Dropout2d",
-    "Identity",
-    "ReLU",
-    "GELU",
-    "SiLU",
-    "Tanh",
-    "Sigmoid",
-    "Softmax",
-    "LeakyReLU",
-    "ELU",
-    "Mish",
-    "Flatten",
-    "MaxPool1d",
-    "MaxPool2d",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "Upsample",
-    "PixelShuffle",
-    "PixelUnshuffle",
-];
 
 /// A module's direct submodules by name, in the order torch keeps them;
 /// `None` when the analysis does not know them all.
@@ -199,7 +129,7 @@ pub(crate) fn child_modules(module: &Value) -> Option<Vec<(Rc<str>, Value)>> {
                     .collect(),
             )
         }
-        Value::Layer(l) if LEAF_LAYERS.contains(&&*l.kind) => Some(Vec::new()),
+        Value::Layer(l) if l.def().is_some_and(|d| d.role == Role::Leaf) => Some(Vec::new()),
         _ => None,
     }
 }
@@ -242,7 +172,7 @@ fn all_modules(
 /// not given) and `batch_first`.
 fn transformer_stack(transformer: &Rc<Layer>, part: &str) -> Value {
     let d_model = transformer
-        .arg(0, "d_model")
+        .setting("d_model")
         .cloned()
         .unwrap_or(Value::int(512));
     let settings: Vec<(Rc<str>, Value)> = transformer

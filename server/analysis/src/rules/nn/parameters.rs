@@ -15,26 +15,26 @@ pub(super) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
     if let Some(v) = layer.params.borrow().get(name) {
         return v.clone();
     }
-    let a = |i: usize, n: &str| layer.arg(i, n).cloned().unwrap_or(Value::Unknown);
+    let a = |n: &str| layer.setting(n).cloned().unwrap_or(Value::Unknown);
     let dims: Option<Vec<Value>> = match (&*layer.kind, name) {
-        ("Linear", "weight") => Some(vec![a(1, "out_features"), a(0, "in_features")]),
-        ("Linear", "bias") => Some(vec![a(1, "out_features")]),
-        ("Embedding", "weight") => Some(vec![a(0, "num_embeddings"), a(1, "embedding_dim")]),
-        ("LayerNorm", _) => a(0, "normalized_shape")
+        ("Linear", "weight") => Some(vec![a("out_features"), a("in_features")]),
+        ("Linear", "bias") => Some(vec![a("out_features")]),
+        ("Embedding", "weight") => Some(vec![a("num_embeddings"), a("embedding_dim")]),
+        ("LayerNorm", _) => a("normalized_shape")
             .items()
-            .or(Some(vec![a(0, "normalized_shape")])),
+            .or(Some(vec![a("normalized_shape")])),
         ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", "num_batches_tracked") => Some(Vec::new()),
-        ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", _) => Some(vec![a(0, "num_features")]),
-        ("Conv1d" | "Conv2d" | "Conv3d", "bias") => Some(vec![a(1, "out_channels")]),
+        ("BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d", _) => Some(vec![a("num_features")]),
+        ("Conv1d" | "Conv2d" | "Conv3d", "bias") => Some(vec![a("out_channels")]),
         ("Conv1d" | "Conv2d" | "Conv3d", "weight") => {
-            let n = layer.kind.as_bytes()[4] - b'0';
-            let groups = layer.arg(6, "groups").cloned().unwrap_or(Value::int(1));
-            let cin = match (interp.as_dim(&a(0, "in_channels")), interp.as_dim(&groups)) {
+            let n = layer.def().map_or(0, |d| d.spatial) as u8;
+            let groups = layer.setting("groups").cloned().unwrap_or(Value::int(1));
+            let cin = match (interp.as_dim(&a("in_channels")), interp.as_dim(&groups)) {
                 (Some(c), Some(g)) => c.floordiv(&g).map(Value::Int).unwrap_or(Value::Unknown),
                 _ => Value::Unknown,
             };
-            let mut d = vec![a(1, "out_channels"), cin];
-            let kernel = spatial(layer.arg(2, "kernel_size"), n as usize);
+            let mut d = vec![a("out_channels"), cin];
+            let kernel = spatial(layer.setting("kernel_size"), n as usize);
             // A kernel size the analysis cannot read is still `n` sizes.
             if kernel.len() == n as usize {
                 d.extend(kernel.into_iter().map(Value::Int));
@@ -211,8 +211,8 @@ pub(crate) struct LayerParameter {
 
 /// A boolean setting of a layer: `Some(default)` when not given, `None`
 /// when given as something the analysis cannot read.
-fn flag(layer: &Layer, index: usize, name: &str, default: bool) -> Option<bool> {
-    match layer.arg(index, name) {
+fn flag(layer: &Layer, name: &str, default: bool) -> Option<bool> {
+    match layer.setting(name) {
         None => Some(default),
         Some(Value::Bool(b)) => *b,
         Some(Value::Int(d)) => d.as_const().map(|n| n != 0),
@@ -220,54 +220,6 @@ fn flag(layer: &Layer, index: usize, name: &str, default: bool) -> Option<bool> 
         Some(_) => None,
     }
 }
-
-/// Layers with no parameters.
-const STATELESS: &[&str] = &[
-    "Dropout",
-    "Dropout1d",
-    "Dropout2d",
-    "Dropout3d",
-    "AlphaDropout",
-    "Identity",
-    "ReLU",
-    "ReLU6",
-    "GELU",
-    "SiLU",
-    "Tanh",
-    "Sigmoid",
-    "Softmax",
-    "LogSoftmax",
-    "Softplus",
-    "Hardswish",
-    "Hardsigmoid",
-    "Hardtanh",
-    "LeakyReLU",
-    "ELU",
-    "SELU",
-    "Mish",
-    "Flatten",
-    "Unflatten",
-    "MaxPool1d",
-    "MaxPool2d",
-    "MaxPool3d",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AvgPool3d",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
-    "Upsample",
-    "PixelShuffle",
-    "PixelUnshuffle",
-    "ZeroPad2d",
-    "ConstantPad1d",
-    "ConstantPad2d",
-    "ReflectionPad2d",
-    "ReplicationPad2d",
-    "CosineSimilarity",
-];
 
 /// The parameters a built-in layer (not a container) holds, in torch's
 /// order, with the shapes its constructor gives them; `None` for a layer
@@ -300,20 +252,20 @@ pub(crate) fn layer_parameters(
         }
     };
     match &*kind {
-        k if STATELESS.contains(&k) || k.ends_with("Loss") => {}
+        k if layer.def().is_some_and(|d| d.stateless) || k.ends_with("Loss") => {}
         "Linear" => {
             from_rule(interp, "weight", Some(true));
-            from_rule(interp, "bias", flag(layer, 2, "bias", true));
+            from_rule(interp, "bias", flag(layer, "bias", true));
         }
         "Conv1d" | "Conv2d" | "Conv3d" => {
             from_rule(interp, "weight", Some(true));
-            from_rule(interp, "bias", flag(layer, 7, "bias", true));
+            from_rule(interp, "bias", flag(layer, "bias", true));
         }
         "Embedding" => from_rule(interp, "weight", Some(true)),
         "LayerNorm" => {
-            let affine = flag(layer, 2, "elementwise_affine", true);
+            let affine = flag(layer, "elementwise_affine", true);
             from_rule(interp, "weight", affine);
-            let bias = match (affine, flag(layer, 3, "bias", true)) {
+            let bias = match (affine, flag(layer, "bias", true)) {
                 (Some(false), _) | (_, Some(false)) => Some(false),
                 (Some(true), Some(true)) => Some(true),
                 _ => None,
@@ -321,7 +273,7 @@ pub(crate) fn layer_parameters(
             from_rule(interp, "bias", bias);
         }
         "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" => {
-            let affine = flag(layer, 3, "affine", true);
+            let affine = flag(layer, "affine", true);
             from_rule(interp, "weight", affine);
             from_rule(interp, "bias", affine);
         }
@@ -340,7 +292,7 @@ pub(crate) fn layer_parameters(
                     .collect(),
                 ..(**layer).clone()
             };
-            let a = |i: usize, n: &str| resolved.arg(i, n).cloned().unwrap_or(Value::Unknown);
+            let a = |n: &str| resolved.setting(n).cloned().unwrap_or(Value::Unknown);
             let shapes = other_parameter_shapes(&resolved, &kind, &a)?;
             // The names say which parameter each is; the count needs only
             // the sizes.
@@ -361,7 +313,7 @@ type Sizes = Option<Vec<Value>>;
 fn other_parameter_shapes(
     layer: &Layer,
     kind: &str,
-    a: &dyn Fn(usize, &str) -> Value,
+    a: &dyn Fn(&str) -> Value,
 ) -> Option<Vec<(String, Sizes)>> {
     let mul = |x: &Value, n: i64| match x {
         Value::Int(d) => Value::Int(d.mul(&Dim::konst(n))),
@@ -385,27 +337,27 @@ fn other_parameter_shapes(
             push(
                 "weight",
                 Some(Some(vec![
-                    a(2, "out_features"),
-                    a(0, "in1_features"),
-                    a(1, "in2_features"),
+                    a("out_features"),
+                    a("in1_features"),
+                    a("in2_features"),
                 ])),
             );
             push(
                 "bias",
-                when(flag(layer, 3, "bias", true), vec![a(2, "out_features")]),
+                when(flag(layer, "bias", true), vec![a("out_features")]),
             );
         }
         "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
-            let n = (kind.as_bytes()[13] - b'0') as usize;
-            let groups = layer.arg(6, "groups").cloned().unwrap_or(Value::int(1));
-            let cout = match (a(1, "out_channels"), groups) {
+            let n = layer.def().map_or(0, |d| d.spatial);
+            let groups = layer.setting("groups").cloned().unwrap_or(Value::int(1));
+            let cout = match (a("out_channels"), groups) {
                 (Value::Int(c), Value::Int(g)) => {
                     c.floordiv(&g).map(Value::Int).unwrap_or(Value::Unknown)
                 }
                 _ => Value::Unknown,
             };
-            let mut weight = vec![a(0, "in_channels"), cout];
-            let kernel = spatial(layer.arg(2, "kernel_size"), n);
+            let mut weight = vec![a("in_channels"), cout];
+            let kernel = spatial(layer.setting("kernel_size"), n);
             if kernel.len() == n {
                 weight.extend(kernel.into_iter().map(Value::Int));
             } else {
@@ -414,36 +366,36 @@ fn other_parameter_shapes(
             push("weight", Some(Some(weight)));
             push(
                 "bias",
-                when(flag(layer, 7, "bias", true), vec![a(1, "out_channels")]),
+                when(flag(layer, "bias", true), vec![a("out_channels")]),
             );
         }
         "EmbeddingBag" => push(
             "weight",
-            Some(Some(vec![a(0, "num_embeddings"), a(1, "embedding_dim")])),
+            Some(Some(vec![a("num_embeddings"), a("embedding_dim")])),
         ),
         "GroupNorm" => {
-            let affine = flag(layer, 3, "affine", true);
-            push("weight", when(affine, vec![a(1, "num_channels")]));
-            push("bias", when(affine, vec![a(1, "num_channels")]));
+            let affine = flag(layer, "affine", true);
+            push("weight", when(affine, vec![a("num_channels")]));
+            push("bias", when(affine, vec![a("num_channels")]));
         }
         "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => {
-            let affine = flag(layer, 3, "affine", false);
-            push("weight", when(affine, vec![a(0, "num_features")]));
-            push("bias", when(affine, vec![a(0, "num_features")]));
+            let affine = flag(layer, "affine", false);
+            push("weight", when(affine, vec![a("num_features")]));
+            push("bias", when(affine, vec![a("num_features")]));
         }
         "RMSNorm" => {
-            let shape = a(0, "normalized_shape");
+            let shape = a("normalized_shape");
             let dims = shape.items().unwrap_or_else(|| vec![shape]);
             push(
                 "weight",
-                when(flag(layer, 2, "elementwise_affine", true), dims),
+                when(flag(layer, "elementwise_affine", true), dims),
             );
         }
         "PReLU" => push(
             "weight",
             Some(Some(vec![
                 layer
-                    .arg(0, "num_parameters")
+                    .setting("num_parameters")
                     .cloned()
                     .unwrap_or(Value::int(1)),
             ])),
@@ -454,28 +406,33 @@ fn other_parameter_shapes(
                 "GRU" => 3,
                 _ => 1,
             };
-            // `nn.RNN` takes `nonlinearity` before `bias`.
-            let shift = usize::from(kind == "RNN");
-            let proj = layer.arg(7, "proj_size").cloned();
+            let proj = match kind {
+                "LSTM" => layer.setting("proj_size").cloned(),
+                _ => None,
+            };
             if !matches!(proj, None | Some(Value::Int(_)))
                 || matches!(&proj, Some(Value::Int(d)) if d.as_const() != Some(0))
             {
                 return None;
             }
-            let layers = match layer.arg(2, "num_layers").cloned().unwrap_or(Value::int(1)) {
+            let layers = match layer
+                .setting("num_layers")
+                .cloned()
+                .unwrap_or(Value::int(1))
+            {
                 Value::Int(d) => d.as_const()?,
                 _ => return None,
             };
-            let directions = match flag(layer, 6 + shift, "bidirectional", false)? {
+            let directions = match flag(layer, "bidirectional", false)? {
                 true => 2,
                 false => 1,
             };
-            let bias = flag(layer, 3 + shift, "bias", true);
-            let hidden = a(1, "hidden_size");
+            let bias = flag(layer, "bias", true);
+            let hidden = a("hidden_size");
             let rows = mul(&hidden, gates);
             for l in 0..layers.clamp(0, 64) {
                 let input = if l == 0 {
-                    a(0, "input_size")
+                    a("input_size")
                 } else {
                     mul(&hidden, directions)
                 };
@@ -504,42 +461,36 @@ fn other_parameter_shapes(
                 "GRUCell" => 3,
                 _ => 1,
             };
-            let rows = mul(&a(1, "hidden_size"), gates);
-            let bias = flag(layer, 2, "bias", true);
-            push(
-                "weight_ih",
-                Some(Some(vec![rows.clone(), a(0, "input_size")])),
-            );
+            let rows = mul(&a("hidden_size"), gates);
+            let bias = flag(layer, "bias", true);
+            push("weight_ih", Some(Some(vec![rows.clone(), a("input_size")])));
             push(
                 "weight_hh",
-                Some(Some(vec![rows.clone(), a(1, "hidden_size")])),
+                Some(Some(vec![rows.clone(), a("hidden_size")])),
             );
             push("bias_ih", when(bias, vec![rows.clone()]));
             push("bias_hh", when(bias, vec![rows]));
         }
         // A stack of copies of its layer, and an optional final norm.
         "TransformerEncoder" | "TransformerDecoder" => {
-            let Some(Value::Layer(inner)) = layer.arg(
-                0,
-                if kind == "TransformerEncoder" {
-                    "encoder_layer"
-                } else {
-                    "decoder_layer"
-                },
-            ) else {
+            let Some(Value::Layer(inner)) = layer.setting(if kind == "TransformerEncoder" {
+                "encoder_layer"
+            } else {
+                "decoder_layer"
+            }) else {
                 return None;
             };
-            let copies = match layer.arg(1, "num_layers") {
+            let copies = match layer.setting("num_layers") {
                 Some(Value::Int(d)) => d.as_const()?,
                 _ => return None,
             };
-            let one = other_parameter_shapes(inner, &inner.kind, &|i, n| {
-                inner.arg(i, n).cloned().unwrap_or(Value::Unknown)
+            let one = other_parameter_shapes(inner, &inner.kind, &|n| {
+                inner.setting(n).cloned().unwrap_or(Value::Unknown)
             })?;
             for _ in 0..copies.clamp(0, 256) {
                 out.extend(one.iter().cloned());
             }
-            match layer.arg(2, "norm") {
+            match layer.setting("norm") {
                 None | Some(Value::None) => {}
                 Some(Value::Layer(norm)) if &*norm.kind == "LayerNorm" => {
                     out.extend(layer_norm_shapes(norm)?);
@@ -549,28 +500,27 @@ fn other_parameter_shapes(
         }
         // Its encoder and decoder stacks, each with its final norm.
         "Transformer" => {
-            let setting = |i: usize, n: &str, default: i64| {
-                layer.arg(i, n).cloned().unwrap_or(Value::int(default))
-            };
-            if [(7, "custom_encoder"), (8, "custom_decoder")]
+            let setting =
+                |n: &str, default: i64| layer.setting(n).cloned().unwrap_or(Value::int(default));
+            if ["custom_encoder", "custom_decoder"]
                 .iter()
-                .any(|(i, n)| !matches!(layer.arg(*i, n), None | Some(Value::None)))
+                .any(|n| !matches!(layer.setting(n), None | Some(Value::None)))
             {
                 return None;
             }
-            let d = setting(0, "d_model", 512);
+            let d = setting("d_model", 512);
             let stack = |kind: &str| Layer {
                 kind: std::rc::Rc::from(kind),
                 args: vec![d.clone()],
                 kwargs: vec![
                     (
                         std::rc::Rc::from("dim_feedforward"),
-                        setting(4, "dim_feedforward", 2048),
+                        setting("dim_feedforward", 2048),
                     ),
                     (
                         std::rc::Rc::from("bias"),
                         layer
-                            .arg(12, "bias")
+                            .setting("bias")
                             .cloned()
                             .unwrap_or(Value::Bool(Some(true))),
                     ),
@@ -583,28 +533,22 @@ fn other_parameter_shapes(
                 kwargs: vec![(
                     std::rc::Rc::from("bias"),
                     layer
-                        .arg(12, "bias")
+                        .setting("bias")
                         .cloned()
                         .unwrap_or(Value::Bool(Some(true))),
                 )],
                 ..layer.clone()
             };
             for (kind, count) in [
-                (
-                    "TransformerEncoderLayer",
-                    setting(2, "num_encoder_layers", 6),
-                ),
-                (
-                    "TransformerDecoderLayer",
-                    setting(3, "num_decoder_layers", 6),
-                ),
+                ("TransformerEncoderLayer", setting("num_encoder_layers", 6)),
+                ("TransformerDecoderLayer", setting("num_decoder_layers", 6)),
             ] {
                 let Value::Int(count) = count else {
                     return None;
                 };
                 let inner = stack(kind);
-                let one = other_parameter_shapes(&inner, kind, &|i, n| {
-                    inner.arg(i, n).cloned().unwrap_or(Value::Unknown)
+                let one = other_parameter_shapes(&inner, kind, &|n| {
+                    inner.setting(n).cloned().unwrap_or(Value::Unknown)
                 })?;
                 for _ in 0..count.as_const()?.clamp(0, 256) {
                     out.extend(one.iter().cloned());
@@ -619,12 +563,12 @@ fn other_parameter_shapes(
             if decoder {
                 attention_parameters(layer, "multihead_attn.", &mut push, &mul, &when)?;
             }
-            let d = a(0, "d_model");
+            let d = a("d_model");
             let ff = layer
-                .arg(2, "dim_feedforward")
+                .setting("dim_feedforward")
                 .cloned()
                 .unwrap_or(Value::int(2048));
-            let bias = flag(layer, 9, "bias", true);
+            let bias = flag(layer, "bias", true);
             push("linear1.weight", Some(Some(vec![ff.clone(), d.clone()])));
             push("linear1.bias", when(bias, vec![ff.clone()]));
             push("linear2.weight", Some(Some(vec![d.clone(), ff])));
@@ -646,12 +590,12 @@ fn other_parameter_shapes(
 /// A `LayerNorm`'s parameters by name, from its settings.
 fn layer_norm_shapes(norm: &Layer) -> Option<Vec<(String, Sizes)>> {
     let shape = norm
-        .arg(0, "normalized_shape")
+        .setting("normalized_shape")
         .cloned()
         .unwrap_or(Value::Unknown);
     let dims = shape.items().unwrap_or_else(|| vec![shape]);
-    let affine = flag(norm, 2, "elementwise_affine", true)?;
-    let bias = affine && flag(norm, 3, "bias", true)?;
+    let affine = flag(norm, "elementwise_affine", true)?;
+    let bias = affine && flag(norm, "bias", true)?;
     let mut out = Vec::new();
     if affine {
         out.push(("weight".to_string(), Some(dims.clone())));
@@ -673,22 +617,22 @@ fn attention_parameters(
 ) -> Option<()> {
     let attention = &*layer.kind == "MultiheadAttention";
     let e = layer
-        .arg(0, if attention { "embed_dim" } else { "d_model" })
+        .setting(if attention { "embed_dim" } else { "d_model" })
         .cloned()
         .unwrap_or(Value::Unknown);
     // Keys and values of another width get projections of their own
     // (`q_proj_weight`, `k_proj_weight`, `v_proj_weight`); of the same
     // width, one `in_proj_weight` as large as the three.
-    let width = |i: usize, n: &str| match layer.arg(i, n) {
+    let width = |n: &str| match layer.setting(n) {
         None | Some(Value::None) => e.clone(),
         Some(v) => v.clone(),
     };
     let (kdim, vdim) = if attention {
-        (width(6, "kdim"), width(7, "vdim"))
+        (width("kdim"), width("vdim"))
     } else {
         (e.clone(), e.clone())
     };
-    let bias = flag(layer, if attention { 3 } else { 9 }, "bias", true);
+    let bias = flag(layer, "bias", true);
     push(
         &format!("{prefix}q_proj_weight"),
         Some(Some(vec![e.clone(), e.clone()])),
@@ -705,7 +649,7 @@ fn attention_parameters(
         &format!("{prefix}in_proj_bias"),
         when(bias, vec![mul(&e, 3)]),
     );
-    if attention && flag(layer, 4, "add_bias_kv", false)? {
+    if attention && flag(layer, "add_bias_kv", false)? {
         push(
             "bias_k",
             Some(Some(vec![Value::int(1), Value::int(1), e.clone()])),

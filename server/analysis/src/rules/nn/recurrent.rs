@@ -18,7 +18,7 @@ pub(super) fn rnn(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let a = |i: usize, n: &str| layer.arg(i, n).cloned();
+    let a = |n: &str| layer.setting(n).cloned();
     let is_lstm = &*layer.kind == "LSTM";
     let flag = |v: Option<Value>| matches!(v, Some(Value::Bool(Some(true))));
     let batch_first = flag(
@@ -35,10 +35,10 @@ pub(super) fn rnn(
             .find(|(k, _)| &**k == "bidirectional")
             .map(|(_, v)| v.clone()),
     );
-    let num_layers = a(2, "num_layers")
+    let num_layers = a("num_layers")
         .and_then(|v| interp.as_dim(&v))
         .unwrap_or_else(|| Dim::konst(1));
-    let hidden = interp.size_dims(&[a(1, "hidden_size").unwrap_or(Value::Unknown)])[0].clone();
+    let hidden = interp.size_dims(&[a("hidden_size").unwrap_or(Value::Unknown)])[0].clone();
     let proj = layer
         .kwargs
         .iter()
@@ -76,7 +76,7 @@ pub(super) fn rnn(
         interp.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
-    if let Some(input_size) = a(0, "input_size").and_then(|v| interp.as_dim(&v)) {
+    if let Some(input_size) = a("input_size").and_then(|v| interp.as_dim(&v)) {
         let last = &dims[dims.len() - 1];
         if interp.env.known_different(last, &input_size) {
             let message = format!(

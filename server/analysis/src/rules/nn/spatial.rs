@@ -4,16 +4,12 @@ use shapels_shapes::Dim;
 
 use crate::value::Value;
 
-/// How many spatial dims a layer of this kind works on, when its name says
-/// (`Conv2d`, `ConvTranspose3d`, `BatchNorm1d`, `AdaptiveAvgPool2d`).
+/// How many spatial dims a layer of this kind works on, when it works on
+/// a fixed number (`Conv2d`, `ConvTranspose3d`, `BatchNorm1d`).
 pub(crate) fn spatial_rank_of(kind: &str) -> Option<usize> {
-    let digit = kind.strip_suffix('d')?.chars().last()?;
-    match digit {
-        '1' => Some(1),
-        '2' => Some(2),
-        '3' => Some(3),
-        _ => None,
-    }
+    super::LayerDef::of(kind)
+        .map(|d| d.spatial)
+        .filter(|n| *n > 0)
 }
 
 /// Spatial parameters (`kernel_size=3` or `(3, 5)`) as `n` dims.
