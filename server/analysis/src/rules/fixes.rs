@@ -15,7 +15,7 @@ use shapels_syntax::ast::{Arg, Expr, ExprKind, TextRange};
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::report::Fix;
-use crate::rules::nn::LayerDef;
+use crate::rules::nn::{Forward, LayerDef};
 use crate::value::{Layer, Value};
 
 /// Where the parts of one call were written: the call, the method name of
@@ -132,9 +132,9 @@ pub(crate) fn layer_size_fix(
     let dims = interp.dims(x)?;
     let kind = &*layer.kind;
     let def = layer.def()?;
-    let (code, name, actual): (Code, &str, Dim) = match kind {
-        "Linear" => (Code::LinearShape, "in_features", dims.last()?.clone()),
-        "Conv1d" | "Conv2d" | "Conv3d" => {
+    let (code, name, actual): (Code, &str, Dim) = match def.forward {
+        Forward::Linear => (Code::LinearShape, "in_features", dims.last()?.clone()),
+        Forward::Conv if !kind.starts_with("ConvTranspose") => {
             let n = def.spatial;
             let channels = match dims.len() {
                 l if l == n + 2 => &dims[1],
@@ -143,14 +143,14 @@ pub(crate) fn layer_size_fix(
             };
             (Code::ConvInput, "in_channels", channels.clone())
         }
-        "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" => {
+        Forward::BatchNorm if def.has_param("num_features") => {
             (Code::LayerInput, "num_features", dims.get(1)?.clone())
         }
         // Only a single normalized size: a tuple's fix is a tuple.
-        "LayerNorm" if matches!(layer.setting("normalized_shape"), Some(Value::Int(_))) => {
+        Forward::LayerNorm if matches!(layer.setting("normalized_shape"), Some(Value::Int(_))) => {
             (Code::LayerInput, "normalized_shape", dims.last()?.clone())
         }
-        "LSTM" | "GRU" | "RNN" => (Code::LayerInput, "input_size", dims.last()?.clone()),
+        Forward::Rnn => (Code::LayerInput, "input_size", dims.last()?.clone()),
         _ => return None,
     };
     let expected = interp.as_dim(layer.setting(name)?)?;

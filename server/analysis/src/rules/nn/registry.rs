@@ -339,6 +339,8 @@ const BATCH_NORM: &[&str] = &[
     "track_running_stats=True",
     "device=None",
     "dtype=None",
+    "*",
+    "bias=True",
 ];
 const INSTANCE_NORM: &[&str] = &[
     "num_features",
@@ -348,6 +350,8 @@ const INSTANCE_NORM: &[&str] = &[
     "track_running_stats=False",
     "device=None",
     "dtype=None",
+    "*",
+    "bias=True",
 ];
 const DROPOUT: &[&str] = &["p=0.5", "inplace=False"];
 const INPLACE: &[&str] = &["inplace=False"];
@@ -553,6 +557,8 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "process_group=None",
             "device=None",
             "dtype=None",
+            "*",
+            "bias=True",
         ],
         Forward::BatchNorm,
     ),
@@ -567,6 +573,8 @@ pub(crate) static LAYERS: &[LayerDef] = &[
                 "track_running_stats=True",
                 "device=None",
                 "dtype=None",
+            "*",
+            "bias=True",
             ],
             Forward::BatchNorm,
         ),
@@ -606,6 +614,8 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "affine=True",
             "device=None",
             "dtype=None",
+            "*",
+            "bias=True",
         ],
         Forward::GroupNorm,
     ),
@@ -1013,6 +1023,31 @@ mod tests {
                     None => assert!(!seen_default, "{}: `{spec}` follows a default", def.name),
                 }
             }
+        }
+    }
+
+    /// torch's signatures, written by `tests/golden/layer_signatures.py`.
+    const TORCH: &str = include_str!("../../../../../tests/golden/layer_signatures.txt");
+
+    #[test]
+    fn signatures_are_torchs() {
+        for def in LAYERS {
+            let line = TORCH
+                .lines()
+                .find(|l| l.split(['(', ' ']).next() == Some(def.name))
+                .unwrap_or_else(|| panic!("{} is not in layer_signatures.txt: run tests/golden/layer_signatures.py", def.name));
+            // torch takes `*args, **kwargs` (LSTM) or the class is not
+            // installed (einops): nothing to compare.
+            let Some(inner) = line.strip_prefix(def.name).and_then(|l| l.strip_prefix('(')) else {
+                continue;
+            };
+            let torch: Vec<&str> = inner
+                .trim_end_matches(')')
+                .split(", ")
+                .filter(|p| !p.is_empty())
+                .collect();
+            let ours: Vec<&str> = def.params.iter().map(|p| p.trim_start_matches('~')).collect();
+            assert_eq!(ours, torch, "{}'s signature", def.name);
         }
     }
 
