@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use ropey::Rope;
 use shapels_analysis::{Diagnostic, FileAnalysis, Fix, quick_fix};
-use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
     DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, TextDocumentEdit, TextEdit,
@@ -40,10 +40,8 @@ pub(crate) async fn code_action(
     {
         return Ok(None);
     }
-    let analysis = match snapshot.analysis(session).await {
-        Ok(Some(analysis)) => analysis,
-        Ok(None) => return Ok(None),
-        Err(Cancelled) => return Err(Error::content_modified()),
+    let Some(analysis) = snapshot.analysis(session).await? else {
+        return Ok(None);
     };
     let flags = session.flags();
     let range = proto::offsets(&snapshot.text, params.range, flags.encoding);
@@ -65,10 +63,7 @@ pub(crate) async fn code_action(
         let diagnostic = &analysis.diagnostics[i];
         let mut preferred = true;
         for (j, fix) in diagnostic.fixes.iter().enumerate() {
-            let works = match trial.works(&analysis, (i, j), &text).await {
-                Ok(works) => works,
-                Err(Cancelled) => return Err(Error::content_modified()),
-            };
+            let works = trial.works(&analysis, (i, j), &text).await?;
             if !works {
                 continue;
             }

@@ -10,12 +10,11 @@
 
 use serde::{Deserialize, Serialize};
 use shapels_analysis::{Binding, DimView, FileAnalysis, Severity};
-use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{Range, TextDocumentIdentifier};
 
 use crate::proto;
 use crate::session::Session;
-use crate::snapshot::Cancelled;
 
 /// The method name, which is also the contract with the editor clients.
 pub(crate) const METHOD: &str = "shapels/fileStatus";
@@ -63,11 +62,10 @@ pub(crate) async fn file_status(
         return Ok(None);
     };
     let encoding = session.flags().encoding;
-    let analysis = match snapshot.analysis(session).await {
-        Ok(Some(analysis)) => analysis,
-        // Superseded before its analysis began: see `hover::hover`.
-        Err(Cancelled) => return Err(Error::content_modified()),
-        Ok(None) => {
+    // Superseded before its analysis began: see `snapshot::Cancelled`.
+    let analysis = match snapshot.analysis(session).await? {
+        Some(analysis) => analysis,
+        None => {
             return Ok(Some(FileStatus {
                 version: snapshot.version,
                 analyzed: false,

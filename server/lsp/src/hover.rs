@@ -1,16 +1,13 @@
 //! `textDocument/hover`: what is known of the tensor under the cursor.
 
-use std::sync::Arc;
-
 use ropey::Rope;
 use shapels_analysis::FileAnalysis;
-use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
 use crate::position::PositionEncoding;
 use crate::proto;
 use crate::session::Session;
-use crate::snapshot::Cancelled;
 
 /// On a bound name, the binding (with its name); elsewhere, the innermost
 /// tensor expression under the cursor, from an analysis that records
@@ -22,7 +19,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         return Ok(None);
     };
     let encoding = session.flags().encoding;
-    let Some(analysis) = answerable(snapshot.analysis(session).await)? else {
+    let Some(analysis) = snapshot.analysis(session).await? else {
         return Ok(None);
     };
     let offset = proto::offset(&snapshot.text, position.position, encoding);
@@ -32,7 +29,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
     let (markdown, range) = if let Some(binding) = shapels_analysis::binding_at(&analysis, offset) {
         // The analysis with expressions says more of the same binding (the
         // chain of ops that made it); the keystroke analysis is the fallback.
-        let fuller = answerable(snapshot.analysis_with_expressions(session).await)?;
+        let fuller = snapshot.analysis_with_expressions(session).await?;
         let binding = fuller
             .as_deref()
             .and_then(|a| shapels_analysis::binding_at(a, offset))
@@ -46,7 +43,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
             binding.range.clone(),
         )
     } else {
-        let Some(analysis) = answerable(snapshot.analysis_with_expressions(session).await)? else {
+        let Some(analysis) = snapshot.analysis_with_expressions(session).await? else {
             return Ok(None);
         };
         let expression = shapels_analysis::expression_at(&analysis, offset);
@@ -65,10 +62,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         });
         if word.is_some() && !on_tensor && !keyword {
             let target = shapels_analysis::SummaryTarget::At(offset);
-            let summary = snapshot
-                .summary(session, target)
-                .await
-                .map_err(|Cancelled| Error::content_modified())?;
+            let summary = snapshot.summary(session, target).await?;
             if let Some(summary) = summary
                 && expression.is_none_or(|e| {
                     e.range.start <= summary.range.start && summary.range.end <= e.range.end
@@ -121,7 +115,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         }
     };
     let mut markdown = markdown;
-    if let Some(analysis) = answerable(snapshot.analysis_with_expressions(session).await)? {
+    if let Some(analysis) = snapshot.analysis_with_expressions(session).await? {
         markdown.push_str(&diagnostic_operands(&snapshot.text, &analysis, offset));
     }
     Ok(Some(Hover {
@@ -241,16 +235,6 @@ fn summary_markdown(
         out.push_str(&format!("- defined in `{}`\n", def.place()));
     }
     out
-}
-
-/// An analysis to answer from; `None` when it panicked. When the document
-/// changed before the analysis began, the answer would be about a text the
-/// client no longer has: LSP's ContentModified tells the client to ask
-/// again (or not), without showing an error.
-fn answerable(
-    analysis: std::result::Result<Option<Arc<FileAnalysis>>, Cancelled>,
-) -> Result<Option<Arc<FileAnalysis>>> {
-    analysis.map_err(|Cancelled| Error::content_modified())
 }
 
 /// A name another file defines: what it is called here and where it is.

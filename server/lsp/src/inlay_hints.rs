@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{
     InlayHint, InlayHintKind, InlayHintLabel, InlayHintParams, InlayHintTooltip,
 };
 
 use crate::proto;
 use crate::session::Session;
-use crate::snapshot::Cancelled;
 
 /// The hints of the bindings in the requested range: `: [8, 128]` right
 /// after each name, with dtype, device and origin as the tooltip.
@@ -28,13 +27,10 @@ pub(crate) async fn inlay_hint(
         return Ok(Some(Vec::new()));
     }
     let encoding = session.flags().encoding;
-    let analysis = match snapshot.analysis(session).await {
-        Ok(Some(analysis)) => analysis,
-        Ok(None) => return Ok(None),
-        // The document changed before the analysis began: the answer would
-        // be about a text the client no longer has. LSP's ContentModified
-        // tells the client to ask again (or not), without showing an error.
-        Err(Cancelled) => return Err(Error::content_modified()),
+    // The document changed before the analysis began: the answer would be
+    // about a text the client no longer has (see `snapshot::Cancelled`).
+    let Some(analysis) = snapshot.analysis(session).await? else {
+        return Ok(None);
     };
     let range = proto::offsets(&snapshot.text, params.range, encoding);
     let options = shapels_analysis::HintOptions {

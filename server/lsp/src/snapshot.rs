@@ -52,6 +52,14 @@ pub(crate) struct Snapshot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Cancelled;
 
+/// A request about a superseded text answers LSP's ContentModified, which
+/// tells the client to ask again (or not) without showing an error.
+impl From<Cancelled> for tower_lsp_server::jsonrpc::Error {
+    fn from(_: Cancelled) -> Self {
+        tower_lsp_server::jsonrpc::Error::content_modified()
+    }
+}
+
 impl Snapshot {
     pub(crate) fn new(
         uri: Uri,

@@ -350,7 +350,7 @@ pub(crate) fn method(
     };
     Some(match name {
         "size" => match args.get(1, "dim") {
-            None => super::size_value(&shape, &this),
+            None => super::size_value(&shape),
             Some(Value::Int(d)) => match (shape.dims(), d.as_const()) {
                 (Some(dims), Some(i)) => match wrap_dim(i, dims.len()) {
                     Ok(i) => Value::Int(dims.get(i).cloned().unwrap_or_else(|| Dim::konst(1))),

@@ -156,8 +156,8 @@ pub(crate) fn attr(interp: &mut Interp<'_>, object: &Value, d: &Distribution, at
         return v.clone();
     }
     match attr {
-        "batch_shape" => size_value(&Shape::known(d.batch.clone()), object),
-        "event_shape" => size_value(&Shape::known(d.event.clone()), object),
+        "batch_shape" => size_value(&Shape::known(d.batch.clone())),
+        "event_shape" => size_value(&Shape::known(d.event.clone())),
         "mean" | "mode" | "stddev" | "variance" => {
             let mut shape = d.batch.clone();
             shape.extend(d.event.iter().cloned());

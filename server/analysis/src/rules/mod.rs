@@ -293,7 +293,7 @@ pub(crate) fn tensor_attr(
 ) -> Value {
     let shape = interp.resolve_shape(&t.shape);
     match attr {
-        "shape" => size_value(&shape, object),
+        "shape" => size_value(&shape),
         "ndim" => match shape.dims() {
             Some(d) => Value::int(d.len() as i64),
             None => Value::Unknown,
@@ -345,13 +345,10 @@ pub(crate) fn tensor_attr(
 }
 
 /// `x.shape` / `x.size()`: a tuple of sizes, or a placeholder while the rank is unknown.
-pub(crate) fn size_value(shape: &Shape, object: &Value) -> Value {
+pub(crate) fn size_value(shape: &Shape) -> Value {
     match shape {
         Shape::Known(dims) => Value::tuple(dims.iter().map(|d| Value::Int(d.clone())).collect()),
-        Shape::Var(v) => {
-            let _ = object;
-            Value::SizeOfVar(*v, Rc::new(Vec::new()))
-        }
+        Shape::Var(v) => Value::SizeOfVar(*v, Rc::new(Vec::new())),
         Shape::Tail(v, dims) => Value::SizeOfVar(*v, dims.clone()),
     }
 }

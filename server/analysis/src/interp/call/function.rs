@@ -207,7 +207,6 @@ impl Interp<'_> {
                 None => early,
             });
         }
-        let _ = range;
         self.recorder.leave_call(outer_call);
         self.env.set_operands(outer_operands);
         // What a call that raised returns is nothing: the caller's next

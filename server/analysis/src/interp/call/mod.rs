@@ -253,7 +253,7 @@ impl Interp<'_> {
                 let refs: Vec<&Value> = operands.iter().collect();
                 let at = range.clone();
                 self.with_operands(&refs, &at, |interp| {
-                    rules::nn::call_layer(interp, callee, layer, args, kwargs, range)
+                    rules::nn::call_layer(interp, layer, args, kwargs, range)
                 })
             }
             // Only one of them runs: what each raises holds on some paths.

@@ -27,7 +27,6 @@ use super::spatial::{pool_settings, spatial, spatial_or};
 /// argument that does not fit the input offered for what it reports.
 pub(crate) fn call_layer(
     interp: &mut Interp<'_>,
-    callee: &Value,
     layer: &Rc<Layer>,
     args: Vec<Value>,
     kwargs: Kwargs,
@@ -42,7 +41,7 @@ pub(crate) fn call_layer(
     if let Some(fix) = crate::rules::fixes::layer_device_fix(interp, layer, args.first(), &range) {
         interp.offer_fix(Code::DeviceMismatch, fix);
     }
-    let out = forward(interp, callee, layer, args, kwargs, range);
+    let out = forward(interp, layer, args, kwargs, range);
     // An offer the forward did not report is withdrawn.
     interp.offered_fixes.truncate(offered);
     out
@@ -52,7 +51,6 @@ pub(crate) fn call_layer(
 /// takes (rank, device, dtype of the weights), then its family's rule.
 fn forward(
     interp: &mut Interp<'_>,
-    callee: &Value,
     layer: &Rc<Layer>,
     args: Vec<Value>,
     kwargs: Kwargs,
@@ -81,7 +79,6 @@ fn forward(
     let Some(device) = check_layer_inputs(interp, layer, &args, range.clone()) else {
         return Value::Unknown;
     };
-    let _ = callee;
     // Eager kernels need the input and the weights of one dtype (fake mode
     // lets it pass; the run would not).
     let weight_dtype = *layer.dtype.borrow();

@@ -142,7 +142,7 @@ fn functional_rule(
         }
         "layer_norm" | "rms_norm" => {
             if name == "layer_norm"
-                && let Some(message) = mixed_dtype(interp, &x, &args, name)
+                && let Some(message) = mixed_dtype(&x, &args, name)
             {
                 return raise(Code::DtypeMismatch, message);
             }
@@ -169,7 +169,7 @@ fn functional_rule(
             ))
         }
         "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {
-            if let Some(message) = mixed_dtype(interp, &x, &args, name) {
+            if let Some(message) = mixed_dtype(&x, &args, name) {
                 return raise(Code::DtypeMismatch, message);
             }
             // `F.batch_norm(..., training=True)` verifies the batch first.

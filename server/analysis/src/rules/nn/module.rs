@@ -234,7 +234,6 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
             let Some(picked) = crate::interp::slice_indices(children.len(), lo, hi, step) else {
                 return Value::Unknown;
             };
-            let _ = interp;
             Value::Layer(Rc::new(Layer {
                 kind: layer.kind.clone(),
                 args: Vec::new(),
@@ -394,7 +393,7 @@ pub(crate) fn module_method(
             Value::None
         }
         "forward" => match receiver {
-            Value::Layer(l) => call_layer(interp, receiver, l, args.pos, args.kw, range),
+            Value::Layer(l) => call_layer(interp, l, args.pos, args.kw, range),
             _ => Value::Unknown,
         },
         "append" => {

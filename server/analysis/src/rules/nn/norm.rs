@@ -28,12 +28,7 @@ pub(super) fn norm_dtype_message(x: DType, p: DType) -> Option<String> {
 
 /// `F.batch_norm` / `F.group_norm` / `F.instance_norm` / `F.layer_norm` with
 /// parameters of another dtype than the input.
-pub(super) fn mixed_dtype(
-    interp: &mut Interp<'_>,
-    x: &Rc<Tensor>,
-    args: &Args,
-    name: &str,
-) -> Option<String> {
+pub(super) fn mixed_dtype(x: &Rc<Tensor>, args: &Args, name: &str) -> Option<String> {
     let keys: &[(usize, &str)] = match name {
         "batch_norm" | "instance_norm" => &[
             (1, "running_mean"),
@@ -44,7 +39,6 @@ pub(super) fn mixed_dtype(
         "group_norm" | "layer_norm" => &[(2, "weight"), (3, "bias")],
         _ => &[],
     };
-    let _ = interp;
     let xd = x.dtype?;
     let p = keys
         .iter()

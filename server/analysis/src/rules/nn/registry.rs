@@ -573,8 +573,8 @@ pub(crate) static LAYERS: &[LayerDef] = &[
                 "track_running_stats=True",
                 "device=None",
                 "dtype=None",
-            "*",
-            "bias=True",
+                "*",
+                "bias=True",
             ],
             Forward::BatchNorm,
         ),
@@ -1035,10 +1035,18 @@ mod tests {
             let line = TORCH
                 .lines()
                 .find(|l| l.split(['(', ' ']).next() == Some(def.name))
-                .unwrap_or_else(|| panic!("{} is not in layer_signatures.txt: run tests/golden/layer_signatures.py", def.name));
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{} is not in layer_signatures.txt: run tests/golden/layer_signatures.py",
+                        def.name
+                    )
+                });
             // torch takes `*args, **kwargs` (LSTM) or the class is not
             // installed (einops): nothing to compare.
-            let Some(inner) = line.strip_prefix(def.name).and_then(|l| l.strip_prefix('(')) else {
+            let Some(inner) = line
+                .strip_prefix(def.name)
+                .and_then(|l| l.strip_prefix('('))
+            else {
                 continue;
             };
             let torch: Vec<&str> = inner
@@ -1046,7 +1054,11 @@ mod tests {
                 .split(", ")
                 .filter(|p| !p.is_empty())
                 .collect();
-            let ours: Vec<&str> = def.params.iter().map(|p| p.trim_start_matches('~')).collect();
+            let ours: Vec<&str> = def
+                .params
+                .iter()
+                .map(|p| p.trim_start_matches('~'))
+                .collect();
             assert_eq!(ours, torch, "{}'s signature", def.name);
         }
     }
