@@ -33,169 +33,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use serde_json::Value as Json;
 use shapels_analysis::{Config, DimView, Severity, analyze};
 
 const HEADER: &str = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\nif __name__ == \"__main__\":\n";
-
-// ---------------------------------------------------------------- a small JSON reader
-
-#[derive(Debug, Clone)]
-enum Json {
-    Null,
-    Bool(bool),
-    Num(f64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
-}
-
-impl Json {
-    fn get(&self, key: &str) -> Option<&Json> {
-        match self {
-            Json::Obj(kv) => kv.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-    fn str(&self) -> Option<&str> {
-        match self {
-            Json::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-struct Parser<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl Parser<'_> {
-    fn ws(&mut self) {
-        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-            self.i += 1;
-        }
-    }
-    fn value(&mut self) -> Result<Json, String> {
-        self.ws();
-        let c = *self.s.get(self.i).ok_or("unexpected end")?;
-        match c {
-            b'{' => {
-                self.i += 1;
-                let mut kv = Vec::new();
-                loop {
-                    self.ws();
-                    if self.s[self.i] == b'}' {
-                        self.i += 1;
-                        return Ok(Json::Obj(kv));
-                    }
-                    let Json::Str(k) = self.value()? else {
-                        return Err("key".into());
-                    };
-                    self.ws();
-                    self.i += 1; // ':'
-                    let v = self.value()?;
-                    kv.push((k, v));
-                    self.ws();
-                    if self.s[self.i] == b',' {
-                        self.i += 1;
-                    }
-                }
-            }
-            b'[' => {
-                self.i += 1;
-                let mut items = Vec::new();
-                loop {
-                    self.ws();
-                    if self.s[self.i] == b']' {
-                        self.i += 1;
-                        return Ok(Json::Arr(items));
-                    }
-                    items.push(self.value()?);
-                    self.ws();
-                    if self.s[self.i] == b',' {
-                        self.i += 1;
-                    }
-                }
-            }
-            b'"' => {
-                self.i += 1;
-                let mut out = String::new();
-                loop {
-                    let c = self.s[self.i];
-                    self.i += 1;
-                    match c {
-                        b'"' => return Ok(Json::Str(out)),
-                        b'\\' => {
-                            let e = self.s[self.i];
-                            self.i += 1;
-                            match e {
-                                b'n' => out.push('\n'),
-                                b't' => out.push('\t'),
-                                b'r' => out.push('\r'),
-                                b'b' => out.push('\u{8}'),
-                                b'f' => out.push('\u{c}'),
-                                b'u' => {
-                                    let hex =
-                                        std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
-                                    self.i += 4;
-                                    let cp =
-                                        u32::from_str_radix(hex, 16).map_err(|e| e.to_string())?;
-                                    out.push(char::from_u32(cp).unwrap_or('\u{fffd}'));
-                                }
-                                other => out.push(other as char),
-                            }
-                        }
-                        _ => {
-                            // copy a UTF-8 sequence as is
-                            let start = self.i - 1;
-                            let mut end = self.i;
-                            while end < self.s.len() && (self.s[end] & 0xC0) == 0x80 {
-                                end += 1;
-                            }
-                            out.push_str(std::str::from_utf8(&self.s[start..end]).unwrap());
-                            self.i = end;
-                        }
-                    }
-                }
-            }
-            b't' => {
-                self.i += 4;
-                Ok(Json::Bool(true))
-            }
-            b'f' => {
-                self.i += 5;
-                Ok(Json::Bool(false))
-            }
-            b'n' => {
-                self.i += 4;
-                Ok(Json::Null)
-            }
-            _ => {
-                let start = self.i;
-                while self.i < self.s.len()
-                    && matches!(
-                        self.s[self.i],
-                        b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
-                    )
-                {
-                    self.i += 1;
-                }
-                let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
-                t.parse()
-                    .map(Json::Num)
-                    .map_err(|_| format!("bad number {t:?}"))
-            }
-        }
-    }
-}
-
-fn parse_json(s: &str) -> Result<Json, String> {
-    Parser {
-        s: s.as_bytes(),
-        i: 0,
-    }
-    .value()
-}
 
 // ---------------------------------------------------------------- cases
 
@@ -238,21 +79,21 @@ fn dims(shape: &[DimView]) -> String {
 /// Runs one case; returns the outcome and a one-line explanation.
 fn run_case(case: &Json) -> (Outcome, String) {
     let setup: Vec<&str> = match case.get("setup") {
-        Some(Json::Arr(a)) => a.iter().filter_map(Json::str).collect(),
+        Some(Json::Array(a)) => a.iter().filter_map(Json::as_str).collect(),
         _ => Vec::new(),
     };
     let expr = case
         .get("expr_line")
-        .and_then(Json::str)
+        .and_then(Json::as_str)
         .unwrap_or_default();
     // a family's own imports (`import einops`, ...) follow the shared ones; the
     // other families' snippets stay exactly the header
     let mut src = String::from(HEADER);
-    if let Some(Json::Arr(imports)) = case.get("imports") {
+    if let Some(Json::Array(imports)) = case.get("imports") {
         let at = src.find("\n\n").map_or(0, |i| i + 1);
         let lines: String = imports
             .iter()
-            .filter_map(Json::str)
+            .filter_map(Json::as_str)
             .map(|l| format!("{l}\n"))
             .collect();
         src.insert_str(at, &lines);
@@ -298,7 +139,10 @@ fn run_case(case: &Json) -> (Outcome, String) {
             );
         }
         let on = errors.iter().filter(|d| on_line(d.range.start));
-        let torch = err.get("message").and_then(Json::str).unwrap_or_default();
+        let torch = err
+            .get("message")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
         let mut ours = None;
         for d in on {
             // Ours may add where the sizes come from after torch's words.
@@ -310,8 +154,11 @@ fn run_case(case: &Json) -> (Outcome, String) {
         if let Some(ours) = ours {
             return (Outcome::Exact, format!("worded `{ours}`; torch: `{torch}`"));
         }
-        let msg = err.get("message").and_then(Json::str).unwrap_or_default();
-        let ty = err.get("type").and_then(Json::str).unwrap_or_default();
+        let msg = err
+            .get("message")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        let ty = err.get("type").and_then(Json::as_str).unwrap_or_default();
         let mut short: String = msg.chars().take(90).collect();
         if short.len() < msg.len() {
             short.push('…');
@@ -329,7 +176,7 @@ fn run_case(case: &Json) -> (Outcome, String) {
         );
     }
     let dd = matches!(case.get("data_dependent"), Some(Json::Bool(true)));
-    let Some(Json::Obj(expected)) = case.get("bindings") else {
+    let Some(Json::Object(expected)) = case.get("bindings") else {
         return (Outcome::Unknown, "no bindings recorded".into());
     };
     let mut outcome = Outcome::Exact;
@@ -344,9 +191,9 @@ fn run_case(case: &Json) -> (Outcome, String) {
             continue;
         };
         let want_shape: Vec<i64> = match want.get("shape") {
-            Some(Json::Arr(a)) => a
+            Some(Json::Array(a)) => a
                 .iter()
-                .map(|v| if let Json::Num(n) = v { *n as i64 } else { -1 })
+                .map(|v| v.as_f64().map_or(-1, |n| n as i64))
                 .collect(),
             _ => Vec::new(),
         };
@@ -384,7 +231,7 @@ fn run_case(case: &Json) -> (Outcome, String) {
             }
         }
         for (field, got_v) in [("dtype", &got.tensor.dtype), ("device", &got.tensor.device)] {
-            let want_v = want.get(field).and_then(Json::str).unwrap_or_default();
+            let want_v = want.get(field).and_then(Json::as_str).unwrap_or_default();
             match got_v {
                 None => outcome = outcome.max(Outcome::Unknown),
                 Some(g) if g == want_v => {}
@@ -461,11 +308,11 @@ fn golden_cases_match_torch() {
             if line.trim().is_empty() {
                 continue;
             }
-            let case =
-                parse_json(line).unwrap_or_else(|e| panic!("{}:{}: {e}", file.display(), n + 1));
+            let case = serde_json::from_str::<Json>(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", file.display(), n + 1));
             let id = case
                 .get("id")
-                .and_then(Json::str)
+                .and_then(Json::as_str)
                 .unwrap_or_default()
                 .to_string();
             seen.insert(id.clone());
@@ -503,7 +350,7 @@ fn golden_cases_match_torch() {
                 } else {
                     let expr = case
                         .get("expr_line")
-                        .and_then(Json::str)
+                        .and_then(Json::as_str)
                         .unwrap_or_default();
                     unexpected.push(format!("{id} [{kind}] `{expr}`: {why}"));
                 }
@@ -694,7 +541,7 @@ const NOT_OPS: &[&str] = &[
 fn covered(case: &Json, functions: &mut BTreeSet<String>, layers: &mut BTreeSet<String>) {
     let expr = case
         .get("expr_line")
-        .and_then(Json::str)
+        .and_then(Json::as_str)
         .unwrap_or_default();
     let b = expr.as_bytes();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
@@ -720,8 +567,8 @@ fn covered(case: &Json, functions: &mut BTreeSet<String>, layers: &mut BTreeSet<
             functions.insert(name);
         }
     }
-    if let Some(Json::Arr(setup)) = case.get("setup") {
-        for line in setup.iter().filter_map(Json::str) {
+    if let Some(Json::Array(setup)) = case.get("setup") {
+        for line in setup.iter().filter_map(Json::as_str) {
             let Some((var, rhs)) = line.split_once(" = nn.") else {
                 continue;
             };

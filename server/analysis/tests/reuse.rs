@@ -112,6 +112,8 @@ fn check_chain(path: &Path, text: &str, versions: &[String], coverage: Coverage)
                 .take(6)
                 .map(|(n, (x, y))| format!("line {n}: taken {x} / fresh {y}"))
                 .collect();
+            let _ = std::fs::write(std::env::temp_dir().join("reuse-taken.txt"), &a);
+            let _ = std::fs::write(std::env::temp_dir().join("reuse-fresh.txt"), &b);
             let _ = std::fs::write(std::env::temp_dir().join("reuse-before.py"), before);
             let _ = std::fs::write(std::env::temp_dir().join("reuse-after.py"), version);
             let edited: Vec<String> = before

@@ -9,25 +9,28 @@ use shapels_analysis::FileAnalysis;
 pub fn python_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
     let mut files = Vec::new();
-    for dir in [
-        "fixtures/basics",
-        "fixtures/diagnostics",
-        "fixtures/interpreter",
-        "fixtures/library",
-        "fixtures/ops",
-        "fixtures/stated",
-        "corpus",
-    ] {
-        let mut here: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
-            .unwrap_or_else(|e| panic!("read {dir}: {e}"))
-            .map(|entry| entry.expect("a directory entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "py"))
-            .collect();
+    // Every folder of fixtures, found rather than listed, so that a new
+    // one is covered the day it is added.
+    for dir in ["fixtures", "corpus"] {
+        let mut here = Vec::new();
+        collect_python(&root.join(dir), &mut here);
         here.sort();
         files.extend(here);
     }
     assert!(files.len() > 100, "the fixtures and test corpus are there");
     files
+}
+
+fn collect_python(dir: &Path, files: &mut Vec<PathBuf>) {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            collect_python(&path, files);
+        } else if path.extension().is_some_and(|e| e == "py") {
+            files.push(path);
+        }
+    }
 }
 
 /// Everything an analysis says, ranges and what it read included.
