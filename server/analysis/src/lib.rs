@@ -81,12 +81,34 @@ pub fn analyze_module_reusing(
     previous: Option<&CallCache>,
     modules: &ModuleGraph,
 ) -> (FileAnalysis, CallCache) {
+    let never = std::sync::atomic::AtomicBool::new(false);
+    analyze_module_cancellable(source, module, config, coverage, previous, modules, &never)
+        .expect("an analysis nobody cancels runs to its end")
+}
+
+/// `analyze_module_reusing` that stops soon after `cancel` is set (the
+/// language server sets it when the document changes under the run): then
+/// there is no result, and no calls to carry either, since a stopped run's
+/// calls did not all finish.
+pub fn analyze_module_cancellable(
+    source: &str,
+    module: &shapels_syntax::ast::Module,
+    config: &Config,
+    coverage: Coverage,
+    previous: Option<&CallCache>,
+    modules: &ModuleGraph,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Option<(FileAnalysis, CallCache)> {
     let mut interp = interp::Interp::new(source, config, modules);
+    interp.cancel = Some(cancel);
     interp.recorder.expressions = coverage == Coverage::Expressions;
     interp.carry_calls(module, previous);
     interp.run_module(module);
+    if interp.cancelled {
+        return None;
+    }
     let calls = interp.carried_calls();
-    (finish(interp, config, module), calls)
+    Some((finish(interp, config, module), calls))
 }
 
 fn finish(

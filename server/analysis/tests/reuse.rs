@@ -224,3 +224,41 @@ if __name__ == \"__main__\":
         analysis.diagnostics
     );
 }
+
+/// A run whose cancel flag is set stops at its next check and gives no
+/// result; unset, it gives exactly what `analyze_module_reusing` gives.
+#[test]
+fn a_cancelled_analysis_stops_and_gives_nothing() {
+    use std::sync::atomic::AtomicBool;
+    // More steps than the analysis takes between two looks at the flag.
+    let text = format!(
+        "import torch\nx = torch.zeros(2, 3)\n{}y = x.sum(0)\n",
+        "x = x + 1\n".repeat(600)
+    );
+    let text = text.as_str();
+    let file = parse(text);
+    let config = Config::default();
+    let run = |cancel: &AtomicBool| {
+        shapels_analysis::analyze_module_cancellable(
+            text,
+            &file.module,
+            &config,
+            Coverage::Bindings,
+            None,
+            &ModuleGraph::empty(),
+            cancel,
+        )
+    };
+    assert!(run(&AtomicBool::new(true)).is_none());
+    let (analysis, _) = run(&AtomicBool::new(false)).expect("not cancelled");
+    let (plain, _) = analyze_module_reusing(
+        text,
+        &file.module,
+        &config,
+        Coverage::Bindings,
+        None,
+        &ModuleGraph::empty(),
+    );
+    assert_eq!(shown(&analysis), shown(&plain));
+    assert!(analysis.bindings.iter().any(|b| b.name == "y"));
+}

@@ -96,9 +96,8 @@ impl EditSession {
         match self.cache.analyze(
             &self.uri,
             text,
-            &Config::default(),
-            Coverage::Expressions,
-            self.analyzer,
+            (&Config::default(), Coverage::Expressions),
+            (self.analyzer, &std::sync::atomic::AtomicBool::new(false)),
             (&ImportInputs::default(), &mut self.imports),
         ) {
             Outcome::Done(analysis) => Some(analysis),

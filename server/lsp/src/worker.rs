@@ -86,6 +86,11 @@ impl CancelToken {
     pub(crate) fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Acquire)
     }
+
+    /// The flag itself, for an analysis to stop at soon after it is set.
+    pub(crate) fn flag(&self) -> &AtomicBool {
+        &self.0
+    }
 }
 
 /// One request: analyse this version of this document.
@@ -402,9 +407,8 @@ fn analyze_job(
     let outcome = cache.analyze(
         &job.uri,
         job.text.to_string(),
-        &job.config,
-        job.coverage,
-        analyzer,
+        (&job.config, job.coverage),
+        (analyzer, job.token.flag()),
         (&job.imports, imports),
     );
     tracing::debug!(
@@ -479,13 +483,14 @@ impl ParseCache {
     /// Parses `text` as the new version of `uri` (incrementally when an
     /// earlier version is known) and analyses it. A panic in either step
     /// costs this result and the document's cached parse, nothing more.
+    /// `cancel` set while the analysis runs stops it: the outcome is then
+    /// `Cancelled`, and nothing of the run is kept.
     pub(crate) fn analyze(
         &mut self,
         uri: &Uri,
         text: String,
-        config: &Config,
-        coverage: Coverage,
-        analyzer: Analyzer,
+        (config, coverage): (&Config, Coverage),
+        (analyzer, cancel): (Analyzer, &AtomicBool),
         (inputs, state): (&ImportInputs, &mut ImportState),
     ) -> Outcome {
         let name = uri.as_str();
@@ -515,25 +520,34 @@ impl ParseCache {
             .map(|(_, _, _, calls)| calls);
         let analysed = guarded::guard(name, "analysis", || match analyzer {
             Analyzer::Reusing => {
-                let (analysis, calls) = shapels_analysis::analyze_module_reusing(
+                let (analysis, calls) = shapels_analysis::analyze_module_cancellable(
                     &parsed.text,
                     &parsed.file.module,
                     config,
                     coverage,
                     previous.as_ref(),
                     &graph,
-                );
+                    cancel,
+                )?;
                 tracing::debug!(
                     "{name}: {} calls taken from the last version",
                     calls.taken()
                 );
-                (analysis, Some(calls))
+                Some((analysis, Some(calls)))
             }
-            Analyzer::Plain(analyze) => (
+            Analyzer::Plain(analyze) => Some((
                 analyze(&parsed.text, &parsed.file.module, config, coverage),
                 None,
-            ),
+            )),
         });
+        let analysed = match analysed {
+            Some(Some(analysed)) => Some(analysed),
+            Some(None) => {
+                tracing::debug!("{name}: superseded while analysed; stopped");
+                return Outcome::Cancelled;
+            }
+            None => None,
+        };
         // After a panic the calls are dropped with it: the next version
         // runs every call.
         let analysis = analysed.map(|(analysis, calls)| {
@@ -811,9 +825,8 @@ mod tests {
             let Outcome::Done(analysis) = cache.analyze(
                 &uri,
                 text.clone(),
-                config,
-                coverage,
-                Analyzer::Plain(counted_analysis),
+                (config, coverage),
+                (Analyzer::Plain(counted_analysis), &AtomicBool::new(false)),
                 (&ImportInputs::default(), &mut ImportState::default()),
             ) else {
                 panic!("no analysis of {text:?}");
@@ -933,15 +946,42 @@ mod tests {
             cache.analyze(
                 &uri,
                 text.to_string(),
-                &config,
-                Coverage::Bindings,
-                Analyzer::Plain(panicky_analysis),
+                (&config, Coverage::Bindings),
+                (Analyzer::Plain(panicky_analysis), &AtomicBool::new(false)),
                 (&ImportInputs::default(), &mut ImportState::default()),
             )
         };
         assert!(matches!(run(&mut cache, "x = 1\n"), Outcome::Done(_)));
         assert!(matches!(run(&mut cache, "x = boom\n"), Outcome::Failed));
         assert!(matches!(run(&mut cache, "x = 2\n"), Outcome::Done(_)));
+    }
+
+    /// The job's cancel flag reaches the analysis: set, the run stops and
+    /// nothing of it is kept, so the next version is analysed in full.
+    #[test]
+    fn a_cancelled_analysis_gives_no_outcome_and_keeps_nothing() {
+        let uri: Uri = "untitled:loop.py".parse().unwrap();
+        let mut cache = ParseCache::default();
+        let config = Config::default();
+        // More steps than the analysis takes between two looks at the flag.
+        let text = format!(
+            "import torch\nx = torch.zeros(2)\n{}",
+            "x = x + 1\n".repeat(600)
+        );
+        let mut run = |cancelled: bool| {
+            cache.analyze(
+                &uri,
+                text.clone(),
+                (&config, Coverage::Bindings),
+                (Analyzer::Reusing, &AtomicBool::new(cancelled)),
+                (&ImportInputs::default(), &mut ImportState::default()),
+            )
+        };
+        assert!(matches!(run(true), Outcome::Cancelled));
+        let Outcome::Done(analysis) = run(false) else {
+            panic!("the version after a cancelled run is analysed");
+        };
+        assert!(analysis.bindings.iter().any(|b| b.name == "x"));
     }
 
     #[test]
@@ -952,9 +992,8 @@ mod tests {
         match cache.analyze(
             &uri,
             big,
-            &Config::default(),
-            Coverage::Bindings,
-            Analyzer::Plain(panicky_analysis),
+            (&Config::default(), Coverage::Bindings),
+            (Analyzer::Plain(panicky_analysis), &AtomicBool::new(false)),
             (&ImportInputs::default(), &mut ImportState::default()),
         ) {
             Outcome::Done(analysis) => assert!(analysis.bindings.is_empty()),

@@ -207,6 +207,11 @@ pub(crate) struct Interp<'s> {
     /// Where the first step past the budget was refused: the analysis
     /// stopped there (see `report_budget_stop`).
     budget_stop: Option<TextRange>,
+    /// Set by the caller when the result is wanted no more (the document
+    /// changed): the run stops at its next check, as if out of steps.
+    pub(crate) cancel: Option<&'s std::sync::atomic::AtomicBool>,
+    /// The run stopped because `cancel` was set: its result is no answer.
+    pub(crate) cancelled: bool,
     pub depth: usize,
     pub expr_depth: usize,
     pub recorder: Recorder,
@@ -361,6 +366,8 @@ impl<'s> Interp<'s> {
             importing: 0,
             budget: step_budget(src.len()),
             budget_stop: None,
+            cancel: None,
+            cancelled: false,
             depth: 0,
             expr_depth: 0,
             recorder: Recorder::default(),
@@ -437,6 +444,14 @@ impl<'s> Interp<'s> {
             return !self.out_of_budget();
         }
         self.steps += 1;
+        // Reading the flag costs an atomic load: once every 256 steps is
+        // often enough to stop within a fraction of a millisecond.
+        if self.steps % 256 == 0
+            && let Some(cancel) = self.cancel
+            && cancel.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            self.cancelled = true;
+        }
         if self.in_foreign_code() {
             self.foreign_steps += 1;
         }
@@ -467,7 +482,9 @@ impl<'s> Interp<'s> {
         if self.importing > 0 {
             return self.import_steps > IMPORT_BUDGET || self.module_steps > MODULE_BUDGET;
         }
-        self.steps > self.budget || (self.foreign_steps > FOREIGN_BUDGET && self.in_foreign_code())
+        self.cancelled
+            || self.steps > self.budget
+            || (self.foreign_steps > FOREIGN_BUDGET && self.in_foreign_code())
     }
 
     /// Whether the code running now is another file's.
