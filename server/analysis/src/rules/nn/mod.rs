@@ -17,6 +17,7 @@ pub(crate) mod parameters;
 mod pool;
 mod recurrent;
 mod registry;
+mod resample;
 mod spatial;
 
 use rustc_hash::FxHashMap;

@@ -1,0 +1,379 @@
+//! `F.pad`, `F.interpolate`, `F.pixel_shuffle`, `F.unfold` and `F.grid_sample`: the functional ops
+//! that resample or regroup an input's spatial dims.
+
+use super::spatial::{spatial, spatial_or};
+use crate::code::Code;
+use crate::interp::Interp;
+use crate::rules::Args;
+use crate::rules::check::{RuleResult, check, raise};
+use crate::rules::ops::{out_known, out_var};
+use crate::value::Value;
+use crate::value::{Device, Tensor};
+use shapels_shapes::Dim;
+use std::rc::Rc;
+
+/// `F.pad`.
+pub(super) fn pad_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    (x, args): (&Rc<Tensor>, &Args),
+    device: Option<Device>,
+) -> RuleResult {
+    let Some(dims) = interp.dims(&x) else {
+        return Ok(out_var(interp, &x, x.dtype, device, name));
+    };
+    let Some(pads) = args.get(1, "pad").and_then(|v| v.items()) else {
+        return Ok(Value::Unknown);
+    };
+    if pads.len() % 2 != 0 {
+        return raise(
+            Code::PadSize,
+            "Padding length must be divisible by 2".into(),
+        );
+    }
+    if pads.len() / 2 > dims.len() {
+        let message = format!(
+            "Padding length should be less than or equal to two times the input dimension but got padding length {} and input of dimension {}",
+            pads.len(),
+            dims.len()
+        );
+        return raise(Code::PadSize, message);
+    }
+    let pads = interp.size_dims(&pads);
+    let mode = args.str(2, "mode");
+    let mode = mode.as_deref().unwrap_or("constant");
+    if mode != "constant" {
+        let (p, r) = (pads.len(), dims.len());
+        if p > 6 || (p / 2 + 1 != r && p / 2 + 2 != r) {
+            let message = format!("Padding size {p} is not supported for {r}D input tensor.");
+            return raise(Code::PadSize, message);
+        }
+        for i in 0..p / 2 {
+            let k = r - 1 - i;
+            let (Some(size), Some(lo), Some(hi)) = (
+                interp.env.value(&dims[k]),
+                interp.env.value(&pads[2 * i]),
+                interp.env.value(&pads[2 * i + 1]),
+            ) else {
+                continue;
+            };
+            let message = match mode {
+                "reflect" if lo >= size || hi >= size => format!(
+                    "Argument #{}: Padding size should be less than the corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {k} of input {}",
+                    4 + 2 * i,
+                    interp.fmt_dims(&dims)
+                ),
+                "circular" if lo > size || hi > size => {
+                    "Padding value causes wrapping around more than once.".to_string()
+                }
+                _ => continue,
+            };
+            return raise(Code::PadSize, message);
+        }
+    }
+    let mut out = dims.clone();
+    let n = out.len();
+    for i in 0..pads.len() / 2 {
+        out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
+    }
+    Ok(out_known(interp, &x, out, x.dtype, device, name))
+}
+
+/// `F.interpolate` and its kin.
+pub(super) fn interpolate_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    (x, args): (&Rc<Tensor>, &Args),
+    device: Option<Device>,
+) -> RuleResult {
+    if interp.dims(&x).is_none() {
+        // The mode or the number of sizes says how many spatial dims
+        // the input has (torch refuses any other rank): batch and
+        // channels come before them.
+        if let Some(k) = interpolated_dims(name, &args) {
+            let names: &[&str] = match k {
+                1 => &["N", "C", "L"],
+                2 => &["N", "C", "H", "W"],
+                _ => &["N", "C", "D", "H", "W"],
+            };
+            interp.demand_rank(&x.shape, names);
+        }
+    }
+    let Some(dims) = interp.dims(&x) else {
+        return Ok(out_var(interp, &x, x.dtype, device, name));
+    };
+    let mode = args.str(3, "mode");
+    let mode = mode.as_deref().unwrap_or(match name {
+        "upsample_bilinear" => "bilinear",
+        _ => "nearest",
+    });
+    let r = dims.len();
+    let need = match mode {
+        "linear" => Some(3),
+        "bilinear" => Some(4),
+        "trilinear" => Some(5),
+        _ => None,
+    };
+    if !(3..=5).contains(&r) || (mode == "bicubic" && r != 4) {
+        let message = format!(
+            "Input Error: Only 3D, 4D and 5D input Tensors supported (got {r}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact (got {mode})"
+        );
+        return raise(Code::InterpolateSize, message);
+    }
+    if let Some(k) = need
+        && k != r
+    {
+        let message = format!("Got {r}D input, but {mode} mode needs {k}D input");
+        return raise(Code::InterpolateSize, message);
+    }
+    let n = dims.len() - 2;
+    let size = args.get(1, "size").filter(|v| !v.is_none()).cloned();
+    let scale = args
+        .get(2, "scale_factor")
+        .filter(|v| !v.is_none())
+        .cloned();
+    let mut out = dims[..2].to_vec();
+    match (size, scale) {
+        (Some(s), None) => {
+            // Sizes the analysis cannot enumerate (`size=low.shape[-2:]`
+            // of a tensor of unknown rank) are as many unknown sizes.
+            let sizes = match &s {
+                Value::Int(_) => vec![s.clone(); n],
+                v => v.items().unwrap_or_else(|| {
+                    (0..n).map(|_| Value::Int(interp.env.anonymous())).collect()
+                }),
+            };
+            if sizes.len() != n {
+                let wanted = interp.size_dims(&sizes);
+                return raise(
+                    Code::InterpolateSize,
+                    format!(
+                        "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.",
+                        interp.fmt_dims(&dims[2..]),
+                        interp.fmt_tuple(&wanted)
+                    ),
+                );
+            }
+            out.extend(interp.size_dims(&sizes));
+        }
+        (None, Some(f)) => {
+            let factors = match &f {
+                Value::Int(_) | Value::Float(_) => vec![f.clone(); n],
+                v => v.items().unwrap_or_default(),
+            };
+            for (i, l) in dims[2..].iter().enumerate() {
+                let d = match factors.get(i) {
+                    Some(Value::Int(k)) => l.mul(k),
+                    Some(Value::Float(Some(f))) => match interp.env.value(l) {
+                        Some(v) => Dim::konst((v as f64 * f).floor() as i64),
+                        None if f.fract() == 0.0 => l.mul(&Dim::konst(*f as i64)),
+                        None => interp.env.anonymous(),
+                    },
+                    _ => interp.env.anonymous(),
+                };
+                out.push(d);
+            }
+        }
+        // A run on made-up inputs kept `None` defaults that any
+        // real caller of the module may have set.
+        (None, None) if interp.recorder.made_up => return Ok(Value::Unknown),
+        (None, None) => {
+            return raise(
+                Code::InterpolateSize,
+                "either size or scale_factor should be defined".into(),
+            );
+        }
+        (Some(_), Some(_)) => {
+            return raise(
+                Code::InterpolateSize,
+                "only one of size or scale_factor should be defined".into(),
+            );
+        }
+    }
+    Ok(out_known(interp, &x, out, x.dtype, device, name))
+}
+
+/// `F.pixel_shuffle` and its kin.
+pub(super) fn pixel_shuffle_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    (x, args): (&Rc<Tensor>, &Args),
+    device: Option<Device>,
+) -> RuleResult {
+    let Some(dims) = interp.dims(&x) else {
+        return Ok(Value::Unknown);
+    };
+    let Some(r) = args
+        .get(1, "upscale_factor")
+        .or(args.get(1, "downscale_factor"))
+        .and_then(|v| {
+            if let Value::Int(d) = v {
+                Some(d.clone())
+            } else {
+                None
+            }
+        })
+    else {
+        return Ok(Value::Unknown);
+    };
+    let n = dims.len();
+    check!(
+        n >= 3,
+        Code::LayerInput,
+        "{name} expects input to have at least 3 dimensions, but got input with {n} dimension(s)"
+    );
+    let factor = if name == "pixel_shuffle" {
+        "upscale_factor"
+    } else {
+        "downscale_factor"
+    };
+    if let Some(k) = interp.env.value(&r) {
+        check!(
+            k > 0,
+            Code::LayerInput,
+            "{name} expects a positive {factor}, but got {k}"
+        );
+        // The sizes torch divides by the factor must divide exactly
+        // (a square past int64 divides no size the analysis knows:
+        // it is left alone).
+        let divided: &[(usize, &str, Option<i64>, &str)] = if name == "pixel_shuffle" {
+            &[(
+                n - 3,
+                "its input's 'channel' dimension",
+                k.checked_mul(k),
+                "the square of ",
+            )]
+        } else {
+            &[
+                (n - 2, "height", Some(k), ""),
+                (n - 1, "width", Some(k), ""),
+            ]
+        };
+        for &(i, what, by, square) in divided {
+            if let (Some(size), Some(by)) = (interp.env.value(&dims[i]), by) {
+                check!(
+                    size % by == 0,
+                    Code::LayerInput,
+                    "{name} expects {what} to be divisible by {square}{factor}, but input.size({})={size} is not divisible by {by}",
+                    i as i64 - n as i64
+                );
+            }
+        }
+    }
+    let r2 = r.mul(&r);
+    let mut out = dims.clone();
+    if name == "pixel_shuffle" {
+        out[n - 3] = dims[n - 3]
+            .floordiv(&r2)
+            .unwrap_or_else(|| interp.env.anonymous());
+        out[n - 2] = dims[n - 2].mul(&r);
+        out[n - 1] = dims[n - 1].mul(&r);
+    } else {
+        out[n - 3] = dims[n - 3].mul(&r2);
+        out[n - 2] = dims[n - 2]
+            .floordiv(&r)
+            .unwrap_or_else(|| interp.env.anonymous());
+        out[n - 1] = dims[n - 1]
+            .floordiv(&r)
+            .unwrap_or_else(|| interp.env.anonymous());
+    }
+    Ok(out_known(interp, &x, out, x.dtype, device, name))
+}
+
+/// `F.unfold`.
+pub(super) fn unfold_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    (x, args): (&Rc<Tensor>, &Args),
+    device: Option<Device>,
+) -> RuleResult {
+    let Some(dims) = interp.dims(&x) else {
+        return Ok(Value::Unknown);
+    };
+    if dims.len() != 4 {
+        return Ok(Value::Unknown);
+    }
+    let kernel = spatial(args.get(1, "kernel_size"), 2);
+    let dilation = spatial_or(args.get(2, "dilation"), 2, 1);
+    let padding = spatial_or(args.get(3, "padding"), 2, 0);
+    let stride = spatial_or(args.get(4, "stride"), 2, 1);
+    // A setting the analysis cannot read gives no list of two.
+    if [&kernel, &dilation, &padding, &stride]
+        .iter()
+        .any(|s| s.len() != 2)
+    {
+        return Ok(Value::Unknown);
+    }
+    let mut blocks = Dim::konst(1);
+    for i in 0..2 {
+        let keff = dilation[i]
+            .mul(&kernel[i].sub(&Dim::konst(1)))
+            .add(&Dim::konst(1));
+        let n = dims[2 + i]
+            .add(&padding[i].mul(&Dim::konst(2)))
+            .sub(&keff)
+            .floordiv(&stride[i])
+            .map(|q| q.add(&Dim::konst(1)));
+        blocks = blocks.mul(&n.unwrap_or_else(|| interp.env.anonymous()));
+    }
+    let c = dims[1].mul(&kernel[0]).mul(&kernel[1]);
+    Ok(out_known(
+        interp,
+        &x,
+        vec![dims[0].clone(), c, blocks],
+        x.dtype,
+        device,
+        name,
+    ))
+}
+
+/// `F.grid_sample`.
+pub(super) fn grid_sample_rule(
+    interp: &mut Interp<'_>,
+    name: &str,
+    (x, args): (&Rc<Tensor>, &Args),
+    device: Option<Device>,
+) -> RuleResult {
+    let Some(g) = args.tensor(1, "grid") else {
+        return Ok(Value::Unknown);
+    };
+    let (Some(xd), Some(gd)) = (interp.dims(&x), interp.dims(&g)) else {
+        return Ok(Value::Unknown);
+    };
+    if xd.len() != 4 || gd.len() != 4 {
+        return Ok(Value::Unknown);
+    }
+    Ok(out_known(
+        interp,
+        &x,
+        vec![xd[0].clone(), xd[1].clone(), gd[1].clone(), gd[2].clone()],
+        x.dtype,
+        device,
+        name,
+    ))
+}
+
+/// How many spatial dims an interpolation works on, when its mode or its
+/// sizes say (`size=(h, w)`, `mode="bilinear"`).
+pub(super) fn interpolated_dims(name: &str, args: &Args) -> Option<usize> {
+    let mode = args.str(3, "mode");
+    let by_mode = match mode.as_deref().unwrap_or(match name {
+        "upsample_bilinear" => "bilinear",
+        _ => "",
+    }) {
+        "linear" => Some(1),
+        "bilinear" | "bicubic" => Some(2),
+        "trilinear" => Some(3),
+        _ => None,
+    };
+    let counted = |v: Option<&Value>| match v {
+        Some(v @ (Value::Tuple(_) | Value::List(_) | Value::SizeOfVar(..))) => {
+            v.items().map(|items| items.len())
+        }
+        _ => None,
+    };
+    let by_sizes = counted(args.get(1, "size")).or_else(|| counted(args.get(2, "scale_factor")));
+    by_mode
+        .or(by_sizes)
+        .filter(|k| (1..=3).contains(k) && by_sizes.is_none_or(|n| n == *k))
+}
