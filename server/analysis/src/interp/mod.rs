@@ -446,7 +446,7 @@ impl<'s> Interp<'s> {
         self.steps += 1;
         // Reading the flag costs an atomic load: once every 256 steps is
         // often enough to stop within a fraction of a millisecond.
-        if self.steps % 256 == 0
+        if self.steps.is_multiple_of(256)
             && let Some(cancel) = self.cancel
             && cancel.load(std::sync::atomic::Ordering::Relaxed)
         {

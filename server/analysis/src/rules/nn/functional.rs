@@ -174,7 +174,7 @@ fn conv1d_rule(
         dilation: spatial_or(args.get(if transposed { 7 } else { 5 }, "dilation"), n, 1),
         transposed,
     };
-    Ok(conv_forward(interp, &x, &spec, device, range))
+    Ok(conv_forward(interp, x, &spec, device, range))
 }
 
 /// `F.mse_loss` and its kin.
@@ -194,14 +194,14 @@ fn mse_loss_rule(
     if name.starts_with("binary_cross_entropy") {
         if let Some(td) = interp.dims(&t) {
             interp.adopt_shape(&x.shape, &td);
-        } else if let Some(xd) = interp.dims(&x) {
+        } else if let Some(xd) = interp.dims(x) {
             interp.adopt_shape(&t.shape, &xd);
         }
     }
-    let (Some(xd), Some(td)) = (interp.dims(&x), interp.dims(&t)) else {
+    let (Some(xd), Some(td)) = (interp.dims(x), interp.dims(&t)) else {
         // A reduced loss is a scalar whatever the shapes.
         if reduction.as_deref() != Some("none") {
-            return Ok(out_known(interp, &x, Vec::new(), x.dtype, device, name));
+            return Ok(out_known(interp, x, Vec::new(), x.dtype, device, name));
         }
         return Ok(Value::Unknown);
     };
@@ -272,7 +272,7 @@ fn mse_loss_rule(
     } else {
         x.dtype
     };
-    Ok(out_known(interp, &x, out, dtype, device, name))
+    Ok(out_known(interp, x, out, dtype, device, name))
 }
 
 /// `F.scaled_dot_product_attention`.
@@ -285,8 +285,8 @@ fn scaled_dot_product_attention_rule(
     let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else {
         return Ok(Value::Unknown);
     };
-    let (Some(qd), Some(kd), Some(vd)) = (interp.dims(&x), interp.dims(&k), interp.dims(&v)) else {
-        return Ok(out_var(interp, &x, x.dtype, device, name));
+    let (Some(qd), Some(kd), Some(vd)) = (interp.dims(x), interp.dims(&k), interp.dims(&v)) else {
+        return Ok(out_var(interp, x, x.dtype, device, name));
     };
     if qd.len() < 2 || kd.len() < 2 || vd.len() < 2 {
         return Ok(Value::Unknown);
@@ -311,7 +311,7 @@ fn scaled_dot_product_attention_rule(
     };
     batch.push(qd[qd.len() - 2].clone());
     batch.push(vd[vd.len() - 1].clone());
-    Ok(out_known(interp, &x, batch, x.dtype, device, name))
+    Ok(out_known(interp, x, batch, x.dtype, device, name))
 }
 
 /// `F.linear`.
@@ -330,7 +330,7 @@ fn linear_rule(
     match wd.as_slice() {
         [out, inp] => Ok(linear(
             interp,
-            &x,
+            x,
             &Value::Int(inp.clone()),
             &Value::Int(out.clone()),
             super::linear::LinearCall {
@@ -356,7 +356,7 @@ fn adaptive_avg_pool1d_rule(
     let avg = name.contains("avg");
     let out = adaptive_pool(
         interp,
-        &x,
+        x,
         (n, avg),
         args.get(1, "output_size"),
         device,
@@ -375,20 +375,13 @@ fn normalize_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    if let Some(dims) = interp.dims(&x)
+    if let Some(dims) = interp.dims(x)
         && let Some(d) = args.int(2, "dim").or(Some(1))
         && let Err(message) = crate::rules::shape::wrap_dim(d, dims.len())
     {
         return raise(Code::DimOutOfRange, message);
     }
-    Ok(out_shape(
-        interp,
-        &x,
-        x.shape.clone(),
-        x.dtype,
-        device,
-        name,
-    ))
+    Ok(out_shape(interp, x, x.shape.clone(), x.dtype, device, name))
 }
 
 /// `F.batch_norm` and its kin.
@@ -398,25 +391,18 @@ fn batch_norm_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    if let Some(message) = mixed_dtype(&x, &args, name) {
+    if let Some(message) = mixed_dtype(x, args, name) {
         return raise(Code::DtypeMismatch, message);
     }
     // `F.batch_norm(..., training=True)` verifies the batch first.
     if name == "batch_norm"
         && matches!(args.get(5, "training"), Some(Value::Bool(Some(true))))
-        && let Some(dims) = interp.dims(&x)
+        && let Some(dims) = interp.dims(x)
         && let Some(message) = super::forward::single_value_per_channel(interp, &dims)
     {
         return raise(Code::LayerInput, message);
     }
-    Ok(out_shape(
-        interp,
-        &x,
-        x.shape.clone(),
-        x.dtype,
-        device,
-        name,
-    ))
+    Ok(out_shape(interp, x, x.shape.clone(), x.dtype, device, name))
 }
 
 /// `F.glu`.
@@ -426,7 +412,7 @@ fn glu_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(mut dims) = interp.dims(&x) else {
+    let Some(mut dims) = interp.dims(x) else {
         return Ok(Value::Unknown);
     };
     let d = args.int(1, "dim").unwrap_or(-1);
@@ -448,5 +434,5 @@ fn glu_rule(
     dims[d] = dims[d]
         .floordiv(&Dim::konst(2))
         .unwrap_or_else(|| interp.env.anonymous());
-    Ok(out_known(interp, &x, dims, x.dtype, device, name))
+    Ok(out_known(interp, x, dims, x.dtype, device, name))
 }

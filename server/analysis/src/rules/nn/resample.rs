@@ -19,8 +19,8 @@ pub(super) fn pad_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(dims) = interp.dims(&x) else {
-        return Ok(out_var(interp, &x, x.dtype, device, name));
+    let Some(dims) = interp.dims(x) else {
+        return Ok(out_var(interp, x, x.dtype, device, name));
     };
     let Some(pads) = args.get(1, "pad").and_then(|v| v.items()) else {
         return Ok(Value::Unknown);
@@ -76,7 +76,7 @@ pub(super) fn pad_rule(
     for i in 0..pads.len() / 2 {
         out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
     }
-    Ok(out_known(interp, &x, out, x.dtype, device, name))
+    Ok(out_known(interp, x, out, x.dtype, device, name))
 }
 
 /// `F.interpolate` and its kin.
@@ -86,11 +86,11 @@ pub(super) fn interpolate_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    if interp.dims(&x).is_none() {
+    if interp.dims(x).is_none() {
         // The mode or the number of sizes says how many spatial dims
         // the input has (torch refuses any other rank): batch and
         // channels come before them.
-        if let Some(k) = interpolated_dims(name, &args) {
+        if let Some(k) = interpolated_dims(name, args) {
             let names: &[&str] = match k {
                 1 => &["N", "C", "L"],
                 2 => &["N", "C", "H", "W"],
@@ -99,8 +99,8 @@ pub(super) fn interpolate_rule(
             interp.demand_rank(&x.shape, names);
         }
     }
-    let Some(dims) = interp.dims(&x) else {
-        return Ok(out_var(interp, &x, x.dtype, device, name));
+    let Some(dims) = interp.dims(x) else {
+        return Ok(out_var(interp, x, x.dtype, device, name));
     };
     let mode = args.str(3, "mode");
     let mode = mode.as_deref().unwrap_or(match name {
@@ -190,7 +190,7 @@ pub(super) fn interpolate_rule(
             );
         }
     }
-    Ok(out_known(interp, &x, out, x.dtype, device, name))
+    Ok(out_known(interp, x, out, x.dtype, device, name))
 }
 
 /// `F.pixel_shuffle` and its kin.
@@ -200,7 +200,7 @@ pub(super) fn pixel_shuffle_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(dims) = interp.dims(&x) else {
+    let Some(dims) = interp.dims(x) else {
         return Ok(Value::Unknown);
     };
     let Some(r) = args
@@ -277,7 +277,7 @@ pub(super) fn pixel_shuffle_rule(
             .floordiv(&r)
             .unwrap_or_else(|| interp.env.anonymous());
     }
-    Ok(out_known(interp, &x, out, x.dtype, device, name))
+    Ok(out_known(interp, x, out, x.dtype, device, name))
 }
 
 /// `F.unfold`.
@@ -287,7 +287,7 @@ pub(super) fn unfold_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(dims) = interp.dims(&x) else {
+    let Some(dims) = interp.dims(x) else {
         return Ok(Value::Unknown);
     };
     if dims.len() != 4 {
@@ -319,7 +319,7 @@ pub(super) fn unfold_rule(
     let c = dims[1].mul(&kernel[0]).mul(&kernel[1]);
     Ok(out_known(
         interp,
-        &x,
+        x,
         vec![dims[0].clone(), c, blocks],
         x.dtype,
         device,
@@ -337,7 +337,7 @@ pub(super) fn grid_sample_rule(
     let Some(g) = args.tensor(1, "grid") else {
         return Ok(Value::Unknown);
     };
-    let (Some(xd), Some(gd)) = (interp.dims(&x), interp.dims(&g)) else {
+    let (Some(xd), Some(gd)) = (interp.dims(x), interp.dims(&g)) else {
         return Ok(Value::Unknown);
     };
     if xd.len() != 4 || gd.len() != 4 {
@@ -345,7 +345,7 @@ pub(super) fn grid_sample_rule(
     }
     Ok(out_known(
         interp,
-        &x,
+        x,
         vec![xd[0].clone(), xd[1].clone(), gd[1].clone(), gd[2].clone()],
         x.dtype,
         device,
