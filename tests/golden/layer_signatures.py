@@ -3,8 +3,8 @@ names, one per line, for `rules/nn/registry.rs`'s test to compare with.
 
     /work/torchenv/bin/python tests/golden/layer_signatures.py
 
-Reads the class names from the registry itself, so a new entry is checked
-as soon as the file is written again. Classes whose constructor takes
+Reads the class names from the registry's table (`layer_table.rs`), so a
+new entry is checked as soon as the file is written again. Classes whose constructor takes
 `*args, **kwargs` (torch's `LSTM`, `Identity`) say so and are compared by
 the registry's own test no further; einops' layers come from einops when
 it is installed.
@@ -17,14 +17,15 @@ import re
 import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REGISTRY = os.path.join(HERE, "..", "..", "server", "analysis", "src", "rules", "nn", "registry.rs")
+TABLE = os.path.join(HERE, "..", "..", "server", "analysis", "src", "rules", "nn", "layer_table.rs")
 OUT = os.path.join(HERE, "layer_signatures.txt")
 
 
 def registry_names():
-    text = open(REGISTRY).read()
-    table = text[text.index("pub(crate) static LAYERS"):text.index("#[cfg(test)]")]
-    return sorted(set(re.findall(r'\(\s*"([A-Z][A-Za-z0-9]*)"', table)))
+    text = open(TABLE).read()
+    table = text[text.index("pub(crate) static LAYERS"):]
+    # Layer names are the table's only capitalised strings.
+    return sorted(set(re.findall(r'"([A-Z][A-Za-z0-9]*)"', table)))
 
 
 def layer_class(name):

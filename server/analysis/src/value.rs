@@ -282,17 +282,29 @@ impl Layer {
     }
 
     /// The constructor argument for a parameter of the class's signature,
-    /// passed by name or by position; `None` when not given.
+    /// passed by name or by position; `None` when not given. Asking for a
+    /// parameter the class does not have is a slip (see `declared_setting`).
     pub fn setting(&self, name: &str) -> Option<&Value> {
-        let position = self.def().and_then(|d| {
-            debug_assert!(d.has_param(name), "{} has no `{name}`", d.name);
-            d.position(name)
-        });
-        self.kwargs
-            .iter()
-            .find(|(k, _)| &**k == name)
-            .map(|(_, v)| v)
-            .or_else(|| self.args.get(position?))
+        match self.def() {
+            Some(def) => {
+                debug_assert!(def.has_param(name), "{} has no `{name}`", def.name);
+                def.argument(name, &self.args, &self.kwargs)
+            }
+            // A class the registry does not know: only keywords are sure.
+            None => self
+                .kwargs
+                .iter()
+                .find(|(k, _)| &**k == name)
+                .map(|(_, v)| v),
+        }
+    }
+
+    /// `setting` for a parameter only some classes of a family have
+    /// (`num_features` of `BatchNorm2d`, not of `LazyBatchNorm2d`): `None`
+    /// for a class without it.
+    pub(crate) fn declared_setting(&self, name: &str) -> Option<&Value> {
+        let def = self.def().filter(|d| d.has_param(name))?;
+        def.argument(name, &self.args, &self.kwargs)
     }
 
     /// The setting, or the default the class's signature gives it.

@@ -70,11 +70,7 @@ impl WrittenCall {
 
     /// Where the argument for a layer constructor's parameter was written.
     pub(crate) fn setting(&self, def: &LayerDef, name: &str) -> Option<&TextRange> {
-        self.kw
-            .iter()
-            .find(|(k, _)| &**k == name)
-            .map(|(_, r)| r)
-            .or_else(|| self.pos.get(def.position(name)?))
+        def.argument(name, &self.pos, &self.kw)
     }
 }
 

@@ -20,7 +20,7 @@ use super::norm::{layer_norm, norm_dtype_message};
 use super::parameters::layer_param;
 use super::pool::{adaptive_pool, pool, with_indices};
 use super::recurrent::rnn;
-use super::registry::Forward;
+use super::registry::{Forward, LayerDef};
 use super::spatial::{pool_settings, spatial, spatial_or};
 
 /// Calling a built-in layer: its forward rule, with the fix of a size
@@ -76,7 +76,7 @@ fn forward(
         };
         interp.demand_rank(&x.shape, names);
     }
-    let Some(device) = check_layer_inputs(interp, layer, &args, range.clone()) else {
+    let Some(device) = check_layer_inputs(interp, (layer, def), &args, range.clone()) else {
         return Value::Unknown;
     };
     // Eager kernels need the input and the weights of one dtype (fake mode
@@ -90,6 +90,7 @@ fn forward(
     }
     let call = LayerCall {
         layer,
+        spatial: def.map_or(0, |d| d.spatial),
         x,
         input: &input,
         args: &args,
@@ -181,6 +182,8 @@ fn forward(
 /// One call of a built-in layer on a tensor, after the checks all layers take.
 struct LayerCall<'a> {
     layer: &'a Rc<Layer>,
+    /// The spatial dims its class works on (`LayerDef::spatial`).
+    spatial: usize,
     x: &'a Rc<Tensor>,
     input: &'a Value,
     args: &'a [Value],
@@ -218,13 +221,13 @@ fn sequential(interp: &mut Interp<'_>, layer: &Rc<Layer>, input: Value, range: T
 /// tensor on the layer's device). The device the result is on.
 fn check_layer_inputs(
     interp: &mut Interp<'_>,
-    layer: &Rc<Layer>,
+    (layer, def): (&Rc<Layer>, Option<&LayerDef>),
     args: &[Value],
     range: TextRange,
 ) -> Option<Option<Device>> {
     let weight = layer_param(interp, layer, "weight");
     let mut with_weight = args.to_vec();
-    let checks_device = match layer.def() {
+    let checks_device = match def {
         Some(def) => def.checks_device,
         // A loss has no parameters (a class `weight=` is an argument): it
         // runs wherever its inputs are.
@@ -233,7 +236,7 @@ fn check_layer_inputs(
     if let Value::Tensor(_) = weight {
         // aten.embedding takes the weight first, and torch names the first
         // device it meets first.
-        if layer.def().is_some_and(|d| d.forward == Forward::Embedding) {
+        if def.is_some_and(|d| d.forward == Forward::Embedding) {
             with_weight.insert(0, weight.clone());
         } else {
             with_weight.push(weight.clone());
@@ -272,21 +275,24 @@ fn weight_dtype_message(layer: &Layer, family: Forward, xd: DType, wd: DType) ->
     let cpp = crate::rules::dtype::cpp_name;
     let biased = || !matches!(layer.setting("bias"), Some(Value::Bool(Some(false))));
     let flag = |name: &str| matches!(layer.setting(name), Some(Value::Bool(Some(true))));
-    match family {
-        Forward::Linear if biased() => Some(format!(
+    // addmm (a biased Linear, a floating Bilinear) names the two matrices.
+    let addmm = match family {
+        Forward::Linear => biased(),
+        Forward::Bilinear => xd.is_floating(),
+        _ => false,
+    };
+    if addmm {
+        return Some(format!(
             "mat1 and mat2 must have the same dtype, but got {} and {}",
             dtype(xd),
             dtype(wd)
-        )),
+        ));
+    }
+    match family {
         Forward::Linear => Some(format!(
             "expected m1 and m2 to have the same dtype, but got: {} != {}",
             cpp(xd),
             cpp(wd)
-        )),
-        Forward::Bilinear if xd.is_floating() => Some(format!(
-            "mat1 and mat2 must have the same dtype, but got {} and {}",
-            dtype(xd),
-            dtype(wd)
         )),
         Forward::Conv if biased() => Some(format!(
             "Input type ({}) and bias type ({}) should be the same",
@@ -359,7 +365,7 @@ fn last_size_from(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forward
 
 fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
     let layer = call.layer;
-    let n = layer.def().map_or(0, |d| d.spatial);
+    let n = call.spatial;
     let transposed = layer.kind.starts_with("ConvTranspose");
     let conv = ConvSpec {
         n,
@@ -403,7 +409,7 @@ fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
 
 fn pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Value {
     let layer = call.layer;
-    let n = layer.def().map_or(0, |d| d.spatial);
+    let n = call.spatial;
     let (kernel, stride, padding, dilation) = pool_settings(n, is_max, |_, k| layer.setting(k));
     let flag = |name: &str| matches!(layer.setting(name), Some(Value::Bool(Some(true))));
     let out = pool(
@@ -426,7 +432,7 @@ fn pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Va
 }
 
 fn adaptive_pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Value {
-    let n = call.layer.def().map_or(0, |d| d.spatial);
+    let n = call.spatial;
     let out = adaptive_pool(
         interp,
         call.x,
@@ -460,10 +466,7 @@ fn batch_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         );
     };
     // `SyncBatchNorm` and the lazy ones take any rank.
-    let expected: &[usize] = match (
-        kind.starts_with("BatchNorm"),
-        layer.def().map_or(0, |d| d.spatial),
-    ) {
+    let expected: &[usize] = match (kind.starts_with("BatchNorm"), call.spatial) {
         (true, 1) => &[2, 3],
         (true, 2) => &[4],
         (true, 3) => &[5],
@@ -483,11 +486,7 @@ fn batch_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         interp.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
-    let features = if layer.def().is_some_and(|d| d.has_param("num_features")) {
-        call.setting("num_features")
-    } else {
-        None
-    };
+    let features = layer.declared_setting("num_features").cloned();
     if let (Some(c), Some(nf)) = (dims.get(1), features.and_then(|v| interp.as_dim(&v))) {
         if interp.env.known_different(c, &nf) {
             let message = format!(
@@ -596,10 +595,8 @@ fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forwar
         Forward::Upsample => {
             let mut kw: Kwargs = Vec::new();
             for name in ["size", "scale_factor", "mode"] {
-                if call.layer.def().is_some_and(|d| d.has_param(name))
-                    && let Some(v) = a(name)
-                {
-                    kw.push((Rc::from(name), v));
+                if let Some(v) = call.layer.declared_setting(name) {
+                    kw.push((Rc::from(name), v.clone()));
                 }
             }
             functional(interp, "interpolate", Args::new(vec![input], kw), range)
@@ -625,7 +622,7 @@ fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forwar
 /// The pads (`ZeroPad2d`, `ReflectionPad1d`, ...): `F.pad` with the mode of
 /// the family and the padding for each side of each spatial dim.
 fn pad_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, mode: &'static str) -> Value {
-    let n = call.layer.def().map_or(0, |d| d.spatial);
+    let n = call.spatial;
     let pad = match call.setting("padding") {
         Some(Value::Int(d)) => Value::tuple(vec![Value::Int(d); 2 * n]),
         Some(v) => v,
@@ -696,8 +693,10 @@ fn transformer_stack_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Val
         if interp.env.known_different(last, &d_model) {
             // With `norm_first` the first op is the LayerNorm.
             let norm_first = |l: &Layer| {
-                l.def().is_some_and(|d| d.has_param("norm_first"))
-                    && matches!(l.setting("norm_first"), Some(Value::Bool(Some(true))))
+                matches!(
+                    l.declared_setting("norm_first"),
+                    Some(Value::Bool(Some(true)))
+                )
             };
             let inner_norm_first = match layer.args.first() {
                 Some(Value::Layer(inner)) => norm_first(inner),

@@ -9,6 +9,7 @@ mod attention;
 mod conv;
 mod forward;
 mod functional;
+mod layer_table;
 mod linear;
 mod loss;
 mod module;
@@ -170,7 +171,11 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
     let Some(def) = LayerDef::of(kind) else {
         return;
     };
-    let int = |n: &str| args.int(def.position(n).unwrap_or(usize::MAX), n);
+    // `Args` binds a keyword, else the argument at the position given: a
+    // keyword-only parameter has none.
+    let at = |n: &str| def.position(n).unwrap_or(usize::MAX);
+    let setting = |n: &str| args.get(at(n), n);
+    let int = |n: &str| args.int(at(n), n);
     match def.forward {
         Forward::Einops(_) => super::einops::check_layer(interp, kind, args, range),
         Forward::MultiheadAttention => {
@@ -215,7 +220,6 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                     );
                 }
             }
-            let setting = |n: &str| args.get(def.position(n).unwrap_or(usize::MAX), n);
             if matches!(setting("padding"), Some(Value::Str(s)) if &**s == "same")
                 && spatial(setting("stride"), 1)
                     .iter()

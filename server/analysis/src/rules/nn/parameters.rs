@@ -406,10 +406,7 @@ fn other_parameter_shapes(
                 "GRU" => 3,
                 _ => 1,
             };
-            let proj = match kind {
-                "LSTM" => layer.setting("proj_size").cloned(),
-                _ => None,
-            };
+            let proj = layer.declared_setting("proj_size").cloned();
             if !matches!(proj, None | Some(Value::Int(_)))
                 || matches!(&proj, Some(Value::Int(d)) if d.as_const() != Some(0))
             {
@@ -500,48 +497,37 @@ fn other_parameter_shapes(
         }
         // Its encoder and decoder stacks, each with its final norm.
         "Transformer" => {
-            let setting =
-                |n: &str, default: i64| layer.setting(n).cloned().unwrap_or(Value::int(default));
+            // Unset, each takes the default of torch's signature.
+            let setting = |n: &str| layer.setting_or_default(n).unwrap_or(Value::Unknown);
+            let bias = (std::rc::Rc::from("bias"), setting("bias"));
             if ["custom_encoder", "custom_decoder"]
                 .iter()
                 .any(|n| !matches!(layer.setting(n), None | Some(Value::None)))
             {
                 return None;
             }
-            let d = setting("d_model", 512);
+            let d = setting("d_model");
             let stack = |kind: &str| Layer {
                 kind: std::rc::Rc::from(kind),
                 args: vec![d.clone()],
                 kwargs: vec![
                     (
                         std::rc::Rc::from("dim_feedforward"),
-                        setting("dim_feedforward", 2048),
+                        setting("dim_feedforward"),
                     ),
-                    (
-                        std::rc::Rc::from("bias"),
-                        layer
-                            .setting("bias")
-                            .cloned()
-                            .unwrap_or(Value::Bool(Some(true))),
-                    ),
+                    bias.clone(),
                 ],
                 ..layer.clone()
             };
             let norm = Layer {
                 kind: std::rc::Rc::from("LayerNorm"),
                 args: vec![d.clone()],
-                kwargs: vec![(
-                    std::rc::Rc::from("bias"),
-                    layer
-                        .setting("bias")
-                        .cloned()
-                        .unwrap_or(Value::Bool(Some(true))),
-                )],
+                kwargs: vec![bias.clone()],
                 ..layer.clone()
             };
             for (kind, count) in [
-                ("TransformerEncoderLayer", setting("num_encoder_layers", 6)),
-                ("TransformerDecoderLayer", setting("num_decoder_layers", 6)),
+                ("TransformerEncoderLayer", setting("num_encoder_layers")),
+                ("TransformerDecoderLayer", setting("num_decoder_layers")),
             ] {
                 let Value::Int(count) = count else {
                     return None;
