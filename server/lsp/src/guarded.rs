@@ -71,6 +71,20 @@ thread_local! {
     static MODULES: RefCell<ModuleCache> = RefCell::new(ModuleCache::new());
 }
 
+/// The modules `main` imports, parsed once per thread and shared by the
+/// files it checks.
+fn load_imports(
+    main: MainFile<'_>,
+    search: &SearchPath,
+    files: &dyn FileSystem,
+) -> shapels_analysis::ModuleGraph {
+    MODULES.with(|cache| match cache.try_borrow_mut() {
+        Ok(mut cache) => workspace::load(main, search, files, &mut cache),
+        // Only if loading re-entered itself; a fresh cache will do.
+        Err(_) => workspace::load(main, search, files, &mut ModuleCache::new()),
+    })
+}
+
 /// Analyses `source`, the text of the file at `path`, following its imports
 /// of the user's own modules along `search` through `files` (see
 /// `shapels_analysis::workspace`), with a diagnostic for each syntax error;
@@ -90,11 +104,7 @@ pub fn analyze_in_workspace(
             path: Some(path),
             module: &parsed.module,
         };
-        let graph = MODULES.with(|cache| match cache.try_borrow_mut() {
-            Ok(mut cache) => workspace::load(main, search, files, &mut cache),
-            // Only if loading re-entered itself; a fresh cache will do.
-            Err(_) => workspace::load(main, search, files, &mut ModuleCache::new()),
-        });
+        let graph = load_imports(main, search, files);
         let loaded = start.elapsed();
         let mut analysis = shapels_analysis::analyze_module_in(
             source,
@@ -167,10 +177,7 @@ pub fn summarize_in_workspace(
             path: Some(path),
             module: &parsed.module,
         };
-        let graph = MODULES.with(|cache| match cache.try_borrow_mut() {
-            Ok(mut cache) => workspace::load(main, search, files, &mut cache),
-            Err(_) => workspace::load(main, search, files, &mut ModuleCache::new()),
-        });
+        let graph = load_imports(main, search, files);
         shapels_analysis::summarize(source, &parsed.module, config, &graph, target, input)
     })
 }

@@ -498,28 +498,37 @@ impl Interp<'_> {
         let Some(returns) = &f.def.returns else {
             return;
         };
-        let Value::Tensor(tensor) = value else {
+        let Some((written, shown, why)) = self.annotation_mismatch(&returns.range, value) else {
             return;
         };
-        let text = self.text(&returns.range);
-        let Some(stated) = crate::stated::annotation::read(text) else {
-            return;
-        };
-        let written = text.to_string();
-        let mut memo = self.stated_memos.last().cloned().unwrap_or_default();
-        let Some(why) = self.stated_mismatch(&stated, tensor, &mut memo) else {
-            return;
-        };
-        if self.reported_here(&returns.range, Code::ShapeAnnotation) {
-            return;
-        }
-        let shown = self.show_tensor(tensor);
         self.report_related(
             returns.range.clone(),
             Code::ShapeAnnotation,
             format!("the return is annotated {written}, but {shown} is returned: {why}"),
             vec![(at.clone(), format!("returns {shown} here"))],
         );
+    }
+
+    /// What an annotation (at `annotation`) says that `value` contradicts:
+    /// the annotation as written, the value shown, and why; `None` when
+    /// it agrees, is no shape, or was reported there already.
+    fn annotation_mismatch(
+        &mut self,
+        annotation: &TextRange,
+        value: &Value,
+    ) -> Option<(String, String, String)> {
+        let Value::Tensor(tensor) = value else {
+            return None;
+        };
+        let text = self.text(annotation);
+        let stated = crate::stated::annotation::read(text)?;
+        let written = text.to_string();
+        let mut memo = self.stated_memos.last().cloned().unwrap_or_default();
+        let why = self.stated_mismatch(&stated, tensor, &mut memo)?;
+        if self.reported_here(annotation, Code::ShapeAnnotation) {
+            return None;
+        }
+        Some((written, self.show_tensor(tensor), why))
     }
 
     /// Checks the value of an annotated assignment (`ids: Int[Tensor, "n"]
@@ -531,22 +540,9 @@ impl Interp<'_> {
         value: &Value,
         at: &TextRange,
     ) {
-        let Value::Tensor(tensor) = value else {
+        let Some((written, shown, why)) = self.annotation_mismatch(annotation, value) else {
             return;
         };
-        let text = self.text(annotation);
-        let Some(stated) = crate::stated::annotation::read(text) else {
-            return;
-        };
-        let written = text.to_string();
-        let mut memo = self.stated_memos.last().cloned().unwrap_or_default();
-        let Some(why) = self.stated_mismatch(&stated, tensor, &mut memo) else {
-            return;
-        };
-        if self.reported_here(annotation, Code::ShapeAnnotation) {
-            return;
-        }
-        let shown = self.show_tensor(tensor);
         self.report_related(
             annotation.clone(),
             Code::ShapeAnnotation,
