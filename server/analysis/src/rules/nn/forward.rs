@@ -88,28 +88,25 @@ fn forward(
         interp.report(range, Code::DtypeMismatch, message);
         return Value::Unknown;
     }
+    let args = Args::new(args, kwargs);
     let call = LayerCall {
         layer,
         spatial: def.map_or(0, |d| d.spatial),
         x,
         input: &input,
         args: &args,
-        kwargs: &kwargs,
         device,
         range,
     };
     match family {
-        Forward::SameShape => {
-            let kind = layer.kind.clone();
-            out_shape(
-                interp,
-                x,
-                x.shape.clone(),
-                x.dtype,
-                call.device.clone(),
-                &kind,
-            )
-        }
+        Forward::SameShape => out_shape(
+            interp,
+            x,
+            x.shape.clone(),
+            x.dtype,
+            call.device.clone(),
+            &layer.kind,
+        ),
         Forward::Softmax => {
             let dim = call.setting("dim").unwrap_or(Value::None);
             op(
@@ -143,33 +140,32 @@ fn forward(
             reshaping_layer(interp, &call, family)
         }
         Forward::Pad(mode) => pad_layer(interp, &call, mode),
-        Forward::Rnn => rnn(interp, layer, x, &args, call.device.clone(), call.range),
+        Forward::Rnn => rnn(interp, layer, x, &args.pos, call.device.clone(), call.range),
         Forward::RnnCell => rnn_cell_layer(interp, &call),
-        Forward::MultiheadAttention => {
-            let call_args = Args::new(args.clone(), kwargs.clone());
-            mha(interp, layer, &call_args, call.device.clone(), call.range)
-        }
+        Forward::MultiheadAttention => mha(interp, layer, &args, call.device.clone(), call.range),
         Forward::TransformerStack => transformer_stack_layer(interp, &call),
-        Forward::Transformer => {
-            let call_args = Args::new(args.clone(), kwargs.clone());
-            match call_args.tensor(1, "tgt") {
-                Some(t) => out_shape(
-                    interp,
-                    &t,
-                    t.shape.clone(),
-                    t.dtype,
-                    call.device.clone(),
-                    "nn.Transformer",
-                ),
-                None => Value::Unknown,
-            }
-        }
+        Forward::Transformer => match args.tensor(1, "tgt") {
+            Some(t) => out_shape(
+                interp,
+                &t,
+                t.shape.clone(),
+                t.dtype,
+                call.device.clone(),
+                "nn.Transformer",
+            ),
+            None => Value::Unknown,
+        },
         Forward::Loss(function) => {
-            let mut kw = kwargs.clone();
+            let mut kw = args.kw.clone();
             if let Some(r) = layer.setting("reduction") {
                 kw.push((Rc::from("reduction"), r.clone()));
             }
-            functional(interp, function, Args::new(args.clone(), kw), call.range)
+            functional(
+                interp,
+                function,
+                Args::new(args.pos.clone(), kw),
+                call.range,
+            )
         }
         Forward::Einops(function) => einops_layer(interp, &call, function),
         Forward::Sequential | Forward::None => {
@@ -186,8 +182,8 @@ struct LayerCall<'a> {
     spatial: usize,
     x: &'a Rc<Tensor>,
     input: &'a Value,
-    args: &'a [Value],
-    kwargs: &'a Kwargs,
+    /// What the layer was called with, the input first.
+    args: &'a Args,
     device: Option<Device>,
     range: TextRange,
 }
@@ -390,8 +386,7 @@ fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         call.device.clone(),
         call.range.clone(),
     );
-    let call_args = Args::new(call.args.to_vec(), call.kwargs.clone());
-    let output_size = call_args.get(1, "output_size");
+    let output_size = call.args.get(1, "output_size");
     // torch prints the sizes as the code gave them, list or tuple.
     let tuple = matches!(output_size, Some(Value::Tuple(_)));
     match output_size.and_then(|v| v.items()) {
@@ -646,7 +641,7 @@ fn rnn_cell_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
     };
     let hidden = call.setting("hidden_size").unwrap_or(Value::Unknown);
     let h = interp.size_dims(&[hidden])[0].clone();
-    let h0 = match call.args.get(1) {
+    let h0 = match call.args.pos.get(1) {
         Some(Value::Tensor(t)) => Some(t.clone()),
         Some(v) => v.items().and_then(|i| match i.first() {
             Some(Value::Tensor(t)) => Some(t.clone()),
