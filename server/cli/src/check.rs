@@ -55,26 +55,7 @@ pub(crate) fn run(args: &CheckArgs) -> ExitCode {
         .collect();
     tracing::info!("checking {} files", jobs.len());
 
-    // `collect` on an indexed parallel iterator keeps the input order, so
-    // the output is sorted by path however the work was scheduled.
-    let check_all = || -> Vec<Outcome> {
-        jobs.into_par_iter()
-            .map(|(path, config)| check_file(path, &config, &roots))
-            .collect()
-    };
-    // The analysis recurses over expressions and values; threads get the
-    // stack the language server's workers have (`guarded::ANALYSIS_STACK`),
-    // not rayon's default 2 MiB, so that a file checks the same in both.
-    let outcomes = match rayon::ThreadPoolBuilder::new()
-        .stack_size(guarded::ANALYSIS_STACK)
-        .build()
-    {
-        Ok(pool) => pool.install(check_all),
-        Err(err) => {
-            tracing::warn!("cannot start the analysis threads ({err}); using the default pool");
-            check_all()
-        }
-    };
+    let outcomes = check_all(jobs, &roots);
     let mut checked = Vec::with_capacity(outcomes.len());
     for outcome in outcomes {
         match outcome {
@@ -115,6 +96,56 @@ enum Outcome {
     Skipped(String),
     /// A file that could not be read, or an analysis that failed: an error.
     Failed(String),
+}
+
+/// Checks every job, in parallel when there are several; the outcomes in
+/// the jobs' order.
+fn check_all(jobs: Vec<(PathBuf, FileConfig)>, roots: &[PathBuf]) -> Vec<Outcome> {
+    // The analysis recurses over expressions and values; threads get the
+    // stack the language server's workers have (`guarded::ANALYSIS_STACK`),
+    // not rayon's default 2 MiB, so that a file checks the same in both.
+    if jobs.len() <= 1 {
+        // One file (a pre-commit hook, an editor's on-save command) needs
+        // no pool: starting one costs more than its share of the run.
+        let check = || -> Vec<Outcome> {
+            jobs.iter()
+                .map(|(path, config)| check_file(path.clone(), config, roots))
+                .collect()
+        };
+        let checked = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(guarded::ANALYSIS_STACK)
+                .spawn_scoped(scope, check)
+                .map(|thread| thread.join())
+        });
+        return match checked {
+            Ok(Ok(outcomes)) => outcomes,
+            // `check_file` catches the analysis' panics; any other is a bug
+            // of this command and goes on as rayon's would.
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(err) => {
+                tracing::warn!("cannot start the analysis thread ({err}); checking on this one");
+                check()
+            }
+        };
+    }
+    // `collect` on an indexed parallel iterator keeps the input order, so
+    // the output is sorted by path however the work was scheduled.
+    let check = |jobs: Vec<(PathBuf, FileConfig)>| -> Vec<Outcome> {
+        jobs.into_par_iter()
+            .map(|(path, config)| check_file(path, &config, roots))
+            .collect()
+    };
+    match rayon::ThreadPoolBuilder::new()
+        .stack_size(guarded::ANALYSIS_STACK)
+        .build()
+    {
+        Ok(pool) => pool.install(|| check(jobs)),
+        Err(err) => {
+            tracing::warn!("cannot start the analysis threads ({err}); using the default pool");
+            check(jobs)
+        }
+    }
 }
 
 fn check_file(path: PathBuf, config: &FileConfig, roots: &[PathBuf]) -> Outcome {
