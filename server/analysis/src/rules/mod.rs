@@ -215,7 +215,9 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         },
         // `torch.max_pool2d(x, 2)` is `F.max_pool2d(x, 2)`: the same kernel
         // with the same arguments.
-        _ if F_TWINS.contains(&name) => nn::functional(interp, name, args, range),
+        _ if ops::OpDef::family_of(name) == Some(ops::Family::Functional) => {
+            nn::functional(interp, name, args, range)
+        }
         _ => {
             if let Some(v) = creation::create(interp, name, &args, range.clone()) {
                 return v;
@@ -229,29 +231,6 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         }
     }
 }
-
-/// Functions under `torch` that are their `F.*` twin, argument for
-/// argument. Not listed: twins whose arguments differ (`torch.batch_norm`,
-/// `torch.embedding`, `torch.kl_div`'s integer reduction) or whose result
-/// does (`torch.adaptive_max_pool1d` also returns the indices).
-const F_TWINS: &[&str] = &[
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool3d",
-    "avg_pool1d",
-    "adaptive_avg_pool1d",
-    "layer_norm",
-    "group_norm",
-    "rms_norm",
-    "pixel_shuffle",
-    "pixel_unshuffle",
-];
 
 /// A method call on a tensor: `x.view(...)`.
 pub(crate) fn tensor_method(

@@ -16,7 +16,7 @@ use super::Args;
 use super::shape::broadcast as broadcast_dims;
 use crate::code::Code;
 use crate::interp::Interp;
-use crate::rules::names::NameSet;
+use crate::rules::ops::OpDef;
 use crate::value::{Shape, Tensor, Value};
 
 /// What a rule made of an input of unknown rank.
@@ -26,24 +26,6 @@ pub(crate) enum TailResult {
     Pair(Shape),
     Many(Vec<Shape>),
 }
-
-/// Ops that keep their input's shape, whatever its rank.
-static SHAPE_KEEPING: NameSet = NameSet::new(&[
-    "softmax",
-    "log_softmax",
-    "softmin",
-    "cumsum",
-    "cumprod",
-    "logcumsumexp",
-    "contiguous",
-    "clone",
-    "detach",
-    "dropout",
-    "float",
-    "type_as",
-    "masked_fill",
-    "normalize",
-]);
 
 fn with_suffix(var: u32, suffix: Vec<Dim>) -> Shape {
     if suffix.is_empty() {
@@ -82,26 +64,8 @@ pub(crate) fn unknown_rank_op(
         })
         .map(|d| (-d) as usize)
         .max();
-    let wants_dims = matches!(
-        name,
-        "transpose"
-            | "swapaxes"
-            | "swapdims"
-            | "sum"
-            | "mean"
-            | "amax"
-            | "amin"
-            | "prod"
-            | "std"
-            | "var"
-            | "logsumexp"
-            | "argmax"
-            | "argmin"
-            | "max"
-            | "min"
-            | "split"
-            | "chunk"
-    );
+    let def = OpDef::of(name);
+    let wants_dims = def.is_some_and(|def| def.negative_dim_shows_rank);
     if let (Some(k), true) = (negative_dims, wants_dims) {
         let _ = interp.demand_suffix(&x.shape, k);
     }
@@ -111,7 +75,7 @@ pub(crate) fn unknown_rank_op(
     let shape = interp.resolve_shape(&x.shape);
     let (var, suffix) = shape.tail()?;
     let suffix = suffix.to_vec();
-    if SHAPE_KEEPING.contains(name) {
+    if def.is_some_and(|def| def.keeps_any_shape) {
         return Some(TailResult::One(shape.clone()));
     }
     match name {

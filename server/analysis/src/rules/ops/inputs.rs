@@ -2,7 +2,7 @@
 
 use shapels_syntax::ast::TextRange;
 
-use super::pointwise::{BINARY, BINARY_BOOL, SAME};
+use super::registry::OpDef;
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::interp::fake_modes::FakeInputs;
@@ -27,10 +27,7 @@ pub(crate) fn check_inputs(
     if name == "copy_" {
         return Some(tensors.first().and_then(|t| t.device.clone()));
     }
-    let pointwise = SAME.contains(name)
-        || BINARY.contains(name)
-        || BINARY_BOOL.contains(name)
-        || matches!(name, "div" | "where" | "true_divide");
+    let pointwise = OpDef::of(name).is_some_and(OpDef::mixes_devices);
     let mut common: Option<Device> = None;
     let mut common_at = 0;
     let mut common_is_scalar = false;

@@ -10,9 +10,11 @@ mod complex;
 mod inputs;
 mod join;
 mod linalg;
+mod op_table;
 mod output;
 mod pointwise;
 mod reduction;
+mod registry;
 mod select;
 mod view;
 
@@ -31,8 +33,10 @@ use crate::value::{DType, Device, Shape, Tensor, Value};
 
 use self::join::cat;
 use self::output::{track_layout, unknown_rank_rule};
-use self::pointwise::{BINARY, BINARY_BOOL, SAME, TO_BOOL, TO_FLOAT, binary, meshgrid, same_shape};
-use self::reduction::{REDUCTIONS, along_dim, reduce};
+use self::pointwise::{binary, meshgrid, same_shape};
+use self::reduction::{along_dim, reduce};
+
+pub(crate) use self::registry::{Family, OpDef};
 
 pub(crate) use self::inputs::check_inputs;
 pub(crate) use self::linalg::matmul;
@@ -92,25 +96,19 @@ impl OpCall<'_> {
 /// Run the rule of `name` on `args` (tensor ops take the input first).
 pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
     let (base, inplace) = match name.strip_suffix('_') {
-        Some(b) if !b.is_empty() && !b.ends_with('_') && !SAME.contains(name) => (b, true),
+        Some(b)
+            if !b.is_empty()
+                && !b.ends_with('_')
+                && OpDef::family_of(name) != Some(Family::Same) =>
+        {
+            (b, true)
+        }
         _ => (name, false),
     };
     let result = dispatch(interp, base, &args, range.clone());
     let result = track_layout(interp, base, &args, result);
     // in-place view ops change self's shape: their result is the new view
-    if inplace
-        && matches!(
-            base,
-            "unsqueeze"
-                | "squeeze"
-                | "t"
-                | "transpose"
-                | "swapaxes"
-                | "swapdims"
-                | "resize"
-                | "as_strided"
-        )
-    {
+    if inplace && OpDef::of(base).is_some_and(|def| def.reshapes_in_place) {
         return result;
     }
     if inplace && let (Some(Value::Tensor(this)), Value::Tensor(out)) = (args.pos.first(), &result)
@@ -139,21 +137,21 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
 }
 
 fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
-    if name == "meshgrid" {
+    let def = OpDef::of(name);
+    let family = def.map(|def| def.family);
+    if family == Some(Family::Meshgrid) {
         return meshgrid(interp, name, args, range);
     }
     let Some(x) = args.tensor(0, "input") else {
-        return scalar_fallback(interp, name, args, range);
+        return scalar_fallback(interp, name, family, args, range);
     };
     let Some(tensors) = check_inputs(interp, args, name, range.clone()) else {
         return Value::Unknown;
     };
     let device = tensors;
     // Sizes given as one value nobody can read: the result's rank is unknown.
-    if matches!(
-        name,
-        "view" | "reshape" | "expand" | "broadcast_to" | "repeat" | "tile" | "permute"
-    ) && (args.sizes_unknown(1)
+    if def.is_some_and(|def| def.sizes_follow)
+        && (args.sizes_unknown(1)
         // Sizes of a tensor of unknown rank: only a view of the very tensor
         // they came from can use them (below).
         || (args.sizes_of_unknown_rank(1)
@@ -165,31 +163,22 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         None if name == "permute" => pin_rank_for_permute(interp, &x, args),
         dims => dims,
     };
-    if SAME.contains(name) {
-        return same_shape(interp, name, x, dims, args, device, range);
-    }
-    if TO_FLOAT.contains(name) {
-        return out_shape(
-            interp,
-            &x,
-            x.shape.clone(),
-            int_to_float(x.dtype),
-            device,
-            name,
-        );
-    }
-    if TO_BOOL.contains(name) {
-        return out_shape(interp, &x, x.shape.clone(), Some(DType::Bool), device, name);
-    }
-    if BINARY.contains(name)
-        || BINARY_BOOL.contains(name)
-        || matches!(name, "div" | "true_divide" | "divide")
-    {
-        let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-        return binary(interp, name, &Value::Tensor(x), &other, args, device, range);
-    }
-    if REDUCTIONS.contains(name) {
-        return reduce(interp, name, &x, args, device, range);
+    match family {
+        Some(Family::Same) => return same_shape(interp, name, x, dims, args, device, range),
+        Some(Family::ToFloat) => {
+            let dtype = int_to_float(x.dtype);
+            return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+        }
+        Some(Family::ToBool) => {
+            let dtype = Some(DType::Bool);
+            return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+        }
+        Some(f) if f.is_binary() => {
+            let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+            return binary(interp, name, &Value::Tensor(x), &other, args, device, range);
+        }
+        Some(Family::Reduction) => return reduce(interp, name, &x, args, device, range),
+        _ => {}
     }
     let Some(dims) = dims else {
         if matches!(name, "view" | "reshape")
@@ -289,29 +278,13 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         device,
         range: range.clone(),
     };
-    let result: RuleResult = match name {
-        "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp"
-        | "cummax" | "cummin" | "argmax" | "argmin" | "topk" | "kthvalue" | "max" | "min"
-        | "median" | "mode" | "nanmedian" | "sort" | "argsort" => along_dim(interp, call),
-        "view" | "reshape" | "view_as" | "reshape_as" | "expand_as" | "broadcast_as"
-        | "flatten" | "unflatten" | "squeeze" | "unsqueeze" | "permute" | "transpose"
-        | "swapaxes" | "swapdims" | "t" | "__attr_T" | "__attr_mT" | "__attr_H" | "__attr_mH"
-        | "adjoint" | "movedim" | "moveaxis" | "expand" | "broadcast_to" | "repeat" | "tile"
-        | "repeat_interleave" | "rot90" => view::rule(interp, call),
-        "unbind" | "split" | "split_with_sizes" | "chunk" | "tensor_split" => {
-            join::rule(interp, call)
-        }
-        "narrow" | "select" | "gather" | "take_along_dim" | "index_select" | "where"
-        | "multinomial" | "nonzero" | "argwhere" | "masked_select" | "unique"
-        | "unique_consecutive" | "bincount" | "one_hot" => select::rule(interp, call),
-        "matmul" | "mm" | "bmm" | "mv" | "dot" | "inner_vec" | "outer" | "ger" | "baddbmm"
-        | "addmm" | "addbmm" | "addmv" | "einsum_operand" | "diag_embed" | "diag" | "diagonal"
-        | "trace" | "cdist" | "cosine_similarity" | "pairwise_distance" | "cross"
-        | "linalg_cross" | "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp"
-        | "det" | "linalg_det" | "logdet" => linalg::rule(interp, call),
-        "real" | "imag" | "polar" | "complex" | "view_as_complex" | "view_as_real" | "stft" => {
-            complex::rule(interp, call)
-        }
+    let result: RuleResult = match family {
+        Some(Family::AlongDim) => along_dim(interp, call),
+        Some(Family::View) => view::rule(interp, call),
+        Some(Family::Split) => join::rule(interp, call),
+        Some(Family::Select) => select::rule(interp, call),
+        Some(Family::Linalg) => linalg::rule(interp, call),
+        Some(Family::Complex) => complex::rule(interp, call),
         _ => Ok(no_rule(
             interp,
             name,
@@ -362,12 +335,17 @@ fn no_rule(
 }
 
 /// Ops without a tensor first argument: `torch.cat([...])`, `torch.stack`, `torch.einsum`, `torch.max(a, b)`.
-fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
-    match name {
-        "cat" | "concat" | "concatenate" | "stack" | "hstack" | "vstack" | "dstack"
-        | "row_stack" | "column_stack" => cat(interp, name, args, range),
-        "einsum" => super::einops::einsum(interp, args, range),
-        "broadcast_tensors" => {
+fn scalar_fallback(
+    interp: &mut Interp<'_>,
+    name: &str,
+    family: Option<Family>,
+    args: &Args,
+    range: TextRange,
+) -> Value {
+    match family {
+        Some(Family::Join) => cat(interp, name, args, range),
+        Some(Family::Einsum) => super::einops::einsum(interp, args, range),
+        Some(Family::BroadcastTensors) => {
             let ts = args.tensors();
             let mut shape: Vec<Dim> = Vec::new();
             for t in &ts {
@@ -388,13 +366,11 @@ fn scalar_fallback(interp: &mut Interp<'_>, name: &str, args: &Args, range: Text
                     .collect(),
             )
         }
-        "meshgrid" => meshgrid(interp, name, args, range),
+        Some(Family::Meshgrid) => meshgrid(interp, name, args, range),
         _ => {
             // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.
             if let Some(t) = args.tensors().first().cloned()
-                && (BINARY.contains(name)
-                    || BINARY_BOOL.contains(name)
-                    || matches!(name, "div" | "true_divide" | "mul" | "add" | "pow" | "rsub"))
+                && family.is_some_and(Family::is_binary)
             {
                 let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
                 let a = args.pos.first().cloned().unwrap_or(Value::Unknown);

@@ -4,10 +4,9 @@ use std::rc::Rc;
 
 use shapels_shapes::Dim;
 
-use super::pointwise::{SAME, TO_FLOAT};
+use super::registry::OpDef;
 use crate::interp::Interp;
 use crate::rules::Args;
-use crate::rules::names::NameSet;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// The memory order of an op's result: reordering ops permute it, ops that
@@ -80,7 +79,7 @@ pub(super) fn unknown_rank_rule(
             ),
         };
     }
-    let known = SAME.contains(name) || TO_FLOAT.contains(name) || KNOWN_UNKNOWN_RANK.contains(name);
+    let known = OpDef::of(name).is_some_and(|def| def.unranked_keeps_dtype);
     let shape = interp.fresh_rank_var();
     Value::Tensor(Rc::new(Tensor {
         shape,
@@ -93,38 +92,6 @@ pub(super) fn unknown_rank_rule(
         ..(**x).clone()
     }))
 }
-
-/// Ops with a rule that just could not run on an input of unknown rank.
-static KNOWN_UNKNOWN_RANK: NameSet = NameSet::new(&[
-    "view",
-    "reshape",
-    "flatten",
-    "unflatten",
-    "squeeze",
-    "unsqueeze",
-    "permute",
-    "transpose",
-    "expand",
-    "repeat",
-    "matmul",
-    "softmax",
-    "log_softmax",
-    "argmax",
-    "max",
-    "min",
-    "topk",
-    "sort",
-    "gather",
-    "index_select",
-    "narrow",
-    "select",
-    "split",
-    "chunk",
-    "movedim",
-    "t",
-    "__attr_T",
-    "__attr_mT",
-]);
 
 /// The output tensor of an op on `x`: fake or real as the mode makes it.
 pub(crate) fn out_shape(

@@ -13,31 +13,8 @@ use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::{sum_dtype, torch_name};
-use crate::rules::names::NameSet;
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
-
-pub(super) static REDUCTIONS: NameSet = NameSet::new(&[
-    "sum",
-    "mean",
-    "prod",
-    "amax",
-    "amin",
-    "std",
-    "var",
-    "logsumexp",
-    "all",
-    "any",
-    "count_nonzero",
-    "nansum",
-    "nanmean",
-    "norm",
-    "linalg_vector_norm",
-    "linalg_norm",
-    "aminmax_",
-    "std_mean_",
-    "var_mean_",
-]);
 
 /// The rule of an op along one dim of a tensor of known rank: softmax and
 /// the scans keep the shape, `argmax`, `max`, `median` and `topk` reduce or

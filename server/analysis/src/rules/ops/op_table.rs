@@ -1,0 +1,447 @@
+//! The op registry's table: the `OpDef` of every tensor op the rule table knows, by family.
+
+use super::registry::{Family, OpDef};
+
+const fn same(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Same)
+}
+
+const fn to_float(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::ToFloat)
+}
+
+const fn to_bool(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::ToBool)
+}
+
+const fn binary(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Binary)
+}
+
+const fn compare(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Compare)
+}
+
+const fn divide(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Divide)
+}
+
+const fn reduction(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Reduction)
+}
+
+const fn along_dim(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::AlongDim)
+}
+
+const fn view(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::View)
+}
+
+const fn split(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Split)
+}
+
+const fn join(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Join)
+}
+
+const fn select(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Select)
+}
+
+const fn linalg(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Linalg)
+}
+
+const fn complex(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Complex)
+}
+
+const fn einsum(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Einsum)
+}
+
+const fn broadcast_tensors(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::BroadcastTensors)
+}
+
+const fn meshgrid(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Meshgrid)
+}
+
+const fn functional(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Functional)
+}
+
+const fn unruled(name: &'static str) -> OpDef {
+    OpDef::new(name, Family::Unruled)
+}
+
+/// Every op, by family. After the family, what an entry says beyond it:
+/// `unranked_keeps_dtype`, `keeps_any_shape`, `negative_dim_shows_rank`,
+/// `reshapes_in_place`, `takes_cpu_scalars`, `sizes_follow` (see `OpDef`).
+pub(super) static OPS: &[OpDef] = &[
+    // Pointwise ops that keep their input's shape and dtype.
+    same("neg"),
+    same("positive"),
+    same("abs"),
+    same("relu"),
+    same("relu6"),
+    same("gelu"),
+    same("silu"),
+    same("mish"),
+    same("hardswish"),
+    same("hardsigmoid"),
+    same("elu"),
+    same("selu"),
+    same("celu"),
+    same("leaky_relu"),
+    same("hardtanh"),
+    same("softplus"),
+    same("softsign"),
+    same("tanhshrink"),
+    same("threshold"),
+    same("floor"),
+    same("ceil"),
+    same("round"),
+    same("trunc"),
+    same("frac"),
+    same("sign"),
+    same("clamp"),
+    same("clip"),
+    same("clamp_min"),
+    same("clamp_max"),
+    same("nan_to_num"),
+    same("contiguous").keeps_any_shape(),
+    same("clone").keeps_any_shape(),
+    same("detach").keeps_any_shape(),
+    same("dropout").keeps_any_shape(),
+    same("alpha_dropout"),
+    same("feature_alpha_dropout"),
+    same("dropout1d"),
+    same("dropout2d"),
+    same("dropout3d"),
+    same("square"),
+    same("tril"),
+    same("triu"),
+    same("bitwise_not"),
+    same("zero_"),
+    same("fill_"),
+    same("normal_"),
+    same("uniform_"),
+    same("bernoulli_"),
+    same("exponential_"),
+    same("random_"),
+    same("flip"),
+    same("fliplr"),
+    same("flipud"),
+    same("roll"),
+    same("rot90_same"),
+    same("cumsum_same"),
+    same("masked_fill").keeps_any_shape(),
+    same("masked_scatter"),
+    same("index_fill"),
+    same("index_add"),
+    same("index_copy"),
+    same("scatter"),
+    same("scatter_add"),
+    same("scatter_reduce"),
+    same("index_put"),
+    same("renorm"),
+    same("glu_same"),
+    same("requires_grad_"),
+    same("logit"),
+    same("prelu"),
+    same("rrelu"),
+    same("copy_"),
+    same("lerp"),
+    same("addcmul"),
+    same("addcdiv"),
+    same("hardshrink"),
+    same("softshrink"),
+    same("conj"),
+    same("resolve_conj"),
+    same("resolve_neg"),
+    same("fix"),
+    same("negative"),
+    same("absolute"),
+    same("sgn"),
+    // Pointwise ops whose integer inputs give floats.
+    to_float("sigmoid"),
+    to_float("tanh"),
+    to_float("exp"),
+    to_float("exp2"),
+    to_float("expm1"),
+    to_float("log"),
+    to_float("log2"),
+    to_float("log10"),
+    to_float("log1p"),
+    to_float("sqrt"),
+    to_float("rsqrt"),
+    to_float("sin"),
+    to_float("cos"),
+    to_float("tan"),
+    to_float("asin"),
+    to_float("acos"),
+    to_float("atan"),
+    to_float("sinh"),
+    to_float("cosh"),
+    to_float("asinh"),
+    to_float("acosh"),
+    to_float("atanh"),
+    to_float("erf"),
+    to_float("erfc"),
+    to_float("erfinv"),
+    to_float("reciprocal"),
+    to_float("logsigmoid"),
+    to_float("digamma"),
+    to_float("lgamma"),
+    to_float("i0"),
+    to_float("sinc"),
+    to_float("deg2rad"),
+    to_float("rad2deg"),
+    // Pointwise ops with a bool result.
+    to_bool("isnan"),
+    to_bool("isinf"),
+    to_bool("isfinite"),
+    to_bool("isposinf"),
+    to_bool("isneginf"),
+    to_bool("logical_not"),
+    to_bool("signbit"),
+    to_bool("isreal"),
+    // Binary pointwise ops: broadcast and promote.
+    binary("add"),
+    binary("sub"),
+    binary("subtract"),
+    binary("mul"),
+    binary("multiply"),
+    binary("floor_divide"),
+    binary("remainder"),
+    binary("fmod"),
+    binary("pow"),
+    binary("float_power"),
+    binary("maximum"),
+    binary("minimum"),
+    binary("fmax"),
+    binary("fmin"),
+    binary("atan2"),
+    binary("arctan2"),
+    binary("hypot"),
+    binary("bitwise_and"),
+    binary("bitwise_or"),
+    binary("bitwise_xor"),
+    binary("bitwise_left_shift"),
+    binary("bitwise_right_shift"),
+    binary("copysign"),
+    binary("xlogy"),
+    binary("rsub"),
+    binary("heaviside"),
+    binary("nextafter"),
+    binary("ldexp"),
+    // Comparisons and logical ops: broadcast, bool result.
+    compare("eq"),
+    compare("ne"),
+    compare("lt"),
+    compare("le"),
+    compare("gt"),
+    compare("ge"),
+    compare("greater"),
+    compare("less"),
+    compare("greater_equal"),
+    compare("less_equal"),
+    compare("not_equal"),
+    compare("logical_and"),
+    compare("logical_or"),
+    compare("logical_xor"),
+    compare("isclose"),
+    // True division: broadcast; integers give floats.
+    divide("div"),
+    divide("true_divide"),
+    divide("divide"),
+    // Reductions over the dims given.
+    reduction("sum").negative_dim_shows_rank(),
+    reduction("mean").negative_dim_shows_rank(),
+    reduction("prod").negative_dim_shows_rank(),
+    reduction("amax").negative_dim_shows_rank(),
+    reduction("amin").negative_dim_shows_rank(),
+    reduction("std").negative_dim_shows_rank(),
+    reduction("var").negative_dim_shows_rank(),
+    reduction("logsumexp").negative_dim_shows_rank(),
+    reduction("all"),
+    reduction("any"),
+    reduction("count_nonzero"),
+    reduction("nansum"),
+    reduction("nanmean"),
+    reduction("norm"),
+    reduction("linalg_vector_norm"),
+    reduction("linalg_norm"),
+    reduction("aminmax_"),
+    reduction("std_mean_"),
+    reduction("var_mean_"),
+    // Along one dim: scans keep it, `argmax` drops it, `topk` shrinks it, `sort` adds the indices.
+    along_dim("softmax")
+        .unranked_keeps_dtype()
+        .keeps_any_shape(),
+    along_dim("log_softmax")
+        .unranked_keeps_dtype()
+        .keeps_any_shape(),
+    along_dim("softmin").keeps_any_shape(),
+    along_dim("cumsum").keeps_any_shape(),
+    along_dim("cumprod").keeps_any_shape(),
+    along_dim("logcumsumexp").keeps_any_shape(),
+    along_dim("cummax"),
+    along_dim("cummin"),
+    along_dim("argmax")
+        .unranked_keeps_dtype()
+        .negative_dim_shows_rank(),
+    along_dim("argmin").negative_dim_shows_rank(),
+    along_dim("topk").unranked_keeps_dtype(),
+    along_dim("kthvalue"),
+    along_dim("max")
+        .unranked_keeps_dtype()
+        .negative_dim_shows_rank(),
+    along_dim("min")
+        .unranked_keeps_dtype()
+        .negative_dim_shows_rank(),
+    along_dim("median"),
+    along_dim("mode"),
+    along_dim("nanmedian"),
+    along_dim("sort").unranked_keeps_dtype(),
+    along_dim("argsort"),
+    // Views and copies of the same elements in a new shape.
+    view("view").unranked_keeps_dtype().sizes_follow(),
+    view("reshape").unranked_keeps_dtype().sizes_follow(),
+    view("view_as"),
+    view("reshape_as"),
+    view("expand_as"),
+    view("broadcast_as"),
+    view("flatten").unranked_keeps_dtype(),
+    view("unflatten").unranked_keeps_dtype(),
+    view("squeeze").unranked_keeps_dtype().reshapes_in_place(),
+    view("unsqueeze").unranked_keeps_dtype().reshapes_in_place(),
+    view("permute").unranked_keeps_dtype().sizes_follow(),
+    view("transpose")
+        .unranked_keeps_dtype()
+        .negative_dim_shows_rank()
+        .reshapes_in_place(),
+    view("swapaxes")
+        .negative_dim_shows_rank()
+        .reshapes_in_place(),
+    view("swapdims")
+        .negative_dim_shows_rank()
+        .reshapes_in_place(),
+    view("t").unranked_keeps_dtype().reshapes_in_place(),
+    view("__attr_T").unranked_keeps_dtype(),
+    view("__attr_mT").unranked_keeps_dtype(),
+    view("__attr_H"),
+    view("__attr_mH"),
+    view("adjoint"),
+    view("movedim").unranked_keeps_dtype(),
+    view("moveaxis"),
+    view("expand").unranked_keeps_dtype().sizes_follow(),
+    view("broadcast_to").sizes_follow(),
+    view("repeat").unranked_keeps_dtype().sizes_follow(),
+    view("tile").sizes_follow(),
+    view("repeat_interleave"),
+    view("rot90"),
+    // One tensor into several.
+    split("unbind"),
+    split("split")
+        .unranked_keeps_dtype()
+        .negative_dim_shows_rank(),
+    split("split_with_sizes"),
+    split("chunk")
+        .unranked_keeps_dtype()
+        .negative_dim_shows_rank(),
+    split("tensor_split"),
+    // Several tensors into one.
+    join("cat"),
+    join("concat"),
+    join("concatenate"),
+    join("stack"),
+    join("hstack"),
+    join("vstack"),
+    join("dstack"),
+    join("row_stack"),
+    join("column_stack"),
+    // Ops that pick elements.
+    select("narrow").unranked_keeps_dtype(),
+    select("select").unranked_keeps_dtype(),
+    select("gather").unranked_keeps_dtype(),
+    select("take_along_dim"),
+    select("index_select").unranked_keeps_dtype(),
+    select("where").takes_cpu_scalars(),
+    select("multinomial"),
+    select("nonzero"),
+    select("argwhere"),
+    select("masked_select"),
+    select("unique"),
+    select("unique_consecutive"),
+    select("bincount"),
+    select("one_hot"),
+    // Linear algebra.
+    linalg("matmul").unranked_keeps_dtype(),
+    linalg("mm"),
+    linalg("bmm"),
+    linalg("mv"),
+    linalg("dot"),
+    linalg("inner_vec"),
+    linalg("outer"),
+    linalg("ger"),
+    linalg("baddbmm"),
+    linalg("addmm"),
+    linalg("addbmm"),
+    linalg("addmv"),
+    linalg("einsum_operand"),
+    linalg("diag_embed"),
+    linalg("diag"),
+    linalg("diagonal"),
+    linalg("trace"),
+    linalg("cdist"),
+    linalg("cosine_similarity"),
+    linalg("pairwise_distance"),
+    linalg("cross"),
+    linalg("linalg_cross"),
+    linalg("inverse"),
+    linalg("linalg_inv"),
+    linalg("matrix_exp"),
+    linalg("linalg_matrix_exp"),
+    linalg("det"),
+    linalg("linalg_det"),
+    linalg("logdet"),
+    // Complex views and transforms.
+    complex("real"),
+    complex("imag"),
+    complex("polar"),
+    complex("complex"),
+    complex("view_as_complex"),
+    complex("view_as_real"),
+    complex("stft"),
+    einsum("einsum"),
+    broadcast_tensors("broadcast_tensors"),
+    meshgrid("meshgrid"),
+    // Functions under `torch` that are their `F.*` twin, argument for
+    // argument. Not listed: twins whose arguments differ (`torch.batch_norm`,
+    // `torch.embedding`, `torch.kl_div`'s integer reduction) or whose result
+    // does (`torch.adaptive_max_pool1d` also returns the indices).
+    functional("conv1d"),
+    functional("conv2d"),
+    functional("conv3d"),
+    functional("conv_transpose1d"),
+    functional("conv_transpose2d"),
+    functional("conv_transpose3d"),
+    functional("max_pool1d"),
+    functional("max_pool2d"),
+    functional("max_pool3d"),
+    functional("avg_pool1d"),
+    functional("adaptive_avg_pool1d"),
+    functional("layer_norm"),
+    functional("group_norm"),
+    functional("rms_norm"),
+    functional("pixel_shuffle"),
+    functional("pixel_unshuffle"),
+    // Ops without a shape rule whose in-place form reshapes `self`.
+    unruled("resize").reshapes_in_place(),
+    unruled("as_strided").reshapes_in_place(),
+];

@@ -1,0 +1,218 @@
+//! The op registry: one `OpDef` per tensor op the rule table knows, saying which rule runs it and how it behaves where the rules cannot see.
+//!
+//! Torch registers one meta function per op (`torch/_meta_registrations.py`);
+//! here an entry says what used to be spread over a dozen name lists: the
+//! op's family (which rule of `ops` computes its shape), what it gives for
+//! an input of unknown rank, whether its in-place form changes `self`'s
+//! shape, and whether its CPU scalar operands may meet tensors of another
+//! device. The entries are in `op_table.rs`; adding `torch.foo` to a
+//! family is one line there plus its fixture or golden case.
+
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+
+use super::op_table::OPS;
+
+/// Which rule computes an op's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// Pointwise, keeping the input's shape and dtype (`relu`, `clamp`, `masked_fill`).
+    Same,
+    /// Pointwise; integer inputs give floats (`exp`, `sigmoid`).
+    ToFloat,
+    /// Pointwise with a bool result (`isnan`).
+    ToBool,
+    /// Two operands broadcast together and promote (`add`, `maximum`).
+    Binary,
+    /// A comparison: broadcast, with a bool result (`eq`, `logical_and`).
+    Compare,
+    /// True division: broadcast, and integers give floats (`div`).
+    Divide,
+    /// Reductions over dims given as `dim=` (`sum`, `mean`, `norm`).
+    Reduction,
+    /// Along one dim: keep it, shrink it, or drop it (`softmax`, `argmax`, `topk`, `sort`).
+    AlongDim,
+    /// New views and copies of the same elements (`view`, `permute`, `expand`, `repeat`).
+    View,
+    /// One tensor into several (`split`, `chunk`, `unbind`).
+    Split,
+    /// Several tensors into one (`cat`, `stack`).
+    Join,
+    /// Picks elements (`index_select`, `gather`, `where`, `nonzero`).
+    Select,
+    /// Linear algebra (`matmul`, `bmm`, `cdist`, `diagonal`).
+    Linalg,
+    /// Complex views and transforms (`view_as_real`, `stft`).
+    Complex,
+    /// `torch.einsum`.
+    Einsum,
+    /// `torch.broadcast_tensors`.
+    BroadcastTensors,
+    /// `torch.meshgrid`.
+    Meshgrid,
+    /// `torch.conv2d` and the like: the same kernel, with the same
+    /// arguments, as its `F.*` twin, whose rule runs it.
+    Functional,
+    /// Torch has it and the registry knows something about it, but no rule
+    /// computes its shape (`resize_`, `as_strided`).
+    Unruled,
+}
+
+impl Family {
+    /// Elementwise over broadcast operands: a CPU scalar tensor may meet a
+    /// tensor on another device (torch moves the scalar).
+    fn is_pointwise(self) -> bool {
+        matches!(
+            self,
+            Family::Same | Family::Binary | Family::Compare | Family::Divide
+        )
+    }
+
+    /// Elementwise over two broadcast operands (`torch.add(2, x)` has its
+    /// tensor second).
+    pub(crate) fn is_binary(self) -> bool {
+        matches!(self, Family::Binary | Family::Compare | Family::Divide)
+    }
+}
+
+/// One tensor op.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OpDef {
+    /// The name the rules know it by: torch's (`index_select`), the
+    /// `linalg_` form of `torch.linalg.*`, or a pseudo-name the
+    /// interpreter uses for an attribute (`__attr_T`).
+    pub name: &'static str,
+    pub family: Family,
+    /// Its result on an input of unknown rank is a tensor of unknown rank
+    /// with the input's dtype (its rule would keep it); otherwise the dtype
+    /// is unknown too.
+    pub unranked_keeps_dtype: bool,
+    /// It keeps its input's shape whatever the rank, so `[*, 768]` stays
+    /// `[*, 768]` (`softmax`, `dropout`).
+    pub keeps_any_shape: bool,
+    /// A negative dim argument (`sum(dim=-1)`) shows the input has at
+    /// least that many dims.
+    pub negative_dim_shows_rank: bool,
+    /// The in-place form (`x.unsqueeze_(0)`) gives `self` a new shape,
+    /// unlike other in-place ops, which keep it.
+    pub reshapes_in_place: bool,
+    /// A CPU scalar tensor may be one of its operands whatever device the
+    /// others are on.
+    pub takes_cpu_scalars: bool,
+    /// Its arguments after `self` are sizes (`x.view(B, T, C)`), so one
+    /// value nobody can read there leaves the result's rank unknown.
+    pub sizes_follow: bool,
+}
+
+impl OpDef {
+    /// An entry with the behaviour its family implies.
+    pub(super) const fn new(name: &'static str, family: Family) -> OpDef {
+        OpDef {
+            name,
+            family,
+            unranked_keeps_dtype: matches!(family, Family::Same | Family::ToFloat),
+            keeps_any_shape: false,
+            negative_dim_shows_rank: false,
+            reshapes_in_place: false,
+            takes_cpu_scalars: false,
+            sizes_follow: false,
+        }
+    }
+
+    /// See `unranked_keeps_dtype`.
+    pub(super) const fn unranked_keeps_dtype(self) -> OpDef {
+        OpDef {
+            unranked_keeps_dtype: true,
+            ..self
+        }
+    }
+
+    /// See `keeps_any_shape`.
+    pub(super) const fn keeps_any_shape(self) -> OpDef {
+        OpDef {
+            keeps_any_shape: true,
+            ..self
+        }
+    }
+
+    /// See `negative_dim_shows_rank`.
+    pub(super) const fn negative_dim_shows_rank(self) -> OpDef {
+        OpDef {
+            negative_dim_shows_rank: true,
+            ..self
+        }
+    }
+
+    /// See `reshapes_in_place`.
+    pub(super) const fn reshapes_in_place(self) -> OpDef {
+        OpDef {
+            reshapes_in_place: true,
+            ..self
+        }
+    }
+
+    /// See `takes_cpu_scalars`.
+    pub(super) const fn takes_cpu_scalars(self) -> OpDef {
+        OpDef {
+            takes_cpu_scalars: true,
+            ..self
+        }
+    }
+
+    /// See `sizes_follow`.
+    pub(super) const fn sizes_follow(self) -> OpDef {
+        OpDef {
+            sizes_follow: true,
+            ..self
+        }
+    }
+
+    /// The entry of `name`, if the registry has one.
+    pub(crate) fn of(name: &str) -> Option<&'static OpDef> {
+        static INDEX: OnceLock<FxHashMap<&'static str, &'static OpDef>> = OnceLock::new();
+        INDEX
+            .get_or_init(|| OPS.iter().map(|d| (d.name, d)).collect())
+            .get(name)
+            .copied()
+    }
+
+    /// The family of `name`, if the registry has it.
+    pub(crate) fn family_of(name: &str) -> Option<Family> {
+        OpDef::of(name).map(|d| d.family)
+    }
+
+    /// Whether a CPU scalar tensor may meet tensors of another device in
+    /// this op.
+    pub(crate) fn mixes_devices(&self) -> bool {
+        self.family.is_pointwise() || self.takes_cpu_scalars
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_has_one_entry() {
+        let mut seen = rustc_hash::FxHashSet::default();
+        for def in OPS {
+            assert!(seen.insert(def.name), "{} is listed twice", def.name);
+        }
+    }
+
+    #[test]
+    fn families_give_their_behaviour() {
+        let neg = OpDef::of("neg").unwrap();
+        assert_eq!(neg.family, Family::Same);
+        assert!(neg.unranked_keeps_dtype && neg.mixes_devices());
+        let sum = OpDef::of("sum").unwrap();
+        assert_eq!(sum.family, Family::Reduction);
+        assert!(sum.negative_dim_shows_rank && !sum.unranked_keeps_dtype);
+        assert!(OpDef::of("unsqueeze").unwrap().reshapes_in_place);
+        assert!(!OpDef::of("add").unwrap().reshapes_in_place);
+        assert!(OpDef::of("where").unwrap().mixes_devices());
+        assert!(!OpDef::of("matmul").unwrap().mixes_devices());
+        assert_eq!(OpDef::family_of("no_such_op"), None);
+    }
+}
