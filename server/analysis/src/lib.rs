@@ -8,6 +8,7 @@ mod carry;
 mod code;
 mod hints;
 mod interp;
+mod mutation;
 pub mod quick_fix;
 mod record;
 mod report;

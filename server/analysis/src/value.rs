@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::mutation::Shared;
 use crate::rules::nn::LayerDef;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::{ClassDef, FunctionDef, TextRange};
@@ -254,22 +255,22 @@ pub struct Layer {
     pub args: Vec<Value>,
     pub kwargs: Vec<(Rc<str>, Value)>,
     /// Where its parameters live, moved by `module.to(dev)`.
-    pub device: RefCell<Option<Device>>,
-    pub dtype: RefCell<Option<DType>>,
+    pub device: Shared<Option<Device>>,
+    pub dtype: Shared<Option<DType>>,
     pub origin: Provenance,
     pub mode: u32,
     /// Child layers of containers (`Sequential`, `ModuleList`, `ModuleDict` keys in `keys`).
-    pub children: RefCell<Vec<Value>>,
-    pub keys: RefCell<Vec<Rc<str>>>,
+    pub children: Shared<Vec<Value>>,
+    pub keys: Shared<Vec<Rc<str>>>,
     /// The container holds children the analysis could not enumerate (built
     /// from a comprehension over an unknown range): its length is unknown.
-    pub unknown_children: std::cell::Cell<bool>,
+    pub unknown_children: Shared<bool>,
     /// Whether the layer is in training mode: `Some(true)` as constructed,
     /// `Some(false)` after `eval()` (of it or of a module holding it),
     /// `None` after a `train(mode)` the analysis cannot decide.
-    pub training: std::cell::Cell<Option<bool>>,
+    pub training: Shared<Option<bool>>,
     /// Tensors the layer owns (weight, bias), built on first use.
-    pub params: RefCell<FxHashMap<Rc<str>, Value>>,
+    pub params: Shared<FxHashMap<Rc<str>, Value>>,
     /// Where its constructor call and arguments were written, when in the
     /// analysed file: a fix of a size argument edits it there.
     pub written: Option<Rc<crate::rules::fixes::WrittenCall>>,
@@ -322,7 +323,7 @@ pub struct Class {
     pub def: Option<Rc<ClassDef>>,
     pub bases: Vec<Value>,
     /// Class-level attributes, methods included.
-    pub attrs: RefCell<FxHashMap<Rc<str>, Value>>,
+    pub attrs: Shared<FxHashMap<Rc<str>, Value>>,
     pub is_dataclass: bool,
 }
 
@@ -330,11 +331,11 @@ pub struct Class {
 #[derive(Debug)]
 pub struct Instance {
     pub class: Rc<Class>,
-    pub attrs: RefCell<FxHashMap<Rc<str>, Value>>,
+    pub attrs: Shared<FxHashMap<Rc<str>, Value>>,
     /// Insertion order of attributes (for `named_children`-like iteration).
-    pub order: RefCell<Vec<Rc<str>>>,
+    pub order: Shared<Vec<Rc<str>>>,
     pub origin: Provenance,
-    pub device: RefCell<Option<Device>>,
+    pub device: Shared<Option<Device>>,
 }
 
 /// A scope: names to values, shared so closures and branches can see it.
@@ -361,15 +362,17 @@ pub struct Distribution {
 
 /// The names and values of a scope or an object's attributes, copied out
 /// so that the caller can change the map while going through them.
-pub(crate) fn entries(map: &RefCell<FxHashMap<Rc<str>, Value>>) -> Vec<(Rc<str>, Value)> {
-    map.borrow()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+pub(crate) fn entries(map: &FxHashMap<Rc<str>, Value>) -> Vec<(Rc<str>, Value)> {
+    map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// `entries` of an object's attributes, read before the caller writes any.
+pub(crate) fn object_entries(map: &Shared<FxHashMap<Rc<str>, Value>>) -> Vec<(Rc<str>, Value)> {
+    entries(&map.borrow())
 }
 
 /// A Python list, shared by every name that holds it.
-pub(crate) type ListRef = Rc<RefCell<Vec<Value>>>;
+pub(crate) type ListRef = Rc<Shared<Vec<Value>>>;
 
 /// Keyword arguments of a call, in order.
 pub(crate) type Kwargs = Vec<(Rc<str>, Value)>;
@@ -435,8 +438,8 @@ pub enum Value {
     /// that is not): never a tensor, never equal to a known string.
     Text,
     Tuple(Rc<Vec<Value>>),
-    List(Rc<RefCell<Vec<Value>>>),
-    Dict(Rc<RefCell<Vec<(Value, Value)>>>),
+    List(Rc<Shared<Vec<Value>>>),
+    Dict(Rc<Shared<Vec<(Value, Value)>>>),
     /// `x.size()` / `x.shape` of a tensor whose rank is not known yet.
     /// The sizes are the rank variable's dims followed by the known ones.
     SizeOfVar(u32, Rc<Vec<Dim>>),
@@ -501,7 +504,7 @@ impl Value {
     }
 
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Rc::new(RefCell::new(items)))
+        Value::List(Rc::new(Shared::new(items)))
     }
 
     pub fn as_tensor(&self) -> Option<&Rc<Tensor>> {

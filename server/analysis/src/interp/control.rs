@@ -9,6 +9,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 
 use super::{Flow, Interp, ListJournal, MAX_LOOP_ITERATIONS, ModeState, join_all, join_values};
+use crate::mutation::Epoch;
 use crate::report::BindingKind;
 use crate::value::{ListRef, Value, entries};
 
@@ -91,7 +92,7 @@ impl Interp<'_> {
         let lists_a = self.list_journals.pop().unwrap_or_default();
         let grown_a: Vec<Vec<Value>> = lists_a.iter().map(|(l, _)| l.borrow().clone()).collect();
         for (list, old) in &lists_a {
-            *list.borrow_mut() = old.clone();
+            *list.write(&mut self.epoch) = old.clone();
         }
         self.list_journals.push(Vec::new());
         // Undo the first branch's attribute writes, keeping what it left.
@@ -101,7 +102,7 @@ impl Interp<'_> {
             .map(|(inst, key, _)| inst.attrs.borrow().get(key).cloned())
             .collect();
         for (inst, key, old) in &journal_a {
-            restore_attr(inst, key, old.clone());
+            restore_attr(inst, key, old.clone(), &mut self.epoch);
         }
         self.attr_journals.push(Vec::new());
         self.env.open_branch();
@@ -187,7 +188,7 @@ impl Interp<'_> {
             }
             self.rank_vars[v as usize] = kept;
         }
-        self.epoch += 1;
+        self.epoch.bump();
     }
 
     /// After both branches ran: a list either branch grew holds, when both
@@ -224,7 +225,7 @@ impl Interp<'_> {
                 }
                 items
             };
-            *list.borrow_mut() = items;
+            *list.write(&mut self.epoch) = items;
             // An enclosing undecided branch keeps the items from before it.
             if let Some(outer) = self.list_journals.last_mut()
                 && !outer.iter().any(|(l, _)| Rc::ptr_eq(l, &list))
@@ -281,7 +282,7 @@ impl Interp<'_> {
             {
                 outer.push((inst.clone(), key.clone(), old));
             }
-            restore_attr(&inst, &key, joined);
+            restore_attr(&inst, &key, joined, &mut self.epoch);
         }
     }
 
@@ -468,7 +469,7 @@ impl Interp<'_> {
                 element => Value::Many(Rc::new(element), len),
             })
         };
-        let locals = entries(&self.frame().locals);
+        let locals = entries(&self.frame().locals.borrow());
         for (name, value) in locals {
             if let Some(v) = widened(self, &value, Some(&name)) {
                 self.touch_scope();
@@ -476,10 +477,9 @@ impl Interp<'_> {
                 continue;
             }
             if let Value::Instance(inst) = &value {
-                for (key, attr) in entries(&inst.attrs) {
+                for (key, attr) in crate::value::object_entries(&inst.attrs) {
                     if let Some(v) = widened(self, &attr, None) {
-                        self.epoch += 1;
-                        inst.attrs.borrow_mut().insert(key, v);
+                        inst.attrs.write(&mut self.epoch).insert(key, v);
                     }
                 }
             }
@@ -539,8 +539,13 @@ fn jumps(body: &[Stmt]) -> bool {
     })
 }
 
-fn restore_attr(inst: &Rc<crate::value::Instance>, key: &Rc<str>, value: Option<Value>) {
-    let mut attrs = inst.attrs.borrow_mut();
+fn restore_attr(
+    inst: &Rc<crate::value::Instance>,
+    key: &Rc<str>,
+    value: Option<Value>,
+    epoch: &mut Epoch,
+) {
+    let mut attrs = inst.attrs.write(epoch);
     match value {
         Some(v) => {
             attrs.insert(key.clone(), v);

@@ -4,10 +4,10 @@
 //! and get an unknown size where they differ; anything else becomes Unknown.
 
 use rustc_hash::FxHashMap;
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::Interp;
+use crate::mutation::Shared;
 use crate::value::{Device, Instance, Layer, Shape, Tensor, Value};
 
 /// The join of all `values`: what any one of them may be. Unknown for none.
@@ -230,10 +230,10 @@ fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -
     };
     Value::Instance(Rc::new(Instance {
         class: x.class.clone(),
-        attrs: RefCell::new(attrs),
-        order: RefCell::new(keys),
+        attrs: Shared::new(attrs),
+        order: Shared::new(keys),
         origin: x.origin,
-        device: RefCell::new(device),
+        device: Shared::new(device),
     }))
 }
 
@@ -276,27 +276,27 @@ fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
         kind: x.kind.clone(),
         args,
         kwargs,
-        device: RefCell::new(if *x.device.borrow() == *y.device.borrow() {
+        device: Shared::new(if *x.device.borrow() == *y.device.borrow() {
             x.device.borrow().clone()
         } else {
             None
         }),
-        dtype: RefCell::new(if *x.dtype.borrow() == *y.dtype.borrow() {
+        dtype: Shared::new(if *x.dtype.borrow() == *y.dtype.borrow() {
             *x.dtype.borrow()
         } else {
             None
         }),
         origin: x.origin,
         mode: x.mode,
-        children: RefCell::new(children),
-        keys: RefCell::new(if x.keys == y.keys {
+        children: Shared::new(children),
+        keys: Shared::new(if *x.keys.borrow() == *y.keys.borrow() {
             x.keys.borrow().clone()
         } else {
             Vec::new()
         }),
-        params: RefCell::new(FxHashMap::default()),
-        unknown_children: std::cell::Cell::new(unknown),
-        training: std::cell::Cell::new(if x.training.get() == y.training.get() {
+        params: Shared::new(FxHashMap::default()),
+        unknown_children: Shared::new(unknown),
+        training: Shared::new(if x.training.get() == y.training.get() {
             x.training.get()
         } else {
             None

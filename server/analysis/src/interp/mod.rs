@@ -284,7 +284,7 @@ pub(crate) struct Interp<'s> {
     pub frames: Vec<Frame>,
     /// Moves whenever state a call could read changes outside the caller's
     /// own frame: an object, a container, a class, a rank variable.
-    pub epoch: u64,
+    pub epoch: crate::mutation::Epoch,
     /// Moves when an attribute of an instance no memo key has seen is
     /// written (`self.fc = ...` while a constructor runs): such a write
     /// cannot change a structure the memo numbered, so it leaves `epoch`
@@ -416,7 +416,7 @@ impl<'s> Interp<'s> {
                 lists_unsure: false,
                 raised: false,
             }],
-            epoch: 0,
+            epoch: crate::mutation::Epoch::default(),
             unseen_writes: 0,
             globals_epoch: 0,
             cuts: 0,
@@ -772,7 +772,7 @@ impl<'s> Interp<'s> {
             journal.push((var, old));
         }
         self.rank_vars[var as usize] = Some(dims);
-        self.epoch += 1;
+        self.epoch.bump();
     }
 
     /// A tensor made by the current code: fake inside a fake scope, real outside.

@@ -10,6 +10,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 
 use super::{Flow, Interp, ModeState};
+use crate::mutation::Shared;
 use crate::report::BindingKind;
 use crate::value::{Class, Function, Value};
 
@@ -250,7 +251,7 @@ impl Interp<'_> {
     /// it (`p = x; p.unsqueeze_(0)` changes `x` too) now sees the new shape,
     /// or nothing when the new shape is unknown.
     fn replace_tensor(&mut self, old: &Rc<crate::value::Tensor>, new: &Value) {
-        self.epoch += 1;
+        self.epoch.bump();
         let replacement = match new {
             Value::Tensor(_) => new.clone(),
             _ => Value::Unknown,
@@ -381,7 +382,7 @@ impl Interp<'_> {
             name: Rc::from(def.name.id.as_str()),
             def: Some(def.clone()),
             bases,
-            attrs: RefCell::new(FxHashMap::default()),
+            attrs: Shared::new(FxHashMap::default()),
             is_dataclass,
         });
         // The class body runs in a scope of its own; its names become class attributes.
@@ -441,8 +442,7 @@ impl Interp<'_> {
             }
         }
         self.frames.pop();
-        self.epoch += 1;
-        *class.attrs.borrow_mut() = scope.borrow().clone();
+        *class.attrs.write(&mut self.epoch) = scope.borrow().clone();
         self.bind_name(&def.name.id, Value::Class(class.clone()));
         if self.frame().is_module && self.in_main_module() {
             self.classes.push(class);

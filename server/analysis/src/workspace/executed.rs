@@ -19,6 +19,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{ModuleGraph, Target};
+use crate::mutation::Shared;
 use crate::value::{ModuleNs, Provenance, Shape, Value};
 
 /// Kept namespaces, by module version and closure key.
@@ -184,7 +185,7 @@ impl Walk {
                     let old = items.borrow().clone();
                     for (i, item) in old.iter().enumerate() {
                         if let Some(new) = self.sanitized(item, home) {
-                            items.borrow_mut()[i] = new;
+                            items.write_unobserved()[i] = new;
                         }
                     }
                 }
@@ -196,7 +197,7 @@ impl Walk {
                     for (i, (k, val)) in old.iter().enumerate() {
                         let key = self.sanitized(k, home);
                         let value = self.sanitized(val, home);
-                        let mut entries = entries.borrow_mut();
+                        let mut entries = entries.write_unobserved();
                         if let Some(key) = key {
                             entries[i].0 = key;
                         }
@@ -275,7 +276,7 @@ impl Walk {
                 let children = layer.children.borrow().clone();
                 for (i, child) in children.iter().enumerate() {
                     if let Some(new) = self.sanitized(child, home) {
-                        layer.children.borrow_mut()[i] = new;
+                        layer.children.write_unobserved()[i] = new;
                     }
                 }
                 self.in_place(&layer.params, home);
@@ -288,12 +289,17 @@ impl Walk {
         }
     }
 
-    /// Makes every value of a map shareable, in place.
-    fn in_place(&mut self, map: &RefCell<FxHashMap<Rc<str>, Value>>, home: &ModuleNs) {
-        let entries = crate::value::entries(map);
-        for (key, value) in entries {
+    /// Makes every value of an object's map shareable, in place.
+    fn in_place(&mut self, map: &Shared<FxHashMap<Rc<str>, Value>>, home: &ModuleNs) {
+        // Between analyses: no run, so no memo, is going on.
+        self.sanitize_map(&mut map.write_unobserved(), home);
+    }
+
+    /// Makes every value of a map shareable.
+    fn sanitize_map(&mut self, map: &mut FxHashMap<Rc<str>, Value>, home: &ModuleNs) {
+        for (key, value) in crate::value::entries(map) {
             if let Some(new) = self.sanitized(&value, home) {
-                map.borrow_mut().insert(key, new);
+                map.insert(key, new);
             }
         }
     }
@@ -317,7 +323,7 @@ impl Walk {
             return false;
         }
         if let Some(closure) = &f.closure {
-            self.in_place(closure, home);
+            self.sanitize_map(&mut closure.borrow_mut(), home);
         }
         true
     }

@@ -1,6 +1,5 @@
 //! Python built-in functions (`len`, `range`, `min`, `isinstance`, ...) and `math.*`.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
@@ -11,6 +10,7 @@ use crate::value::Value;
 
 use super::Kwargs;
 use super::class::{class_chain, class_lookup};
+use crate::mutation::Shared;
 
 impl Interp<'_> {
     pub(super) fn call_builtin(
@@ -147,7 +147,7 @@ impl Interp<'_> {
                 }
                 None => Value::Unknown,
             },
-            ("dict", []) => Value::Dict(Rc::new(RefCell::new(
+            ("dict", []) => Value::Dict(Rc::new(Shared::new(
                 kwargs
                     .into_iter()
                     .map(|(k, v)| (Value::Str(k), v))
@@ -171,7 +171,7 @@ impl Interp<'_> {
                 match pairs {
                     Some(mut pairs) => {
                         pairs.extend(kwargs.into_iter().map(|(k, v)| (Value::Str(k), v)));
-                        Value::Dict(Rc::new(RefCell::new(pairs)))
+                        Value::Dict(Rc::new(Shared::new(pairs)))
                     }
                     None => Value::Unknown,
                 }

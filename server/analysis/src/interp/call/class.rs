@@ -1,7 +1,6 @@
 //! Classes and instances: calling a class, dataclass fields, and lookups along the bases.
 
 use rustc_hash::FxHashMap;
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use shapels_syntax::ast::{ExprKind, TextRange};
@@ -11,6 +10,7 @@ use crate::rules;
 use crate::value::{Class, Function, Instance, Provenance, Value};
 
 use super::Kwargs;
+use crate::mutation::Shared;
 
 impl Interp<'_> {
     pub(super) fn instantiate(
@@ -22,14 +22,14 @@ impl Interp<'_> {
     ) -> Value {
         let instance = Rc::new(Instance {
             class: class.clone(),
-            attrs: RefCell::new(FxHashMap::default()),
-            order: RefCell::new(Vec::new()),
+            attrs: Shared::new(FxHashMap::default()),
+            order: Shared::new(Vec::new()),
             origin: if self.mode.fake {
                 Provenance::Fake
             } else {
                 Provenance::Real
             },
-            device: RefCell::new(None),
+            device: Shared::new(None),
         });
         let value = Value::Instance(instance.clone());
         // Another run cannot make it again (library mode runs the
@@ -181,15 +181,15 @@ impl Interp<'_> {
             name: Rc::from("FunctionCtx"),
             def: None,
             bases: Vec::new(),
-            attrs: RefCell::new(FxHashMap::default()),
+            attrs: Shared::new(FxHashMap::default()),
             is_dataclass: false,
         });
         let ctx = Value::Instance(Rc::new(Instance {
             class: context_class,
-            attrs: RefCell::new(FxHashMap::default()),
-            order: RefCell::new(Vec::new()),
+            attrs: Shared::new(FxHashMap::default()),
+            order: Shared::new(Vec::new()),
             origin: Provenance::Fake,
-            device: RefCell::new(None),
+            device: Shared::new(None),
         }));
         let mut all = vec![ctx];
         all.extend(args);

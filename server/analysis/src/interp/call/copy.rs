@@ -7,8 +7,9 @@
 //! them; what can change (modules, lists, dicts) is copied, and an object
 //! reached twice is copied once, as Python's `memo` does.
 
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+
+use crate::mutation::Shared;
 
 use rustc_hash::FxHashMap;
 
@@ -25,14 +26,14 @@ pub(crate) fn deep_copy(value: &Value) -> Value {
 /// `copy.copy(value)`: a new container or object holding the same items.
 pub(crate) fn shallow_copy(value: &Value) -> Value {
     match value {
-        Value::List(items) => Value::List(Rc::new(RefCell::new(items.borrow().clone()))),
-        Value::Dict(entries) => Value::Dict(Rc::new(RefCell::new(entries.borrow().clone()))),
+        Value::List(items) => Value::List(Rc::new(Shared::new(items.borrow().clone()))),
+        Value::Dict(entries) => Value::Dict(Rc::new(Shared::new(entries.borrow().clone()))),
         Value::Instance(inst) => Value::Instance(Rc::new(Instance {
             class: inst.class.clone(),
-            attrs: RefCell::new(inst.attrs.borrow().clone()),
-            order: RefCell::new(inst.order.borrow().clone()),
+            attrs: Shared::new(inst.attrs.borrow().clone()),
+            order: Shared::new(inst.order.borrow().clone()),
             origin: inst.origin,
-            device: RefCell::new(inst.device.borrow().clone()),
+            device: Shared::new(inst.device.borrow().clone()),
         })),
         Value::Layer(layer) => Value::Layer(Rc::new(copy_layer(layer, |v| v.clone()))),
         other => other.clone(),
@@ -44,17 +45,17 @@ fn copy_layer(layer: &Layer, mut child: impl FnMut(&Value) -> Value) -> Layer {
         kind: layer.kind.clone(),
         args: layer.args.clone(),
         kwargs: layer.kwargs.clone(),
-        device: RefCell::new(layer.device.borrow().clone()),
-        dtype: RefCell::new(*layer.dtype.borrow()),
+        device: Shared::new(layer.device.borrow().clone()),
+        dtype: Shared::new(*layer.dtype.borrow()),
         origin: layer.origin,
         mode: layer.mode,
-        children: RefCell::new(layer.children.borrow().iter().map(&mut child).collect()),
-        keys: RefCell::new(layer.keys.borrow().clone()),
-        unknown_children: Cell::new(layer.unknown_children.get()),
-        training: Cell::new(layer.training.get()),
+        children: Shared::new(layer.children.borrow().iter().map(&mut child).collect()),
+        keys: Shared::new(layer.keys.borrow().clone()),
+        unknown_children: Shared::new(layer.unknown_children.get()),
+        training: Shared::new(layer.training.get()),
         written: layer.written.clone(),
         // Parameters are made on first use; a copy makes its own.
-        params: RefCell::new(FxHashMap::default()),
+        params: Shared::new(FxHashMap::default()),
     }
 }
 
@@ -88,31 +89,33 @@ impl DeepCopy {
         }
         match value {
             Value::List(items) => {
-                let copy = Rc::new(RefCell::new(Vec::new()));
+                let copy = Rc::new(Shared::new(Vec::new()));
                 self.copied.insert(address, Value::List(copy.clone()));
                 let items: Vec<Value> = items.borrow().clone();
                 let items = items.iter().map(|v| self.value(v, depth + 1)).collect();
-                *copy.borrow_mut() = items;
+                // The copy is being made: no memoised result has read it.
+                *copy.write_unobserved() = items;
                 Value::List(copy)
             }
             Value::Dict(entries) => {
-                let copy = Rc::new(RefCell::new(Vec::new()));
+                let copy = Rc::new(Shared::new(Vec::new()));
                 self.copied.insert(address, Value::Dict(copy.clone()));
                 let entries: Vec<(Value, Value)> = entries.borrow().clone();
                 let entries = entries
                     .iter()
                     .map(|(k, v)| (k.clone(), self.value(v, depth + 1)))
                     .collect();
-                *copy.borrow_mut() = entries;
+                // The copy is being made: no memoised result has read it.
+                *copy.write_unobserved() = entries;
                 Value::Dict(copy)
             }
             Value::Instance(inst) => {
                 let copy = Rc::new(Instance {
                     class: inst.class.clone(),
-                    attrs: RefCell::new(FxHashMap::default()),
-                    order: RefCell::new(inst.order.borrow().clone()),
+                    attrs: Shared::new(FxHashMap::default()),
+                    order: Shared::new(inst.order.borrow().clone()),
                     origin: inst.origin,
-                    device: RefCell::new(inst.device.borrow().clone()),
+                    device: Shared::new(inst.device.borrow().clone()),
                 });
                 self.copied.insert(address, Value::Instance(copy.clone()));
                 let attrs: Vec<(Rc<str>, Value)> = inst
@@ -125,7 +128,8 @@ impl DeepCopy {
                     .into_iter()
                     .map(|(k, v)| (k, self.value(&v, depth + 1)))
                     .collect();
-                *copy.attrs.borrow_mut() = attrs;
+                // The copy is being made: no memoised result has read it.
+                *copy.attrs.write_unobserved() = attrs;
                 Value::Instance(copy)
             }
             Value::Layer(layer) => {

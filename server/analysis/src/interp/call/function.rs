@@ -12,6 +12,7 @@ use crate::report::BindingKind;
 use crate::value::{Function, Value};
 
 use super::Kwargs;
+use crate::mutation::Shared;
 
 /// Whether a call's arguments show its body as it runs. A call given a
 /// value the analysis could not follow (a part of a model run on inputs
@@ -110,7 +111,7 @@ impl Interp<'_> {
                 ParamKind::VarKw if open => Some(Value::Opaque(Rc::from(param.name.id.as_str()))),
                 ParamKind::VarKw => {
                     let entries = kwargs.drain(..).map(|(k, v)| (Value::Str(k), v)).collect();
-                    Some(Value::Dict(Rc::new(RefCell::new(entries))))
+                    Some(Value::Dict(Rc::new(Shared::new(entries))))
                 }
             };
             bindings.push((i, value.unwrap_or(Value::Unknown)));

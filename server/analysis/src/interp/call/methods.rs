@@ -69,32 +69,26 @@ impl Interp<'_> {
             }
             Value::List(items) => match (name, args.as_slice()) {
                 ("append", [v]) => {
-                    self.epoch += 1;
                     self.note_loop_append(items);
-                    items.borrow_mut().push(v.clone());
+                    items.write(&mut self.epoch).push(v.clone());
                     Value::None
                 }
                 ("extend", [v]) => {
-                    self.epoch += 1;
                     self.note_loop_append(items);
                     match self.iterate(v) {
-                        Some(vs) => items.borrow_mut().extend(vs),
-                        None => items.borrow_mut().push(Value::Unknown),
+                        Some(vs) => items.write(&mut self.epoch).extend(vs),
+                        None => items.write(&mut self.epoch).push(Value::Unknown),
                     }
                     Value::None
                 }
                 ("insert", [Value::Int(i), v]) => {
-                    self.epoch += 1;
                     self.note_loop_append(items);
-                    let mut items = items.borrow_mut();
+                    let mut items = items.write(&mut self.epoch);
                     let i = i.as_const().unwrap_or(0).clamp(0, items.len() as i64) as usize;
                     items.insert(i, v.clone());
                     Value::None
                 }
-                ("pop", []) => {
-                    self.epoch += 1;
-                    items.borrow_mut().pop().unwrap_or(Value::Unknown)
-                }
+                ("pop", []) => items.write(&mut self.epoch).pop().unwrap_or(Value::Unknown),
                 ("copy", []) => Value::list(items.borrow().clone()),
                 ("index" | "count", _) => Value::Unknown,
                 _ => Value::Unknown,
@@ -123,8 +117,7 @@ impl Interp<'_> {
                     let entries = d.borrow().clone();
                     for (i, (k, v)) in entries.iter().enumerate() {
                         if self.values_equal(k, key) == Some(true) {
-                            self.epoch += 1;
-                            d.borrow_mut().remove(i);
+                            d.write(&mut self.epoch).remove(i);
                             return v.clone();
                         }
                     }
@@ -132,8 +125,7 @@ impl Interp<'_> {
                 }
                 ("update", [Value::Dict(other)]) => {
                     let extra = other.borrow().clone();
-                    self.epoch += 1;
-                    d.borrow_mut().extend(extra);
+                    d.write(&mut self.epoch).extend(extra);
                     Value::None
                 }
                 ("setdefault", _) | ("copy", _) => Value::Unknown,

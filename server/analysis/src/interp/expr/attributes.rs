@@ -193,13 +193,14 @@ impl Interp<'_> {
         if attr == "requires_grad" && matches!(value, Value::Bool(Some(false))) {
             self.summary_freeze_tensor(object);
         }
-        match object {
-            Value::Instance(inst)
-                if !self.memo_has_seen(Rc::as_ptr(inst) as *const u8 as usize) =>
-            {
-                self.unseen_writes += 1;
-            }
-            _ => self.epoch += 1,
+        // An instance no memo key has seen (one its constructor is filling
+        // in) moves `unseen_writes` instead of the epoch: see there.
+        let unseen = matches!(object, Value::Instance(inst)
+            if !self.memo_has_seen(Rc::as_ptr(inst) as *const u8 as usize));
+        if unseen {
+            self.unseen_writes += 1;
+        } else if !matches!(object, Value::Instance(_)) {
+            self.epoch.bump();
         }
         if let Value::Module(ns) = object {
             // `config.DEBUG = True` from another module: its globals change
@@ -223,9 +224,17 @@ impl Interp<'_> {
                     inst.attrs.borrow().get(attr).cloned(),
                 ));
             }
-            let mut attrs = inst.attrs.borrow_mut();
+            let mut attrs = match unseen {
+                // No memo key has read it (`unseen_writes` moved above).
+                true => inst.attrs.write_unobserved(),
+                false => inst.attrs.write(&mut self.epoch),
+            };
             if !attrs.contains_key(attr) {
-                inst.order.borrow_mut().push(key.clone());
+                match unseen {
+                    true => inst.order.write_unobserved(),
+                    false => inst.order.write(&mut self.epoch),
+                }
+                .push(key.clone());
             }
             attrs.insert(key, value);
         }

@@ -9,12 +9,12 @@ mod iteration;
 mod operators;
 mod subscripts;
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use shapels_syntax::ast::{self, Expr, ExprKind, FStringPart};
 
 use super::{Interp, MAX_EXPR_DEPTH, join_all, join_values};
+use crate::mutation::Shared;
 use crate::report::BindingKind;
 use crate::rules::names::NameSet;
 use crate::value::Value;
@@ -244,7 +244,7 @@ impl Interp<'_> {
                         }
                     }
                 }
-                Value::Dict(Rc::new(RefCell::new(out)))
+                Value::Dict(Rc::new(Shared::new(out)))
             }
             ExprKind::Comprehension {
                 kind,
@@ -279,7 +279,7 @@ impl Interp<'_> {
                     items.push((k, v));
                 });
                 if complete {
-                    Value::Dict(Rc::new(RefCell::new(items)))
+                    Value::Dict(Rc::new(Shared::new(items)))
                 } else {
                     Value::Unknown
                 }

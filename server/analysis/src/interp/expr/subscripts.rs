@@ -120,15 +120,12 @@ impl Interp<'_> {
         value: Value,
         range: TextRange,
     ) {
-        if matches!(object, Value::List(_) | Value::Dict(_)) {
-            self.epoch += 1;
-        }
         match object {
             Value::List(items) => {
                 if let [Value::Int(d)] = index.as_slice()
                     && let Some(i) = d.as_const()
                 {
-                    let mut items = items.borrow_mut();
+                    let mut items = items.write(&mut self.epoch);
                     let n = items.len() as i64;
                     let i = if i < 0 { i + n } else { i };
                     if (0..n).contains(&i) {
@@ -141,11 +138,11 @@ impl Interp<'_> {
                     let entries = d.borrow().clone();
                     for (i, (k, _)) in entries.iter().enumerate() {
                         if self.values_equal(k, key) == Some(true) {
-                            d.borrow_mut()[i].1 = value;
+                            d.write(&mut self.epoch)[i].1 = value;
                             return;
                         }
                     }
-                    d.borrow_mut().push((key.clone(), value));
+                    d.write(&mut self.epoch).push((key.clone(), value));
                 }
             }
             Value::Tensor(t) => rules::index::index_put(self, t, &index, &value, range),
@@ -157,17 +154,15 @@ impl Interp<'_> {
                     }
                     // `layers[i] = layer` in a ModuleList or Sequential.
                     [Value::Int(d)] => {
-                        self.epoch += 1;
-                        let mut children = layer.children.borrow_mut();
+                        let mut children = layer.children.write(&mut self.epoch);
                         let n = children.len() as i64;
                         match d.as_const().map(|i| if i < 0 { i + n } else { i }) {
                             Some(i) if (0..n).contains(&i) => children[i as usize] = value,
-                            _ => layer.unknown_children.set(true),
+                            _ => layer.unknown_children.set(true, &mut self.epoch),
                         }
                     }
                     _ => {
-                        self.epoch += 1;
-                        layer.unknown_children.set(true);
+                        layer.unknown_children.set(true, &mut self.epoch);
                     }
                 }
             }

@@ -150,7 +150,7 @@ impl Interp<'_> {
 pub(super) struct KeyBuilder<'m> {
     parts: Vec<Part>,
     memo: &'m mut Memo,
-    epoch: u64,
+    epoch: crate::mutation::Epoch,
     /// Objects being written (a cycle back to one cannot be keyed).
     in_progress: Vec<usize>,
     depth: u32,
@@ -360,7 +360,7 @@ impl KeyBuilder<'_> {
                     k.push(Part::Number(inst.origin as u64));
                     k.push(Part::Device(inst.device.borrow().clone()));
                     let order = inst.order.borrow().clone();
-                    let mut attrs = crate::value::entries(&inst.attrs);
+                    let mut attrs = crate::value::object_entries(&inst.attrs);
                     attrs.sort_by(|a, b| a.0.cmp(&b.0));
                     k.push(Part::Len(order.len()));
                     for name in order {

@@ -48,7 +48,7 @@ pub(crate) struct Memo {
     entries: FxHashMap<CallKey, Entry>,
     /// Per object (by address), its structure's number at an epoch; the
     /// value is held so that the address is not reused meanwhile.
-    objects: FxHashMap<usize, (u64, u32, Value)>,
+    objects: FxHashMap<usize, (crate::mutation::Epoch, u32, Value)>,
     /// Structures by number: objects built alike get the same number.
     structures: FxHashMap<Rc<Parts>, u32>,
     /// The same, by number.
@@ -63,7 +63,7 @@ pub(crate) struct Memo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp {
     facts: usize,
-    epoch: u64,
+    epoch: crate::mutation::Epoch,
     unseen_writes: u64,
     globals_epoch: u64,
     tail_vars: usize,

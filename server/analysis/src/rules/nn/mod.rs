@@ -22,7 +22,6 @@ mod resample;
 mod spatial;
 
 use rustc_hash::FxHashMap;
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
@@ -43,6 +42,7 @@ pub(crate) use module::{
 pub(crate) use registry::{Forward, LayerDef, Role};
 pub(crate) use spatial::spatial_rank_of;
 
+use crate::mutation::Shared;
 use crate::value::Kwargs;
 
 /// Whether a layer class holds what it was given as its submodules
@@ -149,19 +149,19 @@ pub(crate) fn construct(
         kind,
         args: args.pos,
         kwargs: args.kw,
-        device: RefCell::new(device),
-        dtype: RefCell::new(interp.defaults.float),
+        device: Shared::new(device),
+        dtype: Shared::new(interp.defaults.float),
         origin: if interp.mode.fake {
             Provenance::Fake
         } else {
             Provenance::Real
         },
         mode: interp.mode.id,
-        children: RefCell::new(children),
-        keys: RefCell::new(keys),
-        params: RefCell::new(FxHashMap::default()),
-        unknown_children: std::cell::Cell::new(unknown),
-        training: std::cell::Cell::new(Some(true)),
+        children: Shared::new(children),
+        keys: Shared::new(keys),
+        params: Shared::new(FxHashMap::default()),
+        unknown_children: Shared::new(unknown),
+        training: Shared::new(Some(true)),
         written,
     }))
 }

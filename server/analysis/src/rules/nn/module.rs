@@ -1,7 +1,6 @@
 //! Attributes and methods of modules: layer settings, container items, `to`, `parameters()`.
 
 use rustc_hash::FxHashMap;
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
@@ -14,6 +13,7 @@ use super::Kwargs;
 use super::forward::call_layer;
 use super::parameters::{first_parameter, layer_param, move_module, set_training};
 use super::registry::{Forward, Role};
+use crate::mutation::Shared;
 
 /// Attributes of a built-in layer: its parameters and constructor settings.
 pub(crate) fn layer_attr(
@@ -190,15 +190,15 @@ fn transformer_stack(transformer: &Rc<Layer>, part: &str) -> Value {
             kind: Rc::from(kind),
             args,
             kwargs,
-            device: RefCell::new(transformer.device.borrow().clone()),
-            dtype: RefCell::new(*transformer.dtype.borrow()),
+            device: Shared::new(transformer.device.borrow().clone()),
+            dtype: Shared::new(*transformer.dtype.borrow()),
             origin: transformer.origin,
             mode: transformer.mode,
-            children: RefCell::new(Vec::new()),
-            keys: RefCell::new(Vec::new()),
-            params: RefCell::new(FxHashMap::default()),
-            unknown_children: std::cell::Cell::new(false),
-            training: std::cell::Cell::new(transformer.training.get()),
+            children: Shared::new(Vec::new()),
+            keys: Shared::new(Vec::new()),
+            params: Shared::new(FxHashMap::default()),
+            unknown_children: Shared::new(false),
+            training: Shared::new(transformer.training.get()),
             written: None,
         }))
     };
@@ -238,15 +238,15 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
                 kind: layer.kind.clone(),
                 args: Vec::new(),
                 kwargs: Vec::new(),
-                device: RefCell::new(layer.device.borrow().clone()),
-                dtype: RefCell::new(*layer.dtype.borrow()),
+                device: Shared::new(layer.device.borrow().clone()),
+                dtype: Shared::new(*layer.dtype.borrow()),
                 origin: layer.origin,
                 mode: layer.mode,
-                children: RefCell::new(picked.into_iter().map(|i| children[i].clone()).collect()),
-                keys: RefCell::new(Vec::new()),
-                params: RefCell::new(FxHashMap::default()),
-                unknown_children: std::cell::Cell::new(false),
-                training: std::cell::Cell::new(layer.training.get()),
+                children: Shared::new(picked.into_iter().map(|i| children[i].clone()).collect()),
+                keys: Shared::new(Vec::new()),
+                params: Shared::new(FxHashMap::default()),
+                unknown_children: Shared::new(false),
+                training: Shared::new(layer.training.get()),
                 written: None,
             }))
         }
@@ -363,8 +363,7 @@ pub(crate) fn module_method(
             if let (Value::Layer(l), Some(Value::Int(at)), Some(child)) =
                 (receiver, args.pos.first(), args.pos.get(1))
             {
-                interp.epoch += 1;
-                let mut children = l.children.borrow_mut();
+                let mut children = l.children.write(&mut interp.epoch);
                 let len = children.len() as i64;
                 // Torch renumbers the children by position: a container
                 // whose children have names of their own (`add_module`)
@@ -379,9 +378,9 @@ pub(crate) fn module_method(
                     Some(i) if numbered && (-len..=len).contains(&i) => {
                         let i = if i < 0 { i + len } else { i };
                         children.insert(i as usize, child.clone());
-                        l.keys.borrow_mut().clear();
+                        l.keys.write(&mut interp.epoch).clear();
                     }
-                    _ => l.unknown_children.set(true),
+                    _ => l.unknown_children.set(true, &mut interp.epoch),
                 }
             }
             Value::None
@@ -398,11 +397,10 @@ pub(crate) fn module_method(
         },
         "append" => {
             if let (Value::Layer(l), Some(v)) = (receiver, args.pos.first()) {
-                interp.epoch += 1;
-                l.children.borrow_mut().push(v.clone());
+                l.children.write(&mut interp.epoch).push(v.clone());
                 // Appended in a loop that runs an unknown number of times.
                 if interp.unknown_loops > 0 {
-                    l.unknown_children.set(true);
+                    l.unknown_children.set(true, &mut interp.epoch);
                 }
             }
             Value::None
@@ -410,8 +408,7 @@ pub(crate) fn module_method(
         "extend" => {
             if let (Value::Layer(l), Some(v)) = (receiver, args.pos.first()) {
                 let items = interp.iterate(v).unwrap_or_default();
-                interp.epoch += 1;
-                l.children.borrow_mut().extend(items);
+                l.children.write(&mut interp.epoch).extend(items);
             }
             Value::None
         }
@@ -484,9 +481,8 @@ pub(crate) fn add_child(
     name: Option<&Value>,
     child: Value,
 ) {
-    interp.epoch += 1;
-    let mut children = layer.children.borrow_mut();
-    let mut keys = layer.keys.borrow_mut();
+    let mut children = layer.children.write(&mut interp.epoch);
+    let mut keys = layer.keys.write(&mut interp.epoch);
     // Keys line up with children; unnamed children go by their position.
     while keys.len() < children.len() {
         let position = keys.len();
@@ -506,13 +502,13 @@ pub(crate) fn add_child(
             children.push(child);
             keys.push(Rc::from("?"));
             if children.len() > 1 {
-                layer.unknown_children.set(true);
+                layer.unknown_children.set(true, &mut interp.epoch);
             }
         }
     }
     // Added in a loop that runs an unknown number of times.
     if interp.unknown_loops > 0 {
-        layer.unknown_children.set(true);
+        layer.unknown_children.set(true, &mut interp.epoch);
     }
 }
 
@@ -562,16 +558,16 @@ pub(crate) fn with_own_settings(layer: &Rc<Layer>, inst: &crate::value::Instance
         kind: layer.kind.clone(),
         args: layer.args.clone(),
         kwargs,
-        device: RefCell::new(layer.device.borrow().clone()),
-        dtype: RefCell::new(*layer.dtype.borrow()),
+        device: Shared::new(layer.device.borrow().clone()),
+        dtype: Shared::new(*layer.dtype.borrow()),
         origin: layer.origin,
         mode: layer.mode,
-        children: RefCell::new(layer.children.borrow().clone()),
-        keys: RefCell::new(layer.keys.borrow().clone()),
+        children: Shared::new(layer.children.borrow().clone()),
+        keys: Shared::new(layer.keys.borrow().clone()),
         // The weights follow from the arguments these settings leave alone.
-        params: RefCell::new(layer.params.borrow().clone()),
-        unknown_children: std::cell::Cell::new(layer.unknown_children.get()),
-        training: std::cell::Cell::new(layer.training.get()),
+        params: Shared::new(layer.params.borrow().clone()),
+        unknown_children: Shared::new(layer.unknown_children.get()),
+        training: Shared::new(layer.training.get()),
         written: layer.written.clone(),
     })
 }

@@ -66,7 +66,12 @@ pub(super) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
         trail: None,
     };
     let v = Value::Tensor(Rc::new(t));
-    layer.params.borrow_mut().insert(Rc::from(name), v.clone());
+    // A parameter is built on its first use, the same whenever that is: a
+    // cache of what any read would make, not a change a memo must hear of.
+    layer
+        .params
+        .write_unobserved()
+        .insert(Rc::from(name), v.clone());
     v
 }
 
@@ -123,25 +128,24 @@ pub(super) fn move_module(
     if depth > 32 {
         return;
     }
-    interp.epoch += 1;
     match module {
         Value::Layer(l) => {
             if let Some(d) = &device {
-                *l.device.borrow_mut() = d.clone();
+                *l.device.write(&mut interp.epoch) = d.clone();
             }
             if let Some(d) = dtype {
-                *l.dtype.borrow_mut() = Some(d);
+                *l.dtype.write(&mut interp.epoch) = Some(d);
             }
-            l.params.borrow_mut().clear();
+            l.params.write(&mut interp.epoch).clear();
             for child in l.children.borrow().clone() {
                 move_module(interp, &child, device.clone(), dtype, depth + 1);
             }
         }
         Value::Instance(inst) => {
             if let Some(d) = &device {
-                *inst.device.borrow_mut() = d.clone();
+                *inst.device.write(&mut interp.epoch) = d.clone();
             }
-            for (k, v) in crate::value::entries(&inst.attrs) {
+            for (k, v) in crate::value::object_entries(&inst.attrs) {
                 match &v {
                     Value::Tensor(t) => {
                         let moved = Tensor {
@@ -154,7 +158,7 @@ pub(super) fn move_module(
                             ..(**t).clone()
                         };
                         inst.attrs
-                            .borrow_mut()
+                            .write(&mut interp.epoch)
                             .insert(k, Value::Tensor(Rc::new(moved)));
                     }
                     Value::Layer(_) | Value::Instance(_) => {
@@ -176,19 +180,19 @@ pub(super) fn move_module(
 /// `module.train(mode)` / `module.eval()`: the mode of every layer the
 /// module holds, children included, as torch's recursive `train` sets it.
 pub(super) fn set_training(interp: &mut Interp<'_>, module: &Value, mode: Option<bool>) {
-    // The mode is part of a layer's structure, as memo keys see it.
-    interp.epoch += 1;
+    // The mode is part of a layer's structure, as memo keys see it: each
+    // write moves the epoch.
     let mut seen = rustc_hash::FxHashSet::default();
     let mut todo = vec![module.clone()];
     while let Some(v) = todo.pop() {
         match &v {
             Value::Layer(l) if seen.insert(Rc::as_ptr(l) as *const u8 as usize) => {
-                l.training.set(mode);
+                l.training.set(mode, &mut interp.epoch);
                 todo.extend(l.children.borrow().iter().cloned());
             }
             Value::Instance(inst) if seen.insert(Rc::as_ptr(inst) as *const u8 as usize) => {
                 todo.extend(
-                    crate::value::entries(&inst.attrs)
+                    crate::value::object_entries(&inst.attrs)
                         .into_iter()
                         .map(|(_, v)| v),
                 );

@@ -574,7 +574,7 @@ impl<'c> Interp<'c> {
             for base in &class.bases {
                 parts.push(Stable::Number(self.stable_value(base)?.0));
             }
-            let mut attrs = crate::value::entries(&class.attrs);
+            let mut attrs = crate::value::object_entries(&class.attrs);
             attrs.sort_by(|a, b| a.0.cmp(&b.0));
             for (name, value) in &attrs {
                 // A container could change after the class was made.
