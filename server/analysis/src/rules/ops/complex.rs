@@ -14,17 +14,6 @@ use crate::rules::dtype::torch_name;
 use crate::rules::shape::broadcast;
 use crate::value::{DType, Value};
 
-/// The rule of a complex-number op on a tensor of known rank.
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
-    match call.name {
-        "polar" | "complex" => from_pair(interp, call),
-        "view_as_complex" => view_as_complex(interp, call),
-        "view_as_real" => view_as_real(interp, call),
-        "stft" => stft(interp, call),
-        _ => part(interp, call),
-    }
-}
-
 /// The dtypes torch builds complex numbers from.
 fn has_complex(d: DType) -> bool {
     matches!(d, DType::Float16 | DType::Float32 | DType::Float64)
@@ -51,7 +40,7 @@ fn part_of(d: DType) -> Option<DType> {
 
 /// `torch.polar(abs, angle)`, `torch.complex(real, imag)`: two float
 /// tensors of one dtype, broadcast together.
-fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let second = if call.name == "polar" {
         "angle"
     } else {
@@ -101,7 +90,7 @@ fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
 
 /// `torch.view_as_complex(x)`: a float tensor whose last dim holds the two
 /// parts; that dim goes.
-fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     if let Some(d) = call.x.dtype
         && !has_complex(d)
     {
@@ -135,7 +124,7 @@ fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
 
 /// `torch.view_as_real(z)`: a complex tensor as its two parts, in a new
 /// last dim of 2.
-fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let dtype = match call.x.dtype {
         Some(d) if !d.is_complex() => {
             let message = "view_as_real is only supported for complex tensors".to_string();
@@ -161,7 +150,7 @@ fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
 /// one-sided; real and imaginary parts in a last dim of 2 with
 /// `return_complex=False`). Unknown when `return_complex` is not given,
 /// which torch refuses for a real signal.
-fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let args = call.args;
     let (Some(n_fft), Some(Some(center)), Some(Some(complex))) = (
         args.get(1, "n_fft")
@@ -221,7 +210,7 @@ fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
 
 /// `x.real`, `x.imag`: a part of a complex tensor; `real` of a real one is
 /// itself.
-fn part(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn part(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     match call.x.dtype {
         Some(d) if d.is_complex() => Ok(out_known(
             interp,

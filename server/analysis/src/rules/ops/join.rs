@@ -5,9 +5,9 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use super::OpCall;
 use super::inputs::check_inputs;
 use super::output::{out_known, out_var};
-use super::{OpCall, no_rule};
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::Args;
@@ -15,75 +15,80 @@ use crate::rules::check::RuleResult;
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
 
-/// The rule of an op that splits a tensor of known rank along a dim (the
-/// joins, whose first argument is a list, go through `cat`).
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
-    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
-    match name {
-        "unbind" => {
-            let d = call.dim_arg(interp, 1, "dim", Some(0))?;
-            let Some(n) = interp.env.value(&dims[d]) else {
-                return Ok(Value::Unknown);
-            };
+/// `unbind`.
+pub(super) fn unbind(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let d = call.dim_arg(interp, 1, "dim", Some(0))?;
+    let Some(n) = interp.env.value(&dims[d]) else {
+        return Ok(Value::Unknown);
+    };
+    let mut shape = dims.clone();
+    shape.remove(d);
+    let item = call.output(interp, shape, x.dtype);
+    Ok(Value::tuple(vec![item; n.clamp(0, 1024) as usize]))
+}
+
+/// `split`, `split_with_sizes`.
+pub(super) fn split_sizes(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    Ok(split(interp, x, dims, args, call.device, call.range))
+}
+
+/// `chunk`.
+pub(super) fn chunk(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let d = call.dim_arg(interp, 2, "dim", Some(0))?;
+    let (Some(c), Some(s)) = (args.int(1, "chunks"), interp.env.value(&dims[d])) else {
+        // A symbolic size split into known chunks: equal pieces when it divides.
+        if let Some(c) = args.int(1, "chunks").filter(|c| *c > 0 && *c <= 64) {
             let mut shape = dims.clone();
-            shape.remove(d);
-            let item = call.output(interp, shape, x.dtype);
-            Ok(Value::tuple(vec![item; n.clamp(0, 1024) as usize]))
+            shape[d] = dims[d]
+                .floordiv(&Dim::konst(c))
+                .unwrap_or_else(|| Dim::konst(0));
+            let piece = call.output(interp, shape, x.dtype);
+            return Ok(Value::tuple(vec![piece; c as usize]));
         }
-        "split" | "split_with_sizes" => Ok(split(interp, x, dims, args, call.device, call.range)),
-        "chunk" => {
-            let d = call.dim_arg(interp, 2, "dim", Some(0))?;
-            let (Some(c), Some(s)) = (args.int(1, "chunks"), interp.env.value(&dims[d])) else {
-                // A symbolic size split into known chunks: equal pieces when it divides.
-                if let Some(c) = args.int(1, "chunks").filter(|c| *c > 0 && *c <= 64) {
-                    let mut shape = dims.clone();
-                    shape[d] = dims[d]
-                        .floordiv(&Dim::konst(c))
-                        .unwrap_or_else(|| Dim::konst(0));
-                    let piece = call.output(interp, shape, x.dtype);
-                    return Ok(Value::tuple(vec![piece; c as usize]));
-                }
-                return Ok(Value::Unknown);
-            };
-            if c <= 0 {
-                return Ok(Value::Unknown);
-            }
-            let piece = (s + c - 1) / c;
-            let count = if piece == 0 {
-                c
-            } else {
-                (s + piece - 1) / piece
-            };
-            let mut out = Vec::new();
-            for i in 0..count.min(1024) {
-                let mut shape = dims.clone();
-                shape[d] = Dim::konst(if piece == 0 {
-                    0
-                } else {
-                    piece.min(s - i * piece)
-                });
-                out.push(call.output(interp, shape, x.dtype));
-            }
-            Ok(Value::tuple(out))
-        }
-        "tensor_split" => {
-            let d = call.dim_arg(interp, 2, "dim", Some(0))?;
-            let (Some(c), Some(s)) = (args.int(1, "sections"), interp.env.value(&dims[d])) else {
-                return Ok(Value::Unknown);
-            };
-            if c <= 0 {
-                return Ok(Value::Unknown);
-            }
-            let mut out = Vec::new();
-            for i in 0..c.min(1024) {
-                let mut shape = dims.clone();
-                shape[d] = Dim::konst(s / c + if i < s % c { 1 } else { 0 });
-                out.push(call.output(interp, shape, x.dtype));
-            }
-            Ok(Value::tuple(out))
-        }
-        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
+        return Ok(Value::Unknown);
+    };
+    if c <= 0 {
+        return Ok(Value::Unknown);
     }
+    let piece = (s + c - 1) / c;
+    let count = if piece == 0 {
+        c
+    } else {
+        (s + piece - 1) / piece
+    };
+    let mut out = Vec::new();
+    for i in 0..count.min(1024) {
+        let mut shape = dims.clone();
+        shape[d] = Dim::konst(if piece == 0 {
+            0
+        } else {
+            piece.min(s - i * piece)
+        });
+        out.push(call.output(interp, shape, x.dtype));
+    }
+    Ok(Value::tuple(out))
+}
+
+/// `tensor_split`.
+pub(super) fn tensor_split(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let d = call.dim_arg(interp, 2, "dim", Some(0))?;
+    let (Some(c), Some(s)) = (args.int(1, "sections"), interp.env.value(&dims[d])) else {
+        return Ok(Value::Unknown);
+    };
+    if c <= 0 {
+        return Ok(Value::Unknown);
+    }
+    let mut out = Vec::new();
+    for i in 0..c.min(1024) {
+        let mut shape = dims.clone();
+        shape[d] = Dim::konst(s / c + if i < s % c { 1 } else { 0 });
+        out.push(call.output(interp, shape, x.dtype));
+    }
+    Ok(Value::tuple(out))
 }
 
 fn split(

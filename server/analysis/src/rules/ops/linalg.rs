@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use super::OpCall;
 use super::output::{out_known, out_shape, out_var};
-use super::{OpCall, no_rule};
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::Args;
@@ -15,221 +15,259 @@ use crate::rules::dtype::promote;
 use crate::rules::shape::{broadcast, wrap_dim};
 use crate::value::{Device, Tensor, Value};
 
-/// The rule of a linear-algebra op on a tensor of known rank.
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
-    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
-    let rank = dims.len();
-    match name {
-        "matmul" | "mm" | "bmm" | "mv" | "dot" | "inner_vec" => {
-            let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-            Ok(matmul(
-                interp,
-                name,
-                x,
-                &other,
-                args,
-                call.device,
-                call.range,
-            ))
+/// `matmul`, `mm`, `bmm`, `mv`, `dot`, `inner_vec`.
+pub(super) fn matrix_product(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x) = (call.name, call.args, &call.x);
+    let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+    Ok(matmul(
+        interp,
+        name,
+        x,
+        &other,
+        args,
+        call.device,
+        call.range,
+    ))
+}
+
+/// `outer`, `ger`.
+pub(super) fn outer(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let Some(y) = args.tensor(1, "vec2") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(dy) = interp.dims(&y) else {
+        return Ok(Value::Unknown);
+    };
+    for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
+        if n != 1 {
+            let message = format!("outer: Expected 1-D argument {what}, but got {n}-D");
+            return raise(Code::MatmulShape, message);
         }
-        "outer" | "ger" => {
-            let Some(y) = args.tensor(1, "vec2") else {
-                return Ok(Value::Unknown);
-            };
-            let Some(dy) = interp.dims(&y) else {
-                return Ok(Value::Unknown);
-            };
-            for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
-                if n != 1 {
-                    let message = format!("outer: Expected 1-D argument {what}, but got {n}-D");
-                    return raise(Code::MatmulShape, message);
-                }
-            }
-            let (Some(a), Some(b)) = (dims.first(), dy.first()) else {
-                return Ok(Value::Unknown);
-            };
-            let dtype = promote(&[
-                (&Value::Tensor(x.clone()), Some(1)),
-                (&Value::Tensor(y.clone()), Some(1)),
-            ]);
-            Ok(call.output(interp, vec![a.clone(), b.clone()], dtype))
-        }
-        "baddbmm" | "addmm" | "addbmm" | "addmv" => {
-            let (Some(a), Some(b)) = (
-                args.tensor(1, "batch1").or(args.tensor(1, "mat1")),
-                args.tensor(2, "batch2").or(args.tensor(2, "mat2")),
-            ) else {
-                return Ok(Value::Unknown);
-            };
-            // addbmm checks the batches itself, before its `bmm`.
-            if name == "addbmm"
-                && let (Some(ad), Some(bd)) = (interp.dims(&a), interp.dims(&b))
-                && ad.len() == 3
-                && bd.len() == 3
-                && interp.env.known_different(&ad[0], &bd[0])
-            {
-                let message = format!(
-                    "batch1 and batch2 must have same number of batches, got {} and {}",
-                    interp.fmt_dim(&ad[0]),
-                    interp.fmt_dim(&bd[0])
-                );
-                return raise(Code::MatmulShape, message);
-            }
-            let product = matmul(
-                interp,
-                match name {
-                    "baddbmm" | "addbmm" => "bmm",
-                    "addmv" => "mv",
-                    _ => "mm",
-                },
-                &a,
-                &Value::Tensor(b),
-                args,
-                call.device.clone(),
-                call.range.clone(),
-            );
-            let Value::Tensor(p) = &product else {
-                return Ok(product);
-            };
-            // addbmm sums the batch of products
-            let product = match (name, interp.dims(p)) {
-                ("addbmm", Some(pd)) if pd.len() == 3 => {
-                    out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name)
-                }
-                _ => product,
-            };
-            let Value::Tensor(p) = &product else {
-                return Ok(product);
-            };
-            let (Some(pd), Some(bias)) = (interp.dims(p), Some(dims.clone())) else {
-                return Ok(product);
-            };
-            if let Some(message) = super::view::expand_error(interp, &bias, &pd) {
-                interp.report(call.range, Code::BroadcastShape, message);
-                return Ok(Value::Unknown);
-            }
-            match broadcast(interp, &bias, &pd) {
-                Ok(_) => Ok(product),
-                Err(message) => {
-                    interp.report(call.range, Code::BroadcastShape, message);
-                    Ok(Value::Unknown)
-                }
-            }
-        }
-        "einsum_operand" => Ok(Value::Unknown),
-        "diag_embed" => {
-            let mut shape = dims.clone();
-            if let Some(last) = shape.last().cloned() {
-                shape.push(last);
-            }
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "diag" => match rank {
-            1 => Ok(call.output(interp, vec![dims[0].clone(), dims[0].clone()], x.dtype)),
-            2 => Ok(call.output(interp, vec![dims[0].minimum(&dims[1])], x.dtype)),
-            _ => Ok(Value::Unknown),
+    }
+    let (Some(a), Some(b)) = (dims.first(), dy.first()) else {
+        return Ok(Value::Unknown);
+    };
+    let dtype = promote(&[
+        (&Value::Tensor(x.clone()), Some(1)),
+        (&Value::Tensor(y.clone()), Some(1)),
+    ]);
+    Ok(call.output(interp, vec![a.clone(), b.clone()], dtype))
+}
+
+/// `baddbmm`, `addmm`, `addbmm`, `addmv`.
+pub(super) fn add_product(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, dims) = (call.name, call.args, &call.dims);
+    let (Some(a), Some(b)) = (
+        args.tensor(1, "batch1").or(args.tensor(1, "mat1")),
+        args.tensor(2, "batch2").or(args.tensor(2, "mat2")),
+    ) else {
+        return Ok(Value::Unknown);
+    };
+    // addbmm checks the batches itself, before its `bmm`.
+    if name == "addbmm"
+        && let (Some(ad), Some(bd)) = (interp.dims(&a), interp.dims(&b))
+        && ad.len() == 3
+        && bd.len() == 3
+        && interp.env.known_different(&ad[0], &bd[0])
+    {
+        let message = format!(
+            "batch1 and batch2 must have same number of batches, got {} and {}",
+            interp.fmt_dim(&ad[0]),
+            interp.fmt_dim(&bd[0])
+        );
+        return raise(Code::MatmulShape, message);
+    }
+    let product = matmul(
+        interp,
+        match name {
+            "baddbmm" | "addbmm" => "bmm",
+            "addmv" => "mv",
+            _ => "mm",
         },
-        "diagonal" => {
-            if rank < 2 {
-                return Ok(Value::Unknown);
-            }
-            let a = call.dim_arg(interp, 2, "dim1", Some(0))?;
-            let b = call.dim_arg(interp, 3, "dim2", Some(1))?;
-            let offset = args.int(1, "offset").unwrap_or(0);
-            let n = if offset == 0 {
-                dims[a].minimum(&dims[b])
-            } else {
-                match (interp.env.value(&dims[a]), interp.env.value(&dims[b])) {
-                    (Some(r), Some(c)) => {
-                        let n = if offset > 0 {
-                            r.min(c - offset)
-                        } else {
-                            (r + offset).min(c)
-                        };
-                        Dim::konst(n.max(0))
-                    }
-                    _ => interp.env.anonymous(),
-                }
-            };
-            let mut shape: Vec<Dim> = dims
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != a && *i != b)
-                .map(|(_, d)| d.clone())
-                .collect();
-            shape.push(n);
-            Ok(call.output(interp, shape, x.dtype))
+        &a,
+        &Value::Tensor(b),
+        args,
+        call.device.clone(),
+        call.range.clone(),
+    );
+    let Value::Tensor(p) = &product else {
+        return Ok(product);
+    };
+    // addbmm sums the batch of products
+    let product = match (name, interp.dims(p)) {
+        ("addbmm", Some(pd)) if pd.len() == 3 => {
+            out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name)
         }
-        "trace" if rank != 2 => {
-            let message = format!("trace: expected a matrix, but got tensor with dim {rank}");
-            interp.report(call.range, Code::DimOutOfRange, message);
+        _ => product,
+    };
+    let Value::Tensor(p) = &product else {
+        return Ok(product);
+    };
+    let (Some(pd), Some(bias)) = (interp.dims(p), Some(dims.clone())) else {
+        return Ok(product);
+    };
+    if let Some(message) = super::view::expand_error(interp, &bias, &pd) {
+        interp.report(call.range, Code::BroadcastShape, message);
+        return Ok(Value::Unknown);
+    }
+    match broadcast(interp, &bias, &pd) {
+        Ok(_) => Ok(product),
+        Err(message) => {
+            interp.report(call.range, Code::BroadcastShape, message);
             Ok(Value::Unknown)
         }
-        "trace" => Ok(call.output(interp, Vec::new(), x.dtype)),
-        "cdist" => {
-            let Some(y) = args.tensor(1, "x2") else {
-                return Ok(Value::Unknown);
-            };
-            let Some(dy) = interp.dims(&y) else {
-                return Ok(Value::Unknown);
-            };
-            if rank < 2 || dy.len() < 2 {
-                return Ok(Value::Unknown);
-            }
-            if interp
-                .env
-                .known_different(&dims[rank - 1], &dy[dy.len() - 1])
-            {
-                let message = format!(
-                    "X1 and X2 must have the same number of columns. X1: {} X2: {}",
-                    interp.fmt_dim(&dims[rank - 1]),
-                    interp.fmt_dim(&dy[dy.len() - 1])
-                );
-                return raise(Code::MatmulShape, message);
-            }
-            let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
-                return Ok(Value::Unknown);
-            };
-            batch.push(dims[rank - 2].clone());
-            batch.push(dy[dy.len() - 2].clone());
-            Ok(call.output(interp, batch, x.dtype))
-        }
-        "cosine_similarity" | "pairwise_distance" => {
-            let Some(y) = args.tensor(1, "x2") else {
-                return Ok(Value::Unknown);
-            };
-            let Some(dy) = interp.dims(&y) else {
-                return Ok(Value::Unknown);
-            };
-            let Ok(b) = broadcast(interp, dims, &dy) else {
-                return Ok(Value::Unknown);
-            };
-            let d = match args.int(2, "dim") {
-                Some(d) => wrap_dim(d, b.len()).ok(),
-                None => b.len().checked_sub(1),
-            };
-            let Some(d) = d else {
-                return Ok(Value::Unknown);
-            };
-            let mut shape = b;
-            if name == "cosine_similarity"
-                || !matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true))))
-            {
-                shape.remove(d);
-            } else {
-                shape[d] = Dim::konst(1);
-            }
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "cross" | "linalg_cross" => Ok(call.output(interp, dims.clone(), x.dtype)),
-        "inverse" | "linalg_inv" | "matrix_exp" | "linalg_matrix_exp" => {
-            Ok(call.output(interp, dims.clone(), x.dtype))
-        }
-        "det" | "linalg_det" | "logdet" => {
-            Ok(call.output(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype))
-        }
-        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
     }
+}
+
+/// `einsum_operand`.
+pub(super) fn einsum_operand(_: &mut Interp<'_>, _: OpCall<'_>) -> RuleResult {
+    Ok(Value::Unknown)
+}
+
+/// `diag_embed`.
+pub(super) fn diag_embed(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let mut shape = dims.clone();
+    if let Some(last) = shape.last().cloned() {
+        shape.push(last);
+    }
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `diag`.
+pub(super) fn diag(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let rank = dims.len();
+    match rank {
+        1 => Ok(call.output(interp, vec![dims[0].clone(), dims[0].clone()], x.dtype)),
+        2 => Ok(call.output(interp, vec![dims[0].minimum(&dims[1])], x.dtype)),
+        _ => Ok(Value::Unknown),
+    }
+}
+
+/// `diagonal`.
+pub(super) fn diagonal(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    if rank < 2 {
+        return Ok(Value::Unknown);
+    }
+    let a = call.dim_arg(interp, 2, "dim1", Some(0))?;
+    let b = call.dim_arg(interp, 3, "dim2", Some(1))?;
+    let offset = args.int(1, "offset").unwrap_or(0);
+    let n = if offset == 0 {
+        dims[a].minimum(&dims[b])
+    } else {
+        match (interp.env.value(&dims[a]), interp.env.value(&dims[b])) {
+            (Some(r), Some(c)) => {
+                let n = if offset > 0 {
+                    r.min(c - offset)
+                } else {
+                    (r + offset).min(c)
+                };
+                Dim::konst(n.max(0))
+            }
+            _ => interp.env.anonymous(),
+        }
+    };
+    let mut shape: Vec<Dim> = dims
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != a && *i != b)
+        .map(|(_, d)| d.clone())
+        .collect();
+    shape.push(n);
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `trace`.
+pub(super) fn trace(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let rank = dims.len();
+    if rank != 2 {
+        let message = format!("trace: expected a matrix, but got tensor with dim {rank}");
+        interp.report(call.range, Code::DimOutOfRange, message);
+        Ok(Value::Unknown)
+    } else {
+        Ok(call.output(interp, Vec::new(), x.dtype))
+    }
+}
+
+/// `cdist`.
+pub(super) fn cdist(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    let Some(y) = args.tensor(1, "x2") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(dy) = interp.dims(&y) else {
+        return Ok(Value::Unknown);
+    };
+    if rank < 2 || dy.len() < 2 {
+        return Ok(Value::Unknown);
+    }
+    if interp
+        .env
+        .known_different(&dims[rank - 1], &dy[dy.len() - 1])
+    {
+        let message = format!(
+            "X1 and X2 must have the same number of columns. X1: {} X2: {}",
+            interp.fmt_dim(&dims[rank - 1]),
+            interp.fmt_dim(&dy[dy.len() - 1])
+        );
+        return raise(Code::MatmulShape, message);
+    }
+    let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
+        return Ok(Value::Unknown);
+    };
+    batch.push(dims[rank - 2].clone());
+    batch.push(dy[dy.len() - 2].clone());
+    Ok(call.output(interp, batch, x.dtype))
+}
+
+/// `cosine_similarity`, `pairwise_distance`.
+pub(super) fn distance(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let Some(y) = args.tensor(1, "x2") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(dy) = interp.dims(&y) else {
+        return Ok(Value::Unknown);
+    };
+    let Ok(b) = broadcast(interp, dims, &dy) else {
+        return Ok(Value::Unknown);
+    };
+    let d = match args.int(2, "dim") {
+        Some(d) => wrap_dim(d, b.len()).ok(),
+        None => b.len().checked_sub(1),
+    };
+    let Some(d) = d else {
+        return Ok(Value::Unknown);
+    };
+    let mut shape = b;
+    if name == "cosine_similarity"
+        || !matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true))))
+    {
+        shape.remove(d);
+    } else {
+        shape[d] = Dim::konst(1);
+    }
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `cross`, `linalg_cross`, `inverse`, `linalg_inv`, `matrix_exp`,
+/// `linalg_matrix_exp`: the result has the input's shape.
+pub(super) fn same_shape(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    Ok(call.output(interp, dims.clone(), x.dtype))
+}
+
+/// `det`, `linalg_det`, `logdet`.
+pub(super) fn determinant(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let rank = dims.len();
+    Ok(call.output(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype))
 }
 
 /// `matmul` and friends, with torch's messages.

@@ -34,7 +34,7 @@ use crate::value::{DType, Device, Shape, Tensor, Value};
 use self::join::cat;
 use self::output::{track_layout, unknown_rank_rule};
 use self::pointwise::{binary, meshgrid, same_shape};
-use self::reduction::{along_dim, reduce};
+use self::reduction::reduce;
 
 pub(crate) use self::registry::{Family, OpDef};
 
@@ -47,7 +47,7 @@ pub(crate) use self::view::expand_error;
 /// (`view`, `join`, `select`, `linalg`, `reduction::along_dim`) see it. It
 /// carries what they all need to read a dim argument or to build a result,
 /// so every family does both the same way instead of binding its own helpers.
-struct OpCall<'a> {
+pub(crate) struct OpCall<'a> {
     name: &'a str,
     x: Rc<Tensor>,
     dims: Vec<Dim>,
@@ -278,14 +278,9 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         device,
         range: range.clone(),
     };
-    let result: RuleResult = match family {
-        Some(Family::AlongDim) => along_dim(interp, call),
-        Some(Family::View) => view::rule(interp, call),
-        Some(Family::Split) => join::rule(interp, call),
-        Some(Family::Select) => select::rule(interp, call),
-        Some(Family::Linalg) => linalg::rule(interp, call),
-        Some(Family::Complex) => complex::rule(interp, call),
-        _ => Ok(no_rule(
+    let result: RuleResult = match def.and_then(|def| def.rule) {
+        Some(rule) => rule(interp, call),
+        None => Ok(no_rule(
             interp,
             name,
             &call.x,

@@ -1,6 +1,7 @@
 //! The op registry's table: the `OpDef` of every tensor op the rule table knows, by family.
 
-use super::registry::{Family, OpDef};
+use super::registry::{Family, OpDef, OpRule};
+use super::{complex, join, linalg, reduction, select, view};
 
 const fn same(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Same)
@@ -31,31 +32,31 @@ const fn reduction(name: &'static str) -> OpDef {
 }
 
 const fn along_dim(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::AlongDim)
+    OpDef::ruled(name, Family::AlongDim, reduction::along_dim)
 }
 
-const fn view(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::View)
+const fn view(name: &'static str, rule: OpRule) -> OpDef {
+    OpDef::ruled(name, Family::View, rule)
 }
 
-const fn split(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::Split)
+const fn split(name: &'static str, rule: OpRule) -> OpDef {
+    OpDef::ruled(name, Family::Split, rule)
 }
 
 const fn join(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Join)
 }
 
-const fn select(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::Select)
+const fn select(name: &'static str, rule: OpRule) -> OpDef {
+    OpDef::ruled(name, Family::Select, rule)
 }
 
-const fn linalg(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::Linalg)
+const fn linalg(name: &'static str, rule: OpRule) -> OpDef {
+    OpDef::ruled(name, Family::Linalg, rule)
 }
 
-const fn complex(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::Complex)
+const fn complex(name: &'static str, rule: OpRule) -> OpDef {
+    OpDef::ruled(name, Family::Complex, rule)
 }
 
 const fn einsum(name: &'static str) -> OpDef {
@@ -310,51 +311,67 @@ pub(super) static OPS: &[OpDef] = &[
     along_dim("sort").unranked_keeps_dtype(),
     along_dim("argsort"),
     // Views and copies of the same elements in a new shape.
-    view("view").unranked_keeps_dtype().sizes_follow(),
-    view("reshape").unranked_keeps_dtype().sizes_follow(),
-    view("view_as"),
-    view("reshape_as"),
-    view("expand_as"),
-    view("broadcast_as"),
-    view("flatten").unranked_keeps_dtype(),
-    view("unflatten").unranked_keeps_dtype(),
-    view("squeeze").unranked_keeps_dtype().reshapes_in_place(),
-    view("unsqueeze").unranked_keeps_dtype().reshapes_in_place(),
-    view("permute").unranked_keeps_dtype().sizes_follow(),
-    view("transpose")
+    view("view", view::view_or_reshape)
+        .unranked_keeps_dtype()
+        .sizes_follow(),
+    view("reshape", view::view_or_reshape)
+        .unranked_keeps_dtype()
+        .sizes_follow(),
+    view("view_as", view::view_as),
+    view("reshape_as", view::view_as),
+    view("expand_as", view::view_as),
+    view("broadcast_as", view::view_as),
+    view("flatten", view::flatten).unranked_keeps_dtype(),
+    view("unflatten", view::unflatten).unranked_keeps_dtype(),
+    view("squeeze", view::squeeze)
+        .unranked_keeps_dtype()
+        .reshapes_in_place(),
+    view("unsqueeze", view::unsqueeze)
+        .unranked_keeps_dtype()
+        .reshapes_in_place(),
+    view("permute", view::permute)
+        .unranked_keeps_dtype()
+        .sizes_follow(),
+    view("transpose", view::transpose)
         .unranked_keeps_dtype()
         .negative_dim_shows_rank()
         .reshapes_in_place(),
-    view("swapaxes")
+    view("swapaxes", view::transpose)
         .negative_dim_shows_rank()
         .reshapes_in_place(),
-    view("swapdims")
+    view("swapdims", view::transpose)
         .negative_dim_shows_rank()
         .reshapes_in_place(),
-    view("t").unranked_keeps_dtype().reshapes_in_place(),
-    view("__attr_T").unranked_keeps_dtype(),
-    view("__attr_mT").unranked_keeps_dtype(),
-    view("__attr_H"),
-    view("__attr_mH"),
-    view("adjoint"),
-    view("movedim").unranked_keeps_dtype(),
-    view("moveaxis"),
-    view("expand").unranked_keeps_dtype().sizes_follow(),
-    view("broadcast_to").sizes_follow(),
-    view("repeat").unranked_keeps_dtype().sizes_follow(),
-    view("tile").sizes_follow(),
-    view("repeat_interleave"),
-    view("rot90"),
+    view("t", view::matrix_transpose)
+        .unranked_keeps_dtype()
+        .reshapes_in_place(),
+    view("__attr_T", view::matrix_transpose).unranked_keeps_dtype(),
+    view("__attr_mT", view::matrix_transpose).unranked_keeps_dtype(),
+    view("__attr_H", view::matrix_transpose),
+    view("__attr_mH", view::matrix_transpose),
+    view("adjoint", view::matrix_transpose),
+    view("movedim", view::movedim).unranked_keeps_dtype(),
+    view("moveaxis", view::movedim),
+    view("expand", view::expand_to)
+        .unranked_keeps_dtype()
+        .sizes_follow(),
+    view("broadcast_to", view::expand_to).sizes_follow(),
+    view("repeat", view::repeat)
+        .unranked_keeps_dtype()
+        .sizes_follow(),
+    view("tile", view::repeat).sizes_follow(),
+    view("repeat_interleave", view::repeat_interleave),
+    view("rot90", view::rot90),
     // One tensor into several.
-    split("unbind"),
-    split("split")
+    split("unbind", join::unbind),
+    split("split", join::split_sizes)
         .unranked_keeps_dtype()
         .negative_dim_shows_rank(),
-    split("split_with_sizes"),
-    split("chunk")
+    split("split_with_sizes", join::split_sizes),
+    split("chunk", join::chunk)
         .unranked_keeps_dtype()
         .negative_dim_shows_rank(),
-    split("tensor_split"),
+    split("tensor_split", join::tensor_split),
     // Several tensors into one.
     join("cat"),
     join("concat"),
@@ -366,58 +383,58 @@ pub(super) static OPS: &[OpDef] = &[
     join("row_stack"),
     join("column_stack"),
     // Ops that pick elements.
-    select("narrow").unranked_keeps_dtype(),
-    select("select").unranked_keeps_dtype(),
-    select("gather").unranked_keeps_dtype(),
-    select("take_along_dim"),
-    select("index_select").unranked_keeps_dtype(),
-    select("where").takes_cpu_scalars(),
-    select("multinomial"),
-    select("nonzero"),
-    select("argwhere"),
-    select("masked_select"),
-    select("unique"),
-    select("unique_consecutive"),
-    select("bincount"),
-    select("one_hot"),
+    select("narrow", select::narrow).unranked_keeps_dtype(),
+    select("select", select::select).unranked_keeps_dtype(),
+    select("gather", select::gather).unranked_keeps_dtype(),
+    select("take_along_dim", select::gather),
+    select("index_select", select::index_select).unranked_keeps_dtype(),
+    select("where", select::where_).takes_cpu_scalars(),
+    select("multinomial", select::multinomial),
+    select("nonzero", select::nonzero),
+    select("argwhere", select::nonzero),
+    select("masked_select", select::masked_select),
+    select("unique", select::unique),
+    select("unique_consecutive", select::unique),
+    select("bincount", select::bincount),
+    select("one_hot", select::one_hot),
     // Linear algebra.
-    linalg("matmul").unranked_keeps_dtype(),
-    linalg("mm"),
-    linalg("bmm"),
-    linalg("mv"),
-    linalg("dot"),
-    linalg("inner_vec"),
-    linalg("outer"),
-    linalg("ger"),
-    linalg("baddbmm"),
-    linalg("addmm"),
-    linalg("addbmm"),
-    linalg("addmv"),
-    linalg("einsum_operand"),
-    linalg("diag_embed"),
-    linalg("diag"),
-    linalg("diagonal"),
-    linalg("trace"),
-    linalg("cdist"),
-    linalg("cosine_similarity"),
-    linalg("pairwise_distance"),
-    linalg("cross"),
-    linalg("linalg_cross"),
-    linalg("inverse"),
-    linalg("linalg_inv"),
-    linalg("matrix_exp"),
-    linalg("linalg_matrix_exp"),
-    linalg("det"),
-    linalg("linalg_det"),
-    linalg("logdet"),
+    linalg("matmul", linalg::matrix_product).unranked_keeps_dtype(),
+    linalg("mm", linalg::matrix_product),
+    linalg("bmm", linalg::matrix_product),
+    linalg("mv", linalg::matrix_product),
+    linalg("dot", linalg::matrix_product),
+    linalg("inner_vec", linalg::matrix_product),
+    linalg("outer", linalg::outer),
+    linalg("ger", linalg::outer),
+    linalg("baddbmm", linalg::add_product),
+    linalg("addmm", linalg::add_product),
+    linalg("addbmm", linalg::add_product),
+    linalg("addmv", linalg::add_product),
+    linalg("einsum_operand", linalg::einsum_operand),
+    linalg("diag_embed", linalg::diag_embed),
+    linalg("diag", linalg::diag),
+    linalg("diagonal", linalg::diagonal),
+    linalg("trace", linalg::trace),
+    linalg("cdist", linalg::cdist),
+    linalg("cosine_similarity", linalg::distance),
+    linalg("pairwise_distance", linalg::distance),
+    linalg("cross", linalg::same_shape),
+    linalg("linalg_cross", linalg::same_shape),
+    linalg("inverse", linalg::same_shape),
+    linalg("linalg_inv", linalg::same_shape),
+    linalg("matrix_exp", linalg::same_shape),
+    linalg("linalg_matrix_exp", linalg::same_shape),
+    linalg("det", linalg::determinant),
+    linalg("linalg_det", linalg::determinant),
+    linalg("logdet", linalg::determinant),
     // Complex views and transforms.
-    complex("real"),
-    complex("imag"),
-    complex("polar"),
-    complex("complex"),
-    complex("view_as_complex"),
-    complex("view_as_real"),
-    complex("stft"),
+    complex("real", complex::part),
+    complex("imag", complex::part),
+    complex("polar", complex::from_pair),
+    complex("complex", complex::from_pair),
+    complex("view_as_complex", complex::view_as_complex),
+    complex("view_as_real", complex::view_as_real),
+    complex("stft", complex::stft),
     einsum("einsum"),
     broadcast_tensors("broadcast_tensors"),
     meshgrid("meshgrid"),

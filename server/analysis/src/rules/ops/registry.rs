@@ -12,7 +12,14 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
+use super::OpCall;
 use super::op_table::OPS;
+use crate::interp::Interp;
+use crate::rules::check::RuleResult;
+
+/// The shape function of an op on an input of known rank, as torch's meta
+/// registrations have one per op.
+pub(crate) type OpRule = fn(&mut Interp<'_>, OpCall<'_>) -> RuleResult;
 
 /// Which rule computes an op's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +91,10 @@ pub(crate) struct OpDef {
     /// interpreter uses for an attribute (`__attr_T`).
     pub name: &'static str,
     pub family: Family,
+    /// The rule that computes its result from an input of known rank, for
+    /// the families whose ops each have one (`View`, `Select`, `Linalg`,
+    /// …); the pointwise families and reductions share their family's.
+    pub rule: Option<OpRule>,
     /// Its result on an input of unknown rank is a tensor of unknown rank
     /// with the input's dtype (its rule would keep it); otherwise the dtype
     /// is unknown too.
@@ -111,12 +122,21 @@ impl OpDef {
         OpDef {
             name,
             family,
+            rule: None,
             unranked_keeps_dtype: matches!(family, Family::Same | Family::ToFloat),
             keeps_any_shape: false,
             negative_dim_shows_rank: false,
             reshapes_in_place: false,
             takes_cpu_scalars: false,
             sizes_follow: false,
+        }
+    }
+
+    /// An entry whose shape function is `rule`.
+    pub(super) const fn ruled(name: &'static str, family: Family, rule: OpRule) -> OpDef {
+        OpDef {
+            rule: Some(rule),
+            ..OpDef::new(name, family)
         }
     }
 

@@ -2,8 +2,8 @@
 
 use shapels_shapes::Dim;
 
+use super::OpCall;
 use super::output::out_shape;
-use super::{OpCall, no_rule};
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::check::{RuleResult, raise};
@@ -11,257 +11,278 @@ use crate::rules::dtype::promote;
 use crate::rules::shape::broadcast;
 use crate::value::{DType, Value};
 
-/// The rule of an op that picks elements by index or mask, or counts or
-/// encodes them, on a tensor of known rank.
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+/// `narrow`.
+pub(super) fn narrow(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let d = call.dim_arg(interp, 1, "dim", None)?;
+    let len = args.get(3, "length").cloned().unwrap_or(Value::Unknown);
+    if let (Some(size), Some(start), Some(l)) = (
+        interp.env.value(&dims[d]),
+        args.int(2, "start"),
+        match &len {
+            Value::Int(l) => l.as_const(),
+            _ => None,
+        },
+    ) {
+        let message = if start < -size || start > size {
+            Some(format!(
+                "start out of range (expected to be in range of [{}, {size}], but got {start})",
+                -size
+            ))
+        } else if l < 0 {
+            Some("narrow(): length must be non-negative.".to_string())
+        } else {
+            let st = if start < 0 { start + size } else { start };
+            (st + l > size)
+                .then(|| format!("start ({st}) + length ({l}) exceeds dimension size ({size})."))
+        };
+        if let Some(message) = message {
+            return raise(Code::IndexOutOfRange, message);
+        }
+    }
+    let mut shape = dims.clone();
+    shape[d] = interp.size_dims(&[len])[0].clone();
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `select`.
+pub(super) fn select(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let d = call.dim_arg(interp, 1, "dim", None)?;
+    let mut shape = dims.clone();
+    shape.remove(d);
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `gather`, `take_along_dim`.
+pub(super) fn gather(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
-    match name {
-        "narrow" => {
-            let d = call.dim_arg(interp, 1, "dim", None)?;
-            let len = args.get(3, "length").cloned().unwrap_or(Value::Unknown);
-            if let (Some(size), Some(start), Some(l)) = (
-                interp.env.value(&dims[d]),
-                args.int(2, "start"),
-                match &len {
-                    Value::Int(l) => l.as_const(),
-                    _ => None,
-                },
-            ) {
-                let message = if start < -size || start > size {
-                    Some(format!(
-                        "start out of range (expected to be in range of [{}, {size}], but got {start})",
-                        -size
-                    ))
-                } else if l < 0 {
-                    Some("narrow(): length must be non-negative.".to_string())
-                } else {
-                    let st = if start < 0 { start + size } else { start };
-                    (st + l > size).then(|| {
-                        format!("start ({st}) + length ({l}) exceeds dimension size ({size}).")
-                    })
-                };
-                if let Some(message) = message {
-                    return raise(Code::IndexOutOfRange, message);
-                }
-            }
-            let mut shape = dims.clone();
-            shape[d] = interp.size_dims(&[len])[0].clone();
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "select" => {
-            let d = call.dim_arg(interp, 1, "dim", None)?;
-            let mut shape = dims.clone();
-            shape.remove(d);
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "gather" | "take_along_dim" => {
-            let d = call.dim_arg(interp, 1, "dim", Some(0))?;
-            let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else {
-                return Ok(Value::Unknown);
-            };
-            match interp.dims(&index) {
-                Some(idims) => {
-                    if idims.len() != rank {
-                        return raise(
-                            Code::IndexShape,
-                            "Index tensor must have the same number of dimensions as input tensor"
-                                .into(),
-                        );
-                    }
-                    if name == "gather" {
-                        if let Some(dt) = index.dtype
-                            && !matches!(dt, DType::Int64 | DType::Int32)
-                        {
-                            let message =
-                                "gather(): Expected dtype int32/int64 for index".to_string();
-                            return raise(Code::DtypeMismatch, message);
-                        }
-                        let larger = (0..rank).find(|&k| {
-                            k != d
-                                && matches!(
-                                    (interp.env.value(&idims[k]), interp.env.value(&dims[k])),
-                                    (Some(i), Some(s)) if i > s
-                                )
-                        });
-                        if let Some(k) = larger {
-                            let message = format!(
-                                "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
-                                interp.fmt_dims(&idims),
-                                interp.fmt_dims(dims)
-                            );
-                            return raise(Code::IndexShape, message);
-                        }
-                    }
-                    Ok(call.output(interp, idims, x.dtype))
-                }
-                None => Ok(out_shape(
-                    interp,
-                    x,
-                    index.shape.clone(),
-                    x.dtype,
-                    call.device,
-                    name,
-                )),
-            }
-        }
-        "index_select" => {
-            let d = call.dim_arg(interp, 1, "dim", None)?;
-            let Some(index) = args.tensor(2, "index") else {
-                return Ok(Value::Unknown);
-            };
-            if let Some(dt) = index.dtype
-                && !matches!(dt, DType::Int64 | DType::Int32)
-            {
-                let message = "index_select(): Expected dtype int32 or int64 for index".to_string();
-                return raise(Code::DtypeMismatch, message);
-            }
-            if interp.dims(&index).is_some_and(|i| i.len() > 1) {
-                let message = "index_select(): Index is supposed to be a vector".to_string();
-                return raise(Code::IndexShape, message);
-            }
-            let n = match interp.dims(&index) {
-                Some(idims) if idims.len() <= 1 => {
-                    idims.first().cloned().unwrap_or_else(|| Dim::konst(1))
-                }
-                _ => interp.env.anonymous(),
-            };
-            let mut shape = dims.clone();
-            shape[d] = n;
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "where" => {
-            // `x` here is the condition. Alone, it is `nonzero(as_tuple=True)`:
-            // one index vector per dim, of a length only the data knows.
-            if args.get(1, "input").is_none() && args.get(2, "other").is_none() {
-                let n = interp.env.anonymous();
-                let item = call.output(interp, vec![n], Some(DType::Int64));
-                return Ok(Value::tuple(vec![item; rank]));
-            }
-            let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned())
-            else {
-                return Ok(Value::Unknown);
-            };
-            // A branch the analysis could not follow may broadcast the
-            // result wider and decides its dtype.
-            if matches!(a, Value::Unknown) || matches!(b, Value::Unknown) {
-                return Ok(Value::Unknown);
-            }
-            let mut shape = dims.clone();
-            for v in [&a, &b] {
-                if let Value::Tensor(t) = v {
-                    let Some(d) = interp.dims(t) else {
-                        return Ok(Value::Unknown);
-                    };
-                    match broadcast(interp, &shape, &d) {
-                        Ok(s) => shape = s,
-                        Err(message) => {
-                            return raise(Code::BroadcastShape, message);
-                        }
-                    }
-                }
-            }
-            let ra = if let Value::Tensor(t) = &a {
-                interp.dims(t).map(|d| d.len())
-            } else {
-                None
-            };
-            let rb = if let Value::Tensor(t) = &b {
-                interp.dims(t).map(|d| d.len())
-            } else {
-                None
-            };
-            let dtype = promote(&[(&a, ra), (&b, rb)]);
-            Ok(call.output(interp, shape, dtype))
-        }
-        "multinomial" => {
-            // One row of samples per distribution: [*, num_samples], int64.
-            let n = args
-                .get(1, "num_samples")
-                .cloned()
-                .unwrap_or(Value::Unknown);
-            let n = interp.size_dims(&[n])[0].clone();
-            let mut shape = dims.clone();
-            match shape.last_mut() {
-                Some(last) => *last = n,
-                None => return Ok(Value::Unknown),
-            }
-            Ok(call.output(interp, shape, Some(DType::Int64)))
-        }
-        "nonzero" | "argwhere" => {
-            let n = interp.env.anonymous();
-            if args.flag(1, "as_tuple", false) == Some(true) {
-                let item = call.output(interp, vec![n], Some(DType::Int64));
-                return Ok(Value::tuple(vec![item; rank]));
-            }
-            Ok(call.output(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64)))
-        }
-        "masked_select" => {
-            let n = interp.env.anonymous();
-            Ok(call.output(interp, vec![n], x.dtype))
-        }
-        "unique" | "unique_consecutive" => {
-            // `unique(input, sorted, return_inverse, return_counts, dim)`;
-            // `unique_consecutive` has no `sorted`.
-            let at = usize::from(name == "unique");
-            let n = interp.env.anonymous();
-            // With `dim`, whole slices along it are compared: only that
-            // size is data-dependent.
-            let along = match args.int(at + 3, "dim") {
-                Some(d) => match crate::rules::shape::wrap_dim(d, rank) {
-                    Ok(d) => Some(d),
-                    Err(message) => return raise(Code::DimOutOfRange, message),
-                },
-                None => None,
-            };
-            let (shape, inverse) = match along {
-                Some(d) => {
-                    let mut shape = dims.clone();
-                    shape[d] = n.clone();
-                    (shape, vec![dims[d].clone()])
-                }
-                None => (vec![n.clone()], dims.clone()),
-            };
-            let unique = call.output(interp, shape, x.dtype);
-            let mut out = vec![unique];
-            if args.flag(at + 1, "return_inverse", false) == Some(true) {
-                out.push(call.output(interp, inverse, Some(DType::Int64)));
-            }
-            if args.flag(at + 2, "return_counts", false) == Some(true) {
-                out.push(call.output(interp, vec![n], Some(DType::Int64)));
-            }
-            Ok(if out.len() == 1 {
-                out.remove(0)
-            } else {
-                Value::tuple(out)
-            })
-        }
-        "bincount" => {
-            let n = interp.env.anonymous();
-            // with weights the counts take the weights' dtype
-            let dtype = match args.get(1, "weights") {
-                Some(Value::Tensor(w)) => w.dtype,
-                _ => Some(DType::Int64),
-            };
-            Ok(call.output(interp, vec![n], dtype))
-        }
-        "one_hot" => {
-            let c = match args.get(1, "num_classes") {
-                Some(Value::Int(d)) if d.as_const() != Some(-1) => d.clone(),
-                _ => interp.env.anonymous(),
-            };
-            if let Some(dt) = x.dtype
-                && dt != DType::Int64
-            {
+    let d = call.dim_arg(interp, 1, "dim", Some(0))?;
+    let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else {
+        return Ok(Value::Unknown);
+    };
+    match interp.dims(&index) {
+        Some(idims) => {
+            if idims.len() != rank {
                 return raise(
-                    Code::DtypeMismatch,
-                    "one_hot is only applicable to index tensor of type LongTensor.".into(),
+                    Code::IndexShape,
+                    "Index tensor must have the same number of dimensions as input tensor".into(),
                 );
             }
-            let mut shape = dims.clone();
-            shape.push(c);
-            Ok(call.output(interp, shape, Some(DType::Int64)))
+            if name == "gather" {
+                if let Some(dt) = index.dtype
+                    && !matches!(dt, DType::Int64 | DType::Int32)
+                {
+                    let message = "gather(): Expected dtype int32/int64 for index".to_string();
+                    return raise(Code::DtypeMismatch, message);
+                }
+                let larger = (0..rank).find(|&k| {
+                    k != d
+                        && matches!(
+                            (interp.env.value(&idims[k]), interp.env.value(&dims[k])),
+                            (Some(i), Some(s)) if i > s
+                        )
+                });
+                if let Some(k) = larger {
+                    let message = format!(
+                        "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
+                        interp.fmt_dims(&idims),
+                        interp.fmt_dims(dims)
+                    );
+                    return raise(Code::IndexShape, message);
+                }
+            }
+            Ok(call.output(interp, idims, x.dtype))
         }
-        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
+        None => Ok(out_shape(
+            interp,
+            x,
+            index.shape.clone(),
+            x.dtype,
+            call.device,
+            name,
+        )),
     }
+}
+
+/// `index_select`.
+pub(super) fn index_select(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let d = call.dim_arg(interp, 1, "dim", None)?;
+    let Some(index) = args.tensor(2, "index") else {
+        return Ok(Value::Unknown);
+    };
+    if let Some(dt) = index.dtype
+        && !matches!(dt, DType::Int64 | DType::Int32)
+    {
+        let message = "index_select(): Expected dtype int32 or int64 for index".to_string();
+        return raise(Code::DtypeMismatch, message);
+    }
+    if interp.dims(&index).is_some_and(|i| i.len() > 1) {
+        let message = "index_select(): Index is supposed to be a vector".to_string();
+        return raise(Code::IndexShape, message);
+    }
+    let n = match interp.dims(&index) {
+        Some(idims) if idims.len() <= 1 => idims.first().cloned().unwrap_or_else(|| Dim::konst(1)),
+        _ => interp.env.anonymous(),
+    };
+    let mut shape = dims.clone();
+    shape[d] = n;
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `where`.
+pub(super) fn where_(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, dims) = (call.args, &call.dims);
+    let rank = dims.len();
+    // `x` here is the condition. Alone, it is `nonzero(as_tuple=True)`:
+    // one index vector per dim, of a length only the data knows.
+    if args.get(1, "input").is_none() && args.get(2, "other").is_none() {
+        let n = interp.env.anonymous();
+        let item = call.output(interp, vec![n], Some(DType::Int64));
+        return Ok(Value::tuple(vec![item; rank]));
+    }
+    let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned()) else {
+        return Ok(Value::Unknown);
+    };
+    // A branch the analysis could not follow may broadcast the
+    // result wider and decides its dtype.
+    if matches!(a, Value::Unknown) || matches!(b, Value::Unknown) {
+        return Ok(Value::Unknown);
+    }
+    let mut shape = dims.clone();
+    for v in [&a, &b] {
+        if let Value::Tensor(t) = v {
+            let Some(d) = interp.dims(t) else {
+                return Ok(Value::Unknown);
+            };
+            match broadcast(interp, &shape, &d) {
+                Ok(s) => shape = s,
+                Err(message) => {
+                    return raise(Code::BroadcastShape, message);
+                }
+            }
+        }
+    }
+    let ra = if let Value::Tensor(t) = &a {
+        interp.dims(t).map(|d| d.len())
+    } else {
+        None
+    };
+    let rb = if let Value::Tensor(t) = &b {
+        interp.dims(t).map(|d| d.len())
+    } else {
+        None
+    };
+    let dtype = promote(&[(&a, ra), (&b, rb)]);
+    Ok(call.output(interp, shape, dtype))
+}
+
+/// `multinomial`.
+pub(super) fn multinomial(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, dims) = (call.args, &call.dims);
+    // One row of samples per distribution: [*, num_samples], int64.
+    let n = args
+        .get(1, "num_samples")
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    let n = interp.size_dims(&[n])[0].clone();
+    let mut shape = dims.clone();
+    match shape.last_mut() {
+        Some(last) => *last = n,
+        None => return Ok(Value::Unknown),
+    }
+    Ok(call.output(interp, shape, Some(DType::Int64)))
+}
+
+/// `nonzero`, `argwhere`.
+pub(super) fn nonzero(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, dims) = (call.args, &call.dims);
+    let rank = dims.len();
+    let n = interp.env.anonymous();
+    if args.flag(1, "as_tuple", false) == Some(true) {
+        let item = call.output(interp, vec![n], Some(DType::Int64));
+        return Ok(Value::tuple(vec![item; rank]));
+    }
+    Ok(call.output(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64)))
+}
+
+/// `masked_select`.
+pub(super) fn masked_select(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let x = &call.x;
+    let n = interp.env.anonymous();
+    Ok(call.output(interp, vec![n], x.dtype))
+}
+
+/// `unique`, `unique_consecutive`.
+pub(super) fn unique(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    // `unique(input, sorted, return_inverse, return_counts, dim)`;
+    // `unique_consecutive` has no `sorted`.
+    let at = usize::from(name == "unique");
+    let n = interp.env.anonymous();
+    // With `dim`, whole slices along it are compared: only that
+    // size is data-dependent.
+    let along = match args.int(at + 3, "dim") {
+        Some(d) => match crate::rules::shape::wrap_dim(d, rank) {
+            Ok(d) => Some(d),
+            Err(message) => return raise(Code::DimOutOfRange, message),
+        },
+        None => None,
+    };
+    let (shape, inverse) = match along {
+        Some(d) => {
+            let mut shape = dims.clone();
+            shape[d] = n.clone();
+            (shape, vec![dims[d].clone()])
+        }
+        None => (vec![n.clone()], dims.clone()),
+    };
+    let unique = call.output(interp, shape, x.dtype);
+    let mut out = vec![unique];
+    if args.flag(at + 1, "return_inverse", false) == Some(true) {
+        out.push(call.output(interp, inverse, Some(DType::Int64)));
+    }
+    if args.flag(at + 2, "return_counts", false) == Some(true) {
+        out.push(call.output(interp, vec![n], Some(DType::Int64)));
+    }
+    Ok(if out.len() == 1 {
+        out.remove(0)
+    } else {
+        Value::tuple(out)
+    })
+}
+
+/// `bincount`.
+pub(super) fn bincount(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let args = call.args;
+    let n = interp.env.anonymous();
+    // with weights the counts take the weights' dtype
+    let dtype = match args.get(1, "weights") {
+        Some(Value::Tensor(w)) => w.dtype,
+        _ => Some(DType::Int64),
+    };
+    Ok(call.output(interp, vec![n], dtype))
+}
+
+/// `one_hot`.
+pub(super) fn one_hot(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let c = match args.get(1, "num_classes") {
+        Some(Value::Int(d)) if d.as_const() != Some(-1) => d.clone(),
+        _ => interp.env.anonymous(),
+    };
+    if let Some(dt) = x.dtype
+        && dt != DType::Int64
+    {
+        return raise(
+            Code::DtypeMismatch,
+            "one_hot is only applicable to index tensor of type LongTensor.".into(),
+        );
+    }
+    let mut shape = dims.clone();
+    shape.push(c);
+    Ok(call.output(interp, shape, Some(DType::Int64)))
 }

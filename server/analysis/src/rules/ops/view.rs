@@ -4,332 +4,373 @@ use std::rc::Rc;
 
 use shapels_shapes::Dim;
 
+use super::OpCall;
 use super::output::{out_known, out_var, unknown_rank_rule};
-use super::{OpCall, no_rule};
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::check::{RuleResult, Stop, check, raise};
 use crate::rules::shape::{numel, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
-/// The rule of a view, reshape, reordering or repeating op on a tensor of known rank.
-pub(super) fn rule(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+/// `view`, `reshape`.
+pub(super) fn view_or_reshape(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
-    let rank = dims.len();
-    match name {
-        "view" | "reshape" => {
-            let items = args.varargs(1);
-            if let [Value::DType(d)] = items.as_slice() {
-                // view(dtype) rescales the last dim by the ratio of element sizes
-                let size = DType::itemsize;
-                let Some(from) = x.dtype else {
-                    return Ok(Value::Unknown);
-                };
-                let (old, new) = (size(from), size(*d));
-                let mut dims = dims.clone();
-                if old != new {
-                    let Some(last) = dims.last().and_then(|l| interp.env.value(l)) else {
-                        return Ok(Value::Unknown);
-                    };
-                    if (last * old) % new != 0 {
-                        return Ok(Value::Unknown);
-                    }
-                    if let Some(l) = dims.last_mut() {
-                        *l = Dim::konst(last * old / new);
-                    }
-                }
-                return Ok(call.output(interp, dims, Some(*d)));
-            }
-            let result = reshape(interp, name, x, dims, &items, call.device);
-            if matches!(&result, Err(Stop::Raise(e)) if e.code == Code::ViewStride) {
-                crate::rules::fixes::offer_view_fixes(interp, &call.range);
-            }
-            result
-        }
-        "view_as" | "reshape_as" | "expand_as" | "broadcast_as" => {
-            let Some(other) = args.tensor(1, "other") else {
-                return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+    let items = args.varargs(1);
+    if let [Value::DType(d)] = items.as_slice() {
+        // view(dtype) rescales the last dim by the ratio of element sizes
+        let size = DType::itemsize;
+        let Some(from) = x.dtype else {
+            return Ok(Value::Unknown);
+        };
+        let (old, new) = (size(from), size(*d));
+        let mut dims = dims.clone();
+        if old != new {
+            let Some(last) = dims.last().and_then(|l| interp.env.value(l)) else {
+                return Ok(Value::Unknown);
             };
-            let Some(target) = interp.dims(&other) else {
-                return Ok(unknown_rank_rule(interp, name, x, args, call.device));
-            };
-            let items: Vec<Value> = target.iter().map(|d| Value::Int(d.clone())).collect();
-            if name == "expand_as" {
-                return expand(interp, x, dims, &items, call.device);
-            }
-            reshape(interp, name, x, dims, &items, call.device)
-        }
-        "flatten" => {
-            if rank == 0 {
-                return Ok(call.output(interp, vec![Dim::konst(1)], x.dtype));
-            }
-            let s = call.dim_arg(interp, 1, "start_dim", Some(0))?;
-            let e = call.dim_arg(interp, 2, "end_dim", Some(-1))?;
-            check!(
-                s <= e,
-                Code::DimOutOfRange,
-                "flatten() has invalid args: start_dim cannot come after end_dim"
-            );
-            let mut shape = dims[..s].to_vec();
-            shape.push(numel(&dims[s..=e]));
-            shape.extend(dims[e + 1..].iter().cloned());
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "unflatten" => {
-            let d = call.dim_arg(interp, 1, "dim", None)?;
-            let sizes = args
-                .get(2, "sizes")
-                .and_then(|v| v.items())
-                .unwrap_or_default();
-            let mut new = interp.size_dims(&sizes);
-            if let Some(pos) = new.iter().position(|n| interp.env.value(n) == Some(-1)) {
-                let known: Vec<Dim> = new
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != pos)
-                    .map(|(_, n)| n.clone())
-                    .collect();
-                new[pos] = dims[d]
-                    .floordiv(&numel(&known))
-                    .unwrap_or_else(|| interp.env.anonymous());
-            } else if interp.env.known_different(&numel(&new), &dims[d]) {
-                let message = format!(
-                    "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
-                    interp.fmt_dims(&new),
-                    interp.fmt_dim(&dims[d])
-                );
-                return raise(Code::ViewSize, message);
-            }
-            let mut shape = dims[..d].to_vec();
-            shape.extend(new);
-            shape.extend(dims[d + 1..].iter().cloned());
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "squeeze" => {
-            let targets: Vec<usize> = match args.get(1, "dim") {
-                None | Some(Value::None) => (0..rank).collect(),
-                Some(v) => {
-                    let items = v.items().unwrap_or_else(|| vec![v.clone()]);
-                    let mut out = Vec::new();
-                    for item in items {
-                        match &item {
-                            Value::Int(d) if d.as_const().is_some() => {
-                                match wrap_dim(d.as_const().unwrap_or(0), rank) {
-                                    Ok(i) => out.push(i),
-                                    Err(message) => {
-                                        return raise(Code::DimOutOfRange, message);
-                                    }
-                                }
-                            }
-                            _ => return Ok(unknown_rank_rule(interp, name, x, args, call.device)),
-                        }
-                    }
-                    out
-                }
-            };
-            let mut shape = Vec::new();
-            for (i, d) in dims.iter().enumerate() {
-                if targets.contains(&i) {
-                    match interp.env.value(d) {
-                        Some(1) => continue,
-                        Some(_) => {}
-                        // Whether a symbolic size is 1 decides the rank:
-                        // unknown. Code squeezes a dim it expects to be 1, so
-                        // keeping a size nothing says is not 1 would guess.
-                        None if !interp.env.known_different(d, &Dim::konst(1)) => {
-                            return Ok(unknown_rank_rule(interp, name, x, args, call.device));
-                        }
-                        None => {}
-                    }
-                }
-                shape.push(d.clone());
-            }
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "unsqueeze" => {
-            let d = match args.int(1, "dim") {
-                Some(d) => match wrap_dim(d, rank + 1) {
-                    Ok(d) => d,
-                    Err(message) => {
-                        return raise(Code::DimOutOfRange, message);
-                    }
-                },
-                None => return Ok(unknown_rank_rule(interp, name, x, args, call.device)),
-            };
-            let mut shape = dims.clone();
-            shape.insert(d, Dim::konst(1));
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "permute" => {
-            let order = args.varargs(1);
-            check!(
-                order.len() == rank,
-                Code::PermuteDims,
-                "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {rank} is not equal to len(dims) = {}",
-                order.len()
-            );
-            let mut shape = Vec::new();
-            let mut seen = Vec::new();
-            for v in &order {
-                let Some(i) = (match v {
-                    Value::Int(d) => d.as_const(),
-                    _ => None,
-                }) else {
-                    return Ok(unknown_rank_rule(interp, name, x, args, call.device));
-                };
-                match wrap_dim(i, rank) {
-                    Ok(i) if !seen.contains(&i) => {
-                        seen.push(i);
-                        shape.push(dims[i].clone());
-                    }
-                    Ok(_) => {
-                        return raise(
-                            Code::PermuteDims,
-                            "permute(): duplicate dims are not allowed.".into(),
-                        );
-                    }
-                    Err(message) => {
-                        return raise(Code::DimOutOfRange, message);
-                    }
-                }
-            }
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "transpose" | "swapaxes" | "swapdims" => {
-            let a = call.dim_arg(interp, 1, "dim0", None)?;
-            let b = call.dim_arg(interp, 2, "dim1", None)?;
-            let mut shape = dims.clone();
-            shape.swap(a, b);
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "t" | "__attr_T" | "__attr_mT" | "__attr_H" | "__attr_mH" | "adjoint" => {
-            let mut shape = dims.clone();
-            match name {
-                "t" if rank > 2 => {
-                    return raise(
-                        Code::DimOutOfRange,
-                        format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
-                    );
-                }
-                "t" | "__attr_T" | "__attr_H" => shape.reverse(),
-                _ => {
-                    check!(
-                        rank >= 2,
-                        Code::DimOutOfRange,
-                        "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
-                    );
-                    shape.swap(rank - 1, rank - 2);
-                }
-            }
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "movedim" | "moveaxis" => {
-            let srcs = args
-                .get(1, "source")
-                .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
-                .unwrap_or_default();
-            let dsts = args
-                .get(2, "destination")
-                .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
-                .unwrap_or_default();
-            for v in srcs.iter().chain(&dsts) {
-                if let Value::Int(d) = v
-                    && let Some(i) = d.as_const()
-                    && let Err(message) = wrap_dim(i, rank)
-                {
-                    return raise(Code::DimOutOfRange, message);
-                }
-            }
-            let to_idx = |v: &Value| match v {
-                Value::Int(d) => d.as_const().and_then(|i| wrap_dim(i, rank).ok()),
-                _ => None,
-            };
-            let (Some(src), Some(dst)) = (
-                srcs.iter().map(to_idx).collect::<Option<Vec<_>>>(),
-                dsts.iter().map(to_idx).collect::<Option<Vec<_>>>(),
-            ) else {
-                return Ok(unknown_rank_rule(interp, name, x, args, call.device));
-            };
-            if src.len() != dst.len() {
+            if (last * old) % new != 0 {
                 return Ok(Value::Unknown);
             }
-            let mut order: Vec<Option<usize>> = vec![None; rank];
-            for (s, d) in src.iter().zip(&dst) {
-                order[*d] = Some(*s);
-            }
-            let mut rest = (0..rank).filter(|i| !src.contains(i));
-            let shape: Vec<Dim> = order
-                .iter()
-                .map(|o| dims[o.unwrap_or_else(|| rest.next().unwrap_or(0))].clone())
-                .collect();
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "expand" | "broadcast_to" => {
-            let items = args.varargs(1);
-            expand(interp, x, dims, &items, call.device)
-        }
-        "repeat" | "tile" => {
-            let reps = interp.size_dims(&args.varargs(1));
-            check!(
-                name != "repeat" || reps.len() >= rank,
-                Code::RepeatDims,
-                "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
-            );
-            if name == "repeat"
-                && reps
-                    .iter()
-                    .any(|r| interp.env.value(r).is_some_and(|v| v < 0))
-            {
-                let n = reps.len();
-                let mut padded = vec![Dim::konst(1); n - rank];
-                padded.extend(dims.iter().cloned());
-                let shape: Vec<Dim> = padded.iter().zip(&reps).map(|(a, b)| a.mul(b)).collect();
-                let neg = shape
-                    .iter()
-                    .find_map(|d| interp.env.value(d).filter(|v| *v < 0));
-                let message = format!(
-                    "Trying to create tensor with negative dimension {}: {}",
-                    neg.unwrap_or(-1),
-                    interp.fmt_dims(&shape)
-                );
-                return raise(Code::NegativeSize, message);
-            }
-            let n = reps.len().max(rank);
-            let mut padded = vec![Dim::konst(1); n - rank];
-            padded.extend(dims.iter().cloned());
-            let mut r = vec![Dim::konst(1); n - reps.len()];
-            r.extend(reps);
-            let shape = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        "repeat_interleave" => {
-            let reps = args.get(1, "repeats").cloned().unwrap_or(Value::Unknown);
-            let Value::Int(k) = reps else {
-                return Ok(out_var(interp, x, x.dtype, call.device, name));
-            };
-            match args.get(2, "dim") {
-                None | Some(Value::None) => {
-                    let shape = vec![numel(dims).mul(&k)];
-                    Ok(call.output(interp, shape, x.dtype))
-                }
-                _ => {
-                    let d = call.dim_arg(interp, 2, "dim", None)?;
-                    let mut shape = dims.clone();
-                    shape[d] = shape[d].mul(&k);
-                    Ok(call.output(interp, shape, x.dtype))
-                }
+            if let Some(l) = dims.last_mut() {
+                *l = Dim::konst(last * old / new);
             }
         }
-        "rot90" => {
-            let k = args.int(1, "k").unwrap_or(1).rem_euclid(4);
-            let mut shape = dims.clone();
-            if k % 2 == 1 && rank >= 2 {
-                shape.swap(0, 1);
-            }
-            Ok(call.output(interp, shape, x.dtype))
-        }
-        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
+        return Ok(call.output(interp, dims, Some(*d)));
     }
+    let result = reshape(interp, name, x, dims, &items, call.device);
+    if matches!(&result, Err(Stop::Raise(e)) if e.code == Code::ViewStride) {
+        crate::rules::fixes::offer_view_fixes(interp, &call.range);
+    }
+    result
+}
+
+/// `view_as`, `reshape_as`, `expand_as`, `broadcast_as`.
+pub(super) fn view_as(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let Some(other) = args.tensor(1, "other") else {
+        return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+    };
+    let Some(target) = interp.dims(&other) else {
+        return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+    };
+    let items: Vec<Value> = target.iter().map(|d| Value::Int(d.clone())).collect();
+    if name == "expand_as" {
+        return expand(interp, x, dims, &items, call.device);
+    }
+    reshape(interp, name, x, dims, &items, call.device)
+}
+
+/// `flatten`.
+pub(super) fn flatten(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let rank = dims.len();
+    if rank == 0 {
+        return Ok(call.output(interp, vec![Dim::konst(1)], x.dtype));
+    }
+    let s = call.dim_arg(interp, 1, "start_dim", Some(0))?;
+    let e = call.dim_arg(interp, 2, "end_dim", Some(-1))?;
+    check!(
+        s <= e,
+        Code::DimOutOfRange,
+        "flatten() has invalid args: start_dim cannot come after end_dim"
+    );
+    let mut shape = dims[..s].to_vec();
+    shape.push(numel(&dims[s..=e]));
+    shape.extend(dims[e + 1..].iter().cloned());
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `unflatten`.
+pub(super) fn unflatten(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let d = call.dim_arg(interp, 1, "dim", None)?;
+    let sizes = args
+        .get(2, "sizes")
+        .and_then(|v| v.items())
+        .unwrap_or_default();
+    let mut new = interp.size_dims(&sizes);
+    if let Some(pos) = new.iter().position(|n| interp.env.value(n) == Some(-1)) {
+        let known: Vec<Dim> = new
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != pos)
+            .map(|(_, n)| n.clone())
+            .collect();
+        new[pos] = dims[d]
+            .floordiv(&numel(&known))
+            .unwrap_or_else(|| interp.env.anonymous());
+    } else if interp.env.known_different(&numel(&new), &dims[d]) {
+        let message = format!(
+            "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
+            interp.fmt_dims(&new),
+            interp.fmt_dim(&dims[d])
+        );
+        return raise(Code::ViewSize, message);
+    }
+    let mut shape = dims[..d].to_vec();
+    shape.extend(new);
+    shape.extend(dims[d + 1..].iter().cloned());
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `squeeze`.
+pub(super) fn squeeze(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    let targets: Vec<usize> = match args.get(1, "dim") {
+        None | Some(Value::None) => (0..rank).collect(),
+        Some(v) => {
+            let items = v.items().unwrap_or_else(|| vec![v.clone()]);
+            let mut out = Vec::new();
+            for item in items {
+                match &item {
+                    Value::Int(d) if d.as_const().is_some() => {
+                        match wrap_dim(d.as_const().unwrap_or(0), rank) {
+                            Ok(i) => out.push(i),
+                            Err(message) => {
+                                return raise(Code::DimOutOfRange, message);
+                            }
+                        }
+                    }
+                    _ => return Ok(unknown_rank_rule(interp, name, x, args, call.device)),
+                }
+            }
+            out
+        }
+    };
+    let mut shape = Vec::new();
+    for (i, d) in dims.iter().enumerate() {
+        if targets.contains(&i) {
+            match interp.env.value(d) {
+                Some(1) => continue,
+                Some(_) => {}
+                // Whether a symbolic size is 1 decides the rank:
+                // unknown. Code squeezes a dim it expects to be 1, so
+                // keeping a size nothing says is not 1 would guess.
+                None if !interp.env.known_different(d, &Dim::konst(1)) => {
+                    return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+                }
+                None => {}
+            }
+        }
+        shape.push(d.clone());
+    }
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `unsqueeze`.
+pub(super) fn unsqueeze(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    let d = match args.int(1, "dim") {
+        Some(d) => match wrap_dim(d, rank + 1) {
+            Ok(d) => d,
+            Err(message) => {
+                return raise(Code::DimOutOfRange, message);
+            }
+        },
+        None => return Ok(unknown_rank_rule(interp, name, x, args, call.device)),
+    };
+    let mut shape = dims.clone();
+    shape.insert(d, Dim::konst(1));
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `permute`.
+pub(super) fn permute(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    let order = args.varargs(1);
+    check!(
+        order.len() == rank,
+        Code::PermuteDims,
+        "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired ordering of dimensions i.e. input.dim() = {rank} is not equal to len(dims) = {}",
+        order.len()
+    );
+    let mut shape = Vec::new();
+    let mut seen = Vec::new();
+    for v in &order {
+        let Some(i) = (match v {
+            Value::Int(d) => d.as_const(),
+            _ => None,
+        }) else {
+            return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+        };
+        match wrap_dim(i, rank) {
+            Ok(i) if !seen.contains(&i) => {
+                seen.push(i);
+                shape.push(dims[i].clone());
+            }
+            Ok(_) => {
+                return raise(
+                    Code::PermuteDims,
+                    "permute(): duplicate dims are not allowed.".into(),
+                );
+            }
+            Err(message) => {
+                return raise(Code::DimOutOfRange, message);
+            }
+        }
+    }
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `transpose`, `swapaxes`, `swapdims`.
+pub(super) fn transpose(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let a = call.dim_arg(interp, 1, "dim0", None)?;
+    let b = call.dim_arg(interp, 2, "dim1", None)?;
+    let mut shape = dims.clone();
+    shape.swap(a, b);
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `t`, `__attr_T`, `__attr_mT`, `__attr_H`, `__attr_mH`, `adjoint`.
+pub(super) fn matrix_transpose(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, x, dims) = (call.name, &call.x, &call.dims);
+    let rank = dims.len();
+    let mut shape = dims.clone();
+    match name {
+        "t" if rank > 2 => {
+            return raise(
+                Code::DimOutOfRange,
+                format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
+            );
+        }
+        "t" | "__attr_T" | "__attr_H" => shape.reverse(),
+        _ => {
+            check!(
+                rank >= 2,
+                Code::DimOutOfRange,
+                "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
+            );
+            shape.swap(rank - 1, rank - 2);
+        }
+    }
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `movedim`, `moveaxis`.
+pub(super) fn movedim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    let srcs = args
+        .get(1, "source")
+        .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
+        .unwrap_or_default();
+    let dsts = args
+        .get(2, "destination")
+        .map(|v| v.items().unwrap_or_else(|| vec![v.clone()]))
+        .unwrap_or_default();
+    for v in srcs.iter().chain(&dsts) {
+        if let Value::Int(d) = v
+            && let Some(i) = d.as_const()
+            && let Err(message) = wrap_dim(i, rank)
+        {
+            return raise(Code::DimOutOfRange, message);
+        }
+    }
+    let to_idx = |v: &Value| match v {
+        Value::Int(d) => d.as_const().and_then(|i| wrap_dim(i, rank).ok()),
+        _ => None,
+    };
+    let (Some(src), Some(dst)) = (
+        srcs.iter().map(to_idx).collect::<Option<Vec<_>>>(),
+        dsts.iter().map(to_idx).collect::<Option<Vec<_>>>(),
+    ) else {
+        return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+    };
+    if src.len() != dst.len() {
+        return Ok(Value::Unknown);
+    }
+    let mut order: Vec<Option<usize>> = vec![None; rank];
+    for (s, d) in src.iter().zip(&dst) {
+        order[*d] = Some(*s);
+    }
+    let mut rest = (0..rank).filter(|i| !src.contains(i));
+    let shape: Vec<Dim> = order
+        .iter()
+        .map(|o| dims[o.unwrap_or_else(|| rest.next().unwrap_or(0))].clone())
+        .collect();
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `expand`, `broadcast_to`.
+pub(super) fn expand_to(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let items = args.varargs(1);
+    expand(interp, x, dims, &items, call.device)
+}
+
+/// `repeat`, `tile`.
+pub(super) fn repeat(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    let reps = interp.size_dims(&args.varargs(1));
+    check!(
+        name != "repeat" || reps.len() >= rank,
+        Code::RepeatDims,
+        "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+    );
+    if name == "repeat"
+        && reps
+            .iter()
+            .any(|r| interp.env.value(r).is_some_and(|v| v < 0))
+    {
+        let n = reps.len();
+        let mut padded = vec![Dim::konst(1); n - rank];
+        padded.extend(dims.iter().cloned());
+        let shape: Vec<Dim> = padded.iter().zip(&reps).map(|(a, b)| a.mul(b)).collect();
+        let neg = shape
+            .iter()
+            .find_map(|d| interp.env.value(d).filter(|v| *v < 0));
+        let message = format!(
+            "Trying to create tensor with negative dimension {}: {}",
+            neg.unwrap_or(-1),
+            interp.fmt_dims(&shape)
+        );
+        return raise(Code::NegativeSize, message);
+    }
+    let n = reps.len().max(rank);
+    let mut padded = vec![Dim::konst(1); n - rank];
+    padded.extend(dims.iter().cloned());
+    let mut r = vec![Dim::konst(1); n - reps.len()];
+    r.extend(reps);
+    let shape = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
+    Ok(call.output(interp, shape, x.dtype))
+}
+
+/// `repeat_interleave`.
+pub(super) fn repeat_interleave(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let reps = args.get(1, "repeats").cloned().unwrap_or(Value::Unknown);
+    let Value::Int(k) = reps else {
+        return Ok(out_var(interp, x, x.dtype, call.device, name));
+    };
+    match args.get(2, "dim") {
+        None | Some(Value::None) => {
+            let shape = vec![numel(dims).mul(&k)];
+            Ok(call.output(interp, shape, x.dtype))
+        }
+        _ => {
+            let d = call.dim_arg(interp, 2, "dim", None)?;
+            let mut shape = dims.clone();
+            shape[d] = shape[d].mul(&k);
+            Ok(call.output(interp, shape, x.dtype))
+        }
+    }
+}
+
+/// `rot90`.
+pub(super) fn rot90(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    let k = args.int(1, "k").unwrap_or(1).rem_euclid(4);
+    let mut shape = dims.clone();
+    if k % 2 == 1 && rank >= 2 {
+        shape.swap(0, 1);
+    }
+    Ok(call.output(interp, shape, x.dtype))
 }
 
 fn reshape(
