@@ -292,7 +292,13 @@ fn hints(c: &mut Criterion) {
         .map_or(GPT.len(), |(i, _)| start + i);
     let mut group = c.benchmark_group("inlay_hints");
     group.bench_function("gpt_visible_60_lines", |b| {
-        b.iter(|| inlay_hints(black_box(&analysis), Some(start..end), HintDetail::Shape))
+        b.iter(|| {
+            inlay_hints(
+                black_box(&analysis),
+                Some(shapels_analysis::TextRange::new(start, end)),
+                HintDetail::Shape,
+            )
+        })
     });
     group.bench_function("gpt_whole_file_full_detail", |b| {
         b.iter(|| inlay_hints(black_box(&analysis), None, HintDetail::Full))

@@ -113,20 +113,20 @@ impl TextReads {
                 .map(|read| match read {
                     TextRead::Text(range) => {
                         let moved = edit.move_range(range)?;
-                        (old_text.get(range.clone())? == new_text.get(moved.clone())?)
-                            .then_some(TextRead::Text(moved))
+                        (old_text.get(range.range())? == new_text.get(moved.range())?)
+                            .then_some(TextRead::Text(moved.range().into()))
                     }
                     TextRead::ShapeComments(range, stated) => {
                         let moved = edit.move_range(range)?;
-                        (shape_comments(new_text.get(moved.clone())?) == *stated)
-                            .then(|| TextRead::ShapeComments(moved, stated.clone()))
+                        (shape_comments(new_text.get(moved.range())?) == *stated)
+                            .then(|| TextRead::ShapeComments(moved.range().into(), stated.clone()))
                     }
                     TextRead::StatedComments(key) => (comments_key(new_text) == *key)
                         .then(|| TextRead::StatedComments(key.clone())),
                     TextRead::StatedDocstring(range, key) => {
                         let moved = edit.move_range(range)?;
-                        (crate::stated::docstring::key(new_text.get(moved.clone())?) == *key)
-                            .then(|| TextRead::StatedDocstring(moved, key.clone()))
+                        (crate::stated::docstring::key(new_text.get(moved.range())?) == *key)
+                            .then(|| TextRead::StatedDocstring(moved.range().into(), key.clone()))
                     }
                 })
                 .collect::<Option<Vec<_>>>()?;
@@ -161,7 +161,7 @@ fn move_sites(tensor: &mut crate::report::TensorInfo, edit: ByteEdit) {
     for site in sites {
         site.at = site
             .at
-            .and_then(|at| edit.move_range(&(at..at + 1)))
+            .and_then(|at| edit.move_range(&TextRange::new(at, at + 1)))
             .map(|r| r.start);
     }
 }
@@ -180,31 +180,31 @@ pub fn carry_over(
     let mut carried = previous.clone();
     carried.reads = Some(reads);
     for binding in &mut carried.bindings {
-        binding.range = edit.move_range(&binding.range)?;
+        binding.range = ((edit.move_range(&binding.range)?).range()).into();
         binding.hint_at = edit.move_end(binding.hint_at)?;
         move_sites(&mut binding.tensor, edit);
     }
     for expression in &mut carried.expressions {
-        expression.range = edit.move_range(&expression.range)?;
+        expression.range = ((edit.move_range(&expression.range)?).range()).into();
         move_sites(&mut expression.tensor, edit);
     }
     for size in &mut carried.sizes {
-        size.range = edit.move_range(&size.range)?;
+        size.range = ((edit.move_range(&size.range)?).range()).into();
         if size.scope.end != usize::MAX {
-            size.scope = edit.move_range(&size.scope)?;
+            size.scope = ((edit.move_range(&size.scope)?).range()).into();
         }
     }
     for unknown in &mut carried.unknowns {
-        unknown.range = edit.move_range(&unknown.range)?;
+        unknown.range = ((edit.move_range(&unknown.range)?).range()).into();
     }
     for diagnostic in &mut carried.diagnostics {
-        diagnostic.range = edit.move_range(&diagnostic.range)?;
+        diagnostic.range = ((edit.move_range(&diagnostic.range)?).range()).into();
         for related in diagnostic.related.iter_mut().filter(|r| r.file.is_none()) {
-            related.range = edit.move_range(&related.range)?;
+            related.range = ((edit.move_range(&related.range)?).range()).into();
         }
         for fix in &mut diagnostic.fixes {
             for (range, _) in &mut fix.edits {
-                *range = edit.move_range(range)?;
+                *range = ((edit.move_range(range)?).range()).into();
             }
         }
     }

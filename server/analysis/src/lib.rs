@@ -174,7 +174,7 @@ fn function_ranges(module: &shapels_syntax::ast::Module) -> Vec<TextRange> {
         for stmt in body {
             match &stmt.kind {
                 StmtKind::FunctionDef(f) => {
-                    out.push(f.range.clone());
+                    out.push(f.range);
                     walk(&f.body, out);
                 }
                 StmtKind::ClassDef(c) => walk(&c.body, out),

@@ -90,7 +90,7 @@ mod tests {
             title: String::new(),
             edits: edits
                 .iter()
-                .map(|(r, s)| (r.clone(), s.to_string()))
+                .map(|(r, s)| (r.clone().into(), s.to_string()))
                 .collect(),
         }
     }

@@ -3,12 +3,9 @@
 //! Everything here speaks in byte offsets into the analysed text; the LSP and
 //! CLI layers convert to their own coordinates.
 
-use std::ops::Range;
-
 pub use crate::code::Code;
-
 /// A half-open byte range into the analysed source.
-pub type TextRange = Range<usize>;
+pub use shapels_syntax::ast::TextRange;
 
 /// The flags of the fake mode the analysis plays when user code builds none.
 #[derive(Debug, Clone, PartialEq, Eq)]

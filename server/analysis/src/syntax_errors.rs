@@ -20,7 +20,7 @@ pub fn add_syntax_errors(analysis: &mut FileAnalysis, parsed: &ParsedFile) {
         parsed
             .syntax_errors
             .iter()
-            .map(|(range, message)| report(range.clone(), Code::SyntaxError, message)),
+            .map(|(range, message)| report(*range, Code::SyntaxError, message)),
     );
     analysis
         .diagnostics

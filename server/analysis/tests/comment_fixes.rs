@@ -12,7 +12,7 @@ mod common;
 use common::python_files;
 
 /// The text with one fix's edits applied (they do not overlap).
-fn apply(text: &str, edits: &[(std::ops::Range<usize>, String)]) -> String {
+fn apply(text: &str, edits: &[(shapels_analysis::TextRange, String)]) -> String {
     let mut edits = edits.to_vec();
     edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
     let mut out = text.to_string();

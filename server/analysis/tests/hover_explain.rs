@@ -138,7 +138,7 @@ f(torch.randn(2, 3))
     let analysis = analyze(source, &Config::default());
     let use_of_b = source.find("B * D").unwrap();
     let b = size_named(&analysis, "B", use_of_b).expect("B is a size");
-    assert_eq!(&source[b.range.clone()], "B");
+    assert_eq!(&source[b.range], "B");
     assert_eq!(b.values, ["8", "2"]);
     let d = size_named(&analysis, "D", use_of_b).expect("D is a size");
     assert_eq!(d.values, ["3"]);

@@ -1,7 +1,7 @@
 //! `textDocument/hover`: what is known of the tensor under the cursor.
 
 use ropey::Rope;
-use shapels_analysis::FileAnalysis;
+use shapels_analysis::{FileAnalysis, TextRange};
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::{Hover, HoverContents, HoverParams, MarkupContent, MarkupKind};
 
@@ -40,7 +40,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
                 &binding.tensor.hover_markdown(Some(&binding.name), &line_of),
                 position.text_document.uri.as_str(),
             ),
-            binding.range.clone(),
+            binding.range,
         )
     } else {
         let Some(analysis) = snapshot.analysis_with_expressions(session).await? else {
@@ -57,7 +57,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
         let keyword = word.as_ref().is_some_and(|w| {
             snapshot
                 .text
-                .get_byte_slice(w.clone())
+                .get_byte_slice(*w)
                 .is_some_and(|s| PYTHON_KEYWORDS.contains(&s.to_string().as_str()))
         });
         if word.is_some() && !on_tensor && !keyword {
@@ -95,7 +95,7 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
             (Some(expr), Some(def))
                 if def.range.start > expr.range.start || def.range.end < expr.range.end =>
             {
-                (definition_markdown(&snapshot, def), def.range.clone())
+                (definition_markdown(&snapshot, def), def.range)
             }
             (Some(expr), def) => {
                 let mut markdown = link_lines(
@@ -105,9 +105,9 @@ pub(crate) async fn hover(session: &Session, params: HoverParams) -> Result<Opti
                 if let Some(def) = def {
                     markdown.push_str(&format!("- defined in `{}`\n", def.place()));
                 }
-                (markdown, expr.range.clone())
+                (markdown, expr.range)
             }
-            (None, Some(def)) => (definition_markdown(&snapshot, def), def.range.clone()),
+            (None, Some(def)) => (definition_markdown(&snapshot, def), def.range),
             (None, None) => match beyond_budget(&snapshot.text, &analysis, offset, encoding) {
                 Some(found) => found,
                 None => return Ok(None),
@@ -204,7 +204,7 @@ fn diagnostic_operands(text: &Rope, analysis: &FileAnalysis, offset: usize) -> S
         out.push_str(&format!("\n---\n`{}`: the operands\n", diagnostic.code));
         for e in outermost {
             let source = text
-                .get_byte_slice(e.range.clone())
+                .get_byte_slice(e.range)
                 .map(|s| s.to_string())
                 .unwrap_or_default();
             let source: String = source.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -244,7 +244,7 @@ fn definition_markdown(
 ) -> String {
     let name = snapshot
         .text
-        .get_byte_slice(definition.range.clone())
+        .get_byte_slice(definition.range)
         .map(|s| s.to_string())
         .unwrap_or_default();
     format!("`{name}` — defined in `{}`", definition.place())
@@ -258,9 +258,9 @@ fn named_value(
     analysis: &FileAnalysis,
     offset: usize,
     encoding: PositionEncoding,
-) -> Option<(String, std::ops::Range<usize>)> {
+) -> Option<(String, TextRange)> {
     let word = word_at(text, offset)?;
-    let name = text.get_byte_slice(word.clone())?.to_string();
+    let name = text.get_byte_slice(word)?.to_string();
     let line_of = |at: usize| proto::lsp_position(text, at, encoding).line + 1;
     let statement = |at: usize| {
         let line = text.byte_to_line(at.min(text.len_bytes()));
@@ -305,7 +305,7 @@ fn beyond_budget(
     analysis: &FileAnalysis,
     offset: usize,
     encoding: PositionEncoding,
-) -> Option<(String, std::ops::Range<usize>)> {
+) -> Option<(String, TextRange)> {
     let stop = shapels_analysis::budget_stop(analysis)?;
     if offset < stop.range.start {
         return None;
@@ -321,7 +321,7 @@ fn beyond_budget(
 }
 
 /// The byte range of the identifier under or just before `offset`.
-fn word_at(text: &Rope, offset: usize) -> Option<std::ops::Range<usize>> {
+fn word_at(text: &Rope, offset: usize) -> Option<TextRange> {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     let at = text.byte_to_char(offset.min(text.len_bytes()));
     let mut start = at;
@@ -332,5 +332,5 @@ fn word_at(text: &Rope, offset: usize) -> Option<std::ops::Range<usize>> {
     while end < text.len_chars() && is_word(text.char(end)) {
         end += 1;
     }
-    (start < end).then(|| text.char_to_byte(start)..text.char_to_byte(end))
+    (start < end).then(|| TextRange::new(text.char_to_byte(start), text.char_to_byte(end)))
 }

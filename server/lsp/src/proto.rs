@@ -3,9 +3,8 @@
 //! This is the edge: the analysis and the document store speak byte offsets,
 //! the protocol speaks `Position`s in the negotiated encoding.
 
-use std::ops::Range as ByteRange;
-
 use ropey::Rope;
+use shapels_syntax::ast::TextRange;
 use tower_lsp_server::ls_types::{Position, Range};
 
 use crate::position::{self, LineCol, PositionEncoding};
@@ -15,11 +14,7 @@ pub(crate) fn lsp_position(text: &Rope, offset: usize, encoding: PositionEncodin
     Position::new(line, col)
 }
 
-pub(crate) fn lsp_range(
-    text: &Rope,
-    range: &ByteRange<usize>,
-    encoding: PositionEncoding,
-) -> Range {
+pub(crate) fn lsp_range(text: &Rope, range: &TextRange, encoding: PositionEncoding) -> Range {
     Range::new(
         lsp_position(text, range.start, encoding),
         lsp_position(text, range.end, encoding),
@@ -30,8 +25,8 @@ pub(crate) fn offset(text: &Rope, position: Position, encoding: PositionEncoding
     position::position_to_offset(text, line_col(position), encoding)
 }
 
-pub(crate) fn offsets(text: &Rope, range: Range, encoding: PositionEncoding) -> ByteRange<usize> {
-    position::range_to_offsets(text, line_col(range.start), line_col(range.end), encoding)
+pub(crate) fn offsets(text: &Rope, range: Range, encoding: PositionEncoding) -> TextRange {
+    position::range_to_offsets(text, line_col(range.start), line_col(range.end), encoding).into()
 }
 
 fn line_col(position: Position) -> LineCol {

@@ -60,13 +60,13 @@ fn fake_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnaly
                 info.shape = None;
             }
             analysis.expressions.push(ExprInfo {
-                range: range.clone(),
+                range: range.clone().into(),
                 tensor: info.clone(),
             });
             analysis.bindings.push(Binding {
                 name: name.to_string(),
                 hint_at: range.end,
-                range,
+                range: range.into(),
                 kind: BindingKind::Assign,
                 tensor: info,
             });
@@ -75,9 +75,9 @@ fn fake_analysis(source: &str, _: &Module, _: &Config, _: Coverage) -> FileAnaly
             let related = analysis
                 .bindings
                 .first()
-                .map(|b| shapels_analysis::Related::here(b.range.clone(), "left operand"));
+                .map(|b| shapels_analysis::Related::here(b.range, "left operand"));
             analysis.diagnostics.push(Diagnostic {
-                range: line_start + at..line_start + at + 1,
+                range: (line_start + at..line_start + at + 1).into(),
                 severity: Severity::Error,
                 code: shapels_analysis::Code::MatmulShape,
                 message: "size mismatch".into(),

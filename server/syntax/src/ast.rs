@@ -9,8 +9,88 @@
 use std::ops::Range;
 use std::rc::Rc;
 
-/// A half-open range of byte offsets into the source text.
-pub type TextRange = Range<usize>;
+/// A half-open range of byte offsets into the source text. Unlike
+/// `std::ops::Range` it is `Copy`: ranges are passed around by value
+/// everywhere, and a `.clone()` at every use said nothing.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TextRange {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl TextRange {
+    pub const fn new(start: usize, end: usize) -> TextRange {
+        TextRange { start, end }
+    }
+
+    /// The empty range at `offset`.
+    pub const fn empty(offset: usize) -> TextRange {
+        TextRange::new(offset, offset)
+    }
+
+    pub const fn len(&self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+
+    pub const fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+
+    /// Whether `offset` is inside (the end is not).
+    pub const fn contains(&self, offset: &usize) -> bool {
+        self.start <= *offset && *offset < self.end
+    }
+
+    /// As a `std` range, for slicing and iterating.
+    pub const fn range(&self) -> Range<usize> {
+        self.start..self.end
+    }
+}
+
+/// Written as `std`'s ranges are (`3..7`), so messages and test output
+/// read as before.
+impl std::fmt::Debug for TextRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+impl From<Range<usize>> for TextRange {
+    fn from(range: Range<usize>) -> TextRange {
+        TextRange::new(range.start, range.end)
+    }
+}
+
+impl From<TextRange> for Range<usize> {
+    fn from(range: TextRange) -> Range<usize> {
+        range.range()
+    }
+}
+
+/// So that a test can write the range it expects as `3..7`.
+impl PartialEq<Range<usize>> for TextRange {
+    fn eq(&self, other: &Range<usize>) -> bool {
+        self.start == other.start && self.end == other.end
+    }
+}
+
+impl std::ops::RangeBounds<usize> for TextRange {
+    fn start_bound(&self) -> std::ops::Bound<&usize> {
+        std::ops::Bound::Included(&self.start)
+    }
+
+    fn end_bound(&self) -> std::ops::Bound<&usize> {
+        std::ops::Bound::Excluded(&self.end)
+    }
+}
+
+impl std::ops::Index<TextRange> for str {
+    type Output = str;
+
+    fn index(&self, range: TextRange) -> &str {
+        &self[range.range()]
+    }
+}
 
 /// A parsed file: its statements in order.
 #[derive(Debug, Clone, Default, PartialEq)]

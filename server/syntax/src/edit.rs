@@ -93,7 +93,7 @@ impl ByteEdit {
             return None;
         };
         let end = self.move_end(range.end)?;
-        (start <= end).then_some(start..end)
+        (start <= end).then_some(TextRange::new(start, end))
     }
 
     /// Where an insertion point (a hint's place after a name) moves: as the

@@ -152,7 +152,7 @@ impl Unchanged<'_> {
             .get(end..)
             .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
             .map_or(bytes.len(), |i| end + i);
-        start..end
+        TextRange::new(start, end)
     }
 
     /// The new module, keeping the old top-level statements before and after
@@ -236,7 +236,7 @@ impl Unchanged<'_> {
             after: after.len(),
         };
         Some((
-            lower::lower_module_between(new_root, text, kept, cut..tail_cut, after),
+            lower::lower_module_between(new_root, text, kept, TextRange::new(cut, tail_cut), after),
             counts,
         ))
     }
@@ -254,13 +254,18 @@ impl Unchanged<'_> {
         // Where the span ends in the old text (it ends after the edit).
         let old_end = end + old_end_byte - new_end_byte;
         let before = self.old.comments.iter().filter(|c| c.end <= start).cloned();
-        let inside = queries::comments_in(new_tree, text, start..end);
+        let inside = queries::comments_in(new_tree, text, TextRange::new(start, end));
         let after = self
             .old
             .comments
             .iter()
             .filter(|c| c.start >= old_end)
-            .map(|c| c.start + new_end_byte - old_end_byte..c.end + new_end_byte - old_end_byte);
+            .map(|c| {
+                TextRange::new(
+                    c.start + new_end_byte - old_end_byte,
+                    c.end + new_end_byte - old_end_byte,
+                )
+            });
         let mut all: Vec<TextRange> = before.chain(inside).chain(after).collect();
         all.sort_by_key(|c| c.start);
         all.dedup_by_key(|c| c.start);
@@ -312,7 +317,7 @@ fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
         None => (
             lower::lower_module(tree.root_node(), text),
             None,
-            queries::comments_in(&tree, text, 0..text.len()),
+            queries::comments_in(&tree, text, TextRange::new(0, text.len())),
         ),
     };
     let syntax_errors = queries::syntax_errors(&tree, text);

@@ -98,7 +98,7 @@ pub(crate) fn comments_in(tree: &Tree, text: &str, span: TextRange) -> Vec<TextR
                     } else {
                         range.end
                     };
-                    ranges.push(range.start..end);
+                    ranges.push(TextRange::new(range.start, end));
                 }
             } else if cursor.goto_first_child() {
                 continue;
@@ -135,7 +135,7 @@ pub(crate) fn syntax_errors(tree: &Tree, text: &str) -> Vec<(TextRange, String)>
         } else {
             "syntax error".to_string()
         };
-        found.push((capture.node.byte_range(), message));
+        found.push((capture.node.byte_range().into(), message));
     }
     // Outer errors first, so that the ones nested in them can be dropped:
     // once sorted by start, a range is inside an earlier one exactly when it

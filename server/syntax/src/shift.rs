@@ -40,12 +40,14 @@ fn range(r: &TextRange, m: Move) -> TextRange {
     match m {
         Move::By(delta) => {
             let at = |p: usize| p.saturating_add_signed(delta);
-            at(r.start)..at(r.end)
+            TextRange::new(at(r.start), at(r.end))
         }
         // A range with an end in the edited text has no place in the new
         // text: it becomes one that no real range equals.
-        Move::Over(edit) => edit.move_range(r).unwrap_or(usize::MAX..usize::MAX),
-        Move::Still => r.clone(),
+        Move::Over(edit) => edit
+            .move_range(r)
+            .unwrap_or((usize::MAX..usize::MAX).into()),
+        Move::Still => *r,
     }
 }
 

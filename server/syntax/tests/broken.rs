@@ -20,7 +20,7 @@ fn errors(source: &str) -> Vec<(String, String)> {
     let file = parse(source);
     file.syntax_errors
         .iter()
-        .map(|(range, message)| (source[range.clone()].to_string(), message.clone()))
+        .map(|(range, message)| (source[*range].to_string(), message.clone()))
         .collect()
 }
 

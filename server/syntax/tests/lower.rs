@@ -107,9 +107,9 @@ fn decorated_definition_ranges() {
     let StmtKind::FunctionDef(def) = &stmt.kind else {
         panic!()
     };
-    assert_eq!(&source[stmt.range.clone()], "@dec\ndef f():\n    pass");
-    assert_eq!(&source[def.range.clone()], "def f():\n    pass");
-    assert_eq!(&source[def.name.range.clone()], "f");
+    assert_eq!(&source[stmt.range], "@dec\ndef f():\n    pass");
+    assert_eq!(&source[def.range], "def f():\n    pass");
+    assert_eq!(&source[def.name.range], "f");
 }
 
 #[test]
@@ -176,7 +176,7 @@ fn elif_ranges_run_to_the_end_of_the_chain() {
         panic!()
     };
     assert_eq!(
-        &source[orelse[0].range.clone()],
+        &source[orelse[0].range],
         "elif b:\n    pass\nelse:\n    pass"
     );
 }
@@ -520,7 +520,7 @@ fn parentheses_are_unwrapped_to_the_inner_range() {
         panic!()
     };
     assert!(matches!(value.kind, ExprKind::BinOp { .. }));
-    assert_eq!(&source[value.range.clone()], "x @ w");
+    assert_eq!(&source[value.range], "x @ w");
 }
 
 #[test]
@@ -535,7 +535,7 @@ fn ranges_are_bytes_in_non_ascii_source() {
     else {
         panic!()
     };
-    assert_eq!(&source[targets[0].range.clone()], "größe");
+    assert_eq!(&source[targets[0].range], "größe");
     assert_eq!(targets[0].range, 0..7);
     assert!(matches!(&value.kind, ExprKind::Str(s) if s == "日本語"));
     let StmtKind::Assign {
@@ -545,7 +545,7 @@ fn ranges_are_bytes_in_non_ascii_source() {
         panic!()
     };
     assert!(matches!(&value.kind, ExprKind::Name(n) if n == "größe"));
-    assert_eq!(&source[value.range.clone()], "größe");
+    assert_eq!(&source[value.range], "größe");
     assert!(file.syntax_errors.is_empty());
 }
 
@@ -583,7 +583,7 @@ fn crlf_line_endings() {
     let StmtKind::If { body, .. } = &file.module.body[2].kind else {
         panic!()
     };
-    assert_eq!(&source[body[0].range.clone()], "y = x @ w");
+    assert_eq!(&source[body[0].range], "y = x @ w");
 }
 
 #[test]

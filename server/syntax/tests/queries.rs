@@ -114,19 +114,11 @@ fn torch_imports_are_found() {
 fn comments_are_listed_in_order() {
     let source = "# head\nx = 1  # (B, T)\ns = '# not a comment'\n\"\"\"\n# nor this\n\"\"\"\n    # indented\n";
     let file = parse(source);
-    let comments: Vec<&str> = file
-        .comments
-        .iter()
-        .map(|range| &source[range.clone()])
-        .collect();
+    let comments: Vec<&str> = file.comments.iter().map(|range| &source[*range]).collect();
     assert_eq!(comments, ["# head", "# (B, T)", "# indented"]);
     let crlf = "x = 1  # c\r\n# d\r\n";
     let file = parse(crlf);
-    let comments: Vec<&str> = file
-        .comments
-        .iter()
-        .map(|range| &crlf[range.clone()])
-        .collect();
+    let comments: Vec<&str> = file.comments.iter().map(|range| &crlf[*range]).collect();
     assert_eq!(comments, ["# c", "# d"]);
 }
 

@@ -73,7 +73,7 @@ impl Interp<'_> {
             } => {
                 let object_value = self.eval(object);
                 let index_values: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
-                self.set_item(&object_value, index_values, value, target.range.clone());
+                self.set_item(&object_value, index_values, value, target.range);
             }
             ExprKind::Starred(inner) => self.assign(inner, value, kind),
             _ => {}

@@ -48,7 +48,7 @@ impl Interp<'_> {
         }
         for text in said {
             self.report(
-                range.clone(),
+                *range,
                 Code::ShapeAssumption,
                 format!(
                     "this works only if {text}: two sizes the code keeps apart are taken to be equal"

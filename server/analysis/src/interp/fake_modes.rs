@@ -83,7 +83,6 @@ impl Interp<'_> {
         );
         let related = real
             .made_at
-            .clone()
             .map(|r| vec![(r, "the real tensor is made here".to_string())])
             .unwrap_or_default();
         self.report_as(range, Severity::Error, Code::RealFakeMix, message, related);
@@ -114,7 +113,6 @@ impl Interp<'_> {
         );
         let related = real
             .made_at
-            .clone()
             .map(|r| vec![(r, "the real tensor is made here".to_string())])
             .unwrap_or_default();
         self.report_as(

@@ -37,13 +37,13 @@ impl Interp<'_> {
             return;
         }
         let by_value = match value {
-            Value::Class(c) => c.def.as_ref().map(|d| d.name.range.clone()),
-            Value::Function(f) => Some(f.def.name.range.clone()),
-            Value::Tensor(t) => t.made_at.clone(),
+            Value::Class(c) => c.def.as_ref().map(|d| d.name.range),
+            Value::Function(f) => Some(f.def.name.range),
+            Value::Tensor(t) => t.made_at,
             Value::Module(ns) => ns
                 .file
                 .and_then(|id| self.modules.module(id))
-                .map(|m| m.base()..m.base()),
+                .map(|m| TextRange::empty(m.base())),
             _ => None,
         }
         .filter(|r| !crate::workspace::is_local(r));
@@ -52,7 +52,7 @@ impl Interp<'_> {
             self.modules.module(file)?.definition_of(name)
         });
         if let Some(target) = target {
-            self.definitions.push((at.clone(), target));
+            self.definitions.push((*at, target));
         }
     }
 
@@ -266,7 +266,7 @@ impl Interp<'_> {
         });
         // An error while a module's top level runs is raised at the import
         // statement, as a traceback shows it.
-        self.call_sites.push(stmt.clone());
+        self.call_sites.push(*stmt);
         self.depth += 1;
         self.importing += 1;
         let reports = self.reports;
@@ -312,7 +312,7 @@ impl Interp<'_> {
                         path: module.path.clone(),
                         text: module.text.clone(),
                     }),
-                    target: target.start - base..target.end.saturating_sub(base),
+                    target: (target.start - base..target.end.saturating_sub(base)).into(),
                 })
             })
             .collect()

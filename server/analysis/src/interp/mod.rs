@@ -470,7 +470,7 @@ impl<'s> Interp<'s> {
             && self.steps > self.budget
             && crate::workspace::is_local(range)
         {
-            self.budget_stop = Some(range.clone());
+            self.budget_stop = Some(*range);
         }
         false
     }
@@ -514,7 +514,7 @@ impl<'s> Interp<'s> {
         let code = line.trim().len();
         let range = line_start + indent..line_start + indent + code;
         self.report(
-            range,
+            range.into(),
             Code::AnalysisBudget,
             format!(
                 "analysis stopped here: step budget of {} exhausted; shapes below are unknown",
@@ -877,7 +877,7 @@ impl<'s> Interp<'s> {
         // An error inside a user function is the call site's problem too:
         // point there, and report it there, as a traceback would.
         let outer = self.call_sites.first().cloned();
-        if let Some(call) = outer.clone().filter(|c| !ranges_overlap(c, &range)) {
+        if let Some(call) = outer.filter(|c| !ranges_overlap(c, &range)) {
             related.push((call, "raised in the call made here".to_string()));
         }
         if self
@@ -926,14 +926,14 @@ impl<'s> Interp<'s> {
                 let file = crate::workspace::file_of(range.start);
                 match self.modules.module(file).filter(|_| file != 0) {
                     Some(m) => crate::report::Related {
-                        range: range.start - m.base()..range.end.saturating_sub(m.base()),
+                        range: (range.start - m.base()..range.end.saturating_sub(m.base())).into(),
                         message,
                         file: Some(std::sync::Arc::new(crate::report::OtherFile {
                             path: m.path.clone(),
                             text: m.text.clone(),
                         })),
                     },
-                    None => crate::report::Related::here(range, message),
+                    None => crate::report::Related::here(range.range().into(), message),
                 }
             })
             .collect()
@@ -985,7 +985,7 @@ impl<'s> Interp<'s> {
         related.insert(0, (range, "where torch raises".to_string()));
         let related = self.related(related);
         self.diagnostics.push(Diagnostic {
-            range: call,
+            range: call.range().into(),
             severity,
             code,
             message,
@@ -999,8 +999,8 @@ impl<'s> Interp<'s> {
         if !crate::workspace::is_local(range) {
             return self.source(range);
         }
-        self.reads.borrow_mut().text(range.clone());
-        self.src.get(range.clone()).unwrap_or("")
+        self.reads.borrow_mut().text(*range);
+        self.src.get(range.range()).unwrap_or("")
     }
 
     /// The text of a range of this file or of an imported one, without
@@ -1009,7 +1009,7 @@ impl<'s> Interp<'s> {
     pub fn source(&self, range: &TextRange) -> &'s str {
         let modules: &'s crate::workspace::ModuleGraph = self.modules;
         match crate::workspace::file_of(range.start) {
-            0 => self.src.get(range.clone()).unwrap_or(""),
+            0 => self.src.get(range.range()).unwrap_or(""),
             id => modules
                 .module(id)
                 .and_then(|m| {
@@ -1096,7 +1096,7 @@ impl<'s> Interp<'s> {
                             Some(instance.clone()),
                             args.clone(),
                             kwargs.clone(),
-                            0..0,
+                            TextRange::new(0, 0),
                         );
                         let failed = self.diagnostics[before..]
                             .iter()
@@ -1110,7 +1110,7 @@ impl<'s> Interp<'s> {
                                 Some(instance.clone()),
                                 own,
                                 own_kwargs,
-                                0..0,
+                                TextRange::new(0, 0),
                             );
                         }
                     }
@@ -1140,7 +1140,7 @@ impl<'s> Interp<'s> {
                             receiver,
                             args.clone(),
                             kwargs.clone(),
-                            0..0,
+                            TextRange::new(0, 0),
                         );
                     }
                 }
@@ -1202,7 +1202,7 @@ impl<'s> Interp<'s> {
             self.opaque_numbers.clear();
             let (args, kwargs) = self.generic_args(&function, false);
             self.open_call = true;
-            let _ = self.call_function(&function, None, args, kwargs, 0..0);
+            let _ = self.call_function(&function, None, args, kwargs, TextRange::new(0, 0));
         }
     }
 }

@@ -245,7 +245,7 @@ impl Interp<'_> {
         if crate::workspace::is_local(&def.range) {
             self.reads
                 .borrow_mut()
-                .shape_comments(def.range.clone(), stated.clone());
+                .shape_comments(def.range, stated.clone());
         }
         let params: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
         let mut symbols: FxHashMap<String, Dim> = FxHashMap::default();

@@ -51,7 +51,7 @@ impl Interp<'_> {
             if let Some(shape) = crate::stated::annotation::read(text) {
                 return Some(ParamClaim {
                     shape,
-                    range: annotation.range.clone(),
+                    range: annotation.range,
                     annotation: true,
                     style: None,
                 });
@@ -74,7 +74,8 @@ impl Interp<'_> {
             })
             .map(|entry| ParamClaim {
                 shape: entry.shape,
-                range: doc_range.start + entry.span.start..doc_range.start + entry.span.end,
+                range: (doc_range.start + entry.span.start..doc_range.start + entry.span.end)
+                    .into(),
                 annotation: false,
                 style: Some(entry.style),
             })
@@ -95,9 +96,9 @@ impl Interp<'_> {
         if crate::workspace::is_local(&e.range) {
             self.reads
                 .borrow_mut()
-                .stated_docstring(e.range.clone(), crate::stated::docstring::key(text));
+                .stated_docstring(e.range, crate::stated::docstring::key(text));
         }
-        Some((e.range.clone(), text))
+        Some((e.range, text))
     }
 
     /// A tensor of the stated shape, for a parameter nobody passes.
@@ -424,7 +425,6 @@ impl Interp<'_> {
             let written = self.text(&claim.range).to_string();
             let related = tensor
                 .made_at
-                .clone()
                 .map(|r| {
                     (
                         r,
@@ -486,7 +486,7 @@ impl Interp<'_> {
         );
         Some(crate::report::Fix {
             title: format!("Change the docstring to {rewritten}"),
-            edits: vec![(claim.range.clone(), rewritten)],
+            edits: vec![(claim.range, rewritten)],
         })
     }
 
@@ -502,10 +502,10 @@ impl Interp<'_> {
             return;
         };
         self.report_related(
-            returns.range.clone(),
+            returns.range,
             Code::ShapeAnnotation,
             format!("the return is annotated {written}, but {shown} is returned: {why}"),
-            vec![(at.clone(), format!("returns {shown} here"))],
+            vec![((*at), format!("returns {shown} here"))],
         );
     }
 
@@ -544,10 +544,10 @@ impl Interp<'_> {
             return;
         };
         self.report_related(
-            annotation.clone(),
+            *annotation,
             Code::ShapeAnnotation,
             format!("annotated {written}, but the value is {shown}: {why}"),
-            vec![(at.clone(), format!("the value is {shown} here"))],
+            vec![((*at), format!("the value is {shown} here"))],
         );
     }
 }
@@ -606,7 +606,7 @@ impl Interp<'_> {
                 continue;
             }
             if let Some(receiver) = &receiver
-                && let Value::Int(d) = self.get_attr(receiver, &name, returns.range.clone())
+                && let Value::Int(d) = self.get_attr(receiver, &name, returns.range)
             {
                 symbols.insert(name, d);
             }

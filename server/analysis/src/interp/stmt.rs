@@ -81,21 +81,14 @@ impl Interp<'_> {
                         *op,
                         &current,
                         &rhs,
-                        stmt.range.clone(),
-                        target.range.clone(),
-                        value.range.clone(),
+                        stmt.range,
+                        target.range,
+                        value.range,
                     );
                     self.assign(target, result, BindingKind::AugAssign);
                     return Flow::Normal;
                 }
-                let result = self.binop(
-                    *op,
-                    current,
-                    rhs,
-                    stmt.range.clone(),
-                    target.range.clone(),
-                    value.range.clone(),
-                );
+                let result = self.binop(*op, current, rhs, stmt.range, target.range, value.range);
                 self.assign(target, result, BindingKind::AugAssign);
                 Flow::Normal
             }
@@ -205,7 +198,7 @@ impl Interp<'_> {
             && matches!(self.peek(receiver), Some(Value::Tensor(_)))
         {
             self.report(
-                e.range.clone(),
+                e.range,
                 crate::report::Code::DiscardedTo,
                 format!(
                     "`{}` returns a new tensor and leaves `{}` unchanged; assign the result",

@@ -31,7 +31,7 @@ impl Interp<'_> {
     /// name the statement binds it to.
     pub(crate) fn note_unknown_call(&mut self, path: &str, range: &TextRange) {
         if self.recorder.expressions && crate::workspace::is_local(range) {
-            self.last_unknown = Some((range.clone(), Rc::from(why_call_unknown(path))));
+            self.last_unknown = Some((*range, Rc::from(why_call_unknown(path))));
         }
     }
 
@@ -72,8 +72,7 @@ impl Interp<'_> {
         };
         if let Some(why) = why {
             self.unknown_names.insert(Rc::from(name), why.clone());
-            self.recorder
-                .unknown_reason(name, target.clone(), why.to_string());
+            self.recorder.unknown_reason(name, *target, why.to_string());
         }
     }
 }

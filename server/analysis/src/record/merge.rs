@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use shapels_shapes::{Dim, ShapeEnv};
 
-use crate::report::{DimView, OpSite, Origin, TensorInfo};
+use crate::report::{DimView, OpSite, Origin, TensorInfo, TextRange};
 use crate::value::{Provenance, Shape, Tensor};
 use crate::workspace::is_local;
 
@@ -39,7 +39,7 @@ pub(super) struct Namer<'a> {
     /// what the code there calls them, whatever its callers call them.
     local: Vec<FxHashMap<Dim, String>>,
     /// The ranges of the analysed file's functions, sorted by start.
-    scopes: Vec<std::ops::Range<usize>>,
+    scopes: Vec<TextRange>,
     /// The function the site being merged is in (see `local`).
     scope: usize,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
@@ -64,7 +64,7 @@ impl<'a> Namer<'a> {
         env: &'a ShapeEnv,
         scalars: &[ScalarSite],
         starts: &[usize],
-        scopes: Vec<std::ops::Range<usize>>,
+        scopes: Vec<TextRange>,
     ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
         for s in scalars {
@@ -346,7 +346,7 @@ impl<'a> Namer<'a> {
 
 /// The function a site at `start` is in: the innermost of `scopes` that
 /// holds it, or `scopes.len()` for the module's own code.
-fn scope_of(scopes: &[std::ops::Range<usize>], start: usize) -> usize {
+fn scope_of(scopes: &[TextRange], start: usize) -> usize {
     // Functions nest: of those that start at or before `start`, the last
     // one that holds it is the innermost.
     let upto = scopes.partition_point(|r| r.start <= start);
@@ -642,7 +642,7 @@ fn site(op: &str, at: usize) -> OpSite {
         op: op
             .strip_prefix("torch.nn.functional.")
             .map_or_else(|| op.to_string(), |f| format!("F.{f}")),
-        at: is_local(&(at..at)).then_some(at),
+        at: is_local(&TextRange::new(at, at)).then_some(at),
     }
 }
 

@@ -331,7 +331,7 @@ impl Recorder {
                         let site = &self.sites[*site];
                         Portable::Binding {
                             name: site.name.clone(),
-                            range: site.range.clone(),
+                            range: site.range,
                             kind: site.kind,
                             call: *call,
                             tensor: tensor.clone(),
@@ -341,7 +341,7 @@ impl Recorder {
                         Portable::Unknown(name.clone(), *start, *read)
                     }
                     Recorded::Expression(start, end, call, tensor) => {
-                        Portable::Expression(*start..*end, *call, tensor.clone())
+                        Portable::Expression((*start..*end).into(), *call, tensor.clone())
                     }
                     Recorded::Scalar(site, value) => {
                         let start = self.scalar_starts[*site];
@@ -349,7 +349,7 @@ impl Recorder {
                     }
                     Recorded::Annotation(start, end) => Portable::Annotation(*start, *end),
                     Recorded::UnknownReason(name, range, why) => {
-                        Portable::UnknownReason(name.clone(), range.clone(), why.clone())
+                        Portable::UnknownReason(name.clone(), *range, why.clone())
                     }
                 })
                 .collect(),
@@ -378,7 +378,9 @@ impl Recorder {
                     let call = renewal.call(call, &mut self.calls);
                     self.expression_at(range.start, range.end, call, tensor);
                 }
-                Portable::Scalar(name, start, value) => self.scalar(&name, start..start, value),
+                Portable::Scalar(name, start, value) => {
+                    self.scalar(&name, TextRange::new(start, start), value)
+                }
                 Portable::Annotation(start, end) => self.annotation_at(start, end),
                 Portable::UnknownReason(name, range, why) => {
                     self.unknown_reason(&name, range, why.to_string())
@@ -456,9 +458,7 @@ impl Recorder {
     pub fn unknown_reason(&mut self, name: &str, range: TextRange, why: String) {
         // Journaled, so that a call taken from the memo or from the last
         // version explains its names too.
-        self.journal(|| {
-            Recorded::UnknownReason(Rc::from(name), range.clone(), Rc::from(why.as_str()))
-        });
+        self.journal(|| Recorded::UnknownReason(Rc::from(name), range, Rc::from(why.as_str())));
         if self.unknown_reasons.len() < 4096
             && !self
                 .unknown_reasons
@@ -556,10 +556,10 @@ impl Recorder {
                     .filter(|r| r.start <= *start && *start < r.end)
                     .min_by_key(|r| r.end - r.start)
                     .cloned()
-                    .unwrap_or(0..usize::MAX);
+                    .unwrap_or((0..usize::MAX).into());
                 crate::report::SizeBinding {
                     name: site.name.clone(),
-                    range: *start..*start + site.name.len(),
+                    range: (*start..*start + site.name.len()).into(),
                     scope,
                     values,
                 }
@@ -638,7 +638,7 @@ impl Recorder {
                 }
                 Binding {
                     name: site.name.to_string(),
-                    range: site.range.clone(),
+                    range: site.range,
                     hint_at: self
                         .annotations
                         .get(&site.range.start)
@@ -664,7 +664,7 @@ impl Recorder {
                     *guard = namer.with_local_names(*start, guard);
                 }
                 ExprInfo {
-                    range: *start..*end,
+                    range: (*start..*end).into(),
                     tensor,
                 }
             })

@@ -31,7 +31,7 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
     if tensors.len() != operands.len() || tensors.is_empty() {
         return Value::Unknown;
     }
-    let Some(device) = check_inputs(interp, args, "einsum", range.clone()) else {
+    let Some(device) = check_inputs(interp, args, "einsum", range) else {
         return Value::Unknown;
     };
     let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
@@ -103,7 +103,7 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
                             interp.fmt_dim(d),
                             interp.fmt_dim(prev)
                         );
-                        interp.report(range.clone(), Code::EinsumShape, message);
+                        interp.report(range, Code::EinsumShape, message);
                         return false;
                     }
                     let prev = prev.clone();
@@ -482,7 +482,7 @@ fn einops_einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Valu
     };
     let tensors: Vec<Value> = args.pos[..args.pos.len() - 1].to_vec();
     let report = |interp: &mut Interp<'_>, message: String| {
-        interp.report(range.clone(), Code::EinopsPattern, message);
+        interp.report(range, Code::EinopsPattern, message);
         Value::Unknown
     };
     let Some((lhs, rhs)) = pattern.split_once("->") else {
@@ -570,7 +570,7 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
                 interp,
                 "stack",
                 Args::new(vec![Value::list(items)], Vec::new()),
-                range.clone(),
+                range,
             );
             if stacked.as_tensor().is_none() {
                 return Value::Unknown;
@@ -590,7 +590,7 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         return Value::Unknown;
     };
     let report = |interp: &mut Interp<'_>, message: String| {
-        interp.report(range.clone(), Code::EinopsPattern, message);
+        interp.report(range, Code::EinopsPattern, message);
         Value::Unknown
     };
     // axis sizes given as keywords

@@ -40,18 +40,18 @@ impl WrittenCall {
         let mut kw = Vec::new();
         for arg in args {
             match arg {
-                Arg::Positional(e) => pos.push(e.range.clone()),
-                Arg::Keyword(name, e) => kw.push((Rc::from(name.id.as_str()), e.range.clone())),
+                Arg::Positional(e) => pos.push(e.range),
+                Arg::Keyword(name, e) => kw.push((Rc::from(name.id.as_str()), e.range)),
                 Arg::Starred(_) | Arg::DoubleStarred(_) => return None,
             }
         }
         let method = match &func.kind {
-            ExprKind::Attribute { attr, .. } => Some(attr.range.clone()),
+            ExprKind::Attribute { attr, .. } => Some(attr.range),
             _ => None,
         };
         Some(WrittenCall {
-            call: call.range.clone(),
-            callee: func.range.clone(),
+            call: call.range,
+            callee: func.range,
             method,
             pos,
             kw,
@@ -108,7 +108,7 @@ impl Interp<'_> {
         if !crate::workspace::is_local(range) {
             return None;
         }
-        self.src.get(range.clone())
+        self.src.get(range.range())
     }
 }
 
@@ -154,7 +154,7 @@ pub(crate) fn layer_size_fix(
         return None;
     }
     let text = interp.fmt_dim(&actual);
-    let site = written.setting(def, name)?.clone();
+    let site = *written.setting(def, name)?;
     let src = interp.local_text(&site).map(|_| interp.src)?;
     if !is_size_expression(&text) || !names_written_before(src, site.start, &text) {
         return None;
@@ -163,7 +163,7 @@ pub(crate) fn layer_size_fix(
         code,
         Fix {
             title: format!("Set `{name}` of the {kind} to {text}"),
-            edits: vec![(site, text)],
+            edits: vec![(site.range().into(), text)],
         },
     ))
 }
@@ -188,7 +188,7 @@ pub(crate) fn layer_device_fix(
         return None;
     }
     let written = interp.written_call(call)?;
-    let input_at = written.pos.first()?.clone();
+    let input_at = *written.pos.first()?;
     let (Some(input), Some(callee)) = (
         interp.local_text(&input_at),
         interp.local_text(&written.callee),
@@ -201,7 +201,7 @@ pub(crate) fn layer_device_fix(
     Some(Fix {
         title: format!("Move `{input}` to the device of `{callee}`"),
         edits: vec![(
-            input_at.end..input_at.end,
+            TextRange::new(input_at.end, input_at.end),
             format!(".to({callee}.weight.device)"),
         )],
     })
@@ -213,7 +213,7 @@ pub(crate) fn offer_view_fixes(interp: &mut Interp<'_>, call: &TextRange) {
     let Some(written) = interp.written_call(call) else {
         return;
     };
-    let Some(method) = written.method.clone() else {
+    let Some(method) = written.method else {
         return;
     };
     if interp.local_text(&method) != Some("view") {
@@ -223,14 +223,17 @@ pub(crate) fn offer_view_fixes(interp: &mut Interp<'_>, call: &TextRange) {
         Code::ViewStride,
         Fix {
             title: "Use `reshape` instead of `view`".into(),
-            edits: vec![(method.clone(), "reshape".into())],
+            edits: vec![(method, "reshape".into())],
         },
     );
     interp.offer_fix(
         Code::ViewStride,
         Fix {
             title: "Make the tensor contiguous before `view`".into(),
-            edits: vec![(method.start..method.start, "contiguous().".into())],
+            edits: vec![(
+                TextRange::new(method.start, method.start),
+                "contiguous().".into(),
+            )],
         },
     );
 }
@@ -252,7 +255,10 @@ pub(crate) fn offer_device_fix(
     }
     let fix = Fix {
         title: format!("Move `{moved}` to the device of `{other}`"),
-        edits: vec![(moved_at.end..moved_at.end, format!(".to({other}.device)"))],
+        edits: vec![(
+            TextRange::new(moved_at.end, moved_at.end),
+            format!(".to({other}.device)"),
+        )],
     };
     interp.offer_fix(Code::DeviceMismatch, fix);
 }
@@ -296,11 +302,11 @@ pub(crate) fn offer_flatten_loss_fix(
         ),
         edits: vec![
             (
-                input_at.end..input_at.end,
+                TextRange::new(input_at.end, input_at.end),
                 format!(".{}(-1, {classes})", flatten(contiguous.0)),
             ),
             (
-                target_at.end..target_at.end,
+                TextRange::new(target_at.end, target_at.end),
                 format!(".{}(-1)", flatten(contiguous.1)),
             ),
         ],

@@ -65,7 +65,7 @@ pub(crate) fn index_tensor(
     } else {
         "index.Tensor"
     };
-    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), op, range.clone()) else {
+    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), op, range) else {
         return Value::Unknown;
     };
     let device = device.or_else(|| t.device.clone());
@@ -126,7 +126,7 @@ pub(crate) fn index_tensor(
                 pos += 1;
             }
             Value::Slice(lo, hi, step) => {
-                let len = slice_len(interp, &dims[pos], lo, hi, step, range.clone());
+                let len = slice_len(interp, &dims[pos], lo, hi, step, range);
                 let Some(len) = len else {
                     return Value::Unknown;
                 };
@@ -357,7 +357,7 @@ pub(crate) fn index_put(
     value: &Value,
     range: TextRange,
 ) {
-    let region = index_tensor(interp, t, index, range.clone());
+    let region = index_tensor(interp, t, index, range);
     if let (Value::Tensor(r), Value::Tensor(v)) = (&region, value)
         && let (Some(rd), Some(vd)) = (interp.dims(r), interp.dims(v))
     {

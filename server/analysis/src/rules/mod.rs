@@ -219,7 +219,7 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
             nn::functional(interp, name, args, range)
         }
         _ => {
-            if let Some(v) = creation::create(interp, name, &args, range.clone()) {
+            if let Some(v) = creation::create(interp, name, &args, range) {
                 return v;
             }
             let name = name
@@ -256,7 +256,7 @@ pub(crate) fn tensor_method(
         positional.extend(interp.sizes_from_opaque(vec![sizes]));
     }
     let args = Args::new(positional, kwargs);
-    if let Some(v) = creation::method(interp, t, name, &args, range.clone()) {
+    if let Some(v) = creation::method(interp, t, name, &args, range) {
         return v;
     }
     ops::op(interp, name, args, range)

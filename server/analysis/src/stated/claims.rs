@@ -195,7 +195,7 @@ fn claim_uses(claim: &StatedShape, name: &str) -> bool {
 /// the analysis.
 pub(crate) fn check_comments(
     src: &str,
-    functions: &[std::ops::Range<usize>],
+    functions: &[shapels_syntax::ast::TextRange],
     bindings: &mut [Binding],
     diagnostics: &mut Vec<Diagnostic>,
     reads: &mut TextReads,
@@ -300,7 +300,7 @@ fn check_one(
         .as_deref()
         .map_or_else(String::new, |op| format!(" (from `{op}`)"));
     diagnostics.push(Diagnostic {
-        range: span.clone(),
+        range: span.clone().into(),
         severity: Severity::Warning,
         code: Code::ShapeComment,
         message: format!(
@@ -308,12 +308,12 @@ fn check_one(
             binding.name
         ),
         related: vec![Related::here(
-            binding.range.clone(),
+            binding.range,
             format!("`{}` is {actual} here{origin}", binding.name),
         )],
         fixes: vec![Fix {
             title: format!("Change the comment to {rewritten}"),
-            edits: vec![(span, rewritten)],
+            edits: vec![(span.into(), rewritten)],
         }],
     });
     true

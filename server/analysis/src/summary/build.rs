@@ -47,7 +47,7 @@ pub(super) fn summarize(
             &root,
             vec![Value::Tensor(Rc::new(tensor))],
             Vec::new(),
-            0..0,
+            TextRange::new(0, 0),
         );
         call = (interp_log(&interp).calls.len() > index).then_some(index);
         input_from_code = true;
@@ -94,7 +94,7 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
                     })
                 })
                 .cloned()?;
-            let range = class.def.as_ref().map(|d| d.name.range.clone())?;
+            let range = class.def.as_ref().map(|d| d.name.range)?;
             Some((instance_of(interp, &class)?, range))
         }
         SummaryTarget::Class(name) => {
@@ -104,8 +104,11 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
                 .rev()
                 .find(|c| &*c.name == name.as_str())
                 .cloned()?;
-            let range = class.def.as_ref().map_or(0..0, |d| d.name.range.clone());
-            Some((instance_of(interp, &class)?, range))
+            let range = class
+                .def
+                .as_ref()
+                .map_or(0..0, |d| d.name.range.clone().range());
+            Some((instance_of(interp, &class)?, range.into()))
         }
         SummaryTarget::Model => {
             // The model the file's own top level calls last, if any: a
@@ -138,8 +141,8 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
                     .seen
                     .iter()
                     .find(|(_, v)| module_address(v) == module_address(&value))
-                    .map_or(0..0, |(r, _)| r.clone());
-                return Some((value, range));
+                    .map_or(0..0, |(r, _)| r.clone().range());
+                return Some((value, range.into()));
             }
             let class = interp
                 .classes
@@ -152,8 +155,11 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
                         && crate::interp::call::lookup_method(c, "forward").is_some()
                 })
                 .cloned()?;
-            let range = class.def.as_ref().map_or(0..0, |d| d.name.range.clone());
-            Some((instance_of(interp, &class)?, range))
+            let range = class
+                .def
+                .as_ref()
+                .map_or(0..0, |d| d.name.range.clone().range());
+            Some((instance_of(interp, &class)?, range.into()))
         }
     }
 }
@@ -227,7 +233,7 @@ fn run_made_up(interp: &mut Interp<'_>, module: &Value) -> Option<usize> {
     let forward = crate::interp::call::lookup_method(&inst.class, "forward")?;
     let (args, kwargs) = interp.generic_args(&forward, true);
     let index = interp_log(interp).calls.len();
-    interp.call_value(module, args, kwargs, 0..0);
+    interp.call_value(module, args, kwargs, TextRange::new(0, 0));
     (interp_log(interp).calls.len() > index).then_some(index)
 }
 

@@ -85,7 +85,7 @@ impl Interp<'_> {
         log.calls.push(ModuleCall {
             module: address,
             value: module.clone(),
-            range: range.clone(),
+            range: *range,
             parent: log.open.last().copied(),
             input: args.first().cloned().unwrap_or(Value::Unknown),
             output: Value::Unknown,
@@ -115,7 +115,7 @@ impl Interp<'_> {
             && crate::workspace::is_local(range)
             && log.seen.len() < MAX_CALLS
         {
-            log.seen.push((range.clone(), value.clone()));
+            log.seen.push((*range, value.clone()));
         }
     }
 

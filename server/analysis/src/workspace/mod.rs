@@ -181,12 +181,12 @@ impl LoadedModule {
             .iter()
             .rev()
             .find_map(|stmt| match &stmt.kind {
-                StmtKind::FunctionDef(f) if f.name.id == name => Some(f.name.range.clone()),
-                StmtKind::ClassDef(c) if c.name.id == name => Some(c.name.range.clone()),
+                StmtKind::FunctionDef(f) if f.name.id == name => Some(f.name.range),
+                StmtKind::ClassDef(c) if c.name.id == name => Some(c.name.range),
                 StmtKind::Assign { targets, .. } => targets.iter().find_map(|t| match &t.kind {
-                    ExprKind::Name(n) if n == name => Some(t.range.clone()),
+                    ExprKind::Name(n) if n == name => Some(t.range),
                     ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().find_map(|i| {
-                        matches!(&i.kind, ExprKind::Name(n) if n == name).then(|| i.range.clone())
+                        matches!(&i.kind, ExprKind::Name(n) if n == name).then(|| i.range)
                     }),
                     _ => None,
                 }),
@@ -197,7 +197,7 @@ impl LoadedModule {
                             .as_ref()
                             .map(|n| n.id.as_str())
                             .unwrap_or_else(|| a.name.split('.').next().unwrap_or(""));
-                        (bound == name).then(|| a.range.clone())
+                        (bound == name).then_some(a.range)
                     })
                 }
                 _ => None,

@@ -9,7 +9,8 @@ use super::{
     named_children, unknown,
 };
 use crate::ast::{
-    Arg, BoolOp, CmpOp, Comprehension, ComprehensionKind, Expr, ExprKind, FStringPart, UnaryOp,
+    Arg, BoolOp, CmpOp, Comprehension, ComprehensionKind, Expr, ExprKind, FStringPart, TextRange,
+    UnaryOp,
 };
 
 /// Whether `expr` knows a node kind, so that recovery code can tell an
@@ -55,7 +56,7 @@ impl Lowerer<'_> {
     /// unwrapped: `(x)` lowers to `x` with the range of `x`.
     pub(super) fn expr(&mut self, node: Node<'_>) -> Expr {
         if node.is_missing() || self.depth >= MAX_DEPTH {
-            return unknown(node.byte_range());
+            return unknown(node.byte_range().into());
         }
         self.depth += 1;
         let expr = self.expr_kind(node);
@@ -79,7 +80,7 @@ impl Lowerer<'_> {
                 | "list_pattern"
         );
         if !collection && error_child(node).is_some() {
-            return unknown(node.byte_range());
+            return unknown(node.byte_range().into());
         }
         let kind = match node.kind() {
             "identifier" => ExprKind::Name(self.text(node).to_string()),
@@ -151,7 +152,7 @@ impl Lowerer<'_> {
             _ => ExprKind::Unknown,
         };
         Expr {
-            range: node.byte_range(),
+            range: node.byte_range().into(),
             kind,
         }
     }
@@ -318,7 +319,7 @@ impl Lowerer<'_> {
                 "dictionary_splat" => Arg::DoubleStarred(self.only_child(child)),
                 "keyword_argument" => match child.child_by_field_name("name") {
                     Some(name) => Arg::Keyword(self.name(name), self.field_expr(child, "value")),
-                    None => Arg::Positional(unknown(child.byte_range())),
+                    None => Arg::Positional(unknown(child.byte_range().into())),
                 },
                 _ => Arg::Positional(self.expr(child)),
             };
@@ -442,7 +443,7 @@ impl Lowerer<'_> {
                     entries.push((Some(key), self.field_expr(entry, "value")));
                 }
                 "dictionary_splat" => entries.push((None, self.only_child(entry))),
-                _ => entries.push((None, unknown(entry.byte_range()))),
+                _ => entries.push((None, unknown(entry.byte_range().into()))),
             }
         }
         ExprKind::Dict(entries)
@@ -477,14 +478,14 @@ impl Lowerer<'_> {
                 "for_in_clause" => {
                     let target = self.field_expr(clause, "left");
                     let iter = match field_children(clause, "right").as_slice() {
-                        [] => unknown(clause.end_byte()..clause.end_byte()),
+                        [] => unknown(TextRange::new(clause.end_byte(), clause.end_byte())),
                         [single] => self.expr(*single),
                         // `for x in a, b` iterates over a tuple.
                         many => {
                             let range = many[0].start_byte()..many[many.len() - 1].end_byte();
                             let elements = many.iter().map(|element| self.expr(*element)).collect();
                             Expr {
-                                range,
+                                range: range.into(),
                                 kind: ExprKind::Tuple(elements),
                             }
                         }

@@ -78,7 +78,7 @@ impl Lowerer<'_> {
     fn name(&self, node: Node<'_>) -> Name {
         Name {
             id: self.text(node).to_string(),
-            range: node.byte_range(),
+            range: node.byte_range().into(),
         }
     }
 
@@ -87,7 +87,7 @@ impl Lowerer<'_> {
     fn expr_or_unknown(&mut self, node: Option<Node<'_>>, at: usize) -> Expr {
         match node {
             Some(node) => self.expr(node),
-            None => unknown(at..at),
+            None => unknown(TextRange::new(at, at)),
         }
     }
 

@@ -12,6 +12,7 @@ use tree_sitter::Node;
 use super::expr::is_expression_kind;
 use super::stmt::is_statement_kind;
 use super::{Lowerer, all_children, unknown};
+use crate::ast::TextRange;
 use crate::ast::{Stmt, StmtKind};
 
 impl Lowerer<'_> {
@@ -36,7 +37,10 @@ impl Lowerer<'_> {
         };
         let range = first.start_byte()..last.end_byte();
         let kind = self.recover_assignment(nodes).unwrap_or(StmtKind::Other);
-        out.push(Stmt { range, kind });
+        out.push(Stmt {
+            range: range.into(),
+            kind,
+        });
     }
 
     /// `target = <anything>`: the target is kept; the value too when it is a
@@ -61,8 +65,10 @@ impl Lowerer<'_> {
             [single] if is_expression_kind(single.kind()) && !single.has_error() => {
                 self.expr(*single)
             }
-            [] => unknown(equals.end_byte()..equals.end_byte()),
-            [first, .., last] | [first @ last] => unknown(first.start_byte()..last.end_byte()),
+            [] => unknown(TextRange::new(equals.end_byte(), equals.end_byte())),
+            [first, .., last] | [first @ last] => {
+                unknown(TextRange::new(first.start_byte(), last.end_byte()))
+            }
         };
         Some(StmtKind::Assign {
             targets: vec![self.expr(*target)],

@@ -7,7 +7,7 @@ use tree_sitter::Node;
 use super::{Lowerer, MAX_DEPTH, field_children, first_named_child, named_children, unknown};
 use crate::ast::{
     Alias, Arg, BinOp, ClassDef, ExceptHandler, Expr, ExprKind, FunctionDef, Name, Param,
-    ParamKind, Stmt, StmtKind, WithItem,
+    ParamKind, Stmt, StmtKind, TextRange, WithItem,
 };
 
 /// Whether a node kind is one of the grammar's statements, so that a
@@ -90,7 +90,7 @@ impl Lowerer<'_> {
         let range = node.byte_range();
         if self.depth >= MAX_DEPTH {
             out.push(Stmt {
-                range,
+                range: range.into(),
                 kind: StmtKind::Other,
             });
             return;
@@ -100,7 +100,10 @@ impl Lowerer<'_> {
             self.recover(node, out);
         } else {
             let kind = self.statement_kind(node);
-            out.push(Stmt { range, kind });
+            out.push(Stmt {
+                range: range.into(),
+                kind,
+            });
         }
         self.depth -= 1;
     }
@@ -169,7 +172,7 @@ impl Lowerer<'_> {
             many => {
                 let elements = many.iter().map(|element| self.expr(*element)).collect();
                 StmtKind::Expr(Expr {
-                    range: node.byte_range(),
+                    range: node.byte_range().into(),
                     kind: ExprKind::Tuple(elements),
                 })
             }
@@ -208,7 +211,9 @@ impl Lowerer<'_> {
                 // then unknown, not `1`.
                 Some(right) => {
                     let value = match super::error_child(current) {
-                        Some(error) => unknown(error.start_byte()..right.end_byte()),
+                        Some(error) => {
+                            unknown(TextRange::new(error.start_byte(), right.end_byte()))
+                        }
                         None => self.expr(right),
                     };
                     return StmtKind::Assign {
@@ -285,7 +290,7 @@ impl Lowerer<'_> {
             match clause.kind() {
                 "elif_clause" if self.depth >= MAX_DEPTH => {
                     orelse = vec![Stmt {
-                        range: clause.start_byte()..end,
+                        range: TextRange::new(clause.start_byte(), end),
                         kind: StmtKind::Other,
                     }];
                     break;
@@ -303,7 +308,7 @@ impl Lowerer<'_> {
         self.depth = saved_depth;
         for (start, test, body) in elifs.into_iter().rev() {
             orelse = vec![Stmt {
-                range: start..end,
+                range: TextRange::new(start, end),
                 kind: StmtKind::If { test, body, orelse },
             }];
         }
@@ -389,7 +394,7 @@ impl Lowerer<'_> {
                 let elements = many.iter().map(|value| self.expr(*value)).collect();
                 (
                     Some(Expr {
-                        range,
+                        range: range.into(),
                         kind: ExprKind::Tuple(elements),
                     }),
                     None,
@@ -419,7 +424,7 @@ impl Lowerer<'_> {
             body: self.suite(node, "body"),
             decorators,
             is_async: node.child(0).is_some_and(|first| first.kind() == "async"),
-            range: node.byte_range(),
+            range: node.byte_range().into(),
         };
         StmtKind::FunctionDef(Rc::new(def))
     }
@@ -435,11 +440,11 @@ impl Lowerer<'_> {
                     Arg::Positional(base) => bases.push(base),
                     Arg::Keyword(name, value) => keywords.push((name, value)),
                     Arg::Starred(value) => bases.push(Expr {
-                        range: value.range.clone(),
+                        range: value.range,
                         kind: ExprKind::Starred(Box::new(value)),
                     }),
                     Arg::DoubleStarred(value) => bases.push(Expr {
-                        range: value.range.clone(),
+                        range: value.range,
                         kind: ExprKind::DoubleStarred(Box::new(value)),
                     }),
                 }
@@ -451,7 +456,7 @@ impl Lowerer<'_> {
             keywords,
             body: self.suite(node, "body"),
             decorators,
-            range: node.byte_range(),
+            range: node.byte_range().into(),
         };
         StmtKind::ClassDef(Rc::new(def))
     }
@@ -567,7 +572,7 @@ impl Lowerer<'_> {
                 "dotted_name" => Alias {
                     name: self.dotted_name(child),
                     asname: None,
-                    range: child.byte_range(),
+                    range: child.byte_range().into(),
                 },
                 "aliased_import" => Alias {
                     name: child
@@ -577,7 +582,7 @@ impl Lowerer<'_> {
                     asname: child
                         .child_by_field_name("alias")
                         .map(|alias| self.name(alias)),
-                    range: child.byte_range(),
+                    range: child.byte_range().into(),
                 },
                 _ => continue,
             };
@@ -606,7 +611,7 @@ impl Lowerer<'_> {
             names.push(Alias {
                 name: "*".to_string(),
                 asname: None,
-                range: star.byte_range(),
+                range: star.byte_range().into(),
             });
         }
         StmtKind::ImportFrom { module, names }

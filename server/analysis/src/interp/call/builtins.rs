@@ -119,9 +119,9 @@ impl Interp<'_> {
                         shapels_syntax::ast::BinOp::Add,
                         acc,
                         item,
-                        range.clone(),
-                        range.clone(),
-                        range.clone(),
+                        range,
+                        range,
+                        range,
                     );
                 }
                 acc
@@ -258,16 +258,16 @@ impl Interp<'_> {
                     shapels_syntax::ast::BinOp::FloorDiv,
                     a.clone(),
                     b.clone(),
-                    range.clone(),
-                    range.clone(),
-                    range.clone(),
+                    range,
+                    range,
+                    range,
                 );
                 let r = self.binop(
                     shapels_syntax::ast::BinOp::Mod,
                     a.clone(),
                     b.clone(),
-                    range.clone(),
-                    range.clone(),
+                    range,
+                    range,
                     range,
                 );
                 Value::tuple(vec![q, r])
@@ -299,7 +299,7 @@ impl Interp<'_> {
                         for i in 0..n {
                             let call_args: Vec<Value> =
                                 lists.iter().map(|l| l[i].clone()).collect();
-                            out.push(self.call_value(f, call_args, Vec::new(), range.clone()));
+                            out.push(self.call_value(f, call_args, Vec::new(), range));
                         }
                         Value::list(out)
                     }

@@ -120,7 +120,7 @@ impl Interp<'_> {
                 Some(Value::Tuple(t))
                     if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@factory") =>
                 {
-                    Some(self.call_value(&t[1], Vec::new(), Vec::new(), 0..0))
+                    Some(self.call_value(&t[1], Vec::new(), Vec::new(), TextRange::new(0, 0)))
                 }
                 other => other,
             };

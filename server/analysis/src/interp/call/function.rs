@@ -116,12 +116,12 @@ impl Interp<'_> {
             };
             bindings.push((i, value.unwrap_or(Value::Unknown)));
         }
-        let real_site = range != (0..0);
+        let real_site = range != TextRange::empty(0);
         // The arguments meet the callee's stated shapes where the call is
         // made (a made-up call's arguments were made from them).
         let call_sites = self.call_sites.len();
         if real_site {
-            self.call_sites.push(range.clone());
+            self.call_sites.push(range);
         }
         let (memo, refused) = self.check_arguments(f, &bindings, real_site && !open);
         self.call_sites.truncate(call_sites);
@@ -134,7 +134,7 @@ impl Interp<'_> {
                 .insert(Rc::from(param.name.id.as_str()), value.clone());
             if matches!(value, Value::Unknown) {
                 self.recorder
-                    .unknown_binding(&param.name.id, param.name.range.clone());
+                    .unknown_binding(&param.name.id, param.name.range);
             }
             // An optional tensor input is recorded as the tensor it is when given.
             let recorded = match &value {
@@ -155,11 +155,11 @@ impl Interp<'_> {
                 });
                 self.recorder.binding(
                     &param.name.id,
-                    param.name.range.clone(),
+                    param.name.range,
                     BindingKind::Param,
                     t.clone(),
                 );
-                self.recorder.expression(param.name.range.clone(), t);
+                self.recorder.expression(param.name.range, t);
             }
         }
         // A function of a module no longer imported (cannot happen while
@@ -181,7 +181,7 @@ impl Interp<'_> {
         self.stack.push(key);
         self.depth += 1;
         if real_site {
-            self.call_sites.push(range.clone());
+            self.call_sites.push(range);
         }
         let mut flow = self.exec_block(&f.def.body);
         // A stub says what it does in its annotations.

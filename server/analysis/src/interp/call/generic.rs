@@ -10,6 +10,7 @@ use crate::interp::Interp;
 use crate::value::{Class, Function, Value};
 
 use super::class::lookup_method;
+use shapels_syntax::ast::TextRange;
 
 impl Interp<'_> {
     /// An instance made up from the constructor's signature, for classes no
@@ -24,7 +25,7 @@ impl Interp<'_> {
         // without naming a device is on a device unknown here.
         let device = self.defaults.device.take();
         self.open_call = true;
-        let instance = self.instantiate(class, args, kwargs, 0..0);
+        let instance = self.instantiate(class, args, kwargs, TextRange::new(0, 0));
         self.open_call = false;
         self.defaults.device = device;
         instance
@@ -162,7 +163,8 @@ impl Interp<'_> {
                             // A config nobody built: its fields are what callers
                             // pass, named `config.n_embd`; the defaults are one choice.
                             self.dataclass_prefix = Some(Rc::from(param.name.id.as_str()));
-                            let v = self.instantiate(&c, Vec::new(), Vec::new(), 0..0);
+                            let v =
+                                self.instantiate(&c, Vec::new(), Vec::new(), TextRange::new(0, 0));
                             self.dataclass_prefix = None;
                             v
                         }

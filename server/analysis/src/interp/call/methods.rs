@@ -59,7 +59,7 @@ impl Interp<'_> {
                     .chain(args.iter().cloned())
                     .collect();
                 let refs: Vec<&Value> = operands.iter().collect();
-                let at = range.clone();
+                let at = range;
                 self.with_operands(&refs, &at, |interp| {
                     rules::tensor_method(interp, t, name, args, kwargs, range)
                 })

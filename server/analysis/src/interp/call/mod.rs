@@ -146,7 +146,7 @@ impl Interp<'_> {
                 at: call.range.start,
             }))
         });
-        let result = self.call_value(&callee, positional, keywords, call.range.clone());
+        let result = self.call_value(&callee, positional, keywords, call.range);
         if let Some(outer) = outer {
             self.env.set_site(outer);
         }
@@ -233,7 +233,7 @@ impl Interp<'_> {
                             Some(callee.clone()),
                             args.clone(),
                             kwargs,
-                            range.clone(),
+                            range,
                         );
                         self.check_module_device(callee, &args, range);
                         result
@@ -251,7 +251,7 @@ impl Interp<'_> {
             Value::Layer(layer) => {
                 let operands = args.clone();
                 let refs: Vec<&Value> = operands.iter().collect();
-                let at = range.clone();
+                let at = range;
                 self.with_operands(&refs, &at, |interp| {
                     rules::nn::call_layer(interp, layer, args, kwargs, range)
                 })
@@ -261,13 +261,13 @@ impl Interp<'_> {
                 self.uncertain += 1;
                 let results: Vec<Value> = alternatives
                     .iter()
-                    .map(|alt| self.call_value(alt, args.clone(), kwargs.clone(), range.clone()))
+                    .map(|alt| self.call_value(alt, args.clone(), kwargs.clone(), range))
                     .collect();
                 self.uncertain -= 1;
                 join_all(self, &results)
             }
             Value::Path(path) => {
-                let at = range.clone();
+                let at = range;
                 let result = self.call_path(path, args, kwargs, range);
                 if matches!(result, Value::Unknown) {
                     self.note_unknown_call(path, &at);
@@ -367,7 +367,7 @@ impl Interp<'_> {
         }
         let operands = args.clone();
         let refs: Vec<&Value> = operands.iter().collect();
-        let at = range.clone();
+        let at = range;
         self.with_operands(&refs, &at, |interp| {
             rules::call_torch(interp, path, args, kwargs, range)
         })

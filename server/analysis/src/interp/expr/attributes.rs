@@ -31,7 +31,7 @@ impl Interp<'_> {
             Value::Either(alternatives) => {
                 let values: Vec<Value> = alternatives
                     .iter()
-                    .map(|alt| self.get_attr(alt, attr, range.clone()))
+                    .map(|alt| self.get_attr(alt, attr, range))
                     .collect();
                 crate::interp::join_all(self, &values)
             }
@@ -146,7 +146,7 @@ impl Interp<'_> {
                         Some(object.clone()),
                         Vec::new(),
                         Vec::new(),
-                        0..0,
+                        TextRange::new(0, 0),
                     );
                 }
                 Value::Unknown

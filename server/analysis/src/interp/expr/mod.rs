@@ -96,7 +96,7 @@ impl Interp<'_> {
             v => v,
         };
         match &v {
-            Value::Tensor(t) => self.recorder.expression(e.range.clone(), t.clone()),
+            Value::Tensor(t) => self.recorder.expression(e.range, t.clone()),
             Value::Instance(_) | Value::Layer(_) if self.summary.is_some() => {
                 self.summary_seen(&e.range, &v)
             }
@@ -152,7 +152,7 @@ impl Interp<'_> {
             ExprKind::Ellipsis => Value::Ellipsis,
             ExprKind::Attribute { value, attr } => {
                 let object = self.eval(value);
-                let v = self.get_attr(&object, &attr.id, e.range.clone());
+                let v = self.get_attr(&object, &attr.id, e.range);
                 if let Value::Module(ns) = &object
                     && let Some(file) = ns.file.filter(|f| *f != 0)
                 {
@@ -163,7 +163,7 @@ impl Interp<'_> {
             ExprKind::Subscript { value, index } => {
                 let object = self.eval(value);
                 let indices: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
-                self.get_item(&object, indices, e.range.clone())
+                self.get_item(&object, indices, e.range)
             }
             ExprKind::Slice { lower, upper, step } => {
                 let mut part =
@@ -186,18 +186,11 @@ impl Interp<'_> {
             ExprKind::BinOp { left, op, right } => {
                 let a = self.eval(left);
                 let b = self.eval(right);
-                self.binop(
-                    *op,
-                    a,
-                    b,
-                    e.range.clone(),
-                    left.range.clone(),
-                    right.range.clone(),
-                )
+                self.binop(*op, a, b, e.range, left.range, right.range)
             }
             ExprKind::UnaryOp { op, operand } => {
                 let v = self.eval(operand);
-                self.unary(*op, v, e.range.clone())
+                self.unary(*op, v, e.range)
             }
             ExprKind::BoolOp { op, values } => self.eval_boolop(*op, values),
             ExprKind::Compare {
@@ -288,17 +281,17 @@ impl Interp<'_> {
                 let def = ast::FunctionDef {
                     name: ast::Name {
                         id: "<lambda>".into(),
-                        range: e.range.clone(),
+                        range: e.range,
                     },
                     params: params.clone(),
                     returns: None,
                     body: vec![ast::Stmt {
-                        range: body.range.clone(),
+                        range: body.range,
                         kind: ast::StmtKind::Return(Some((**body).clone())),
                     }],
                     decorators: Vec::new(),
                     is_async: false,
-                    range: e.range.clone(),
+                    range: e.range,
                 };
                 let f = self.make_function(Rc::new(def), None);
                 Value::Function(f)
@@ -375,16 +368,16 @@ impl Interp<'_> {
                     shape: self.resolve_shape(&t.shape),
                     ..(**t).clone()
                 });
-                self.recorder.binding(name, target.range.clone(), kind, t);
+                self.recorder.binding(name, target.range, kind, t);
             }
-            Value::Int(d) => self.recorder.scalar(name, target.range.clone(), d.clone()),
+            Value::Int(d) => self.recorder.scalar(name, target.range, d.clone()),
             // `model = Net()`, `self.block = Block(dim)`: hover on the name
             // summarises the module.
             Value::Instance(_) | Value::Layer(_) if self.summary.is_some() => {
                 self.summary_seen(&target.range, value)
             }
             Value::Unknown | Value::Opaque(_) => {
-                self.recorder.unknown_binding(name, target.range.clone());
+                self.recorder.unknown_binding(name, target.range);
                 if matches!(value, Value::Unknown) {
                     self.explain_unknown_binding(name, &target.range, kind);
                 }

@@ -60,7 +60,7 @@ impl Interp<'_> {
             } else {
                 self.eval(rhs_e)
             };
-            let v = self.compare(*op, &lhs, &rhs, e.range.clone());
+            let v = self.compare(*op, &lhs, &rhs, e.range);
             result = match (&result, &v) {
                 (Value::Bool(Some(true)), _) => v,
                 (Value::Tensor(_), _) | (_, Value::Tensor(_)) => v,
@@ -248,7 +248,7 @@ impl Interp<'_> {
     ) -> Value {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             let (a, b) = (self.number_if_known(a), self.number_if_known(b));
-            let at = range.clone();
+            let at = range;
             let symbol = op.symbol();
             let symbol: Rc<str> = Rc::from(symbol);
             let outer = self.env.set_site(Some(shapels_shapes::GuardSite {

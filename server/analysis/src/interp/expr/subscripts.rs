@@ -99,7 +99,7 @@ impl Interp<'_> {
             },
             Value::Layer(layer) => rules::nn::container_item(self, layer, &index),
             Value::Instance(_) => {
-                let method = self.get_attr(object, "__getitem__", range.clone());
+                let method = self.get_attr(object, "__getitem__", range);
                 match (method, rules::nn::container_of(object)) {
                     (method @ Value::BoundMethod(..), _) => {
                         self.call_value(&method, index, Vec::new(), range)

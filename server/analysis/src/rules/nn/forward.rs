@@ -76,7 +76,7 @@ fn forward(
         };
         interp.demand_rank(&x.shape, names);
     }
-    let Some(device) = check_layer_inputs(interp, (layer, def), &args, range.clone()) else {
+    let Some(device) = check_layer_inputs(interp, (layer, def), &args, range) else {
         return Value::Unknown;
     };
     // Eager kernels need the input and the weights of one dtype (fake mode
@@ -201,7 +201,7 @@ impl LayerCall<'_> {
 fn sequential(interp: &mut Interp<'_>, layer: &Rc<Layer>, input: Value, range: TextRange) -> Value {
     let mut v = input.clone();
     for child in layer.children.borrow().clone() {
-        v = interp.call_value(&child, vec![v], Vec::new(), range.clone());
+        v = interp.call_value(&child, vec![v], Vec::new(), range);
     }
     if !layer.unknown_children.get() {
         return v;
@@ -336,7 +336,7 @@ fn linear_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
             layer_name: name,
         },
         call.device.clone(),
-        call.range.clone(),
+        call.range,
     )
 }
 
@@ -379,13 +379,7 @@ fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         dilation: spatial_or(layer.setting("dilation"), n, 1),
         transposed,
     };
-    let out = conv_forward(
-        interp,
-        call.x,
-        &conv,
-        call.device.clone(),
-        call.range.clone(),
-    );
+    let out = conv_forward(interp, call.x, &conv, call.device.clone(), call.range);
     let output_size = call.args.get(1, "output_size");
     // torch prints the sizes as the code gave them, list or tuple.
     let tuple = matches!(output_size, Some(Value::Tuple(_)));
@@ -396,7 +390,7 @@ fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
             &conv,
             out,
             (&sizes[sizes.len() - n..], tuple),
-            call.range.clone(),
+            call.range,
         ),
         _ => out,
     }
@@ -418,7 +412,7 @@ fn pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Va
         &dilation,
         flag("ceil_mode"),
         call.device.clone(),
-        call.range.clone(),
+        call.range,
     );
     if is_max && flag("return_indices") && matches!(out, Value::Tensor(_)) {
         return with_indices(out);
@@ -434,7 +428,7 @@ fn adaptive_pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bo
         (n, !is_max),
         call.setting("output_size").as_ref(),
         call.device.clone(),
-        call.range.clone(),
+        call.range,
     );
     if is_max
         && matches!(
@@ -467,7 +461,7 @@ fn batch_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         (true, 3) => &[5],
         _ => &[],
     };
-    let range = call.range.clone();
+    let range = call.range;
     if !expected.is_empty() && !expected.contains(&dims.len()) {
         let message = if expected.len() == 2 {
             format!("expected 2D or 3D input (got {}D input)", dims.len())
@@ -530,7 +524,7 @@ fn group_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
                 interp.fmt_dim(&nc),
                 interp.fmt_dims(&dims)
             );
-            interp.report(call.range.clone(), Code::LayerInput, message);
+            interp.report(call.range, Code::LayerInput, message);
             return Value::Unknown;
         }
         let _ = interp.require_equal(c, &nc);
@@ -564,7 +558,7 @@ fn embedding_bag_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
 /// `Unflatten`, `Upsample`, `PixelShuffle`, `PixelUnshuffle`.
 fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forward) -> Value {
     let input = call.input.clone();
-    let range = call.range.clone();
+    let range = call.range;
     let a = |name: &str| call.setting(name);
     match family {
         Forward::Flatten => {
@@ -630,7 +624,7 @@ fn pad_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, mode: &'static str) 
             vec![call.input.clone(), pad],
             vec![(Rc::from("mode"), Value::Str(Rc::from(mode)))],
         ),
-        call.range.clone(),
+        call.range,
     )
 }
 
@@ -659,7 +653,7 @@ fn rnn_cell_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
             interp.fmt_dim(&dims[0]),
             interp.fmt_dim(&hd[0])
         );
-        interp.report(call.range.clone(), Code::LayerInput, message);
+        interp.report(call.range, Code::LayerInput, message);
         return Value::Unknown;
     }
     let mut out = dims;
@@ -711,7 +705,7 @@ fn transformer_stack_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Val
                     interp.fmt_dim(last)
                 )
             };
-            interp.report(call.range.clone(), Code::LayerInput, message);
+            interp.report(call.range, Code::LayerInput, message);
             return Value::Unknown;
         }
         let _ = interp.require_equal(last, &d_model);
@@ -740,7 +734,7 @@ fn einops_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, function: &str) -
         interp,
         function,
         Args::new(vec![call.input.clone(), pattern], kw),
-        call.range.clone(),
+        call.range,
     )
 }
 

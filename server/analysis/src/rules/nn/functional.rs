@@ -32,7 +32,7 @@ pub(crate) fn functional(
     args: Args,
     range: TextRange,
 ) -> Value {
-    let result = functional_rule(interp, name, args, range.clone());
+    let result = functional_rule(interp, name, args, range);
     interp.settle(range, result)
 }
 
@@ -46,7 +46,7 @@ fn functional_rule(
     let Some(x) = args.tensor(0, "input") else {
         return Ok(op(interp, name, args, range));
     };
-    let Some(device) = check_inputs(interp, &args, name, range.clone()) else {
+    let Some(device) = check_inputs(interp, &args, name, range) else {
         return Ok(Value::Unknown);
     };
     match name {
@@ -255,7 +255,7 @@ fn mse_loss_rule(
             interp.fmt_dims(&td),
             interp.fmt_dims(&xd)
         );
-        interp.report(range.clone(), Code::LossBroadcast, message);
+        interp.report(range, Code::LossBroadcast, message);
     }
     let out = if reduction.as_deref() == Some("none") {
         shape

@@ -30,15 +30,7 @@ pub(super) fn linear(
     range: TextRange,
 ) -> Value {
     let kernel = if call.biased { "addmm" } else { "mm" };
-    let result = linear_rule(
-        interp,
-        x,
-        in_features,
-        out_features,
-        kernel,
-        device,
-        range.clone(),
-    );
+    let result = linear_rule(interp, x, in_features, out_features, kernel, device, range);
     // torch's words, then which of the user's layers it is: a model has
     // many `Linear`s and the sizes alone do not say which.
     let result = match (result, call.layer_name) {

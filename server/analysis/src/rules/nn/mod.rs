@@ -133,7 +133,7 @@ pub(crate) fn construct(
         }
         _ => {}
     }
-    check_constructor(interp, &kind, &args, range.clone());
+    check_constructor(interp, &kind, &args, range);
     // The arguments as written, when they are the ones evaluated (a
     // subclass's `super().__init__` passes its own).
     let written = interp.written_call(&range).filter(|w| {
@@ -207,14 +207,14 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             if groups > 0 {
                 if int("in_channels").is_some_and(|c| c % groups != 0) {
                     interp.report(
-                        range.clone(),
+                        range,
                         Code::LayerConfig,
                         "in_channels must be divisible by groups".into(),
                     );
                 }
                 if int("out_channels").is_some_and(|c| c % groups != 0) {
                     interp.report(
-                        range.clone(),
+                        range,
                         Code::LayerConfig,
                         "out_channels must be divisible by groups".into(),
                     );

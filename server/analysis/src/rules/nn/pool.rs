@@ -78,17 +78,7 @@ pub(super) fn pool(
     range: TextRange,
 ) -> Value {
     let result = pool_rule(
-        interp,
-        x,
-        n,
-        is_max,
-        kernel,
-        stride,
-        padding,
-        dilation,
-        ceil,
-        device,
-        range.clone(),
+        interp, x, n, is_max, kernel, stride, padding, dilation, ceil, device, range,
     );
     interp.settle(range, result)
 }
@@ -108,7 +98,7 @@ fn pool_rule(
     device: Option<Device>,
     range: TextRange,
 ) -> RuleResult {
-    if pool_pad_too_big(interp, n, is_max, kernel, padding, dilation, range.clone()) {
+    if pool_pad_too_big(interp, n, is_max, kernel, padding, dilation, range) {
         return Ok(Value::Unknown);
     }
     let Some(dims) = interp.dims(x) else {

@@ -19,7 +19,7 @@ pub(crate) fn check_inputs(
     range: TextRange,
 ) -> Option<Option<Device>> {
     let tensors = args.tensors();
-    if let FakeInputs::Raises = interp.check_fake_inputs(&tensors, name, range.clone()) {
+    if let FakeInputs::Raises = interp.check_fake_inputs(&tensors, name, range) {
         return None;
     }
     // `dst.copy_(src)` copies across devices (that is what it is for):
@@ -79,7 +79,7 @@ pub(crate) fn check_inputs(
                     );
                     let related = operand_devices(args, [(common_at, &a), (at, &b)]);
                     offer_move(interp, args, [(common_at, &a), (at, &b)]);
-                    interp.report_related(range.clone(), Code::DeviceMismatch, message, related);
+                    interp.report_related(range, Code::DeviceMismatch, message, related);
                     return None;
                 }
                 if either {
@@ -93,7 +93,7 @@ pub(crate) fn check_inputs(
                 );
                 let related = operand_devices(args, [(common_at, &a), (at, &b)]);
                 offer_move(interp, args, [(common_at, &a), (at, &b)]);
-                interp.report_related(range.clone(), Code::DeviceMismatch, message, related);
+                interp.report_related(range, Code::DeviceMismatch, message, related);
                 return None;
             }
         }
@@ -118,7 +118,7 @@ fn offer_move(interp: &mut Interp<'_>, args: &Args, operands: [(usize, &Device);
         (second.0, first.0)
     };
     if let (Some(moved), Some(to)) = (args.ranges.get(moved), args.ranges.get(to)) {
-        let (moved, to) = (moved.clone(), to.clone());
+        let (moved, to) = (*moved, *to);
         crate::rules::fixes::offer_device_fix(interp, &moved, &to);
     }
 }
@@ -137,7 +137,7 @@ fn operand_devices(args: &Args, operands: [(usize, &Device); 2]) -> Vec<(TextRan
     operands
         .into_iter()
         .filter_map(|(at, device)| {
-            let range = args.ranges.get(at)?.clone();
+            let range = *args.ranges.get(at)?;
             Some((range, format!("this operand is on {}", device.name())))
         })
         .collect()

@@ -209,7 +209,7 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
     if tensors.len() != list.len() {
         return Value::Unknown;
     }
-    let Some(device) = check_inputs(interp, args, name, range.clone()) else {
+    let Some(device) = check_inputs(interp, args, name, range) else {
         return Value::Unknown;
     };
     let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| interp.dims(t)).collect();

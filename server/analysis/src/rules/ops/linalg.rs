@@ -89,7 +89,7 @@ pub(super) fn add_product(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResu
         &Value::Tensor(b),
         args,
         call.device.clone(),
-        call.range.clone(),
+        call.range,
     );
     let Value::Tensor(p) = &product else {
         return Ok(product);
@@ -299,13 +299,13 @@ pub(crate) fn matmul(
                     crate::rules::dtype::cpp_name(b)
                 )
             };
-            interp.report(range.clone(), Code::DtypeMismatch, message);
+            interp.report(range, Code::DtypeMismatch, message);
             Some(a)
         }
         (a, _) => a,
     };
     let (Some(a), Some(b)) = (interp.dims(x), interp.dims(y)) else {
-        if let Some(shape) = crate::rules::tail::matmul(interp, x, y, range.clone()) {
+        if let Some(shape) = crate::rules::tail::matmul(interp, x, y, range) {
             return out_shape(interp, x, shape, dtype, device, name);
         }
         return out_var(interp, x, dtype, device, name);
@@ -314,10 +314,10 @@ pub(crate) fn matmul(
         .ranges
         .iter()
         .zip([&a, &b])
-        .map(|(r, d)| (r.clone(), format!("this operand is {}", interp.fmt_dims(d))))
+        .map(|(r, d)| (*r, format!("this operand is {}", interp.fmt_dims(d))))
         .collect();
     let fail = |interp: &mut Interp<'_>, message: String| {
-        interp.report_related(range.clone(), Code::MatmulShape, message, related.clone());
+        interp.report_related(range, Code::MatmulShape, message, related.clone());
         Value::Unknown
     };
     // The named kernels check their own ranks (below); `mv` of a 0-d

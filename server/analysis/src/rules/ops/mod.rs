@@ -105,7 +105,7 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
         }
         _ => (name, false),
     };
-    let result = dispatch(interp, base, &args, range.clone());
+    let result = dispatch(interp, base, &args, range);
     let result = track_layout(interp, base, &args, result);
     // in-place view ops change self's shape: their result is the new view
     if inplace && OpDef::of(base).is_some_and(|def| def.reshapes_in_place) {
@@ -145,7 +145,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
     let Some(x) = args.tensor(0, "input") else {
         return scalar_fallback(interp, name, family, args, range);
     };
-    let Some(tensors) = check_inputs(interp, args, name, range.clone()) else {
+    let Some(tensors) = check_inputs(interp, args, name, range) else {
         return Value::Unknown;
     };
     let device = tensors;
@@ -276,7 +276,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         dims,
         args,
         device,
-        range: range.clone(),
+        range,
     };
     let result: RuleResult = match def.and_then(|def| def.rule) {
         Some(rule) => rule(interp, call),
@@ -367,7 +367,7 @@ fn scalar_fallback(
             if let Some(t) = args.tensors().first().cloned()
                 && family.is_some_and(Family::is_binary)
             {
-                let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
+                let device = check_inputs(interp, args, name, range).unwrap_or(None);
                 let a = args.pos.first().cloned().unwrap_or(Value::Unknown);
                 let b = args.pos.get(1).cloned().unwrap_or(Value::Tensor(t));
                 return binary(interp, name, &a, &b, args, device, range);

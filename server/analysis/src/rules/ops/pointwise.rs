@@ -36,7 +36,7 @@ pub(super) fn same_shape(
         return Value::Unknown;
     }
     if matches!(name, "masked_fill" | "masked_scatter") {
-        check_mask(interp, &x, args, range.clone());
+        check_mask(interp, &x, args, range);
     }
     let mut dtype = x.dtype;
     match name {
@@ -194,7 +194,7 @@ pub(super) fn meshgrid(
         if xy && shape.len() >= 2 {
             shape.swap(0, 1);
         }
-        let device = check_inputs(interp, args, name, range.clone()).unwrap_or(None);
+        let device = check_inputs(interp, args, name, range).unwrap_or(None);
         Value::tuple(
             ts.iter()
                 .map(|t| out_known(interp, t, shape.clone(), t.dtype, device.clone(), name))
@@ -214,7 +214,7 @@ fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextR
             "masked_fill_ only supports boolean masks, but got mask with dtype {}",
             crate::rules::dtype::cpp_name(dt)
         );
-        interp.report(range.clone(), Code::DtypeMismatch, message);
+        interp.report(range, Code::DtypeMismatch, message);
     }
     // Torch broadcasts the mask against the input: the mask is "a".
     if let (Some(xd), Some(md)) = (interp.dims(x), interp.dims(&mask))
@@ -301,7 +301,7 @@ pub(super) fn binary(
                 .iter()
                 .zip(["left operand", "right operand"])
                 .zip([&xa, &xb])
-                .map(|((r, which), d)| (r.clone(), format!("{which}: {}", interp.fmt_dims(d))))
+                .map(|((r, which), d)| (*r, format!("{which}: {}", interp.fmt_dims(d))))
                 .collect();
             interp.report_related(range, Code::BroadcastShape, message, related);
             Value::Unknown

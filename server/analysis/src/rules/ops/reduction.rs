@@ -196,7 +196,7 @@ pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult
                 && (k > s || k < 0)
             {
                 interp.report(
-                    call.range.clone(),
+                    call.range,
                     Code::IndexOutOfRange,
                     "selected index k out of range".into(),
                 );
@@ -273,7 +273,7 @@ pub(super) fn reduce(
                         torch_name(d)
                     ),
                 };
-                interp.report(range.clone(), Code::DtypeMismatch, message);
+                interp.report(range, Code::DtypeMismatch, message);
                 return Value::Unknown;
             }
             // complex var / std / norm are real (spec §3.3)

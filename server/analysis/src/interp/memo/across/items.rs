@@ -41,10 +41,10 @@ impl Items {
         let mut add =
             |items: &mut Items, name: &str, range: &TextRange, starts: Vec<usize>, addr: usize| {
                 let start = starts.into_iter().fold(range.start, usize::min);
-                let span = start..range.end;
+                let span = TextRange::new(start, range.end);
                 let mut hasher = stable_hasher();
                 name.hash(&mut hasher);
-                src.get(span.clone()).unwrap_or("").hash(&mut hasher);
+                src.get(span.range()).unwrap_or("").hash(&mut hasher);
                 let identity = hasher.finish();
                 let index = items.items.len() as u32;
                 items.items.push(Item {
@@ -142,7 +142,7 @@ impl Items {
         let item = &self.items[*self.by_identity.get(&identity)? as usize];
         let start = item.span.start + start;
         let end = item.span.start + end;
-        (end <= item.span.end).then_some(start..end)
+        (end <= item.span.end).then_some(TextRange::new(start, end))
     }
 
     /// The address of the definition of the item of this identity, in

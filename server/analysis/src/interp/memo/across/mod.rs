@@ -436,7 +436,7 @@ impl<'c> Interp<'c> {
             None => self.stable_key(&pending.key)?,
         };
         let items = &self.across.items;
-        let anchored = |r: &TextRange| items.anchor(r).map(|_| r.clone());
+        let anchored = |r: &TextRange| items.anchor(r).map(|_| *r);
         let mode = |m: u32| self.stable_mode(m).map(|_| m);
         let place = Placer {
             range: &anchored,
@@ -524,7 +524,8 @@ impl<'c> Interp<'c> {
             Part::Var(_) => return None,
             Part::Mode(m) => Stable::Mode(self.stable_mode(*m)?),
             Part::At(start, end) => {
-                let (identity, start, end) = self.across.items.anchor(&(*start..*end))?;
+                let (identity, start, end) =
+                    self.across.items.anchor(&TextRange::new(*start, *end))?;
                 Stable::At(identity, start, end)
             }
         })

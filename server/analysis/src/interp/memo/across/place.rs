@@ -63,7 +63,7 @@ fn placed_trail(trail: &Rc<Trail>, place: &Placer<'_>) -> Option<Rc<Trail>> {
         let to = if step.at == usize::MAX {
             usize::MAX
         } else {
-            (place.range)(&(step.at..step.at + 1))?.start
+            (place.range)(&TextRange::new(step.at, step.at + 1))?.start
         };
         moved |= to != step.at;
         placed.push(to);
@@ -126,7 +126,7 @@ pub(super) fn placed_value(v: &Value, place: &Placer<'_>) -> Option<Value> {
 }
 
 pub(super) fn placed_record(r: &Portable, place: &Placer<'_>) -> Option<Portable> {
-    let at = |start: usize| (place.range)(&(start..start)).map(|r| r.start);
+    let at = |start: usize| (place.range)(&TextRange::new(start, start)).map(|r| r.start);
     Some(match r {
         Portable::Binding {
             name,
@@ -150,7 +150,7 @@ pub(super) fn placed_record(r: &Portable, place: &Placer<'_>) -> Option<Portable
             Portable::Scalar(name.clone(), at(*start)?, value.clone())
         }
         Portable::Annotation(start, end) => {
-            let r = (place.range)(&(*start..*end))?;
+            let r = (place.range)(&TextRange::new(*start, *end))?;
             Portable::Annotation(r.start, r.end)
         }
         Portable::UnknownReason(name, range, why) => {
