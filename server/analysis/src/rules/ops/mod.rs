@@ -43,10 +43,10 @@ pub(crate) use self::linalg::matmul;
 pub(crate) use self::output::{out_known, out_shape, out_var};
 pub(crate) use self::view::expand_error;
 
-/// One call of a tensor op on an input of known rank, as the family rules
-/// (`view`, `join`, `select`, `linalg`, `reduction::along_dim`) see it. It
-/// carries what they all need to read a dim argument or to build a result,
-/// so every family does both the same way instead of binding its own helpers.
+/// One call of a tensor op on an input of known rank, as its shape function
+/// (the `OpRule` of its registry entry) sees it. It carries what they all
+/// need to read a dim argument or to build a result, so every rule does both
+/// the same way instead of binding its own helpers.
 pub(crate) struct OpCall<'a> {
     name: &'a str,
     x: Rc<Tensor>,
@@ -268,8 +268,8 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             return Value::Unknown;
         }
     }
-    // An op on a tensor of known rank goes to the rule of its family, which
-    // matches the same names; a name missing there falls to `no_rule`.
+    // An op on a tensor of known rank goes to the shape function its entry
+    // names; an op without one falls to `no_rule`.
     let call = OpCall {
         name,
         x,

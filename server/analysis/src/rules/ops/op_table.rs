@@ -31,8 +31,8 @@ const fn reduction(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Reduction)
 }
 
-const fn along_dim(name: &'static str) -> OpDef {
-    OpDef::ruled(name, Family::AlongDim, reduction::along_dim)
+const fn along_dim(name: &'static str, rule: OpRule) -> OpDef {
+    OpDef::ruled(name, Family::AlongDim, rule)
 }
 
 const fn view(name: &'static str, rule: OpRule) -> OpDef {
@@ -281,35 +281,35 @@ pub(super) static OPS: &[OpDef] = &[
     reduction("std_mean_"),
     reduction("var_mean_"),
     // Along one dim: scans keep it, `argmax` drops it, `topk` shrinks it, `sort` adds the indices.
-    along_dim("softmax")
+    along_dim("softmax", reduction::scan)
         .unranked_keeps_dtype()
         .keeps_any_shape(),
-    along_dim("log_softmax")
+    along_dim("log_softmax", reduction::scan)
         .unranked_keeps_dtype()
         .keeps_any_shape(),
-    along_dim("softmin").keeps_any_shape(),
-    along_dim("cumsum").keeps_any_shape(),
-    along_dim("cumprod").keeps_any_shape(),
-    along_dim("logcumsumexp").keeps_any_shape(),
-    along_dim("cummax"),
-    along_dim("cummin"),
-    along_dim("argmax")
+    along_dim("softmin", reduction::scan).keeps_any_shape(),
+    along_dim("cumsum", reduction::scan).keeps_any_shape(),
+    along_dim("cumprod", reduction::scan).keeps_any_shape(),
+    along_dim("logcumsumexp", reduction::scan).keeps_any_shape(),
+    along_dim("cummax", reduction::cumulative_extreme),
+    along_dim("cummin", reduction::cumulative_extreme),
+    along_dim("argmax", reduction::arg_extreme)
         .unranked_keeps_dtype()
         .negative_dim_shows_rank(),
-    along_dim("argmin").negative_dim_shows_rank(),
-    along_dim("topk").unranked_keeps_dtype(),
-    along_dim("kthvalue"),
-    along_dim("max")
+    along_dim("argmin", reduction::arg_extreme).negative_dim_shows_rank(),
+    along_dim("topk", reduction::topk).unranked_keeps_dtype(),
+    along_dim("kthvalue", reduction::order_statistic),
+    along_dim("max", reduction::extreme)
         .unranked_keeps_dtype()
         .negative_dim_shows_rank(),
-    along_dim("min")
+    along_dim("min", reduction::extreme)
         .unranked_keeps_dtype()
         .negative_dim_shows_rank(),
-    along_dim("median"),
-    along_dim("mode"),
-    along_dim("nanmedian"),
-    along_dim("sort").unranked_keeps_dtype(),
-    along_dim("argsort"),
+    along_dim("median", reduction::order_statistic),
+    along_dim("mode", reduction::order_statistic),
+    along_dim("nanmedian", reduction::order_statistic),
+    along_dim("sort", reduction::sort).unranked_keeps_dtype(),
+    along_dim("argsort", reduction::argsort),
     // Views and copies of the same elements in a new shape.
     view("view", view::view_or_reshape)
         .unranked_keeps_dtype()

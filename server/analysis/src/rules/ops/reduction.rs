@@ -5,9 +5,9 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
+use super::OpCall;
 use super::output::{out_known, unknown_rank_rule};
 use super::pointwise::binary;
-use super::{OpCall, no_rule};
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::Args;
@@ -16,207 +16,236 @@ use crate::rules::dtype::{sum_dtype, torch_name};
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
 
-/// The rule of an op along one dim of a tensor of known rank: softmax and
-/// the scans keep the shape, `argmax`, `max`, `median` and `topk` reduce or
-/// shrink the dim, `sort` keeps it and adds the indices.
-pub(super) fn along_dim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+/// `softmax`, `log_softmax`, `softmin` and the scans (`cumsum`, `cumprod`,
+/// `logcumsumexp`): the shape stays; a dim is chosen as torch's legacy
+/// default when none is given.
+pub(super) fn scan(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
-    match name {
-        "softmax" | "log_softmax" | "softmin" | "cumsum" | "cumprod" | "logcumsumexp" => {
-            let d = call.dim_arg(
+    let d = call.dim_arg(
+        interp,
+        1,
+        "dim",
+        Some(if rank <= 1 || rank == 3 { 0 } else { 1 }),
+    )?;
+    if !name.starts_with("cum")
+        && crate::rules::creation::dtype_arg(args).is_none()
+        && let Some(dt) = x.dtype
+        && !dt.is_floating()
+        && !dt.is_complex()
+    {
+        // eager softmax has no integer or bool kernel
+        let kernel = if name == "logcumsumexp" {
+            "logcumsumexp_out_cpu".to_string()
+        } else {
+            let base = if name == "log_softmax" {
+                "log_softmax"
+            } else {
+                "softmax"
+            };
+            let last = if d + 1 >= rank { "_lastdim" } else { "" };
+            format!("{base}{last}_kernel_impl")
+        };
+        let message = format!("\"{kernel}\" not implemented for '{}'", torch_name(dt));
+        return raise(Code::DtypeUnsupported, message);
+    }
+    if name == "logcumsumexp"
+        && let Some(dt) = x.dtype
+        && !dt.is_floating()
+        && !dt.is_complex()
+    {
+        let message = format!(
+            "\"logcumsumexp_out_cpu\" not implemented for '{}'",
+            torch_name(dt)
+        );
+        return raise(Code::DtypeUnsupported, message);
+    }
+    let dtype = crate::rules::creation::dtype_or(
+        args,
+        if name.starts_with("cum") {
+            sum_dtype(x.dtype)
+        } else {
+            x.dtype
+        },
+    );
+    Ok(call.output(interp, dims.clone(), dtype))
+}
+
+/// `cummax`, `cummin`: values and indices of the input's shape.
+pub(super) fn cumulative_extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let _ = call.dim_arg(interp, 1, "dim", None)?;
+    let v = call.output(interp, call.dims.clone(), call.x.dtype);
+    let i = call.output(interp, call.dims.clone(), Some(DType::Int64));
+    Ok(Value::tuple(vec![v, i]))
+}
+
+/// `argmax`, `argmin`: the index of the extreme, over all or along a dim.
+pub(super) fn arg_extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    if x.dtype == Some(DType::Bool) {
+        let message = format!("{name}(): does not support bool input");
+        interp.report(call.range, Code::DtypeUnsupported, message);
+        return Ok(Value::Unknown);
+    }
+    match args.get(1, "dim") {
+        None | Some(Value::None) => {
+            let keep = args.flag(2, "keepdim", false) == Some(true);
+            Ok(call.output(
                 interp,
-                1,
-                "dim",
-                Some(if rank <= 1 || rank == 3 { 0 } else { 1 }),
-            )?;
-            if !name.starts_with("cum")
-                && crate::rules::creation::dtype_arg(args).is_none()
-                && let Some(dt) = x.dtype
-                && !dt.is_floating()
-                && !dt.is_complex()
-            {
-                // eager softmax has no integer or bool kernel
-                let kernel = if name == "logcumsumexp" {
-                    "logcumsumexp_out_cpu".to_string()
+                if keep {
+                    vec![Dim::konst(1); dims.len()]
                 } else {
-                    let base = if name == "log_softmax" {
-                        "log_softmax"
-                    } else {
-                        "softmax"
-                    };
-                    let last = if d + 1 >= rank { "_lastdim" } else { "" };
-                    format!("{base}{last}_kernel_impl")
-                };
-                let message = format!("\"{kernel}\" not implemented for '{}'", torch_name(dt));
-                return raise(Code::DtypeUnsupported, message);
-            }
-            if name == "logcumsumexp"
-                && let Some(dt) = x.dtype
-                && !dt.is_floating()
-                && !dt.is_complex()
-            {
-                let message = format!(
-                    "\"logcumsumexp_out_cpu\" not implemented for '{}'",
-                    torch_name(dt)
-                );
-                return raise(Code::DtypeUnsupported, message);
-            }
-            let dtype = crate::rules::creation::dtype_or(
-                args,
-                if name.starts_with("cum") {
-                    sum_dtype(x.dtype)
-                } else {
-                    x.dtype
+                    Vec::new()
                 },
-            );
-            Ok(call.output(interp, dims.clone(), dtype))
+                Some(DType::Int64),
+            ))
         }
-        "cummax" | "cummin" => {
-            let _ = call.dim_arg(interp, 1, "dim", None)?;
-            let v = call.output(interp, dims.clone(), x.dtype);
-            let i = call.output(interp, dims.clone(), Some(DType::Int64));
-            Ok(Value::tuple(vec![v, i]))
+        _ => {
+            let d = call.dim_arg(interp, 1, "dim", None)?;
+            let keep = args.flag(2, "keepdim", false);
+            Ok(call.output(
+                interp,
+                reduced(dims, &[d], keep == Some(true)),
+                Some(DType::Int64),
+            ))
         }
-        "argmax" | "argmin" if x.dtype == Some(DType::Bool) => {
-            let message = format!("{name}(): does not support bool input");
-            interp.report(call.range, Code::DtypeUnsupported, message);
-            Ok(Value::Unknown)
+    }
+}
+
+/// `topk` and `kthvalue` of a bool tensor, which torch's CPU kernels
+/// refuse (a 0-d tensor's `k` past its one value first); `None` for
+/// other dtypes.
+fn bool_selection(interp: &mut Interp<'_>, call: &OpCall<'_>) -> Option<RuleResult> {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    if x.dtype != Some(DType::Bool) || !matches!(name, "topk" | "kthvalue") {
+        return None;
+    }
+    let (code, message) = if dims.is_empty() && args.int(0, "k").is_some_and(|k| k > 1) {
+        let message = if name == "topk" {
+            "selected index k out of range".to_string()
+        } else {
+            "kthvalue(): selected number k out of range for dimension 0".to_string()
+        };
+        (Code::IndexOutOfRange, message)
+    } else {
+        let message = if name == "topk" {
+            "topk does not support bool dtypes on CPU".to_string()
+        } else {
+            "\"kthvalue_cpu\" not implemented for 'Bool'".to_string()
+        };
+        (Code::DtypeUnsupported, message)
+    };
+    interp.report(call.range, code, message);
+    Some(Ok(Value::Unknown))
+}
+
+/// `max`, `min`: of two tensors (`maximum`), over all, or along a dim with
+/// the indices.
+pub(super) fn extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    match args.get(1, "dim") {
+        Some(Value::Tensor(_)) => {
+            let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+            Ok(binary(
+                interp,
+                if name == "max" { "maximum" } else { "minimum" },
+                &Value::Tensor(x.clone()),
+                &other,
+                args,
+                call.device,
+                call.range,
+            ))
         }
-        // A 0-d tensor has one value: k past it is refused before the dtype.
-        "topk" | "kthvalue"
-            if x.dtype == Some(DType::Bool)
-                && dims.is_empty()
-                && args.int(0, "k").is_some_and(|k| k > 1) =>
-        {
-            let message = if name == "topk" {
-                "selected index k out of range".to_string()
-            } else {
-                "kthvalue(): selected number k out of range for dimension 0".to_string()
-            };
-            interp.report(call.range, Code::IndexOutOfRange, message);
-            Ok(Value::Unknown)
-        }
-        "topk" | "kthvalue" if x.dtype == Some(DType::Bool) => {
-            let message = if name == "topk" {
-                "topk does not support bool dtypes on CPU".to_string()
-            } else {
-                "\"kthvalue_cpu\" not implemented for 'Bool'".to_string()
-            };
-            interp.report(call.range, Code::DtypeUnsupported, message);
-            Ok(Value::Unknown)
-        }
-        "argmax" | "argmin" => match args.get(1, "dim") {
-            None | Some(Value::None) => {
-                let keep = args.flag(2, "keepdim", false) == Some(true);
-                Ok(call.output(
-                    interp,
-                    if keep {
-                        vec![Dim::konst(1); rank]
-                    } else {
-                        Vec::new()
-                    },
-                    Some(DType::Int64),
-                ))
-            }
-            _ => {
-                let d = call.dim_arg(interp, 1, "dim", None)?;
-                let keep = args.flag(2, "keepdim", false);
-                Ok(call.output(
-                    interp,
-                    reduced(dims, &[d], keep == Some(true)),
-                    Some(DType::Int64),
-                ))
-            }
-        },
-        "max" | "min" => match args.get(1, "dim") {
-            Some(Value::Tensor(_)) => {
-                let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-                Ok(binary(
-                    interp,
-                    if name == "max" { "maximum" } else { "minimum" },
-                    &Value::Tensor(x.clone()),
-                    &other,
-                    args,
-                    call.device,
-                    call.range,
-                ))
-            }
-            None | Some(Value::None) => Ok(call.output(interp, Vec::new(), x.dtype)),
-            _ => {
-                let d = call.dim_arg(interp, 1, "dim", None)?;
-                let keep = args.flag(2, "keepdim", false) == Some(true);
-                let shape = reduced(dims, &[d], keep);
-                let v = call.output(interp, shape.clone(), x.dtype);
-                let i = call.output(interp, shape, Some(DType::Int64));
-                Ok(Value::tuple(vec![v, i]))
-            }
-        },
-        "median" | "mode" | "nanmedian" | "kthvalue" => {
-            let (dim_index, default) = if name == "kthvalue" {
-                (2, Some(-1))
-            } else {
-                (1, Some(-1))
-            };
-            if name != "kthvalue" && args.get(1, "dim").is_none() && name != "mode" {
-                return Ok(call.output(interp, Vec::new(), x.dtype));
-            }
-            let d = call.dim_arg(interp, dim_index, "dim", default)?;
-            if name == "kthvalue"
-                && let Some(k) = args.int(1, "k")
-            {
-                let size = if rank == 0 {
-                    Some(1)
-                } else {
-                    interp.env.value(&dims[d])
-                };
-                if k < 1 || size.is_some_and(|s| k > s) {
-                    let message =
-                        format!("kthvalue(): selected number k out of range for dimension {d}");
-                    return raise(Code::IndexOutOfRange, message);
-                }
-            }
-            let keep = args.flag(dim_index + 1, "keepdim", false) == Some(true);
+        None | Some(Value::None) => Ok(call.output(interp, Vec::new(), x.dtype)),
+        _ => {
+            let d = call.dim_arg(interp, 1, "dim", None)?;
+            let keep = args.flag(2, "keepdim", false) == Some(true);
             let shape = reduced(dims, &[d], keep);
             let v = call.output(interp, shape.clone(), x.dtype);
             let i = call.output(interp, shape, Some(DType::Int64));
             Ok(Value::tuple(vec![v, i]))
         }
-        "topk" => {
-            let k = args.get(1, "k").cloned().unwrap_or(Value::Unknown);
-            let d = call.dim_arg(interp, 2, "dim", Some(-1))?;
-            let mut shape = dims.clone();
-            // a 0-dim tensor has one element along its wrapped dim 0 and stays 0-dim
-            let kd = interp.size_dims(&[k])[0].clone();
-            let size = dims.get(d).cloned().unwrap_or_else(|| Dim::from(1));
-            if let Some(slot) = shape.get_mut(d) {
-                *slot = kd.clone();
-            }
-            if let (Some(k), Some(s)) = (interp.env.value(&kd), interp.env.value(&size))
-                && (k > s || k < 0)
-            {
-                interp.report(
-                    call.range,
-                    Code::IndexOutOfRange,
-                    "selected index k out of range".into(),
-                );
-            }
-            let v = call.output(interp, shape.clone(), x.dtype);
-            let i = call.output(interp, shape, Some(DType::Int64));
-            Ok(Value::tuple(vec![v, i]))
-        }
-        "sort" => {
-            let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
-            let v = call.output(interp, dims.clone(), x.dtype);
-            let i = call.output(interp, dims.clone(), Some(DType::Int64));
-            Ok(Value::tuple(vec![v, i]))
-        }
-        "argsort" => {
-            let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
-            Ok(call.output(interp, dims.clone(), Some(DType::Int64)))
-        }
-        _ => Ok(no_rule(interp, name, x, args, call.device, call.range)),
     }
+}
+
+/// `median`, `mode`, `nanmedian`, `kthvalue`: values and indices along a
+/// dim (`median()` without one: the value over all).
+pub(super) fn order_statistic(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    if let Some(result) = bool_selection(interp, &call) {
+        return result;
+    }
+    let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
+    let rank = dims.len();
+    let (dim_index, default) = if name == "kthvalue" {
+        (2, Some(-1))
+    } else {
+        (1, Some(-1))
+    };
+    if name != "kthvalue" && args.get(1, "dim").is_none() && name != "mode" {
+        return Ok(call.output(interp, Vec::new(), x.dtype));
+    }
+    let d = call.dim_arg(interp, dim_index, "dim", default)?;
+    if name == "kthvalue"
+        && let Some(k) = args.int(1, "k")
+    {
+        let size = if rank == 0 {
+            Some(1)
+        } else {
+            interp.env.value(&dims[d])
+        };
+        if k < 1 || size.is_some_and(|s| k > s) {
+            let message = format!("kthvalue(): selected number k out of range for dimension {d}");
+            return raise(Code::IndexOutOfRange, message);
+        }
+    }
+    let keep = args.flag(dim_index + 1, "keepdim", false) == Some(true);
+    let shape = reduced(dims, &[d], keep);
+    let v = call.output(interp, shape.clone(), x.dtype);
+    let i = call.output(interp, shape, Some(DType::Int64));
+    Ok(Value::tuple(vec![v, i]))
+}
+
+/// `topk`: `k` values and their indices along a dim.
+pub(super) fn topk(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    if let Some(result) = bool_selection(interp, &call) {
+        return result;
+    }
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let k = args.get(1, "k").cloned().unwrap_or(Value::Unknown);
+    let d = call.dim_arg(interp, 2, "dim", Some(-1))?;
+    let mut shape = dims.clone();
+    // a 0-dim tensor has one element along its wrapped dim 0 and stays 0-dim
+    let kd = interp.size_dims(&[k])[0].clone();
+    let size = dims.get(d).cloned().unwrap_or_else(|| Dim::from(1));
+    if let Some(slot) = shape.get_mut(d) {
+        *slot = kd.clone();
+    }
+    if let (Some(k), Some(s)) = (interp.env.value(&kd), interp.env.value(&size))
+        && (k > s || k < 0)
+    {
+        interp.report(
+            call.range,
+            Code::IndexOutOfRange,
+            "selected index k out of range".into(),
+        );
+    }
+    let v = call.output(interp, shape.clone(), x.dtype);
+    let i = call.output(interp, shape, Some(DType::Int64));
+    Ok(Value::tuple(vec![v, i]))
+}
+
+/// `sort`: sorted values and their indices, of the input's shape.
+pub(super) fn sort(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
+    let v = call.output(interp, call.dims.clone(), call.x.dtype);
+    let i = call.output(interp, call.dims.clone(), Some(DType::Int64));
+    Ok(Value::tuple(vec![v, i]))
+}
+
+/// `argsort`: the indices that sort, of the input's shape.
+pub(super) fn argsort(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+    let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
+    Ok(call.output(interp, call.dims.clone(), Some(DType::Int64)))
 }
 
 fn reduced(dims: &[Dim], reduce: &[usize], keepdim: bool) -> Vec<Dim> {
