@@ -16,6 +16,7 @@ pub(crate) mod fake_modes;
 mod imports;
 mod join;
 mod memo;
+pub(crate) mod modules;
 mod settle;
 mod signature;
 mod stated;

@@ -73,7 +73,7 @@ pub(super) fn children(
             Some(out)
         }
         Value::Layer(l) if crate::rules::nn::is_container(&l.kind) => Some(
-            crate::rules::nn::child_modules(module)?
+            crate::interp::modules::child_modules(module)?
                 .into_iter()
                 .map(|(key, c)| {
                     let child = match &c {

@@ -44,7 +44,9 @@ impl Interp<'_> {
                         let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
                         match layer {
                             Some(Value::Layer(l)) => {
-                                let l = Value::Layer(rules::nn::with_own_settings(&l, inst));
+                                let l = Value::Layer(crate::interp::modules::with_own_settings(
+                                    &l, inst,
+                                ));
                                 self.call_value(&l, args, kwargs, range)
                             }
                             _ => Value::Unknown,
@@ -165,7 +167,7 @@ impl Interp<'_> {
                 _ => Value::Unknown,
             },
             Value::Instance(_) | Value::Layer(_) => {
-                rules::nn::module_method(self, receiver, name, args, kwargs, range)
+                crate::interp::modules::module_method(self, receiver, name, args, kwargs, range)
             }
             Value::FakeMode { .. } => {
                 // `mode.from_tensor(real)` makes a fake copy inside that mode.

@@ -77,7 +77,7 @@ impl Interp<'_> {
                 }
                 Value::BuiltinMethod(Box::new(Value::None), Rc::from(attr))
             }
-            Value::Layer(layer) => rules::nn::layer_attr(self, object, layer, attr),
+            Value::Layer(layer) => crate::interp::modules::layer_attr(self, object, layer, attr),
             Value::Distribution(d) => rules::distribution_attr(self, object, &d.clone(), attr),
             Value::Device(d) => match attr {
                 "type" => Value::Str(Rc::from(match d {
@@ -178,7 +178,12 @@ impl Interp<'_> {
                     return Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr));
                 }
                 if let Some(Value::Layer(layer)) = layer {
-                    return rules::nn::layer_attr(self, &Value::Layer(layer.clone()), &layer, attr);
+                    return crate::interp::modules::layer_attr(
+                        self,
+                        &Value::Layer(layer.clone()),
+                        &layer,
+                        attr,
+                    );
                 }
                 if crate::interp::call::is_module_class(&inst.class) {
                     Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))

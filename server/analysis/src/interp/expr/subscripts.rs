@@ -97,15 +97,17 @@ impl Interp<'_> {
                 }
                 _ => Value::Unknown,
             },
-            Value::Layer(layer) => rules::nn::container_item(self, layer, &index),
+            Value::Layer(layer) => crate::interp::modules::container_item(self, layer, &index),
             Value::Instance(_) => {
                 let method = self.get_attr(object, "__getitem__", range);
-                match (method, rules::nn::container_of(object)) {
+                match (method, crate::interp::modules::container_of(object)) {
                     (method @ Value::BoundMethod(..), _) => {
                         self.call_value(&method, index, Vec::new(), range)
                     }
                     // A subclass of a torch container: its layer part's child.
-                    (_, Some(layer)) => rules::nn::container_item(self, &layer, &index),
+                    (_, Some(layer)) => {
+                        crate::interp::modules::container_item(self, &layer, &index)
+                    }
                     _ => Value::Unknown,
                 }
             }
@@ -150,7 +152,7 @@ impl Interp<'_> {
                 match index.as_slice() {
                     // `blocks[name] = layer` in a ModuleDict.
                     [key @ (Value::Str(_) | Value::Text)] => {
-                        rules::nn::add_child(self, layer, Some(key), value);
+                        crate::interp::modules::add_child(self, layer, Some(key), value);
                     }
                     // `layers[i] = layer` in a ModuleList or Sequential.
                     [Value::Int(d)] => {
@@ -169,7 +171,7 @@ impl Interp<'_> {
             // A subclass of a torch container (`class Mixed(nn.ModuleDict)`)
             // keeps its children in the layer part.
             Value::Instance(_) => {
-                if let Some(layer) = rules::nn::container_of(object) {
+                if let Some(layer) = crate::interp::modules::container_of(object) {
                     self.set_item(&Value::Layer(layer), index, value, range);
                 }
             }

@@ -12,7 +12,6 @@ mod functional;
 mod layer_table;
 mod linear;
 mod loss;
-mod module;
 mod norm;
 pub(crate) mod parameters;
 mod pool;
@@ -35,10 +34,6 @@ use self::spatial::spatial;
 
 pub(crate) use forward::call_layer;
 pub(crate) use functional::functional;
-pub(crate) use module::{
-    add_child, child_modules, container_item, container_of, layer_attr, module_method,
-    with_own_settings,
-};
 pub(crate) use registry::{Forward, LayerDef, Role};
 pub(crate) use spatial::spatial_rank_of;
 

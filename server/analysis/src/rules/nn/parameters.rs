@@ -5,13 +5,13 @@ use std::rc::Rc;
 use crate::interp::Interp;
 use shapels_shapes::Dim;
 
-use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
+use crate::value::{DType, Layer, Shape, Tensor, Value};
 
 use super::is_container;
 use super::spatial::spatial;
 
 /// The weight or bias of a layer, as a tensor on the layer's device.
-pub(super) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value {
+pub(crate) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value {
     if let Some(v) = layer.params.borrow().get(name) {
         return v.clone();
     }
@@ -77,7 +77,7 @@ pub(super) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
 
 /// The first parameter torch's `parameters()` yields: the module's own
 /// parameters first, then its children's, in the order they were assigned.
-pub(super) fn first_parameter(
+pub(crate) fn first_parameter(
     interp: &mut Interp<'_>,
     module: &Value,
     depth: usize,
@@ -114,92 +114,6 @@ pub(super) fn first_parameter(
             _ => None,
         },
         _ => None,
-    }
-}
-
-/// `module.to(dev)` moves parameters in place, children included.
-pub(super) fn move_module(
-    interp: &mut Interp<'_>,
-    module: &Value,
-    device: Option<Option<Device>>,
-    dtype: Option<DType>,
-    depth: usize,
-) {
-    if depth > 32 {
-        return;
-    }
-    match module {
-        Value::Layer(l) => {
-            if let Some(d) = &device {
-                *l.device.write(&mut interp.epoch) = d.clone();
-            }
-            if let Some(d) = dtype {
-                *l.dtype.write(&mut interp.epoch) = Some(d);
-            }
-            l.params.write(&mut interp.epoch).clear();
-            for child in l.children.borrow().clone() {
-                move_module(interp, &child, device.clone(), dtype, depth + 1);
-            }
-        }
-        Value::Instance(inst) => {
-            if let Some(d) = &device {
-                *inst.device.write(&mut interp.epoch) = d.clone();
-            }
-            for (k, v) in crate::value::object_entries(&inst.attrs) {
-                match &v {
-                    Value::Tensor(t) => {
-                        let moved = Tensor {
-                            device: device.clone().unwrap_or_else(|| t.device.clone()),
-                            dtype: if t.dtype.is_some_and(|d| d.is_floating()) {
-                                dtype.or(t.dtype)
-                            } else {
-                                t.dtype
-                            },
-                            ..(**t).clone()
-                        };
-                        inst.attrs
-                            .write(&mut interp.epoch)
-                            .insert(k, Value::Tensor(Rc::new(moved)));
-                    }
-                    Value::Layer(_) | Value::Instance(_) => {
-                        move_module(interp, &v, device.clone(), dtype, depth + 1)
-                    }
-                    Value::List(_) | Value::Tuple(_) => {
-                        for item in v.items().unwrap_or_default() {
-                            move_module(interp, &item, device.clone(), dtype, depth + 1);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `module.train(mode)` / `module.eval()`: the mode of every layer the
-/// module holds, children included, as torch's recursive `train` sets it.
-pub(super) fn set_training(interp: &mut Interp<'_>, module: &Value, mode: Option<bool>) {
-    // The mode is part of a layer's structure, as memo keys see it: each
-    // write moves the epoch.
-    let mut seen = rustc_hash::FxHashSet::default();
-    let mut todo = vec![module.clone()];
-    while let Some(v) = todo.pop() {
-        match &v {
-            Value::Layer(l) if seen.insert(Rc::as_ptr(l) as *const u8 as usize) => {
-                l.training.set(mode, &mut interp.epoch);
-                todo.extend(l.children.borrow().iter().cloned());
-            }
-            Value::Instance(inst) if seen.insert(Rc::as_ptr(inst) as *const u8 as usize) => {
-                todo.extend(
-                    crate::value::object_entries(&inst.attrs)
-                        .into_iter()
-                        .map(|(_, v)| v),
-                );
-            }
-            Value::List(_) | Value::Tuple(_) => todo.extend(v.items().unwrap_or_default()),
-            _ => {}
-        }
     }
 }
 

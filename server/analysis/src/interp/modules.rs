@@ -1,4 +1,9 @@
-//! Attributes and methods of modules: layer settings, container items, `to`, `parameters()`.
+//! Module objects on the interpreter's side: layer attributes, container items, children, `to`, `train`/`eval`, `parameters()`.
+//!
+//! What torch's `nn.Module` does as a Python object (holding submodules,
+//! moving them, switching their mode) changes objects the memo numbers, so
+//! it lives here, beside the interpreter; a layer's forward is a shape
+//! function of `rules::nn`, which this calls.
 
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
@@ -6,14 +11,11 @@ use std::rc::Rc;
 use shapels_syntax::ast::TextRange;
 
 use crate::interp::Interp;
-use crate::rules::Args;
-use crate::value::{DType, Device, Layer, Value};
-
-use super::Kwargs;
-use super::forward::call_layer;
-use super::parameters::{first_parameter, layer_param, move_module, set_training};
-use super::registry::{Forward, Role};
 use crate::mutation::Shared;
+use crate::rules::Args;
+use crate::rules::nn::parameters::{first_parameter, layer_param};
+use crate::rules::nn::{Forward, Role, call_layer};
+use crate::value::{DType, Device, Kwargs, Layer, Tensor, Value};
 
 /// Attributes of a built-in layer: its parameters and constructor settings.
 pub(crate) fn layer_attr(
@@ -109,7 +111,7 @@ pub(crate) fn child_modules(module: &Value) -> Option<Vec<(Rc<str>, Value)>> {
                     .collect(),
             )
         }
-        Value::Layer(l) if super::is_container(&l.kind) => {
+        Value::Layer(l) if crate::rules::nn::is_container(&l.kind) => {
             if l.unknown_children.get() {
                 return None;
             }
@@ -522,7 +524,7 @@ pub(crate) fn container_of(module: &Value) -> Option<Rc<Layer>> {
         },
         _ => return None,
     };
-    super::is_container(&layer.kind).then_some(layer)
+    crate::rules::nn::is_container(&layer.kind).then_some(layer)
 }
 
 /// Settings of a layer that only its forward reads, which a subclass may
@@ -570,4 +572,90 @@ pub(crate) fn with_own_settings(layer: &Rc<Layer>, inst: &crate::value::Instance
         training: Shared::new(layer.training.get()),
         written: layer.written.clone(),
     })
+}
+
+/// `module.to(dev)` moves parameters in place, children included.
+fn move_module(
+    interp: &mut Interp<'_>,
+    module: &Value,
+    device: Option<Option<Device>>,
+    dtype: Option<DType>,
+    depth: usize,
+) {
+    if depth > 32 {
+        return;
+    }
+    match module {
+        Value::Layer(l) => {
+            if let Some(d) = &device {
+                *l.device.write(&mut interp.epoch) = d.clone();
+            }
+            if let Some(d) = dtype {
+                *l.dtype.write(&mut interp.epoch) = Some(d);
+            }
+            l.params.write(&mut interp.epoch).clear();
+            for child in l.children.borrow().clone() {
+                move_module(interp, &child, device.clone(), dtype, depth + 1);
+            }
+        }
+        Value::Instance(inst) => {
+            if let Some(d) = &device {
+                *inst.device.write(&mut interp.epoch) = d.clone();
+            }
+            for (k, v) in crate::value::object_entries(&inst.attrs) {
+                match &v {
+                    Value::Tensor(t) => {
+                        let moved = Tensor {
+                            device: device.clone().unwrap_or_else(|| t.device.clone()),
+                            dtype: if t.dtype.is_some_and(|d| d.is_floating()) {
+                                dtype.or(t.dtype)
+                            } else {
+                                t.dtype
+                            },
+                            ..(**t).clone()
+                        };
+                        inst.attrs
+                            .write(&mut interp.epoch)
+                            .insert(k, Value::Tensor(Rc::new(moved)));
+                    }
+                    Value::Layer(_) | Value::Instance(_) => {
+                        move_module(interp, &v, device.clone(), dtype, depth + 1)
+                    }
+                    Value::List(_) | Value::Tuple(_) => {
+                        for item in v.items().unwrap_or_default() {
+                            move_module(interp, &item, device.clone(), dtype, depth + 1);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `module.train(mode)` / `module.eval()`: the mode of every layer the
+/// module holds, children included, as torch's recursive `train` sets it.
+fn set_training(interp: &mut Interp<'_>, module: &Value, mode: Option<bool>) {
+    // The mode is part of a layer's structure, as memo keys see it: each
+    // write moves the epoch.
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut todo = vec![module.clone()];
+    while let Some(v) = todo.pop() {
+        match &v {
+            Value::Layer(l) if seen.insert(Rc::as_ptr(l) as *const u8 as usize) => {
+                l.training.set(mode, &mut interp.epoch);
+                todo.extend(l.children.borrow().iter().cloned());
+            }
+            Value::Instance(inst) if seen.insert(Rc::as_ptr(inst) as *const u8 as usize) => {
+                todo.extend(
+                    crate::value::object_entries(&inst.attrs)
+                        .into_iter()
+                        .map(|(_, v)| v),
+                );
+            }
+            Value::List(_) | Value::Tuple(_) => todo.extend(v.items().unwrap_or_default()),
+            _ => {}
+        }
+    }
 }
