@@ -91,6 +91,14 @@ impl OpCall<'_> {
     fn output(&self, interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>) -> Value {
         out_known(interp, &self.x, dims, dtype, self.device.clone(), self.name)
     }
+
+    /// Values of the input's dtype and their int64 indices, both of `dims`
+    /// (`max(dim=1)`, `topk`, `sort`).
+    fn values_and_indices(&self, interp: &mut Interp<'_>, dims: Vec<Dim>) -> Value {
+        let values = self.output(interp, dims.clone(), self.x.dtype);
+        let indices = self.output(interp, dims, Some(DType::Int64));
+        Value::tuple(vec![values, indices])
+    }
 }
 
 /// Run the rule of `name` on `args` (tensor ops take the input first).

@@ -74,9 +74,7 @@ pub(super) fn scan(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
 /// `cummax`, `cummin`: values and indices of the input's shape.
 pub(super) fn cumulative_extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let _ = call.dim_arg(interp, 1, "dim", None)?;
-    let v = call.output(interp, call.dims.clone(), call.x.dtype);
-    let i = call.output(interp, call.dims.clone(), Some(DType::Int64));
-    Ok(Value::tuple(vec![v, i]))
+    Ok(call.values_and_indices(interp, call.dims.clone()))
 }
 
 /// `argmax`, `argmin`: the index of the extreme, over all or along a dim.
@@ -161,9 +159,7 @@ pub(super) fn extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
             let d = call.dim_arg(interp, 1, "dim", None)?;
             let keep = args.flag(2, "keepdim", false) == Some(true);
             let shape = reduced(dims, &[d], keep);
-            let v = call.output(interp, shape.clone(), x.dtype);
-            let i = call.output(interp, shape, Some(DType::Int64));
-            Ok(Value::tuple(vec![v, i]))
+            Ok(call.values_and_indices(interp, shape))
         }
     }
 }
@@ -200,9 +196,7 @@ pub(super) fn order_statistic(interp: &mut Interp<'_>, call: OpCall<'_>) -> Rule
     }
     let keep = args.flag(dim_index + 1, "keepdim", false) == Some(true);
     let shape = reduced(dims, &[d], keep);
-    let v = call.output(interp, shape.clone(), x.dtype);
-    let i = call.output(interp, shape, Some(DType::Int64));
-    Ok(Value::tuple(vec![v, i]))
+    Ok(call.values_and_indices(interp, shape))
 }
 
 /// `topk`: `k` values and their indices along a dim.
@@ -210,7 +204,7 @@ pub(super) fn topk(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     if let Some(result) = bool_selection(interp, &call) {
         return result;
     }
-    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let (args, dims) = (call.args, &call.dims);
     let k = args.get(1, "k").cloned().unwrap_or(Value::Unknown);
     let d = call.dim_arg(interp, 2, "dim", Some(-1))?;
     let mut shape = dims.clone();
@@ -229,17 +223,13 @@ pub(super) fn topk(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
             "selected index k out of range".into(),
         );
     }
-    let v = call.output(interp, shape.clone(), x.dtype);
-    let i = call.output(interp, shape, Some(DType::Int64));
-    Ok(Value::tuple(vec![v, i]))
+    Ok(call.values_and_indices(interp, shape))
 }
 
 /// `sort`: sorted values and their indices, of the input's shape.
 pub(super) fn sort(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
-    let v = call.output(interp, call.dims.clone(), call.x.dtype);
-    let i = call.output(interp, call.dims.clone(), Some(DType::Int64));
-    Ok(Value::tuple(vec![v, i]))
+    Ok(call.values_and_indices(interp, call.dims.clone()))
 }
 
 /// `argsort`: the indices that sort, of the input's shape.
