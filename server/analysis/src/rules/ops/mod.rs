@@ -189,68 +189,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         _ => {}
     }
     let Some(dims) = dims else {
-        if matches!(name, "view" | "reshape")
-            && let Some(Value::SizeOfVar(var, prefix)) = args.pos.get(1)
-        {
-            // `x.view(*x.shape[:-1], h, -1)` (or `x.view(x.size()[:-1] + (h,
-            // -1))`, whose sizes after the rank variable hold the -1): the
-            // leading dims stay what they are; a `-1` is what the known
-            // trailing dims leave.
-            let mut rest: Vec<Dim> = prefix.as_ref().clone();
-            rest.extend(interp.size_dims(&args.pos[2..]));
-            let (xvar, xsuffix) = match interp.resolve_shape(&x.shape) {
-                Shape::Var(v) => (v, Vec::new()),
-                Shape::Tail(v, s) => (v, s.as_ref().clone()),
-                Shape::Known(_) => return unknown_rank_rule(interp, name, &x, args, device),
-            };
-            let mut suffix: Vec<Dim> = Vec::new();
-            let infer = rest.iter().position(|d| interp.env.value(d) == Some(-1));
-            for (i, d) in rest.iter().enumerate() {
-                if Some(i) != infer {
-                    suffix.push(d.clone());
-                    continue;
-                }
-                let others: Vec<Dim> = rest
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .map(|(_, d)| d.clone())
-                    .collect();
-                let inferred = if xvar == *var && !xsuffix.is_empty() {
-                    let total = interp.env.resolve(&numel(&xsuffix));
-                    let known = interp.env.resolve(&numel(&others));
-                    // A valid view divides exactly; torch would raise otherwise.
-                    interp.env.assume_divisible(&total, &known);
-                    total
-                        .floordiv(&known)
-                        .map(|q| interp.env.resolve(&q))
-                        .unwrap_or_else(|| interp.env.anonymous())
-                } else {
-                    interp.env.anonymous()
-                };
-                suffix.push(inferred);
-            }
-            let shape = super::tail::suffix_shape(*var, suffix);
-            return out_shape(interp, &x, shape, x.dtype, device, name);
-        }
-        if matches!(name, "view" | "reshape") {
-            // The new shape is spelled out; only a `-1` depends on the input.
-            let items = args.varargs(1);
-            if !items.is_empty() && !matches!(items.as_slice(), [Value::DType(_)]) {
-                let mut sizes = interp.size_dims(&items);
-                for (i, d) in sizes.iter_mut().enumerate() {
-                    if interp.env.value(d) == Some(-1) {
-                        *d = if i == 0 {
-                            interp.env.weak_symbol("N")
-                        } else {
-                            interp.env.anonymous()
-                        };
-                    }
-                }
-                return out_known(interp, &x, sizes, x.dtype, device, name);
-            }
-        }
-        return unknown_rank_rule(interp, name, &x, args, device);
+        return unranked(interp, name, &x, args, device);
     };
     let rank = dims.len();
     // a 0-dim tensor: dim 0 / -1 wrap to a dim that is not there
@@ -298,6 +237,80 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         )),
     };
     interp.settle(range, result)
+}
+
+/// An op on a tensor of unknown rank: a view whose sizes are spelled out,
+/// or made from the input's own `shape`, still has a result; any other op
+/// gives its unknown-rank result.
+fn unranked(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> Value {
+    if matches!(name, "view" | "reshape")
+        && let Some(Value::SizeOfVar(var, prefix)) = args.pos.get(1)
+    {
+        // `x.view(*x.shape[:-1], h, -1)` (or `x.view(x.size()[:-1] + (h,
+        // -1))`, whose sizes after the rank variable hold the -1): the
+        // leading dims stay what they are; a `-1` is what the known
+        // trailing dims leave.
+        let mut rest: Vec<Dim> = prefix.as_ref().clone();
+        rest.extend(interp.size_dims(&args.pos[2..]));
+        let (xvar, xsuffix) = match interp.resolve_shape(&x.shape) {
+            Shape::Var(v) => (v, Vec::new()),
+            Shape::Tail(v, s) => (v, s.as_ref().clone()),
+            Shape::Known(_) => return unknown_rank_rule(interp, name, x, args, device),
+        };
+        let mut suffix: Vec<Dim> = Vec::new();
+        let infer = rest.iter().position(|d| interp.env.value(d) == Some(-1));
+        for (i, d) in rest.iter().enumerate() {
+            if Some(i) != infer {
+                suffix.push(d.clone());
+                continue;
+            }
+            let others: Vec<Dim> = rest
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, d)| d.clone())
+                .collect();
+            let inferred = if xvar == *var && !xsuffix.is_empty() {
+                let total = interp.env.resolve(&numel(&xsuffix));
+                let known = interp.env.resolve(&numel(&others));
+                // A valid view divides exactly; torch would raise otherwise.
+                interp.env.assume_divisible(&total, &known);
+                total
+                    .floordiv(&known)
+                    .map(|q| interp.env.resolve(&q))
+                    .unwrap_or_else(|| interp.env.anonymous())
+            } else {
+                interp.env.anonymous()
+            };
+            suffix.push(inferred);
+        }
+        let shape = super::tail::suffix_shape(*var, suffix);
+        return out_shape(interp, x, shape, x.dtype, device, name);
+    }
+    if matches!(name, "view" | "reshape") {
+        // The new shape is spelled out; only a `-1` depends on the input.
+        let items = args.varargs(1);
+        if !items.is_empty() && !matches!(items.as_slice(), [Value::DType(_)]) {
+            let mut sizes = interp.size_dims(&items);
+            for (i, d) in sizes.iter_mut().enumerate() {
+                if interp.env.value(d) == Some(-1) {
+                    *d = if i == 0 {
+                        interp.env.weak_symbol("N")
+                    } else {
+                        interp.env.anonymous()
+                    };
+                }
+            }
+            return out_known(interp, x, sizes, x.dtype, device, name);
+        }
+    }
+    unknown_rank_rule(interp, name, x, args, device)
 }
 
 /// `x.permute(0, 2, 1, 3)` on a tensor of unknown rank: the permutation
