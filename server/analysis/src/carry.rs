@@ -114,19 +114,19 @@ impl TextReads {
                     TextRead::Text(range) => {
                         let moved = edit.move_range(range)?;
                         (old_text.get(range.range())? == new_text.get(moved.range())?)
-                            .then_some(TextRead::Text(moved.range().into()))
+                            .then_some(TextRead::Text(moved))
                     }
                     TextRead::ShapeComments(range, stated) => {
                         let moved = edit.move_range(range)?;
                         (shape_comments(new_text.get(moved.range())?) == *stated)
-                            .then(|| TextRead::ShapeComments(moved.range().into(), stated.clone()))
+                            .then(|| TextRead::ShapeComments(moved, stated.clone()))
                     }
                     TextRead::StatedComments(key) => (comments_key(new_text) == *key)
                         .then(|| TextRead::StatedComments(key.clone())),
                     TextRead::StatedDocstring(range, key) => {
                         let moved = edit.move_range(range)?;
                         (crate::stated::docstring::key(new_text.get(moved.range())?) == *key)
-                            .then(|| TextRead::StatedDocstring(moved.range().into(), key.clone()))
+                            .then(|| TextRead::StatedDocstring(moved, key.clone()))
                     }
                 })
                 .collect::<Option<Vec<_>>>()?;
@@ -180,31 +180,31 @@ pub fn carry_over(
     let mut carried = previous.clone();
     carried.reads = Some(reads);
     for binding in &mut carried.bindings {
-        binding.range = ((edit.move_range(&binding.range)?).range()).into();
+        binding.range = edit.move_range(&binding.range)?;
         binding.hint_at = edit.move_end(binding.hint_at)?;
         move_sites(&mut binding.tensor, edit);
     }
     for expression in &mut carried.expressions {
-        expression.range = ((edit.move_range(&expression.range)?).range()).into();
+        expression.range = edit.move_range(&expression.range)?;
         move_sites(&mut expression.tensor, edit);
     }
     for size in &mut carried.sizes {
-        size.range = ((edit.move_range(&size.range)?).range()).into();
+        size.range = edit.move_range(&size.range)?;
         if size.scope.end != usize::MAX {
-            size.scope = ((edit.move_range(&size.scope)?).range()).into();
+            size.scope = edit.move_range(&size.scope)?;
         }
     }
     for unknown in &mut carried.unknowns {
-        unknown.range = ((edit.move_range(&unknown.range)?).range()).into();
+        unknown.range = edit.move_range(&unknown.range)?;
     }
     for diagnostic in &mut carried.diagnostics {
-        diagnostic.range = ((edit.move_range(&diagnostic.range)?).range()).into();
+        diagnostic.range = edit.move_range(&diagnostic.range)?;
         for related in diagnostic.related.iter_mut().filter(|r| r.file.is_none()) {
-            related.range = ((edit.move_range(&related.range)?).range()).into();
+            related.range = edit.move_range(&related.range)?;
         }
         for fix in &mut diagnostic.fixes {
             for (range, _) in &mut fix.edits {
-                *range = ((edit.move_range(range)?).range()).into();
+                *range = edit.move_range(range)?;
             }
         }
     }

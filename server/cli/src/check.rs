@@ -106,7 +106,9 @@ fn check_all(jobs: Vec<(PathBuf, FileConfig)>, roots: &[PathBuf]) -> Vec<Outcome
     // not rayon's default 2 MiB, so that a file checks the same in both.
     if jobs.len() <= 1 {
         // One file (a pre-commit hook, an editor's on-save command) needs
-        // no pool: starting one costs more than its share of the run.
+        // no pool: starting one costs more than its share of the run, even
+        // a pool of one thread (an empty file: 3.8 ms on a plain thread,
+        // 5.2-6.4 ms through a one-thread rayon pool, on a 2-core host).
         let check = || -> Vec<Outcome> {
             jobs.iter()
                 .map(|(path, config)| check_file(path.clone(), config, roots))

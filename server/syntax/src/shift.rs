@@ -44,9 +44,7 @@ fn range(r: &TextRange, m: Move) -> TextRange {
         }
         // A range with an end in the edited text has no place in the new
         // text: it becomes one that no real range equals.
-        Move::Over(edit) => edit
-            .move_range(r)
-            .unwrap_or((usize::MAX..usize::MAX).into()),
+        Move::Over(edit) => edit.move_range(r).unwrap_or(TextRange::empty(usize::MAX)),
         Move::Still => *r,
     }
 }

@@ -312,7 +312,7 @@ impl Interp<'_> {
                         path: module.path.clone(),
                         text: module.text.clone(),
                     }),
-                    target: (target.start - base..target.end.saturating_sub(base)).into(),
+                    target: TextRange::new(target.start - base, target.end.saturating_sub(base)),
                 })
             })
             .collect()

@@ -927,14 +927,17 @@ impl<'s> Interp<'s> {
                 let file = crate::workspace::file_of(range.start);
                 match self.modules.module(file).filter(|_| file != 0) {
                     Some(m) => crate::report::Related {
-                        range: (range.start - m.base()..range.end.saturating_sub(m.base())).into(),
+                        range: TextRange::new(
+                            range.start - m.base(),
+                            range.end.saturating_sub(m.base()),
+                        ),
                         message,
                         file: Some(std::sync::Arc::new(crate::report::OtherFile {
                             path: m.path.clone(),
                             text: m.text.clone(),
                         })),
                     },
-                    None => crate::report::Related::here(range.range().into(), message),
+                    None => crate::report::Related::here(range, message),
                 }
             })
             .collect()
@@ -986,7 +989,7 @@ impl<'s> Interp<'s> {
         related.insert(0, (range, "where torch raises".to_string()));
         let related = self.related(related);
         self.diagnostics.push(Diagnostic {
-            range: call.range().into(),
+            range: call,
             severity,
             code,
             message,

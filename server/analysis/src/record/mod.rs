@@ -341,7 +341,7 @@ impl Recorder {
                         Portable::Unknown(name.clone(), *start, *read)
                     }
                     Recorded::Expression(start, end, call, tensor) => {
-                        Portable::Expression((*start..*end).into(), *call, tensor.clone())
+                        Portable::Expression(TextRange::new(*start, *end), *call, tensor.clone())
                     }
                     Recorded::Scalar(site, value) => {
                         let start = self.scalar_starts[*site];
@@ -556,7 +556,7 @@ impl Recorder {
                     .filter(|r| r.start <= *start && *start < r.end)
                     .min_by_key(|r| r.end - r.start)
                     .cloned()
-                    .unwrap_or((0..usize::MAX).into());
+                    .unwrap_or(TextRange::new(0, usize::MAX));
                 crate::report::SizeBinding {
                     name: site.name.clone(),
                     range: (*start..*start + site.name.len()).into(),
@@ -664,7 +664,7 @@ impl Recorder {
                     *guard = namer.with_local_names(*start, guard);
                 }
                 ExprInfo {
-                    range: (*start..*end).into(),
+                    range: TextRange::new(*start, *end),
                     tensor,
                 }
             })

@@ -163,7 +163,7 @@ pub(crate) fn layer_size_fix(
         code,
         Fix {
             title: format!("Set `{name}` of the {kind} to {text}"),
-            edits: vec![(site.range().into(), text)],
+            edits: vec![(site, text)],
         },
     ))
 }

@@ -107,8 +107,8 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
             let range = class
                 .def
                 .as_ref()
-                .map_or(0..0, |d| d.name.range.clone().range());
-            Some((instance_of(interp, &class)?, range.into()))
+                .map_or(TextRange::default(), |d| d.name.range);
+            Some((instance_of(interp, &class)?, range))
         }
         SummaryTarget::Model => {
             // The model the file's own top level calls last, if any: a
@@ -141,8 +141,8 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
                     .seen
                     .iter()
                     .find(|(_, v)| module_address(v) == module_address(&value))
-                    .map_or(0..0, |(r, _)| r.clone().range());
-                return Some((value, range.into()));
+                    .map_or(TextRange::default(), |(r, _)| *r);
+                return Some((value, range));
             }
             let class = interp
                 .classes
@@ -158,8 +158,8 @@ fn find_target(interp: &mut Interp<'_>, target: &SummaryTarget) -> Option<(Value
             let range = class
                 .def
                 .as_ref()
-                .map_or(0..0, |d| d.name.range.clone().range());
-            Some((instance_of(interp, &class)?, range.into()))
+                .map_or(TextRange::default(), |d| d.name.range);
+            Some((instance_of(interp, &class)?, range))
         }
     }
 }

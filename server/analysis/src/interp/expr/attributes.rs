@@ -229,17 +229,20 @@ impl Interp<'_> {
                     inst.attrs.borrow().get(attr).cloned(),
                 ));
             }
-            let mut attrs = match unseen {
-                // No memo key has read it (`unseen_writes` moved above).
-                true => inst.attrs.write_unobserved(),
-                false => inst.attrs.write(&mut self.epoch),
+            // An unseen instance: no memo key has read it (`unseen_writes`
+            // moved above).
+            let mut attrs = if unseen {
+                inst.attrs.write_unobserved()
+            } else {
+                inst.attrs.write(&mut self.epoch)
             };
             if !attrs.contains_key(attr) {
-                match unseen {
-                    true => inst.order.write_unobserved(),
-                    false => inst.order.write(&mut self.epoch),
-                }
-                .push(key.clone());
+                let mut order = if unseen {
+                    inst.order.write_unobserved()
+                } else {
+                    inst.order.write(&mut self.epoch)
+                };
+                order.push(key.clone());
             }
             attrs.insert(key, value);
         }

@@ -23,10 +23,6 @@ const fn compare(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Compare)
 }
 
-const fn divide(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::Divide)
-}
-
 const fn reduction(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Reduction)
 }
@@ -59,24 +55,8 @@ const fn complex(name: &'static str, rule: OpRule) -> OpDef {
     OpDef::ruled(name, Family::Complex, rule)
 }
 
-const fn einsum(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::Einsum)
-}
-
-const fn broadcast_tensors(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::BroadcastTensors)
-}
-
-const fn meshgrid(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::Meshgrid)
-}
-
 const fn functional(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Functional)
-}
-
-const fn unruled(name: &'static str) -> OpDef {
-    OpDef::new(name, Family::Unruled)
 }
 
 /// Every op, by family. After the family, what an entry says beyond it:
@@ -257,9 +237,9 @@ pub(super) static OPS: &[OpDef] = &[
     compare("logical_xor"),
     compare("isclose"),
     // True division: broadcast; integers give floats.
-    divide("div"),
-    divide("true_divide"),
-    divide("divide"),
+    OpDef::new("div", Family::Divide),
+    OpDef::new("true_divide", Family::Divide),
+    OpDef::new("divide", Family::Divide),
     // Reductions over the dims given.
     reduction("sum").negative_dim_shows_rank(),
     reduction("mean").negative_dim_shows_rank(),
@@ -435,9 +415,9 @@ pub(super) static OPS: &[OpDef] = &[
     complex("view_as_complex", complex::view_as_complex),
     complex("view_as_real", complex::view_as_real),
     complex("stft", complex::stft),
-    einsum("einsum"),
-    broadcast_tensors("broadcast_tensors"),
-    meshgrid("meshgrid"),
+    OpDef::new("einsum", Family::Einsum),
+    OpDef::new("broadcast_tensors", Family::BroadcastTensors),
+    OpDef::new("meshgrid", Family::Meshgrid),
     // Functions under `torch` that are their `F.*` twin, argument for
     // argument. Not listed: twins whose arguments differ (`torch.batch_norm`,
     // `torch.embedding`, `torch.kl_div`'s integer reduction) or whose result
@@ -459,6 +439,6 @@ pub(super) static OPS: &[OpDef] = &[
     functional("pixel_shuffle"),
     functional("pixel_unshuffle"),
     // Ops without a shape rule whose in-place form reshapes `self`.
-    unruled("resize").reshapes_in_place(),
-    unruled("as_strided").reshapes_in_place(),
+    OpDef::new("resize", Family::Unruled).reshapes_in_place(),
+    OpDef::new("as_strided", Family::Unruled).reshapes_in_place(),
 ];
