@@ -219,6 +219,8 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
             nn::functional(interp, name, args, range)
         }
         _ => {
+            // A factory the op registry lists makes its tensor; any other
+            // name, or a call the factory's rule does not make, is a tensor op.
             if let Some(v) = creation::create(interp, name, &args, range) {
                 return v;
             }
@@ -256,6 +258,8 @@ pub(crate) fn tensor_method(
         positional.extend(interp.sizes_from_opaque(vec![sizes]));
     }
     let args = Args::new(positional, kwargs);
+    // A method the op registry gives a rule of its own (`new_zeros`,
+    // `size`, `to`) runs it; any other is a tensor op.
     if let Some(v) = creation::method(interp, t, name, &args, range) {
         return v;
     }

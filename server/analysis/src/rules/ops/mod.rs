@@ -36,7 +36,7 @@ use self::output::{track_layout, unknown_rank_rule};
 use self::pointwise::{binary, meshgrid, same_shape};
 use self::reduction::reduce;
 
-pub(crate) use self::registry::{Family, OpDef};
+pub(crate) use self::registry::{FactoryRule, Family, OpDef};
 
 pub(crate) use self::inputs::check_inputs;
 pub(crate) use self::linalg::matmul;

@@ -1,7 +1,8 @@
-//! The op registry's table: the `OpDef` of every tensor op the rule table knows, by family.
+//! The op registry's table: the `OpDef` of every op the rule table knows, tensor creation included, by family.
 
-use super::registry::{Family, OpDef, OpRule};
+use super::registry::{FactoryRule, Family, MethodRule, OpDef, OpRule};
 use super::{complex, join, linalg, reduction, select, view};
+use crate::rules::creation::{factories, methods};
 
 const fn same(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Same)
@@ -57,6 +58,30 @@ const fn complex(name: &'static str, rule: OpRule) -> OpDef {
 
 const fn functional(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Functional)
+}
+
+const fn factory(name: &'static str, rule: FactoryRule) -> OpDef {
+    OpDef::factory(name, Family::Factory, rule)
+}
+
+const fn factory_like(name: &'static str) -> OpDef {
+    OpDef::factory(name, Family::FactoryLike, factories::like)
+}
+
+const fn new_tensor(name: &'static str, rule: MethodRule) -> OpDef {
+    OpDef::tensor_method(name, Family::NewTensor, rule)
+}
+
+const fn metadata(name: &'static str, rule: MethodRule) -> OpDef {
+    OpDef::tensor_method(name, Family::Metadata, rule)
+}
+
+const fn convert(name: &'static str, rule: MethodRule) -> OpDef {
+    OpDef::tensor_method(name, Family::Convert, rule)
+}
+
+const fn bookkeeping(name: &'static str, rule: MethodRule) -> OpDef {
+    OpDef::tensor_method(name, Family::Bookkeeping, rule)
 }
 
 /// Every op, by family. After the family, what an entry says beyond it:
@@ -131,7 +156,7 @@ pub(super) static OPS: &[OpDef] = &[
     same("index_put"),
     same("renorm"),
     same("glu_same"),
-    same("requires_grad_"),
+    same("requires_grad_").with_method(methods::requires_grad_),
     same("logit"),
     same("prelu"),
     same("rrelu"),
@@ -441,4 +466,77 @@ pub(super) static OPS: &[OpDef] = &[
     // Ops without a shape rule whose in-place form reshapes `self`.
     OpDef::new("resize", Family::Unruled).reshapes_in_place(),
     OpDef::new("as_strided", Family::Unruled).reshapes_in_place(),
+    // Factories under `torch` that make a tensor from their arguments.
+    factory("zeros", factories::filled),
+    factory("ones", factories::filled),
+    factory("empty", factories::filled),
+    factory("rand", factories::filled),
+    factory("randn", factories::filled),
+    factory("full", factories::full),
+    factory("randint", factories::randint),
+    factory("randperm", factories::randperm),
+    factory("triu_indices", factories::triangle_indices),
+    factory("tril_indices", factories::triangle_indices),
+    factory("hann_window", factories::window),
+    factory("hamming_window", factories::window),
+    factory("blackman_window", factories::window),
+    factory("bartlett_window", factories::window),
+    factory("kaiser_window", factories::window),
+    factory("arange", factories::arange),
+    factory("linspace", factories::spaced),
+    factory("logspace", factories::spaced),
+    factory("eye", factories::eye),
+    factory("tensor", factories::tensor),
+    factory("as_tensor", factories::tensor),
+    // Factories of a tensor of their input's shape.
+    factory_like("empty_like"),
+    factory_like("zeros_like"),
+    factory_like("ones_like"),
+    factory_like("full_like"),
+    factory_like("rand_like"),
+    factory_like("randn_like"),
+    factory_like("randint_like"),
+    // Tensor methods that make a tensor of `self`'s dtype and device.
+    new_tensor("new_zeros", methods::new_filled),
+    new_tensor("new_ones", methods::new_filled),
+    new_tensor("new_empty", methods::new_filled),
+    new_tensor("new_full", methods::new_full),
+    new_tensor("new_tensor", methods::new_tensor),
+    // Tensor methods that read metadata, or values out to Python.
+    metadata("size", methods::size),
+    metadata("dim", methods::rank),
+    metadata("ndimension", methods::rank),
+    metadata("numel", methods::element_count),
+    metadata("nelement", methods::element_count),
+    metadata("is_floating_point", methods::is_floating_point),
+    metadata("is_complex", methods::is_complex),
+    metadata("is_contiguous", methods::unknown_bool),
+    metadata("is_pinned", methods::unknown_bool),
+    metadata("element_size", methods::unknown),
+    metadata("get_device", methods::get_device),
+    metadata("item", methods::item),
+    metadata("tolist", methods::unknown),
+    metadata("numpy", methods::unknown),
+    // Tensor methods that cast or move `self`.
+    convert("float", methods::cast),
+    convert("double", methods::cast),
+    convert("half", methods::cast),
+    convert("bfloat16", methods::cast),
+    convert("long", methods::cast),
+    convert("int", methods::cast),
+    convert("short", methods::cast),
+    convert("char", methods::cast),
+    convert("byte", methods::cast),
+    convert("bool", methods::cast),
+    convert("cpu", methods::cpu),
+    convert("cuda", methods::cuda),
+    convert("type_as", methods::type_as),
+    convert("type", methods::type_),
+    convert("to", methods::to),
+    // Tensor methods of autograd and memory bookkeeping.
+    bookkeeping("retain_grad", methods::returns_self),
+    bookkeeping("share_memory_", methods::returns_self),
+    bookkeeping("pin_memory", methods::returns_self),
+    bookkeeping("backward", methods::returns_none),
+    bookkeeping("register_hook", methods::returns_none),
 ];

@@ -7,6 +7,13 @@
 //! shape, and whether its CPU scalar operands may meet tensors of another
 //! device. The entries are in `op_table.rs`; adding `torch.foo` to a
 //! family is one line there plus its fixture or golden case.
+//!
+//! Tensor creation is listed here too: the factories under `torch`
+//! (`zeros`, `arange`, `zeros_like`), which have no input tensor, and the
+//! tensor methods that make a tensor or read its metadata (`new_zeros`,
+//! `size`, `to`), whose rules take the tensor whole rather than its dims.
+//! Their entries carry a `FactoryRule` or a `MethodRule` in place of an
+//! `OpRule`, and `rules::creation` runs them.
 
 use std::sync::OnceLock;
 
@@ -16,10 +23,22 @@ use super::OpCall;
 use super::op_table::OPS;
 use crate::interp::Interp;
 use crate::rules::check::RuleResult;
+use crate::rules::creation::{FactoryCall, MethodCall};
+use crate::value::Value;
 
 /// The shape function of an op on an input of known rank, as torch's meta
 /// registrations have one per op.
 pub(crate) type OpRule = fn(&mut Interp<'_>, OpCall<'_>) -> RuleResult;
+
+/// The rule of a factory under `torch` (`torch.zeros`, `torch.zeros_like`):
+/// the tensor it makes from its arguments, or `None` when the call is not
+/// one it makes (`torch.zeros_like` of no tensor), which then goes on to
+/// the op dispatch as any op.
+pub(crate) type FactoryRule = fn(&mut Interp<'_>, &FactoryCall<'_>) -> Option<Value>;
+
+/// The rule of a tensor method that is not a computation on the tensor's
+/// elements (`x.new_zeros(2)`, `x.size()`, `x.float()`): its result.
+pub(crate) type MethodRule = fn(&mut Interp<'_>, &MethodCall<'_>) -> Value;
 
 /// Which rule computes an op's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +83,22 @@ pub(crate) enum Family {
     /// Torch has it and the registry knows something about it, but no rule
     /// computes its shape (`resize_`, `as_strided`).
     Unruled,
+    /// A factory under `torch` that makes a tensor from its arguments alone
+    /// (`zeros`, `randn`, `arange`, `eye`, `tensor`).
+    Factory,
+    /// A factory that makes a tensor of its input's shape (`zeros_like`).
+    FactoryLike,
+    /// A tensor method that makes a tensor of `self`'s dtype and device
+    /// (`new_zeros`, `new_tensor`).
+    NewTensor,
+    /// A tensor method that reads `self`'s metadata, or its values out to
+    /// Python (`size`, `dim`, `item`).
+    Metadata,
+    /// A tensor method that casts or moves `self` (`float`, `to`, `cuda`).
+    Convert,
+    /// A tensor method that changes how torch keeps `self`, not its value:
+    /// autograd and memory (`retain_grad`, `backward`, `pin_memory`).
+    Bookkeeping,
 }
 
 impl Family {
@@ -95,6 +130,12 @@ pub(crate) struct OpDef {
     /// the families whose ops each have one (`View`, `Select`, `Linalg`,
     /// …); the pointwise families and reductions share their family's.
     pub rule: Option<OpRule>,
+    /// The rule that makes its tensor when it is a factory under `torch`.
+    pub factory: Option<FactoryRule>,
+    /// The rule that runs, in place of the op dispatch, when it is called as
+    /// a method of a tensor (`x.size()`; `x.requires_grad_(False)`, whose
+    /// op is pointwise, also tells the model summary of the freeze).
+    pub method: Option<MethodRule>,
     /// Its result on an input of unknown rank is a tensor of unknown rank
     /// with the input's dtype (its rule would keep it); otherwise the dtype
     /// is unknown too.
@@ -123,6 +164,8 @@ impl OpDef {
             name,
             family,
             rule: None,
+            factory: None,
+            method: None,
             unranked_keeps_dtype: matches!(family, Family::Same | Family::ToFloat),
             keeps_any_shape: false,
             negative_dim_shows_rank: false,
@@ -137,6 +180,31 @@ impl OpDef {
         OpDef {
             rule: Some(rule),
             ..OpDef::new(name, family)
+        }
+    }
+
+    /// A factory under `torch` whose tensor `rule` makes.
+    pub(super) const fn factory(name: &'static str, family: Family, rule: FactoryRule) -> OpDef {
+        OpDef {
+            factory: Some(rule),
+            ..OpDef::new(name, family)
+        }
+    }
+
+    /// A tensor method whose result `rule` gives.
+    pub(super) const fn tensor_method(
+        name: &'static str,
+        family: Family,
+        rule: MethodRule,
+    ) -> OpDef {
+        OpDef::new(name, family).with_method(rule)
+    }
+
+    /// See `method`.
+    pub(super) const fn with_method(self, rule: MethodRule) -> OpDef {
+        OpDef {
+            method: Some(rule),
+            ..self
         }
     }
 
@@ -234,5 +302,129 @@ mod tests {
         assert!(OpDef::of("where").unwrap().mixes_devices());
         assert!(!OpDef::of("matmul").unwrap().mixes_devices());
         assert_eq!(OpDef::family_of("no_such_op"), None);
+    }
+
+    /// A factory under `torch`: its entries carry a `FactoryRule`.
+    fn is_factory(family: Family) -> bool {
+        matches!(family, Family::Factory | Family::FactoryLike)
+    }
+
+    /// A tensor method that is not a computation: its entries carry a
+    /// `MethodRule`.
+    fn is_tensor_method(family: Family) -> bool {
+        matches!(
+            family,
+            Family::NewTensor | Family::Metadata | Family::Convert | Family::Bookkeeping
+        )
+    }
+
+    /// The names of tensor creation, by the family each belongs to.
+    const CREATION: &[(Family, &[&str])] = &[
+        (
+            Family::Factory,
+            &[
+                "zeros",
+                "ones",
+                "empty",
+                "rand",
+                "randn",
+                "full",
+                "randint",
+                "randperm",
+                "triu_indices",
+                "tril_indices",
+                "hann_window",
+                "hamming_window",
+                "blackman_window",
+                "bartlett_window",
+                "kaiser_window",
+                "arange",
+                "linspace",
+                "logspace",
+                "eye",
+                "tensor",
+                "as_tensor",
+            ],
+        ),
+        (
+            Family::FactoryLike,
+            &[
+                "empty_like",
+                "zeros_like",
+                "ones_like",
+                "full_like",
+                "rand_like",
+                "randn_like",
+                "randint_like",
+            ],
+        ),
+        (
+            Family::NewTensor,
+            &[
+                "new_zeros",
+                "new_ones",
+                "new_empty",
+                "new_full",
+                "new_tensor",
+            ],
+        ),
+    ];
+
+    #[test]
+    fn each_creation_name_has_one_entry_of_its_family() {
+        for (family, names) in CREATION {
+            for name in *names {
+                let entries: Vec<&OpDef> = OPS.iter().filter(|d| d.name == *name).collect();
+                assert_eq!(entries.len(), 1, "{name} has {} entries", entries.len());
+                assert_eq!(entries[0].family, *family, "{name}");
+                // The lookup the dispatch makes finds that entry.
+                assert!(std::ptr::eq(OpDef::of(name).unwrap(), entries[0]));
+            }
+        }
+        let tensor_op_named_like_a_factory = OPS
+            .iter()
+            .filter(|d| is_factory(d.family))
+            .find(|d| !CREATION.iter().any(|(_, names)| names.contains(&d.name)));
+        assert!(tensor_op_named_like_a_factory.is_none());
+    }
+
+    #[test]
+    fn creation_entries_carry_the_rule_of_their_family() {
+        for def in OPS {
+            let family = def.family;
+            assert_eq!(def.factory.is_some(), is_factory(family), "{}", def.name);
+            if is_factory(family) || is_tensor_method(family) {
+                assert!(def.rule.is_none(), "{}", def.name);
+            }
+            if is_tensor_method(family) {
+                assert!(def.method.is_some(), "{}", def.name);
+            }
+        }
+        // `requires_grad_` is a pointwise op that, as a method, also freezes.
+        let requires_grad = OpDef::of("requires_grad_").unwrap();
+        assert_eq!(requires_grad.family, Family::Same);
+        assert!(requires_grad.method.is_some());
+    }
+
+    /// A creation entry says nothing to the op dispatch: a name it reaches
+    /// (`torch.numel(x)`, `torch.zeros_like()` of no tensor) behaves as one
+    /// the registry does not list.
+    #[test]
+    fn creation_entries_are_unknown_ops_to_the_dispatch() {
+        for def in OPS {
+            if is_factory(def.family) || is_tensor_method(def.family) {
+                assert!(
+                    !def.unranked_keeps_dtype
+                        && !def.keeps_any_shape
+                        && !def.negative_dim_shows_rank
+                        && !def.reshapes_in_place
+                        && !def.sizes_follow
+                        && !def.mixes_devices()
+                        && !def.family.is_binary(),
+                    "{}",
+                    def.name
+                );
+            }
+        }
     }
 }

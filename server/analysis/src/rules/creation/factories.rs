@@ -1,0 +1,282 @@
+//! The rules of the factories under `torch`: `zeros` and its kin, `full`, `arange`, `eye`, the windows, `tensor`, and the `*_like` factories.
+//!
+//! Each is the `FactoryRule` of its registry entry. Like torch's factory
+//! functions, a rule reads the sizes (from `*size`, `size=`, or the numbers
+//! that count them), decides the dtype, and leaves the checks of the sizes
+//! and the `dtype=`/`device=` arguments to `FactoryCall::output`.
+
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+
+use super::{FactoryCall, device_arg, dtype_arg, dtype_or, literal_shape};
+use crate::interp::Interp;
+use crate::rules::Args;
+use crate::value::{DType, Shape, Value};
+
+/// `zeros`, `ones`, `empty`, `rand`, `randn`: sizes as `*size` or `size=`,
+/// of the default float dtype.
+pub(crate) fn filled(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let float = interp.defaults.float;
+    // `torch.zeros(shape)` with `shape` unknown: not even the rank is known.
+    if args.sizes_unknown(0) {
+        let shape = interp.fresh_rank_var();
+        return Some(call.output_of_unlisted_size(interp, shape, float));
+    }
+    if let Some(shape) = sizes_of_unknown_rank(interp, args) {
+        return Some(call.output_of_unlisted_size(interp, shape, float));
+    }
+    let items = match args.kw("size") {
+        // torch.zeros(size=[2, 3])
+        Some(v) if args.pos.is_empty() => match v.items() {
+            Some(items) => items,
+            None => return Some(Value::Unknown),
+        },
+        _ => args.varargs(0),
+    };
+    let sizes = interp.size_dims(&items);
+    Some(call.output(interp, sizes, float))
+}
+
+/// The shape `*size` stands for when some of the sizes are those of a
+/// tensor of unknown rank, or `None` when none is. `torch.zeros(x.shape)`
+/// or `torch.zeros(*x.shape[:-1], 4)`: the leading sizes of that tensor,
+/// then known ones; `torch.zeros(3, *x.size())`: sizes of an unknown count
+/// after known ones, so an unknown rank.
+fn sizes_of_unknown_rank(interp: &mut Interp<'_>, args: &Args) -> Option<Shape> {
+    if !args.pos.iter().any(|v| matches!(v, Value::SizeOfVar(..))) {
+        return None;
+    }
+    Some(match args.pos.as_slice() {
+        [Value::SizeOfVar(var, suffix), rest @ ..]
+            if !rest.iter().any(|v| matches!(v, Value::SizeOfVar(..))) =>
+        {
+            let mut dims = suffix.as_ref().clone();
+            dims.extend(interp.size_dims(rest));
+            Shape::of_sizes(*var, &Rc::new(dims))
+        }
+        _ => interp.fresh_rank_var(),
+    })
+}
+
+/// `full(size, fill_value)`: the fill value's kind decides the dtype.
+pub(crate) fn full(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let dtype = match args.get(1, "fill_value") {
+        Some(Value::Int(_)) => Some(DType::Int64),
+        Some(Value::Bool(_)) => Some(DType::Bool),
+        _ => interp.defaults.float,
+    };
+    Some(match sized(interp, args.get(0, "size")) {
+        Ok(sizes) => call.output(interp, sizes, dtype),
+        Err(shape) => call.output_of_unlisted_size(interp, shape, dtype),
+    })
+}
+
+/// `randint(high, size)` or `randint(low, high, size)`: int64 sizes last.
+pub(crate) fn randint(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let size = args
+        .kw("size")
+        .or_else(|| args.pos.get(1..).and_then(<[Value]>::last));
+    let dtype = Some(DType::Int64);
+    Some(match sized(interp, size) {
+        Ok(sizes) => call.output(interp, sizes, dtype),
+        Err(shape) => call.output_of_unlisted_size(interp, shape, dtype),
+    })
+}
+
+/// The sizes a factory's `size` argument lists, or, when it does not list
+/// them (the shape of a tensor of unknown rank, a value the analysis cannot
+/// read), the shape it stands for: a rank variable's, or an unknown rank.
+fn sized(interp: &mut Interp<'_>, size: Option<&Value>) -> Result<Vec<Dim>, Shape> {
+    match size {
+        Some(Value::SizeOfVar(var, suffix)) => Err(Shape::of_sizes(*var, suffix)),
+        Some(v @ Value::Int(_)) => Ok(interp.size_dims(std::slice::from_ref(v))),
+        Some(v) => match v.items() {
+            Some(items) => Ok(interp.size_dims(&items)),
+            None => Err(interp.fresh_rank_var()),
+        },
+        None => Err(interp.fresh_rank_var()),
+    }
+}
+
+/// `randperm(n)`: the int64 permutation `[n]`.
+pub(crate) fn randperm(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let n = call.args.get(0, "n").cloned().unwrap_or(Value::Unknown);
+    let sizes = interp.size_dims(&[n]);
+    Some(call.output(interp, sizes, Some(DType::Int64)))
+}
+
+/// `triu_indices`, `tril_indices`: the (row, column) pairs above or below a
+/// diagonal, `[2, count]`.
+pub(crate) fn triangle_indices(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let (row, col) = (args.int(0, "row"), args.int(1, "col"));
+    let offset = match args.get(2, "offset") {
+        None => Some(0),
+        Some(_) => args.int(2, "offset"),
+    };
+    let count = match (row, col, offset) {
+        (Some(r), Some(c), Some(k)) if r >= 0 && c >= 0 && r * c <= 1 << 24 => {
+            let upper = call.name == "triu_indices";
+            let n = (0..r)
+                .flat_map(|i| (0..c).map(move |j| (i, j)))
+                .filter(|(i, j)| if upper { j - i >= k } else { j - i <= k })
+                .count();
+            Dim::konst(n as i64)
+        }
+        _ => interp.env.anonymous(),
+    };
+    Some(call.output(interp, vec![Dim::konst(2), count], Some(DType::Int64)))
+}
+
+/// The signal windows (`torch.hann_window(n_fft)` for `stft`): `[window_length]`.
+pub(crate) fn window(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let n = call
+        .args
+        .get(0, "window_length")
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    let float = interp.defaults.float;
+    let sizes = interp.size_dims(&[n]);
+    Some(call.output(interp, sizes, float))
+}
+
+/// `arange(end)`, `arange(start, end, step)`: `[ceil((end - start) / step)]`.
+pub(crate) fn arange(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let (start, end, step) = arange_bounds(args);
+    let len = arange_len(interp, &start, end.as_ref(), step.as_ref());
+    let float = interp.defaults.float;
+    let dtype = arange_dtype(args, float);
+    Some(call.output(interp, vec![len], dtype))
+}
+
+/// `arange`'s start, end and step, given by position or keyword: one
+/// number is the end, counted from 0.
+fn arange_bounds(args: &Args) -> (Value, Option<Value>, Option<Value>) {
+    let nums: Vec<&Value> = args.pos.iter().collect();
+    match nums.len() {
+        0 => (
+            args.kw("start").cloned().unwrap_or(Value::int(0)),
+            args.kw("end").cloned(),
+            args.kw("step").cloned(),
+        ),
+        1 => (
+            Value::int(0),
+            args.kw("end").or_else(|| nums.first().copied()).cloned(),
+            args.kw("step").cloned(),
+        ),
+        _ => (
+            nums[0].clone(),
+            nums.get(1).map(|v| (*v).clone()),
+            nums.get(2)
+                .map(|v| (*v).clone())
+                .or(args.kw("step").cloned()),
+        ),
+    }
+}
+
+/// `arange`'s dtype: int64 from ints, the default float `float` from a
+/// float; from numbers the analysis cannot read, either: unknown, not a
+/// guess.
+fn arange_dtype(args: &Args, float: Option<DType>) -> Option<DType> {
+    const BOUNDS: [&str; 3] = ["start", "end", "step"];
+    let all_int = args.pos.iter().all(|v| matches!(v, Value::Int(_)))
+        && BOUNDS
+            .iter()
+            .all(|k| !matches!(args.kw(k), Some(Value::Float(_))));
+    let any_float = args.pos.iter().any(|v| matches!(v, Value::Float(_)))
+        || BOUNDS
+            .iter()
+            .any(|k| matches!(args.kw(k), Some(Value::Float(_))));
+    if all_int {
+        Some(DType::Int64)
+    } else if any_float {
+        float
+    } else {
+        None
+    }
+}
+
+/// `torch.arange` length: `ceil((end - start) / step)`.
+fn arange_len(
+    interp: &mut Interp<'_>,
+    start: &Value,
+    end: Option<&Value>,
+    step: Option<&Value>,
+) -> Dim {
+    let num = |v: &Value| match v {
+        Value::Int(d) => d.as_const().map(|n| n as f64),
+        Value::Float(f) => *f,
+        _ => None,
+    };
+    let step_v = step.map(num).unwrap_or(Some(1.0));
+    if let (Some(s), Some(e), Some(st)) = (num(start), end.and_then(num), step_v)
+        && st != 0.0
+    {
+        return Dim::konst(((e - s) / st).ceil().max(0.0) as i64);
+    }
+    // Symbolic ints: (end - start + step - 1) // step for a known positive int step.
+    if let (Value::Int(s), Some(Value::Int(e))) = (start, end) {
+        let st = match step {
+            None => Some(1),
+            Some(Value::Int(d)) => d.as_const(),
+            _ => None,
+        };
+        if let Some(st) = st.filter(|st| *st > 0)
+            && let Some(len) = e.sub(s).add(&Dim::konst(st - 1)).floordiv(&Dim::konst(st))
+        {
+            return len;
+        }
+    }
+    interp.env.anonymous()
+}
+
+/// `linspace`, `logspace`: `[steps]`.
+pub(crate) fn spaced(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let n = call.args.get(2, "steps").cloned().unwrap_or(Value::Unknown);
+    let float = interp.defaults.float;
+    let sizes = interp.size_dims(&[n]);
+    Some(call.output(interp, sizes, float))
+}
+
+/// `eye(n)`, `eye(n, m)`: `[n, m]`, square when `m` is not given.
+pub(crate) fn eye(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let n = args.get(0, "n").cloned().unwrap_or(Value::Unknown);
+    let m = args.get(1, "m").cloned().unwrap_or_else(|| n.clone());
+    let float = interp.defaults.float;
+    let sizes = interp.size_dims(&[n, m]);
+    Some(call.output(interp, sizes, float))
+}
+
+/// `tensor(data)`, `as_tensor(data)`: the shape and dtype of the data.
+pub(crate) fn tensor(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let data = args.get(0, "data").cloned().unwrap_or(Value::Unknown);
+    if let Some((dims, dtype)) = literal_shape(interp, &data) {
+        return Some(call.output(interp, dims, dtype));
+    }
+    // Data it cannot read still goes where `device=` says, with the
+    // `dtype=` given.
+    let shape = interp.fresh_rank_var();
+    let device = device_arg(args).unwrap_or_else(|| interp.defaults.device.clone());
+    let t = interp.new_tensor(shape, dtype_arg(args), device, "torch.tensor");
+    Some(Value::Tensor(Rc::new(t)))
+}
+
+/// `zeros_like(input)` and the other `*_like` factories: the input's shape,
+/// dtype and device unless `dtype=` or `device=` say otherwise. `None` when
+/// there is no input tensor.
+pub(crate) fn like(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let base = args.tensor(0, "input")?;
+    let dtype = dtype_or(args, base.dtype);
+    let device = device_arg(args).unwrap_or_else(|| base.device.clone());
+    let name = format!("torch.{}", call.name);
+    let t = interp.new_tensor(base.shape.clone(), dtype, device, &name);
+    Some(Value::Tensor(Rc::new(t)))
+}
