@@ -13,7 +13,7 @@ use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::promote;
 use crate::rules::shape::{broadcast, wrap_dim};
-use crate::value::{Device, Tensor, Value};
+use crate::value::{DType, Device, Tensor, Value};
 
 /// `matmul`, `mm`, `bmm`, `mv`, `dot`, `inner_vec`.
 pub(super) fn matrix_product(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
@@ -283,9 +283,42 @@ pub(crate) fn matmul(
     let Value::Tensor(y) = other else {
         return Value::Unknown;
     };
-    let dtype = match (x.dtype, y.dtype) {
+    let dtype = product_dtype(interp, name, x, y, range);
+    let (Some(a), Some(b)) = (interp.dims(x), interp.dims(y)) else {
+        if let Some(shape) = crate::rules::tail::matmul(interp, x, y, range) {
+            return out_shape(interp, x, shape, dtype, device, name);
+        }
+        return out_var(interp, x, dtype, device, name);
+    };
+    // Each operand's shape is shown where it is written, as it was before
+    // the checks learned anything of its sizes.
+    let related: Vec<(TextRange, String)> = args
+        .ranges
+        .iter()
+        .zip([&a, &b])
+        .map(|(r, d)| (*r, format!("this operand is {}", interp.fmt_dims(d))))
+        .collect();
+    match product_dims(interp, name, &a, &b) {
+        Ok(shape) => out_known(interp, x, shape, dtype, device, name),
+        Err(message) => {
+            interp.report_related(range, Code::MatmulShape, message, related);
+            Value::Unknown
+        }
+    }
+}
+
+/// The product's dtype: both operands must have the same one (torch
+/// raises, in `bmm`'s own words for it; the analysis goes on with the first
+/// operand's).
+fn product_dtype(
+    interp: &mut Interp<'_>,
+    name: &str,
+    x: &Tensor,
+    y: &Tensor,
+    range: TextRange,
+) -> Option<DType> {
+    match (x.dtype, y.dtype) {
         (Some(a), Some(b)) if a != b => {
-            // `bmm` has its own words for it.
             let message = if name == "bmm" {
                 format!(
                     "expected scalar type {} but found {}",
@@ -303,158 +336,162 @@ pub(crate) fn matmul(
             Some(a)
         }
         (a, _) => a,
+    }
+}
+
+/// The product's dims from its operands' `a` and `b`, after the checks torch
+/// makes; `Err` carries torch's message.
+fn product_dims(
+    interp: &mut Interp<'_>,
+    name: &str,
+    a: &[Dim],
+    b: &[Dim],
+) -> Result<Vec<Dim>, String> {
+    check_kernel_operands(interp, name, a, b)?;
+    // The dims the product sums over: `a`'s last and `b`'s first of its
+    // matrix (its only one for a vector).
+    let ka = a[a.len() - 1].clone();
+    let kb = if b.len() == 1 {
+        b[0].clone()
+    } else {
+        b[b.len() - 2].clone()
     };
-    let (Some(a), Some(b)) = (interp.dims(x), interp.dims(y)) else {
-        if let Some(shape) = crate::rules::tail::matmul(interp, x, y, range) {
-            return out_shape(interp, x, shape, dtype, device, name);
-        }
-        return out_var(interp, x, dtype, device, name);
-    };
-    let related: Vec<(TextRange, String)> = args
-        .ranges
-        .iter()
-        .zip([&a, &b])
-        .map(|(r, d)| (*r, format!("this operand is {}", interp.fmt_dims(d))))
-        .collect();
-    let fail = |interp: &mut Interp<'_>, message: String| {
-        interp.report_related(range, Code::MatmulShape, message, related.clone());
-        Value::Unknown
-    };
-    // The named kernels check their own ranks (below); `mv` of a 0-d
-    // matrix fails reading its first dim.
+    if interp.env.known_different(&ka, &kb) {
+        return Err(contraction_mismatch(interp, a, b, &ka, &kb));
+    }
+    let _ = interp.require_equal(&ka, &kb);
+    product_shape(interp, a, b)
+}
+
+/// The ranks `matmul` needs, and those the named kernels check their
+/// operands for themselves (`mm`, `bmm`, `mv`, `dot`); `bmm` also checks its
+/// batch and inner sizes before it multiplies.
+fn check_kernel_operands(
+    interp: &mut Interp<'_>,
+    name: &str,
+    a: &[Dim],
+    b: &[Dim],
+) -> Result<(), String> {
+    // `mv` of a 0-d matrix fails reading its first dim.
     if name == "mv" && a.is_empty() {
-        return fail(
-            interp,
-            "Dimension specified as 0 but tensor has no dimensions".to_string(),
-        );
+        return Err("Dimension specified as 0 but tensor has no dimensions".to_string());
     }
     if (a.is_empty() || b.is_empty()) && !matches!(name, "mm" | "bmm" | "dot") {
-        return fail(
-            interp,
-            format!(
-                "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
-                a.len(),
-                b.len()
-            ),
-        );
+        return Err(format!(
+            "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+            a.len(),
+            b.len()
+        ));
     }
     match name {
-        "mm" if a.len() != 2 || b.len() != 2 => {
-            return fail(
-                interp,
-                if a.len() != 2 {
-                    format!("mm: self must be a matrix, got {}-D tensor", a.len())
-                } else {
-                    format!("mm: mat2 must be a matrix, got {}-D tensor", b.len())
-                },
-            );
-        }
+        "mm" if a.len() != 2 || b.len() != 2 => Err(if a.len() != 2 {
+            format!("mm: self must be a matrix, got {}-D tensor", a.len())
+        } else {
+            format!("mm: mat2 must be a matrix, got {}-D tensor", b.len())
+        }),
         "bmm" if a.len() != 3 || b.len() != 3 => {
             let which = if a.len() != 3 { "batch1" } else { "batch2" };
-            return fail(interp, format!("{which} must be a 3D tensor"));
+            Err(format!("{which} must be a 3D tensor"))
         }
         "bmm"
             if interp.env.known_different(&a[0], &b[0])
                 || interp.env.known_different(&a[2], &b[1]) =>
         {
-            let message = format!(
+            Err(format!(
                 "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
                 interp.fmt_dim(&a[0]),
                 interp.fmt_dim(&a[2]),
                 interp.fmt_dim(&b[0]),
                 interp.fmt_dim(&b[1])
-            );
-            return fail(interp, message);
+            ))
         }
-        "mv" if a.len() != 2 || b.len() != 1 => {
-            let message = format!(
-                "vector + matrix @ vector expected, got 1, {}, {}",
-                a.len(),
-                b.len()
-            );
-            return fail(interp, message);
-        }
-        "dot" if a.len() != 1 || b.len() != 1 => {
-            let message = format!(
-                "1D tensors expected, but got {}D and {}D tensors",
-                a.len(),
-                b.len()
-            );
-            return fail(interp, message);
-        }
-        _ => {}
+        "mv" if a.len() != 2 || b.len() != 1 => Err(format!(
+            "vector + matrix @ vector expected, got 1, {}, {}",
+            a.len(),
+            b.len()
+        )),
+        "dot" if a.len() != 1 || b.len() != 1 => Err(format!(
+            "1D tensors expected, but got {}D and {}D tensors",
+            a.len(),
+            b.len()
+        )),
+        _ => Ok(()),
     }
-    let (ka, kb) = (
-        a[a.len() - 1].clone(),
-        if b.len() == 1 {
-            b[0].clone()
-        } else {
-            b[b.len() - 2].clone()
-        },
-    );
-    if interp.env.known_different(&ka, &kb) {
-        let message = match (a.len(), b.len()) {
-            (1, 1) => format!(
-                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
-                interp.fmt_dim(&ka),
-                interp.fmt_dim(&kb),
-                interp.fmt_dim(&ka),
-                interp.fmt_dim(&kb)
-            ),
-            (2, 1) => format!(
+}
+
+/// Torch's message when the summed dims `ka` of `a` and `kb` of `b` differ:
+/// it names the kernel the product folds into.
+fn contraction_mismatch(
+    interp: &mut Interp<'_>,
+    a: &[Dim],
+    b: &[Dim],
+    ka: &Dim,
+    kb: &Dim,
+) -> String {
+    match (a.len(), b.len()) {
+        (1, 1) => format!(
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+            interp.fmt_dim(ka),
+            interp.fmt_dim(kb),
+            interp.fmt_dim(ka),
+            interp.fmt_dim(kb)
+        ),
+        (2, 1) => format!(
+            "size mismatch, got input ({}), mat ({}x{}), vec ({})",
+            interp.fmt_dim(&a[0]),
+            interp.fmt_dim(&a[0]),
+            interp.fmt_dim(ka),
+            interp.fmt_dim(kb)
+        ),
+        // A batch of matrices times one matrix is folded into one mm,
+        // as torch does: `[4, 20, 128] @ [1000, 128]` is `80x128`.
+        (_, 2) => {
+            let rows = if a.len() == 1 {
+                "1".to_string()
+            } else {
+                interp.fmt_dim(&crate::rules::shape::numel(&a[..a.len() - 1]))
+            };
+            format!(
+                "mm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
+                rows,
+                interp.fmt_dim(ka),
+                interp.fmt_dim(kb),
+                interp.fmt_dim(&b[1])
+            )
+        }
+        // A vector times a batch of matrices is one matrix-vector
+        // product of the batch folded into rows.
+        (1, _) => {
+            let rows = crate::rules::shape::numel(&b[..b.len() - 2]).mul(&b[b.len() - 1]);
+            format!(
                 "size mismatch, got input ({}), mat ({}x{}), vec ({})",
-                interp.fmt_dim(&a[0]),
-                interp.fmt_dim(&a[0]),
-                interp.fmt_dim(&ka),
-                interp.fmt_dim(&kb)
-            ),
-            // A batch of matrices times one matrix is folded into one mm,
-            // as torch does: `[4, 20, 128] @ [1000, 128]` is `80x128`.
-            (_, 2) => {
-                let rows = if a.len() == 1 {
-                    "1".to_string()
-                } else {
-                    interp.fmt_dim(&crate::rules::shape::numel(&a[..a.len() - 1]))
-                };
-                format!(
-                    "mm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
-                    rows,
-                    interp.fmt_dim(&ka),
-                    interp.fmt_dim(&kb),
-                    interp.fmt_dim(&b[1])
-                )
-            }
-            // A vector times a batch of matrices is one matrix-vector
-            // product of the batch folded into rows.
-            (1, _) => {
-                let rows = crate::rules::shape::numel(&b[..b.len() - 2]).mul(&b[b.len() - 1]);
-                format!(
-                    "size mismatch, got input ({}), mat ({}x{}), vec ({})",
-                    interp.fmt_dim(&rows),
-                    interp.fmt_dim(&rows),
-                    interp.fmt_dim(&b[b.len() - 2]),
-                    interp.fmt_dim(&ka)
-                )
-            }
-            // Batches of matrices: torch broadcasts the batch dims first
-            // (its message if they clash), then folds them into one `bmm`.
-            _ => {
-                let batch = match broadcast(interp, &a[..a.len() - 2], &b[..b.len() - 2]) {
-                    Ok(batch) => batch,
-                    Err(message) => return fail(interp, message),
-                };
-                let folded = interp.fmt_dim(&crate::rules::shape::numel(&batch));
-                format!(
-                    "Expected size for first two dimensions of batch2 tensor to be: [{folded}, {}] but got: [{folded}, {}].",
-                    interp.fmt_dim(&ka),
-                    interp.fmt_dim(&kb)
-                )
-            }
-        };
-        return fail(interp, message);
+                interp.fmt_dim(&rows),
+                interp.fmt_dim(&rows),
+                interp.fmt_dim(&b[b.len() - 2]),
+                interp.fmt_dim(ka)
+            )
+        }
+        // Batches of matrices: torch broadcasts the batch dims first
+        // (its message if they clash), then folds them into one `bmm`.
+        _ => {
+            let batch = match broadcast(interp, &a[..a.len() - 2], &b[..b.len() - 2]) {
+                Ok(batch) => batch,
+                Err(message) => return message,
+            };
+            let folded = interp.fmt_dim(&crate::rules::shape::numel(&batch));
+            format!(
+                "Expected size for first two dimensions of batch2 tensor to be: [{folded}, {}] but got: [{folded}, {}].",
+                interp.fmt_dim(ka),
+                interp.fmt_dim(kb)
+            )
+        }
     }
-    let _ = interp.require_equal(&ka, &kb);
-    let shape = match (a.len(), b.len()) {
+}
+
+/// The product's shape: a vector operand loses its dim, matrices give
+/// their rows and columns, after the batch dims broadcast together.
+fn product_shape(interp: &mut Interp<'_>, a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
+    Ok(match (a.len(), b.len()) {
         (1, 1) => Vec::new(),
         (2, 1) => vec![a[0].clone()],
         (1, 2) => vec![b[1].clone()],
@@ -466,10 +503,7 @@ pub(crate) fn matmul(
             );
             let ba = if a.len() == 1 { &[][..] } else { ba };
             let bb = if b.len() == 1 { &[][..] } else { bb };
-            let mut batch = match broadcast(interp, ba, bb) {
-                Ok(s) => s,
-                Err(message) => return fail(interp, message),
-            };
+            let mut batch = broadcast(interp, ba, bb)?;
             if a.len() >= 2 {
                 batch.push(a[a.len() - 2].clone());
             }
@@ -478,6 +512,5 @@ pub(crate) fn matmul(
             }
             batch
         }
-    };
-    out_known(interp, x, shape, dtype, device, name)
+    })
 }
