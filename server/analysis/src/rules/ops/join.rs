@@ -11,7 +11,7 @@ use super::output::{out_known, out_var};
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::Args;
-use crate::rules::check::RuleResult;
+use crate::rules::check::{RuleResult, ShapeError, Stop, check};
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -183,13 +183,59 @@ fn numel_sum(sizes: &[Dim]) -> Dim {
     sizes.iter().fold(Dim::konst(0), |acc, d| acc.add(d))
 }
 
+/// `cat`, `stack` and their relatives (`concat`, `hstack`, `vstack`,
+/// `dstack`, `row_stack`, `column_stack`).
 pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
     if let Some(Value::Many(element, len)) = args.get(0, "tensors") {
         return cat_many(interp, name, &element.clone(), len.clone(), args, range);
     }
-    let Some(list) = args.get(0, "tensors").and_then(|v| v.items()) else {
+    let Some(JoinInputs {
+        tensors,
+        dtype,
+        device,
+    }) = join_inputs(interp, name, args, range)
+    else {
         return Value::Unknown;
     };
+    let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| interp.dims(t)).collect();
+    let Some(mut all) = all else {
+        return match partly_known(interp, name, args, &tensors, dtype, device.clone()) {
+            Some(v) => v,
+            None => out_var(interp, &tensors[0], dtype, device, name),
+        };
+    };
+    let (op, dim_default) = promote_ranks(name, &mut all);
+    let joined = Joined {
+        name,
+        first: &tensors[0],
+        dtype,
+        device,
+    };
+    let result = if op == "stack" {
+        stack_known(interp, &joined, args, all, dim_default)
+    } else {
+        cat_known(interp, &joined, args, all, dim_default)
+    };
+    interp.settle(range, result)
+}
+
+/// The tensors a join takes, the dtype they promote to, and the device
+/// they are on.
+struct JoinInputs {
+    tensors: Vec<Rc<Tensor>>,
+    dtype: Option<DType>,
+    device: Option<Device>,
+}
+
+/// Reads the list a join takes: `None` when its result is unknown (torch
+/// raises for an empty list, and the devices may clash), else its tensors.
+fn join_inputs(
+    interp: &mut Interp<'_>,
+    name: &str,
+    args: &Args,
+    range: TextRange,
+) -> Option<JoinInputs> {
+    let list = args.get(0, "tensors").and_then(|v| v.items())?;
     if list.is_empty() {
         // Unless it may have been filled through something not followed.
         if !interp.frame().lists_unsure {
@@ -203,16 +249,13 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
                 },
             );
         }
-        return Value::Unknown;
+        return None;
     }
     let tensors: Vec<Rc<Tensor>> = list.iter().filter_map(|v| v.as_tensor().cloned()).collect();
     if tensors.len() != list.len() {
-        return Value::Unknown;
+        return None;
     }
-    let Some(device) = check_inputs(interp, args, name, range) else {
-        return Value::Unknown;
-    };
-    let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| interp.dims(t)).collect();
+    let device = check_inputs(interp, args, name, range)?;
     let dtype = tensors
         .iter()
         .try_fold(None::<DType>, |acc, t| {
@@ -223,14 +266,41 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
             }))
         })
         .flatten();
-    let Some(mut all) = all else {
-        return match partly_known(interp, name, args, &tensors, dtype, device.clone()) {
-            Some(v) => v,
-            None => out_var(interp, &tensors[0], dtype, device, name),
-        };
-    };
-    // hstack/vstack/dstack promote ranks first.
-    let (op, dim_default) = match name {
+    Some(JoinInputs {
+        tensors,
+        dtype,
+        device,
+    })
+}
+
+/// What a join of inputs of known rank gives its result: the op's name,
+/// the first input (whose fake or real kind the result has), the promoted
+/// dtype and the device.
+struct Joined<'a> {
+    name: &'a str,
+    first: &'a Rc<Tensor>,
+    dtype: Option<DType>,
+    device: Option<Device>,
+}
+
+impl Joined<'_> {
+    fn output(&self, interp: &mut Interp<'_>, shape: Vec<Dim>) -> Value {
+        out_known(
+            interp,
+            self.first,
+            shape,
+            self.dtype,
+            self.device.clone(),
+            self.name,
+        )
+    }
+}
+
+/// `hstack`, `vstack`, `dstack` and `column_stack` are `cat`s of their
+/// inputs made matrices or 3-d first: promotes the ranks in `all` and gives
+/// the op they become and the dim it joins by default.
+fn promote_ranks(name: &str, all: &mut [Vec<Dim>]) -> (&'static str, i64) {
+    match name {
         "hstack" => ("cat", if all[0].len() == 1 { 0 } else { 1 }),
         "vstack" | "row_stack" => {
             for s in all.iter_mut() {
@@ -267,100 +337,115 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         }
         "stack" => ("stack", 0),
         _ => ("cat", 0),
-    };
-    let dim_key = dim_keyword(args);
-    let first = all[0].clone();
-    if op == "stack" {
-        let d = args.int(1, dim_key).unwrap_or(dim_default);
-        let d = match wrap_dim(d, first.len() + 1) {
-            Ok(d) => d,
-            Err(message) => {
-                interp.report(range, Code::DimOutOfRange, message);
-                return Value::Unknown;
-            }
-        };
-        for (i, s) in all.iter().enumerate().skip(1) {
-            if s.len() != first.len()
-                || s.iter()
-                    .zip(&first)
-                    .any(|(a, b)| interp.env.known_different(a, b))
-            {
-                let message = format!(
-                    "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
-                    interp.fmt_dims(&first),
-                    interp.fmt_dims(s)
-                );
-                interp.report(range, Code::StackShape, message);
-                return Value::Unknown;
-            }
-            for (a, b) in s.iter().zip(&first) {
-                let _ = interp.require_equal(a, b);
-            }
-        }
-        let mut shape = first;
-        shape.insert(d, Dim::konst(all.len() as i64));
-        return out_known(interp, &tensors[0], shape, dtype, device, name);
     }
+}
+
+/// `stack` of inputs of known shapes `all`: all the same shape, with a new
+/// dim of their count.
+fn stack_known(
+    interp: &mut Interp<'_>,
+    joined: &Joined<'_>,
+    args: &Args,
+    all: Vec<Vec<Dim>>,
+    dim_default: i64,
+) -> RuleResult {
+    let first = all[0].clone();
+    let d = args.int(1, dim_keyword(args)).unwrap_or(dim_default);
+    let d = wrap_dim(d, first.len() + 1)
+        .map_err(|message| ShapeError::new(Code::DimOutOfRange, message))?;
+    for (i, s) in all.iter().enumerate().skip(1) {
+        check!(
+            s.len() == first.len()
+                && !s
+                    .iter()
+                    .zip(&first)
+                    .any(|(a, b)| interp.env.known_different(a, b)),
+            Code::StackShape,
+            "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
+            interp.fmt_dims(&first),
+            interp.fmt_dims(s)
+        );
+        for (a, b) in s.iter().zip(&first) {
+            let _ = interp.require_equal(a, b);
+        }
+    }
+    let mut shape = first;
+    shape.insert(d, Dim::konst(all.len() as i64));
+    Ok(joined.output(interp, shape))
+}
+
+/// `cat` of inputs of known shapes `all`: the same rank and the same sizes
+/// but in the joined dim, which is their sum.
+fn cat_known(
+    interp: &mut Interp<'_>,
+    joined: &Joined<'_>,
+    args: &Args,
+    all: Vec<Vec<Dim>>,
+    dim_default: i64,
+) -> RuleResult {
     // Legacy: 1-D empty tensors are skipped.
     let all: Vec<Vec<Dim>> = all
         .into_iter()
         .filter(|s| !(s.len() == 1 && interp.env.value(&s[0]) == Some(0)))
         .collect();
     let Some(first) = all.first().cloned() else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
-    if first.is_empty() {
-        interp.report(
-            range,
-            Code::CatShape,
-            "zero-dimensional tensor (at position 0) cannot be concatenated".into(),
-        );
-        return Value::Unknown;
-    }
-    let d = match args.int(1, dim_key).or(if args.get(1, dim_key).is_none() {
-        Some(dim_default)
-    } else {
-        None
-    }) {
-        Some(d) => match wrap_dim(d, first.len()) {
-            Ok(d) => d,
-            Err(message) => {
-                interp.report(range, Code::DimOutOfRange, message);
-                return Value::Unknown;
-            }
-        },
-        None => return Value::Unknown,
+    check!(
+        !first.is_empty(),
+        Code::CatShape,
+        "zero-dimensional tensor (at position 0) cannot be concatenated"
+    );
+    let dim_key = dim_keyword(args);
+    let given = match args.get(1, dim_key) {
+        None => Some(dim_default),
+        Some(_) => args.int(1, dim_key),
     };
+    let Some(d) = given else {
+        return Ok(Value::Unknown);
+    };
+    let d = wrap_dim(d, first.len())
+        .map_err(|message| ShapeError::new(Code::DimOutOfRange, message))?;
+    let total = joined_size(interp, &all, &first, d)?;
+    let mut shape = first;
+    shape[d] = total;
+    Ok(joined.output(interp, shape))
+}
+
+/// The size of `cat`'s joined dim `d`: the sum of the inputs', after the
+/// check torch makes that they have `first`'s rank and agree with it in
+/// every other dim.
+fn joined_size(
+    interp: &mut Interp<'_>,
+    all: &[Vec<Dim>],
+    first: &[Dim],
+    d: usize,
+) -> Result<Dim, Stop> {
     let mut total = Dim::konst(0);
     for (i, s) in all.iter().enumerate() {
-        if s.len() != first.len() {
-            let message = format!(
-                "Tensors must have same number of dimensions: got {} and {}",
-                first.len(),
-                s.len()
+        check!(
+            s.len() == first.len(),
+            Code::CatShape,
+            "Tensors must have same number of dimensions: got {} and {}",
+            first.len(),
+            s.len()
+        );
+        for (j, (a, b)) in s.iter().zip(first).enumerate() {
+            if j == d {
+                continue;
+            }
+            check!(
+                !interp.env.known_different(a, b),
+                Code::CatShape,
+                "Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.",
+                interp.fmt_dim(b),
+                interp.fmt_dim(a)
             );
-            interp.report(range, Code::CatShape, message);
-            return Value::Unknown;
-        }
-        for (j, (a, b)) in s.iter().zip(&first).enumerate() {
-            if j != d && interp.env.known_different(a, b) {
-                let message = format!(
-                    "Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.",
-                    interp.fmt_dim(b),
-                    interp.fmt_dim(a)
-                );
-                interp.report(range, Code::CatShape, message);
-                return Value::Unknown;
-            }
-            if j != d {
-                let _ = interp.require_equal(a, b);
-            }
+            let _ = interp.require_equal(a, b);
         }
         total = total.add(&s[d]);
     }
-    let mut shape = first;
-    shape[d] = total;
-    out_known(interp, &tensors[0], shape, dtype, device, name)
+    Ok(total)
 }
 
 /// `cat`/`stack` where some inputs have a rank nobody knows but one is
@@ -398,7 +483,6 @@ fn partly_known(
     }
 }
 
-/// `torch.concatenate` spells the dim `axis`.
 /// `torch.stack(ys)` / `torch.cat(ys)` of a list of unknown length (filled
 /// in a loop that runs an unknown number of times), whose one element stands
 /// for every item: the element's shape with the joined dim's size unknown,
@@ -437,6 +521,7 @@ fn cat_many(
     out_known(interp, t, dims, t.dtype, t.device.clone(), name)
 }
 
+/// The keyword of a join's dim: `torch.concatenate` spells it `axis`.
 fn dim_keyword(args: &Args) -> &'static str {
     if args.kw("axis").is_some() {
         "axis"
