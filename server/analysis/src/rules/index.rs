@@ -6,18 +6,37 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::Args;
+use super::check::{Stop, check, raise};
 use super::ops::{check_inputs, out_known};
 use super::shape::broadcast;
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::value::{DType, Device, Tensor, Value};
 
+/// `x[index]`: ints, slices, `None` and `...` (basic indexing, torch's
+/// `aten.slice`/`aten.select`), and index tensors, lists and boolean masks
+/// (advanced indexing, `aten.index`).
 pub(crate) fn index_tensor(
     interp: &mut Interp<'_>,
     t: &Rc<Tensor>,
     index: &[Value],
     range: TextRange,
 ) -> Value {
+    let entries = index_entries(index);
+    let Some(device) = index_device(interp, t, &entries, range) else {
+        return Value::Unknown;
+    };
+    let Some(dims) = interp.dims(t) else {
+        return of_unknown_rank(interp, t);
+    };
+    match indexed_dims(interp, t, &dims, index, &entries, range) {
+        Ok(out) => out_known(interp, t, out, t.dtype, device, "index"),
+        Err(stop) => interp.settle(range, Err(stop)),
+    }
+}
+
+/// The entries of an index, one per dim it addresses (or adds).
+fn index_entries(index: &[Value]) -> Vec<Value> {
     let mut entries: Vec<Value> = Vec::new();
     for v in index {
         match v {
@@ -43,6 +62,17 @@ pub(crate) fn index_tensor(
             other => entries.push(other.clone()),
         }
     }
+    entries
+}
+
+/// The device of `t[entries]`, after the check torch makes that the index
+/// tensors can be used with `t`; `None` when they cannot.
+fn index_device(
+    interp: &mut Interp<'_>,
+    t: &Rc<Tensor>,
+    entries: &[Value],
+    range: TextRange,
+) -> Option<Option<Device>> {
     // Index tensors may live on the CPU whatever device the indexed tensor
     // is on (torch moves them): only an index on another accelerator clashes.
     let mut all = vec![Value::Tensor(t.clone())];
@@ -65,29 +95,32 @@ pub(crate) fn index_tensor(
     } else {
         "index.Tensor"
     };
-    let Some(device) = check_inputs(interp, &Args::new(all, Vec::new()), op, range) else {
-        return Value::Unknown;
-    };
-    let device = device.or_else(|| t.device.clone());
-    let Some(dims) = interp.dims(t) else {
-        let shape = interp.fresh_rank_var();
-        return Value::Tensor(Rc::new(Tensor {
-            shape,
-            op: Rc::from("index"),
-            made_at: None,
-            ..(**t).clone()
-        }));
-    };
-    let consumed = entries
-        .iter()
-        .map(|e| match e {
-            Value::None | Value::Ellipsis => 0,
-            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => {
-                interp.dims(ix).map(|d| d.len()).unwrap_or(1)
-            }
-            _ => 1,
-        })
-        .sum::<usize>();
+    let device = check_inputs(interp, &Args::new(all, Vec::new()), op, range)?;
+    Some(device.or_else(|| t.device.clone()))
+}
+
+/// `t` indexed where its rank, or what an index entry is, is not known:
+/// the result's rank is not known either.
+fn of_unknown_rank(interp: &mut Interp<'_>, t: &Rc<Tensor>) -> Value {
+    let shape = interp.fresh_rank_var();
+    Value::Tensor(Rc::new(Tensor {
+        shape,
+        op: Rc::from("index"),
+        made_at: None,
+        ..(**t).clone()
+    }))
+}
+
+/// The dims of `t[entries]`, `t` of `dims`, after the checks torch makes.
+fn indexed_dims(
+    interp: &mut Interp<'_>,
+    t: &Rc<Tensor>,
+    dims: &[Dim],
+    index: &[Value],
+    entries: &[Value],
+    range: TextRange,
+) -> Result<Vec<Dim>, Stop> {
+    let consumed = entries.iter().map(|e| dims_taken(interp, e)).sum::<usize>();
     if consumed > dims.len() {
         // A 0-d tensor indexed by one integer has torch's advice on `item`.
         let message = if dims.is_empty() && matches!(index, [Value::Int(_)]) {
@@ -95,172 +128,211 @@ pub(crate) fn index_tensor(
         } else {
             format!("too many indices for tensor of dimension {}", dims.len())
         };
-        interp.report(range, Code::IndexOutOfRange, message);
-        return Value::Unknown;
+        return raise(Code::IndexOutOfRange, message);
     }
-    let mut out: Vec<Dim> = Vec::new();
-    let mut pos = 0usize;
-    // Advanced indices: (output position, broadcast shape part).
-    let mut advanced: Vec<(usize, Vec<Dim>)> = Vec::new();
-    let mut adv_separated = false;
-    let mut last_adv_end: Option<usize> = None;
-    for e in &entries {
+    let mut walk = IndexWalk {
+        dims,
+        range,
+        out: Vec::new(),
+        pos: 0,
+        advanced: AdvancedIndices::default(),
+    };
+    for e in entries {
+        walk.step(interp, t, e, entries)?;
+    }
+    let IndexWalk {
+        mut out,
+        pos,
+        advanced,
+        ..
+    } = walk;
+    out.extend(dims[pos..].iter().cloned());
+    advanced.place(interp, out)
+}
+
+/// How many of the indexed tensor's dims an index entry takes: a mask as
+/// many as it has, `None` and `...` none (the ellipsis takes what the
+/// others leave), any other one.
+fn dims_taken(interp: &Interp<'_>, e: &Value) -> usize {
+    match e {
+        Value::None | Value::Ellipsis => 0,
+        Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => {
+            interp.dims(ix).map(|d| d.len()).unwrap_or(1)
+        }
+        _ => 1,
+    }
+}
+
+/// Indexing a tensor of `dims` at `range`, entry by entry: the result's
+/// dims so far, the next dim of the tensor to index, and the advanced
+/// indices met.
+struct IndexWalk<'a> {
+    dims: &'a [Dim],
+    range: TextRange,
+    out: Vec<Dim>,
+    pos: usize,
+    advanced: AdvancedIndices,
+}
+
+impl IndexWalk<'_> {
+    /// The entry `e` of `entries`, indexing `t`.
+    fn step(
+        &mut self,
+        interp: &mut Interp<'_>,
+        t: &Rc<Tensor>,
+        e: &Value,
+        entries: &[Value],
+    ) -> Result<(), Stop> {
+        let dims = self.dims;
         match e {
-            Value::None => out.push(Dim::konst(1)),
+            Value::None => self.out.push(Dim::konst(1)),
             Value::Ellipsis => {
-                let remaining_after = consumed_after(&entries, e, interp);
-                let take = dims.len().saturating_sub(pos + remaining_after);
-                out.extend(dims[pos..pos + take].iter().cloned());
-                pos += take;
+                let remaining_after = consumed_after(entries, e, interp);
+                let take = dims.len().saturating_sub(self.pos + remaining_after);
+                self.out
+                    .extend(dims[self.pos..self.pos + take].iter().cloned());
+                self.pos += take;
             }
             Value::Int(i) => {
-                let size = &dims[pos];
-                if let (Some(i), Some(s)) = (i.as_const(), interp.env.value(size))
-                    && (i >= s || i < -s)
-                {
-                    let message =
-                        format!("index {i} is out of bounds for dimension {pos} with size {s}");
-                    interp.report(range, Code::IndexOutOfRange, message);
-                    return Value::Unknown;
-                }
-                pos += 1;
+                check_int_index(interp, i, &dims[self.pos], self.pos)?;
+                self.pos += 1;
             }
             Value::Slice(lo, hi, step) => {
-                let len = slice_len(interp, &dims[pos], lo, hi, step, range);
+                // `slice_len` reports torch's error (a step that is not
+                // positive) itself; `None` leaves the result unknown.
+                let len = slice_len(interp, &dims[self.pos], lo, hi, step, self.range);
                 let Some(len) = len else {
-                    return Value::Unknown;
+                    return Err(Stop::Give(Value::Unknown));
                 };
-                out.push(len);
-                pos += 1;
+                self.out.push(len);
+                self.pos += 1;
             }
-            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => {
-                let k = interp.dims(ix).map(|d| d.len()).unwrap_or(1);
-                if let Some(md) = interp.dims(ix) {
-                    for (j, (m, d)) in md.iter().zip(&dims[pos..]).enumerate() {
-                        if interp.env.known_different(m, d) {
-                            let message = format!(
-                                "The shape of the mask {} at index {j} does not match the shape of the indexed tensor {} at index {}",
-                                interp.fmt_dims(&md),
-                                interp.fmt_dims(&dims),
-                                pos + j
-                            );
-                            interp.report(range, Code::IndexShape, message);
-                            return Value::Unknown;
-                        }
-                    }
-                }
-                let n = interp.env.anonymous();
-                note_adv(
-                    &mut advanced,
-                    &mut adv_separated,
-                    &mut last_adv_end,
-                    out.len(),
-                    vec![n],
-                );
-                pos += k;
-            }
+            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => self.mask(interp, ix)?,
             Value::Tensor(ix) => {
-                if let Some(dt) = ix.dtype
-                    && dt.is_floating()
-                {
-                    interp.report(
-                        range,
-                        Code::DtypeMismatch,
-                        "tensors used as indices must be long, int, byte or bool tensors".into(),
-                    );
-                    return Value::Unknown;
-                }
+                check_index_dtype(ix)?;
                 let Some(idims) = interp.dims(ix) else {
-                    return Value::Unknown;
+                    return Err(Stop::Give(Value::Unknown));
                 };
-                note_adv(
-                    &mut advanced,
-                    &mut adv_separated,
-                    &mut last_adv_end,
-                    out.len(),
-                    idims,
-                );
-                pos += 1;
+                self.advanced.note(self.out.len(), idims);
+                self.pos += 1;
             }
             Value::List(_) | Value::Tuple(_) => {
                 let items = e.items().unwrap_or_default();
-                if items.iter().any(|v| matches!(v, Value::Bool(_))) {
-                    let n = interp.env.anonymous();
-                    note_adv(
-                        &mut advanced,
-                        &mut adv_separated,
-                        &mut last_adv_end,
-                        out.len(),
-                        vec![n],
-                    );
+                // A list of bools is a mask, of as many trues as it has.
+                let shape = if items.iter().any(|v| matches!(v, Value::Bool(_))) {
+                    vec![interp.env.anonymous()]
                 } else {
-                    note_adv(
-                        &mut advanced,
-                        &mut adv_separated,
-                        &mut last_adv_end,
-                        out.len(),
-                        vec![Dim::konst(items.len() as i64)],
-                    );
-                }
-                pos += 1;
+                    vec![Dim::konst(items.len() as i64)]
+                };
+                self.advanced.note(self.out.len(), shape);
+                self.pos += 1;
             }
-            _ => {
-                // An index we cannot read (an unknown int or object): the rank
-                // depends on what it is.
-                let shape = interp.fresh_rank_var();
-                return Value::Tensor(Rc::new(Tensor {
-                    shape,
-                    op: Rc::from("index"),
-                    made_at: None,
-                    ..(**t).clone()
-                }));
+            // An index we cannot read (an unknown int or object): the rank
+            // depends on what it is.
+            _ => return Err(Stop::Give(of_unknown_rank(interp, t))),
+        }
+        Ok(())
+    }
+
+    /// A boolean mask: it takes as many dims as it has, which must match
+    /// the tensor's there, and gives one of the count of its trues.
+    fn mask(&mut self, interp: &mut Interp<'_>, ix: &Rc<Tensor>) -> Result<(), Stop> {
+        let dims = self.dims;
+        let k = interp.dims(ix).map(|d| d.len()).unwrap_or(1);
+        if let Some(md) = interp.dims(ix) {
+            for (j, (m, d)) in md.iter().zip(&dims[self.pos..]).enumerate() {
+                check!(
+                    !interp.env.known_different(m, d),
+                    Code::IndexShape,
+                    "The shape of the mask {} at index {j} does not match the shape of the indexed tensor {} at index {}",
+                    interp.fmt_dims(&md),
+                    interp.fmt_dims(dims),
+                    self.pos + j
+                );
             }
         }
+        let n = interp.env.anonymous();
+        self.advanced.note(self.out.len(), vec![n]);
+        self.pos += k;
+        Ok(())
     }
-    out.extend(dims[pos..].iter().cloned());
-    if !advanced.is_empty() {
+}
+
+/// An int index must be within the size it indexes.
+fn check_int_index(interp: &Interp<'_>, i: &Dim, size: &Dim, pos: usize) -> Result<(), Stop> {
+    if let (Some(i), Some(s)) = (i.as_const(), interp.env.value(size))
+        && (i >= s || i < -s)
+    {
+        let message = format!("index {i} is out of bounds for dimension {pos} with size {s}");
+        return raise(Code::IndexOutOfRange, message);
+    }
+    Ok(())
+}
+
+/// An index tensor must hold integers (or bools, a mask).
+fn check_index_dtype(ix: &Tensor) -> Result<(), Stop> {
+    if let Some(dt) = ix.dtype
+        && dt.is_floating()
+    {
+        let message = "tensors used as indices must be long, int, byte or bool tensors";
+        return raise(Code::DtypeMismatch, message.into());
+    }
+    Ok(())
+}
+
+/// The advanced indices of an index (tensors, lists, masks): where in the
+/// result each one's shape goes, and whether they are apart.
+#[derive(Default)]
+struct AdvancedIndices {
+    /// (The result's dim it goes at, its shape), by index.
+    parts: Vec<(usize, Vec<Dim>)>,
+    /// Some are apart: a slice or `None` between them.
+    separated: bool,
+    /// Where the last one went.
+    last_at: Option<usize>,
+}
+
+impl AdvancedIndices {
+    /// An advanced index of `shape` at the result's dim `at`.
+    fn note(&mut self, at: usize, shape: Vec<Dim>) {
+        if let Some(end) = self.last_at
+            && end != at
+        {
+            self.separated = true;
+        }
+        self.last_at = Some(at);
+        self.parts.push((at, shape));
+    }
+
+    /// `out` with the advanced indices' shape put in: their shapes
+    /// broadcast together, where the first was, or first of all when they
+    /// are apart (as numpy does).
+    fn place(self, interp: &mut Interp<'_>, mut out: Vec<Dim>) -> Result<Vec<Dim>, Stop> {
+        if self.parts.is_empty() {
+            return Ok(out);
+        }
         let mut shape: Vec<Dim> = Vec::new();
-        for (_, part) in &advanced {
+        for (_, part) in &self.parts {
             match broadcast(interp, &shape, part) {
                 Ok(s) => shape = s,
                 Err(_) => {
                     let shapes: Vec<String> =
-                        advanced.iter().map(|(_, p)| interp.fmt_dims(p)).collect();
-                    interp.report(
-                        range,
-                        Code::IndexShape,
-                        format!(
-                            "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
-                            shapes.join(", ")
-                        ),
+                        self.parts.iter().map(|(_, p)| interp.fmt_dims(p)).collect();
+                    let message = format!(
+                        "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                        shapes.join(", ")
                     );
-                    return Value::Unknown;
+                    return raise(Code::IndexShape, message);
                 }
             }
         }
-        let at = if adv_separated { 0 } else { advanced[0].0 };
+        let at = if self.separated { 0 } else { self.parts[0].0 };
         let at = at.min(out.len());
         let tail = out.split_off(at);
         out.extend(shape);
         out.extend(tail);
+        Ok(out)
     }
-    out_known(interp, t, out, t.dtype, device, "index")
-}
-
-fn note_adv(
-    advanced: &mut Vec<(usize, Vec<Dim>)>,
-    separated: &mut bool,
-    last_end: &mut Option<usize>,
-    at: usize,
-    shape: Vec<Dim>,
-) {
-    if let Some(end) = last_end
-        && *end != at
-    {
-        *separated = true;
-    }
-    *last_end = Some(at);
-    advanced.push((at, shape));
 }
 
 /// How many dims the entries after the ellipsis consume.
@@ -270,16 +342,7 @@ fn consumed_after(entries: &[Value], ellipsis: &Value, interp: &Interp<'_>) -> u
         .position(|e| std::ptr::eq(e, ellipsis))
         .map(|i| i + 1)
         .unwrap_or(entries.len());
-    entries[start..]
-        .iter()
-        .map(|e| match e {
-            Value::None | Value::Ellipsis => 0,
-            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => {
-                interp.dims(ix).map(|d| d.len()).unwrap_or(1)
-            }
-            _ => 1,
-        })
-        .sum()
+    entries[start..].iter().map(|e| dims_taken(interp, e)).sum()
 }
 
 /// The length of `size[lo:hi:step]`.
