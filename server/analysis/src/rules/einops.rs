@@ -1,4 +1,7 @@
-//! `torch.einsum` and einops (`rearrange`, `repeat`, `reduce`, `einsum`) with named axes.
+//! einops (`rearrange`, `repeat`, `reduce`, `einsum`) with named axes.
+//!
+//! `torch.einsum`, which `einops.einsum` comes down to, is a tensor op
+//! (`ops/einsum.rs`).
 
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
@@ -8,178 +11,10 @@ use shapels_syntax::ast::TextRange;
 
 use super::Args;
 use super::dtype::sum_dtype;
-use super::ops::{check_inputs, out_known};
+use super::ops::out_known;
 use crate::code::Code;
 use crate::interp::Interp;
 use crate::value::{DType, Tensor, Value};
-
-/// `torch.einsum("bij,bjk->bik", a, b)` (operands may also come as one list).
-pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Value {
-    let Some(eq) = args.str(0, "equation") else {
-        return Value::Unknown;
-    };
-    let mut operands: Vec<Value> = args.pos[1..].to_vec();
-    if let [single] = operands.as_slice()
-        && let Some(items) = single.items()
-    {
-        operands = items;
-    }
-    let tensors: Vec<Rc<Tensor>> = operands
-        .iter()
-        .filter_map(|v| v.as_tensor().cloned())
-        .collect();
-    if tensors.len() != operands.len() || tensors.is_empty() {
-        return Value::Unknown;
-    }
-    let Some(device) = check_inputs(interp, args, "einsum", range) else {
-        return Value::Unknown;
-    };
-    let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
-    let (lhs, rhs) = match eq.split_once("->") {
-        Some((l, r)) => (l.to_string(), Some(r.to_string())),
-        None => (eq.clone(), None),
-    };
-    let inputs: Vec<&str> = lhs.split(',').collect();
-    if inputs.len() > tensors.len() {
-        interp.report(
-            range,
-            Code::EinsumShape,
-            "einsum(): fewer operands were provided than specified in the equation".into(),
-        );
-        return Value::Unknown;
-    }
-    let mut sizes: FxHashMap<char, Dim> = FxHashMap::default();
-    let mut counts: FxHashMap<char, usize> = FxHashMap::default();
-    let mut ellipsis: Option<Vec<Dim>> = None;
-    for (spec, t) in inputs.iter().zip(&tensors) {
-        // The subscripts spell out the rank of an operand nobody knew the rank of.
-        if !spec.contains("...") {
-            let names: Vec<String> = spec.chars().map(|c| c.to_string()).collect();
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            interp.demand_rank(&t.shape, &names);
-        }
-    }
-    for (i, (spec, t)) in inputs.iter().zip(&tensors).enumerate() {
-        let Some(dims) = interp.dims(t) else {
-            let shape = interp.fresh_rank_var();
-            return Value::Tensor(Rc::new(interp.new_tensor(
-                shape,
-                t.dtype,
-                device,
-                "torch.einsum",
-            )));
-        };
-        let has_ellipsis = spec.contains("...");
-        let letters: Vec<char> = spec.replace("...", "").chars().collect();
-        if (!has_ellipsis && letters.len() != dims.len())
-            || (has_ellipsis && letters.len() > dims.len())
-        {
-            let message = format!(
-                "einsum(): the number of subscripts in the equation ({}) does not match the number of dimensions ({}) for operand {i} and no ellipsis was given",
-                letters.len(),
-                dims.len()
-            );
-            interp.report(range, Code::EinsumShape, message);
-            return Value::Unknown;
-        }
-        let (before, after) = match spec.split_once("...") {
-            Some((b, a)) => (b.chars().collect::<Vec<_>>(), a.chars().collect::<Vec<_>>()),
-            None => (letters.clone(), Vec::new()),
-        };
-        let mut assign = |interp: &mut Interp<'_>, c: char, d: &Dim| -> bool {
-            *counts.entry(c).or_insert(0) += 1;
-            match sizes.get(&c) {
-                Some(prev) if interp.is_one(prev) => {
-                    sizes.insert(c, d.clone());
-                    true
-                }
-                Some(prev) => {
-                    if interp.is_one(d) {
-                        return true;
-                    }
-                    if interp.env.known_different(prev, d) {
-                        let message = format!(
-                            "einsum(): subscript {c} has size {} for operand {i} which does not broadcast with previously seen size {}",
-                            interp.fmt_dim(d),
-                            interp.fmt_dim(prev)
-                        );
-                        interp.report(range, Code::EinsumShape, message);
-                        return false;
-                    }
-                    let prev = prev.clone();
-                    let _ = interp.require_equal(&prev, d);
-                    true
-                }
-                None => {
-                    sizes.insert(c, d.clone());
-                    true
-                }
-            }
-        };
-        for (c, d) in before.iter().zip(&dims) {
-            if !assign(interp, *c, d) {
-                return Value::Unknown;
-            }
-        }
-        for (c, d) in after.iter().rev().zip(dims.iter().rev()) {
-            if !assign(interp, *c, d) {
-                return Value::Unknown;
-            }
-        }
-        if has_ellipsis {
-            let mid = dims[before.len()..dims.len() - after.len()].to_vec();
-            ellipsis = Some(match ellipsis {
-                Some(prev) if prev.len() >= mid.len() => prev,
-                _ => mid,
-            });
-        }
-    }
-    let out_spec: Vec<String> = match rhs {
-        Some(r) => {
-            let mut parts = Vec::new();
-            let mut rest = r.as_str();
-            while !rest.is_empty() {
-                if let Some(stripped) = rest.strip_prefix("...") {
-                    parts.push("...".to_string());
-                    rest = stripped;
-                } else {
-                    let c = rest.chars().next().unwrap_or(' ');
-                    parts.push(c.to_string());
-                    rest = &rest[c.len_utf8()..];
-                }
-            }
-            parts
-        }
-        None => {
-            let mut once: Vec<char> = counts
-                .iter()
-                .filter(|(_, n)| **n == 1)
-                .map(|(c, _)| *c)
-                .collect();
-            once.sort();
-            let mut parts: Vec<String> = Vec::new();
-            if ellipsis.is_some() {
-                parts.push("...".into());
-            }
-            parts.extend(once.into_iter().map(|c| c.to_string()));
-            parts
-        }
-    };
-    let mut out = Vec::new();
-    for p in out_spec {
-        if p == "..." {
-            out.extend(ellipsis.clone().unwrap_or_default());
-        } else {
-            let c = p.chars().next().unwrap_or(' ');
-            match sizes.get(&c) {
-                Some(d) => out.push(d.clone()),
-                None => return Value::Unknown,
-            }
-        }
-    }
-    let dtype = tensors[0].dtype;
-    out_known(interp, &tensors[0], out, dtype, device, "torch.einsum")
-}
 
 /// One elementary axis of an einops pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -545,7 +380,7 @@ fn einops_einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Valu
     let eq = format!("{}->{right}", left.join(","));
     let mut pos = vec![Value::Str(Rc::from(eq))];
     pos.extend(tensors);
-    einsum(interp, &Args::new(pos, Vec::new()), range)
+    super::ops::einsum(interp, &Args::new(pos, Vec::new()), range)
 }
 
 /// `einops.rearrange / repeat / reduce / einsum` (and the `Rearrange` /

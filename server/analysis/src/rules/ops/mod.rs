@@ -1,4 +1,4 @@
-//! Tensor ops: pointwise, reductions, shape manipulation, joins and splits, linear algebra.
+//! Tensor ops: pointwise, reductions, shape manipulation, joins and splits, linear algebra, `einsum`.
 //!
 //! `op` is the entry point of every tensor op. `dispatch` sorts an op into its
 //! family: the pointwise ops and reductions by their tables, the ops on a
@@ -7,6 +7,7 @@
 //! `scalar_fallback`.
 
 mod complex;
+mod einsum;
 mod inputs;
 mod join;
 mod linalg;
@@ -38,6 +39,7 @@ use self::reduction::reduce;
 
 pub(crate) use self::registry::{FactoryRule, Family, OpDef};
 
+pub(crate) use self::einsum::einsum;
 pub(crate) use self::inputs::check_inputs;
 pub(crate) use self::linalg::matmul;
 pub(crate) use self::output::{out_known, out_shape, out_var};
@@ -360,7 +362,7 @@ fn scalar_fallback(
 ) -> Value {
     match family {
         Some(Family::Join) => cat(interp, name, args, range),
-        Some(Family::Einsum) => super::einops::einsum(interp, args, range),
+        Some(Family::Einsum) => einsum(interp, args, range),
         Some(Family::BroadcastTensors) => {
             let ts = args.tensors();
             let mut shape: Vec<Dim> = Vec::new();

@@ -1,0 +1,230 @@
+//! `torch.einsum("bij,bjk->bik", a, b)`: operands labelled by subscripts, summed over those the output leaves out.
+//!
+//! As torch's `einsum` does, the rule reads the equation, checks each
+//! operand's subscripts against its dims, binds each subscript to one size
+//! (a size 1 broadcasts), and gives the output the sizes of its subscripts.
+
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use shapels_shapes::Dim;
+use shapels_syntax::ast::TextRange;
+
+use super::inputs::check_inputs;
+use super::output::out_known;
+use crate::code::Code;
+use crate::interp::Interp;
+use crate::rules::Args;
+use crate::rules::check::{Stop, check};
+use crate::value::{Tensor, Value};
+
+/// `torch.einsum("bij,bjk->bik", a, b)` (operands may also come as one list).
+pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Value {
+    let Some(eq) = args.str(0, "equation") else {
+        return Value::Unknown;
+    };
+    let Some(tensors) = operands(args) else {
+        return Value::Unknown;
+    };
+    let Some(device) = check_inputs(interp, args, "einsum", range) else {
+        return Value::Unknown;
+    };
+    let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let inputs: Vec<&str> = lhs.split(',').collect();
+    if inputs.len() > tensors.len() {
+        interp.report(
+            range,
+            Code::EinsumShape,
+            "einsum(): fewer operands were provided than specified in the equation".into(),
+        );
+        return Value::Unknown;
+    }
+    pin_ranks(interp, &inputs, &tensors);
+    let mut subscripts = Subscripts::default();
+    for (i, (spec, t)) in inputs.iter().zip(&tensors).enumerate() {
+        let Some(dims) = interp.dims(t) else {
+            let shape = interp.fresh_rank_var();
+            let t = interp.new_tensor(shape, t.dtype, device, "torch.einsum");
+            return Value::Tensor(Rc::new(t));
+        };
+        if let Err(stop) = subscripts.bind_operand(interp, i, spec, &dims) {
+            return interp.settle(range, Err(stop));
+        }
+    }
+    let Some(out) = subscripts.output_dims(rhs.as_deref()) else {
+        return Value::Unknown;
+    };
+    let dtype = tensors[0].dtype;
+    out_known(interp, &tensors[0], out, dtype, device, "torch.einsum")
+}
+
+/// The operands after the equation, or the one list of them; `None` unless
+/// all are tensors, and at least one.
+fn operands(args: &Args) -> Option<Vec<Rc<Tensor>>> {
+    let mut operands: Vec<Value> = args.pos[1..].to_vec();
+    if let [single] = operands.as_slice()
+        && let Some(items) = single.items()
+    {
+        operands = items;
+    }
+    let tensors: Vec<Rc<Tensor>> = operands
+        .iter()
+        .filter_map(|v| v.as_tensor().cloned())
+        .collect();
+    if tensors.len() != operands.len() || tensors.is_empty() {
+        return None;
+    }
+    Some(tensors)
+}
+
+/// The subscripts spell out the rank of an operand nobody knew the rank
+/// of, unless they hold an ellipsis.
+fn pin_ranks(interp: &mut Interp<'_>, inputs: &[&str], tensors: &[Rc<Tensor>]) {
+    for (spec, t) in inputs.iter().zip(tensors) {
+        if !spec.contains("...") {
+            let names: Vec<String> = spec.chars().map(|c| c.to_string()).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            interp.demand_rank(&t.shape, &names);
+        }
+    }
+}
+
+/// What the operands bound the subscripts to: each one's size, how many
+/// times it appears, and the dims the ellipsis stands for.
+#[derive(Default)]
+struct Subscripts {
+    sizes: FxHashMap<char, Dim>,
+    counts: FxHashMap<char, usize>,
+    ellipsis: Option<Vec<Dim>>,
+}
+
+impl Subscripts {
+    /// Binds the subscripts `spec` of operand `i` to its dims, after the
+    /// check torch makes that there is one per dim (or fewer, with an
+    /// ellipsis).
+    fn bind_operand(
+        &mut self,
+        interp: &mut Interp<'_>,
+        i: usize,
+        spec: &str,
+        dims: &[Dim],
+    ) -> Result<(), Stop> {
+        let has_ellipsis = spec.contains("...");
+        let letters: Vec<char> = spec.replace("...", "").chars().collect();
+        check!(
+            (has_ellipsis || letters.len() == dims.len())
+                && (!has_ellipsis || letters.len() <= dims.len()),
+            Code::EinsumShape,
+            "einsum(): the number of subscripts in the equation ({}) does not match the number of dimensions ({}) for operand {i} and no ellipsis was given",
+            letters.len(),
+            dims.len()
+        );
+        let (before, after) = match spec.split_once("...") {
+            Some((b, a)) => (b.chars().collect::<Vec<_>>(), a.chars().collect::<Vec<_>>()),
+            None => (letters.clone(), Vec::new()),
+        };
+        for (c, d) in before.iter().zip(dims) {
+            self.bind(interp, i, *c, d)?;
+        }
+        for (c, d) in after.iter().rev().zip(dims.iter().rev()) {
+            self.bind(interp, i, *c, d)?;
+        }
+        if has_ellipsis {
+            let mid = dims[before.len()..dims.len() - after.len()].to_vec();
+            self.ellipsis = Some(match self.ellipsis.take() {
+                Some(prev) if prev.len() >= mid.len() => prev,
+                _ => mid,
+            });
+        }
+        Ok(())
+    }
+
+    /// Binds subscript `c` of operand `i` to the size `d`: a size 1 gives
+    /// way to the other (they broadcast), and torch raises when two are
+    /// known to differ.
+    fn bind(&mut self, interp: &mut Interp<'_>, i: usize, c: char, d: &Dim) -> Result<(), Stop> {
+        *self.counts.entry(c).or_insert(0) += 1;
+        match self.sizes.get(&c) {
+            Some(prev) if interp.is_one(prev) => {
+                self.sizes.insert(c, d.clone());
+            }
+            Some(prev) => {
+                if interp.is_one(d) {
+                    return Ok(());
+                }
+                check!(
+                    !interp.env.known_different(prev, d),
+                    Code::EinsumShape,
+                    "einsum(): subscript {c} has size {} for operand {i} which does not broadcast with previously seen size {}",
+                    interp.fmt_dim(d),
+                    interp.fmt_dim(prev)
+                );
+                let prev = prev.clone();
+                let _ = interp.require_equal(&prev, d);
+            }
+            None => {
+                self.sizes.insert(c, d.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// The output's dims: those of the subscripts after `->`, or, without
+    /// one, the ellipsis's and then those of the subscripts that appear
+    /// once, in alphabetical order. `None` for a subscript no operand has.
+    fn output_dims(&self, rhs: Option<&str>) -> Option<Vec<Dim>> {
+        let out_spec = match rhs {
+            Some(r) => explicit_output(r),
+            None => self.implicit_output(),
+        };
+        let mut out = Vec::new();
+        for p in out_spec {
+            if p == "..." {
+                out.extend(self.ellipsis.clone().unwrap_or_default());
+            } else {
+                let c = p.chars().next().unwrap_or(' ');
+                out.push(self.sizes.get(&c)?.clone());
+            }
+        }
+        Some(out)
+    }
+
+    /// The output torch makes without `->`: the ellipsis's dims, then the
+    /// subscripts that appear once, sorted.
+    fn implicit_output(&self) -> Vec<String> {
+        let mut once: Vec<char> = self
+            .counts
+            .iter()
+            .filter(|(_, n)| **n == 1)
+            .map(|(c, _)| *c)
+            .collect();
+        once.sort();
+        let mut parts: Vec<String> = Vec::new();
+        if self.ellipsis.is_some() {
+            parts.push("...".into());
+        }
+        parts.extend(once.into_iter().map(|c| c.to_string()));
+        parts
+    }
+}
+
+/// The subscripts after `->`, one by one, `...` as one.
+fn explicit_output(rhs: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut rest = rhs;
+    while !rest.is_empty() {
+        if let Some(stripped) = rest.strip_prefix("...") {
+            parts.push("...".to_string());
+            rest = stripped;
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            parts.push(c.to_string());
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    parts
+}
