@@ -1,6 +1,7 @@
 //! Binding names: assignment targets, tuple unpacking (which can fix the
 //! rank of a size it unpacks), and the scopes names live in.
 
+use crate::rules::meta::Meta;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 

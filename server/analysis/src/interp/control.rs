@@ -2,6 +2,7 @@
 //! and joins what they leave; a loop of unknown length runs its body and
 //! joins with not running it.
 
+use crate::rules::meta::Meta;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 

@@ -14,24 +14,7 @@ use super::Interp;
 use super::signature::walk_stmt;
 use crate::value::{DType, Device, Value};
 
-/// What factories and layers use when a call names no device or dtype.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct TensorDefaults {
-    /// `None`: unknown (the code may have changed it).
-    pub device: Option<Device>,
-    /// The dtype of floating-point factories and layer parameters; `None`:
-    /// unknown.
-    pub float: Option<DType>,
-}
-
-impl Default for TensorDefaults {
-    fn default() -> Self {
-        TensorDefaults {
-            device: Some(Device::Cpu),
-            float: Some(DType::Float32),
-        }
-    }
-}
+pub(crate) use crate::rules::meta::TensorDefaults;
 
 /// The torch functions that change the defaults.
 const SETTERS: &[&str] = &[

@@ -10,6 +10,7 @@
 //! they count as real, and outside one a mix is reported only in the strict
 //! view (`allow_non_fake_inputs = false` in the settings).
 
+use crate::rules::meta::Meta;
 use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
@@ -19,13 +20,7 @@ use crate::code::Code;
 use crate::report::Severity;
 use crate::value::{Provenance, Tensor};
 
-/// What an op's inputs break of the fake mode's rules.
-pub(crate) enum FakeInputs {
-    /// Nothing: the op runs.
-    Fine,
-    /// The user's mode raises (torch's `AssertionError`): the op fails.
-    Raises,
-}
+pub(crate) use crate::rules::meta::FakeInputs;
 
 impl Interp<'_> {
     /// Remember that `id` is a mode the user's code entered, with its flag.

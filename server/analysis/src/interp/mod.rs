@@ -16,8 +16,8 @@ pub(crate) mod fake_modes;
 mod imports;
 mod join;
 mod memo;
+mod meta;
 pub(crate) mod modules;
-mod settle;
 mod signature;
 mod stated;
 mod stmt;
@@ -26,6 +26,8 @@ mod unknowns;
 
 pub use memo::CallCache;
 
+use crate::rules::meta::Meta;
+pub(crate) use crate::rules::meta::ModeState;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -93,17 +95,6 @@ enum MethodKind {
     Instance,
     Class,
     Static,
-}
-
-/// The fake scope the code currently runs in.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ModeState {
-    /// Tensors made now are fake (inside the analysis' mode or a user mode).
-    pub fake: bool,
-    pub id: u32,
-    pub allow_non_fake_inputs: bool,
-    /// The mode was written by the user (`with FakeTensorMode()`).
-    pub user_mode: bool,
 }
 
 fn ranges_overlap(a: &TextRange, b: &TextRange) -> bool {

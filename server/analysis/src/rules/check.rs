@@ -3,7 +3,7 @@
 //! A meta kernel in torch checks its inputs with `torch._check(cond, msg)`
 //! and raises; a rule here returns `Err(ShapeError)` (through `check!` or
 //! `?`), and the interpreter turns the error into the diagnostic at the
-//! call, with its code, and makes the op's result unknown (`Interp::settle`).
+//! call, with its code, and makes the op's result unknown (`Meta::settle`).
 //! A rule that cannot go on for want of a known size is not an error: it
 //! stops with the result the op gives instead (`Stop::Give`).
 

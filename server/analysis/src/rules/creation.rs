@@ -17,7 +17,7 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use super::ops::OpDef;
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// One call of a factory, as its rule (the `FactoryRule` of its registry
@@ -32,19 +32,19 @@ pub(crate) struct FactoryCall<'a> {
 impl FactoryCall<'_> {
     /// The factory's tensor of the listed sizes `dims`, after the check
     /// torch makes that none is negative; a `dtype=` given overrides `dtype`.
-    fn output(&self, interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>) -> Value {
+    fn output(&self, meta: &mut dyn Meta, dims: Vec<Dim>, dtype: Option<DType>) -> Value {
         if let Some(at) = dims
             .iter()
             .position(|d| d.as_const().is_some_and(|n| n < 0))
         {
-            let message = negative_size_message(interp, self.name, &dims, at);
-            interp.report(self.range, Code::NegativeSize, message);
+            let message = negative_size_message(meta, self.name, &dims, at);
+            meta.report(self.range, Code::NegativeSize, message);
             return Value::Unknown;
         }
         let dtype = dtype_or(self.args, dtype);
-        let device = device_arg(self.args).unwrap_or_else(|| interp.defaults.device.clone());
+        let device = device_arg(self.args).unwrap_or_else(|| meta.defaults().device.clone());
         let name = format!("torch.{}", self.name);
-        let t = interp.new_tensor(Shape::known(dims), dtype, device, &name);
+        let t = meta.new_tensor(Shape::known(dims), dtype, device, &name);
         Value::Tensor(Rc::new(Tensor {
             made_at: Some(self.range),
             ..t
@@ -57,21 +57,21 @@ impl FactoryCall<'_> {
     /// overrides `dtype`.
     fn output_of_unlisted_size(
         &self,
-        interp: &mut Interp<'_>,
+        meta: &mut dyn Meta,
         shape: Shape,
         dtype: Option<DType>,
     ) -> Value {
         let dtype = dtype_or(self.args, dtype);
-        let device = device_arg(self.args).unwrap_or_else(|| interp.defaults.device.clone());
+        let device = device_arg(self.args).unwrap_or_else(|| meta.defaults().device.clone());
         let name = format!("torch.{}", self.name);
-        Value::Tensor(Rc::new(interp.new_tensor(shape, dtype, device, &name)))
+        Value::Tensor(Rc::new(meta.new_tensor(shape, dtype, device, &name)))
     }
 }
 
 /// Torch's message for the negative size at `at` of `dims`: most factories
 /// leave it to the allocation, but some check their sizes in their own words
 /// first.
-fn negative_size_message(interp: &Interp<'_>, name: &str, dims: &[Dim], at: usize) -> String {
+fn negative_size_message(meta: &dyn Meta, name: &str, dims: &[Dim], at: usize) -> String {
     let bad = &dims[at];
     match name {
         "zeros" => "zeros: Dimension size must be non-negative.".to_string(),
@@ -79,12 +79,12 @@ fn negative_size_message(interp: &Interp<'_>, name: &str, dims: &[Dim], at: usiz
         "eye" => format!(
             "{} must be greater or equal to 0, got {}",
             if at == 0 { "n" } else { "m" },
-            interp.fmt_dim(bad)
+            meta.fmt_dim(bad)
         ),
         _ => format!(
             "Trying to create tensor with negative dimension {}: {}",
-            interp.fmt_dim(bad),
-            interp.fmt_dims(dims)
+            meta.fmt_dim(bad),
+            meta.fmt_dims(dims)
         ),
     }
 }
@@ -121,13 +121,13 @@ impl MethodCall<'_> {
 /// factory or the call is not one its rule makes (`torch.zeros_like` of no
 /// tensor): the op dispatch then takes it as any other op.
 pub(crate) fn create(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     args: &Args,
     range: TextRange,
 ) -> Option<Value> {
     let rule = factory_rule(name)?;
-    rule(interp, &FactoryCall { name, args, range })
+    rule(meta, &FactoryCall { name, args, range })
 }
 
 /// The rule of the factory `name`: its registry entry's. A `*_like` name the
@@ -145,14 +145,14 @@ fn factory_rule(name: &str) -> Option<super::ops::FactoryRule> {
 /// The result of the tensor method `name` of `t`, or `None` when the
 /// registry has no creation rule for it: it is then a tensor op.
 pub(crate) fn method(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     t: &Rc<Tensor>,
     name: &str,
     args: &Args,
     range: TextRange,
 ) -> Option<Value> {
     let rule = OpDef::of(name)?.method?;
-    let shape = interp.resolve_shape(&t.shape);
+    let shape = meta.resolve_shape(&t.shape);
     let call = MethodCall {
         name,
         t,
@@ -160,22 +160,22 @@ pub(crate) fn method(
         args,
         range,
     };
-    Some(rule(interp, &call))
+    Some(rule(meta, &call))
 }
 
 /// The shape and dtype of a nested list literal.
-fn literal_shape(interp: &mut Interp<'_>, data: &Value) -> Option<(Vec<Dim>, Option<DType>)> {
+fn literal_shape(meta: &mut dyn Meta, data: &Value) -> Option<(Vec<Dim>, Option<DType>)> {
     match data {
         Value::Int(_) => Some((Vec::new(), Some(DType::Int64))),
         Value::Float(_) => Some((Vec::new(), Some(DType::Float32))),
         Value::Bool(_) => Some((Vec::new(), Some(DType::Bool))),
-        Value::Tensor(t) => Some((interp.dims(t)?, t.dtype)),
+        Value::Tensor(t) => Some((meta.dims(t)?, t.dtype)),
         Value::Tuple(_) | Value::List(_) => {
             let items = data.items()?;
             let mut inner: Option<Vec<Dim>> = None;
             let mut dtype: Option<DType> = None;
             for item in &items {
-                let (dims, d) = literal_shape(interp, item)?;
+                let (dims, d) = literal_shape(meta, item)?;
                 if let Some(prev) = &inner
                     && *prev != dims
                 {

@@ -12,27 +12,27 @@ use shapels_shapes::Dim;
 
 use super::shape::broadcast;
 use super::{Args, size_value};
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::value::{DType, Device, Distribution, Shape, Tensor, Value};
 
 /// `torch.distributions.<name>(...)`; unknown for a distribution or an
 /// argument this does not follow.
-pub(crate) fn construct(interp: &mut Interp<'_>, name: &str, args: &Args) -> Value {
+pub(crate) fn construct(meta: &mut dyn Meta, name: &str, args: &Args) -> Value {
     let made = match name {
         "Normal" | "Laplace" | "Cauchy" | "Gumbel" | "LogNormal" => {
-            elementwise(interp, name, args, &[(0, "loc"), (1, "scale")])
+            elementwise(meta, name, args, &[(0, "loc"), (1, "scale")])
         }
-        "Uniform" => elementwise(interp, name, args, &[(0, "low"), (1, "high")]),
+        "Uniform" => elementwise(meta, name, args, &[(0, "low"), (1, "high")]),
         "Beta" => elementwise(
-            interp,
+            meta,
             name,
             args,
             &[(0, "concentration1"), (1, "concentration0")],
         ),
-        "Gamma" => elementwise(interp, name, args, &[(0, "concentration"), (1, "rate")]),
-        "Exponential" | "Poisson" => elementwise(interp, name, args, &[(0, "rate")]),
-        "Bernoulli" | "Categorical" | "OneHotCategorical" => discrete(interp, name, args),
-        "MultivariateNormal" => multivariate_normal(interp, args),
+        "Gamma" => elementwise(meta, name, args, &[(0, "concentration"), (1, "rate")]),
+        "Exponential" | "Poisson" => elementwise(meta, name, args, &[(0, "rate")]),
+        "Bernoulli" | "Categorical" | "OneHotCategorical" => discrete(meta, name, args),
+        "MultivariateNormal" => multivariate_normal(meta, args),
         "Independent" => independent(args),
         _ => None,
     };
@@ -42,7 +42,7 @@ pub(crate) fn construct(interp: &mut Interp<'_>, name: &str, args: &Args) -> Val
 /// A distribution whose parameters broadcast together into its batch shape
 /// and whose draws are single numbers.
 fn elementwise(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     args: &Args,
     params: &[(usize, &str)],
@@ -54,8 +54,8 @@ fn elementwise(
         let value = args.get(*index, param)?.clone();
         match &value {
             Value::Tensor(t) => {
-                let dims = interp.dims(t)?;
-                batch = broadcast(interp, &batch, &dims).ok()?;
+                let dims = meta.dims(t)?;
+                batch = broadcast(meta, &batch, &dims).ok()?;
                 like.get_or_insert_with(|| t.clone());
             }
             Value::Int(_) | Value::Float(_) => {}
@@ -77,7 +77,7 @@ fn elementwise(
 
 /// `Bernoulli`, `Categorical` and `OneHotCategorical`, given `probs` or
 /// `logits`: a categorical's last dim holds the categories.
-fn discrete(interp: &mut Interp<'_>, name: &str, args: &Args) -> Option<Distribution> {
+fn discrete(meta: &mut dyn Meta, name: &str, args: &Args) -> Option<Distribution> {
     let (param, t) = match (args.tensor(0, "probs"), args.kw("logits")) {
         (Some(t), _) => ("probs", t),
         (None, Some(Value::Tensor(t))) => ("logits", t.clone()),
@@ -86,7 +86,7 @@ fn discrete(interp: &mut Interp<'_>, name: &str, args: &Args) -> Option<Distribu
             _ => return None,
         },
     };
-    let dims = interp.dims(&t)?;
+    let dims = meta.dims(&t)?;
     let (batch, event, sample_dtype) = match name {
         "Bernoulli" => (dims, Vec::new(), t.dtype),
         _ => {
@@ -111,17 +111,17 @@ fn discrete(interp: &mut Interp<'_>, name: &str, args: &Args) -> Option<Distribu
 
 /// `MultivariateNormal(loc, covariance_matrix | scale_tril | precision_matrix)`:
 /// draws are vectors of `loc`'s last size.
-fn multivariate_normal(interp: &mut Interp<'_>, args: &Args) -> Option<Distribution> {
+fn multivariate_normal(meta: &mut dyn Meta, args: &Args) -> Option<Distribution> {
     let loc = args.tensor(0, "loc")?;
     let matrix = args
         .tensor(1, "covariance_matrix")
         .or_else(|| args.tensor(2, "precision_matrix"))
         .or_else(|| args.tensor(3, "scale_tril"))?;
-    let loc_dims = interp.dims(&loc)?;
-    let matrix_dims = interp.dims(&matrix)?;
+    let loc_dims = meta.dims(&loc)?;
+    let matrix_dims = meta.dims(&matrix)?;
     let (event, loc_batch) = loc_dims.split_last()?;
     let matrix_batch = matrix_dims.get(..matrix_dims.len().checked_sub(2)?)?;
-    let batch = broadcast(interp, loc_batch, matrix_batch).ok()?;
+    let batch = broadcast(meta, loc_batch, matrix_batch).ok()?;
     Some(Distribution {
         kind: Rc::from("MultivariateNormal"),
         batch,
@@ -151,7 +151,7 @@ fn independent(args: &Args) -> Option<Distribution> {
 }
 
 /// `d.batch_shape`, `d.mean`, `d.loc`, ...; a method otherwise.
-pub(crate) fn attr(interp: &mut Interp<'_>, object: &Value, d: &Distribution, attr: &str) -> Value {
+pub(crate) fn attr(meta: &mut dyn Meta, object: &Value, d: &Distribution, attr: &str) -> Value {
     if let Some((_, v)) = d.params.iter().find(|(k, _)| &**k == attr) {
         return v.clone();
     }
@@ -161,7 +161,7 @@ pub(crate) fn attr(interp: &mut Interp<'_>, object: &Value, d: &Distribution, at
         "mean" | "mode" | "stddev" | "variance" => {
             let mut shape = d.batch.clone();
             shape.extend(d.event.iter().cloned());
-            tensor(interp, d, shape, d.dtype, &format!("{}.{attr}", d.kind))
+            tensor(meta, d, shape, d.dtype, &format!("{}.{attr}", d.kind))
         }
         // The parameter the distribution was not given, made from the other.
         "probs" | "logits"
@@ -177,25 +177,20 @@ pub(crate) fn attr(interp: &mut Interp<'_>, object: &Value, d: &Distribution, at
 }
 
 /// `d.sample(shape)`, `d.rsample()`, `d.log_prob(v)`, `d.entropy()`, `d.expand(batch)`.
-pub(crate) fn method(
-    interp: &mut Interp<'_>,
-    d: &Rc<Distribution>,
-    name: &str,
-    args: &Args,
-) -> Value {
+pub(crate) fn method(meta: &mut dyn Meta, d: &Rc<Distribution>, name: &str, args: &Args) -> Value {
     match name {
         "sample" | "rsample" => {
             let mut shape = match args.get(0, "sample_shape") {
                 None => Vec::new(),
                 Some(v) => match v.items() {
-                    Some(items) => interp.size_dims(&items),
+                    Some(items) => meta.size_dims(&items),
                     None => return Value::Unknown,
                 },
             };
             shape.extend(d.batch.iter().cloned());
             shape.extend(d.event.iter().cloned());
             tensor(
-                interp,
+                meta,
                 d,
                 shape,
                 d.sample_dtype,
@@ -206,19 +201,19 @@ pub(crate) fn method(
             let Some(v) = args.tensor(0, "value") else {
                 return Value::Unknown;
             };
-            let Some(dims) = interp.dims(&v) else {
+            let Some(dims) = meta.dims(&v) else {
                 return Value::Unknown;
             };
             let Some(kept) = dims.len().checked_sub(d.event.len()) else {
                 return Value::Unknown;
             };
-            match broadcast(interp, &dims[..kept], &d.batch) {
-                Ok(shape) => tensor(interp, d, shape, d.dtype, &format!("{}.{name}", d.kind)),
+            match broadcast(meta, &dims[..kept], &d.batch) {
+                Ok(shape) => tensor(meta, d, shape, d.dtype, &format!("{}.{name}", d.kind)),
                 Err(_) => Value::Unknown,
             }
         }
         "entropy" => tensor(
-            interp,
+            meta,
             d,
             d.batch.clone(),
             d.dtype,
@@ -226,7 +221,7 @@ pub(crate) fn method(
         ),
         "expand" => match args.get(0, "batch_shape").and_then(Value::items) {
             Some(items) => Value::Distribution(Rc::new(Distribution {
-                batch: interp.size_dims(&items),
+                batch: meta.size_dims(&items),
                 ..(**d).clone()
             })),
             None => Value::Unknown,
@@ -236,25 +231,25 @@ pub(crate) fn method(
 }
 
 /// `torch.distributions.kl_divergence(p, q)`: one number per batch entry.
-pub(crate) fn kl_divergence(interp: &mut Interp<'_>, args: &Args) -> Value {
+pub(crate) fn kl_divergence(meta: &mut dyn Meta, args: &Args) -> Value {
     let (Some(Value::Distribution(p)), Some(Value::Distribution(q))) =
         (args.get(0, "p"), args.get(1, "q"))
     else {
         return Value::Unknown;
     };
-    match broadcast(interp, &p.batch, &q.batch) {
-        Ok(shape) => tensor(interp, p, shape, p.dtype, "kl_divergence"),
+    match broadcast(meta, &p.batch, &q.batch) {
+        Ok(shape) => tensor(meta, p, shape, p.dtype, "kl_divergence"),
         Err(_) => Value::Unknown,
     }
 }
 
 fn tensor(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     d: &Distribution,
     shape: Vec<Dim>,
     dtype: Option<DType>,
     op: &str,
 ) -> Value {
-    let t = interp.new_tensor(Shape::known(shape), dtype, d.device.clone(), op);
+    let t = meta.new_tensor(Shape::known(shape), dtype, d.device.clone(), op);
     Value::Tensor(Rc::new(t))
 }

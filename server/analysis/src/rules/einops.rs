@@ -14,7 +14,7 @@ use super::check::{RuleResult, ShapeError, Stop, check, raise};
 use super::dtype::sum_dtype;
 use super::ops::out_known;
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::value::{DType, Tensor, Value};
 
 /// One elementary axis of an einops pattern.
@@ -288,7 +288,7 @@ fn recipe(pattern: &str, operation: &str, axes_names: &[Rc<str>]) -> Result<(Sid
 
 /// `Rearrange(pattern, **sizes)` / `Reduce(pattern, reduction, **sizes)`
 /// check their pattern when built.
-pub(crate) fn check_layer(interp: &mut Interp<'_>, kind: &str, args: &Args, range: TextRange) {
+pub(crate) fn check_layer(meta: &mut dyn Meta, kind: &str, args: &Args, range: TextRange) {
     let Some(pattern) = args.str(0, "pattern") else {
         return;
     };
@@ -306,26 +306,26 @@ pub(crate) fn check_layer(interp: &mut Interp<'_>, kind: &str, args: &Args, rang
         .filter(|k| !matches!(&**k, "pattern" | "reduction"))
         .collect();
     if let Err(message) = recipe(&pattern, &operation, &names) {
-        interp.report(range, Code::EinopsPattern, message);
+        meta.report(range, Code::EinopsPattern, message);
     }
 }
 
 /// `einops.einsum(x, y, "b i d, b j d -> b i j")`: the pattern comes last;
 /// axis names become letters and `torch.einsum` does the rest.
-fn einops_einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Value {
+fn einops_einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Value {
     let Some(Value::Str(pattern)) = args.pos.last().cloned() else {
         return Value::Unknown;
     };
     let tensors: Vec<Value> = args.pos[..args.pos.len() - 1].to_vec();
-    let report = |interp: &mut Interp<'_>, message: String| {
-        interp.report(range, Code::EinopsPattern, message);
+    let report = |meta: &mut dyn Meta, message: String| {
+        meta.report(range, Code::EinopsPattern, message);
         Value::Unknown
     };
     let Some((lhs, rhs)) = pattern.split_once("->") else {
-        return report(interp, "Einsum pattern must contain '->'.".into());
+        return report(meta, "Einsum pattern must contain '->'.".into());
     };
     if rhs.contains("->") {
-        return report(interp, "too many values to unpack (expected 2)".into());
+        return report(meta, "too many values to unpack (expected 2)".into());
     }
     const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
     let mut letters: FxHashMap<String, char> = FxHashMap::default();
@@ -371,24 +371,24 @@ fn einops_einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Valu
     for op in lhs.split(',') {
         match parse_side(op, true, true).and_then(|side| spell(&side, true)) {
             Ok(s) => left.push(s),
-            Err(message) => return report(interp, message),
+            Err(message) => return report(meta, message),
         }
     }
     let right = match parse_side(rhs, true, false).and_then(|side| spell(&side, false)) {
         Ok(s) => s,
-        Err(message) => return report(interp, message),
+        Err(message) => return report(meta, message),
     };
     let eq = format!("{}->{right}", left.join(","));
     let mut pos = vec![Value::Str(Rc::from(eq))];
     pos.extend(tensors);
-    super::ops::einsum(interp, &Args::new(pos, Vec::new()), range)
+    super::ops::einsum(meta, &Args::new(pos, Vec::new()), range)
 }
 
 /// `einops.rearrange / repeat / reduce / einsum` (and the `Rearrange` /
 /// `Reduce` layers, which come here as `rearrange` / `reduce`).
-pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+pub(crate) fn call(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
     let operation: Rc<str> = match name {
-        "einsum" => return einops_einsum(interp, &args, range),
+        "einsum" => return einops_einsum(meta, &args, range),
         "rearrange" | "repeat" => Rc::from(name),
         "reduce" => match args.get(2, "reduction") {
             Some(Value::Str(r)) => r.clone(),
@@ -398,7 +398,7 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         _ => return Value::Unknown,
     };
     let Some(x) = args.tensor(0, "tensor") else {
-        return call_on_stacked(interp, name, args, range);
+        return call_on_stacked(meta, name, args, range);
     };
     let Some(pattern) = args.str(1, "pattern") else {
         return Value::Unknown;
@@ -416,13 +416,13 @@ pub(crate) fn call(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         x: &x,
         axes_lengths: &axes_lengths,
     };
-    let result = call.apply(interp, &pattern);
-    interp.settle(range, result)
+    let result = call.apply(meta, &pattern);
+    meta.settle(range, result)
 }
 
 /// A list of tensors in place of the tensor is stacked first, then
 /// transformed; anything else has an unknown result.
-fn call_on_stacked(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+fn call_on_stacked(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
     let Some(items) = args.get(0, "tensor").and_then(|v| v.items()) else {
         return Value::Unknown;
     };
@@ -430,7 +430,7 @@ fn call_on_stacked(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         return Value::Unknown;
     }
     let stacked = super::ops::op(
-        interp,
+        meta,
         "stack",
         Args::new(vec![Value::list(items)], Vec::new()),
         range,
@@ -445,7 +445,7 @@ fn call_on_stacked(interp: &mut Interp<'_>, name: &str, args: Args, range: TextR
         .into_iter()
         .filter(|(k, _)| &**k != "tensor")
         .collect();
-    call(interp, name, Args::new(pos, kw), range)
+    call(meta, name, Args::new(pos, kw), range)
 }
 
 /// One einops transformation of a tensor: `rearrange`, `repeat`, or
@@ -462,7 +462,7 @@ impl Transform<'_> {
     /// The result of the transformation by `pattern`, as einops makes it:
     /// the recipe from the pattern, the input's rank checked, the axis
     /// sizes read from its dims, the output's dims from those sizes.
-    fn apply(&self, interp: &mut Interp<'_>, pattern: &str) -> RuleResult {
+    fn apply(&self, meta: &mut dyn Meta, pattern: &str) -> RuleResult {
         let x = self.x;
         let names: Vec<Rc<str>> = self.axes_lengths.iter().map(|(k, _)| k.clone()).collect();
         let (left, right) = recipe(pattern, self.operation, &names)
@@ -472,11 +472,11 @@ impl Transform<'_> {
             .iter()
             .filter(|g| !matches!(g, Group::Ellipsis))
             .count();
-        if interp.dims(x).is_none() && !left.has_ellipsis {
-            self.pin_rank(interp, &left);
+        if meta.dims(x).is_none() && !left.has_ellipsis {
+            self.pin_rank(meta, &left);
         }
-        let Some(dims) = interp.dims(x) else {
-            let shape = interp.fresh_rank_var();
+        let Some(dims) = meta.dims(x) else {
+            let shape = meta.fresh_rank_var();
             return Err(Stop::Give(Value::Tensor(Rc::new(Tensor {
                 shape,
                 op: Rc::from(format!("einops.{}", self.name)),
@@ -486,7 +486,7 @@ impl Transform<'_> {
         };
         check_rank(&left, n_fixed, dims.len())?;
         let n_ellipsis = dims.len() - n_fixed;
-        let (sizes, ellipsis_dims) = self.axis_sizes(interp, &left, &dims, n_ellipsis)?;
+        let (sizes, ellipsis_dims) = self.axis_sizes(meta, &left, &dims, n_ellipsis)?;
         let Some(out) = output_dims(&right, &sizes, &ellipsis_dims) else {
             return Ok(Value::Unknown);
         };
@@ -495,12 +495,12 @@ impl Transform<'_> {
         let dtype = self.dtype(reduced)?;
         let device = x.device.clone();
         let op = format!("einops.{}", self.name);
-        Ok(out_known(interp, x, out, dtype, device, &op))
+        Ok(out_known(meta, x, out, dtype, device, &op))
     }
 
     /// The pattern spells out the rank of an input nobody knew the rank
     /// of: its dims get the names of the pattern's groups.
-    fn pin_rank(&self, interp: &mut Interp<'_>, left: &Side) {
+    fn pin_rank(&self, meta: &mut dyn Meta, left: &Side) {
         let names: Vec<String> = left
             .groups
             .iter()
@@ -519,15 +519,15 @@ impl Transform<'_> {
             .map(|n| if n.is_empty() { "one".to_string() } else { n })
             .collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        interp.demand_rank(&self.x.shape, &names);
-        self.name_composite_dims(interp, left);
+        meta.demand_rank(&self.x.shape, &names);
+        self.name_composite_dims(meta, left);
     }
 
     /// A group whose other axes have their lengths given (`(h p1)` with
     /// `p1=patch_size`) is that many times a free size named after the one
     /// axis left: `h*patch_size`, so `h` comes out as `h`.
-    fn name_composite_dims(&self, interp: &mut Interp<'_>, left: &Side) {
-        let Some(dims) = interp.dims(self.x) else {
+    fn name_composite_dims(&self, meta: &mut dyn Meta, left: &Side) {
+        let Some(dims) = meta.dims(self.x) else {
             return;
         };
         for (g, d) in left.groups.iter().zip(dims.iter()) {
@@ -540,7 +540,7 @@ impl Transform<'_> {
             for a in axes {
                 match a {
                     Axis::Anon(n) => known = known.mul(&Dim::konst(*n)),
-                    Axis::Name(n) => match self.length_given(interp, n) {
+                    Axis::Name(n) => match self.length_given(meta, n) {
                         Some(len) => known = known.mul(&len),
                         None => free.push(n.clone()),
                     },
@@ -548,18 +548,18 @@ impl Transform<'_> {
                 }
             }
             if let [axis] = free.as_slice() {
-                let made = interp.env.weak_symbol(axis).mul(&known);
-                let _ = interp.env.unify(d, &made);
+                let made = meta.env_mut().weak_symbol(axis).mul(&known);
+                let _ = meta.env_mut().unify(d, &made);
             }
         }
     }
 
     /// The length given as a keyword for the axis `name`, if it is a size.
-    fn length_given(&self, interp: &mut Interp<'_>, name: &str) -> Option<Dim> {
+    fn length_given(&self, meta: &mut dyn Meta, name: &str) -> Option<Dim> {
         self.axes_lengths
             .iter()
             .find(|(k, _)| **k == *name)
-            .and_then(|(_, v)| interp.as_dim(v))
+            .and_then(|(_, v)| meta.as_dim(v))
     }
 
     /// The size of every axis, the lengths given first, the others read
@@ -568,16 +568,16 @@ impl Transform<'_> {
     /// when a dim does not fit its group.
     fn axis_sizes(
         &self,
-        interp: &mut Interp<'_>,
+        meta: &mut dyn Meta,
         left: &Side,
         dims: &[Dim],
         n_ellipsis: usize,
     ) -> Result<(FxHashMap<String, Dim>, Vec<Dim>), Stop> {
         let mut sizes: FxHashMap<String, Dim> = FxHashMap::default();
         for (k, v) in self.axes_lengths {
-            let d = match interp.as_dim(v) {
+            let d = match meta.as_dim(v) {
                 Some(d) => d,
-                None => interp.env.anonymous(),
+                None => meta.env_mut().anonymous(),
             };
             sizes.insert(k.to_string(), d);
         }
@@ -594,7 +594,7 @@ impl Transform<'_> {
             };
             let length = dims[i].clone();
             i += 1;
-            group_sizes(interp, axes, length, &mut sizes)?;
+            group_sizes(meta, axes, length, &mut sizes)?;
         }
         Ok((sizes, ellipsis_dims))
     }
@@ -646,7 +646,7 @@ fn check_rank(left: &Side, n_fixed: usize, rank: usize) -> Result<(), Stop> {
 /// product of their sizes must be it, and one axis of unknown size is what
 /// the others leave of it (they must divide it).
 fn group_sizes(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     axes: &[Axis],
     length: Dim,
     sizes: &mut FxHashMap<String, Dim>,
@@ -665,34 +665,34 @@ fn group_sizes(
     }
     let Some(n) = unknown else {
         check!(
-            !interp.env.known_different(&length, &known) && interp.require_equal(&length, &known),
+            !meta.env().known_different(&length, &known) && meta.require_equal(&length, &known),
             Code::EinopsPattern,
             "Shape mismatch, {} != {}",
-            interp.fmt_dim(&length),
-            interp.fmt_dim(&known)
+            meta.fmt_dim(&length),
+            meta.fmt_dim(&known)
         );
         return Ok(());
     };
     let size = if known.as_const() == Some(1) {
         length
     } else {
-        let rem = length.modulo(&known).map(|r| interp.env.value(&r));
+        let rem = length.modulo(&known).map(|r| meta.env().value(&r));
         match rem {
             Some(Some(0)) => {}
             Some(Some(_)) => {
                 let message = format!(
                     "Shape mismatch, can't divide axis of length {} in chunks of {}",
-                    interp.fmt_dim(&length),
-                    interp.fmt_dim(&known)
+                    meta.fmt_dim(&length),
+                    meta.fmt_dim(&known)
                 );
                 return raise(Code::EinopsPattern, message);
             }
             // it divides, or einops raises at run time
-            _ => interp.env.assume_divisible(&length, &known),
+            _ => meta.env_mut().assume_divisible(&length, &known),
         }
         length
             .floordiv(&known)
-            .unwrap_or_else(|| interp.env.anonymous())
+            .unwrap_or_else(|| meta.env_mut().anonymous())
     };
     sizes.insert(n, size);
     Ok(())

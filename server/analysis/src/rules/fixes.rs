@@ -1,8 +1,8 @@
 //! Quick-fix proposals: the edits that would make a diagnostic go away, made
 //! by the rule that finds the problem, from the places the code was written.
 //!
-//! A rule offers a fix (`Interp::offer_fix`) just before it reports; the
-//! report of the same code takes it (`Interp::report_as`). Every fix is a
+//! A rule offers a fix (`Meta::offer_fix`) just before it reports; the
+//! report of the same code takes it (`Interp::report_as`, which takes it through `Meta::take_fixes`). Every fix is a
 //! proposal: the language server applies it, re-analyses and offers only
 //! those after which the diagnostic is gone, so a fix here may be wrong in a
 //! corner case but must never be unsafe to propose.
@@ -13,14 +13,14 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::{Arg, Expr, ExprKind, TextRange};
 
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::report::Fix;
+use crate::rules::meta::Meta;
 use crate::rules::nn::{Forward, LayerDef};
 use crate::value::{Layer, Value};
 
 /// Where the parts of one call were written: the call, the method name of
 /// `x.view(...)`, and each argument. Kept by layers (their construction),
-/// and by the interpreter for the call being made (`Interp::written_call`).
+/// and by the interpreter for the call being made (`Meta::written_call`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct WrittenCall {
     pub call: TextRange,
@@ -74,50 +74,12 @@ impl WrittenCall {
     }
 }
 
-impl Interp<'_> {
-    /// The written parts of the call at `range`, when it is the call being
-    /// made and it was written in the analysed file.
-    pub(crate) fn written_call(&self, range: &TextRange) -> Option<Rc<WrittenCall>> {
-        self.written_call
-            .as_ref()
-            .filter(|w| w.call == *range && crate::workspace::is_local(range))
-            .cloned()
-    }
-
-    /// Proposes `fix` for the next diagnostic of `code` reported.
-    pub(crate) fn offer_fix(&mut self, code: Code, fix: Fix) {
-        self.offered_fixes.push((code, fix));
-    }
-
-    /// The fixes offered for a diagnostic of `code`, taken.
-    pub(crate) fn take_fixes(&mut self, code: Code) -> Vec<Fix> {
-        let mut taken = Vec::new();
-        self.offered_fixes.retain(|(c, fix)| {
-            if *c == code {
-                taken.push(fix.clone());
-                false
-            } else {
-                true
-            }
-        });
-        taken
-    }
-
-    /// The source text of `range` when it is in the analysed file.
-    fn local_text(&self, range: &TextRange) -> Option<&str> {
-        if !crate::workspace::is_local(range) {
-            return None;
-        }
-        self.src.get(range.range())
-    }
-}
-
 /// The constructor argument of a layer that must equal a size of its input
 /// (`in_features` of a Linear, `in_channels` of a Conv, ...), set to the
 /// size `input` has, when the two are known to differ: the fix for the
 /// diagnostic its forward reports, under the code it returns.
 pub(crate) fn layer_size_fix(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     layer: &Layer,
     input: &Value,
 ) -> Option<(Code, Fix)> {
@@ -125,7 +87,7 @@ pub(crate) fn layer_size_fix(
     let Value::Tensor(x) = input else {
         return None;
     };
-    let dims = interp.dims(x)?;
+    let dims = meta.dims(x)?;
     let kind = &*layer.kind;
     let def = layer.def()?;
     let (code, name, actual): (Code, &str, Dim) = match def.forward {
@@ -149,13 +111,13 @@ pub(crate) fn layer_size_fix(
         Forward::Rnn => (Code::LayerInput, "input_size", dims.last()?.clone()),
         _ => return None,
     };
-    let expected = interp.as_dim(layer.setting(name)?)?;
-    if !interp.env.known_different(&actual, &expected) {
+    let expected = meta.as_dim(layer.setting(name)?)?;
+    if !meta.env().known_different(&actual, &expected) {
         return None;
     }
-    let text = interp.fmt_dim(&actual);
+    let text = meta.fmt_dim(&actual);
     let site = *written.setting(def, name)?;
-    let src = interp.local_text(&site).map(|_| interp.src)?;
+    let src = meta.local_text(&site).map(|_| meta.src())?;
     if !is_size_expression(&text) || !names_written_before(src, site.start, &text) {
         return None;
     }
@@ -172,7 +134,7 @@ pub(crate) fn layer_size_fix(
 /// input goes to the weight's device (`self.fc(x.to(self.fc.weight.device))`),
 /// when the layer is called by a plain name and has a `weight`.
 pub(crate) fn layer_device_fix(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     layer: &Layer,
     input: Option<&Value>,
     call: &TextRange,
@@ -187,12 +149,11 @@ pub(crate) fn layer_device_fix(
     if !has_weight || from == to {
         return None;
     }
-    let written = interp.written_call(call)?;
+    let written = meta.written_call(call)?;
     let input_at = *written.pos.first()?;
-    let (Some(input), Some(callee)) = (
-        interp.local_text(&input_at),
-        interp.local_text(&written.callee),
-    ) else {
+    let (Some(input), Some(callee)) =
+        (meta.local_text(&input_at), meta.local_text(&written.callee))
+    else {
         return None;
     };
     if !is_postfix(input) || !is_dotted_name(callee) {
@@ -209,24 +170,24 @@ pub(crate) fn layer_device_fix(
 
 /// `view` of a tensor whose dims are not consecutive in memory: `reshape`
 /// (copies only when it must), or `.contiguous()` before the `view`.
-pub(crate) fn offer_view_fixes(interp: &mut Interp<'_>, call: &TextRange) {
-    let Some(written) = interp.written_call(call) else {
+pub(crate) fn offer_view_fixes(meta: &mut dyn Meta, call: &TextRange) {
+    let Some(written) = meta.written_call(call) else {
         return;
     };
     let Some(method) = written.method else {
         return;
     };
-    if interp.local_text(&method) != Some("view") {
+    if meta.local_text(&method) != Some("view") {
         return;
     }
-    interp.offer_fix(
+    meta.offer_fix(
         Code::ViewStride,
         Fix {
             title: "Use `reshape` instead of `view`".into(),
             edits: vec![(method, "reshape".into())],
         },
     );
-    interp.offer_fix(
+    meta.offer_fix(
         Code::ViewStride,
         Fix {
             title: "Make the tensor contiguous before `view`".into(),
@@ -241,13 +202,8 @@ pub(crate) fn offer_view_fixes(interp: &mut Interp<'_>, call: &TextRange) {
 /// Two operands of a binary operator on different devices: `moved` (at
 /// `moved_at`) goes to the device of the operand written at `other_at`,
 /// when that one is a plain name (`x`, `self.bias`).
-pub(crate) fn offer_device_fix(
-    interp: &mut Interp<'_>,
-    moved_at: &TextRange,
-    other_at: &TextRange,
-) {
-    let (Some(moved), Some(other)) = (interp.local_text(moved_at), interp.local_text(other_at))
-    else {
+pub(crate) fn offer_device_fix(meta: &mut dyn Meta, moved_at: &TextRange, other_at: &TextRange) {
+    let (Some(moved), Some(other)) = (meta.local_text(moved_at), meta.local_text(other_at)) else {
         return;
     };
     if !is_postfix(moved) || !is_dotted_name(other) {
@@ -260,19 +216,19 @@ pub(crate) fn offer_device_fix(
             format!(".to({other}.device)"),
         )],
     };
-    interp.offer_fix(Code::DeviceMismatch, fix);
+    meta.offer_fix(Code::DeviceMismatch, fix);
 }
 
 /// A cross entropy over `(B, T, V)` logits with `(B, T)` targets: both
 /// flattened over their leading dims, `logits.view(-1, V)` and
 /// `targets.view(-1)`, as language models write it.
 pub(crate) fn offer_flatten_loss_fix(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     call: &TextRange,
     classes: &Dim,
     contiguous: (bool, bool),
 ) {
-    let Some(written) = interp.written_call(call) else {
+    let Some(written) = meta.written_call(call) else {
         return;
     };
     let (Some(input_at), Some(target_at)) = (
@@ -281,14 +237,14 @@ pub(crate) fn offer_flatten_loss_fix(
     ) else {
         return;
     };
-    let (Some(input), Some(target)) = (interp.local_text(&input_at), interp.local_text(&target_at))
+    let (Some(input), Some(target)) = (meta.local_text(&input_at), meta.local_text(&target_at))
     else {
         return;
     };
     if !is_postfix(input) || !is_postfix(target) {
         return;
     }
-    let classes = match interp.env.value(classes) {
+    let classes = match meta.env().value(classes) {
         Some(n) => n.to_string(),
         None => format!("{input}.size(-1)"),
     };
@@ -311,7 +267,7 @@ pub(crate) fn offer_flatten_loss_fix(
             ),
         ],
     };
-    interp.offer_fix(Code::LossShape, fix);
+    meta.offer_fix(Code::LossShape, fix);
 }
 
 /// A size as the analysis prints it that is also Python (`12544`,

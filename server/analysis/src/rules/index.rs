@@ -10,28 +10,28 @@ use super::check::{Stop, check, raise};
 use super::ops::{check_inputs, out_known};
 use super::shape::broadcast;
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::value::{DType, Device, Tensor, Value};
 
 /// `x[index]`: ints, slices, `None` and `...` (basic indexing, torch's
 /// `aten.slice`/`aten.select`), and index tensors, lists and boolean masks
 /// (advanced indexing, `aten.index`).
 pub(crate) fn index_tensor(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     t: &Rc<Tensor>,
     index: &[Value],
     range: TextRange,
 ) -> Value {
     let entries = index_entries(index);
-    let Some(device) = index_device(interp, t, &entries, range) else {
+    let Some(device) = index_device(meta, t, &entries, range) else {
         return Value::Unknown;
     };
-    let Some(dims) = interp.dims(t) else {
-        return of_unknown_rank(interp, t);
+    let Some(dims) = meta.dims(t) else {
+        return of_unknown_rank(meta, t);
     };
-    match indexed_dims(interp, t, &dims, index, &entries, range) {
-        Ok(out) => out_known(interp, t, out, t.dtype, device, "index"),
-        Err(stop) => interp.settle(range, Err(stop)),
+    match indexed_dims(meta, t, &dims, index, &entries, range) {
+        Ok(out) => out_known(meta, t, out, t.dtype, device, "index"),
+        Err(stop) => meta.settle(range, Err(stop)),
     }
 }
 
@@ -68,7 +68,7 @@ fn index_entries(index: &[Value]) -> Vec<Value> {
 /// The device of `t[entries]`, after the check torch makes that the index
 /// tensors can be used with `t`; `None` when they cannot.
 fn index_device(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     t: &Rc<Tensor>,
     entries: &[Value],
     range: TextRange,
@@ -95,14 +95,14 @@ fn index_device(
     } else {
         "index.Tensor"
     };
-    let device = check_inputs(interp, &Args::new(all, Vec::new()), op, range)?;
+    let device = check_inputs(meta, &Args::new(all, Vec::new()), op, range)?;
     Some(device.or_else(|| t.device.clone()))
 }
 
 /// `t` indexed where its rank, or what an index entry is, is not known:
 /// the result's rank is not known either.
-fn of_unknown_rank(interp: &mut Interp<'_>, t: &Rc<Tensor>) -> Value {
-    let shape = interp.fresh_rank_var();
+fn of_unknown_rank(meta: &mut dyn Meta, t: &Rc<Tensor>) -> Value {
+    let shape = meta.fresh_rank_var();
     Value::Tensor(Rc::new(Tensor {
         shape,
         op: Rc::from("index"),
@@ -113,14 +113,14 @@ fn of_unknown_rank(interp: &mut Interp<'_>, t: &Rc<Tensor>) -> Value {
 
 /// The dims of `t[entries]`, `t` of `dims`, after the checks torch makes.
 fn indexed_dims(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     t: &Rc<Tensor>,
     dims: &[Dim],
     index: &[Value],
     entries: &[Value],
     range: TextRange,
 ) -> Result<Vec<Dim>, Stop> {
-    let consumed = entries.iter().map(|e| dims_taken(interp, e)).sum::<usize>();
+    let consumed = entries.iter().map(|e| dims_taken(meta, e)).sum::<usize>();
     if consumed > dims.len() {
         // A 0-d tensor indexed by one integer has torch's advice on `item`.
         let message = if dims.is_empty() && matches!(index, [Value::Int(_)]) {
@@ -138,7 +138,7 @@ fn indexed_dims(
         advanced: AdvancedIndices::default(),
     };
     for e in entries {
-        walk.step(interp, t, e, entries)?;
+        walk.step(meta, t, e, entries)?;
     }
     let IndexWalk {
         mut out,
@@ -147,17 +147,17 @@ fn indexed_dims(
         ..
     } = walk;
     out.extend(dims[pos..].iter().cloned());
-    advanced.place(interp, out)
+    advanced.place(meta, out)
 }
 
 /// How many of the indexed tensor's dims an index entry takes: a mask as
 /// many as it has, `None` and `...` none (the ellipsis takes what the
 /// others leave), any other one.
-fn dims_taken(interp: &Interp<'_>, e: &Value) -> usize {
+fn dims_taken(meta: &dyn Meta, e: &Value) -> usize {
     match e {
         Value::None | Value::Ellipsis => 0,
         Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => {
-            interp.dims(ix).map(|d| d.len()).unwrap_or(1)
+            meta.dims(ix).map(|d| d.len()).unwrap_or(1)
         }
         _ => 1,
     }
@@ -178,7 +178,7 @@ impl IndexWalk<'_> {
     /// The entry `e` of `entries`, indexing `t`.
     fn step(
         &mut self,
-        interp: &mut Interp<'_>,
+        meta: &mut dyn Meta,
         t: &Rc<Tensor>,
         e: &Value,
         entries: &[Value],
@@ -187,30 +187,30 @@ impl IndexWalk<'_> {
         match e {
             Value::None => self.out.push(Dim::konst(1)),
             Value::Ellipsis => {
-                let remaining_after = consumed_after(entries, e, interp);
+                let remaining_after = consumed_after(entries, e, meta);
                 let take = dims.len().saturating_sub(self.pos + remaining_after);
                 self.out
                     .extend(dims[self.pos..self.pos + take].iter().cloned());
                 self.pos += take;
             }
             Value::Int(i) => {
-                check_int_index(interp, i, &dims[self.pos], self.pos)?;
+                check_int_index(meta, i, &dims[self.pos], self.pos)?;
                 self.pos += 1;
             }
             Value::Slice(lo, hi, step) => {
                 // `slice_len` reports torch's error (a step that is not
                 // positive) itself; `None` leaves the result unknown.
-                let len = slice_len(interp, &dims[self.pos], lo, hi, step, self.range);
+                let len = slice_len(meta, &dims[self.pos], lo, hi, step, self.range);
                 let Some(len) = len else {
                     return Err(Stop::Give(Value::Unknown));
                 };
                 self.out.push(len);
                 self.pos += 1;
             }
-            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => self.mask(interp, ix)?,
+            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => self.mask(meta, ix)?,
             Value::Tensor(ix) => {
                 check_index_dtype(ix)?;
-                let Some(idims) = interp.dims(ix) else {
+                let Some(idims) = meta.dims(ix) else {
                     return Err(Stop::Give(Value::Unknown));
                 };
                 self.advanced.note(self.out.len(), idims);
@@ -220,7 +220,7 @@ impl IndexWalk<'_> {
                 let items = e.items().unwrap_or_default();
                 // A list of bools is a mask, of as many trues as it has.
                 let shape = if items.iter().any(|v| matches!(v, Value::Bool(_))) {
-                    vec![interp.env.anonymous()]
+                    vec![meta.env_mut().anonymous()]
                 } else {
                     vec![Dim::konst(items.len() as i64)]
                 };
@@ -229,29 +229,29 @@ impl IndexWalk<'_> {
             }
             // An index we cannot read (an unknown int or object): the rank
             // depends on what it is.
-            _ => return Err(Stop::Give(of_unknown_rank(interp, t))),
+            _ => return Err(Stop::Give(of_unknown_rank(meta, t))),
         }
         Ok(())
     }
 
     /// A boolean mask: it takes as many dims as it has, which must match
     /// the tensor's there, and gives one of the count of its trues.
-    fn mask(&mut self, interp: &mut Interp<'_>, ix: &Rc<Tensor>) -> Result<(), Stop> {
+    fn mask(&mut self, meta: &mut dyn Meta, ix: &Rc<Tensor>) -> Result<(), Stop> {
         let dims = self.dims;
-        let k = interp.dims(ix).map(|d| d.len()).unwrap_or(1);
-        if let Some(md) = interp.dims(ix) {
+        let k = meta.dims(ix).map(|d| d.len()).unwrap_or(1);
+        if let Some(md) = meta.dims(ix) {
             for (j, (m, d)) in md.iter().zip(&dims[self.pos..]).enumerate() {
                 check!(
-                    !interp.env.known_different(m, d),
+                    !meta.env().known_different(m, d),
                     Code::IndexShape,
                     "The shape of the mask {} at index {j} does not match the shape of the indexed tensor {} at index {}",
-                    interp.fmt_dims(&md),
-                    interp.fmt_dims(dims),
+                    meta.fmt_dims(&md),
+                    meta.fmt_dims(dims),
                     self.pos + j
                 );
             }
         }
-        let n = interp.env.anonymous();
+        let n = meta.env_mut().anonymous();
         self.advanced.note(self.out.len(), vec![n]);
         self.pos += k;
         Ok(())
@@ -259,8 +259,8 @@ impl IndexWalk<'_> {
 }
 
 /// An int index must be within the size it indexes.
-fn check_int_index(interp: &Interp<'_>, i: &Dim, size: &Dim, pos: usize) -> Result<(), Stop> {
-    if let (Some(i), Some(s)) = (i.as_const(), interp.env.value(size))
+fn check_int_index(meta: &dyn Meta, i: &Dim, size: &Dim, pos: usize) -> Result<(), Stop> {
+    if let (Some(i), Some(s)) = (i.as_const(), meta.env().value(size))
         && (i >= s || i < -s)
     {
         let message = format!("index {i} is out of bounds for dimension {pos} with size {s}");
@@ -307,17 +307,17 @@ impl AdvancedIndices {
     /// `out` with the advanced indices' shape put in: their shapes
     /// broadcast together, where the first was, or first of all when they
     /// are apart (as numpy does).
-    fn place(self, interp: &mut Interp<'_>, mut out: Vec<Dim>) -> Result<Vec<Dim>, Stop> {
+    fn place(self, meta: &mut dyn Meta, mut out: Vec<Dim>) -> Result<Vec<Dim>, Stop> {
         if self.parts.is_empty() {
             return Ok(out);
         }
         let mut shape: Vec<Dim> = Vec::new();
         for (_, part) in &self.parts {
-            match broadcast(interp, &shape, part) {
+            match broadcast(meta, &shape, part) {
                 Ok(s) => shape = s,
                 Err(_) => {
                     let shapes: Vec<String> =
-                        self.parts.iter().map(|(_, p)| interp.fmt_dims(p)).collect();
+                        self.parts.iter().map(|(_, p)| meta.fmt_dims(p)).collect();
                     let message = format!(
                         "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
                         shapes.join(", ")
@@ -336,18 +336,18 @@ impl AdvancedIndices {
 }
 
 /// How many dims the entries after the ellipsis consume.
-fn consumed_after(entries: &[Value], ellipsis: &Value, interp: &Interp<'_>) -> usize {
+fn consumed_after(entries: &[Value], ellipsis: &Value, meta: &dyn Meta) -> usize {
     let start = entries
         .iter()
         .position(|e| std::ptr::eq(e, ellipsis))
         .map(|i| i + 1)
         .unwrap_or(entries.len());
-    entries[start..].iter().map(|e| dims_taken(interp, e)).sum()
+    entries[start..].iter().map(|e| dims_taken(meta, e)).sum()
 }
 
 /// The length of `size[lo:hi:step]`.
 fn slice_len(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     size: &Dim,
     lo: &Value,
     hi: &Value,
@@ -357,17 +357,17 @@ fn slice_len(
     let step = match step {
         Value::None => 1,
         Value::Int(d) => d.as_const()?,
-        _ => return Some(interp.env.anonymous()),
+        _ => return Some(meta.env_mut().anonymous()),
     };
     if step <= 0 {
-        interp.report(
+        meta.report(
             range,
             Code::IndexOutOfRange,
             "step must be greater than zero".into(),
         );
         return None;
     }
-    let bound = |interp: &mut Interp<'_>, v: &Value, default: Dim| -> Option<Dim> {
+    let bound = |meta: &mut dyn Meta, v: &Value, default: Dim| -> Option<Dim> {
         match v {
             Value::None => Some(default),
             Value::Int(d) => match d.as_const() {
@@ -377,18 +377,18 @@ fn slice_len(
                 None if d.never_positive() && d.as_const() != Some(0) => Some(size.add(d)),
                 _ => Some(d.clone()),
             },
-            Value::Opaque(name) => Some(interp.opaque_symbol(name)),
+            Value::Opaque(name) => Some(meta.opaque_symbol(name)),
             _ => None,
         }
     };
     let (Some(start), Some(stop)) = (
-        bound(interp, lo, Dim::konst(0)),
-        bound(interp, hi, size.clone()),
+        bound(meta, lo, Dim::konst(0)),
+        bound(meta, hi, size.clone()),
     ) else {
-        return Some(interp.env.anonymous());
+        return Some(meta.env_mut().anonymous());
     };
     // Clamp to [0, size] where the values are known.
-    let s = interp.env.value(size);
+    let s = meta.env().value(size);
     let clamp = |d: Dim| match (d.as_const(), s) {
         (Some(n), Some(s)) => Dim::konst(n.clamp(0, s)),
         (Some(n), None) if n < 0 => Dim::konst(0),
@@ -414,21 +414,21 @@ fn slice_len(
 
 /// `x[idx] = value`: the value must broadcast to the indexed region.
 pub(crate) fn index_put(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     t: &Rc<Tensor>,
     index: &[Value],
     value: &Value,
     range: TextRange,
 ) {
-    let region = index_tensor(interp, t, index, range);
+    let region = index_tensor(meta, t, index, range);
     if let (Value::Tensor(r), Value::Tensor(v)) = (&region, value)
-        && let (Some(rd), Some(vd)) = (interp.dims(r), interp.dims(v))
+        && let (Some(rd), Some(vd)) = (meta.dims(r), meta.dims(v))
     {
         // The value is expanded to the region (torch's `copy_`).
-        if let Some(message) = crate::rules::ops::expand_error(interp, &vd, &rd) {
-            interp.report(range, Code::BroadcastShape, message);
-        } else if let Err(message) = broadcast(interp, &rd, &vd) {
-            interp.report(range, Code::BroadcastShape, message);
+        if let Some(message) = crate::rules::ops::expand_error(meta, &vd, &rd) {
+            meta.report(range, Code::BroadcastShape, message);
+        } else if let Err(message) = broadcast(meta, &rd, &vd) {
+            meta.report(range, Code::BroadcastShape, message);
         }
     }
 }

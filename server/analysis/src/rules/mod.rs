@@ -13,6 +13,7 @@ mod einops;
 pub(crate) mod fixes;
 pub(crate) mod index;
 mod layout;
+pub(crate) mod meta;
 pub(crate) mod names;
 pub(crate) mod nn;
 mod ops;
@@ -25,7 +26,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::{BinOp, TextRange, UnaryOp};
 
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::value::{Device, Shape, Tensor, Value};
 
 pub(crate) use args::Args;
@@ -36,9 +37,9 @@ use crate::value::Kwargs;
 /// An op without a shape rule: its result is unknown, which the user asked
 /// to hear of (`allow_fallback_kernels = false`). `shown` is the op as the
 /// user wrote it (`cdist`, `nn.Fold`).
-pub(crate) fn no_rule_warning(interp: &mut Interp<'_>, range: TextRange, shown: &str) {
-    if !interp.config.allow_fallback_kernels {
-        interp.report(
+pub(crate) fn no_rule_warning(meta: &mut dyn Meta, range: TextRange, shown: &str) {
+    if !meta.config().allow_fallback_kernels {
+        meta.report(
             range,
             Code::UnsupportedOp,
             format!("no shape rule for `{shown}`; its result is unknown"),
@@ -48,7 +49,7 @@ pub(crate) fn no_rule_warning(interp: &mut Interp<'_>, range: TextRange, shown: 
 
 /// A call of something under `torch`, `einops`, or another module path.
 pub(crate) fn call_torch(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     path: &str,
     args: Vec<Value>,
     kwargs: Kwargs,
@@ -77,24 +78,24 @@ pub(crate) fn call_torch(
     } else if whole_size {
         let mut args = args;
         let size = args.remove(0);
-        let mut rest = interp.sizes_from_opaque(args);
+        let mut rest = meta.sizes_from_opaque(args);
         rest.insert(0, size);
         (rest, kwargs)
     } else {
-        (interp.sizes_from_opaque(args), kwargs)
+        (meta.sizes_from_opaque(args), kwargs)
     };
     let args = Args::new(args, kwargs);
     if let Some(name) = path.strip_prefix("nn.") {
-        return nn::construct(interp, name, args, range);
+        return nn::construct(meta, name, args, range);
     }
     if let Some(name) = path.strip_prefix("F.") {
-        return nn::functional(interp, name, args, range);
+        return nn::functional(meta, name, args, range);
     }
     if let Some(name) = path.strip_prefix("einops.") {
-        return einops::call(interp, name, args, range);
+        return einops::call(meta, name, args, range);
     }
     if let Some(name) = path.strip_prefix("torch.") {
-        return torch_function(interp, name, args, range);
+        return torch_function(meta, name, args, range);
     }
     Value::Unknown
 }
@@ -127,13 +128,13 @@ fn normalize_path(path: &str) -> String {
     path.to_string()
 }
 
-fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+fn torch_function(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
     if let Some(rest) = name.strip_prefix("distributions.") {
         // `torch.distributions.Normal` or `torch.distributions.normal.Normal`.
         let last = rest.rsplit('.').next().unwrap_or(rest);
         return match last {
-            "kl_divergence" => distributions::kl_divergence(interp, &args),
-            _ => distributions::construct(interp, last, &args),
+            "kl_divergence" => distributions::kl_divergence(meta, &args),
+            _ => distributions::construct(meta, last, &args),
         };
     }
     match name {
@@ -175,7 +176,7 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         "no_grad" | "inference_mode" | "enable_grad" | "autocast" | "amp.autocast"
         | "cuda.amp.autocast" => Value::None,
         "set_default_device" | "set_default_dtype" | "set_default_tensor_type" => {
-            interp.set_tensor_default(name, args.pos.first().or(args.kw.first().map(|(_, v)| v)));
+            meta.set_tensor_default(name, args.pos.first().or(args.kw.first().map(|(_, v)| v)));
             Value::None
         }
         "manual_seed" | "set_grad_enabled" | "cuda.manual_seed" | "cuda.manual_seed_all" => {
@@ -188,7 +189,7 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
                 args.kw("allow_non_fake_inputs"),
                 Some(Value::Bool(Some(true)))
             );
-            let id = interp.fresh_mode_id();
+            let id = meta.fresh_mode_id();
             Value::FakeMode {
                 id,
                 allow_non_fake_inputs: allow,
@@ -202,8 +203,8 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
                 "load" => args.kw("map_location").and_then(creation::device_of),
                 _ => Some(Device::Cpu),
             };
-            let shape = interp.fresh_rank_var();
-            let mut t = interp.new_tensor(shape, None, device, &format!("torch.{name}"));
+            let shape = meta.fresh_rank_var();
+            let mut t = meta.new_tensor(shape, None, device, &format!("torch.{name}"));
             t.origin = crate::value::Provenance::Real;
             Value::Tensor(Rc::new(t))
         }
@@ -216,12 +217,12 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
         // `torch.max_pool2d(x, 2)` is `F.max_pool2d(x, 2)`: the same kernel
         // with the same arguments.
         _ if ops::OpDef::family_of(name) == Some(ops::Family::Functional) => {
-            nn::functional(interp, name, args, range)
+            nn::functional(meta, name, args, range)
         }
         _ => {
             // A factory the op registry lists makes its tensor; any other
             // name, or a call the factory's rule does not make, is a tensor op.
-            if let Some(v) = creation::create(interp, name, &args, range) {
+            if let Some(v) = creation::create(meta, name, &args, range) {
                 return v;
             }
             let name = name
@@ -229,14 +230,14 @@ fn torch_function(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRa
                 .map(|n| format!("linalg_{n}"))
                 .unwrap_or_else(|| name.to_string());
             let name = name.strip_prefix("special.").unwrap_or(&name).to_string();
-            ops::op(interp, &name, args, range)
+            ops::op(meta, &name, args, range)
         }
     }
 }
 
 /// A method call on a tensor: `x.view(...)`.
 pub(crate) fn tensor_method(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     t: &Rc<Tensor>,
     name: &str,
     args: Vec<Value>,
@@ -244,7 +245,7 @@ pub(crate) fn tensor_method(
     range: TextRange,
 ) -> Value {
     let mut positional = vec![Value::Tensor(t.clone())];
-    positional.extend(interp.sizes_from_opaque(args));
+    positional.extend(meta.sizes_from_opaque(args));
     // `x.reshape(shape=(...))`, `x.view(size=(...))`, `x.expand(size=...)`:
     // the sizes by keyword are the sizes.
     let mut kwargs = kwargs;
@@ -255,26 +256,26 @@ pub(crate) fn tensor_method(
             .position(|(k, _)| matches!(&**k, "shape" | "size" | "sizes" | "repeats" | "dims"))
     {
         let (_, sizes) = kwargs.remove(at);
-        positional.extend(interp.sizes_from_opaque(vec![sizes]));
+        positional.extend(meta.sizes_from_opaque(vec![sizes]));
     }
     let args = Args::new(positional, kwargs);
     // A method the op registry gives a rule of its own (`new_zeros`,
     // `size`, `to`) runs it; any other is a tensor op.
-    if let Some(v) = creation::method(interp, t, name, &args, range) {
+    if let Some(v) = creation::method(meta, t, name, &args, range) {
         return v;
     }
-    ops::op(interp, name, args, range)
+    ops::op(meta, name, args, range)
 }
 
 /// Attributes of a tensor: `x.shape`, `x.T`, `x.device`, and bound methods.
 pub(crate) fn tensor_attr(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     object: &Value,
     t: &Rc<Tensor>,
     attr: &str,
     range: TextRange,
 ) -> Value {
-    let shape = interp.resolve_shape(&t.shape);
+    let shape = meta.resolve_shape(&t.shape);
     match attr {
         "shape" => size_value(&shape),
         "ndim" => match shape.dims() {
@@ -295,7 +296,7 @@ pub(crate) fn tensor_attr(
         "requires_grad" | "is_leaf" => Value::Bool(None),
         "data" | "grad" => Value::Tensor(t.clone()),
         "T" | "mT" | "mH" | "H" => ops::op(
-            interp,
+            meta,
             &format!("__attr_{attr}"),
             Args::new(vec![object.clone()], Vec::new()),
             range,
@@ -314,7 +315,7 @@ pub(crate) fn tensor_attr(
                 }))
             }
             Some(_) if attr == "imag" => {
-                interp.report(
+                meta.report(
                     range,
                     crate::report::Code::DtypeUnsupported,
                     "imag is not implemented for tensors with non-complex dtypes.".into(),
@@ -337,12 +338,12 @@ pub(crate) fn size_value(shape: &Shape) -> Value {
 }
 
 /// Methods of a `torch.Size` (a tuple of ints): `numel`, `index`, `count`.
-pub(crate) fn size_method(interp: &mut Interp<'_>, receiver: &Value, name: &str) -> Value {
+pub(crate) fn size_method(meta: &mut dyn Meta, receiver: &Value, name: &str) -> Value {
     match (name, receiver) {
         ("numel", Value::Tuple(items)) => {
             let mut acc = Dim::konst(1);
             for item in items.iter() {
-                match interp.as_dim(item) {
+                match meta.as_dim(item) {
                     Some(d) => acc = acc.mul(&d),
                     None => return Value::Unknown,
                 }
@@ -374,7 +375,7 @@ fn binary_op_name(op: BinOp) -> &'static str {
 }
 
 pub(crate) fn binary_op(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     op: BinOp,
     a: &Value,
     b: &Value,
@@ -384,14 +385,14 @@ pub(crate) fn binary_op(
 ) -> Value {
     let mut args = Args::new(vec![a.clone(), b.clone()], Vec::new());
     args.ranges = vec![left, right];
-    ops::op(interp, binary_op_name(op), args, range)
+    ops::op(meta, binary_op_name(op), args, range)
 }
 
 /// `a += b` on a tensor: torch runs the in-place op, which keeps `a`'s
 /// shape and dtype (and fails when the result would not fit in `a`).
 /// `@=` has no in-place form and rebinds like `a = a @ b`.
 pub(crate) fn inplace_binary_op(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     op: BinOp,
     a: &Value,
     b: &Value,
@@ -400,28 +401,28 @@ pub(crate) fn inplace_binary_op(
     right: TextRange,
 ) -> Value {
     if op == BinOp::MatMul {
-        return binary_op(interp, op, a, b, range, left, right);
+        return binary_op(meta, op, a, b, range, left, right);
     }
     let mut args = Args::new(vec![a.clone(), b.clone()], Vec::new());
     args.ranges = vec![left, right];
-    ops::op(interp, &format!("{}_", binary_op_name(op)), args, range)
+    ops::op(meta, &format!("{}_", binary_op_name(op)), args, range)
 }
 
-pub(crate) fn compare_op(interp: &mut Interp<'_>, a: &Value, b: &Value, range: TextRange) -> Value {
+pub(crate) fn compare_op(meta: &mut dyn Meta, a: &Value, b: &Value, range: TextRange) -> Value {
     ops::op(
-        interp,
+        meta,
         "eq",
         Args::new(vec![a.clone(), b.clone()], Vec::new()),
         range,
     )
 }
 
-pub(crate) fn unary_op(interp: &mut Interp<'_>, op: UnaryOp, v: &Value, range: TextRange) -> Value {
+pub(crate) fn unary_op(meta: &mut dyn Meta, op: UnaryOp, v: &Value, range: TextRange) -> Value {
     let name = match op {
         UnaryOp::Neg => "neg",
         UnaryOp::Pos => "positive",
         UnaryOp::Not => return Value::Bool(None),
         UnaryOp::Invert => "bitwise_not",
     };
-    ops::op(interp, name, Args::new(vec![v.clone()], Vec::new()), range)
+    ops::op(meta, name, Args::new(vec![v.clone()], Vec::new()), range)
 }

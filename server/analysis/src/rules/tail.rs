@@ -15,7 +15,7 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use super::shape::broadcast as broadcast_dims;
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::rules::ops::OpDef;
 use crate::value::{Shape, Tensor, Value};
 
@@ -48,7 +48,7 @@ fn suffix_index(v: Option<&Value>, suffix_len: usize) -> Option<usize> {
 }
 
 pub(crate) fn unknown_rank_op(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     args: &Args,
@@ -67,12 +67,12 @@ pub(crate) fn unknown_rank_op(
     let def = OpDef::of(name);
     let wants_dims = def.is_some_and(|def| def.negative_dim_shows_rank);
     if let (Some(k), true) = (negative_dims, wants_dims) {
-        let _ = interp.demand_suffix(&x.shape, k);
+        let _ = meta.demand_suffix(&x.shape, k);
     }
     if name == "__attr_mT" {
-        let _ = interp.demand_suffix(&x.shape, 2);
+        let _ = meta.demand_suffix(&x.shape, 2);
     }
-    let shape = interp.resolve_shape(&x.shape);
+    let shape = meta.resolve_shape(&x.shape);
     let (var, suffix) = shape.tail()?;
     let suffix = suffix.to_vec();
     if def.is_some_and(|def| def.keeps_any_shape) {
@@ -132,19 +132,19 @@ pub(crate) fn unknown_rank_op(
                 ("chunk", Some(Value::Int(c))) => {
                     let c = c.as_const().filter(|c| *c > 0 && *c <= 64)?;
                     let piece = size.floordiv(&Dim::konst(c))?;
-                    if interp.env.resolve(&piece.mul(&Dim::konst(c))) != interp.env.resolve(size) {
+                    if meta.env().resolve(&piece.mul(&Dim::konst(c))) != meta.env().resolve(size) {
                         return None;
                     }
                     vec![piece; c as usize]
                 }
                 ("split", Some(Value::Int(k))) => {
-                    let q = interp
-                        .env
+                    let q = meta
+                        .env()
                         .resolve(size)
-                        .floordiv(&interp.env.resolve(k))?
+                        .floordiv(&meta.env().resolve(k))?
                         .as_const()?;
                     if !(1..=64).contains(&q)
-                        || interp.env.resolve(&k.mul(&Dim::konst(q))) != interp.env.resolve(size)
+                        || meta.env().resolve(&k.mul(&Dim::konst(q))) != meta.env().resolve(size)
                     {
                         return None;
                     }
@@ -170,23 +170,20 @@ pub(crate) fn unknown_rank_op(
 /// Broadcasting where a side has unknown rank: only the trailing dims meet,
 /// so it is decidable when the other side is no longer than the known ones,
 /// or shares the rank variable.
-pub(crate) fn broadcast(interp: &mut Interp<'_>, a: &Rc<Tensor>, b: &Rc<Tensor>) -> Option<Shape> {
-    let (sa, sb) = (
-        interp.resolve_shape(&a.shape),
-        interp.resolve_shape(&b.shape),
-    );
+pub(crate) fn broadcast(meta: &mut dyn Meta, a: &Rc<Tensor>, b: &Rc<Tensor>) -> Option<Shape> {
+    let (sa, sb) = (meta.resolve_shape(&a.shape), meta.resolve_shape(&b.shape));
     match (&sa, &sb) {
         (Shape::Tail(v, x), Shape::Known(y)) | (Shape::Known(y), Shape::Tail(v, x))
             if y.len() <= x.len() =>
         {
-            let dims = broadcast_dims(interp, x, y).ok()?;
+            let dims = broadcast_dims(meta, x, y).ok()?;
             Some(with_suffix(*v, dims))
         }
         (Shape::Var(v), Shape::Known(y)) | (Shape::Known(y), Shape::Var(v)) if y.is_empty() => {
             Some(Shape::Var(*v))
         }
         (Shape::Tail(v, x), Shape::Tail(w, y)) if v == w && x.len() == y.len() => {
-            let dims = broadcast_dims(interp, x, y).ok()?;
+            let dims = broadcast_dims(meta, x, y).ok()?;
             Some(with_suffix(*v, dims))
         }
         (Shape::Tail(v, x), Shape::Var(w)) | (Shape::Var(w), Shape::Tail(v, x)) if v == w => {
@@ -199,15 +196,12 @@ pub(crate) fn broadcast(interp: &mut Interp<'_>, a: &Rc<Tensor>, b: &Rc<Tensor>)
 /// `x @ w` where `x` is `[*, n, k]` and `w` a known matrix, or both share
 /// their batch dims (`q @ k.transpose(-2, -1)`).
 pub(crate) fn matmul(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     a: &Rc<Tensor>,
     b: &Rc<Tensor>,
     range: TextRange,
 ) -> Option<Shape> {
-    let (sa, sb) = (
-        interp.resolve_shape(&a.shape),
-        interp.resolve_shape(&b.shape),
-    );
+    let (sa, sb) = (meta.resolve_shape(&a.shape), meta.resolve_shape(&b.shape));
     let (inner_a, inner_b, shape) = match (&sa, &sb) {
         (Shape::Tail(v, x), Shape::Known(w)) if !x.is_empty() && w.len() == 2 => {
             let mut s = x.as_ref().clone();
@@ -217,7 +211,7 @@ pub(crate) fn matmul(
         }
         (Shape::Tail(v, x), Shape::Tail(u, y)) if v == u && x.len() >= 2 && x.len() == y.len() => {
             let n = x.len();
-            let batch = broadcast_dims(interp, &x[..n - 2], &y[..n - 2]).ok()?;
+            let batch = broadcast_dims(meta, &x[..n - 2], &y[..n - 2]).ok()?;
             let mut s = batch;
             s.push(x[n - 2].clone());
             s.push(y[n - 1].clone());
@@ -225,16 +219,16 @@ pub(crate) fn matmul(
         }
         _ => return None,
     };
-    if interp.env.known_different(&inner_a, &inner_b) {
+    if meta.env().known_different(&inner_a, &inner_b) {
         let message = format!(
             "mat1 and mat2 shapes cannot be multiplied (?x{} and {}x?)",
-            interp.fmt_dim(&inner_a),
-            interp.fmt_dim(&inner_b)
+            meta.fmt_dim(&inner_a),
+            meta.fmt_dim(&inner_b)
         );
-        interp.report(range, Code::MatmulShape, message);
+        meta.report(range, Code::MatmulShape, message);
         return None;
     }
-    let _ = interp.require_equal(&inner_a, &inner_b);
+    let _ = meta.require_equal(&inner_a, &inner_b);
     Some(shape)
 }
 
@@ -247,25 +241,25 @@ pub(crate) type Trailing = Result<(u32, Vec<Dim>), Vec<Dim>>;
 /// shape with those dims, checked against `want`; `Err` carries the dims
 /// found when one is known to differ.
 pub(crate) fn demand_trailing(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     want: &[Dim],
 ) -> Option<Trailing> {
-    let shape = interp.demand_suffix(&x.shape, want.len());
+    let shape = meta.demand_suffix(&x.shape, want.len());
     let (var, suffix) = shape.tail()?;
     let suffix = suffix.to_vec();
     let tail = &suffix[suffix.len() - want.len()..];
     if tail
         .iter()
         .zip(want)
-        .any(|(a, b)| interp.env.known_different(a, b))
+        .any(|(a, b)| meta.env().known_different(a, b))
     {
         return Some(Err(suffix));
     }
     for (a, b) in tail.to_vec().iter().zip(want) {
-        let _ = interp.require_equal(a, b);
+        let _ = meta.require_equal(a, b);
     }
-    let suffix = suffix.iter().map(|d| interp.env.resolve(d)).collect();
+    let suffix = suffix.iter().map(|d| meta.env().resolve(d)).collect();
     Some(Ok((var, suffix)))
 }
 

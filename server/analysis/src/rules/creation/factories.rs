@@ -10,22 +10,22 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 
 use super::{FactoryCall, device_arg, dtype_arg, dtype_or, literal_shape};
-use crate::interp::Interp;
 use crate::rules::Args;
+use crate::rules::meta::Meta;
 use crate::value::{DType, Shape, Value};
 
 /// `zeros`, `ones`, `empty`, `rand`, `randn`: sizes as `*size` or `size=`,
 /// of the default float dtype.
-pub(crate) fn filled(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn filled(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
-    let float = interp.defaults.float;
+    let float = meta.defaults().float;
     // `torch.zeros(shape)` with `shape` unknown: not even the rank is known.
     if args.sizes_unknown(0) {
-        let shape = interp.fresh_rank_var();
-        return Some(call.output_of_unlisted_size(interp, shape, float));
+        let shape = meta.fresh_rank_var();
+        return Some(call.output_of_unlisted_size(meta, shape, float));
     }
-    if let Some(shape) = sizes_of_unknown_rank(interp, args) {
-        return Some(call.output_of_unlisted_size(interp, shape, float));
+    if let Some(shape) = sizes_of_unknown_rank(meta, args) {
+        return Some(call.output_of_unlisted_size(meta, shape, float));
     }
     let items = match args.kw("size") {
         // torch.zeros(size=[2, 3])
@@ -35,8 +35,8 @@ pub(crate) fn filled(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<
         },
         _ => args.varargs(0),
     };
-    let sizes = interp.size_dims(&items);
-    Some(call.output(interp, sizes, float))
+    let sizes = meta.size_dims(&items);
+    Some(call.output(meta, sizes, float))
 }
 
 /// The shape `*size` stands for when some of the sizes are those of a
@@ -44,7 +44,7 @@ pub(crate) fn filled(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<
 /// or `torch.zeros(*x.shape[:-1], 4)`: the leading sizes of that tensor,
 /// then known ones; `torch.zeros(3, *x.size())`: sizes of an unknown count
 /// after known ones, so an unknown rank.
-fn sizes_of_unknown_rank(interp: &mut Interp<'_>, args: &Args) -> Option<Shape> {
+fn sizes_of_unknown_rank(meta: &mut dyn Meta, args: &Args) -> Option<Shape> {
     if !args.pos.iter().any(|v| matches!(v, Value::SizeOfVar(..))) {
         return None;
     }
@@ -53,65 +53,65 @@ fn sizes_of_unknown_rank(interp: &mut Interp<'_>, args: &Args) -> Option<Shape> 
             if !rest.iter().any(|v| matches!(v, Value::SizeOfVar(..))) =>
         {
             let mut dims = suffix.as_ref().clone();
-            dims.extend(interp.size_dims(rest));
+            dims.extend(meta.size_dims(rest));
             Shape::of_sizes(*var, &Rc::new(dims))
         }
-        _ => interp.fresh_rank_var(),
+        _ => meta.fresh_rank_var(),
     })
 }
 
 /// `full(size, fill_value)`: the fill value's kind decides the dtype.
-pub(crate) fn full(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn full(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let dtype = match args.get(1, "fill_value") {
         Some(Value::Int(_)) => Some(DType::Int64),
         Some(Value::Bool(_)) => Some(DType::Bool),
-        _ => interp.defaults.float,
+        _ => meta.defaults().float,
     };
-    Some(match sized(interp, args.get(0, "size")) {
-        Ok(sizes) => call.output(interp, sizes, dtype),
-        Err(shape) => call.output_of_unlisted_size(interp, shape, dtype),
+    Some(match sized(meta, args.get(0, "size")) {
+        Ok(sizes) => call.output(meta, sizes, dtype),
+        Err(shape) => call.output_of_unlisted_size(meta, shape, dtype),
     })
 }
 
 /// `randint(high, size)` or `randint(low, high, size)`: int64 sizes last.
-pub(crate) fn randint(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn randint(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let size = args
         .kw("size")
         .or_else(|| args.pos.get(1..).and_then(<[Value]>::last));
     let dtype = Some(DType::Int64);
-    Some(match sized(interp, size) {
-        Ok(sizes) => call.output(interp, sizes, dtype),
-        Err(shape) => call.output_of_unlisted_size(interp, shape, dtype),
+    Some(match sized(meta, size) {
+        Ok(sizes) => call.output(meta, sizes, dtype),
+        Err(shape) => call.output_of_unlisted_size(meta, shape, dtype),
     })
 }
 
 /// The sizes a factory's `size` argument lists, or, when it does not list
 /// them (the shape of a tensor of unknown rank, a value the analysis cannot
 /// read), the shape it stands for: a rank variable's, or an unknown rank.
-fn sized(interp: &mut Interp<'_>, size: Option<&Value>) -> Result<Vec<Dim>, Shape> {
+fn sized(meta: &mut dyn Meta, size: Option<&Value>) -> Result<Vec<Dim>, Shape> {
     match size {
         Some(Value::SizeOfVar(var, suffix)) => Err(Shape::of_sizes(*var, suffix)),
-        Some(v @ Value::Int(_)) => Ok(interp.size_dims(std::slice::from_ref(v))),
+        Some(v @ Value::Int(_)) => Ok(meta.size_dims(std::slice::from_ref(v))),
         Some(v) => match v.items() {
-            Some(items) => Ok(interp.size_dims(&items)),
-            None => Err(interp.fresh_rank_var()),
+            Some(items) => Ok(meta.size_dims(&items)),
+            None => Err(meta.fresh_rank_var()),
         },
-        None => Err(interp.fresh_rank_var()),
+        None => Err(meta.fresh_rank_var()),
     }
 }
 
 /// `randperm(n)`: the int64 permutation `[n]`.
-pub(crate) fn randperm(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn randperm(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let n = call.args.get(0, "n").cloned().unwrap_or(Value::Unknown);
-    let sizes = interp.size_dims(&[n]);
-    Some(call.output(interp, sizes, Some(DType::Int64)))
+    let sizes = meta.size_dims(&[n]);
+    Some(call.output(meta, sizes, Some(DType::Int64)))
 }
 
 /// `triu_indices`, `tril_indices`: the (row, column) pairs above or below a
 /// diagonal, `[2, count]`.
-pub(crate) fn triangle_indices(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn triangle_indices(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let (row, col) = (args.int(0, "row"), args.int(1, "col"));
     let offset = match args.get(2, "offset") {
@@ -127,31 +127,31 @@ pub(crate) fn triangle_indices(interp: &mut Interp<'_>, call: &FactoryCall<'_>) 
                 .count();
             Dim::konst(n as i64)
         }
-        _ => interp.env.anonymous(),
+        _ => meta.env_mut().anonymous(),
     };
-    Some(call.output(interp, vec![Dim::konst(2), count], Some(DType::Int64)))
+    Some(call.output(meta, vec![Dim::konst(2), count], Some(DType::Int64)))
 }
 
 /// The signal windows (`torch.hann_window(n_fft)` for `stft`): `[window_length]`.
-pub(crate) fn window(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn window(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let n = call
         .args
         .get(0, "window_length")
         .cloned()
         .unwrap_or(Value::Unknown);
-    let float = interp.defaults.float;
-    let sizes = interp.size_dims(&[n]);
-    Some(call.output(interp, sizes, float))
+    let float = meta.defaults().float;
+    let sizes = meta.size_dims(&[n]);
+    Some(call.output(meta, sizes, float))
 }
 
 /// `arange(end)`, `arange(start, end, step)`: `[ceil((end - start) / step)]`.
-pub(crate) fn arange(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn arange(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let (start, end, step) = arange_bounds(args);
-    let len = arange_len(interp, &start, end.as_ref(), step.as_ref());
-    let float = interp.defaults.float;
+    let len = arange_len(meta, &start, end.as_ref(), step.as_ref());
+    let float = meta.defaults().float;
     let dtype = arange_dtype(args, float);
-    Some(call.output(interp, vec![len], dtype))
+    Some(call.output(meta, vec![len], dtype))
 }
 
 /// `arange`'s start, end and step, given by position or keyword: one
@@ -203,7 +203,7 @@ fn arange_dtype(args: &Args, float: Option<DType>) -> Option<DType> {
 
 /// `torch.arange` length: `ceil((end - start) / step)`.
 fn arange_len(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     start: &Value,
     end: Option<&Value>,
     step: Option<&Value>,
@@ -232,51 +232,51 @@ fn arange_len(
             return len;
         }
     }
-    interp.env.anonymous()
+    meta.env_mut().anonymous()
 }
 
 /// `linspace`, `logspace`: `[steps]`.
-pub(crate) fn spaced(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn spaced(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let n = call.args.get(2, "steps").cloned().unwrap_or(Value::Unknown);
-    let float = interp.defaults.float;
-    let sizes = interp.size_dims(&[n]);
-    Some(call.output(interp, sizes, float))
+    let float = meta.defaults().float;
+    let sizes = meta.size_dims(&[n]);
+    Some(call.output(meta, sizes, float))
 }
 
 /// `eye(n)`, `eye(n, m)`: `[n, m]`, square when `m` is not given.
-pub(crate) fn eye(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn eye(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let n = args.get(0, "n").cloned().unwrap_or(Value::Unknown);
     let m = args.get(1, "m").cloned().unwrap_or_else(|| n.clone());
-    let float = interp.defaults.float;
-    let sizes = interp.size_dims(&[n, m]);
-    Some(call.output(interp, sizes, float))
+    let float = meta.defaults().float;
+    let sizes = meta.size_dims(&[n, m]);
+    Some(call.output(meta, sizes, float))
 }
 
 /// `tensor(data)`, `as_tensor(data)`: the shape and dtype of the data.
-pub(crate) fn tensor(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn tensor(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let data = args.get(0, "data").cloned().unwrap_or(Value::Unknown);
-    if let Some((dims, dtype)) = literal_shape(interp, &data) {
-        return Some(call.output(interp, dims, dtype));
+    if let Some((dims, dtype)) = literal_shape(meta, &data) {
+        return Some(call.output(meta, dims, dtype));
     }
     // Data it cannot read still goes where `device=` says, with the
     // `dtype=` given.
-    let shape = interp.fresh_rank_var();
-    let device = device_arg(args).unwrap_or_else(|| interp.defaults.device.clone());
-    let t = interp.new_tensor(shape, dtype_arg(args), device, "torch.tensor");
+    let shape = meta.fresh_rank_var();
+    let device = device_arg(args).unwrap_or_else(|| meta.defaults().device.clone());
+    let t = meta.new_tensor(shape, dtype_arg(args), device, "torch.tensor");
     Some(Value::Tensor(Rc::new(t)))
 }
 
 /// `zeros_like(input)` and the other `*_like` factories: the input's shape,
 /// dtype and device unless `dtype=` or `device=` say otherwise. `None` when
 /// there is no input tensor.
-pub(crate) fn like(interp: &mut Interp<'_>, call: &FactoryCall<'_>) -> Option<Value> {
+pub(crate) fn like(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let base = args.tensor(0, "input")?;
     let dtype = dtype_or(args, base.dtype);
     let device = device_arg(args).unwrap_or_else(|| base.device.clone());
     let name = format!("torch.{}", call.name);
-    let t = interp.new_tensor(base.shape.clone(), dtype, device, &name);
+    let t = meta.new_tensor(base.shape.clone(), dtype, device, &name);
     Some(Value::Tensor(Rc::new(t)))
 }

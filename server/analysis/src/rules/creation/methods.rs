@@ -9,13 +9,13 @@ use shapels_shapes::Dim;
 
 use super::{MethodCall, device_arg, device_of, dtype_or, literal_shape};
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::rules::shape::{numel, wrap_dim};
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// `size()`, the whole shape, or `size(dim)`, one size (torch raises for a
 /// dim out of range).
-pub(crate) fn size(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn size(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let shape = &call.shape;
     match call.args.get(1, "dim") {
         None => crate::rules::size_value(shape),
@@ -23,22 +23,22 @@ pub(crate) fn size(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
             (Some(dims), Some(i)) => match wrap_dim(i, dims.len()) {
                 Ok(i) => Value::Int(dims.get(i).cloned().unwrap_or_else(|| Dim::konst(1))),
                 Err(message) => {
-                    interp.report(call.range, Code::DimOutOfRange, message);
+                    meta.report(call.range, Code::DimOutOfRange, message);
                     Value::Unknown
                 }
             },
             (None, Some(i)) => match shape {
-                Shape::Var(v) => Value::Int(interp.var_dim(*v, i, &call.t.op)),
-                _ => Value::Int(interp.env.anonymous()),
+                Shape::Var(v) => Value::Int(meta.var_dim(*v, i, &call.t.op)),
+                _ => Value::Int(meta.env_mut().anonymous()),
             },
-            _ => Value::Int(interp.env.anonymous()),
+            _ => Value::Int(meta.env_mut().anonymous()),
         },
         _ => Value::Unknown,
     }
 }
 
 /// `dim()`, `ndimension()`: the rank.
-pub(crate) fn rank(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn rank(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     match call.shape.dims() {
         Some(d) => Value::int(d.len() as i64),
         None => Value::Unknown,
@@ -46,37 +46,37 @@ pub(crate) fn rank(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
 }
 
 /// `numel()`, `nelement()`: the product of the sizes.
-pub(crate) fn element_count(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn element_count(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     match call.shape.dims() {
         Some(d) => Value::Int(numel(d)),
-        None => Value::Int(interp.env.anonymous()),
+        None => Value::Int(meta.env_mut().anonymous()),
     }
 }
 
 /// `is_floating_point()`.
-pub(crate) fn is_floating_point(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn is_floating_point(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     Value::Bool(call.t.dtype.map(|d| d.is_floating()))
 }
 
 /// `is_complex()`.
-pub(crate) fn is_complex(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn is_complex(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     Value::Bool(call.t.dtype.map(|d| d.is_complex()))
 }
 
 /// `is_contiguous()`, `is_pinned()`: the memory layout, which the analysis
 /// does not follow.
-pub(crate) fn unknown_bool(_: &mut Interp<'_>, _: &MethodCall<'_>) -> Value {
+pub(crate) fn unknown_bool(_: &mut dyn Meta, _: &MethodCall<'_>) -> Value {
     Value::Bool(None)
 }
 
 /// `element_size()`, `tolist()`, `numpy()`: values the analysis does not
 /// follow.
-pub(crate) fn unknown(_: &mut Interp<'_>, _: &MethodCall<'_>) -> Value {
+pub(crate) fn unknown(_: &mut dyn Meta, _: &MethodCall<'_>) -> Value {
     Value::Unknown
 }
 
 /// `get_device()`: the CUDA index, or -1 on the CPU.
-pub(crate) fn get_device(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn get_device(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     match &call.t.device {
         Some(Device::Cuda(i)) => Value::int(*i as i64),
         Some(Device::Cpu) => Value::int(-1),
@@ -85,15 +85,15 @@ pub(crate) fn get_device(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
 }
 
 /// `item()`: an int of a bool or integer tensor, else a float.
-pub(crate) fn item(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn item(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     match call.t.dtype {
-        Some(d) if d.category() <= 1 => Value::Int(interp.env.anonymous()),
+        Some(d) if d.category() <= 1 => Value::Int(meta.env_mut().anonymous()),
         _ => Value::Float(None),
     }
 }
 
 /// `float()`, `long()` and the other casts named after their dtype.
-pub(crate) fn cast(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn cast(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     call.retyped(cast_dtype(call.name), None)
 }
 
@@ -115,19 +115,19 @@ fn cast_dtype(name: &str) -> Option<DType> {
 }
 
 /// `cpu()`.
-pub(crate) fn cpu(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn cpu(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     call.retyped(None, Some(Some(Device::Cpu)))
 }
 
 /// `cuda()`, `cuda(device)`.
-pub(crate) fn cuda(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn cuda(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let index = call.args.int(1, "device").unwrap_or(0);
     call.retyped(None, Some(Some(Device::Cuda(index as u32))))
 }
 
 /// `type_as(other)`: `self.type(other.type())`. The type names the device
 /// too (`torch.cuda.FloatTensor`), so the result is where `other` is.
-pub(crate) fn type_as(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn type_as(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let other = call.args.tensor(1, "other");
     Value::Tensor(Rc::new(Tensor {
         shape: call.shape.clone(),
@@ -139,7 +139,7 @@ pub(crate) fn type_as(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
 }
 
 /// `type(dtype)`, and `type()`, the type's name.
-pub(crate) fn type_(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn type_(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let v = match call.args.get(1, "dtype") {
         Some(Value::DType(d)) => return call.retyped(Some(*d), None),
         None => return Value::Unknown,
@@ -169,7 +169,7 @@ pub(crate) fn type_(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
 
 /// `to(dtype)`, `to(device)`, `to(other)`, `to(device, dtype)` and the
 /// keyword forms.
-pub(crate) fn to(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn to(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let target = ToTarget::read(call.args);
     match call.retyped(target.dtype, target.device) {
         Value::Tensor(moved) if target.dtype_unknown => Value::Tensor(Rc::new(Tensor {
@@ -234,10 +234,10 @@ impl ToTarget {
 }
 
 /// `new_zeros`, `new_ones`, `new_empty`: sizes as `*size` or `size=`.
-pub(crate) fn new_filled(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn new_filled(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let args = call.args;
     if let Some(shape) = new_sizes_of_unknown_rank(call) {
-        return new_like_self(interp, call, shape);
+        return new_like_self(meta, call, shape);
     }
     let dims = if args.sizes_unknown(1) {
         None
@@ -245,40 +245,40 @@ pub(crate) fn new_filled(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Valu
         // `t.new_zeros(size=(n, d))`, or no size at all.
         match args.kw("size") {
             Some(Value::SizeOfVar(..)) | None => None,
-            Some(v) => v.items().map(|items| interp.size_dims(&items)),
+            Some(v) => v.items().map(|items| meta.size_dims(&items)),
         }
     } else {
-        Some(interp.size_dims(&args.varargs(1)))
+        Some(meta.size_dims(&args.varargs(1)))
     };
-    new_of_sizes(interp, call, dims)
+    new_of_sizes(meta, call, dims)
 }
 
 /// `new_full(size, fill_value)`.
-pub(crate) fn new_full(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn new_full(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let args = call.args;
     if let Some(shape) = new_sizes_of_unknown_rank(call) {
-        return new_like_self(interp, call, shape);
+        return new_like_self(meta, call, shape);
     }
     let dims = if args.sizes_unknown(1) {
         None
     } else {
         args.get(1, "size")
             .and_then(|v| v.items())
-            .map(|items| interp.size_dims(&items))
+            .map(|items| meta.size_dims(&items))
     };
-    new_of_sizes(interp, call, dims)
+    new_of_sizes(meta, call, dims)
 }
 
 /// `new_tensor(data)`: the shape of the data.
-pub(crate) fn new_tensor(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn new_tensor(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let args = call.args;
     let dims = if args.sizes_unknown(1) {
         None
     } else {
         let data = args.get(1, "data").cloned().unwrap_or(Value::Unknown);
-        literal_shape(interp, &data).map(|(d, _)| d)
+        literal_shape(meta, &data).map(|(d, _)| d)
     };
-    new_of_sizes(interp, call, dims)
+    new_of_sizes(meta, call, dims)
 }
 
 /// `t.new_empty(t.shape + (2,))` of a tensor of unknown rank: that tensor's
@@ -291,42 +291,42 @@ fn new_sizes_of_unknown_rank(call: &MethodCall<'_>) -> Option<Shape> {
 }
 
 /// A `new_*` tensor of `dims`, or of an unknown rank when they are not known.
-fn new_of_sizes(interp: &mut Interp<'_>, call: &MethodCall<'_>, dims: Option<Vec<Dim>>) -> Value {
+fn new_of_sizes(meta: &mut dyn Meta, call: &MethodCall<'_>, dims: Option<Vec<Dim>>) -> Value {
     let shape = match dims {
         Some(d) => Shape::known(d),
-        None => interp.fresh_rank_var(),
+        None => meta.fresh_rank_var(),
     };
-    new_like_self(interp, call, shape)
+    new_like_self(meta, call, shape)
 }
 
 /// A `new_*` tensor of `shape`, of `self`'s dtype and device unless
 /// `dtype=` or `device=` say otherwise.
-fn new_like_self(interp: &mut Interp<'_>, call: &MethodCall<'_>, shape: Shape) -> Value {
+fn new_like_self(meta: &mut dyn Meta, call: &MethodCall<'_>, shape: Shape) -> Value {
     let dtype = dtype_or(call.args, call.t.dtype);
     let device = device_arg(call.args).unwrap_or_else(|| call.t.device.clone());
-    Value::Tensor(Rc::new(interp.new_tensor(shape, dtype, device, call.name)))
+    Value::Tensor(Rc::new(meta.new_tensor(shape, dtype, device, call.name)))
 }
 
 /// `requires_grad_(False)` freezes the tensor, which the model summary
 /// counts; the method returns `self`.
-pub(crate) fn requires_grad_(interp: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn requires_grad_(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let this = Value::Tensor(call.t.clone());
     if matches!(
         call.args.get(0, "requires_grad"),
         Some(Value::Bool(Some(false)))
     ) {
-        interp.summary_freeze_tensor(&this);
+        meta.freeze_for_summary(&this);
     }
     this
 }
 
 /// `retain_grad()`, `share_memory_()`, `pin_memory()`: `self`, as it was.
-pub(crate) fn returns_self(_: &mut Interp<'_>, call: &MethodCall<'_>) -> Value {
+pub(crate) fn returns_self(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     Value::Tensor(call.t.clone())
 }
 
 /// `backward()`, `register_hook(hook)`: `None` (a hook's handle is not
 /// followed).
-pub(crate) fn returns_none(_: &mut Interp<'_>, _: &MethodCall<'_>) -> Value {
+pub(crate) fn returns_none(_: &mut dyn Meta, _: &MethodCall<'_>) -> Value {
     Value::None
 }

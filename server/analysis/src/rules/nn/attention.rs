@@ -6,24 +6,24 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
+use crate::rules::meta::Meta;
 use crate::rules::ops::out_known;
 use crate::value::{Device, Layer, Value};
 
-pub(super) fn layer_d_model(interp: &mut Interp<'_>, layer: &Rc<Layer>) -> Option<Dim> {
+pub(super) fn layer_d_model(meta: &mut dyn Meta, layer: &Rc<Layer>) -> Option<Dim> {
     match &*layer.kind {
         "TransformerEncoderLayer" | "TransformerDecoderLayer" => layer
             .setting("d_model")
             .cloned()
-            .and_then(|v| interp.as_dim(&v)),
+            .and_then(|v| meta.as_dim(&v)),
         kind @ ("TransformerEncoder" | "TransformerDecoder") => {
             match layer.setting(if kind == "TransformerEncoder" {
                 "encoder_layer"
             } else {
                 "decoder_layer"
             }) {
-                Some(Value::Layer(inner)) => layer_d_model(interp, &inner.clone()),
+                Some(Value::Layer(inner)) => layer_d_model(meta, &inner.clone()),
                 _ => None,
             }
         }
@@ -32,7 +32,7 @@ pub(super) fn layer_d_model(interp: &mut Interp<'_>, layer: &Rc<Layer>) -> Optio
 }
 
 pub(super) fn mha(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     layer: &Rc<Layer>,
     args: &Args,
     device: Option<Device>,
@@ -41,11 +41,11 @@ pub(super) fn mha(
     let embed = layer
         .setting("embed_dim")
         .cloned()
-        .and_then(|v| interp.as_dim(&v));
+        .and_then(|v| meta.as_dim(&v));
     let heads = layer
         .setting("num_heads")
         .cloned()
-        .and_then(|v| interp.as_dim(&v));
+        .and_then(|v| meta.as_dim(&v));
     let batch_first = matches!(
         layer
             .kwargs
@@ -63,12 +63,12 @@ pub(super) fn mha(
     } else {
         (&["L", "N", "E"], &["S", "N", "E_kv"])
     };
-    interp.demand_rank(&q.shape, q_names);
-    interp.demand_rank(&k.shape, kv_names);
+    meta.demand_rank(&q.shape, q_names);
+    meta.demand_rank(&k.shape, kv_names);
     if let Some(v) = args.tensor(2, "value") {
-        interp.demand_rank(&v.shape, kv_names);
+        meta.demand_rank(&v.shape, kv_names);
     }
-    let (Some(qd), Some(kd)) = (interp.dims(&q), interp.dims(&k)) else {
+    let (Some(qd), Some(kd)) = (meta.dims(&q), meta.dims(&k)) else {
         return Value::Unknown;
     };
     // A key padding mask is [N, S] (or [S] unbatched): one of unknown rank
@@ -81,23 +81,23 @@ pub(super) fn mha(
             _ => None,
         };
         if let Some(ns) = ns {
-            interp.adopt_shape(&mask.shape, &ns);
+            meta.adopt_shape(&mask.shape, &ns);
         }
     }
     if let (Some(e), Some(last)) = (&embed, qd.last()) {
-        if interp.env.known_different(last, e) {
+        if meta.env().known_different(last, e) {
             let message = format!(
                 "was expecting embedding dimension of {}, but got {}",
-                interp.fmt_dim(e),
-                interp.fmt_dim(last)
+                meta.fmt_dim(e),
+                meta.fmt_dim(last)
             );
-            interp.report(range, Code::LayerInput, message);
+            meta.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
-        let _ = interp.require_equal(last, e);
+        let _ = meta.require_equal(last, e);
     }
     if let Some(message) = mask_error(
-        interp,
+        meta,
         args,
         &qd,
         &kd,
@@ -105,7 +105,7 @@ pub(super) fn mha(
         batch_first,
         extra_positions(layer),
     ) {
-        interp.report(range, Code::LayerInput, message);
+        meta.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
     let need_weights = args.flag(4, "need_weights", true);
@@ -124,7 +124,7 @@ pub(super) fn mha(
         kd
     };
     let out = out_known(
-        interp,
+        meta,
         &q,
         qd.clone(),
         q.dtype,
@@ -147,12 +147,12 @@ pub(super) fn mha(
         let shape = if average {
             vec![n, l, s]
         } else {
-            vec![n, heads.unwrap_or_else(|| interp.env.anonymous()), l, s]
+            vec![n, heads.unwrap_or_else(|| meta.env_mut().anonymous()), l, s]
         };
-        out_known(interp, &q, shape, q.dtype, device, "nn.MultiheadAttention")
+        out_known(meta, &q, shape, q.dtype, device, "nn.MultiheadAttention")
     } else {
         out_known(
-            interp,
+            meta,
             &q,
             vec![qd[0].clone(), kd[0].clone()],
             q.dtype,
@@ -178,7 +178,7 @@ fn extra_positions(layer: &Layer) -> i64 {
 /// tensor read as sequence-first (`batch_first=False`, the default) shows
 /// here as swapped sizes, as it does in torch.
 fn mask_error(
-    interp: &Interp<'_>,
+    meta: &dyn Meta,
     args: &Args,
     qd: &[Dim],
     kd: &[Dim],
@@ -197,20 +197,20 @@ fn mask_error(
     let differs = |got: &[Dim], want: &[Option<Dim>]| {
         got.iter()
             .zip(want)
-            .any(|(g, w)| w.as_ref().is_some_and(|w| interp.env.known_different(g, w)))
+            .any(|(g, w)| w.as_ref().is_some_and(|w| meta.env().known_different(g, w)))
     };
     let tuple = |dims: &[Option<Dim>]| {
         let parts: Vec<String> = dims
             .iter()
             .map(|d| {
                 d.as_ref()
-                    .map_or_else(|| "?".to_string(), |d| interp.fmt_dim(d))
+                    .map_or_else(|| "?".to_string(), |d| meta.fmt_dim(d))
             })
             .collect();
         format!("({})", parts.join(", "))
     };
     if let Some(mask) = args.tensor(5, "attn_mask")
-        && let Some(md) = interp.dims(&mask)
+        && let Some(md) = meta.dims(&mask)
     {
         let (rank, want) = match md.len() {
             2 => ("2D", vec![Some(l.clone()), Some(s.clone())]),
@@ -223,7 +223,7 @@ fn mask_error(
         if differs(&md, &want) {
             return Some(format!(
                 "The shape of the {rank} attn_mask is torch.Size({}), but should be {}.",
-                interp.fmt_dims(&md),
+                meta.fmt_dims(&md),
                 tuple(&want)
             ));
         }
@@ -231,7 +231,7 @@ fn mask_error(
     // The keys are split into heads with the query's batch: a key of
     // another batch size fails that `view`.
     let nk = if batch_first { &kd[0] } else { &kd[1] };
-    if interp.env.known_different(nk, n)
+    if meta.env().known_different(nk, n)
         && let Some(h) = heads
         && let Some(e) = kd.last()
         && let Some(head_dim) = e.floordiv(h)
@@ -239,14 +239,14 @@ fn mask_error(
         let numel = kd.iter().fold(Dim::konst(1), |acc, d| acc.mul(d));
         return Some(format!(
             "shape '[{}, {}, {}]' is invalid for input of size {}",
-            interp.fmt_dim(s),
-            interp.fmt_dim(&n.mul(h)),
-            interp.fmt_dim(&head_dim),
-            interp.fmt_dim(&numel)
+            meta.fmt_dim(s),
+            meta.fmt_dim(&n.mul(h)),
+            meta.fmt_dim(&head_dim),
+            meta.fmt_dim(&numel)
         ));
     }
     if let Some(mask) = args.tensor(3, "key_padding_mask")
-        && let Some(md) = interp.dims(&mask)
+        && let Some(md) = meta.dims(&mask)
         && md.len() == 2
     {
         // The extra positions pad the key padding mask too: torch compares
@@ -259,11 +259,11 @@ fn mask_error(
             }
         };
         for (i, want) in [n, s].into_iter().enumerate() {
-            if interp.env.known_different(&md[i], want) {
+            if meta.env().known_different(&md[i], want) {
                 return Some(format!(
                     "Expected key_padded_mask.shape[{i}] to be {}, but got {}",
-                    interp.fmt_dim(&pad(want, i)),
-                    interp.fmt_dim(&pad(&md[i], i))
+                    meta.fmt_dim(&pad(want, i)),
+                    meta.fmt_dim(&pad(&md[i], i))
                 ));
             }
         }

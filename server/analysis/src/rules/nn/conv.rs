@@ -6,8 +6,8 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::check::{RuleResult, raise};
+use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_var};
 use crate::value::{Device, Tensor, Value};
 
@@ -27,26 +27,26 @@ pub(super) struct ConvSpec {
 }
 
 pub(super) fn conv_forward(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     c: &ConvSpec,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let result = conv_forward_rule(interp, x, c, device);
-    interp.settle(range, result)
+    let result = conv_forward_rule(meta, x, c, device);
+    meta.settle(range, result)
 }
 
 /// The rule behind `conv_forward`: what torch raises is its `Err`.
 fn conv_forward_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     c: &ConvSpec,
     device: Option<Device>,
 ) -> RuleResult {
     let name = format!("conv{}d", c.n);
-    let Some(dims) = interp.dims(x) else {
-        return Ok(out_var(interp, x, x.dtype, device, &name));
+    let Some(dims) = meta.dims(x) else {
+        return Ok(out_var(meta, x, x.dtype, device, &name));
     };
     let n = c.n;
     if dims.len() != n + 1 && dims.len() != n + 2 {
@@ -54,7 +54,7 @@ fn conv_forward_rule(
             "Expected {}D (unbatched) or {}D (batched) input to {name}, but got input of size: {}",
             n + 1,
             n + 2,
-            interp.fmt_dims(&dims)
+            meta.fmt_dims(&dims)
         );
         return raise(Code::ConvInput, message);
     }
@@ -63,11 +63,11 @@ fn conv_forward_rule(
     let cout = c
         .out_channels
         .as_ref()
-        .map(|v| interp.size_dims(std::slice::from_ref(v))[0].clone())
-        .unwrap_or_else(|| interp.env.anonymous());
-    if let Some(cin) = c.in_channels.as_ref().and_then(|v| interp.as_dim(v)) {
-        if interp.env.known_different(ch, &cin) {
-            let groups = interp.as_dim(&c.groups).unwrap_or_else(|| Dim::konst(1));
+        .map(|v| meta.size_dims(std::slice::from_ref(v))[0].clone())
+        .unwrap_or_else(|| meta.env_mut().anonymous());
+    if let Some(cin) = c.in_channels.as_ref().and_then(|v| meta.as_dim(v)) {
+        if meta.env().known_different(ch, &cin) {
+            let groups = meta.as_dim(&c.groups).unwrap_or_else(|| Dim::konst(1));
             let per_group = cin.floordiv(&groups).unwrap_or_else(|| cin.clone());
             let mut weight = if c.transposed {
                 vec![cin.clone(), cout.floordiv(&groups).unwrap_or(cout.clone())]
@@ -86,24 +86,24 @@ fn conv_forward_rule(
             let message = if c.transposed {
                 format!(
                     "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
-                    interp.fmt_dims(&weight),
-                    interp.fmt_dims(&shown),
-                    interp.fmt_dim(&cin),
-                    interp.fmt_dim(ch)
+                    meta.fmt_dims(&weight),
+                    meta.fmt_dims(&shown),
+                    meta.fmt_dim(&cin),
+                    meta.fmt_dim(ch)
                 )
             } else {
                 format!(
                     "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
-                    interp.fmt_dim(&groups),
-                    interp.fmt_dims(&weight),
-                    interp.fmt_dims(&shown),
-                    interp.fmt_dim(&cin),
-                    interp.fmt_dim(ch)
+                    meta.fmt_dim(&groups),
+                    meta.fmt_dims(&weight),
+                    meta.fmt_dims(&shown),
+                    meta.fmt_dim(&cin),
+                    meta.fmt_dim(ch)
                 )
             };
             return raise(Code::ConvInput, message);
         }
-        let _ = interp.require_equal(ch, &cin);
+        let _ = meta.require_equal(ch, &cin);
     }
     let spatial_in = &dims[dims.len() - n..];
     // A setting we could not read (a symbolic stride, say) leaves the
@@ -116,20 +116,20 @@ fn conv_forward_rule(
         let mut out = dims[..dims.len() - n - 1].to_vec();
         out.push(cout);
         for _ in 0..n {
-            out.push(interp.env.anonymous());
+            out.push(meta.env_mut().anonymous());
         }
-        return Ok(out_known(interp, x, out, x.dtype, device, &name));
+        return Ok(out_known(meta, x, out, x.dtype, device, &name));
     }
     if c.transposed {
         let too_big = (0..n).any(|i| {
-            let v = |d: Option<&Dim>| d.and_then(|d| interp.env.value(d));
+            let v = |d: Option<&Dim>| d.and_then(|d| meta.env().value(d));
             matches!(
                 (v(c.output_padding.get(i)), v(c.stride.get(i)), v(c.dilation.get(i))),
                 (Some(op), Some(s), Some(d)) if op >= s && op >= d
             )
         });
         if too_big {
-            let v = |d: &[Dim], i: usize| d.get(i).and_then(|d| interp.env.value(d)).unwrap_or(0);
+            let v = |d: &[Dim], i: usize| d.get(i).and_then(|d| meta.env().value(d)).unwrap_or(0);
             let (h, w) = if n == 1 {
                 (None, 0)
             } else {
@@ -191,13 +191,13 @@ fn conv_forward_rule(
                 .add(&c.output_padding[i])
         } else {
             let padded = l.add(&p.mul(&Dim::konst(2)));
-            if let (Some(pv), Some(kv)) = (interp.env.value(&padded), interp.env.value(&keff))
+            if let (Some(pv), Some(kv)) = (meta.env().value(&padded), meta.env().value(&keff))
                 && pv < kv
             {
                 // torch prints every spatial dim, joined by ` x `.
                 let all = |f: &dyn Fn(usize) -> Dim| {
                     (0..n)
-                        .map(|j| interp.fmt_dim(&f(j)))
+                        .map(|j| meta.fmt_dim(&f(j)))
                         .collect::<Vec<_>>()
                         .join(" x ")
                 };
@@ -213,7 +213,7 @@ fn conv_forward_rule(
             }
             match padded.sub(&keff).floordiv(&s) {
                 Some(q) => q.add(&Dim::konst(1)),
-                None => interp.env.anonymous(),
+                None => meta.env_mut().anonymous(),
             }
         };
         out_spatial.push(len);
@@ -221,13 +221,13 @@ fn conv_forward_rule(
     let mut out = dims[..dims.len() - n - 1].to_vec();
     out.push(cout);
     out.extend(out_spatial);
-    Ok(out_known(interp, x, out, x.dtype, device, &name))
+    Ok(out_known(meta, x, out, x.dtype, device, &name))
 }
 
 /// `ConvTranspose(x, output_size=...)`: the output takes the requested size,
 /// which must lie within one stride of the smallest output.
 pub(super) fn conv_transpose_output_size(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     c: &ConvSpec,
     out: Value,
@@ -235,14 +235,14 @@ pub(super) fn conv_transpose_output_size(
     range: TextRange,
 ) -> Value {
     let Value::Tensor(t) = &out else { return out };
-    let Some(mut dims) = interp.dims(t) else {
+    let Some(mut dims) = meta.dims(t) else {
         return out;
     };
     let n = c.n;
     if dims.len() < n {
         return out;
     }
-    let want = interp.size_dims(sizes);
+    let want = meta.size_dims(sizes);
     let base = dims.len() - n;
     let mut lo = Vec::new();
     let mut hi = Vec::new();
@@ -251,9 +251,9 @@ pub(super) fn conv_transpose_output_size(
         let min = dims[base + i].sub(&c.output_padding[i]);
         let max = min.add(&c.stride[i]).sub(&Dim::konst(1));
         if let (Some(w), Some(a), Some(b)) = (
-            interp.env.value(&want[i]),
-            interp.env.value(&min),
-            interp.env.value(&max),
+            meta.env().value(&want[i]),
+            meta.env().value(&min),
+            meta.env().value(&max),
         ) && (w < a || w > b)
         {
             bad = true;
@@ -262,24 +262,24 @@ pub(super) fn conv_transpose_output_size(
         hi.push(max);
     }
     if bad {
-        let input = interp
+        let input = meta
             .dims(x)
             .map(|d| d[d.len() - n..].to_vec())
             .unwrap_or_default();
         let message = format!(
             "requested an output size of {}, but valid sizes range from {} to {} (for an input of torch.Size({}))",
             if tuple {
-                interp.fmt_tuple(&want)
+                meta.fmt_tuple(&want)
             } else {
-                interp.fmt_dims(&want)
+                meta.fmt_dims(&want)
             },
-            interp.fmt_dims(&lo),
-            interp.fmt_dims(&hi),
-            interp.fmt_dims(&input)
+            meta.fmt_dims(&lo),
+            meta.fmt_dims(&hi),
+            meta.fmt_dims(&input)
         );
-        interp.report(range, Code::ConvOutputSize, message);
+        meta.report(range, Code::ConvOutputSize, message);
         return Value::Unknown;
     }
     dims[base..base + n].clone_from_slice(&want[..n]);
-    out_known(interp, t, dims, t.dtype, t.device.clone(), "conv_transpose")
+    out_known(meta, t, dims, t.dtype, t.device.clone(), "conv_transpose")
 }

@@ -6,8 +6,8 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
+use crate::rules::meta::Meta;
 use crate::rules::ops::{check_inputs, op, out_known, out_shape};
 use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
 
@@ -26,31 +26,31 @@ use super::spatial::{pool_settings, spatial, spatial_or};
 /// Calling a built-in layer: its forward rule, with the fix of a size
 /// argument that does not fit the input offered for what it reports.
 pub(crate) fn call_layer(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     layer: &Rc<Layer>,
     args: Vec<Value>,
     kwargs: Kwargs,
     range: TextRange,
 ) -> Value {
-    let offered = interp.offered_fixes.len();
+    let offered = meta.offered_fixes().len();
     if let Some(input) = args.first()
-        && let Some((code, fix)) = crate::rules::fixes::layer_size_fix(interp, layer, input)
+        && let Some((code, fix)) = crate::rules::fixes::layer_size_fix(meta, layer, input)
     {
-        interp.offer_fix(code, fix);
+        meta.offer_fix(code, fix);
     }
-    if let Some(fix) = crate::rules::fixes::layer_device_fix(interp, layer, args.first(), &range) {
-        interp.offer_fix(Code::DeviceMismatch, fix);
+    if let Some(fix) = crate::rules::fixes::layer_device_fix(meta, layer, args.first(), &range) {
+        meta.offer_fix(Code::DeviceMismatch, fix);
     }
-    let out = forward(interp, layer, args, kwargs, range);
+    let out = forward(meta, layer, args, kwargs, range);
     // An offer the forward did not report is withdrawn.
-    interp.offered_fixes.truncate(offered);
+    meta.offered_fixes().truncate(offered);
     out
 }
 
 /// The forward rule of a built-in layer: the checks every layer's call
 /// takes (rank, device, dtype of the weights), then its family's rule.
 fn forward(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     layer: &Rc<Layer>,
     args: Vec<Value>,
     kwargs: Kwargs,
@@ -60,7 +60,7 @@ fn forward(
     let family = def.map_or(Forward::None, |d| d.forward);
     let input = args.first().cloned().unwrap_or(Value::Unknown);
     if family == Forward::Sequential {
-        return sequential(interp, layer, input, range);
+        return sequential(meta, layer, input, range);
     }
     let Value::Tensor(x) = &input else {
         return Value::Unknown;
@@ -74,9 +74,9 @@ fn forward(
             2 => &["N", "C", "H", "W"],
             _ => &["N", "C", "D", "H", "W"],
         };
-        interp.demand_rank(&x.shape, names);
+        meta.demand_rank(&x.shape, names);
     }
-    let Some(device) = check_layer_inputs(interp, (layer, def), &args, range) else {
+    let Some(device) = check_layer_inputs(meta, (layer, def), &args, range) else {
         return Value::Unknown;
     };
     // Eager kernels need the input and the weights of one dtype (fake mode
@@ -85,7 +85,7 @@ fn forward(
     if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
         && let Some(message) = weight_dtype_message(layer, family, xd, wd)
     {
-        interp.report(range, Code::DtypeMismatch, message);
+        meta.report(range, Code::DtypeMismatch, message);
         return Value::Unknown;
     }
     let args = Args::new(args, kwargs);
@@ -100,7 +100,7 @@ fn forward(
     };
     match family {
         Forward::SameShape => out_shape(
-            interp,
+            meta,
             x,
             x.shape.clone(),
             x.dtype,
@@ -110,43 +110,43 @@ fn forward(
         Forward::Softmax => {
             let dim = call.setting("dim").unwrap_or(Value::None);
             op(
-                interp,
+                meta,
                 "softmax",
                 Args::new(vec![input.clone(), dim], Vec::new()),
                 call.range,
             )
         }
-        Forward::Linear => linear_layer(interp, &call),
-        Forward::LazyLinear | Forward::Bilinear => last_size_from(interp, &call, family),
-        Forward::Conv => conv_layer(interp, &call),
-        Forward::Pool { max } => pool_layer(interp, &call, max),
-        Forward::AdaptivePool { max } => adaptive_pool_layer(interp, &call, max),
-        Forward::BatchNorm => batch_norm_layer(interp, &call),
+        Forward::Linear => linear_layer(meta, &call),
+        Forward::LazyLinear | Forward::Bilinear => last_size_from(meta, &call, family),
+        Forward::Conv => conv_layer(meta, &call),
+        Forward::Pool { max } => pool_layer(meta, &call, max),
+        Forward::AdaptivePool { max } => adaptive_pool_layer(meta, &call, max),
+        Forward::BatchNorm => batch_norm_layer(meta, &call),
         Forward::LayerNorm | Forward::RmsNorm => {
             let ns = call.setting("normalized_shape").unwrap_or(Value::Unknown);
-            layer_norm(interp, x, &ns, call.device.clone(), call.range, &layer.kind)
+            layer_norm(meta, x, &ns, call.device.clone(), call.range, &layer.kind)
         }
-        Forward::GroupNorm => group_norm_layer(interp, &call),
+        Forward::GroupNorm => group_norm_layer(meta, &call),
         Forward::Embedding => embedding(
-            interp,
+            meta,
             x,
             weight_dtype,
             &call.setting("embedding_dim").unwrap_or(Value::Unknown),
             call.device.clone(),
             call.range,
         ),
-        Forward::EmbeddingBag => embedding_bag_layer(interp, &call),
+        Forward::EmbeddingBag => embedding_bag_layer(meta, &call),
         Forward::Flatten | Forward::Unflatten | Forward::Upsample | Forward::PixelShuffle(_) => {
-            reshaping_layer(interp, &call, family)
+            reshaping_layer(meta, &call, family)
         }
-        Forward::Pad(mode) => pad_layer(interp, &call, mode),
-        Forward::Rnn => rnn(interp, layer, x, &args.pos, call.device.clone(), call.range),
-        Forward::RnnCell => rnn_cell_layer(interp, &call),
-        Forward::MultiheadAttention => mha(interp, layer, &args, call.device.clone(), call.range),
-        Forward::TransformerStack => transformer_stack_layer(interp, &call),
+        Forward::Pad(mode) => pad_layer(meta, &call, mode),
+        Forward::Rnn => rnn(meta, layer, x, &args.pos, call.device.clone(), call.range),
+        Forward::RnnCell => rnn_cell_layer(meta, &call),
+        Forward::MultiheadAttention => mha(meta, layer, &args, call.device.clone(), call.range),
+        Forward::TransformerStack => transformer_stack_layer(meta, &call),
         Forward::Transformer => match args.tensor(1, "tgt") {
             Some(t) => out_shape(
-                interp,
+                meta,
                 &t,
                 t.shape.clone(),
                 t.dtype,
@@ -160,16 +160,11 @@ fn forward(
             if let Some(r) = layer.setting("reduction") {
                 kw.push((Rc::from("reduction"), r.clone()));
             }
-            functional(
-                interp,
-                function,
-                Args::new(args.pos.clone(), kw),
-                call.range,
-            )
+            functional(meta, function, Args::new(args.pos.clone(), kw), call.range)
         }
-        Forward::Einops(function) => einops_layer(interp, &call, function),
+        Forward::Einops(function) => einops_layer(meta, &call, function),
         Forward::Sequential | Forward::None => {
-            crate::rules::no_rule_warning(interp, call.range, &format!("nn.{}", layer.kind));
+            crate::rules::no_rule_warning(meta, call.range, &format!("nn.{}", layer.kind));
             Value::Unknown
         }
     }
@@ -198,16 +193,16 @@ impl LayerCall<'_> {
 /// `Sequential`: the children in order. Layers made in a loop of unknown
 /// length run any number of times: the result is known only when a run
 /// keeps the input's shape.
-fn sequential(interp: &mut Interp<'_>, layer: &Rc<Layer>, input: Value, range: TextRange) -> Value {
+fn sequential(meta: &mut dyn Meta, layer: &Rc<Layer>, input: Value, range: TextRange) -> Value {
     let mut v = input.clone();
     for child in layer.children.borrow().clone() {
-        v = interp.call_value(&child, vec![v], Vec::new(), range);
+        v = meta.call_value(&child, vec![v], Vec::new(), range);
     }
     if !layer.unknown_children.get() {
         return v;
     }
     match (&input, &v) {
-        (Value::Tensor(x), Value::Tensor(y)) if same_shape(interp, x, y) && x.dtype == y.dtype => v,
+        (Value::Tensor(x), Value::Tensor(y)) if same_shape(meta, x, y) && x.dtype == y.dtype => v,
         _ => Value::Unknown,
     }
 }
@@ -216,12 +211,12 @@ fn sequential(interp: &mut Interp<'_>, layer: &Rc<Layer>, input: Value, range: T
 /// part (a layer whose weight the analysis does not build stands in with a
 /// tensor on the layer's device). The device the result is on.
 fn check_layer_inputs(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     (layer, def): (&Rc<Layer>, Option<&LayerDef>),
     args: &[Value],
     range: TextRange,
 ) -> Option<Option<Device>> {
-    let weight = layer_param(interp, layer, "weight");
+    let weight = layer_param(meta, layer, "weight");
     let mut with_weight = args.to_vec();
     let checks_device = match def {
         Some(def) => def.checks_device,
@@ -238,7 +233,7 @@ fn check_layer_inputs(
             with_weight.push(weight.clone());
         }
     } else if layer.device.borrow().is_some() && checks_device {
-        let t = interp.new_tensor(
+        let t = meta.new_tensor(
             Shape::known(Vec::new()),
             None,
             layer.device.borrow().clone(),
@@ -253,7 +248,7 @@ fn check_layer_inputs(
         with_weight.push(Value::Tensor(Rc::new(t)));
     }
     check_inputs(
-        interp,
+        meta,
         &Args::new(with_weight, Vec::new()),
         &layer.kind,
         range,
@@ -324,10 +319,10 @@ fn weight_dtype_message(layer: &Layer, family: Forward, xd: DType, wd: DType) ->
     }
 }
 
-fn linear_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
-    let name = callee_text(interp.text(&call.range));
+fn linear_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
+    let name = callee_text(meta.text(&call.range));
     linear(
-        interp,
+        meta,
         call.x,
         &call.setting("in_features").unwrap_or(Value::Unknown),
         &call.setting("out_features").unwrap_or(Value::Unknown),
@@ -342,24 +337,24 @@ fn linear_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
 
 /// `LazyLinear` and `Bilinear`: the input with its last size replaced by
 /// `out_features`.
-fn last_size_from(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forward) -> Value {
+fn last_size_from(meta: &mut dyn Meta, call: &LayerCall<'_>, family: Forward) -> Value {
     let x = call.x;
-    let Some(mut out) = interp.dims(x) else {
+    let Some(mut out) = meta.dims(x) else {
         return Value::Unknown;
     };
     if let Some(last) = out.last_mut() {
         let size = call.setting("out_features").unwrap_or(Value::Unknown);
-        *last = interp.size_dims(&[size])[0].clone();
+        *last = meta.size_dims(&[size])[0].clone();
     }
     let name = if family == Forward::Bilinear {
         "nn.Bilinear"
     } else {
         "nn.LazyLinear"
     };
-    out_known(interp, x, out, x.dtype, call.device.clone(), name)
+    out_known(meta, x, out, x.dtype, call.device.clone(), name)
 }
 
-fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     let layer = call.layer;
     let n = call.spatial;
     let transposed = layer.kind.starts_with("ConvTranspose");
@@ -379,13 +374,13 @@ fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         dilation: spatial_or(layer.setting("dilation"), n, 1),
         transposed,
     };
-    let out = conv_forward(interp, call.x, &conv, call.device.clone(), call.range);
+    let out = conv_forward(meta, call.x, &conv, call.device.clone(), call.range);
     let output_size = call.args.get(1, "output_size");
     // torch prints the sizes as the code gave them, list or tuple.
     let tuple = matches!(output_size, Some(Value::Tuple(_)));
     match output_size.and_then(|v| v.items()) {
         Some(sizes) if transposed && sizes.len() >= n => conv_transpose_output_size(
-            interp,
+            meta,
             call.x,
             &conv,
             out,
@@ -396,13 +391,13 @@ fn conv_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
     }
 }
 
-fn pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Value {
+fn pool_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, is_max: bool) -> Value {
     let layer = call.layer;
     let n = call.spatial;
     let (kernel, stride, padding, dilation) = pool_settings(n, is_max, |_, k| layer.setting(k));
     let flag = |name: &str| matches!(layer.setting(name), Some(Value::Bool(Some(true))));
     let out = pool(
-        interp,
+        meta,
         call.x,
         n,
         is_max,
@@ -420,10 +415,10 @@ fn pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Va
     out
 }
 
-fn adaptive_pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bool) -> Value {
+fn adaptive_pool_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, is_max: bool) -> Value {
     let n = call.spatial;
     let out = adaptive_pool(
-        interp,
+        meta,
         call.x,
         (n, !is_max),
         call.setting("output_size").as_ref(),
@@ -441,18 +436,11 @@ fn adaptive_pool_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, is_max: bo
     out
 }
 
-fn batch_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     let (layer, x) = (call.layer, call.x);
     let kind = &*layer.kind;
-    let Some(dims) = interp.dims(x) else {
-        return out_shape(
-            interp,
-            x,
-            x.shape.clone(),
-            x.dtype,
-            call.device.clone(),
-            kind,
-        );
+    let Some(dims) = meta.dims(x) else {
+        return out_shape(meta, x, x.shape.clone(), x.dtype, call.device.clone(), kind);
     };
     // `SyncBatchNorm` and the lazy ones take any rank.
     let expected: &[usize] = match (kind.starts_with("BatchNorm"), call.spatial) {
@@ -472,21 +460,21 @@ fn batch_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
                 dims.len()
             )
         };
-        interp.report(range, Code::LayerInput, message);
+        meta.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
     let features = layer.declared_setting("num_features").cloned();
-    if let (Some(c), Some(nf)) = (dims.get(1), features.and_then(|v| interp.as_dim(&v))) {
-        if interp.env.known_different(c, &nf) {
+    if let (Some(c), Some(nf)) = (dims.get(1), features.and_then(|v| meta.as_dim(&v))) {
+        if meta.env().known_different(c, &nf) {
             let message = format!(
                 "running_mean should contain {} elements not {}",
-                interp.fmt_dim(c),
-                interp.fmt_dim(&nf)
+                meta.fmt_dim(c),
+                meta.fmt_dim(&nf)
             );
-            interp.report(range, Code::LayerInput, message);
+            meta.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
-        let _ = interp.require_equal(c, &nf);
+        let _ = meta.require_equal(c, &nf);
     }
     // A layer that keeps no running statistics normalises with the
     // batch's own in eval mode too.
@@ -495,57 +483,50 @@ fn batch_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         Some(Value::Bool(Some(false)))
     );
     if (layer.training.get() == Some(true) || no_running_stats)
-        && let Some(message) = single_value_per_channel(interp, &dims)
+        && let Some(message) = single_value_per_channel(meta, &dims)
     {
-        interp.report(range, Code::LayerInput, message);
+        meta.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
-    out_known(interp, x, dims, x.dtype, call.device.clone(), kind)
+    out_known(meta, x, dims, x.dtype, call.device.clone(), kind)
 }
 
-fn group_norm_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+fn group_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     let x = call.x;
     let kind = &*call.layer.kind;
-    let Some(dims) = interp.dims(x) else {
-        return out_shape(
-            interp,
-            x,
-            x.shape.clone(),
-            x.dtype,
-            call.device.clone(),
-            kind,
-        );
+    let Some(dims) = meta.dims(x) else {
+        return out_shape(meta, x, x.shape.clone(), x.dtype, call.device.clone(), kind);
     };
     let channels = call.setting("num_channels");
-    if let (Some(c), Some(nc)) = (dims.get(1), channels.and_then(|v| interp.as_dim(&v))) {
-        if interp.env.known_different(c, &nc) {
+    if let (Some(c), Some(nc)) = (dims.get(1), channels.and_then(|v| meta.as_dim(&v))) {
+        if meta.env().known_different(c, &nc) {
             let message = format!(
                 "Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape [{}] and input of shape {}",
-                interp.fmt_dim(&nc),
-                interp.fmt_dims(&dims)
+                meta.fmt_dim(&nc),
+                meta.fmt_dims(&dims)
             );
-            interp.report(call.range, Code::LayerInput, message);
+            meta.report(call.range, Code::LayerInput, message);
             return Value::Unknown;
         }
-        let _ = interp.require_equal(c, &nc);
+        let _ = meta.require_equal(c, &nc);
     }
-    out_known(interp, x, dims, x.dtype, call.device.clone(), kind)
+    out_known(meta, x, dims, x.dtype, call.device.clone(), kind)
 }
 
-fn embedding_bag_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+fn embedding_bag_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     let x = call.x;
-    let Some(dims) = interp.dims(x) else {
+    let Some(dims) = meta.dims(x) else {
         return Value::Unknown;
     };
     let width = call.setting("embedding_dim").unwrap_or(Value::Unknown);
-    let d = interp.size_dims(&[width])[0].clone();
+    let d = meta.size_dims(&[width])[0].clone();
     let b = if dims.len() == 2 {
         dims[0].clone()
     } else {
-        interp.env.anonymous()
+        meta.env_mut().anonymous()
     };
     out_known(
-        interp,
+        meta,
         x,
         vec![b, d],
         Some(DType::Float32),
@@ -556,7 +537,7 @@ fn embedding_bag_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
 
 /// Layers that are a reshaping op with the layer's settings: `Flatten`,
 /// `Unflatten`, `Upsample`, `PixelShuffle`, `PixelUnshuffle`.
-fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forward) -> Value {
+fn reshaping_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, family: Forward) -> Value {
     let input = call.input.clone();
     let range = call.range;
     let a = |name: &str| call.setting(name);
@@ -565,7 +546,7 @@ fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forwar
             let s = a("start_dim").unwrap_or(Value::int(1));
             let e = a("end_dim").unwrap_or(Value::int(-1));
             op(
-                interp,
+                meta,
                 "flatten",
                 Args::new(vec![input, s, e], Vec::new()),
                 range,
@@ -575,7 +556,7 @@ fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forwar
             let d = a("dim").unwrap_or(Value::Unknown);
             let s = a("unflattened_size").unwrap_or(Value::Unknown);
             op(
-                interp,
+                meta,
                 "unflatten",
                 Args::new(vec![input, d, s], Vec::new()),
                 range,
@@ -588,7 +569,7 @@ fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forwar
                     kw.push((Rc::from(name), v.clone()));
                 }
             }
-            functional(interp, "interpolate", Args::new(vec![input], kw), range)
+            functional(meta, "interpolate", Args::new(vec![input], kw), range)
         }
         Forward::PixelShuffle(function) => {
             let factor = if function == "pixel_shuffle" {
@@ -597,12 +578,7 @@ fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forwar
                 "downscale_factor"
             };
             let r = a(factor).unwrap_or(Value::Unknown);
-            functional(
-                interp,
-                function,
-                Args::new(vec![input, r], Vec::new()),
-                range,
-            )
+            functional(meta, function, Args::new(vec![input, r], Vec::new()), range)
         }
         _ => Value::Unknown,
     }
@@ -610,7 +586,7 @@ fn reshaping_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, family: Forwar
 
 /// The pads (`ZeroPad2d`, `ReflectionPad1d`, ...): `F.pad` with the mode of
 /// the family and the padding for each side of each spatial dim.
-fn pad_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, mode: &'static str) -> Value {
+fn pad_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, mode: &'static str) -> Value {
     let n = call.spatial;
     let pad = match call.setting("padding") {
         Some(Value::Int(d)) => Value::tuple(vec![Value::Int(d); 2 * n]),
@@ -618,7 +594,7 @@ fn pad_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, mode: &'static str) 
         None => Value::Unknown,
     };
     functional(
-        interp,
+        meta,
         "pad",
         Args::new(
             vec![call.input.clone(), pad],
@@ -628,13 +604,13 @@ fn pad_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, mode: &'static str) 
     )
 }
 
-fn rnn_cell_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     let x = call.x;
-    let Some(dims) = interp.dims(x) else {
+    let Some(dims) = meta.dims(x) else {
         return Value::Unknown;
     };
     let hidden = call.setting("hidden_size").unwrap_or(Value::Unknown);
-    let h = interp.size_dims(&[hidden])[0].clone();
+    let h = meta.size_dims(&[hidden])[0].clone();
     let h0 = match call.args.pos.get(1) {
         Some(Value::Tensor(t)) => Some(t.clone()),
         Some(v) => v.items().and_then(|i| match i.first() {
@@ -643,17 +619,17 @@ fn rnn_cell_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         }),
         None => None,
     };
-    if let Some(hd) = h0.and_then(|t| interp.dims(&t))
+    if let Some(hd) = h0.and_then(|t| meta.dims(&t))
         && hd.len() == 2
         && dims.len() == 2
-        && interp.env.known_different(&hd[0], &dims[0])
+        && meta.env().known_different(&hd[0], &dims[0])
     {
         let message = format!(
             "Input batch size {} doesn't match hidden0 batch size {}",
-            interp.fmt_dim(&dims[0]),
-            interp.fmt_dim(&hd[0])
+            meta.fmt_dim(&dims[0]),
+            meta.fmt_dim(&hd[0])
         );
-        interp.report(call.range, Code::LayerInput, message);
+        meta.report(call.range, Code::LayerInput, message);
         return Value::Unknown;
     }
     let mut out = dims;
@@ -661,7 +637,7 @@ fn rnn_cell_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
         *last = h;
     }
     let kind = &*call.layer.kind;
-    let v = out_known(interp, x, out, x.dtype, call.device.clone(), kind);
+    let v = out_known(meta, x, out, x.dtype, call.device.clone(), kind);
     if kind == "LSTMCell" {
         Value::tuple(vec![v.clone(), v])
     } else {
@@ -671,15 +647,15 @@ fn rnn_cell_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
 
 /// A Transformer encoder or decoder layer, or a stack of them: the input's
 /// shape, once its last size is the model's width.
-fn transformer_stack_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Value {
+fn transformer_stack_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     let (layer, x) = (call.layer, call.x);
     let kind = &*layer.kind;
     let device = call.device.clone();
-    let (Some(dims), Some(d_model)) = (interp.dims(x), layer_d_model(interp, layer)) else {
-        return out_shape(interp, x, x.shape.clone(), x.dtype, device, kind);
+    let (Some(dims), Some(d_model)) = (meta.dims(x), layer_d_model(meta, layer)) else {
+        return out_shape(meta, x, x.shape.clone(), x.dtype, device, kind);
     };
     if let Some(last) = dims.last() {
-        if interp.env.known_different(last, &d_model) {
+        if meta.env().known_different(last, &d_model) {
             // With `norm_first` the first op is the LayerNorm.
             let norm_first = |l: &Layer| {
                 matches!(
@@ -694,28 +670,28 @@ fn transformer_stack_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>) -> Val
             let message = if norm_first(layer) || inner_norm_first {
                 format!(
                     "Given normalized_shape=[{}], expected input with shape [*, {}], but got input of size{}",
-                    interp.fmt_dim(&d_model),
-                    interp.fmt_dim(&d_model),
-                    interp.fmt_dims(&dims)
+                    meta.fmt_dim(&d_model),
+                    meta.fmt_dim(&d_model),
+                    meta.fmt_dims(&dims)
                 )
             } else {
                 format!(
                     "was expecting embedding dimension of {}, but got {}",
-                    interp.fmt_dim(&d_model),
-                    interp.fmt_dim(last)
+                    meta.fmt_dim(&d_model),
+                    meta.fmt_dim(last)
                 )
             };
-            interp.report(call.range, Code::LayerInput, message);
+            meta.report(call.range, Code::LayerInput, message);
             return Value::Unknown;
         }
-        let _ = interp.require_equal(last, &d_model);
+        let _ = meta.require_equal(last, &d_model);
     }
-    out_known(interp, x, dims, x.dtype, device, kind)
+    out_known(meta, x, dims, x.dtype, device, kind)
 }
 
 /// einops' `Rearrange` and `Reduce` layers: the function with the layer's
 /// pattern and axis sizes.
-fn einops_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, function: &str) -> Value {
+fn einops_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, function: &str) -> Value {
     let layer = call.layer;
     let pattern = call.setting("pattern").unwrap_or(Value::Unknown);
     let mut kw: Kwargs = layer
@@ -731,7 +707,7 @@ fn einops_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, function: &str) -
         ));
     }
     crate::rules::einops::call(
-        interp,
+        meta,
         function,
         Args::new(vec![call.input.clone(), pattern], kw),
         call.range,
@@ -739,14 +715,11 @@ fn einops_layer(interp: &mut Interp<'_>, call: &LayerCall<'_>, function: &str) -
 }
 
 /// Whether two tensors are known to have one shape.
-fn same_shape(interp: &mut Interp<'_>, x: &Tensor, y: &Tensor) -> bool {
-    let (sx, sy) = (
-        interp.resolve_shape(&x.shape),
-        interp.resolve_shape(&y.shape),
-    );
+fn same_shape(meta: &mut dyn Meta, x: &Tensor, y: &Tensor) -> bool {
+    let (sx, sy) = (meta.resolve_shape(&x.shape), meta.resolve_shape(&y.shape));
     match (sx.dims(), sy.dims()) {
         (Some(a), Some(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(p, q)| interp.env.known_equal(p, q))
+            a.len() == b.len() && a.iter().zip(b).all(|(p, q)| meta.env().known_equal(p, q))
         }
         _ => sx == sy,
     }
@@ -754,7 +727,7 @@ fn same_shape(interp: &mut Interp<'_>, x: &Tensor, y: &Tensor) -> bool {
 
 /// What batch norm in training mode raises when each channel has one value
 /// (`F.batch_norm`'s `_verify_batch_size`: the batch times the spatial sizes).
-pub(super) fn single_value_per_channel(interp: &Interp<'_>, dims: &[Dim]) -> Option<String> {
+pub(super) fn single_value_per_channel(meta: &dyn Meta, dims: &[Dim]) -> Option<String> {
     let values = dims
         .iter()
         .enumerate()
@@ -764,7 +737,7 @@ pub(super) fn single_value_per_channel(interp: &Interp<'_>, dims: &[Dim]) -> Opt
     (values == 1 && dims.len() >= 2).then(|| {
         format!(
             "Expected more than 1 value per channel when training, got input size torch.Size({})",
-            interp.fmt_dims(dims)
+            meta.fmt_dims(dims)
         )
     })
 }

@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::check::{RuleResult, Stop, raise};
+use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_shape, out_var};
 use crate::rules::shape::numel;
 use crate::value::{DType, Device, Tensor, Value};
@@ -21,7 +21,7 @@ pub(super) struct LinearCall {
 /// `x [*, in] -> [*, out]`, with the `addmm` message on a mismatch (`mm`
 /// without a bias).
 pub(super) fn linear(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     in_features: &Value,
     out_features: &Value,
@@ -30,15 +30,14 @@ pub(super) fn linear(
     range: TextRange,
 ) -> Value {
     let kernel = if call.biased { "addmm" } else { "mm" };
-    let result = linear_rule(interp, x, in_features, out_features, kernel, device, range);
+    let result = linear_rule(meta, x, in_features, out_features, kernel, device, range);
     // torch's words, then which of the user's layers it is: a model has
     // many `Linear`s and the sizes alone do not say which.
     let result = match (result, call.layer_name) {
         (Err(Stop::Raise(mut e)), Some(name)) if e.code == Code::LinearShape => {
             let mut size = |v: &Value| {
-                interp
-                    .as_dim(v)
-                    .map_or_else(|| "?".to_string(), |d| interp.fmt_dim(&d))
+                meta.as_dim(v)
+                    .map_or_else(|| "?".to_string(), |d| meta.fmt_dim(&d))
             };
             e.message = format!(
                 "{} (in `{name}`: Linear(in_features={}, out_features={}))",
@@ -50,12 +49,12 @@ pub(super) fn linear(
         }
         (result, _) => result,
     };
-    interp.settle(range, result)
+    meta.settle(range, result)
 }
 
 /// The rule behind `linear`: what torch raises is its `Err`.
 fn linear_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     in_features: &Value,
     out_features: &Value,
@@ -63,20 +62,20 @@ fn linear_rule(
     device: Option<Device>,
     range: TextRange,
 ) -> RuleResult {
-    let out_dim = interp.size_dims(std::slice::from_ref(out_features))[0].clone();
-    let Some(dims) = interp.dims(x) else {
+    let out_dim = meta.size_dims(std::slice::from_ref(out_features))[0].clone();
+    let Some(dims) = meta.dims(x) else {
         // Unknown rank: the input is `[*, in_features]`, the output `[*, out_features]`.
-        let in_dim = interp
+        let in_dim = meta
             .as_dim(in_features)
-            .unwrap_or_else(|| interp.env.anonymous());
+            .unwrap_or_else(|| meta.env_mut().anonymous());
         return Ok(
-            match crate::rules::tail::demand_trailing(interp, x, std::slice::from_ref(&in_dim)) {
+            match crate::rules::tail::demand_trailing(meta, x, std::slice::from_ref(&in_dim)) {
                 Some(Ok((var, mut suffix))) => {
                     if let Some(last) = suffix.last_mut() {
                         *last = out_dim;
                     }
                     out_shape(
-                        interp,
+                        meta,
                         x,
                         crate::rules::tail::suffix_shape(var, suffix),
                         x.dtype,
@@ -87,14 +86,14 @@ fn linear_rule(
                 Some(Err(found)) => {
                     let message = format!(
                         "mat1 and mat2 shapes cannot be multiplied (?x{} and {}x{})",
-                        interp.fmt_dim(found.last().unwrap_or(&in_dim)),
-                        interp.fmt_dim(&in_dim),
-                        interp.fmt_dim(&out_dim)
+                        meta.fmt_dim(found.last().unwrap_or(&in_dim)),
+                        meta.fmt_dim(&in_dim),
+                        meta.fmt_dim(&out_dim)
                     );
-                    interp.report(range, Code::LinearShape, message);
+                    meta.report(range, Code::LinearShape, message);
                     Value::Unknown
                 }
-                None => out_var(interp, x, x.dtype, device, "nn.Linear"),
+                None => out_var(meta, x, x.dtype, device, "nn.Linear"),
             },
         );
     };
@@ -105,41 +104,41 @@ fn linear_rule(
         );
     }
     let last = dims[dims.len() - 1].clone();
-    if let Some(in_dim) = interp.as_dim(in_features) {
-        if interp.env.known_different(&last, &in_dim) {
+    if let Some(in_dim) = meta.as_dim(in_features) {
+        if meta.env().known_different(&last, &in_dim) {
             let rows = numel(&dims[..dims.len() - 1]);
             let message = format!(
                 "{kernel}: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
-                interp.fmt_dim(&rows),
-                interp.fmt_dim(&last),
-                interp.fmt_dim(&in_dim),
-                interp.fmt_dim(&out_dim)
+                meta.fmt_dim(&rows),
+                meta.fmt_dim(&last),
+                meta.fmt_dim(&in_dim),
+                meta.fmt_dim(&out_dim)
             );
             return raise(Code::LinearShape, message);
         }
-        let _ = interp.require_equal(&last, &in_dim);
+        let _ = meta.require_equal(&last, &in_dim);
     }
     let mut out = dims;
     let n = out.len();
     out[n - 1] = out_dim;
-    Ok(out_known(interp, x, out, x.dtype, device, "nn.Linear"))
+    Ok(out_known(meta, x, out, x.dtype, device, "nn.Linear"))
 }
 
 pub(super) fn embedding(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     idx: &Rc<Tensor>,
     dtype: Option<DType>,
     dim: &Value,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let result = embedding_rule(interp, idx, dtype, dim, device);
-    interp.settle(range, result)
+    let result = embedding_rule(meta, idx, dtype, dim, device);
+    meta.settle(range, result)
 }
 
 /// The rule behind `embedding`: what torch raises is its `Err`.
 fn embedding_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     idx: &Rc<Tensor>,
     dtype: Option<DType>,
     dim: &Value,
@@ -154,19 +153,19 @@ fn embedding_rule(
         );
         return raise(Code::DtypeMismatch, message);
     }
-    let d = interp.size_dims(std::slice::from_ref(dim))[0].clone();
-    match interp.dims(idx) {
+    let d = meta.size_dims(std::slice::from_ref(dim))[0].clone();
+    match meta.dims(idx) {
         Some(mut dims) => {
             dims.push(d);
-            Ok(out_known(interp, idx, dims, dtype, device, "nn.Embedding"))
+            Ok(out_known(meta, idx, dims, dtype, device, "nn.Embedding"))
         }
-        None => match interp.resolve_shape(&idx.shape).tail() {
+        None => match meta.resolve_shape(&idx.shape).tail() {
             // Indices of unknown rank: the vectors are appended, `[*, dim]`.
             Some((var, suffix)) => {
                 let mut s = suffix.to_vec();
                 s.push(d);
                 Ok(out_shape(
-                    interp,
+                    meta,
                     idx,
                     crate::rules::tail::suffix_shape(var, s),
                     dtype,
@@ -174,7 +173,7 @@ fn embedding_rule(
                     "nn.Embedding",
                 ))
             }
-            None => Ok(out_var(interp, idx, dtype, device, "nn.Embedding")),
+            None => Ok(out_var(meta, idx, dtype, device, "nn.Embedding")),
         },
     }
 }

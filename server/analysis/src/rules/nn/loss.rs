@@ -6,27 +6,27 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
+use crate::rules::meta::Meta;
 use crate::rules::ops::out_known;
 use crate::value::{DType, Device, Tensor, Value};
 
 pub(super) fn loss_ce(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     args: &Args,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let result = loss_ce_rule(interp, name, x, args, device, &range);
-    interp.settle(range, result)
+    let result = loss_ce_rule(meta, name, x, args, device, &range);
+    meta.settle(range, result)
 }
 
 /// The rule behind `loss_ce`: what torch raises is its `Err`.
 fn loss_ce_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     args: &Args,
@@ -37,8 +37,8 @@ fn loss_ce_rule(
     let Some(t) = args.tensor(1, "target") else {
         return Ok(Value::Unknown);
     };
-    let (Some(xd), Some(td)) = (interp.dims(x), interp.dims(&t)) else {
-        return Ok(out_known(interp, x, Vec::new(), x.dtype, device, name));
+    let (Some(xd), Some(td)) = (meta.dims(x), meta.dims(&t)) else {
+        return Ok(out_known(meta, x, Vec::new(), x.dtype, device, name));
     };
     // Class probabilities are a floating target of the input's shape;
     // any other target holds class indices (torch checks its sizes, then
@@ -47,7 +47,7 @@ fn loss_ce_rule(
         && !xd
             .iter()
             .zip(&td)
-            .any(|(a, b)| interp.env.known_different(a, b));
+            .any(|(a, b)| meta.env().known_different(a, b));
     let class_target = t.dtype.is_none_or(|d| !d.is_floating()) || !same_shape;
     if class_target {
         let expected: Vec<Dim> = if xd.len() == 1 {
@@ -61,17 +61,17 @@ fn loss_ce_rule(
             let message = if td.len() > 1 && xd.len() == 2 {
                 "0D or 1D target tensor expected, multi-target not supported".to_string()
             } else {
-                target_size_message(interp, &expected, &td)
+                target_size_message(meta, &expected, &td)
             };
             return raise(Code::LossShape, message);
         }
         if let (Some(a), Some(b)) = (expected.first(), td.first())
-            && interp.env.known_different(a, b)
+            && meta.env().known_different(a, b)
         {
             let message = format!(
                 "Expected input batch_size ({}) to match target batch_size ({}).",
-                interp.fmt_dim(a),
-                interp.fmt_dim(b)
+                meta.fmt_dim(a),
+                meta.fmt_dim(b)
             );
             return raise(Code::LossShape, message);
         }
@@ -82,13 +82,13 @@ fn loss_ce_rule(
             .iter()
             .zip(&td)
             .skip(1)
-            .any(|(a, b)| interp.env.known_different(a, b))
+            .any(|(a, b)| meta.env().known_different(a, b))
         {
             // `(B, T, V)` logits with `(B, T)` targets: the classes were
             // meant to be last, as a language model has them.
-            if xd.len() == 3 && td.len() == 2 && !interp.env.known_different(&xd[1], &td[1]) {
+            if xd.len() == 3 && td.len() == 2 && !meta.env().known_different(&xd[1], &td[1]) {
                 crate::rules::fixes::offer_flatten_loss_fix(
-                    interp,
+                    meta,
                     range,
                     &xd[2],
                     (x.layout.is_none(), t.layout.is_none()),
@@ -98,11 +98,11 @@ fn loss_ce_rule(
             let message = if xd.len() == 4 {
                 format!(
                     "size mismatch (got input: {} , target: {}",
-                    interp.fmt_dims(&xd),
-                    interp.fmt_dims(&td)
+                    meta.fmt_dims(&xd),
+                    meta.fmt_dims(&td)
                 )
             } else {
-                target_size_message(interp, &expected, &td)
+                target_size_message(meta, &expected, &td)
             };
             return raise(Code::LossShape, message);
         }
@@ -117,25 +117,25 @@ fn loss_ce_rule(
             return raise(Code::DtypeMismatch, message);
         }
         for (a, b) in expected.iter().zip(&td) {
-            let _ = interp.require_equal(a, b);
+            let _ = meta.require_equal(a, b);
         }
         let out = if reduction.as_deref() == Some("none") {
             expected
         } else {
             Vec::new()
         };
-        return Ok(out_known(interp, x, out, x.dtype, device, name));
+        return Ok(out_known(meta, x, out, x.dtype, device, name));
     }
     if xd.len() != td.len()
         || xd
             .iter()
             .zip(&td)
-            .any(|(a, b)| interp.env.known_different(a, b))
+            .any(|(a, b)| meta.env().known_different(a, b))
     {
         let message = format!(
             "Expected target size {}, got {}",
-            interp.fmt_dims(&xd),
-            interp.fmt_dims(&td)
+            meta.fmt_dims(&xd),
+            meta.fmt_dims(&td)
         );
         return raise(Code::LossShape, message);
     }
@@ -146,14 +146,14 @@ fn loss_ce_rule(
     } else {
         Vec::new()
     };
-    Ok(out_known(interp, x, out, x.dtype, device, name))
+    Ok(out_known(meta, x, out, x.dtype, device, name))
 }
 
 /// torch's words for class indices of the wrong shape.
-fn target_size_message(interp: &Interp<'_>, expected: &[Dim], got: &[Dim]) -> String {
+fn target_size_message(meta: &dyn Meta, expected: &[Dim], got: &[Dim]) -> String {
     format!(
         "Expected target size {}, got {}",
-        interp.fmt_dims(expected),
-        interp.fmt_dims(got)
+        meta.fmt_dims(expected),
+        meta.fmt_dims(got)
     )
 }

@@ -27,7 +27,7 @@ use shapels_syntax::ast::TextRange;
 
 use super::Args;
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::value::{Layer, Provenance, Tensor, Value};
 
 use self::spatial::spatial;
@@ -47,12 +47,7 @@ pub(crate) fn is_container(kind: &str) -> bool {
 }
 
 /// `nn.<name>(...)`: a layer value, `nn.Parameter`, or a container.
-pub(crate) fn construct(
-    interp: &mut Interp<'_>,
-    name: &str,
-    args: Args,
-    range: TextRange,
-) -> Value {
+pub(crate) fn construct(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
     match name {
         "Parameter" | "parameter.Parameter" | "Buffer" => {
             return match args.get(0, "data") {
@@ -128,30 +123,30 @@ pub(crate) fn construct(
         }
         _ => {}
     }
-    check_constructor(interp, &kind, &args, range);
+    check_constructor(meta, &kind, &args, range);
     // The arguments as written, when they are the ones evaluated (a
     // subclass's `super().__init__` passes its own).
-    let written = interp.written_call(&range).filter(|w| {
+    let written = meta.written_call(&range).filter(|w| {
         w.pos.len() == args.pos.len()
             && w.kw.len() == args.kw.len()
             && w.kw.iter().zip(&args.kw).all(|((a, _), (b, _))| a == b)
     });
     let device = match args.kw("device") {
         Some(v) => super::creation::device_of(v),
-        None => interp.defaults.device.clone(),
+        None => meta.defaults().device.clone(),
     };
     Value::Layer(Rc::new(Layer {
         kind,
         args: args.pos,
         kwargs: args.kw,
         device: Shared::new(device),
-        dtype: Shared::new(interp.defaults.float),
-        origin: if interp.mode.fake {
+        dtype: Shared::new(meta.defaults().float),
+        origin: if meta.mode().fake {
             Provenance::Fake
         } else {
             Provenance::Real
         },
-        mode: interp.mode.id,
+        mode: meta.mode().id,
         children: Shared::new(children),
         keys: Shared::new(keys),
         params: Shared::new(FxHashMap::default()),
@@ -162,7 +157,7 @@ pub(crate) fn construct(
 }
 
 /// What torch's constructor of a layer checks of its arguments.
-fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: TextRange) {
+fn check_constructor(meta: &mut dyn Meta, kind: &str, args: &Args, range: TextRange) {
     let Some(def) = LayerDef::of(kind) else {
         return;
     };
@@ -172,13 +167,13 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
     let setting = |n: &str| args.get(at(n), n);
     let int = |n: &str| args.int(at(n), n);
     match def.forward {
-        Forward::Einops(_) => super::einops::check_layer(interp, kind, args, range),
+        Forward::Einops(_) => super::einops::check_layer(meta, kind, args, range),
         Forward::MultiheadAttention => {
             if let (Some(e), Some(h)) = (int("embed_dim"), int("num_heads"))
                 && h > 0
                 && e % h != 0
             {
-                interp.report(
+                meta.report(
                     range,
                     Code::LayerConfig,
                     "embed_dim must be divisible by num_heads".into(),
@@ -190,7 +185,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                 && g > 0
                 && c % g != 0
             {
-                interp.report(
+                meta.report(
                     range,
                     Code::LayerConfig,
                     format!("num_channels ({c}) must be divisible by num_groups ({g})"),
@@ -201,14 +196,14 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
             let groups = int("groups").unwrap_or(1);
             if groups > 0 {
                 if int("in_channels").is_some_and(|c| c % groups != 0) {
-                    interp.report(
+                    meta.report(
                         range,
                         Code::LayerConfig,
                         "in_channels must be divisible by groups".into(),
                     );
                 }
                 if int("out_channels").is_some_and(|c| c % groups != 0) {
-                    interp.report(
+                    meta.report(
                         range,
                         Code::LayerConfig,
                         "out_channels must be divisible by groups".into(),
@@ -220,7 +215,7 @@ fn check_constructor(interp: &mut Interp<'_>, kind: &str, args: &Args, range: Te
                     .iter()
                     .any(|s| s.as_const() != Some(1))
             {
-                interp.report(
+                meta.report(
                     range,
                     Code::LayerConfig,
                     "padding='same' is not supported for strided convolutions".into(),

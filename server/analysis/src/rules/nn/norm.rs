@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
+use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_shape};
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -47,46 +47,46 @@ pub(super) fn mixed_dtype(x: &Rc<Tensor>, args: &Args, name: &str) -> Option<Str
 }
 
 pub(super) fn layer_norm(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     ns: &Value,
     device: Option<Device>,
     range: TextRange,
     op: &str,
 ) -> Value {
-    let Some(dims) = interp.dims(x) else {
+    let Some(dims) = meta.dims(x) else {
         // Unknown rank: the trailing dims must be `normalized_shape`.
         let normalized = match ns {
-            Value::Int(_) | Value::Opaque(_) => Some(interp.size_dims(std::slice::from_ref(ns))),
-            v => v.items().map(|items| interp.size_dims(&items)),
+            Value::Int(_) | Value::Opaque(_) => Some(meta.size_dims(std::slice::from_ref(ns))),
+            v => v.items().map(|items| meta.size_dims(&items)),
         };
         if let Some(normalized) = normalized
-            && let Some(Err(found)) = crate::rules::tail::demand_trailing(interp, x, &normalized)
+            && let Some(Err(found)) = crate::rules::tail::demand_trailing(meta, x, &normalized)
         {
             let message = format!(
                 "Given normalized_shape={}, expected input with shape [*, {}], but got input of size[*, {}]",
-                interp.fmt_dims(&normalized),
+                meta.fmt_dims(&normalized),
                 normalized
                     .iter()
-                    .map(|d| interp.fmt_dim(d))
+                    .map(|d| meta.fmt_dim(d))
                     .collect::<Vec<_>>()
                     .join(", "),
                 found
                     .iter()
-                    .map(|d| interp.fmt_dim(d))
+                    .map(|d| meta.fmt_dim(d))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            interp.report(range, Code::LayerInput, message);
+            meta.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
-        return out_shape(interp, x, x.shape.clone(), x.dtype, device, op);
+        return out_shape(meta, x, x.shape.clone(), x.dtype, device, op);
     };
     let normalized = match ns {
-        Value::Int(_) | Value::Opaque(_) => interp.size_dims(std::slice::from_ref(ns)),
+        Value::Int(_) | Value::Opaque(_) => meta.size_dims(std::slice::from_ref(ns)),
         v => match v.items() {
-            Some(items) => interp.size_dims(&items),
-            None => return out_known(interp, x, dims, x.dtype, device, op),
+            Some(items) => meta.size_dims(&items),
+            None => return out_known(meta, x, dims, x.dtype, device, op),
         },
     };
     let k = normalized.len();
@@ -96,18 +96,18 @@ pub(super) fn layer_norm(
             "Input tensor must have at least {k} dimensions, but got {}",
             dims.len()
         );
-        interp.report(range, Code::LayerInput, message);
+        meta.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
     let mismatch = k > dims.len()
         || normalized
             .iter()
             .zip(&dims[dims.len().saturating_sub(k)..])
-            .any(|(a, b)| interp.env.known_different(a, b));
+            .any(|(a, b)| meta.env().known_different(a, b));
     if mismatch {
         let message = format!(
             "Given normalized_shape={}, expected input with shape [*{}{}], but got input of size{}",
-            interp.fmt_dims(&normalized),
+            meta.fmt_dims(&normalized),
             // RMSNorm's kernel prints the star without a comma.
             if op.contains("rms") || op.contains("RMS") {
                 ""
@@ -116,19 +116,19 @@ pub(super) fn layer_norm(
             },
             normalized
                 .iter()
-                .map(|d| interp.fmt_dim(d))
+                .map(|d| meta.fmt_dim(d))
                 .collect::<Vec<_>>()
                 .join(", "),
-            interp.fmt_dims(&dims)
+            meta.fmt_dims(&dims)
         );
-        interp.report(range, Code::LayerInput, message);
+        meta.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
     for (a, b) in normalized
         .iter()
         .zip(dims[dims.len() - k..].to_vec().iter())
     {
-        let _ = interp.require_equal(b, a);
+        let _ = meta.require_equal(b, a);
     }
-    out_known(interp, x, dims, x.dtype, device, op)
+    out_known(meta, x, dims, x.dtype, device, op)
 }

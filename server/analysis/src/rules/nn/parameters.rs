@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use shapels_shapes::Dim;
 
 use crate::value::{DType, Layer, Shape, Tensor, Value};
@@ -11,7 +11,7 @@ use super::is_container;
 use super::spatial::spatial;
 
 /// The weight or bias of a layer, as a tensor on the layer's device.
-pub(crate) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str) -> Value {
+pub(crate) fn layer_param(meta: &mut dyn Meta, layer: &Rc<Layer>, name: &str) -> Value {
     if let Some(v) = layer.params.borrow().get(name) {
         return v.clone();
     }
@@ -29,7 +29,7 @@ pub(crate) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
         ("Conv1d" | "Conv2d" | "Conv3d", "weight") => {
             let n = layer.def().map_or(0, |d| d.spatial) as u8;
             let groups = layer.setting("groups").cloned().unwrap_or(Value::int(1));
-            let cin = match (interp.as_dim(&a("in_channels")), interp.as_dim(&groups)) {
+            let cin = match (meta.as_dim(&a("in_channels")), meta.as_dim(&groups)) {
                 (Some(c), Some(g)) => c.floordiv(&g).map(Value::Int).unwrap_or(Value::Unknown),
                 _ => Value::Unknown,
             };
@@ -48,7 +48,7 @@ pub(crate) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
     let Some(dims) = dims else {
         return Value::Unknown;
     };
-    let dims = interp.size_dims(&dims);
+    let dims = meta.size_dims(&dims);
     let t = Tensor {
         shape: Shape::known(dims),
         dtype: if name == "num_batches_tracked" {
@@ -77,11 +77,7 @@ pub(crate) fn layer_param(interp: &mut Interp<'_>, layer: &Rc<Layer>, name: &str
 
 /// The first parameter torch's `parameters()` yields: the module's own
 /// parameters first, then its children's, in the order they were assigned.
-pub(crate) fn first_parameter(
-    interp: &mut Interp<'_>,
-    module: &Value,
-    depth: usize,
-) -> Option<Value> {
+pub(crate) fn first_parameter(meta: &mut dyn Meta, module: &Value, depth: usize) -> Option<Value> {
     if depth > 16 {
         return None;
     }
@@ -101,15 +97,15 @@ pub(crate) fn first_parameter(
             attrs
                 .iter()
                 .filter(|v| matches!(v, Value::Layer(_) | Value::Instance(_)))
-                .find_map(|v| first_parameter(interp, v, depth + 1))
+                .find_map(|v| first_parameter(meta, v, depth + 1))
         }
         Value::Layer(layer) if is_container(&layer.kind) => {
             let children = layer.children.borrow().clone();
             children
                 .iter()
-                .find_map(|c| first_parameter(interp, c, depth + 1))
+                .find_map(|c| first_parameter(meta, c, depth + 1))
         }
-        Value::Layer(layer) => match layer_param(interp, layer, "weight") {
+        Value::Layer(layer) => match layer_param(meta, layer, "weight") {
             Value::Tensor(t) => Some(Value::Tensor(t)),
             _ => None,
         },
@@ -143,28 +139,28 @@ fn flag(layer: &Layer, name: &str, default: bool) -> Option<bool> {
 /// order, with the shapes its constructor gives them; `None` for a layer
 /// whose parameters the rule table does not know.
 pub(crate) fn layer_parameters(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     layer: &Rc<Layer>,
 ) -> Option<Vec<LayerParameter>> {
     let kind = layer.kind.clone();
     let mut out: Vec<LayerParameter> = Vec::new();
     // A parameter the layer rules build (`layer.weight`): its shape comes
     // from there, and it is the object code reads and ties.
-    let mut from_rule = |interp: &mut Interp<'_>, name: &str, present: Option<bool>| match present {
+    let mut from_rule = |meta: &mut dyn Meta, name: &str, present: Option<bool>| match present {
         Some(false) => {}
         None => out.push(LayerParameter {
             dims: None,
             tensor: None,
         }),
         Some(true) => {
-            let tensor = match layer_param(interp, layer, name) {
+            let tensor = match layer_param(meta, layer, name) {
                 Value::Tensor(t) => Some(t),
                 _ => None,
             };
             out.push(LayerParameter {
                 dims: tensor
                     .as_ref()
-                    .and_then(|t| interp.resolve_shape(&t.shape).dims().map(<[Dim]>::to_vec)),
+                    .and_then(|t| meta.resolve_shape(&t.shape).dims().map(<[Dim]>::to_vec)),
                 tensor,
             });
         }
@@ -172,33 +168,33 @@ pub(crate) fn layer_parameters(
     match &*kind {
         k if layer.def().is_some_and(|d| d.stateless) || k.ends_with("Loss") => {}
         "Linear" => {
-            from_rule(interp, "weight", Some(true));
-            from_rule(interp, "bias", flag(layer, "bias", true));
+            from_rule(meta, "weight", Some(true));
+            from_rule(meta, "bias", flag(layer, "bias", true));
         }
         "Conv1d" | "Conv2d" | "Conv3d" => {
-            from_rule(interp, "weight", Some(true));
-            from_rule(interp, "bias", flag(layer, "bias", true));
+            from_rule(meta, "weight", Some(true));
+            from_rule(meta, "bias", flag(layer, "bias", true));
         }
-        "Embedding" => from_rule(interp, "weight", Some(true)),
+        "Embedding" => from_rule(meta, "weight", Some(true)),
         "LayerNorm" => {
             let affine = flag(layer, "elementwise_affine", true);
-            from_rule(interp, "weight", affine);
+            from_rule(meta, "weight", affine);
             let bias = match (affine, flag(layer, "bias", true)) {
                 (Some(false), _) | (_, Some(false)) => Some(false),
                 (Some(true), Some(true)) => Some(true),
                 _ => None,
             };
-            from_rule(interp, "bias", bias);
+            from_rule(meta, "bias", bias);
         }
         "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" => {
             let affine = flag(layer, "affine", true);
-            from_rule(interp, "weight", affine);
-            from_rule(interp, "bias", affine);
+            from_rule(meta, "weight", affine);
+            from_rule(meta, "bias", affine);
         }
         _ => {
             // Sizes named after the code (`config.n_embd`) are symbols here.
             let mut named = |v: &Value| match v {
-                Value::Opaque(name) => Value::Int(interp.opaque_symbol(name)),
+                Value::Opaque(name) => Value::Int(meta.opaque_symbol(name)),
                 other => other.clone(),
             };
             let resolved = Layer {
@@ -215,7 +211,7 @@ pub(crate) fn layer_parameters(
             // The names say which parameter each is; the count needs only
             // the sizes.
             for (_name, dims) in shapes {
-                let dims = dims.map(|d| interp.size_dims(&d));
+                let dims = dims.map(|d| meta.size_dims(&d));
                 out.push(LayerParameter { dims, tensor: None });
             }
         }

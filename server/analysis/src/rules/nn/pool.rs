@@ -6,8 +6,8 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::check::{RuleResult, raise};
+use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_var};
 use crate::value::{DType, Device, Tensor, Value};
 
@@ -27,7 +27,7 @@ pub(super) fn with_indices(out: Value) -> Value {
 
 /// Pools reject a padding over half the (effective) kernel.
 fn pool_pad_too_big(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     n: usize,
     is_max: bool,
     kernel: &[Dim],
@@ -38,9 +38,9 @@ fn pool_pad_too_big(
     for i in 0..n.min(kernel.len()).min(padding.len()) {
         let d = dilation
             .get(i)
-            .and_then(|d| interp.env.value(d))
+            .and_then(|d| meta.env().value(d))
             .unwrap_or(1);
-        let (Some(k), Some(p)) = (interp.env.value(&kernel[i]), interp.env.value(&padding[i]))
+        let (Some(k), Some(p)) = (meta.env().value(&kernel[i]), meta.env().value(&padding[i]))
         else {
             continue;
         };
@@ -55,7 +55,7 @@ fn pool_pad_too_big(
                     "pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
                 )
             };
-            interp.report(range, Code::PoolInput, message);
+            meta.report(range, Code::PoolInput, message);
             return true;
         }
     }
@@ -65,7 +65,7 @@ fn pool_pad_too_big(
 /// A max or average pool over the last `n` dims (layer or functional).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn pool(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     n: usize,
     is_max: bool,
@@ -78,15 +78,15 @@ pub(super) fn pool(
     range: TextRange,
 ) -> Value {
     let result = pool_rule(
-        interp, x, n, is_max, kernel, stride, padding, dilation, ceil, device, range,
+        meta, x, n, is_max, kernel, stride, padding, dilation, ceil, device, range,
     );
-    interp.settle(range, result)
+    meta.settle(range, result)
 }
 
 /// The rule behind `pool`: what torch raises is its `Err`.
 #[allow(clippy::too_many_arguments)]
 fn pool_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     n: usize,
     is_max: bool,
@@ -98,11 +98,11 @@ fn pool_rule(
     device: Option<Device>,
     range: TextRange,
 ) -> RuleResult {
-    if pool_pad_too_big(interp, n, is_max, kernel, padding, dilation, range) {
+    if pool_pad_too_big(meta, n, is_max, kernel, padding, dilation, range) {
         return Ok(Value::Unknown);
     }
-    let Some(dims) = interp.dims(x) else {
-        return Ok(out_var(interp, x, x.dtype, device, "pool"));
+    let Some(dims) = meta.dims(x) else {
+        return Ok(out_var(meta, x, x.dtype, device, "pool"));
     };
     if dims.len() < n + 1
         || kernel.len() != n
@@ -115,7 +115,7 @@ fn pool_rule(
             let message = match (is_max, n) {
                 (true, 1) => format!(
                     "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
-                    interp.fmt_dims(&dims)
+                    meta.fmt_dims(&dims)
                 ),
                 (true, _) => format!(
                     "non-empty {}D or {}D (batch mode) tensor expected for input",
@@ -126,16 +126,16 @@ fn pool_rule(
                     "max_pool{n}d: Expected {}D or {}D (batch mode) tensor for input, but got: {}",
                     n + 1,
                     n + 2,
-                    interp.fmt_dims(&dims)
+                    meta.fmt_dims(&dims)
                 ),
             };
             return raise(Code::PoolInput, message);
         }
         let mut out = dims[..dims.len() - n].to_vec();
         for _ in 0..n {
-            out.push(interp.env.anonymous());
+            out.push(meta.env_mut().anonymous());
         }
-        return Ok(out_known(interp, x, out, x.dtype, device, "pool"));
+        return Ok(out_known(meta, x, out, x.dtype, device, "pool"));
     }
     let mut out = dims[..dims.len() - n].to_vec();
     for i in 0..n {
@@ -150,14 +150,14 @@ fn pool_rule(
         };
         let mut len = match num.floordiv(&stride[i]) {
             Some(q) => q.add(&Dim::konst(1)),
-            None => interp.env.anonymous(),
+            None => meta.env_mut().anonymous(),
         };
         if ceil
             && let (Some(lv), Some(sv), Some(pv), Some(ov)) = (
-                interp.env.value(l),
-                interp.env.value(&stride[i]),
-                interp.env.value(&padding[i]),
-                interp.env.value(&len),
+                meta.env().value(l),
+                meta.env().value(&stride[i]),
+                meta.env().value(&padding[i]),
+                meta.env().value(&len),
             )
             && (ov - 1) * sv >= lv + pv
         {
@@ -168,39 +168,39 @@ fn pool_rule(
     let spatial_out = &out[out.len() - n..];
     if let Some(v) = spatial_out
         .iter()
-        .filter_map(|d| interp.env.value(d))
+        .filter_map(|d| meta.env().value(d))
         .find(|v| *v < 1)
     {
         return raise(
             Code::PoolInput,
-            too_small(interp, n, is_max, &dims, spatial_out, kernel, v),
+            too_small(meta, n, is_max, &dims, spatial_out, kernel, v),
         );
     }
-    Ok(out_known(interp, x, out, x.dtype, device, "pool"))
+    Ok(out_known(meta, x, out, x.dtype, device, "pool"))
 }
 
 pub(super) fn adaptive_pool(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     (n, avg): (usize, bool),
     output: Option<&Value>,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let result = adaptive_pool_rule(interp, x, (n, avg), output, device);
-    interp.settle(range, result)
+    let result = adaptive_pool_rule(meta, x, (n, avg), output, device);
+    meta.settle(range, result)
 }
 
 /// The rule behind `adaptive_pool`: what torch raises is its `Err`.
 fn adaptive_pool_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     (n, avg): (usize, bool),
     output: Option<&Value>,
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(dims) = interp.dims(x) else {
-        return Ok(out_var(interp, x, x.dtype, device, "adaptive_pool"));
+    let Some(dims) = meta.dims(x) else {
+        return Ok(out_var(meta, x, x.dtype, device, "adaptive_pool"));
     };
     if dims.len() < n + 1 {
         // The average pools' kernels name themselves (the 1-d one through
@@ -214,13 +214,13 @@ fn adaptive_pool_rule(
                 "adaptive_avg_pool{n}d(): Expected {}D or {}D tensor, but got {}",
                 n + 1,
                 n + 2,
-                interp.fmt_dims(&dims)
+                meta.fmt_dims(&dims)
             ),
             _ => format!(
                 "Expected {}D or {}D tensor, but got {}",
                 n + 1,
                 n + 2,
-                interp.fmt_dims(&dims)
+                meta.fmt_dims(&dims)
             ),
         };
         return raise(Code::PoolInput, message);
@@ -248,7 +248,7 @@ fn adaptive_pool_rule(
             _ => dims[dims.len() - n + i].clone(),
         });
     }
-    Ok(out_known(interp, x, out, x.dtype, device, "adaptive_pool"))
+    Ok(out_known(meta, x, out, x.dtype, device, "adaptive_pool"))
 }
 
 /// torch's words for a pooling window larger than its (padded) input:
@@ -256,7 +256,7 @@ fn adaptive_pool_rule(
 /// the shared one, which prints the channels and spatial sizes of the
 /// input and the output (a 1-d pool runs as a 2-d one of height 1).
 fn too_small(
-    interp: &Interp<'_>,
+    meta: &dyn Meta,
     n: usize,
     is_max: bool,
     dims: &[Dim],
@@ -267,7 +267,7 @@ fn too_small(
     let spatial_in = &dims[dims.len() - n..];
     let joined = |ds: &[Dim]| {
         ds.iter()
-            .map(|d| interp.fmt_dim(d))
+            .map(|d| meta.fmt_dim(d))
             .collect::<Vec<_>>()
             .join("x")
     };
@@ -277,13 +277,13 @@ fn too_small(
             if spatial_in
                 .iter()
                 .zip(kernel)
-                .any(|(l, k)| interp.env.known_different(l, k)) =>
+                .any(|(l, k)| meta.env().known_different(l, k)) =>
         {
             let named = |ds: &[Dim], prefix: &str| {
                 ["T", "H", "W"]
                     .iter()
                     .zip(ds)
-                    .map(|(axis, d)| format!("{prefix}{axis}: {}", interp.fmt_dim(d)))
+                    .map(|(axis, d)| format!("{prefix}{axis}: {}", meta.fmt_dim(d)))
                     .collect::<Vec<_>>()
                     .join(" ")
             };

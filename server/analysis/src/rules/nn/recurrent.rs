@@ -6,12 +6,12 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::rules::ops::out_known;
 use crate::value::{Device, Layer, Tensor, Value};
 
 pub(super) fn rnn(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     layer: &Rc<Layer>,
     x: &Rc<Tensor>,
     args: &[Value],
@@ -36,9 +36,9 @@ pub(super) fn rnn(
             .map(|(_, v)| v.clone()),
     );
     let num_layers = a("num_layers")
-        .and_then(|v| interp.as_dim(&v))
+        .and_then(|v| meta.as_dim(&v))
         .unwrap_or_else(|| Dim::konst(1));
-    let hidden = interp.size_dims(&[a("hidden_size").unwrap_or(Value::Unknown)])[0].clone();
+    let hidden = meta.size_dims(&[a("hidden_size").unwrap_or(Value::Unknown)])[0].clone();
     let proj = layer
         .kwargs
         .iter()
@@ -56,7 +56,7 @@ pub(super) fn rnn(
     };
     let d = Dim::konst(if bidirectional { 2 } else { 1 });
     // An input of unknown rank is taken as batched, the common case.
-    interp.demand_rank(
+    meta.demand_rank(
         &x.shape,
         if batch_first {
             &["N", "L", "H_in"]
@@ -64,7 +64,7 @@ pub(super) fn rnn(
             &["L", "N", "H_in"]
         },
     );
-    let Some(dims) = interp.dims(x) else {
+    let Some(dims) = meta.dims(x) else {
         return Value::Unknown;
     };
     if dims.len() != 2 && dims.len() != 3 {
@@ -73,21 +73,21 @@ pub(super) fn rnn(
             layer.kind,
             dims.len()
         );
-        interp.report(range, Code::LayerInput, message);
+        meta.report(range, Code::LayerInput, message);
         return Value::Unknown;
     }
-    if let Some(input_size) = a("input_size").and_then(|v| interp.as_dim(&v)) {
+    if let Some(input_size) = a("input_size").and_then(|v| meta.as_dim(&v)) {
         let last = &dims[dims.len() - 1];
-        if interp.env.known_different(last, &input_size) {
+        if meta.env().known_different(last, &input_size) {
             let message = format!(
                 "input.size(-1) must be equal to input_size. Expected {}, got {}",
-                interp.fmt_dim(&input_size),
-                interp.fmt_dim(last)
+                meta.fmt_dim(&input_size),
+                meta.fmt_dim(last)
             );
-            interp.report(range, Code::LayerInput, message);
+            meta.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
-        let _ = interp.require_equal(last, &input_size);
+        let _ = meta.require_equal(last, &input_size);
     }
     let layers = d.mul(&num_layers);
     let (out_shape, h_shape, c_shape) = if dims.len() == 3 {
@@ -130,7 +130,7 @@ pub(super) fn rnn(
         _ => Vec::new(),
     };
     for (i, h) in given {
-        let Some(hd) = interp.dims(&h) else { continue };
+        let Some(hd) = meta.dims(&h) else { continue };
         let want = if i == 0 { &h_shape } else { &c_shape };
         let message = if hd.len() != want.len() {
             (dims.len() == 3 && hd.len() == 2).then(|| {
@@ -142,10 +142,10 @@ pub(super) fn rnn(
         } else if hd
             .iter()
             .zip(want)
-            .any(|(a, b)| interp.env.known_different(a, b))
+            .any(|(a, b)| meta.env().known_different(a, b))
         {
-            let fmt = |interp: &Interp<'_>, d: &[Dim]| {
-                let items: Vec<String> = d.iter().map(|d| interp.fmt_dim(d)).collect();
+            let fmt = |meta: &dyn Meta, d: &[Dim]| {
+                let items: Vec<String> = d.iter().map(|d| meta.fmt_dim(d)).collect();
                 if items.len() == 1 {
                     format!("({},)", items[0])
                 } else {
@@ -159,19 +159,19 @@ pub(super) fn rnn(
             };
             Some(format!(
                 "Expected {which} {}, got {}",
-                fmt(interp, want),
-                interp.fmt_dims(&hd)
+                fmt(meta, want),
+                meta.fmt_dims(&hd)
             ))
         } else {
             None
         };
         if let Some(message) = message {
-            interp.report(range, Code::LayerInput, message);
+            meta.report(range, Code::LayerInput, message);
             return Value::Unknown;
         }
     }
     let out = out_known(
-        interp,
+        meta,
         x,
         out_shape,
         x.dtype,
@@ -179,7 +179,7 @@ pub(super) fn rnn(
         &format!("nn.{}", layer.kind),
     );
     let h = out_known(
-        interp,
+        meta,
         x,
         h_shape,
         x.dtype,
@@ -187,7 +187,7 @@ pub(super) fn rnn(
         &format!("nn.{}", layer.kind),
     );
     if is_lstm {
-        let c = out_known(interp, x, c_shape, x.dtype, device, "nn.LSTM");
+        let c = out_known(meta, x, c_shape, x.dtype, device, "nn.LSTM");
         Value::tuple(vec![out, Value::tuple(vec![h, c])])
     } else {
         Value::tuple(vec![out, h])

@@ -3,9 +3,9 @@
 
 use super::spatial::{spatial, spatial_or};
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, check, raise};
+use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_var};
 use crate::value::Value;
 use crate::value::{Device, Tensor};
@@ -14,13 +14,13 @@ use std::rc::Rc;
 
 /// `F.pad`.
 pub(super) fn pad_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(dims) = interp.dims(x) else {
-        return Ok(out_var(interp, x, x.dtype, device, name));
+    let Some(dims) = meta.dims(x) else {
+        return Ok(out_var(meta, x, x.dtype, device, name));
     };
     let Some(pads) = args.get(1, "pad").and_then(|v| v.items()) else {
         return Ok(Value::Unknown);
@@ -39,7 +39,7 @@ pub(super) fn pad_rule(
         );
         return raise(Code::PadSize, message);
     }
-    let pads = interp.size_dims(&pads);
+    let pads = meta.size_dims(&pads);
     let mode = args.str(2, "mode");
     let mode = mode.as_deref().unwrap_or("constant");
     if mode != "constant" {
@@ -51,9 +51,9 @@ pub(super) fn pad_rule(
         for i in 0..p / 2 {
             let k = r - 1 - i;
             let (Some(size), Some(lo), Some(hi)) = (
-                interp.env.value(&dims[k]),
-                interp.env.value(&pads[2 * i]),
-                interp.env.value(&pads[2 * i + 1]),
+                meta.env().value(&dims[k]),
+                meta.env().value(&pads[2 * i]),
+                meta.env().value(&pads[2 * i + 1]),
             ) else {
                 continue;
             };
@@ -61,7 +61,7 @@ pub(super) fn pad_rule(
                 "reflect" if lo >= size || hi >= size => format!(
                     "Argument #{}: Padding size should be less than the corresponding input dimension, but got: padding ({lo}, {hi}) at dimension {k} of input {}",
                     4 + 2 * i,
-                    interp.fmt_dims(&dims)
+                    meta.fmt_dims(&dims)
                 ),
                 "circular" if lo > size || hi > size => {
                     "Padding value causes wrapping around more than once.".to_string()
@@ -76,17 +76,17 @@ pub(super) fn pad_rule(
     for i in 0..pads.len() / 2 {
         out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
     }
-    Ok(out_known(interp, x, out, x.dtype, device, name))
+    Ok(out_known(meta, x, out, x.dtype, device, name))
 }
 
 /// `F.interpolate` and its kin.
 pub(super) fn interpolate_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    if interp.dims(x).is_none() {
+    if meta.dims(x).is_none() {
         // The mode or the number of sizes says how many spatial dims
         // the input has (torch refuses any other rank): batch and
         // channels come before them.
@@ -96,11 +96,11 @@ pub(super) fn interpolate_rule(
                 2 => &["N", "C", "H", "W"],
                 _ => &["N", "C", "D", "H", "W"],
             };
-            interp.demand_rank(&x.shape, names);
+            meta.demand_rank(&x.shape, names);
         }
     }
-    let Some(dims) = interp.dims(x) else {
-        return Ok(out_var(interp, x, x.dtype, device, name));
+    let Some(dims) = meta.dims(x) else {
+        return Ok(out_var(meta, x, x.dtype, device, name));
     };
     let mode = args.str(3, "mode");
     let mode = mode.as_deref().unwrap_or(match name {
@@ -140,21 +140,23 @@ pub(super) fn interpolate_rule(
             let sizes = match &s {
                 Value::Int(_) => vec![s.clone(); n],
                 v => v.items().unwrap_or_else(|| {
-                    (0..n).map(|_| Value::Int(interp.env.anonymous())).collect()
+                    (0..n)
+                        .map(|_| Value::Int(meta.env_mut().anonymous()))
+                        .collect()
                 }),
             };
             if sizes.len() != n {
-                let wanted = interp.size_dims(&sizes);
+                let wanted = meta.size_dims(&sizes);
                 return raise(
                     Code::InterpolateSize,
                     format!(
                         "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.",
-                        interp.fmt_dims(&dims[2..]),
-                        interp.fmt_tuple(&wanted)
+                        meta.fmt_dims(&dims[2..]),
+                        meta.fmt_tuple(&wanted)
                     ),
                 );
             }
-            out.extend(interp.size_dims(&sizes));
+            out.extend(meta.size_dims(&sizes));
         }
         (None, Some(f)) => {
             let factors = match &f {
@@ -164,19 +166,19 @@ pub(super) fn interpolate_rule(
             for (i, l) in dims[2..].iter().enumerate() {
                 let d = match factors.get(i) {
                     Some(Value::Int(k)) => l.mul(k),
-                    Some(Value::Float(Some(f))) => match interp.env.value(l) {
+                    Some(Value::Float(Some(f))) => match meta.env().value(l) {
                         Some(v) => Dim::konst((v as f64 * f).floor() as i64),
                         None if f.fract() == 0.0 => l.mul(&Dim::konst(*f as i64)),
-                        None => interp.env.anonymous(),
+                        None => meta.env_mut().anonymous(),
                     },
-                    _ => interp.env.anonymous(),
+                    _ => meta.env_mut().anonymous(),
                 };
                 out.push(d);
             }
         }
         // A run on made-up inputs kept `None` defaults that any
         // real caller of the module may have set.
-        (None, None) if interp.recorder.made_up => return Ok(Value::Unknown),
+        (None, None) if meta.made_up_run() => return Ok(Value::Unknown),
         (None, None) => {
             return raise(
                 Code::InterpolateSize,
@@ -190,17 +192,17 @@ pub(super) fn interpolate_rule(
             );
         }
     }
-    Ok(out_known(interp, x, out, x.dtype, device, name))
+    Ok(out_known(meta, x, out, x.dtype, device, name))
 }
 
 /// `F.pixel_shuffle` and its kin.
 pub(super) fn pixel_shuffle_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(dims) = interp.dims(x) else {
+    let Some(dims) = meta.dims(x) else {
         return Ok(Value::Unknown);
     };
     let Some(r) = args
@@ -227,7 +229,7 @@ pub(super) fn pixel_shuffle_rule(
     } else {
         "downscale_factor"
     };
-    if let Some(k) = interp.env.value(&r) {
+    if let Some(k) = meta.env().value(&r) {
         check!(
             k > 0,
             Code::LayerInput,
@@ -250,7 +252,7 @@ pub(super) fn pixel_shuffle_rule(
             ]
         };
         for &(i, what, by, square) in divided {
-            if let (Some(size), Some(by)) = (interp.env.value(&dims[i]), by) {
+            if let (Some(size), Some(by)) = (meta.env().value(&dims[i]), by) {
                 check!(
                     size % by == 0,
                     Code::LayerInput,
@@ -265,29 +267,29 @@ pub(super) fn pixel_shuffle_rule(
     if name == "pixel_shuffle" {
         out[n - 3] = dims[n - 3]
             .floordiv(&r2)
-            .unwrap_or_else(|| interp.env.anonymous());
+            .unwrap_or_else(|| meta.env_mut().anonymous());
         out[n - 2] = dims[n - 2].mul(&r);
         out[n - 1] = dims[n - 1].mul(&r);
     } else {
         out[n - 3] = dims[n - 3].mul(&r2);
         out[n - 2] = dims[n - 2]
             .floordiv(&r)
-            .unwrap_or_else(|| interp.env.anonymous());
+            .unwrap_or_else(|| meta.env_mut().anonymous());
         out[n - 1] = dims[n - 1]
             .floordiv(&r)
-            .unwrap_or_else(|| interp.env.anonymous());
+            .unwrap_or_else(|| meta.env_mut().anonymous());
     }
-    Ok(out_known(interp, x, out, x.dtype, device, name))
+    Ok(out_known(meta, x, out, x.dtype, device, name))
 }
 
 /// `F.unfold`.
 pub(super) fn unfold_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(dims) = interp.dims(x) else {
+    let Some(dims) = meta.dims(x) else {
         return Ok(Value::Unknown);
     };
     if dims.len() != 4 {
@@ -314,11 +316,11 @@ pub(super) fn unfold_rule(
             .sub(&keff)
             .floordiv(&stride[i])
             .map(|q| q.add(&Dim::konst(1)));
-        blocks = blocks.mul(&n.unwrap_or_else(|| interp.env.anonymous()));
+        blocks = blocks.mul(&n.unwrap_or_else(|| meta.env_mut().anonymous()));
     }
     let c = dims[1].mul(&kernel[0]).mul(&kernel[1]);
     Ok(out_known(
-        interp,
+        meta,
         x,
         vec![dims[0].clone(), c, blocks],
         x.dtype,
@@ -329,7 +331,7 @@ pub(super) fn unfold_rule(
 
 /// `F.grid_sample`.
 pub(super) fn grid_sample_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
@@ -337,14 +339,14 @@ pub(super) fn grid_sample_rule(
     let Some(g) = args.tensor(1, "grid") else {
         return Ok(Value::Unknown);
     };
-    let (Some(xd), Some(gd)) = (interp.dims(x), interp.dims(&g)) else {
+    let (Some(xd), Some(gd)) = (meta.dims(x), meta.dims(&g)) else {
         return Ok(Value::Unknown);
     };
     if xd.len() != 4 || gd.len() != 4 {
         return Ok(Value::Unknown);
     }
     Ok(out_known(
-        interp,
+        meta,
         x,
         vec![xd[0].clone(), xd[1].clone(), gd[1].clone(), gd[2].clone()],
         x.dtype,

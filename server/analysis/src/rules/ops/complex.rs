@@ -8,9 +8,9 @@ use shapels_shapes::Dim;
 use super::OpCall;
 use super::output::out_known;
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::torch_name;
+use crate::rules::meta::Meta;
 use crate::rules::shape::broadcast;
 use crate::value::{DType, Value};
 
@@ -40,7 +40,7 @@ fn part_of(d: DType) -> Option<DType> {
 
 /// `torch.polar(abs, angle)`, `torch.complex(real, imag)`: two float
 /// tensors of one dtype, broadcast together.
-pub(super) fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn from_pair(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let second = if call.name == "polar" {
         "angle"
     } else {
@@ -68,10 +68,10 @@ pub(super) fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult
         }
         _ => {}
     }
-    let Some(dy) = interp.dims(&y) else {
+    let Some(dy) = meta.dims(&y) else {
         return Ok(Value::Unknown);
     };
-    let shape = match broadcast(interp, &call.dims, &dy) {
+    let shape = match broadcast(meta, &call.dims, &dy) {
         Ok(shape) => shape,
         Err(message) => {
             return raise(Code::BroadcastShape, message);
@@ -79,7 +79,7 @@ pub(super) fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult
     };
     let dtype = call.x.dtype.and_then(complex_of);
     Ok(out_known(
-        interp,
+        meta,
         &call.x,
         shape,
         dtype,
@@ -90,7 +90,7 @@ pub(super) fn from_pair(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult
 
 /// `torch.view_as_complex(x)`: a float tensor whose last dim holds the two
 /// parts; that dim goes.
-pub(super) fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn view_as_complex(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     if let Some(d) = call.x.dtype
         && !has_complex(d)
     {
@@ -104,16 +104,16 @@ pub(super) fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> Rule
         let message = "Input tensor must have one or more dimensions".to_string();
         return raise(Code::ViewSize, message);
     };
-    if interp.env.known_different(last, &Dim::konst(2)) {
+    if meta.env().known_different(last, &Dim::konst(2)) {
         let message = "Tensor must have a last dimension of size 2".to_string();
         return raise(Code::ViewSize, message);
     }
     // torch checks the size: past this point it is 2.
-    let _ = interp.env.unify(last, &Dim::konst(2));
+    let _ = meta.env_mut().unify(last, &Dim::konst(2));
     // Half becomes torch's complex32, which the analysis does not name.
     let dtype = call.x.dtype.and_then(complex_of);
     Ok(out_known(
-        interp,
+        meta,
         &call.x,
         rest.to_vec(),
         dtype,
@@ -124,7 +124,7 @@ pub(super) fn view_as_complex(interp: &mut Interp<'_>, call: OpCall<'_>) -> Rule
 
 /// `torch.view_as_real(z)`: a complex tensor as its two parts, in a new
 /// last dim of 2.
-pub(super) fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn view_as_real(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let dtype = match call.x.dtype {
         Some(d) if !d.is_complex() => {
             let message = "view_as_real is only supported for complex tensors".to_string();
@@ -135,7 +135,7 @@ pub(super) fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleRes
     let mut dims = call.dims.clone();
     dims.push(Dim::konst(2));
     Ok(out_known(
-        interp,
+        meta,
         &call.x,
         dims,
         dtype,
@@ -150,12 +150,10 @@ pub(super) fn view_as_real(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleRes
 /// one-sided; real and imaginary parts in a last dim of 2 with
 /// `return_complex=False`). Unknown when `return_complex` is not given,
 /// which torch refuses for a real signal.
-pub(super) fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn stft(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let args = call.args;
     let (Some(n_fft), Some(Some(center)), Some(Some(complex))) = (
-        args.get(1, "n_fft")
-            .cloned()
-            .and_then(|v| interp.as_dim(&v)),
+        args.get(1, "n_fft").cloned().and_then(|v| meta.as_dim(&v)),
         Some(args.flag(5, "center", true)),
         args.get(9, "return_complex").map(|v| match v {
             Value::Bool(b) => *b,
@@ -166,7 +164,7 @@ pub(super) fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     };
     let hop = match args.get(2, "hop_length") {
         None | Some(Value::None) => n_fft.floordiv(&Dim::konst(4)),
-        Some(v) => interp.as_dim(&v.clone()),
+        Some(v) => meta.as_dim(&v.clone()),
     };
     let (Some(hop), Some(one_sided), [batch @ .., length]) =
         (hop, args.flag(8, "onesided", true), call.dims.as_slice())
@@ -199,7 +197,7 @@ pub(super) fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         call.x.dtype
     };
     Ok(out_known(
-        interp,
+        meta,
         &call.x,
         dims,
         dtype,
@@ -210,10 +208,10 @@ pub(super) fn stft(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
 
 /// `x.real`, `x.imag`: a part of a complex tensor; `real` of a real one is
 /// itself.
-pub(super) fn part(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn part(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     match call.x.dtype {
         Some(d) if d.is_complex() => Ok(out_known(
-            interp,
+            meta,
             &call.x,
             call.dims,
             part_of(d),
@@ -223,12 +221,12 @@ pub(super) fn part(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         Some(_) if call.name == "imag" => {
             let message =
                 "imag is not implemented for tensors with non-complex dtypes.".to_string();
-            interp.report(call.range, Code::DtypeUnsupported, message);
+            meta.report(call.range, Code::DtypeUnsupported, message);
             Ok(Value::Unknown)
         }
         Some(_) => Ok(Value::Tensor(call.x.clone())),
         None => Ok(out_known(
-            interp,
+            meta,
             &call.x,
             call.dims,
             None,

@@ -13,20 +13,20 @@ use shapels_syntax::ast::TextRange;
 use super::inputs::check_inputs;
 use super::output::out_known;
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::check::{Stop, check};
+use crate::rules::meta::Meta;
 use crate::value::{Tensor, Value};
 
 /// `torch.einsum("bij,bjk->bik", a, b)` (operands may also come as one list).
-pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> Value {
+pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Value {
     let Some(eq) = args.str(0, "equation") else {
         return Value::Unknown;
     };
     let Some(tensors) = operands(args) else {
         return Value::Unknown;
     };
-    let Some(device) = check_inputs(interp, args, "einsum", range) else {
+    let Some(device) = check_inputs(meta, args, "einsum", range) else {
         return Value::Unknown;
     };
     let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
@@ -36,30 +36,30 @@ pub(crate) fn einsum(interp: &mut Interp<'_>, args: &Args, range: TextRange) -> 
     };
     let inputs: Vec<&str> = lhs.split(',').collect();
     if inputs.len() > tensors.len() {
-        interp.report(
+        meta.report(
             range,
             Code::EinsumShape,
             "einsum(): fewer operands were provided than specified in the equation".into(),
         );
         return Value::Unknown;
     }
-    pin_ranks(interp, &inputs, &tensors);
+    pin_ranks(meta, &inputs, &tensors);
     let mut subscripts = Subscripts::default();
     for (i, (spec, t)) in inputs.iter().zip(&tensors).enumerate() {
-        let Some(dims) = interp.dims(t) else {
-            let shape = interp.fresh_rank_var();
-            let t = interp.new_tensor(shape, t.dtype, device, "torch.einsum");
+        let Some(dims) = meta.dims(t) else {
+            let shape = meta.fresh_rank_var();
+            let t = meta.new_tensor(shape, t.dtype, device, "torch.einsum");
             return Value::Tensor(Rc::new(t));
         };
-        if let Err(stop) = subscripts.bind_operand(interp, i, spec, &dims) {
-            return interp.settle(range, Err(stop));
+        if let Err(stop) = subscripts.bind_operand(meta, i, spec, &dims) {
+            return meta.settle(range, Err(stop));
         }
     }
     let Some(out) = subscripts.output_dims(rhs.as_deref()) else {
         return Value::Unknown;
     };
     let dtype = tensors[0].dtype;
-    out_known(interp, &tensors[0], out, dtype, device, "torch.einsum")
+    out_known(meta, &tensors[0], out, dtype, device, "torch.einsum")
 }
 
 /// The operands after the equation, or the one list of them; `None` unless
@@ -83,12 +83,12 @@ fn operands(args: &Args) -> Option<Vec<Rc<Tensor>>> {
 
 /// The subscripts spell out the rank of an operand nobody knew the rank
 /// of, unless they hold an ellipsis.
-fn pin_ranks(interp: &mut Interp<'_>, inputs: &[&str], tensors: &[Rc<Tensor>]) {
+fn pin_ranks(meta: &mut dyn Meta, inputs: &[&str], tensors: &[Rc<Tensor>]) {
     for (spec, t) in inputs.iter().zip(tensors) {
         if !spec.contains("...") {
             let names: Vec<String> = spec.chars().map(|c| c.to_string()).collect();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            interp.demand_rank(&t.shape, &names);
+            meta.demand_rank(&t.shape, &names);
         }
     }
 }
@@ -108,7 +108,7 @@ impl Subscripts {
     /// ellipsis).
     fn bind_operand(
         &mut self,
-        interp: &mut Interp<'_>,
+        meta: &mut dyn Meta,
         i: usize,
         spec: &str,
         dims: &[Dim],
@@ -128,10 +128,10 @@ impl Subscripts {
             None => (letters.clone(), Vec::new()),
         };
         for (c, d) in before.iter().zip(dims) {
-            self.bind(interp, i, *c, d)?;
+            self.bind(meta, i, *c, d)?;
         }
         for (c, d) in after.iter().rev().zip(dims.iter().rev()) {
-            self.bind(interp, i, *c, d)?;
+            self.bind(meta, i, *c, d)?;
         }
         if has_ellipsis {
             let mid = dims[before.len()..dims.len() - after.len()].to_vec();
@@ -146,25 +146,25 @@ impl Subscripts {
     /// Binds subscript `c` of operand `i` to the size `d`: a size 1 gives
     /// way to the other (they broadcast), and torch raises when two are
     /// known to differ.
-    fn bind(&mut self, interp: &mut Interp<'_>, i: usize, c: char, d: &Dim) -> Result<(), Stop> {
+    fn bind(&mut self, meta: &mut dyn Meta, i: usize, c: char, d: &Dim) -> Result<(), Stop> {
         *self.counts.entry(c).or_insert(0) += 1;
         match self.sizes.get(&c) {
-            Some(prev) if interp.is_one(prev) => {
+            Some(prev) if meta.is_one(prev) => {
                 self.sizes.insert(c, d.clone());
             }
             Some(prev) => {
-                if interp.is_one(d) {
+                if meta.is_one(d) {
                     return Ok(());
                 }
                 check!(
-                    !interp.env.known_different(prev, d),
+                    !meta.env().known_different(prev, d),
                     Code::EinsumShape,
                     "einsum(): subscript {c} has size {} for operand {i} which does not broadcast with previously seen size {}",
-                    interp.fmt_dim(d),
-                    interp.fmt_dim(prev)
+                    meta.fmt_dim(d),
+                    meta.fmt_dim(prev)
                 );
                 let prev = prev.clone();
-                let _ = interp.require_equal(&prev, d);
+                let _ = meta.require_equal(&prev, d);
             }
             None => {
                 self.sizes.insert(c, d.clone());

@@ -4,22 +4,22 @@ use shapels_syntax::ast::TextRange;
 
 use super::registry::OpDef;
 use crate::code::Code;
-use crate::interp::Interp;
-use crate::interp::fake_modes::FakeInputs;
 use crate::rules::Args;
+use crate::rules::meta::FakeInputs;
+use crate::rules::meta::Meta;
 use crate::value::Device;
 
 /// Check the fake mode's input rules and the devices of an op's tensors.
 /// Returns the output device (`Some(None)` when unknown), `None` when the
 /// op raises.
 pub(crate) fn check_inputs(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     args: &Args,
     name: &str,
     range: TextRange,
 ) -> Option<Option<Device>> {
     let tensors = args.tensors();
-    if let FakeInputs::Raises = interp.check_fake_inputs(&tensors, name, range) {
+    if let FakeInputs::Raises = meta.check_fake_inputs(&tensors, name, range) {
         return None;
     }
     // `dst.copy_(src)` copies across devices (that is what it is for):
@@ -37,7 +37,7 @@ pub(crate) fn check_inputs(
             unknown = true;
             continue;
         };
-        let is_scalar_cpu = *dev == Device::Cpu && interp.rank(t) == Some(0);
+        let is_scalar_cpu = *dev == Device::Cpu && meta.rank(t) == Some(0);
         match &common {
             None => {
                 common = Some(dev.clone());
@@ -78,8 +78,8 @@ pub(crate) fn check_inputs(
                         }
                     );
                     let related = operand_devices(args, [(common_at, &a), (at, &b)]);
-                    offer_move(interp, args, [(common_at, &a), (at, &b)]);
-                    interp.report_related(range, Code::DeviceMismatch, message, related);
+                    offer_move(meta, args, [(common_at, &a), (at, &b)]);
+                    meta.report_related(range, Code::DeviceMismatch, message, related);
                     return None;
                 }
                 if either {
@@ -92,8 +92,8 @@ pub(crate) fn check_inputs(
                     b.name()
                 );
                 let related = operand_devices(args, [(common_at, &a), (at, &b)]);
-                offer_move(interp, args, [(common_at, &a), (at, &b)]);
-                interp.report_related(range, Code::DeviceMismatch, message, related);
+                offer_move(meta, args, [(common_at, &a), (at, &b)]);
+                meta.report_related(range, Code::DeviceMismatch, message, related);
                 return None;
             }
         }
@@ -107,7 +107,7 @@ pub(crate) fn check_inputs(
 
 /// Moving the cpu operand (else the second) of a binary operator to the
 /// other's device, offered as the fix.
-fn offer_move(interp: &mut Interp<'_>, args: &Args, operands: [(usize, &Device); 2]) {
+fn offer_move(meta: &mut dyn Meta, args: &Args, operands: [(usize, &Device); 2]) {
     if args.ranges.len() != args.pos.len() {
         return;
     }
@@ -119,7 +119,7 @@ fn offer_move(interp: &mut Interp<'_>, args: &Args, operands: [(usize, &Device);
     };
     if let (Some(moved), Some(to)) = (args.ranges.get(moved), args.ranges.get(to)) {
         let (moved, to) = (*moved, *to);
-        crate::rules::fixes::offer_device_fix(interp, &moved, &to);
+        crate::rules::fixes::offer_device_fix(meta, &moved, &to);
     }
 }
 

@@ -9,43 +9,43 @@ use super::OpCall;
 use super::inputs::check_inputs;
 use super::output::{out_known, out_var};
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, ShapeError, Stop, check};
+use crate::rules::meta::Meta;
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
 
 /// `unbind`.
-pub(super) fn unbind(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn unbind(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
-    let d = call.dim_arg(interp, 1, "dim", Some(0))?;
-    let Some(n) = interp.env.value(&dims[d]) else {
+    let d = call.dim_arg(meta, 1, "dim", Some(0))?;
+    let Some(n) = meta.env().value(&dims[d]) else {
         return Ok(Value::Unknown);
     };
     let mut shape = dims.clone();
     shape.remove(d);
-    let item = call.output(interp, shape, x.dtype);
+    let item = call.output(meta, shape, x.dtype);
     Ok(Value::tuple(vec![item; n.clamp(0, 1024) as usize]))
 }
 
 /// `split`, `split_with_sizes`.
-pub(super) fn split_sizes(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn split_sizes(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
-    Ok(split(interp, x, dims, args, call.device, call.range))
+    Ok(split(meta, x, dims, args, call.device, call.range))
 }
 
 /// `chunk`.
-pub(super) fn chunk(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn chunk(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
-    let d = call.dim_arg(interp, 2, "dim", Some(0))?;
-    let (Some(c), Some(s)) = (args.int(1, "chunks"), interp.env.value(&dims[d])) else {
+    let d = call.dim_arg(meta, 2, "dim", Some(0))?;
+    let (Some(c), Some(s)) = (args.int(1, "chunks"), meta.env().value(&dims[d])) else {
         // A symbolic size split into known chunks: equal pieces when it divides.
         if let Some(c) = args.int(1, "chunks").filter(|c| *c > 0 && *c <= 64) {
             let mut shape = dims.clone();
             shape[d] = dims[d]
                 .floordiv(&Dim::konst(c))
                 .unwrap_or_else(|| Dim::konst(0));
-            let piece = call.output(interp, shape, x.dtype);
+            let piece = call.output(meta, shape, x.dtype);
             return Ok(Value::tuple(vec![piece; c as usize]));
         }
         return Ok(Value::Unknown);
@@ -67,16 +67,16 @@ pub(super) fn chunk(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         } else {
             piece.min(s - i * piece)
         });
-        out.push(call.output(interp, shape, x.dtype));
+        out.push(call.output(meta, shape, x.dtype));
     }
     Ok(Value::tuple(out))
 }
 
 /// `tensor_split`.
-pub(super) fn tensor_split(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn tensor_split(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
-    let d = call.dim_arg(interp, 2, "dim", Some(0))?;
-    let (Some(c), Some(s)) = (args.int(1, "sections"), interp.env.value(&dims[d])) else {
+    let d = call.dim_arg(meta, 2, "dim", Some(0))?;
+    let (Some(c), Some(s)) = (args.int(1, "sections"), meta.env().value(&dims[d])) else {
         return Ok(Value::Unknown);
     };
     if c <= 0 {
@@ -86,13 +86,13 @@ pub(super) fn tensor_split(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleRes
     for i in 0..c.min(1024) {
         let mut shape = dims.clone();
         shape[d] = Dim::konst(s / c + if i < s % c { 1 } else { 0 });
-        out.push(call.output(interp, shape, x.dtype));
+        out.push(call.output(meta, shape, x.dtype));
     }
     Ok(Value::tuple(out))
 }
 
 fn split(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     dims: &[Dim],
     args: &Args,
@@ -105,7 +105,7 @@ fn split(
         Some(Value::Int(d)) => match d.as_const().map(|d| wrap_dim(d, rank)) {
             Some(Ok(d)) => d,
             Some(Err(message)) => {
-                interp.report(range, Code::DimOutOfRange, message);
+                meta.report(range, Code::DimOutOfRange, message);
                 return Value::Unknown;
             }
             None => return Value::Unknown,
@@ -124,7 +124,7 @@ fn split(
         .cloned()
         .unwrap_or(Value::Unknown);
     let pieces: Vec<Dim> = match &spec {
-        Value::Int(k) => match (interp.env.value(k), interp.env.value(size)) {
+        Value::Int(k) => match (meta.env().value(k), meta.env().value(size)) {
             (Some(k), Some(s)) if k > 0 => {
                 let mut out = Vec::new();
                 let mut left = s;
@@ -137,12 +137,12 @@ fn split(
             _ => {
                 // A symbolic size split by a symbolic piece: exact when the
                 // quotient is a small known number (`split(n_embd)` of `3*n_embd`).
-                let q = interp.env.resolve(size).floordiv(&interp.env.resolve(k));
+                let q = meta.env().resolve(size).floordiv(&meta.env().resolve(k));
                 match q.and_then(|q| q.as_const()) {
                     Some(n)
                         if (1..=64).contains(&n)
-                            && interp.env.resolve(k).mul(&Dim::konst(n))
-                                == interp.env.resolve(size) =>
+                            && meta.env().resolve(k).mul(&Dim::konst(n))
+                                == meta.env().resolve(size) =>
                     {
                         vec![k.clone(); n as usize]
                     }
@@ -152,15 +152,15 @@ fn split(
         },
         v => match v.items() {
             Some(items) => {
-                let sizes = interp.size_dims(&items);
+                let sizes = meta.size_dims(&items);
                 let total = numel_sum(&sizes);
-                if interp.env.known_different(&total, size) {
+                if meta.env().known_different(&total, size) {
                     let message = format!(
                         "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {written}), but got split_sizes={}",
-                        interp.fmt_dim(size),
-                        interp.fmt_dims(&sizes)
+                        meta.fmt_dim(size),
+                        meta.fmt_dims(&sizes)
                     );
-                    interp.report(range, Code::SplitSize, message);
+                    meta.report(range, Code::SplitSize, message);
                     return Value::Unknown;
                 }
                 sizes
@@ -173,7 +173,7 @@ fn split(
         .map(|p| {
             let mut shape = dims.to_vec();
             shape[d] = p;
-            out_known(interp, x, shape, x.dtype, device.clone(), "split")
+            out_known(meta, x, shape, x.dtype, device.clone(), "split")
         })
         .collect();
     Value::tuple(out)
@@ -185,23 +185,23 @@ fn numel_sum(sizes: &[Dim]) -> Dim {
 
 /// `cat`, `stack` and their relatives (`concat`, `hstack`, `vstack`,
 /// `dstack`, `row_stack`, `column_stack`).
-pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
+pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> Value {
     if let Some(Value::Many(element, len)) = args.get(0, "tensors") {
-        return cat_many(interp, name, &element.clone(), len.clone(), args, range);
+        return cat_many(meta, name, &element.clone(), len.clone(), args, range);
     }
     let Some(JoinInputs {
         tensors,
         dtype,
         device,
-    }) = join_inputs(interp, name, args, range)
+    }) = join_inputs(meta, name, args, range)
     else {
         return Value::Unknown;
     };
-    let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| interp.dims(t)).collect();
+    let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| meta.dims(t)).collect();
     let Some(mut all) = all else {
-        return match partly_known(interp, name, args, &tensors, dtype, device.clone()) {
+        return match partly_known(meta, name, args, &tensors, dtype, device.clone()) {
             Some(v) => v,
-            None => out_var(interp, &tensors[0], dtype, device, name),
+            None => out_var(meta, &tensors[0], dtype, device, name),
         };
     };
     let (op, dim_default) = promote_ranks(name, &mut all);
@@ -212,11 +212,11 @@ pub(super) fn cat(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextR
         device,
     };
     let result = if op == "stack" {
-        stack_known(interp, &joined, args, all, dim_default)
+        stack_known(meta, &joined, args, all, dim_default)
     } else {
-        cat_known(interp, &joined, args, all, dim_default)
+        cat_known(meta, &joined, args, all, dim_default)
     };
-    interp.settle(range, result)
+    meta.settle(range, result)
 }
 
 /// The tensors a join takes, the dtype they promote to, and the device
@@ -230,7 +230,7 @@ struct JoinInputs {
 /// Reads the list a join takes: `None` when its result is unknown (torch
 /// raises for an empty list, and the devices may clash), else its tensors.
 fn join_inputs(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     args: &Args,
     range: TextRange,
@@ -238,8 +238,8 @@ fn join_inputs(
     let list = args.get(0, "tensors").and_then(|v| v.items())?;
     if list.is_empty() {
         // Unless it may have been filled through something not followed.
-        if !interp.frame().lists_unsure {
-            interp.report(
+        if !meta.lists_unsure() {
+            meta.report(
                 range,
                 Code::CatShape,
                 if name == "stack" {
@@ -255,7 +255,7 @@ fn join_inputs(
     if tensors.len() != list.len() {
         return None;
     }
-    let device = check_inputs(interp, args, name, range)?;
+    let device = check_inputs(meta, args, name, range)?;
     let dtype = tensors
         .iter()
         .try_fold(None::<DType>, |acc, t| {
@@ -284,9 +284,9 @@ struct Joined<'a> {
 }
 
 impl Joined<'_> {
-    fn output(&self, interp: &mut Interp<'_>, shape: Vec<Dim>) -> Value {
+    fn output(&self, meta: &mut dyn Meta, shape: Vec<Dim>) -> Value {
         out_known(
-            interp,
+            meta,
             self.first,
             shape,
             self.dtype,
@@ -343,7 +343,7 @@ fn promote_ranks(name: &str, all: &mut [Vec<Dim>]) -> (&'static str, i64) {
 /// `stack` of inputs of known shapes `all`: all the same shape, with a new
 /// dim of their count.
 fn stack_known(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     joined: &Joined<'_>,
     args: &Args,
     all: Vec<Vec<Dim>>,
@@ -359,25 +359,25 @@ fn stack_known(
                 && !s
                     .iter()
                     .zip(&first)
-                    .any(|(a, b)| interp.env.known_different(a, b)),
+                    .any(|(a, b)| meta.env().known_different(a, b)),
             Code::StackShape,
             "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
-            interp.fmt_dims(&first),
-            interp.fmt_dims(s)
+            meta.fmt_dims(&first),
+            meta.fmt_dims(s)
         );
         for (a, b) in s.iter().zip(&first) {
-            let _ = interp.require_equal(a, b);
+            let _ = meta.require_equal(a, b);
         }
     }
     let mut shape = first;
     shape.insert(d, Dim::konst(all.len() as i64));
-    Ok(joined.output(interp, shape))
+    Ok(joined.output(meta, shape))
 }
 
 /// `cat` of inputs of known shapes `all`: the same rank and the same sizes
 /// but in the joined dim, which is their sum.
 fn cat_known(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     joined: &Joined<'_>,
     args: &Args,
     all: Vec<Vec<Dim>>,
@@ -386,7 +386,7 @@ fn cat_known(
     // Legacy: 1-D empty tensors are skipped.
     let all: Vec<Vec<Dim>> = all
         .into_iter()
-        .filter(|s| !(s.len() == 1 && interp.env.value(&s[0]) == Some(0)))
+        .filter(|s| !(s.len() == 1 && meta.env().value(&s[0]) == Some(0)))
         .collect();
     let Some(first) = all.first().cloned() else {
         return Ok(Value::Unknown);
@@ -406,17 +406,17 @@ fn cat_known(
     };
     let d = wrap_dim(d, first.len())
         .map_err(|message| ShapeError::new(Code::DimOutOfRange, message))?;
-    let total = joined_size(interp, &all, &first, d)?;
+    let total = joined_size(meta, &all, &first, d)?;
     let mut shape = first;
     shape[d] = total;
-    Ok(joined.output(interp, shape))
+    Ok(joined.output(meta, shape))
 }
 
 /// The size of `cat`'s joined dim `d`: the sum of the inputs', after the
 /// check torch makes that they have `first`'s rank and agree with it in
 /// every other dim.
 fn joined_size(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     all: &[Vec<Dim>],
     first: &[Dim],
     d: usize,
@@ -435,13 +435,13 @@ fn joined_size(
                 continue;
             }
             check!(
-                !interp.env.known_different(a, b),
+                !meta.env().known_different(a, b),
                 Code::CatShape,
                 "Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.",
-                interp.fmt_dim(b),
-                interp.fmt_dim(a)
+                meta.fmt_dim(b),
+                meta.fmt_dim(a)
             );
-            let _ = interp.require_equal(a, b);
+            let _ = meta.require_equal(a, b);
         }
         total = total.add(&s[d]);
     }
@@ -454,7 +454,7 @@ fn joined_size(
 /// is unknown (an unknown input may even be the legacy empty `[0]`, which
 /// `cat` skips): the known input's shape with that dim unknown.
 fn partly_known(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     args: &Args,
     tensors: &[Rc<Tensor>],
@@ -463,7 +463,7 @@ fn partly_known(
 ) -> Option<Value> {
     let (known, dims) = tensors
         .iter()
-        .find_map(|t| interp.dims(t).map(|d| (t.clone(), d)))?;
+        .find_map(|t| meta.dims(t).map(|d| (t.clone(), d)))?;
     let dim_key = dim_keyword(args);
     let d = args.int(1, dim_key).unwrap_or(0);
     match name {
@@ -471,13 +471,13 @@ fn partly_known(
             let d = wrap_dim(d, dims.len() + 1).ok()?;
             let mut out = dims;
             out.insert(d, Dim::konst(tensors.len() as i64));
-            Some(out_known(interp, &known, out, dtype, device, name))
+            Some(out_known(meta, &known, out, dtype, device, name))
         }
         "cat" | "concat" | "concatenate" if !dims.is_empty() => {
             let d = wrap_dim(d, dims.len()).ok()?;
             let mut out = dims;
-            out[d] = interp.env.anonymous();
-            Some(out_known(interp, &known, out, dtype, device, name))
+            out[d] = meta.env_mut().anonymous();
+            Some(out_known(meta, &known, out, dtype, device, name))
         }
         _ => None,
     }
@@ -488,7 +488,7 @@ fn partly_known(
 /// for every item: the element's shape with the joined dim's size unknown,
 /// or `n` times the item's when the list is known to hold `n` items.
 fn cat_many(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     element: &Value,
     len: Option<Dim>,
@@ -498,7 +498,7 @@ fn cat_many(
     let (Value::Tensor(t), "stack" | "cat" | "concat" | "concatenate") = (element, name) else {
         return Value::Unknown;
     };
-    let Some(mut dims) = interp.dims(t) else {
+    let Some(mut dims) = meta.dims(t) else {
         return Value::Unknown;
     };
     let rank = dims.len() + usize::from(name == "stack");
@@ -508,17 +508,17 @@ fn cat_many(
     let d = match wrap_dim(args.int(1, dim_keyword(args)).unwrap_or(0), rank) {
         Ok(d) => d,
         Err(message) => {
-            interp.report(range, Code::DimOutOfRange, message);
+            meta.report(range, Code::DimOutOfRange, message);
             return Value::Unknown;
         }
     };
     match (name, len) {
         ("stack", Some(n)) => dims.insert(d, n),
-        ("stack", None) => dims.insert(d, interp.env.anonymous()),
+        ("stack", None) => dims.insert(d, meta.env_mut().anonymous()),
         (_, Some(n)) => dims[d] = n.mul(&dims[d]),
-        (_, None) => dims[d] = interp.env.anonymous(),
+        (_, None) => dims[d] = meta.env_mut().anonymous(),
     }
-    out_known(interp, t, dims, t.dtype, t.device.clone(), name)
+    out_known(meta, t, dims, t.dtype, t.device.clone(), name)
 }
 
 /// The keyword of a join's dim: `torch.concatenate` spells it `axis`.

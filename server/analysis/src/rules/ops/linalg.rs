@@ -8,35 +8,27 @@ use shapels_syntax::ast::TextRange;
 use super::OpCall;
 use super::output::{out_known, out_shape, out_var};
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::promote;
+use crate::rules::meta::Meta;
 use crate::rules::shape::{broadcast, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
 /// `matmul`, `mm`, `bmm`, `mv`, `dot`, `inner_vec`.
-pub(super) fn matrix_product(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn matrix_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x) = (call.name, call.args, &call.x);
     let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-    Ok(matmul(
-        interp,
-        name,
-        x,
-        &other,
-        args,
-        call.device,
-        call.range,
-    ))
+    Ok(matmul(meta, name, x, &other, args, call.device, call.range))
 }
 
 /// `outer`, `ger`.
-pub(super) fn outer(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn outer(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let Some(y) = args.tensor(1, "vec2") else {
         return Ok(Value::Unknown);
     };
-    let Some(dy) = interp.dims(&y) else {
+    let Some(dy) = meta.dims(&y) else {
         return Ok(Value::Unknown);
     };
     for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
@@ -52,11 +44,11 @@ pub(super) fn outer(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         (&Value::Tensor(x.clone()), Some(1)),
         (&Value::Tensor(y.clone()), Some(1)),
     ]);
-    Ok(call.output(interp, vec![a.clone(), b.clone()], dtype))
+    Ok(call.output(meta, vec![a.clone(), b.clone()], dtype))
 }
 
 /// `baddbmm`, `addmm`, `addbmm`, `addmv`.
-pub(super) fn add_product(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn add_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, dims) = (call.name, call.args, &call.dims);
     let (Some(a), Some(b)) = (
         args.tensor(1, "batch1").or(args.tensor(1, "mat1")),
@@ -66,20 +58,20 @@ pub(super) fn add_product(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResu
     };
     // addbmm checks the batches itself, before its `bmm`.
     if name == "addbmm"
-        && let (Some(ad), Some(bd)) = (interp.dims(&a), interp.dims(&b))
+        && let (Some(ad), Some(bd)) = (meta.dims(&a), meta.dims(&b))
         && ad.len() == 3
         && bd.len() == 3
-        && interp.env.known_different(&ad[0], &bd[0])
+        && meta.env().known_different(&ad[0], &bd[0])
     {
         let message = format!(
             "batch1 and batch2 must have same number of batches, got {} and {}",
-            interp.fmt_dim(&ad[0]),
-            interp.fmt_dim(&bd[0])
+            meta.fmt_dim(&ad[0]),
+            meta.fmt_dim(&bd[0])
         );
         return raise(Code::MatmulShape, message);
     }
     let product = matmul(
-        interp,
+        meta,
         match name {
             "baddbmm" | "addbmm" => "bmm",
             "addmv" => "mv",
@@ -95,71 +87,71 @@ pub(super) fn add_product(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResu
         return Ok(product);
     };
     // addbmm sums the batch of products
-    let product = match (name, interp.dims(p)) {
+    let product = match (name, meta.dims(p)) {
         ("addbmm", Some(pd)) if pd.len() == 3 => {
-            out_known(interp, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name)
+            out_known(meta, p, pd[1..].to_vec(), p.dtype, p.device.clone(), name)
         }
         _ => product,
     };
     let Value::Tensor(p) = &product else {
         return Ok(product);
     };
-    let (Some(pd), Some(bias)) = (interp.dims(p), Some(dims.clone())) else {
+    let (Some(pd), Some(bias)) = (meta.dims(p), Some(dims.clone())) else {
         return Ok(product);
     };
-    if let Some(message) = super::view::expand_error(interp, &bias, &pd) {
-        interp.report(call.range, Code::BroadcastShape, message);
+    if let Some(message) = super::view::expand_error(meta, &bias, &pd) {
+        meta.report(call.range, Code::BroadcastShape, message);
         return Ok(Value::Unknown);
     }
-    match broadcast(interp, &bias, &pd) {
+    match broadcast(meta, &bias, &pd) {
         Ok(_) => Ok(product),
         Err(message) => {
-            interp.report(call.range, Code::BroadcastShape, message);
+            meta.report(call.range, Code::BroadcastShape, message);
             Ok(Value::Unknown)
         }
     }
 }
 
 /// `einsum_operand`.
-pub(super) fn einsum_operand(_: &mut Interp<'_>, _: OpCall<'_>) -> RuleResult {
+pub(super) fn einsum_operand(_: &mut dyn Meta, _: OpCall<'_>) -> RuleResult {
     Ok(Value::Unknown)
 }
 
 /// `diag_embed`.
-pub(super) fn diag_embed(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn diag_embed(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
     let mut shape = dims.clone();
     if let Some(last) = shape.last().cloned() {
         shape.push(last);
     }
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `diag`.
-pub(super) fn diag(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn diag(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
     let rank = dims.len();
     match rank {
-        1 => Ok(call.output(interp, vec![dims[0].clone(), dims[0].clone()], x.dtype)),
-        2 => Ok(call.output(interp, vec![dims[0].minimum(&dims[1])], x.dtype)),
+        1 => Ok(call.output(meta, vec![dims[0].clone(), dims[0].clone()], x.dtype)),
+        2 => Ok(call.output(meta, vec![dims[0].minimum(&dims[1])], x.dtype)),
         _ => Ok(Value::Unknown),
     }
 }
 
 /// `diagonal`.
-pub(super) fn diagonal(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn diagonal(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let rank = dims.len();
     if rank < 2 {
         return Ok(Value::Unknown);
     }
-    let a = call.dim_arg(interp, 2, "dim1", Some(0))?;
-    let b = call.dim_arg(interp, 3, "dim2", Some(1))?;
+    let a = call.dim_arg(meta, 2, "dim1", Some(0))?;
+    let b = call.dim_arg(meta, 3, "dim2", Some(1))?;
     let offset = args.int(1, "offset").unwrap_or(0);
     let n = if offset == 0 {
         dims[a].minimum(&dims[b])
     } else {
-        match (interp.env.value(&dims[a]), interp.env.value(&dims[b])) {
+        match (meta.env().value(&dims[a]), meta.env().value(&dims[b])) {
             (Some(r), Some(c)) => {
                 let n = if offset > 0 {
                     r.min(c - offset)
@@ -168,7 +160,7 @@ pub(super) fn diagonal(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult 
                 };
                 Dim::konst(n.max(0))
             }
-            _ => interp.env.anonymous(),
+            _ => meta.env_mut().anonymous(),
         }
     };
     let mut shape: Vec<Dim> = dims
@@ -178,64 +170,64 @@ pub(super) fn diagonal(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult 
         .map(|(_, d)| d.clone())
         .collect();
     shape.push(n);
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `trace`.
-pub(super) fn trace(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn trace(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
     let rank = dims.len();
     if rank != 2 {
         let message = format!("trace: expected a matrix, but got tensor with dim {rank}");
-        interp.report(call.range, Code::DimOutOfRange, message);
+        meta.report(call.range, Code::DimOutOfRange, message);
         Ok(Value::Unknown)
     } else {
-        Ok(call.output(interp, Vec::new(), x.dtype))
+        Ok(call.output(meta, Vec::new(), x.dtype))
     }
 }
 
 /// `cdist`.
-pub(super) fn cdist(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn cdist(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let rank = dims.len();
     let Some(y) = args.tensor(1, "x2") else {
         return Ok(Value::Unknown);
     };
-    let Some(dy) = interp.dims(&y) else {
+    let Some(dy) = meta.dims(&y) else {
         return Ok(Value::Unknown);
     };
     if rank < 2 || dy.len() < 2 {
         return Ok(Value::Unknown);
     }
-    if interp
-        .env
+    if meta
+        .env()
         .known_different(&dims[rank - 1], &dy[dy.len() - 1])
     {
         let message = format!(
             "X1 and X2 must have the same number of columns. X1: {} X2: {}",
-            interp.fmt_dim(&dims[rank - 1]),
-            interp.fmt_dim(&dy[dy.len() - 1])
+            meta.fmt_dim(&dims[rank - 1]),
+            meta.fmt_dim(&dy[dy.len() - 1])
         );
         return raise(Code::MatmulShape, message);
     }
-    let Ok(mut batch) = broadcast(interp, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
+    let Ok(mut batch) = broadcast(meta, &dims[..rank - 2], &dy[..dy.len() - 2]) else {
         return Ok(Value::Unknown);
     };
     batch.push(dims[rank - 2].clone());
     batch.push(dy[dy.len() - 2].clone());
-    Ok(call.output(interp, batch, x.dtype))
+    Ok(call.output(meta, batch, x.dtype))
 }
 
 /// `cosine_similarity`, `pairwise_distance`.
-pub(super) fn distance(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn distance(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let Some(y) = args.tensor(1, "x2") else {
         return Ok(Value::Unknown);
     };
-    let Some(dy) = interp.dims(&y) else {
+    let Some(dy) = meta.dims(&y) else {
         return Ok(Value::Unknown);
     };
-    let Ok(b) = broadcast(interp, dims, &dy) else {
+    let Ok(b) = broadcast(meta, dims, &dy) else {
         return Ok(Value::Unknown);
     };
     let d = match args.int(2, "dim") {
@@ -253,26 +245,26 @@ pub(super) fn distance(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult 
     } else {
         shape[d] = Dim::konst(1);
     }
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `cross`, `linalg_cross`, `inverse`, `linalg_inv`, `matrix_exp`,
 /// `linalg_matrix_exp`: the result has the input's shape.
-pub(super) fn same_shape(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn same_shape(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
-    Ok(call.output(interp, dims.clone(), x.dtype))
+    Ok(call.output(meta, dims.clone(), x.dtype))
 }
 
 /// `det`, `linalg_det`, `logdet`.
-pub(super) fn determinant(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn determinant(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
     let rank = dims.len();
-    Ok(call.output(interp, dims[..rank.saturating_sub(2)].to_vec(), x.dtype))
+    Ok(call.output(meta, dims[..rank.saturating_sub(2)].to_vec(), x.dtype))
 }
 
 /// `matmul` and friends, with torch's messages.
 pub(crate) fn matmul(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     other: &Value,
@@ -283,12 +275,12 @@ pub(crate) fn matmul(
     let Value::Tensor(y) = other else {
         return Value::Unknown;
     };
-    let dtype = product_dtype(interp, name, x, y, range);
-    let (Some(a), Some(b)) = (interp.dims(x), interp.dims(y)) else {
-        if let Some(shape) = crate::rules::tail::matmul(interp, x, y, range) {
-            return out_shape(interp, x, shape, dtype, device, name);
+    let dtype = product_dtype(meta, name, x, y, range);
+    let (Some(a), Some(b)) = (meta.dims(x), meta.dims(y)) else {
+        if let Some(shape) = crate::rules::tail::matmul(meta, x, y, range) {
+            return out_shape(meta, x, shape, dtype, device, name);
         }
-        return out_var(interp, x, dtype, device, name);
+        return out_var(meta, x, dtype, device, name);
     };
     // Each operand's shape is shown where it is written, as it was before
     // the checks learned anything of its sizes.
@@ -296,12 +288,12 @@ pub(crate) fn matmul(
         .ranges
         .iter()
         .zip([&a, &b])
-        .map(|(r, d)| (*r, format!("this operand is {}", interp.fmt_dims(d))))
+        .map(|(r, d)| (*r, format!("this operand is {}", meta.fmt_dims(d))))
         .collect();
-    match product_dims(interp, name, &a, &b) {
-        Ok(shape) => out_known(interp, x, shape, dtype, device, name),
+    match product_dims(meta, name, &a, &b) {
+        Ok(shape) => out_known(meta, x, shape, dtype, device, name),
         Err(message) => {
-            interp.report_related(range, Code::MatmulShape, message, related);
+            meta.report_related(range, Code::MatmulShape, message, related);
             Value::Unknown
         }
     }
@@ -311,7 +303,7 @@ pub(crate) fn matmul(
 /// raises, in `bmm`'s own words for it; the analysis goes on with the first
 /// operand's).
 fn product_dtype(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Tensor,
     y: &Tensor,
@@ -332,7 +324,7 @@ fn product_dtype(
                     crate::rules::dtype::cpp_name(b)
                 )
             };
-            interp.report(range, Code::DtypeMismatch, message);
+            meta.report(range, Code::DtypeMismatch, message);
             Some(a)
         }
         (a, _) => a,
@@ -341,13 +333,8 @@ fn product_dtype(
 
 /// The product's dims from its operands' `a` and `b`, after the checks torch
 /// makes; `Err` carries torch's message.
-fn product_dims(
-    interp: &mut Interp<'_>,
-    name: &str,
-    a: &[Dim],
-    b: &[Dim],
-) -> Result<Vec<Dim>, String> {
-    check_kernel_operands(interp, name, a, b)?;
+fn product_dims(meta: &mut dyn Meta, name: &str, a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
+    check_kernel_operands(meta, name, a, b)?;
     // The dims the product sums over: `a`'s last and `b`'s first of its
     // matrix (its only one for a vector).
     let ka = a[a.len() - 1].clone();
@@ -356,18 +343,18 @@ fn product_dims(
     } else {
         b[b.len() - 2].clone()
     };
-    if interp.env.known_different(&ka, &kb) {
-        return Err(contraction_mismatch(interp, a, b, &ka, &kb));
+    if meta.env().known_different(&ka, &kb) {
+        return Err(contraction_mismatch(meta, a, b, &ka, &kb));
     }
-    let _ = interp.require_equal(&ka, &kb);
-    product_shape(interp, a, b)
+    let _ = meta.require_equal(&ka, &kb);
+    product_shape(meta, a, b)
 }
 
 /// The ranks `matmul` needs, and those the named kernels check their
 /// operands for themselves (`mm`, `bmm`, `mv`, `dot`); `bmm` also checks its
 /// batch and inner sizes before it multiplies.
 fn check_kernel_operands(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     a: &[Dim],
     b: &[Dim],
@@ -394,15 +381,15 @@ fn check_kernel_operands(
             Err(format!("{which} must be a 3D tensor"))
         }
         "bmm"
-            if interp.env.known_different(&a[0], &b[0])
-                || interp.env.known_different(&a[2], &b[1]) =>
+            if meta.env().known_different(&a[0], &b[0])
+                || meta.env().known_different(&a[2], &b[1]) =>
         {
             Err(format!(
                 "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
-                interp.fmt_dim(&a[0]),
-                interp.fmt_dim(&a[2]),
-                interp.fmt_dim(&b[0]),
-                interp.fmt_dim(&b[1])
+                meta.fmt_dim(&a[0]),
+                meta.fmt_dim(&a[2]),
+                meta.fmt_dim(&b[0]),
+                meta.fmt_dim(&b[1])
             ))
         }
         "mv" if a.len() != 2 || b.len() != 1 => Err(format!(
@@ -421,27 +408,21 @@ fn check_kernel_operands(
 
 /// Torch's message when the summed dims `ka` of `a` and `kb` of `b` differ:
 /// it names the kernel the product folds into.
-fn contraction_mismatch(
-    interp: &mut Interp<'_>,
-    a: &[Dim],
-    b: &[Dim],
-    ka: &Dim,
-    kb: &Dim,
-) -> String {
+fn contraction_mismatch(meta: &mut dyn Meta, a: &[Dim], b: &[Dim], ka: &Dim, kb: &Dim) -> String {
     match (a.len(), b.len()) {
         (1, 1) => format!(
             "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
-            interp.fmt_dim(ka),
-            interp.fmt_dim(kb),
-            interp.fmt_dim(ka),
-            interp.fmt_dim(kb)
+            meta.fmt_dim(ka),
+            meta.fmt_dim(kb),
+            meta.fmt_dim(ka),
+            meta.fmt_dim(kb)
         ),
         (2, 1) => format!(
             "size mismatch, got input ({}), mat ({}x{}), vec ({})",
-            interp.fmt_dim(&a[0]),
-            interp.fmt_dim(&a[0]),
-            interp.fmt_dim(ka),
-            interp.fmt_dim(kb)
+            meta.fmt_dim(&a[0]),
+            meta.fmt_dim(&a[0]),
+            meta.fmt_dim(ka),
+            meta.fmt_dim(kb)
         ),
         // A batch of matrices times one matrix is folded into one mm,
         // as torch does: `[4, 20, 128] @ [1000, 128]` is `80x128`.
@@ -449,14 +430,14 @@ fn contraction_mismatch(
             let rows = if a.len() == 1 {
                 "1".to_string()
             } else {
-                interp.fmt_dim(&crate::rules::shape::numel(&a[..a.len() - 1]))
+                meta.fmt_dim(&crate::rules::shape::numel(&a[..a.len() - 1]))
             };
             format!(
                 "mm: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
                 rows,
-                interp.fmt_dim(ka),
-                interp.fmt_dim(kb),
-                interp.fmt_dim(&b[1])
+                meta.fmt_dim(ka),
+                meta.fmt_dim(kb),
+                meta.fmt_dim(&b[1])
             )
         }
         // A vector times a batch of matrices is one matrix-vector
@@ -465,24 +446,24 @@ fn contraction_mismatch(
             let rows = crate::rules::shape::numel(&b[..b.len() - 2]).mul(&b[b.len() - 1]);
             format!(
                 "size mismatch, got input ({}), mat ({}x{}), vec ({})",
-                interp.fmt_dim(&rows),
-                interp.fmt_dim(&rows),
-                interp.fmt_dim(&b[b.len() - 2]),
-                interp.fmt_dim(ka)
+                meta.fmt_dim(&rows),
+                meta.fmt_dim(&rows),
+                meta.fmt_dim(&b[b.len() - 2]),
+                meta.fmt_dim(ka)
             )
         }
         // Batches of matrices: torch broadcasts the batch dims first
         // (its message if they clash), then folds them into one `bmm`.
         _ => {
-            let batch = match broadcast(interp, &a[..a.len() - 2], &b[..b.len() - 2]) {
+            let batch = match broadcast(meta, &a[..a.len() - 2], &b[..b.len() - 2]) {
                 Ok(batch) => batch,
                 Err(message) => return message,
             };
-            let folded = interp.fmt_dim(&crate::rules::shape::numel(&batch));
+            let folded = meta.fmt_dim(&crate::rules::shape::numel(&batch));
             format!(
                 "Expected size for first two dimensions of batch2 tensor to be: [{folded}, {}] but got: [{folded}, {}].",
-                interp.fmt_dim(ka),
-                interp.fmt_dim(kb)
+                meta.fmt_dim(ka),
+                meta.fmt_dim(kb)
             )
         }
     }
@@ -490,7 +471,7 @@ fn contraction_mismatch(
 
 /// The product's shape: a vector operand loses its dim, matrices give
 /// their rows and columns, after the batch dims broadcast together.
-fn product_shape(interp: &mut Interp<'_>, a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
+fn product_shape(meta: &mut dyn Meta, a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
     Ok(match (a.len(), b.len()) {
         (1, 1) => Vec::new(),
         (2, 1) => vec![a[0].clone()],
@@ -503,7 +484,7 @@ fn product_shape(interp: &mut Interp<'_>, a: &[Dim], b: &[Dim]) -> Result<Vec<Di
             );
             let ba = if a.len() == 1 { &[][..] } else { ba };
             let bb = if b.len() == 1 { &[][..] } else { bb };
-            let mut batch = broadcast(interp, ba, bb)?;
+            let mut batch = broadcast(meta, ba, bb)?;
             if a.len() >= 2 {
                 batch.push(a[a.len() - 2].clone());
             }

@@ -29,7 +29,7 @@ use super::check::{RuleResult, ShapeError, Stop};
 use super::dtype::int_to_float;
 use super::shape::{broadcast, numel, wrap_dim};
 use crate::code::Code;
-use crate::interp::Interp;
+use crate::rules::meta::Meta;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 use self::join::cat;
@@ -65,7 +65,7 @@ impl OpCall<'_> {
     /// result.
     fn dim_arg(
         &self,
-        interp: &mut Interp<'_>,
+        meta: &mut dyn Meta,
         index: usize,
         keyword: &str,
         default: Option<i64>,
@@ -79,7 +79,7 @@ impl OpCall<'_> {
             Some(d) => wrap_dim(d, self.dims.len())
                 .map_err(|message| ShapeError::new(Code::DimOutOfRange, message).into()),
             None => Err(Stop::Give(unknown_rank_rule(
-                interp,
+                meta,
                 self.name,
                 &self.x,
                 self.args,
@@ -90,21 +90,21 @@ impl OpCall<'_> {
 
     /// The op's result with `dims` and `dtype`, on the input's device and
     /// named after the op: most rules decide only the shape and the dtype.
-    fn output(&self, interp: &mut Interp<'_>, dims: Vec<Dim>, dtype: Option<DType>) -> Value {
-        out_known(interp, &self.x, dims, dtype, self.device.clone(), self.name)
+    fn output(&self, meta: &mut dyn Meta, dims: Vec<Dim>, dtype: Option<DType>) -> Value {
+        out_known(meta, &self.x, dims, dtype, self.device.clone(), self.name)
     }
 
     /// Values of the input's dtype and their int64 indices, both of `dims`
     /// (`max(dim=1)`, `topk`, `sort`).
-    fn values_and_indices(&self, interp: &mut Interp<'_>, dims: Vec<Dim>) -> Value {
-        let values = self.output(interp, dims.clone(), self.x.dtype);
-        let indices = self.output(interp, dims, Some(DType::Int64));
+    fn values_and_indices(&self, meta: &mut dyn Meta, dims: Vec<Dim>) -> Value {
+        let values = self.output(meta, dims.clone(), self.x.dtype);
+        let indices = self.output(meta, dims, Some(DType::Int64));
         Value::tuple(vec![values, indices])
     }
 }
 
 /// Run the rule of `name` on `args` (tensor ops take the input first).
-pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRange) -> Value {
+pub(crate) fn op(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
     let (base, inplace) = match name.strip_suffix('_') {
         Some(b)
             if !b.is_empty()
@@ -115,8 +115,8 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
         }
         _ => (name, false),
     };
-    let result = dispatch(interp, base, &args, range);
-    let result = track_layout(interp, base, &args, result);
+    let result = dispatch(meta, base, &args, range);
+    let result = track_layout(meta, base, &args, result);
     // in-place view ops change self's shape: their result is the new view
     if inplace && OpDef::of(base).is_some_and(|def| def.reshapes_in_place) {
         return result;
@@ -125,19 +125,19 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
     {
         // An in-place op keeps self's shape and dtype; a broadcast that
         // would grow self is an error.
-        if let (Some(a), Some(b)) = (interp.dims(this), interp.dims(out))
+        if let (Some(a), Some(b)) = (meta.dims(this), meta.dims(out))
             && a.len() == b.len()
             && a.iter()
                 .zip(&b)
-                .any(|(x, y)| interp.env.known_different(x, y))
+                .any(|(x, y)| meta.env().known_different(x, y))
         {
-            interp.report(
+            meta.report(
                 range,
                 Code::BroadcastShape,
                 format!(
                     "output with shape {} doesn't match the broadcast shape {}",
-                    interp.fmt_dims(&a),
-                    interp.fmt_dims(&b)
+                    meta.fmt_dims(&a),
+                    meta.fmt_dims(&b)
                 ),
             );
         }
@@ -146,16 +146,16 @@ pub(crate) fn op(interp: &mut Interp<'_>, name: &str, args: Args, range: TextRan
     result
 }
 
-fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) -> Value {
+fn dispatch(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> Value {
     let def = OpDef::of(name);
     let family = def.map(|def| def.family);
     if family == Some(Family::Meshgrid) {
-        return meshgrid(interp, name, args, range);
+        return meshgrid(meta, name, args, range);
     }
     let Some(x) = args.tensor(0, "input") else {
-        return scalar_fallback(interp, name, family, args, range);
+        return scalar_fallback(meta, name, family, args, range);
     };
-    let Some(tensors) = check_inputs(interp, args, name, range) else {
+    let Some(tensors) = check_inputs(meta, args, name, range) else {
         return Value::Unknown;
     };
     let device = tensors;
@@ -165,40 +165,40 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         // Sizes of a tensor of unknown rank: only a view of the very tensor
         // they came from can use them (below).
         || (args.sizes_of_unknown_rank(1)
-            && !(matches!(name, "view" | "reshape") && interp.rank(&x).is_none())))
+            && !(matches!(name, "view" | "reshape") && meta.rank(&x).is_none())))
     {
-        return unknown_rank_rule(interp, name, &x, args, device);
+        return unknown_rank_rule(meta, name, &x, args, device);
     }
-    let dims = match interp.dims(&x) {
-        None if name == "permute" => pin_rank_for_permute(interp, &x, args),
+    let dims = match meta.dims(&x) {
+        None if name == "permute" => pin_rank_for_permute(meta, &x, args),
         dims => dims,
     };
     match family {
-        Some(Family::Same) => return same_shape(interp, name, x, dims, args, device, range),
+        Some(Family::Same) => return same_shape(meta, name, x, dims, args, device, range),
         Some(Family::ToFloat) => {
             let dtype = int_to_float(x.dtype);
-            return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+            return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
         }
         Some(Family::ToBool) => {
             let dtype = Some(DType::Bool);
-            return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+            return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
         }
         Some(f) if f.is_binary() => {
             let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-            return binary(interp, name, &Value::Tensor(x), &other, args, device, range);
+            return binary(meta, name, &Value::Tensor(x), &other, args, device, range);
         }
-        Some(Family::Reduction) => return reduce(interp, name, &x, args, device, range),
+        Some(Family::Reduction) => return reduce(meta, name, &x, args, device, range),
         _ => {}
     }
     let Some(dims) = dims else {
-        return unranked(interp, name, &x, args, device);
+        return unranked(meta, name, &x, args, device);
     };
     let rank = dims.len();
     // a 0-dim tensor: dim 0 / -1 wrap to a dim that is not there
     if rank == 0 {
         let message = match name {
             "transpose" | "swapaxes" | "swapdims" | "movedim" | "moveaxis" => {
-                return out_known(interp, &x, Vec::new(), x.dtype, device, name);
+                return out_known(meta, &x, Vec::new(), x.dtype, device, name);
             }
             "narrow" => Some("narrow() cannot be applied to a 0-dim tensor."),
             "select" => Some("select() cannot be applied to a 0-dim tensor."),
@@ -213,7 +213,7 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
             _ => None,
         };
         if let Some(message) = message {
-            interp.report(range, Code::DimOutOfRange, message.into());
+            meta.report(range, Code::DimOutOfRange, message.into());
             return Value::Unknown;
         }
     }
@@ -228,24 +228,17 @@ fn dispatch(interp: &mut Interp<'_>, name: &str, args: &Args, range: TextRange) 
         range,
     };
     let result: RuleResult = match def.and_then(|def| def.rule) {
-        Some(rule) => rule(interp, call),
-        None => Ok(no_rule(
-            interp,
-            name,
-            &call.x,
-            args,
-            call.device,
-            call.range,
-        )),
+        Some(rule) => rule(meta, call),
+        None => Ok(no_rule(meta, name, &call.x, args, call.device, call.range)),
     };
-    interp.settle(range, result)
+    meta.settle(range, result)
 }
 
 /// An op on a tensor of unknown rank: a view whose sizes are spelled out,
 /// or made from the input's own `shape`, still has a result; any other op
 /// gives its unknown-rank result.
 fn unranked(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     args: &Args,
@@ -259,14 +252,14 @@ fn unranked(
         // leading dims stay what they are; a `-1` is what the known
         // trailing dims leave.
         let mut rest: Vec<Dim> = prefix.as_ref().clone();
-        rest.extend(interp.size_dims(&args.pos[2..]));
-        let (xvar, xsuffix) = match interp.resolve_shape(&x.shape) {
+        rest.extend(meta.size_dims(&args.pos[2..]));
+        let (xvar, xsuffix) = match meta.resolve_shape(&x.shape) {
             Shape::Var(v) => (v, Vec::new()),
             Shape::Tail(v, s) => (v, s.as_ref().clone()),
-            Shape::Known(_) => return unknown_rank_rule(interp, name, x, args, device),
+            Shape::Known(_) => return unknown_rank_rule(meta, name, x, args, device),
         };
         let mut suffix: Vec<Dim> = Vec::new();
-        let infer = rest.iter().position(|d| interp.env.value(d) == Some(-1));
+        let infer = rest.iter().position(|d| meta.env().value(d) == Some(-1));
         for (i, d) in rest.iter().enumerate() {
             if Some(i) != infer {
                 suffix.push(d.clone());
@@ -279,46 +272,46 @@ fn unranked(
                 .map(|(_, d)| d.clone())
                 .collect();
             let inferred = if xvar == *var && !xsuffix.is_empty() {
-                let total = interp.env.resolve(&numel(&xsuffix));
-                let known = interp.env.resolve(&numel(&others));
+                let total = meta.env().resolve(&numel(&xsuffix));
+                let known = meta.env().resolve(&numel(&others));
                 // A valid view divides exactly; torch would raise otherwise.
-                interp.env.assume_divisible(&total, &known);
+                meta.env_mut().assume_divisible(&total, &known);
                 total
                     .floordiv(&known)
-                    .map(|q| interp.env.resolve(&q))
-                    .unwrap_or_else(|| interp.env.anonymous())
+                    .map(|q| meta.env().resolve(&q))
+                    .unwrap_or_else(|| meta.env_mut().anonymous())
             } else {
-                interp.env.anonymous()
+                meta.env_mut().anonymous()
             };
             suffix.push(inferred);
         }
         let shape = super::tail::suffix_shape(*var, suffix);
-        return out_shape(interp, x, shape, x.dtype, device, name);
+        return out_shape(meta, x, shape, x.dtype, device, name);
     }
     if matches!(name, "view" | "reshape") {
         // The new shape is spelled out; only a `-1` depends on the input.
         let items = args.varargs(1);
         if !items.is_empty() && !matches!(items.as_slice(), [Value::DType(_)]) {
-            let mut sizes = interp.size_dims(&items);
+            let mut sizes = meta.size_dims(&items);
             for (i, d) in sizes.iter_mut().enumerate() {
-                if interp.env.value(d) == Some(-1) {
+                if meta.env().value(d) == Some(-1) {
                     *d = if i == 0 {
-                        interp.env.weak_symbol("N")
+                        meta.env_mut().weak_symbol("N")
                     } else {
-                        interp.env.anonymous()
+                        meta.env_mut().anonymous()
                     };
                 }
             }
-            return out_known(interp, x, sizes, x.dtype, device, name);
+            return out_known(meta, x, sizes, x.dtype, device, name);
         }
     }
-    unknown_rank_rule(interp, name, x, args, device)
+    unknown_rank_rule(meta, name, x, args, device)
 }
 
 /// `x.permute(0, 2, 1, 3)` on a tensor of unknown rank: the permutation
 /// names every dim, so `x` has exactly that many (torch raises otherwise).
 /// The dims not known yet get made-up names, as trailing dims do elsewhere.
-fn pin_rank_for_permute(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args) -> Option<Vec<Dim>> {
+fn pin_rank_for_permute(meta: &mut dyn Meta, x: &Rc<Tensor>, args: &Args) -> Option<Vec<Dim>> {
     let order = args.varargs(1);
     let k = order.len();
     let all_ints = order
@@ -327,73 +320,73 @@ fn pin_rank_for_permute(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args) ->
     if k == 0 || k > 8 || !all_ints {
         return None;
     }
-    let (var, suffix) = interp
+    let (var, suffix) = meta
         .demand_suffix(&x.shape, k)
         .tail()
         .map(|(v, s)| (v, s.len()))?;
     if suffix != k {
         return None;
     }
-    interp.refine_rank(var, &[]);
-    interp.dims(x)
+    meta.refine_rank(var, &[]);
+    meta.dims(x)
 }
 
 /// An op with no rule. With fallback kernels off, torch's mode would refuse
 /// it; either way its result is unknown.
 fn no_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     args: &Args,
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    super::no_rule_warning(interp, range, name);
-    unknown_rank_rule(interp, name, x, args, device)
+    super::no_rule_warning(meta, range, name);
+    unknown_rank_rule(meta, name, x, args, device)
 }
 
 /// Ops without a tensor first argument: `torch.cat([...])`, `torch.stack`, `torch.einsum`, `torch.max(a, b)`.
 fn scalar_fallback(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     family: Option<Family>,
     args: &Args,
     range: TextRange,
 ) -> Value {
     match family {
-        Some(Family::Join) => cat(interp, name, args, range),
-        Some(Family::Einsum) => einsum(interp, args, range),
+        Some(Family::Join) => cat(meta, name, args, range),
+        Some(Family::Einsum) => einsum(meta, args, range),
         Some(Family::BroadcastTensors) => {
             let ts = args.tensors();
             let mut shape: Vec<Dim> = Vec::new();
             for t in &ts {
-                let Some(d) = interp.dims(t) else {
+                let Some(d) = meta.dims(t) else {
                     return Value::Unknown;
                 };
-                match broadcast(interp, &shape, &d) {
+                match broadcast(meta, &shape, &d) {
                     Ok(s) => shape = s,
                     Err(message) => {
-                        interp.report(range, Code::BroadcastShape, message);
+                        meta.report(range, Code::BroadcastShape, message);
                         return Value::Unknown;
                     }
                 }
             }
             Value::tuple(
                 ts.iter()
-                    .map(|t| out_known(interp, t, shape.clone(), t.dtype, t.device.clone(), name))
+                    .map(|t| out_known(meta, t, shape.clone(), t.dtype, t.device.clone(), name))
                     .collect(),
             )
         }
-        Some(Family::Meshgrid) => meshgrid(interp, name, args, range),
+        Some(Family::Meshgrid) => meshgrid(meta, name, args, range),
         _ => {
             // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.
             if let Some(t) = args.tensors().first().cloned()
                 && family.is_some_and(Family::is_binary)
             {
-                let device = check_inputs(interp, args, name, range).unwrap_or(None);
+                let device = check_inputs(meta, args, name, range).unwrap_or(None);
                 let a = args.pos.first().cloned().unwrap_or(Value::Unknown);
                 let b = args.pos.get(1).cloned().unwrap_or(Value::Tensor(t));
-                return binary(interp, name, &a, &b, args, device, range);
+                return binary(meta, name, &a, &b, args, device, range);
             }
             if name == "where"
                 && let Some(Value::Tensor(_)) = args.pos.first()
@@ -401,7 +394,7 @@ fn scalar_fallback(
                 return Value::Unknown;
             }
             if !args.tensors().is_empty() {
-                super::no_rule_warning(interp, range, name);
+                super::no_rule_warning(meta, range, name);
             }
             Value::Unknown
         }

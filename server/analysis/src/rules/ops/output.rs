@@ -5,21 +5,21 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 
 use super::registry::OpDef;
-use crate::interp::Interp;
 use crate::rules::Args;
+use crate::rules::meta::Meta;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// The memory order of an op's result: reordering ops permute it, ops that
 /// keep the shape keep it (pointwise ops preserve the input's stride order),
 /// `contiguous` and everything else make a plain tensor.
-pub(super) fn track_layout(interp: &Interp<'_>, name: &str, args: &Args, result: Value) -> Value {
+pub(super) fn track_layout(meta: &dyn Meta, name: &str, args: &Args, result: Value) -> Value {
     let Value::Tensor(out) = &result else {
         return result;
     };
     let Some(Value::Tensor(input)) = args.pos.first() else {
         return crate::rules::layout::with_layout(result, None);
     };
-    let (Some(in_rank), Some(_)) = (interp.rank(input), interp.rank(out)) else {
+    let (Some(in_rank), Some(_)) = (meta.rank(input), meta.rank(out)) else {
         return crate::rules::layout::with_layout(result, None);
     };
     if let Some(p) = crate::rules::layout::permutation(name, args, in_rank) {
@@ -32,7 +32,7 @@ pub(super) fn track_layout(interp: &Interp<'_>, name: &str, args: &Args, result:
     if input.layout.is_none() {
         return crate::rules::layout::with_layout(result, None);
     }
-    let (Some(in_dims), Some(out_dims)) = (interp.dims(input), interp.dims(out)) else {
+    let (Some(in_dims), Some(out_dims)) = (meta.dims(input), meta.dims(out)) else {
         return crate::rules::layout::with_layout(result, None);
     };
     let keeps = name != "contiguous"
@@ -40,20 +40,20 @@ pub(super) fn track_layout(interp: &Interp<'_>, name: &str, args: &Args, result:
         && in_dims
             .iter()
             .zip(&out_dims)
-            .all(|(a, b)| interp.env.known_equal(a, b));
+            .all(|(a, b)| meta.env().known_equal(a, b));
     crate::rules::layout::with_layout(result, if keeps { input.layout.clone() } else { None })
 }
 
 /// What an op with no rule (or a rank not known) returns: a tensor of
 /// unknown shape on the input's device.
 pub(super) fn unknown_rank_rule(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     args: &Args,
     device: Option<Device>,
 ) -> Value {
-    if let Some(shape) = crate::rules::tail::unknown_rank_op(interp, name, x, args) {
+    if let Some(shape) = crate::rules::tail::unknown_rank_op(meta, name, x, args) {
         // bucket indices are int64 (int32 with out_int32=True)
         let dtype = match name {
             "bucketize" | "searchsorted" if args.flag(99, "out_int32", false) == Some(true) => {
@@ -64,23 +64,23 @@ pub(super) fn unknown_rank_rule(
         };
         return match shape {
             crate::rules::tail::TailResult::One(shape) => {
-                out_shape(interp, x, shape, dtype, device, name)
+                out_shape(meta, x, shape, dtype, device, name)
             }
             crate::rules::tail::TailResult::Pair(shape) => {
-                let v = out_shape(interp, x, shape.clone(), x.dtype, device.clone(), name);
-                let i = out_shape(interp, x, shape, Some(DType::Int64), device, name);
+                let v = out_shape(meta, x, shape.clone(), x.dtype, device.clone(), name);
+                let i = out_shape(meta, x, shape, Some(DType::Int64), device, name);
                 Value::tuple(vec![v, i])
             }
             crate::rules::tail::TailResult::Many(shapes) => Value::tuple(
                 shapes
                     .into_iter()
-                    .map(|s| out_shape(interp, x, s, x.dtype, device.clone(), name))
+                    .map(|s| out_shape(meta, x, s, x.dtype, device.clone(), name))
                     .collect(),
             ),
         };
     }
     let known = OpDef::of(name).is_some_and(|def| def.unranked_keeps_dtype);
-    let shape = interp.fresh_rank_var();
+    let shape = meta.fresh_rank_var();
     Value::Tensor(Rc::new(Tensor {
         shape,
         // an op without a rule may change the dtype too (angle, view_as_real, bucketize)
@@ -95,41 +95,41 @@ pub(super) fn unknown_rank_rule(
 
 /// The output tensor of an op on `x`: fake or real as the mode makes it.
 pub(crate) fn out_shape(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     shape: Shape,
     dtype: Option<DType>,
     device: Option<Device>,
     op: &str,
 ) -> Value {
-    let shape = interp.resolve_shape(&shape);
-    let mut t = interp.new_tensor(shape, dtype, device, op);
-    if !interp.mode.fake {
+    let shape = meta.resolve_shape(&shape);
+    let mut t = meta.new_tensor(shape, dtype, device, op);
+    if !meta.mode().fake {
         t.origin = x.origin;
     }
     Value::Tensor(Rc::new(t))
 }
 
 pub(crate) fn out_known(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     dims: Vec<Dim>,
     dtype: Option<DType>,
     device: Option<Device>,
     op: &str,
 ) -> Value {
-    let dims = dims.into_iter().map(|d| interp.bounded(d)).collect();
-    out_shape(interp, x, Shape::known(dims), dtype, device, op)
+    let dims = dims.into_iter().map(|d| meta.bounded(d)).collect();
+    out_shape(meta, x, Shape::known(dims), dtype, device, op)
 }
 
 /// A result tensor whose rank is not known.
 pub(crate) fn out_var(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     dtype: Option<DType>,
     device: Option<Device>,
     op: &str,
 ) -> Value {
-    let shape = interp.fresh_rank_var();
-    out_shape(interp, x, shape, dtype, device, op)
+    let shape = meta.fresh_rank_var();
+    out_shape(meta, x, shape, dtype, device, op)
 }

@@ -10,16 +10,16 @@ use super::inputs::check_inputs;
 use super::output::{out_known, out_shape};
 use super::registry::{Family, OpDef};
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::dtype::{int_to_float, promote};
+use crate::rules::meta::Meta;
 use crate::rules::shape::{broadcast, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
 /// The rule of a pointwise op that keeps its input's shape: the checks a
 /// few of them make, and the dtype their other operands give.
 pub(super) fn same_shape(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: Rc<Tensor>,
     dims: Option<Vec<Dim>>,
@@ -32,11 +32,11 @@ pub(super) fn same_shape(
         && d.len() < 2
     {
         let message = format!("{name}: input tensor must have at least 2 dimensions");
-        interp.report(range, Code::DimOutOfRange, message);
+        meta.report(range, Code::DimOutOfRange, message);
         return Value::Unknown;
     }
     if matches!(name, "masked_fill" | "masked_scatter") {
-        check_mask(interp, &x, args, range);
+        check_mask(meta, &x, args, range);
     }
     let mut dtype = x.dtype;
     match name {
@@ -48,22 +48,22 @@ pub(super) fn same_shape(
                 _ => &[(1, "tensor1"), (2, "tensor2")],
             };
             let Some(mut shape) = dims.clone() else {
-                return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+                return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
             };
             let mut operands = vec![(Value::Tensor(x.clone()), Some(shape.len()))];
             for &(i, key) in keys {
                 let Some(t) = args.tensor(i, key) else {
                     continue;
                 };
-                let Some(d) = interp.dims(&t) else {
-                    return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+                let Some(d) = meta.dims(&t) else {
+                    return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
                 };
                 operands.push((Value::Tensor(t.clone()), Some(d.len())));
-                match broadcast(interp, &shape, &d) {
+                match broadcast(meta, &shape, &d) {
                     Ok(b) => shape = b,
                     Err(message) => {
                         if name != "masked_fill" {
-                            interp.report(range, Code::BroadcastShape, message);
+                            meta.report(range, Code::BroadcastShape, message);
                         }
                         return Value::Unknown;
                     }
@@ -74,7 +74,7 @@ pub(super) fn same_shape(
                     operands.iter().map(|(v, r)| (v, *r)).collect();
                 dtype = promote(&refs);
             }
-            return out_known(interp, &x, shape, dtype, device, name);
+            return out_known(meta, &x, shape, dtype, device, name);
         }
         // bounds take part in type promotion: int.clamp(min=0.5) is float
         "clamp" | "clip" | "clamp_min" | "clamp_max" => {
@@ -82,7 +82,7 @@ pub(super) fn same_shape(
             for (i, key) in [(1, "min"), (2, "max")] {
                 match args.get(i, key) {
                     Some(Value::Tensor(t)) => {
-                        operands.push((Value::Tensor(t.clone()), interp.dims(t).map(|d| d.len())));
+                        operands.push((Value::Tensor(t.clone()), meta.dims(t).map(|d| d.len())));
                     }
                     Some(v @ (Value::Int(_) | Value::Float(_) | Value::Bool(_))) => {
                         operands.push((v.clone(), None));
@@ -105,28 +105,28 @@ pub(super) fn same_shape(
                 _ => None,
             };
             let Some(d) = d else {
-                return out_shape(interp, &x, x.shape.clone(), dtype, device, name);
+                return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
             };
             let d = match wrap_dim(d, xd.len()) {
                 Ok(d) => d,
                 Err(message) => {
-                    interp.report(range, Code::DimOutOfRange, message);
+                    meta.report(range, Code::DimOutOfRange, message);
                     return Value::Unknown;
                 }
             };
             if name.starts_with("scatter")
                 && let Some(index) = args.tensor(2, "index")
-                && let Some(idims) = interp.dims(&index)
+                && let Some(idims) = meta.dims(&index)
             {
                 if idims.len() != xd.len() {
                     let message =
                         "Index tensor must have the same number of dimensions as self tensor"
                             .to_string();
-                    interp.report(range, Code::IndexShape, message);
+                    meta.report(range, Code::IndexShape, message);
                     return Value::Unknown;
                 }
-                let src = args.tensor(3, "src").and_then(|t| interp.dims(&t));
-                let bigger = |a: &Dim, b: &Dim| matches!((interp.env.value(a), interp.env.value(b)), (Some(i), Some(s)) if i > s);
+                let src = args.tensor(3, "src").and_then(|t| meta.dims(&t));
+                let bigger = |a: &Dim, b: &Dim| matches!((meta.env().value(a), meta.env().value(b)), (Some(i), Some(s)) if i > s);
                 let over_self = (0..xd.len()).any(|k| k != d && bigger(&idims[k], &xd[k]));
                 let over_src = src.as_ref().is_some_and(|sd| {
                     sd.len() == idims.len() && (0..sd.len()).any(|k| bigger(&idims[k], &sd[k]))
@@ -134,17 +134,17 @@ pub(super) fn same_shape(
                 if over_self || over_src {
                     let mut message = format!(
                         "Expected index {} to be no larger than self {} apart from dimension {d}",
-                        interp.fmt_dims(&idims),
-                        interp.fmt_dims(&xd)
+                        meta.fmt_dims(&idims),
+                        meta.fmt_dims(&xd)
                     );
                     if let Some(sd) = &src {
                         let _ = write!(
                             message,
                             " and to be no larger size than src {}",
-                            interp.fmt_dims(sd)
+                            meta.fmt_dims(sd)
                         );
                     }
-                    interp.report(range, Code::IndexShape, message);
+                    meta.report(range, Code::IndexShape, message);
                     return Value::Unknown;
                 }
             }
@@ -161,15 +161,10 @@ pub(super) fn same_shape(
         }
         _ => {}
     }
-    out_shape(interp, &x, x.shape.clone(), dtype, device, name)
+    out_shape(meta, &x, x.shape.clone(), dtype, device, name)
 }
 
-pub(super) fn meshgrid(
-    interp: &mut Interp<'_>,
-    name: &str,
-    args: &Args,
-    range: TextRange,
-) -> Value {
+pub(super) fn meshgrid(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> Value {
     {
         // 1-D inputs of sizes n0, n1, ... give that many tensors of shape
         // [n0, n1, ...] ("ij"), or with the first two swapped ("xy", the default).
@@ -183,7 +178,7 @@ pub(super) fn meshgrid(
         }
         let mut sizes = Vec::new();
         for t in &ts {
-            match interp.dims(t).as_deref() {
+            match meta.dims(t).as_deref() {
                 Some([n]) => sizes.push(n.clone()),
                 Some([]) => sizes.push(Dim::konst(1)),
                 _ => return Value::Unknown,
@@ -194,16 +189,16 @@ pub(super) fn meshgrid(
         if xy && shape.len() >= 2 {
             shape.swap(0, 1);
         }
-        let device = check_inputs(interp, args, name, range).unwrap_or(None);
+        let device = check_inputs(meta, args, name, range).unwrap_or(None);
         Value::tuple(
             ts.iter()
-                .map(|t| out_known(interp, t, shape.clone(), t.dtype, device.clone(), name))
+                .map(|t| out_known(meta, t, shape.clone(), t.dtype, device.clone(), name))
                 .collect(),
         )
     }
 }
 
-fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextRange) {
+fn check_mask(meta: &mut dyn Meta, x: &Rc<Tensor>, args: &Args, range: TextRange) {
     let Some(mask) = args.tensor(1, "mask") else {
         return;
     };
@@ -214,18 +209,18 @@ fn check_mask(interp: &mut Interp<'_>, x: &Rc<Tensor>, args: &Args, range: TextR
             "masked_fill_ only supports boolean masks, but got mask with dtype {}",
             crate::rules::dtype::cpp_name(dt)
         );
-        interp.report(range, Code::DtypeMismatch, message);
+        meta.report(range, Code::DtypeMismatch, message);
     }
     // Torch broadcasts the mask against the input: the mask is "a".
-    if let (Some(xd), Some(md)) = (interp.dims(x), interp.dims(&mask))
-        && let Err(message) = broadcast(interp, &md, &xd)
+    if let (Some(xd), Some(md)) = (meta.dims(x), meta.dims(&mask))
+        && let Err(message) = broadcast(meta, &md, &xd)
     {
-        interp.report(range, Code::BroadcastShape, message);
+        meta.report(range, Code::BroadcastShape, message);
     }
 }
 
 pub(super) fn binary(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     a: &Value,
     b: &Value,
@@ -233,9 +228,9 @@ pub(super) fn binary(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let dims_of = |interp: &Interp<'_>, v: &Value| -> Option<Option<Vec<Dim>>> {
+    let dims_of = |meta: &dyn Meta, v: &Value| -> Option<Option<Vec<Dim>>> {
         match v {
-            Value::Tensor(t) => Some(interp.dims(t)),
+            Value::Tensor(t) => Some(meta.dims(t)),
             Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(Some(Vec::new())),
             _ => None,
         }
@@ -244,7 +239,7 @@ pub(super) fn binary(
         (Value::Tensor(t), _) | (_, Value::Tensor(t)) => t.clone(),
         _ => return Value::Unknown,
     };
-    let (da, db) = (dims_of(interp, a), dims_of(interp, b));
+    let (da, db) = (dims_of(meta, a), dims_of(meta, b));
     let dtype = {
         let ra = da.clone().flatten().map(|d| d.len());
         let rb = db.clone().flatten().map(|d| d.len());
@@ -286,24 +281,23 @@ pub(super) fn binary(
             }
             (Value::Tensor(x), Value::Tensor(y), _, _) if x.shape == y.shape => x.shape.clone(),
             (Value::Tensor(x), Value::Tensor(y), _, _) => {
-                crate::rules::tail::broadcast(interp, x, y)
-                    .unwrap_or_else(|| interp.fresh_rank_var())
+                crate::rules::tail::broadcast(meta, x, y).unwrap_or_else(|| meta.fresh_rank_var())
             }
-            _ => interp.fresh_rank_var(),
+            _ => meta.fresh_rank_var(),
         };
-        return out_shape(interp, &template, shape, dtype, device, name);
+        return out_shape(meta, &template, shape, dtype, device, name);
     };
-    match broadcast(interp, &xa, &xb) {
-        Ok(shape) => out_known(interp, &template, shape, dtype, device, name),
+    match broadcast(meta, &xa, &xb) {
+        Ok(shape) => out_known(meta, &template, shape, dtype, device, name),
         Err(message) => {
             let related = args
                 .ranges
                 .iter()
                 .zip(["left operand", "right operand"])
                 .zip([&xa, &xb])
-                .map(|((r, which), d)| (*r, format!("{which}: {}", interp.fmt_dims(d))))
+                .map(|((r, which), d)| (*r, format!("{which}: {}", meta.fmt_dims(d))))
                 .collect();
-            interp.report_related(range, Code::BroadcastShape, message, related);
+            meta.report_related(range, Code::BroadcastShape, message, related);
             Value::Unknown
         }
     }

@@ -9,21 +9,21 @@ use super::OpCall;
 use super::output::{out_known, unknown_rank_rule};
 use super::pointwise::binary;
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::{sum_dtype, torch_name};
+use crate::rules::meta::Meta;
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
 
 /// `softmax`, `log_softmax`, `softmin` and the scans (`cumsum`, `cumprod`,
 /// `logcumsumexp`): the shape stays; a dim is chosen as torch's legacy
 /// default when none is given.
-pub(super) fn scan(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn scan(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     let d = call.dim_arg(
-        interp,
+        meta,
         1,
         "dim",
         Some(if rank <= 1 || rank == 3 { 0 } else { 1 }),
@@ -68,28 +68,28 @@ pub(super) fn scan(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
             x.dtype
         },
     );
-    Ok(call.output(interp, dims.clone(), dtype))
+    Ok(call.output(meta, dims.clone(), dtype))
 }
 
 /// `cummax`, `cummin`: values and indices of the input's shape.
-pub(super) fn cumulative_extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
-    let _ = call.dim_arg(interp, 1, "dim", None)?;
-    Ok(call.values_and_indices(interp, call.dims.clone()))
+pub(super) fn cumulative_extreme(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let _ = call.dim_arg(meta, 1, "dim", None)?;
+    Ok(call.values_and_indices(meta, call.dims.clone()))
 }
 
 /// `argmax`, `argmin`: the index of the extreme, over all or along a dim.
-pub(super) fn arg_extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn arg_extreme(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     if x.dtype == Some(DType::Bool) {
         let message = format!("{name}(): does not support bool input");
-        interp.report(call.range, Code::DtypeUnsupported, message);
+        meta.report(call.range, Code::DtypeUnsupported, message);
         return Ok(Value::Unknown);
     }
     match args.get(1, "dim") {
         None | Some(Value::None) => {
             let keep = args.flag(2, "keepdim", false) == Some(true);
             Ok(call.output(
-                interp,
+                meta,
                 if keep {
                     vec![Dim::konst(1); dims.len()]
                 } else {
@@ -99,10 +99,10 @@ pub(super) fn arg_extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResu
             ))
         }
         _ => {
-            let d = call.dim_arg(interp, 1, "dim", None)?;
+            let d = call.dim_arg(meta, 1, "dim", None)?;
             let keep = args.flag(2, "keepdim", false);
             Ok(call.output(
-                interp,
+                meta,
                 reduced(dims, &[d], keep == Some(true)),
                 Some(DType::Int64),
             ))
@@ -113,7 +113,7 @@ pub(super) fn arg_extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResu
 /// `topk` and `kthvalue` of a bool tensor, which torch's CPU kernels
 /// refuse (a 0-d tensor's `k` past its one value first); `None` for
 /// other dtypes.
-fn bool_selection(interp: &mut Interp<'_>, call: &OpCall<'_>) -> Option<RuleResult> {
+fn bool_selection(meta: &mut dyn Meta, call: &OpCall<'_>) -> Option<RuleResult> {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     if x.dtype != Some(DType::Bool) || !matches!(name, "topk" | "kthvalue") {
         return None;
@@ -133,19 +133,19 @@ fn bool_selection(interp: &mut Interp<'_>, call: &OpCall<'_>) -> Option<RuleResu
         };
         (Code::DtypeUnsupported, message)
     };
-    interp.report(call.range, code, message);
+    meta.report(call.range, code, message);
     Some(Ok(Value::Unknown))
 }
 
 /// `max`, `min`: of two tensors (`maximum`), over all, or along a dim with
 /// the indices.
-pub(super) fn extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn extreme(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     match args.get(1, "dim") {
         Some(Value::Tensor(_)) => {
             let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
             Ok(binary(
-                interp,
+                meta,
                 if name == "max" { "maximum" } else { "minimum" },
                 &Value::Tensor(x.clone()),
                 &other,
@@ -154,20 +154,20 @@ pub(super) fn extreme(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
                 call.range,
             ))
         }
-        None | Some(Value::None) => Ok(call.output(interp, Vec::new(), x.dtype)),
+        None | Some(Value::None) => Ok(call.output(meta, Vec::new(), x.dtype)),
         _ => {
-            let d = call.dim_arg(interp, 1, "dim", None)?;
+            let d = call.dim_arg(meta, 1, "dim", None)?;
             let keep = args.flag(2, "keepdim", false) == Some(true);
             let shape = reduced(dims, &[d], keep);
-            Ok(call.values_and_indices(interp, shape))
+            Ok(call.values_and_indices(meta, shape))
         }
     }
 }
 
 /// `median`, `mode`, `nanmedian`, `kthvalue`: values and indices along a
 /// dim (`median()` without one: the value over all).
-pub(super) fn order_statistic(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
-    if let Some(result) = bool_selection(interp, &call) {
+pub(super) fn order_statistic(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    if let Some(result) = bool_selection(meta, &call) {
         return result;
     }
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
@@ -178,16 +178,16 @@ pub(super) fn order_statistic(interp: &mut Interp<'_>, call: OpCall<'_>) -> Rule
         (1, Some(-1))
     };
     if name != "kthvalue" && args.get(1, "dim").is_none() && name != "mode" {
-        return Ok(call.output(interp, Vec::new(), x.dtype));
+        return Ok(call.output(meta, Vec::new(), x.dtype));
     }
-    let d = call.dim_arg(interp, dim_index, "dim", default)?;
+    let d = call.dim_arg(meta, dim_index, "dim", default)?;
     if name == "kthvalue"
         && let Some(k) = args.int(1, "k")
     {
         let size = if rank == 0 {
             Some(1)
         } else {
-            interp.env.value(&dims[d])
+            meta.env().value(&dims[d])
         };
         if k < 1 || size.is_some_and(|s| k > s) {
             let message = format!("kthvalue(): selected number k out of range for dimension {d}");
@@ -196,46 +196,46 @@ pub(super) fn order_statistic(interp: &mut Interp<'_>, call: OpCall<'_>) -> Rule
     }
     let keep = args.flag(dim_index + 1, "keepdim", false) == Some(true);
     let shape = reduced(dims, &[d], keep);
-    Ok(call.values_and_indices(interp, shape))
+    Ok(call.values_and_indices(meta, shape))
 }
 
 /// `topk`: `k` values and their indices along a dim.
-pub(super) fn topk(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
-    if let Some(result) = bool_selection(interp, &call) {
+pub(super) fn topk(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    if let Some(result) = bool_selection(meta, &call) {
         return result;
     }
     let (args, dims) = (call.args, &call.dims);
     let k = args.get(1, "k").cloned().unwrap_or(Value::Unknown);
-    let d = call.dim_arg(interp, 2, "dim", Some(-1))?;
+    let d = call.dim_arg(meta, 2, "dim", Some(-1))?;
     let mut shape = dims.clone();
     // a 0-dim tensor has one element along its wrapped dim 0 and stays 0-dim
-    let kd = interp.size_dims(&[k])[0].clone();
+    let kd = meta.size_dims(&[k])[0].clone();
     let size = dims.get(d).cloned().unwrap_or_else(|| Dim::from(1));
     if let Some(slot) = shape.get_mut(d) {
         *slot = kd.clone();
     }
-    if let (Some(k), Some(s)) = (interp.env.value(&kd), interp.env.value(&size))
+    if let (Some(k), Some(s)) = (meta.env().value(&kd), meta.env().value(&size))
         && (k > s || k < 0)
     {
-        interp.report(
+        meta.report(
             call.range,
             Code::IndexOutOfRange,
             "selected index k out of range".into(),
         );
     }
-    Ok(call.values_and_indices(interp, shape))
+    Ok(call.values_and_indices(meta, shape))
 }
 
 /// `sort`: sorted values and their indices, of the input's shape.
-pub(super) fn sort(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
-    let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
-    Ok(call.values_and_indices(interp, call.dims.clone()))
+pub(super) fn sort(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let _ = call.dim_arg(meta, 1, "dim", Some(-1))?;
+    Ok(call.values_and_indices(meta, call.dims.clone()))
 }
 
 /// `argsort`: the indices that sort, of the input's shape.
-pub(super) fn argsort(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
-    let _ = call.dim_arg(interp, 1, "dim", Some(-1))?;
-    Ok(call.output(interp, call.dims.clone(), Some(DType::Int64)))
+pub(super) fn argsort(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let _ = call.dim_arg(meta, 1, "dim", Some(-1))?;
+    Ok(call.output(meta, call.dims.clone(), Some(DType::Int64)))
 }
 
 fn reduced(dims: &[Dim], reduce: &[usize], keepdim: bool) -> Vec<Dim> {
@@ -252,7 +252,7 @@ fn reduced(dims: &[Dim], reduce: &[usize], keepdim: bool) -> Vec<Dim> {
 }
 
 pub(super) fn reduce(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     args: &Args,
@@ -292,7 +292,7 @@ pub(super) fn reduce(
                         torch_name(d)
                     ),
                 };
-                interp.report(range, Code::DtypeMismatch, message);
+                meta.report(range, Code::DtypeMismatch, message);
                 return Value::Unknown;
             }
             // complex var / std / norm are real (spec §3.3)
@@ -311,15 +311,15 @@ pub(super) fn reduce(
         _ => x.dtype,
     };
     let dtype = crate::rules::creation::dtype_or(args, dtype);
-    let Some(dims) = interp.dims(x) else {
+    let Some(dims) = meta.dims(x) else {
         if args.get(1, "dim").is_none()
             && !matches!(name, "norm" | "linalg_norm" | "linalg_vector_norm")
         {
-            return out_known(interp, x, Vec::new(), dtype, device, name);
+            return out_known(meta, x, Vec::new(), dtype, device, name);
         }
         // The shape is the rule's; the dtype is the reduction's (a sum of
         // bools counts in int64).
-        return reduced_unknown(interp, name, x, args, device, dtype);
+        return reduced_unknown(meta, name, x, args, device, dtype);
     };
     let rank = dims.len();
     let (dim_index, keep_index) = match name {
@@ -343,21 +343,21 @@ pub(super) fn reduce(
             let items = v.items().unwrap_or_else(|| vec![v.clone()]);
             if items.is_empty() && matches!(name, "all" | "any") {
                 // all/any with an empty dim list reduce nothing, unlike sum(())
-                return out_known(interp, x, dims.clone(), dtype, device, name);
+                return out_known(meta, x, dims.clone(), dtype, device, name);
             } else if items.is_empty() {
                 (0..rank).collect()
             } else {
                 let mut out = Vec::new();
                 for item in items {
                     let Value::Int(d) = &item else {
-                        return reduced_unknown(interp, name, x, args, device, dtype);
+                        return reduced_unknown(meta, name, x, args, device, dtype);
                     };
                     let Some(d) = d.as_const() else {
-                        return reduced_unknown(interp, name, x, args, device, dtype);
+                        return reduced_unknown(meta, name, x, args, device, dtype);
                     };
                     match wrap_dim(d, rank) {
                         Ok(i) if out.contains(&i) => {
-                            interp.report(
+                            meta.report(
                                 range,
                                 Code::DimOutOfRange,
                                 format!("dim {i} appears multiple times in the list of dims"),
@@ -366,7 +366,7 @@ pub(super) fn reduce(
                         }
                         Ok(i) => out.push(i),
                         Err(message) => {
-                            interp.report(range, Code::DimOutOfRange, message);
+                            meta.report(range, Code::DimOutOfRange, message);
                             return Value::Unknown;
                         }
                     }
@@ -376,7 +376,7 @@ pub(super) fn reduce(
         }
     };
     out_known(
-        interp,
+        meta,
         x,
         reduced(&dims, &targets, keepdim),
         dtype,
@@ -389,14 +389,14 @@ pub(super) fn reduce(
 /// unknown-rank rule's, the dtype the reduction's (a sum of bools counts in
 /// int64).
 fn reduced_unknown(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     args: &Args,
     device: Option<Device>,
     dtype: Option<DType>,
 ) -> Value {
-    match unknown_rank_rule(interp, name, x, args, device) {
+    match unknown_rank_rule(meta, name, x, args, device) {
         Value::Tensor(t) => Value::Tensor(Rc::new(Tensor {
             dtype,
             ..(*t).clone()

@@ -21,24 +21,24 @@ use rustc_hash::FxHashMap;
 
 use super::OpCall;
 use super::op_table::OPS;
-use crate::interp::Interp;
 use crate::rules::check::RuleResult;
 use crate::rules::creation::{FactoryCall, MethodCall};
+use crate::rules::meta::Meta;
 use crate::value::Value;
 
 /// The shape function of an op on an input of known rank, as torch's meta
 /// registrations have one per op.
-pub(crate) type OpRule = fn(&mut Interp<'_>, OpCall<'_>) -> RuleResult;
+pub(crate) type OpRule = fn(&mut dyn Meta, OpCall<'_>) -> RuleResult;
 
 /// The rule of a factory under `torch` (`torch.zeros`, `torch.zeros_like`):
 /// the tensor it makes from its arguments, or `None` when the call is not
 /// one it makes (`torch.zeros_like` of no tensor), which then goes on to
 /// the op dispatch as any op.
-pub(crate) type FactoryRule = fn(&mut Interp<'_>, &FactoryCall<'_>) -> Option<Value>;
+pub(crate) type FactoryRule = fn(&mut dyn Meta, &FactoryCall<'_>) -> Option<Value>;
 
 /// The rule of a tensor method that is not a computation on the tensor's
 /// elements (`x.new_zeros(2)`, `x.size()`, `x.float()`): its result.
-pub(crate) type MethodRule = fn(&mut Interp<'_>, &MethodCall<'_>) -> Value;
+pub(crate) type MethodRule = fn(&mut dyn Meta, &MethodCall<'_>) -> Value;
 
 /// Which rule computes an op's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

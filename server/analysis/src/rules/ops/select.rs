@@ -5,19 +5,19 @@ use shapels_shapes::Dim;
 use super::OpCall;
 use super::output::out_shape;
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::promote;
+use crate::rules::meta::Meta;
 use crate::rules::shape::broadcast;
 use crate::value::{DType, Value};
 
 /// `narrow`.
-pub(super) fn narrow(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn narrow(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
-    let d = call.dim_arg(interp, 1, "dim", None)?;
+    let d = call.dim_arg(meta, 1, "dim", None)?;
     let len = args.get(3, "length").cloned().unwrap_or(Value::Unknown);
     if let (Some(size), Some(start), Some(l)) = (
-        interp.env.value(&dims[d]),
+        meta.env().value(&dims[d]),
         args.int(2, "start"),
         match &len {
             Value::Int(l) => l.as_const(),
@@ -41,28 +41,28 @@ pub(super) fn narrow(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         }
     }
     let mut shape = dims.clone();
-    shape[d] = interp.size_dims(&[len])[0].clone();
-    Ok(call.output(interp, shape, x.dtype))
+    shape[d] = meta.size_dims(&[len])[0].clone();
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `select`.
-pub(super) fn select(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn select(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
-    let d = call.dim_arg(interp, 1, "dim", None)?;
+    let d = call.dim_arg(meta, 1, "dim", None)?;
     let mut shape = dims.clone();
     shape.remove(d);
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `gather`, `take_along_dim`.
-pub(super) fn gather(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn gather(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
-    let d = call.dim_arg(interp, 1, "dim", Some(0))?;
+    let d = call.dim_arg(meta, 1, "dim", Some(0))?;
     let Some(index) = args.tensor(2, "index").or(args.tensor(1, "indices")) else {
         return Ok(Value::Unknown);
     };
-    match interp.dims(&index) {
+    match meta.dims(&index) {
         Some(idims) => {
             if idims.len() != rank {
                 return raise(
@@ -80,23 +80,23 @@ pub(super) fn gather(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
                 let larger = (0..rank).find(|&k| {
                     k != d
                         && matches!(
-                            (interp.env.value(&idims[k]), interp.env.value(&dims[k])),
+                            (meta.env().value(&idims[k]), meta.env().value(&dims[k])),
                             (Some(i), Some(s)) if i > s
                         )
                 });
                 if let Some(k) = larger {
                     let message = format!(
                         "Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
-                        interp.fmt_dims(&idims),
-                        interp.fmt_dims(dims)
+                        meta.fmt_dims(&idims),
+                        meta.fmt_dims(dims)
                     );
                     return raise(Code::IndexShape, message);
                 }
             }
-            Ok(call.output(interp, idims, x.dtype))
+            Ok(call.output(meta, idims, x.dtype))
         }
         None => Ok(out_shape(
-            interp,
+            meta,
             x,
             index.shape.clone(),
             x.dtype,
@@ -107,9 +107,9 @@ pub(super) fn gather(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
 }
 
 /// `index_select`.
-pub(super) fn index_select(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn index_select(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
-    let d = call.dim_arg(interp, 1, "dim", None)?;
+    let d = call.dim_arg(meta, 1, "dim", None)?;
     let Some(index) = args.tensor(2, "index") else {
         return Ok(Value::Unknown);
     };
@@ -119,28 +119,28 @@ pub(super) fn index_select(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleRes
         let message = "index_select(): Expected dtype int32 or int64 for index".to_string();
         return raise(Code::DtypeMismatch, message);
     }
-    if interp.dims(&index).is_some_and(|i| i.len() > 1) {
+    if meta.dims(&index).is_some_and(|i| i.len() > 1) {
         let message = "index_select(): Index is supposed to be a vector".to_string();
         return raise(Code::IndexShape, message);
     }
-    let n = match interp.dims(&index) {
+    let n = match meta.dims(&index) {
         Some(idims) if idims.len() <= 1 => idims.first().cloned().unwrap_or_else(|| Dim::konst(1)),
-        _ => interp.env.anonymous(),
+        _ => meta.env_mut().anonymous(),
     };
     let mut shape = dims.clone();
     shape[d] = n;
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `where`.
-pub(super) fn where_(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn where_(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, dims) = (call.args, &call.dims);
     let rank = dims.len();
     // `x` here is the condition. Alone, it is `nonzero(as_tuple=True)`:
     // one index vector per dim, of a length only the data knows.
     if args.get(1, "input").is_none() && args.get(2, "other").is_none() {
-        let n = interp.env.anonymous();
-        let item = call.output(interp, vec![n], Some(DType::Int64));
+        let n = meta.env_mut().anonymous();
+        let item = call.output(meta, vec![n], Some(DType::Int64));
         return Ok(Value::tuple(vec![item; rank]));
     }
     let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned()) else {
@@ -154,10 +154,10 @@ pub(super) fn where_(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let mut shape = dims.clone();
     for v in [&a, &b] {
         if let Value::Tensor(t) = v {
-            let Some(d) = interp.dims(t) else {
+            let Some(d) = meta.dims(t) else {
                 return Ok(Value::Unknown);
             };
-            match broadcast(interp, &shape, &d) {
+            match broadcast(meta, &shape, &d) {
                 Ok(s) => shape = s,
                 Err(message) => {
                     return raise(Code::BroadcastShape, message);
@@ -166,63 +166,63 @@ pub(super) fn where_(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         }
     }
     let ra = if let Value::Tensor(t) = &a {
-        interp.dims(t).map(|d| d.len())
+        meta.dims(t).map(|d| d.len())
     } else {
         None
     };
     let rb = if let Value::Tensor(t) = &b {
-        interp.dims(t).map(|d| d.len())
+        meta.dims(t).map(|d| d.len())
     } else {
         None
     };
     let dtype = promote(&[(&a, ra), (&b, rb)]);
-    Ok(call.output(interp, shape, dtype))
+    Ok(call.output(meta, shape, dtype))
 }
 
 /// `multinomial`.
-pub(super) fn multinomial(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn multinomial(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, dims) = (call.args, &call.dims);
     // One row of samples per distribution: [*, num_samples], int64.
     let n = args
         .get(1, "num_samples")
         .cloned()
         .unwrap_or(Value::Unknown);
-    let n = interp.size_dims(&[n])[0].clone();
+    let n = meta.size_dims(&[n])[0].clone();
     let mut shape = dims.clone();
     match shape.last_mut() {
         Some(last) => *last = n,
         None => return Ok(Value::Unknown),
     }
-    Ok(call.output(interp, shape, Some(DType::Int64)))
+    Ok(call.output(meta, shape, Some(DType::Int64)))
 }
 
 /// `nonzero`, `argwhere`.
-pub(super) fn nonzero(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn nonzero(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, dims) = (call.args, &call.dims);
     let rank = dims.len();
-    let n = interp.env.anonymous();
+    let n = meta.env_mut().anonymous();
     if args.flag(1, "as_tuple", false) == Some(true) {
-        let item = call.output(interp, vec![n], Some(DType::Int64));
+        let item = call.output(meta, vec![n], Some(DType::Int64));
         return Ok(Value::tuple(vec![item; rank]));
     }
-    Ok(call.output(interp, vec![n, Dim::konst(rank as i64)], Some(DType::Int64)))
+    Ok(call.output(meta, vec![n, Dim::konst(rank as i64)], Some(DType::Int64)))
 }
 
 /// `masked_select`.
-pub(super) fn masked_select(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn masked_select(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let x = &call.x;
-    let n = interp.env.anonymous();
-    Ok(call.output(interp, vec![n], x.dtype))
+    let n = meta.env_mut().anonymous();
+    Ok(call.output(meta, vec![n], x.dtype))
 }
 
 /// `unique`, `unique_consecutive`.
-pub(super) fn unique(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn unique(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     // `unique(input, sorted, return_inverse, return_counts, dim)`;
     // `unique_consecutive` has no `sorted`.
     let at = usize::from(name == "unique");
-    let n = interp.env.anonymous();
+    let n = meta.env_mut().anonymous();
     // With `dim`, whole slices along it are compared: only that
     // size is data-dependent.
     let along = match args.int(at + 3, "dim") {
@@ -240,13 +240,13 @@ pub(super) fn unique(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         }
         None => (vec![n.clone()], dims.clone()),
     };
-    let unique = call.output(interp, shape, x.dtype);
+    let unique = call.output(meta, shape, x.dtype);
     let mut out = vec![unique];
     if args.flag(at + 1, "return_inverse", false) == Some(true) {
-        out.push(call.output(interp, inverse, Some(DType::Int64)));
+        out.push(call.output(meta, inverse, Some(DType::Int64)));
     }
     if args.flag(at + 2, "return_counts", false) == Some(true) {
-        out.push(call.output(interp, vec![n], Some(DType::Int64)));
+        out.push(call.output(meta, vec![n], Some(DType::Int64)));
     }
     Ok(if out.len() == 1 {
         out.remove(0)
@@ -256,23 +256,23 @@ pub(super) fn unique(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
 }
 
 /// `bincount`.
-pub(super) fn bincount(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn bincount(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let args = call.args;
-    let n = interp.env.anonymous();
+    let n = meta.env_mut().anonymous();
     // with weights the counts take the weights' dtype
     let dtype = match args.get(1, "weights") {
         Some(Value::Tensor(w)) => w.dtype,
         _ => Some(DType::Int64),
     };
-    Ok(call.output(interp, vec![n], dtype))
+    Ok(call.output(meta, vec![n], dtype))
 }
 
 /// `one_hot`.
-pub(super) fn one_hot(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn one_hot(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let c = match args.get(1, "num_classes") {
         Some(Value::Int(d)) if d.as_const() != Some(-1) => d.clone(),
-        _ => interp.env.anonymous(),
+        _ => meta.env_mut().anonymous(),
     };
     if let Some(dt) = x.dtype
         && dt != DType::Int64
@@ -284,5 +284,5 @@ pub(super) fn one_hot(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     }
     let mut shape = dims.clone();
     shape.push(c);
-    Ok(call.output(interp, shape, Some(DType::Int64)))
+    Ok(call.output(meta, shape, Some(DType::Int64)))
 }

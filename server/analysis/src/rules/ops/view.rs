@@ -7,13 +7,13 @@ use shapels_shapes::Dim;
 use super::OpCall;
 use super::output::{out_known, out_var, unknown_rank_rule};
 use crate::code::Code;
-use crate::interp::Interp;
 use crate::rules::check::{RuleResult, Stop, check, raise};
+use crate::rules::meta::Meta;
 use crate::rules::shape::{numel, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
 /// `view`, `reshape`.
-pub(super) fn view_or_reshape(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn view_or_reshape(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let items = args.varargs(1);
     if let [Value::DType(d)] = items.as_slice() {
@@ -25,7 +25,7 @@ pub(super) fn view_or_reshape(interp: &mut Interp<'_>, call: OpCall<'_>) -> Rule
         let (old, new) = (size(from), size(*d));
         let mut dims = dims.clone();
         if old != new {
-            let Some(last) = dims.last().and_then(|l| interp.env.value(l)) else {
+            let Some(last) = dims.last().and_then(|l| meta.env().value(l)) else {
                 return Ok(Value::Unknown);
             };
             if (last * old) % new != 0 {
@@ -35,40 +35,40 @@ pub(super) fn view_or_reshape(interp: &mut Interp<'_>, call: OpCall<'_>) -> Rule
                 *l = Dim::konst(last * old / new);
             }
         }
-        return Ok(call.output(interp, dims, Some(*d)));
+        return Ok(call.output(meta, dims, Some(*d)));
     }
-    let result = reshape(interp, name, x, dims, &items, call.device);
+    let result = reshape(meta, name, x, dims, &items, call.device);
     if matches!(&result, Err(Stop::Raise(e)) if e.code == Code::ViewStride) {
-        crate::rules::fixes::offer_view_fixes(interp, &call.range);
+        crate::rules::fixes::offer_view_fixes(meta, &call.range);
     }
     result
 }
 
 /// `view_as`, `reshape_as`, `expand_as`, `broadcast_as`.
-pub(super) fn view_as(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn view_as(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let Some(other) = args.tensor(1, "other") else {
-        return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+        return Ok(unknown_rank_rule(meta, name, x, args, call.device));
     };
-    let Some(target) = interp.dims(&other) else {
-        return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+    let Some(target) = meta.dims(&other) else {
+        return Ok(unknown_rank_rule(meta, name, x, args, call.device));
     };
     let items: Vec<Value> = target.iter().map(|d| Value::Int(d.clone())).collect();
     if name == "expand_as" {
-        return expand(interp, x, dims, &items, call.device);
+        return expand(meta, x, dims, &items, call.device);
     }
-    reshape(interp, name, x, dims, &items, call.device)
+    reshape(meta, name, x, dims, &items, call.device)
 }
 
 /// `flatten`.
-pub(super) fn flatten(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn flatten(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
     let rank = dims.len();
     if rank == 0 {
-        return Ok(call.output(interp, vec![Dim::konst(1)], x.dtype));
+        return Ok(call.output(meta, vec![Dim::konst(1)], x.dtype));
     }
-    let s = call.dim_arg(interp, 1, "start_dim", Some(0))?;
-    let e = call.dim_arg(interp, 2, "end_dim", Some(-1))?;
+    let s = call.dim_arg(meta, 1, "start_dim", Some(0))?;
+    let e = call.dim_arg(meta, 2, "end_dim", Some(-1))?;
     check!(
         s <= e,
         Code::DimOutOfRange,
@@ -77,19 +77,19 @@ pub(super) fn flatten(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let mut shape = dims[..s].to_vec();
     shape.push(numel(&dims[s..=e]));
     shape.extend(dims[e + 1..].iter().cloned());
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `unflatten`.
-pub(super) fn unflatten(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn unflatten(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
-    let d = call.dim_arg(interp, 1, "dim", None)?;
+    let d = call.dim_arg(meta, 1, "dim", None)?;
     let sizes = args
         .get(2, "sizes")
         .and_then(|v| v.items())
         .unwrap_or_default();
-    let mut new = interp.size_dims(&sizes);
-    if let Some(pos) = new.iter().position(|n| interp.env.value(n) == Some(-1)) {
+    let mut new = meta.size_dims(&sizes);
+    if let Some(pos) = new.iter().position(|n| meta.env().value(n) == Some(-1)) {
         let known: Vec<Dim> = new
             .iter()
             .enumerate()
@@ -98,23 +98,23 @@ pub(super) fn unflatten(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult
             .collect();
         new[pos] = dims[d]
             .floordiv(&numel(&known))
-            .unwrap_or_else(|| interp.env.anonymous());
-    } else if interp.env.known_different(&numel(&new), &dims[d]) {
+            .unwrap_or_else(|| meta.env_mut().anonymous());
+    } else if meta.env().known_different(&numel(&new), &dims[d]) {
         let message = format!(
             "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
-            interp.fmt_dims(&new),
-            interp.fmt_dim(&dims[d])
+            meta.fmt_dims(&new),
+            meta.fmt_dim(&dims[d])
         );
         return raise(Code::ViewSize, message);
     }
     let mut shape = dims[..d].to_vec();
     shape.extend(new);
     shape.extend(dims[d + 1..].iter().cloned());
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `squeeze`.
-pub(super) fn squeeze(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn squeeze(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     let targets: Vec<usize> = match args.get(1, "dim") {
@@ -132,7 +132,7 @@ pub(super) fn squeeze(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
                             }
                         }
                     }
-                    _ => return Ok(unknown_rank_rule(interp, name, x, args, call.device)),
+                    _ => return Ok(unknown_rank_rule(meta, name, x, args, call.device)),
                 }
             }
             out
@@ -141,25 +141,25 @@ pub(super) fn squeeze(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let mut shape = Vec::new();
     for (i, d) in dims.iter().enumerate() {
         if targets.contains(&i) {
-            match interp.env.value(d) {
+            match meta.env().value(d) {
                 Some(1) => continue,
                 Some(_) => {}
                 // Whether a symbolic size is 1 decides the rank:
                 // unknown. Code squeezes a dim it expects to be 1, so
                 // keeping a size nothing says is not 1 would guess.
-                None if !interp.env.known_different(d, &Dim::konst(1)) => {
-                    return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+                None if !meta.env().known_different(d, &Dim::konst(1)) => {
+                    return Ok(unknown_rank_rule(meta, name, x, args, call.device));
                 }
                 None => {}
             }
         }
         shape.push(d.clone());
     }
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `unsqueeze`.
-pub(super) fn unsqueeze(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn unsqueeze(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     let d = match args.int(1, "dim") {
@@ -169,15 +169,15 @@ pub(super) fn unsqueeze(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult
                 return raise(Code::DimOutOfRange, message);
             }
         },
-        None => return Ok(unknown_rank_rule(interp, name, x, args, call.device)),
+        None => return Ok(unknown_rank_rule(meta, name, x, args, call.device)),
     };
     let mut shape = dims.clone();
     shape.insert(d, Dim::konst(1));
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `permute`.
-pub(super) fn permute(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn permute(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     let order = args.varargs(1);
@@ -194,7 +194,7 @@ pub(super) fn permute(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
             Value::Int(d) => d.as_const(),
             _ => None,
         }) else {
-            return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+            return Ok(unknown_rank_rule(meta, name, x, args, call.device));
         };
         match wrap_dim(i, rank) {
             Ok(i) if !seen.contains(&i) => {
@@ -212,21 +212,21 @@ pub(super) fn permute(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
             }
         }
     }
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `transpose`, `swapaxes`, `swapdims`.
-pub(super) fn transpose(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn transpose(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
-    let a = call.dim_arg(interp, 1, "dim0", None)?;
-    let b = call.dim_arg(interp, 2, "dim1", None)?;
+    let a = call.dim_arg(meta, 1, "dim0", None)?;
+    let b = call.dim_arg(meta, 2, "dim1", None)?;
     let mut shape = dims.clone();
     shape.swap(a, b);
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `t`, `__attr_T`, `__attr_mT`, `__attr_H`, `__attr_mH`, `adjoint`.
-pub(super) fn matrix_transpose(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn matrix_transpose(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, x, dims) = (call.name, &call.x, &call.dims);
     let rank = dims.len();
     let mut shape = dims.clone();
@@ -247,11 +247,11 @@ pub(super) fn matrix_transpose(interp: &mut Interp<'_>, call: OpCall<'_>) -> Rul
             shape.swap(rank - 1, rank - 2);
         }
     }
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `movedim`, `moveaxis`.
-pub(super) fn movedim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn movedim(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
     let srcs = args
@@ -278,7 +278,7 @@ pub(super) fn movedim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         srcs.iter().map(to_idx).collect::<Option<Vec<_>>>(),
         dsts.iter().map(to_idx).collect::<Option<Vec<_>>>(),
     ) else {
-        return Ok(unknown_rank_rule(interp, name, x, args, call.device));
+        return Ok(unknown_rank_rule(meta, name, x, args, call.device));
     };
     if src.len() != dst.len() {
         return Ok(Value::Unknown);
@@ -292,21 +292,21 @@ pub(super) fn movedim(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         .iter()
         .map(|o| dims[o.unwrap_or_else(|| rest.next().unwrap_or(0))].clone())
         .collect();
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `expand`, `broadcast_to`.
-pub(super) fn expand_to(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn expand_to(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let items = args.varargs(1);
-    expand(interp, x, dims, &items, call.device)
+    expand(meta, x, dims, &items, call.device)
 }
 
 /// `repeat`, `tile`.
-pub(super) fn repeat(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn repeat(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let rank = dims.len();
-    let reps = interp.size_dims(&args.varargs(1));
+    let reps = meta.size_dims(&args.varargs(1));
     check!(
         name != "repeat" || reps.len() >= rank,
         Code::RepeatDims,
@@ -315,7 +315,7 @@ pub(super) fn repeat(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     if name == "repeat"
         && reps
             .iter()
-            .any(|r| interp.env.value(r).is_some_and(|v| v < 0))
+            .any(|r| meta.env().value(r).is_some_and(|v| v < 0))
     {
         let n = reps.len();
         let mut padded = vec![Dim::konst(1); n - rank];
@@ -323,11 +323,11 @@ pub(super) fn repeat(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
         let shape: Vec<Dim> = padded.iter().zip(&reps).map(|(a, b)| a.mul(b)).collect();
         let neg = shape
             .iter()
-            .find_map(|d| interp.env.value(d).filter(|v| *v < 0));
+            .find_map(|d| meta.env().value(d).filter(|v| *v < 0));
         let message = format!(
             "Trying to create tensor with negative dimension {}: {}",
             neg.unwrap_or(-1),
-            interp.fmt_dims(&shape)
+            meta.fmt_dims(&shape)
         );
         return raise(Code::NegativeSize, message);
     }
@@ -337,32 +337,32 @@ pub(super) fn repeat(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     let mut r = vec![Dim::konst(1); n - reps.len()];
     r.extend(reps);
     let shape = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 /// `repeat_interleave`.
-pub(super) fn repeat_interleave(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn repeat_interleave(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let reps = args.get(1, "repeats").cloned().unwrap_or(Value::Unknown);
     let Value::Int(k) = reps else {
-        return Ok(out_var(interp, x, x.dtype, call.device, name));
+        return Ok(out_var(meta, x, x.dtype, call.device, name));
     };
     match args.get(2, "dim") {
         None | Some(Value::None) => {
             let shape = vec![numel(dims).mul(&k)];
-            Ok(call.output(interp, shape, x.dtype))
+            Ok(call.output(meta, shape, x.dtype))
         }
         _ => {
-            let d = call.dim_arg(interp, 2, "dim", None)?;
+            let d = call.dim_arg(meta, 2, "dim", None)?;
             let mut shape = dims.clone();
             shape[d] = shape[d].mul(&k);
-            Ok(call.output(interp, shape, x.dtype))
+            Ok(call.output(meta, shape, x.dtype))
         }
     }
 }
 
 /// `rot90`.
-pub(super) fn rot90(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
+pub(super) fn rot90(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let rank = dims.len();
     let k = args.int(1, "k").unwrap_or(1).rem_euclid(4);
@@ -370,28 +370,28 @@ pub(super) fn rot90(interp: &mut Interp<'_>, call: OpCall<'_>) -> RuleResult {
     if k % 2 == 1 && rank >= 2 {
         shape.swap(0, 1);
     }
-    Ok(call.output(interp, shape, x.dtype))
+    Ok(call.output(meta, shape, x.dtype))
 }
 
 fn reshape(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     name: &str,
     x: &Rc<Tensor>,
     dims: &[Dim],
     items: &[Value],
     device: Option<Device>,
 ) -> RuleResult {
-    let mut new = interp.size_dims(items);
-    let total = interp.numel_or_unknown(dims);
-    let shown = |interp: &Interp<'_>, new: &[Dim]| {
-        let parts: Vec<String> = new.iter().map(|d| interp.fmt_dim(d)).collect();
+    let mut new = meta.size_dims(items);
+    let total = meta.numel_or_unknown(dims);
+    let shown = |meta: &dyn Meta, new: &[Dim]| {
+        let parts: Vec<String> = new.iter().map(|d| meta.fmt_dim(d)).collect();
         format!("[{}]", parts.join(", "))
     };
     // torch reads the sizes left to right: a second -1, or another
     // negative size, fails before the element count is looked at.
     let mut infer = None;
     for (i, d) in new.iter().enumerate() {
-        match interp.env.value(d) {
+        match meta.env().value(d) {
             Some(-1) if infer.is_some() => {
                 return raise(Code::ViewSize, "only one dimension can be inferred".into());
             }
@@ -399,7 +399,7 @@ fn reshape(
             Some(n) if n < 0 => {
                 let message = format!(
                     "invalid shape dimension {n} at index {i} of shape {}",
-                    shown(interp, &new)
+                    shown(meta, &new)
                 );
                 return raise(Code::ViewSize, message);
             }
@@ -413,13 +413,13 @@ fn reshape(
             .filter(|(j, _)| *j != i)
             .map(|(_, d)| d.clone())
             .collect();
-        let rest = interp.numel_or_unknown(&others);
-        match (interp.env.value(&total), interp.env.value(&rest)) {
+        let rest = meta.numel_or_unknown(&others);
+        match (meta.env().value(&total), meta.env().value(&rest)) {
             (Some(0), Some(0)) => {
                 let message = format!(
                     "cannot reshape tensor of 0 elements into shape {} because the \
                      unspecified dimension size -1 can be any value and is ambiguous",
-                    shown(interp, &new)
+                    shown(meta, &new)
                 );
                 return raise(Code::ViewSize, message);
             }
@@ -427,15 +427,15 @@ fn reshape(
                 if r == 0 || t % r != 0 {
                     let message = format!(
                         "shape '{}' is invalid for input of size {t}",
-                        shown(interp, &new)
+                        shown(meta, &new)
                     );
                     return raise(Code::ViewSize, message);
                 }
                 new[i] = Dim::konst(t / r);
             }
             _ => {
-                let total = interp.env.resolve(&total);
-                let rest = interp.env.resolve(&rest);
+                let total = meta.env().resolve(&total);
+                let rest = meta.env().resolve(&rest);
                 new[i] = match total.floordiv(&rest) {
                     Some(q) if q.mul(&rest) == total => q,
                     // `x.reshape(B, T, H, -1, 2)` of `[B, T, H, D]`: the other
@@ -445,65 +445,65 @@ fn reshape(
                         && reduced.as_const().is_none()
                         && let Some(q) = reduced.floordiv(&Dim::konst(c)) =>
                     {
-                        interp.env.assume_divisible(&reduced, &Dim::konst(c));
-                        interp.env.resolve(&q)
+                        meta.env_mut().assume_divisible(&reduced, &Dim::konst(c));
+                        meta.env().resolve(&q)
                     }
                     _ => {
                         // numel / rest is not a clean expression: a fresh size,
                         // learned later if a use pins it down.
                         let fresh = if i == 0 {
-                            interp.env.weak_symbol("N")
+                            meta.env_mut().weak_symbol("N")
                         } else {
-                            interp.env.anonymous()
+                            meta.env_mut().anonymous()
                         };
-                        let _ = interp.env.unify(&fresh.mul(&rest), &total);
-                        interp.env.resolve(&fresh)
+                        let _ = meta.env_mut().unify(&fresh.mul(&rest), &total);
+                        meta.env().resolve(&fresh)
                     }
                 };
             }
         }
     } else {
-        let want = interp.numel_or_unknown(&new);
+        let want = meta.numel_or_unknown(&new);
         // Sizes are positive: `view(B, 4, H*W)` of what an earlier view
         // showed to hold `3*B*H*W` elements fails for every input.
-        if interp.env.differ_for_positive_sizes(&want, &total) {
+        if meta.env().differ_for_positive_sizes(&want, &total) {
             let message = format!(
                 "shape '{}' is invalid for input of size {}",
-                shown(interp, &new),
-                interp.fmt_dim(&total)
+                shown(meta, &new),
+                meta.fmt_dim(&total)
             );
             return raise(Code::ViewSize, message);
         }
-        let _ = interp.require_equal(&want, &total);
+        let _ = meta.require_equal(&want, &total);
     }
     // `view` of a transposed tensor needs its dims consecutive in memory.
     if name == "view"
         && let Some(layout) = &x.layout
     {
-        let sizes: Option<Vec<i64>> = dims.iter().map(|d| interp.env.value(d)).collect();
-        let wanted: Option<Vec<i64>> = new.iter().map(|d| interp.env.value(d)).collect();
+        let sizes: Option<Vec<i64>> = dims.iter().map(|d| meta.env().value(d)).collect();
+        let wanted: Option<Vec<i64>> = new.iter().map(|d| meta.env().value(d)).collect();
         if let (Some(sizes), Some(wanted)) = (sizes, wanted)
             && crate::rules::layout::view_compatible(&sizes, layout, &wanted) == Some(false)
         {
             return raise(Code::ViewStride, "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.".to_string());
         }
     }
-    Ok(out_known(interp, x, new, x.dtype, device, name))
+    Ok(out_known(meta, x, new, x.dtype, device, name))
 }
 
 fn expand(
-    interp: &mut Interp<'_>,
+    meta: &mut dyn Meta,
     x: &Rc<Tensor>,
     dims: &[Dim],
     items: &[Value],
     device: Option<Device>,
 ) -> RuleResult {
-    let sizes = interp.size_dims(items);
+    let sizes = meta.size_dims(items);
     if sizes.len() < dims.len() {
         let message = format!(
             "expand(torch.FloatTensor{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
-            interp.fmt_dims(dims),
-            interp.fmt_dims(&sizes),
+            meta.fmt_dims(dims),
+            meta.fmt_dims(&sizes),
             sizes.len(),
             dims.len()
         );
@@ -513,14 +513,14 @@ fn expand(
     // torch checks from the last dim back: the clash it names is the last.
     if let Some(i) = (lead..sizes.len()).rev().find(|&i| {
         let (s, d) = (&sizes[i], &dims[i - lead]);
-        interp.env.value(s) != Some(-1) && !interp.is_one(d) && interp.env.known_different(s, d)
+        meta.env().value(s) != Some(-1) && !meta.is_one(d) && meta.env().known_different(s, d)
     }) {
         let message = format!(
             "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
-            interp.fmt_dim(&sizes[i]),
-            interp.fmt_dim(&dims[i - lead]),
-            interp.fmt_dims(&sizes),
-            interp.fmt_dims(dims)
+            meta.fmt_dim(&sizes[i]),
+            meta.fmt_dim(&dims[i - lead]),
+            meta.fmt_dims(&sizes),
+            meta.fmt_dims(dims)
         );
         return raise(Code::ExpandShape, message);
     }
@@ -531,24 +531,24 @@ fn expand(
             continue;
         }
         let d = &dims[i - lead];
-        if interp.env.value(s) == Some(-1) || interp.env.known_equal(s, d) {
+        if meta.env().value(s) == Some(-1) || meta.env().known_equal(s, d) {
             out.push(d.clone());
-        } else if interp.is_one(d) {
+        } else if meta.is_one(d) {
             out.push(s.clone());
-        } else if interp.env.known_different(s, d) {
+        } else if meta.env().known_different(s, d) {
             let message = format!(
                 "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
-                interp.fmt_dim(s),
-                interp.fmt_dim(d),
-                interp.fmt_dims(&sizes),
-                interp.fmt_dims(dims)
+                meta.fmt_dim(s),
+                meta.fmt_dim(d),
+                meta.fmt_dims(&sizes),
+                meta.fmt_dims(dims)
             );
             return raise(Code::ExpandShape, message);
         } else {
             out.push(s.clone());
         }
     }
-    Ok(out_known(interp, x, out, x.dtype, device, "expand"))
+    Ok(out_known(meta, x, out, x.dtype, device, "expand"))
 }
 
 /// What torch raises when a tensor of shape `tensor` is expanded to
@@ -557,7 +557,7 @@ fn expand(
 /// 1s beyond the target's rank are dropped, as `copy_` does; a tensor that
 /// still has more dims is left to the caller (`None`), as is any size the
 /// analysis cannot compare.
-pub(crate) fn expand_error(interp: &Interp<'_>, tensor: &[Dim], target: &[Dim]) -> Option<String> {
+pub(crate) fn expand_error(meta: &dyn Meta, tensor: &[Dim], target: &[Dim]) -> Option<String> {
     let extra = tensor.len().saturating_sub(target.len());
     if tensor[..extra].iter().any(|d| d.as_const() != Some(1)) {
         return None;
@@ -567,13 +567,13 @@ pub(crate) fn expand_error(interp: &Interp<'_>, tensor: &[Dim], target: &[Dim]) 
     for (j, d) in tensor.iter().enumerate().rev() {
         let i = lead + j;
         let s = &target[i];
-        if d.as_const() != Some(1) && interp.env.known_different(s, d) {
+        if d.as_const() != Some(1) && meta.env().known_different(s, d) {
             return Some(format!(
                 "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {i}.  Target sizes: {}.  Tensor sizes: {}",
-                interp.fmt_dim(s),
-                interp.fmt_dim(d),
-                interp.fmt_dims(target),
-                interp.fmt_dims(tensor)
+                meta.fmt_dim(s),
+                meta.fmt_dim(d),
+                meta.fmt_dims(target),
+                meta.fmt_dims(tensor)
             ));
         }
     }

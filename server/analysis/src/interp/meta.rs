@@ -1,0 +1,161 @@
+//! The interpreter as the rules see it: its implementation of `rules::meta::Meta`.
+//!
+//! Each method hands a rule one piece of the interpreter's state or one of
+//! its services; nothing else of the interpreter is within a rule's reach.
+
+use std::rc::Rc;
+
+use shapels_shapes::{Dim, ShapeEnv};
+use shapels_syntax::ast::TextRange;
+
+use super::Interp;
+use crate::code::Code;
+use crate::report::{Config, Fix};
+use crate::rules::fixes::WrittenCall;
+use crate::rules::meta::{FakeInputs, Meta, ModeState, TensorDefaults};
+use crate::value::{DType, Device, Kwargs, Shape, Tensor, Value};
+
+impl Meta for Interp<'_> {
+    fn env(&self) -> &ShapeEnv {
+        &self.env
+    }
+
+    fn env_mut(&mut self) -> &mut ShapeEnv {
+        &mut self.env
+    }
+
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn mode(&self) -> ModeState {
+        self.mode
+    }
+
+    fn fresh_mode_id(&mut self) -> u32 {
+        Interp::fresh_mode_id(self)
+    }
+
+    fn defaults(&self) -> &TensorDefaults {
+        &self.defaults
+    }
+
+    fn set_tensor_default(&mut self, name: &str, arg: Option<&Value>) {
+        Interp::set_tensor_default(self, name, arg)
+    }
+
+    fn fresh_rank_var(&mut self) -> Shape {
+        Interp::fresh_rank_var(self)
+    }
+
+    fn resolve_shape(&self, shape: &Shape) -> Shape {
+        Interp::resolve_shape(self, shape)
+    }
+
+    fn adopt_shape(&mut self, shape: &Shape, dims: &[Dim]) {
+        Interp::adopt_shape(self, shape, dims)
+    }
+
+    fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape {
+        Interp::demand_suffix(self, shape, k)
+    }
+
+    fn demand_rank(&mut self, shape: &Shape, names: &[&str]) {
+        Interp::demand_rank(self, shape, names)
+    }
+
+    fn refine_rank(&mut self, var: u32, names: &[Option<String>]) -> Rc<Vec<Dim>> {
+        Interp::refine_rank(self, var, names)
+    }
+
+    fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim {
+        Interp::var_dim(self, var, index, source)
+    }
+
+    fn as_dim(&mut self, value: &Value) -> Option<Dim> {
+        Interp::as_dim(self, value)
+    }
+
+    fn opaque_symbol(&mut self, name: &Rc<str>) -> Dim {
+        Interp::opaque_symbol(self, name)
+    }
+
+    fn sizes_from_opaque(&mut self, args: Vec<Value>) -> Vec<Value> {
+        Interp::sizes_from_opaque(self, args)
+    }
+
+    fn bounded(&mut self, d: Dim) -> Dim {
+        Interp::bounded(self, d)
+    }
+
+    fn new_tensor(
+        &self,
+        shape: Shape,
+        dtype: Option<DType>,
+        device: Option<Device>,
+        op: &str,
+    ) -> Tensor {
+        Interp::new_tensor(self, shape, dtype, device, op)
+    }
+
+    fn report(&mut self, range: TextRange, code: Code, message: String) {
+        Interp::report(self, range, code, message)
+    }
+
+    fn report_related(
+        &mut self,
+        range: TextRange,
+        code: Code,
+        message: String,
+        related: Vec<(TextRange, String)>,
+    ) {
+        Interp::report_related(self, range, code, message, related)
+    }
+
+    fn check_fake_inputs(
+        &mut self,
+        tensors: &[Rc<Tensor>],
+        name: &str,
+        range: TextRange,
+    ) -> FakeInputs {
+        Interp::check_fake_inputs(self, tensors, name, range)
+    }
+
+    fn offered_fixes(&mut self) -> &mut Vec<(Code, Fix)> {
+        &mut self.offered_fixes
+    }
+
+    fn call_being_made(&self) -> Option<&Rc<WrittenCall>> {
+        self.written_call.as_ref()
+    }
+
+    fn src(&self) -> &str {
+        self.src
+    }
+
+    fn text(&self, range: &TextRange) -> &str {
+        Interp::text(self, range)
+    }
+
+    fn lists_unsure(&mut self) -> bool {
+        self.frame().lists_unsure
+    }
+
+    fn made_up_run(&self) -> bool {
+        self.recorder.made_up
+    }
+
+    fn freeze_for_summary(&mut self, tensor: &Value) {
+        self.summary_freeze_tensor(tensor)
+    }
+
+    fn call_value(
+        &mut self,
+        callee: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        Interp::call_value(self, callee, args, kwargs, range)
+    }
+}
