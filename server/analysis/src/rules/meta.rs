@@ -269,3 +269,199 @@ pub(crate) trait Meta {
         self.src().get(range.range())
     }
 }
+
+/// A `Meta` with no interpreter behind it, for unit tests of the rules:
+/// that a rule runs on this alone is what makes it a meta function.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::value::Provenance;
+
+    /// The shape state of one test: sizes, rank variables, and what the
+    /// rules reported, in order.
+    #[derive(Default)]
+    pub(crate) struct TestMeta {
+        env: ShapeEnv,
+        config: Config,
+        defaults: TensorDefaults,
+        ranks: Vec<Option<Rc<Vec<Dim>>>>,
+        fixes: Vec<(Code, Fix)>,
+        /// The reports, as (code, message).
+        pub reports: Vec<(Code, String)>,
+    }
+
+    impl TestMeta {
+        pub(crate) fn new() -> Self {
+            TestMeta {
+                env: ShapeEnv::new(),
+                ..Default::default()
+            }
+        }
+
+        /// A float32 cpu tensor of these sizes; a negative size is a
+        /// symbol named after its position (`-1` is `s1`).
+        pub(crate) fn tensor(&mut self, sizes: &[i64]) -> Value {
+            let dims: Vec<Dim> = sizes
+                .iter()
+                .map(|&n| match n {
+                    n if n < 0 => self.env.symbol(&format!("s{}", -n)),
+                    n => Dim::konst(n),
+                })
+                .collect();
+            let t = self.new_tensor(
+                Shape::known(dims),
+                Some(DType::Float32),
+                Some(Device::Cpu),
+                "test",
+            );
+            Value::Tensor(Rc::new(t))
+        }
+
+        /// The shape of a result as it would be printed, or why there is none.
+        pub(crate) fn shown(&self, value: &Value) -> String {
+            match value {
+                Value::Tensor(t) => match self.dims(t) {
+                    Some(dims) => self.fmt_dims(&dims),
+                    None => "unknown rank".to_string(),
+                },
+                Value::Tuple(items) => {
+                    let parts: Vec<String> = items.iter().map(|v| self.shown(v)).collect();
+                    format!("({})", parts.join(", "))
+                }
+                other => format!("{other:?}"),
+            }
+        }
+    }
+
+    impl Meta for TestMeta {
+        fn env(&self) -> &ShapeEnv {
+            &self.env
+        }
+        fn env_mut(&mut self) -> &mut ShapeEnv {
+            &mut self.env
+        }
+        fn config(&self) -> &Config {
+            &self.config
+        }
+        fn mode(&self) -> ModeState {
+            ModeState {
+                fake: true,
+                id: 0,
+                allow_non_fake_inputs: true,
+                user_mode: false,
+            }
+        }
+        fn fresh_mode_id(&mut self) -> u32 {
+            1
+        }
+        fn defaults(&self) -> &TensorDefaults {
+            &self.defaults
+        }
+        fn set_tensor_default(&mut self, _: &str, _: Option<&Value>) {}
+        fn fresh_rank_var(&mut self) -> Shape {
+            self.ranks.push(None);
+            Shape::Var(self.ranks.len() as u32 - 1)
+        }
+        fn resolve_shape(&self, shape: &Shape) -> Shape {
+            match shape {
+                Shape::Var(v) => match self.ranks.get(*v as usize) {
+                    Some(Some(dims)) => Shape::known(dims.as_ref().clone()),
+                    _ => shape.clone(),
+                },
+                _ => shape.clone(),
+            }
+        }
+        fn adopt_shape(&mut self, shape: &Shape, dims: &[Dim]) {
+            if let Shape::Var(v) = self.resolve_shape(shape) {
+                self.ranks[v as usize] = Some(Rc::new(dims.to_vec()));
+            }
+        }
+        fn demand_suffix(&mut self, shape: &Shape, _: usize) -> Shape {
+            self.resolve_shape(shape)
+        }
+        fn demand_rank(&mut self, shape: &Shape, names: &[&str]) {
+            let dims: Vec<Dim> = names.iter().map(|n| self.env.weak_symbol(n)).collect();
+            self.adopt_shape(shape, &dims);
+        }
+        fn refine_rank(&mut self, var: u32, names: &[Option<String>]) -> Rc<Vec<Dim>> {
+            let dims: Vec<Dim> = names.iter().map(|_| self.env.anonymous()).collect();
+            self.adopt_shape(&Shape::Var(var), &dims);
+            Rc::new(dims)
+        }
+        fn var_dim(&mut self, _: u32, _: i64, _: &str) -> Dim {
+            self.env.anonymous()
+        }
+        fn as_dim(&mut self, value: &Value) -> Option<Dim> {
+            match value {
+                Value::Int(d) => Some(d.clone()),
+                _ => None,
+            }
+        }
+        fn opaque_symbol(&mut self, name: &Rc<str>) -> Dim {
+            self.env.symbol(name)
+        }
+        fn sizes_from_opaque(&mut self, args: Vec<Value>) -> Vec<Value> {
+            args
+        }
+        fn bounded(&mut self, d: Dim) -> Dim {
+            d
+        }
+        fn new_tensor(
+            &self,
+            shape: Shape,
+            dtype: Option<DType>,
+            device: Option<Device>,
+            op: &str,
+        ) -> Tensor {
+            Tensor {
+                shape,
+                dtype,
+                device,
+                origin: Provenance::Fake,
+                mode: 0,
+                op: Rc::from(op),
+                made_at: None,
+                is_param: false,
+                layout: None,
+                trail: None,
+            }
+        }
+        fn report(&mut self, _: TextRange, code: Code, message: String) {
+            self.reports.push((code, message));
+        }
+        fn report_related(
+            &mut self,
+            _: TextRange,
+            code: Code,
+            message: String,
+            _: Vec<(TextRange, String)>,
+        ) {
+            self.reports.push((code, message));
+        }
+        fn check_fake_inputs(&mut self, _: &[Rc<Tensor>], _: &str, _: TextRange) -> FakeInputs {
+            FakeInputs::Fine
+        }
+        fn offered_fixes(&mut self) -> &mut Vec<(Code, Fix)> {
+            &mut self.fixes
+        }
+        fn call_being_made(&self) -> Option<&Rc<WrittenCall>> {
+            None
+        }
+        fn src(&self) -> &str {
+            ""
+        }
+        fn text(&self, _: &TextRange) -> &str {
+            ""
+        }
+        fn lists_unsure(&mut self) -> bool {
+            false
+        }
+        fn made_up_run(&self) -> bool {
+            false
+        }
+        fn freeze_for_summary(&mut self, _: &Value) {}
+        fn call_value(&mut self, _: &Value, _: Vec<Value>, _: Kwargs, _: TextRange) -> Value {
+            Value::Unknown
+        }
+    }
+}

@@ -10,6 +10,8 @@ pub(crate) mod creation;
 mod distributions;
 mod dtype;
 mod einops;
+#[cfg(test)]
+mod family_tests;
 pub(crate) mod fixes;
 pub(crate) mod index;
 mod layout;
