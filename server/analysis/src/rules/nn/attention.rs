@@ -3,10 +3,10 @@
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
-use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::out_known;
 use crate::value::{Device, Layer, Value};
@@ -36,8 +36,7 @@ pub(super) fn mha(
     layer: &Rc<Layer>,
     args: &Args,
     device: Option<Device>,
-    range: TextRange,
-) -> Value {
+) -> RuleResult {
     let embed = layer
         .setting("embed_dim")
         .cloned()
@@ -55,7 +54,7 @@ pub(super) fn mha(
         Some(Value::Bool(Some(true)))
     );
     let (Some(q), Some(k)) = (args.tensor(0, "query"), args.tensor(1, "key")) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     // Inputs of unknown rank are taken as batched, the common case.
     let (q_names, kv_names): (&[&str], &[&str]) = if batch_first {
@@ -69,7 +68,7 @@ pub(super) fn mha(
         meta.demand_rank(&v.shape, kv_names);
     }
     let (Some(qd), Some(kd)) = (meta.dims(&q), meta.dims(&k)) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     // A key padding mask is [N, S] (or [S] unbatched): one of unknown rank
     // takes that shape.
@@ -91,8 +90,7 @@ pub(super) fn mha(
                 meta.fmt_dim(e),
                 meta.fmt_dim(last)
             );
-            meta.report(range, Code::LayerInput, message);
-            return Value::Unknown;
+            return raise(Code::LayerInput, message);
         }
         let _ = meta.require_equal(last, e);
     }
@@ -105,8 +103,7 @@ pub(super) fn mha(
         batch_first,
         extra_positions(layer),
     ) {
-        meta.report(range, Code::LayerInput, message);
-        return Value::Unknown;
+        return raise(Code::LayerInput, message);
     }
     let need_weights = args.flag(4, "need_weights", true);
     let average = args.flag(6, "average_attn_weights", true) == Some(true);
@@ -160,7 +157,7 @@ pub(super) fn mha(
             "nn.MultiheadAttention",
         )
     };
-    Value::tuple(vec![out, weights])
+    Ok(Value::tuple(vec![out, weights]))
 }
 
 /// The key/value positions `add_bias_kv` and `add_zero_attn` each append.

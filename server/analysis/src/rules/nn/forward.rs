@@ -7,6 +7,7 @@ use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{check_inputs, op, out_known, out_shape};
 use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
@@ -42,6 +43,7 @@ pub(crate) fn call_layer(
         meta.offer_fix(Code::DeviceMismatch, fix);
     }
     let out = forward(meta, layer, args, kwargs, range);
+    let out = meta.settle(range, out);
     // An offer the forward did not report is withdrawn.
     meta.offered_fixes().truncate(offered);
     out
@@ -55,15 +57,15 @@ fn forward(
     args: Vec<Value>,
     kwargs: Kwargs,
     range: TextRange,
-) -> Value {
+) -> RuleResult {
     let def = layer.def();
     let family = def.map_or(Forward::None, |d| d.forward);
     let input = args.first().cloned().unwrap_or(Value::Unknown);
     if family == Forward::Sequential {
-        return sequential(meta, layer, input, range);
+        return Ok(sequential(meta, layer, input, range));
     }
     let Value::Tensor(x) = &input else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     // An input of unknown rank takes the rank the layer needs, batched.
     if let Some(def) = def
@@ -77,7 +79,7 @@ fn forward(
         meta.demand_rank(&x.shape, names);
     }
     let Some(device) = check_layer_inputs(meta, (layer, def), &args, range) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     // Eager kernels need the input and the weights of one dtype (fake mode
     // lets it pass; the run would not).
@@ -85,8 +87,7 @@ fn forward(
     if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
         && let Some(message) = weight_dtype_message(layer, family, xd, wd)
     {
-        meta.report(range, Code::DtypeMismatch, message);
-        return Value::Unknown;
+        return raise(Code::DtypeMismatch, message);
     }
     let args = Args::new(args, kwargs);
     let call = LayerCall {
@@ -99,52 +100,59 @@ fn forward(
         range,
     };
     match family {
-        Forward::SameShape => out_shape(
+        Forward::SameShape => Ok(out_shape(
             meta,
             x,
             x.shape.clone(),
             x.dtype,
             call.device.clone(),
             &layer.kind,
-        ),
+        )),
         Forward::Softmax => {
             let dim = call.setting("dim").unwrap_or(Value::None);
-            op(
+            Ok(op(
                 meta,
                 "softmax",
                 Args::new(vec![input.clone(), dim], Vec::new()),
                 call.range,
-            )
+            ))
         }
-        Forward::Linear => linear_layer(meta, &call),
-        Forward::LazyLinear | Forward::Bilinear => last_size_from(meta, &call, family),
-        Forward::Conv => conv_layer(meta, &call),
-        Forward::Pool { max } => pool_layer(meta, &call, max),
-        Forward::AdaptivePool { max } => adaptive_pool_layer(meta, &call, max),
+        Forward::Linear => Ok(linear_layer(meta, &call)),
+        Forward::LazyLinear | Forward::Bilinear => Ok(last_size_from(meta, &call, family)),
+        Forward::Conv => Ok(conv_layer(meta, &call)),
+        Forward::Pool { max } => Ok(pool_layer(meta, &call, max)),
+        Forward::AdaptivePool { max } => Ok(adaptive_pool_layer(meta, &call, max)),
         Forward::BatchNorm => batch_norm_layer(meta, &call),
         Forward::LayerNorm | Forward::RmsNorm => {
             let ns = call.setting("normalized_shape").unwrap_or(Value::Unknown);
-            layer_norm(meta, x, &ns, call.device.clone(), call.range, &layer.kind)
+            layer_norm(meta, x, &ns, call.device.clone(), &layer.kind)
         }
         Forward::GroupNorm => group_norm_layer(meta, &call),
-        Forward::Embedding => embedding(
+        Forward::Embedding => Ok(embedding(
             meta,
             x,
             weight_dtype,
             &call.setting("embedding_dim").unwrap_or(Value::Unknown),
             call.device.clone(),
             call.range,
-        ),
+        )),
         Forward::EmbeddingBag => embedding_bag_layer(meta, &call),
         Forward::Flatten | Forward::Unflatten | Forward::Upsample | Forward::PixelShuffle(_) => {
-            reshaping_layer(meta, &call, family)
+            Ok(reshaping_layer(meta, &call, family))
         }
-        Forward::Pad(mode) => pad_layer(meta, &call, mode),
-        Forward::Rnn => rnn(meta, layer, x, &args.pos, call.device.clone(), call.range),
-        Forward::RnnCell => rnn_cell_layer(meta, &call),
-        Forward::MultiheadAttention => mha(meta, layer, &args, call.device.clone(), call.range),
+        Forward::Pad(mode) => Ok(pad_layer(meta, &call, mode)),
+        Forward::Rnn => Ok(rnn(
+            meta,
+            layer,
+            x,
+            &args.pos,
+            call.device.clone(),
+            call.range,
+        )),
+        Forward::RnnCell => Ok(rnn_cell_layer(meta, &call)),
+        Forward::MultiheadAttention => mha(meta, layer, &args, call.device.clone()),
         Forward::TransformerStack => transformer_stack_layer(meta, &call),
-        Forward::Transformer => match args.tensor(1, "tgt") {
+        Forward::Transformer => Ok(match args.tensor(1, "tgt") {
             Some(t) => out_shape(
                 meta,
                 &t,
@@ -154,18 +162,23 @@ fn forward(
                 "nn.Transformer",
             ),
             None => Value::Unknown,
-        },
+        }),
         Forward::Loss(function) => {
             let mut kw = args.kw.clone();
             if let Some(r) = layer.setting("reduction") {
                 kw.push((Rc::from("reduction"), r.clone()));
             }
-            functional(meta, function, Args::new(args.pos.clone(), kw), call.range)
+            Ok(functional(
+                meta,
+                function,
+                Args::new(args.pos.clone(), kw),
+                call.range,
+            ))
         }
         Forward::Einops(function) => einops_layer(meta, &call, function),
         Forward::Sequential | Forward::None => {
             crate::rules::no_rule_warning(meta, call.range, &format!("nn.{}", layer.kind));
-            Value::Unknown
+            Ok(Value::Unknown)
         }
     }
 }
@@ -436,11 +449,18 @@ fn adaptive_pool_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, is_max: bool) 
     out
 }
 
-fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
+fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     let (layer, x) = (call.layer, call.x);
     let kind = &*layer.kind;
     let Some(dims) = meta.dims(x) else {
-        return out_shape(meta, x, x.shape.clone(), x.dtype, call.device.clone(), kind);
+        return Ok(out_shape(
+            meta,
+            x,
+            x.shape.clone(),
+            x.dtype,
+            call.device.clone(),
+            kind,
+        ));
     };
     // `SyncBatchNorm` and the lazy ones take any rank.
     let expected: &[usize] = match (kind.starts_with("BatchNorm"), call.spatial) {
@@ -449,7 +469,6 @@ fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
         (true, 3) => &[5],
         _ => &[],
     };
-    let range = call.range;
     if !expected.is_empty() && !expected.contains(&dims.len()) {
         let message = if expected.len() == 2 {
             format!("expected 2D or 3D input (got {}D input)", dims.len())
@@ -460,8 +479,7 @@ fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
                 dims.len()
             )
         };
-        meta.report(range, Code::LayerInput, message);
-        return Value::Unknown;
+        return raise(Code::LayerInput, message);
     }
     let features = layer.declared_setting("num_features").cloned();
     if let (Some(c), Some(nf)) = (dims.get(1), features.and_then(|v| meta.as_dim(&v))) {
@@ -471,8 +489,7 @@ fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
                 meta.fmt_dim(c),
                 meta.fmt_dim(&nf)
             );
-            meta.report(range, Code::LayerInput, message);
-            return Value::Unknown;
+            return raise(Code::LayerInput, message);
         }
         let _ = meta.require_equal(c, &nf);
     }
@@ -485,17 +502,23 @@ fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     if (layer.training.get() == Some(true) || no_running_stats)
         && let Some(message) = single_value_per_channel(meta, &dims)
     {
-        meta.report(range, Code::LayerInput, message);
-        return Value::Unknown;
+        return raise(Code::LayerInput, message);
     }
-    out_known(meta, x, dims, x.dtype, call.device.clone(), kind)
+    Ok(out_known(meta, x, dims, x.dtype, call.device.clone(), kind))
 }
 
-fn group_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
+fn group_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     let x = call.x;
     let kind = &*call.layer.kind;
     let Some(dims) = meta.dims(x) else {
-        return out_shape(meta, x, x.shape.clone(), x.dtype, call.device.clone(), kind);
+        return Ok(out_shape(
+            meta,
+            x,
+            x.shape.clone(),
+            x.dtype,
+            call.device.clone(),
+            kind,
+        ));
     };
     let channels = call.setting("num_channels");
     if let (Some(c), Some(nc)) = (dims.get(1), channels.and_then(|v| meta.as_dim(&v))) {
@@ -505,18 +528,17 @@ fn group_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
                 meta.fmt_dim(&nc),
                 meta.fmt_dims(&dims)
             );
-            meta.report(call.range, Code::LayerInput, message);
-            return Value::Unknown;
+            return raise(Code::LayerInput, message);
         }
         let _ = meta.require_equal(c, &nc);
     }
-    out_known(meta, x, dims, x.dtype, call.device.clone(), kind)
+    Ok(out_known(meta, x, dims, x.dtype, call.device.clone(), kind))
 }
 
-fn embedding_bag_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
+fn embedding_bag_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     let x = call.x;
     let Some(dims) = meta.dims(x) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let width = call.setting("embedding_dim").unwrap_or(Value::Unknown);
     let d = meta.size_dims(&[width])[0].clone();
@@ -525,14 +547,14 @@ fn embedding_bag_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     } else {
         meta.env_mut().anonymous()
     };
-    out_known(
+    Ok(out_known(
         meta,
         x,
         vec![b, d],
         Some(DType::Float32),
         call.device.clone(),
         "nn.EmbeddingBag",
-    )
+    ))
 }
 
 /// Layers that are a reshaping op with the layer's settings: `Flatten`,
@@ -647,12 +669,12 @@ fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
 
 /// A Transformer encoder or decoder layer, or a stack of them: the input's
 /// shape, once its last size is the model's width.
-fn transformer_stack_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
+fn transformer_stack_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     let (layer, x) = (call.layer, call.x);
     let kind = &*layer.kind;
     let device = call.device.clone();
     let (Some(dims), Some(d_model)) = (meta.dims(x), layer_d_model(meta, layer)) else {
-        return out_shape(meta, x, x.shape.clone(), x.dtype, device, kind);
+        return Ok(out_shape(meta, x, x.shape.clone(), x.dtype, device, kind));
     };
     if let Some(last) = dims.last() {
         if meta.env().known_different(last, &d_model) {
@@ -681,17 +703,16 @@ fn transformer_stack_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
                     meta.fmt_dim(last)
                 )
             };
-            meta.report(call.range, Code::LayerInput, message);
-            return Value::Unknown;
+            return raise(Code::LayerInput, message);
         }
         let _ = meta.require_equal(last, &d_model);
     }
-    out_known(meta, x, dims, x.dtype, device, kind)
+    Ok(out_known(meta, x, dims, x.dtype, device, kind))
 }
 
 /// einops' `Rearrange` and `Reduce` layers: the function with the layer's
 /// pattern and axis sizes.
-fn einops_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, function: &str) -> Value {
+fn einops_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, function: &str) -> RuleResult {
     let layer = call.layer;
     let pattern = call.setting("pattern").unwrap_or(Value::Unknown);
     let mut kw: Kwargs = layer
@@ -706,12 +727,12 @@ fn einops_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, function: &str) -> Va
             call.setting("reduction").unwrap_or(Value::Unknown),
         ));
     }
-    crate::rules::einops::call(
+    Ok(crate::rules::einops::call(
         meta,
         function,
         Args::new(vec![call.input.clone(), pattern], kw),
         call.range,
-    )
+    ))
 }
 
 /// Whether two tensors are known to have one shape.

@@ -73,7 +73,7 @@ fn functional_rule(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange
                 .get(1, "normalized_shape")
                 .cloned()
                 .unwrap_or(Value::Unknown);
-            Ok(layer_norm(meta, &x, &ns, device, range, name))
+            layer_norm(meta, &x, &ns, device, name)
         }
         "normalize" => normalize_rule(meta, name, (&x, &args), device),
         "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {

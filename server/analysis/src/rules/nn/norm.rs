@@ -2,10 +2,9 @@
 
 use std::rc::Rc;
 
-use shapels_syntax::ast::TextRange;
-
 use crate::code::Code;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_shape};
 use crate::value::{DType, Device, Tensor, Value};
@@ -51,9 +50,8 @@ pub(super) fn layer_norm(
     x: &Rc<Tensor>,
     ns: &Value,
     device: Option<Device>,
-    range: TextRange,
     op: &str,
-) -> Value {
+) -> RuleResult {
     let Some(dims) = meta.dims(x) else {
         // Unknown rank: the trailing dims must be `normalized_shape`.
         let normalized = match ns {
@@ -77,16 +75,15 @@ pub(super) fn layer_norm(
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            meta.report(range, Code::LayerInput, message);
-            return Value::Unknown;
+            return raise(Code::LayerInput, message);
         }
-        return out_shape(meta, x, x.shape.clone(), x.dtype, device, op);
+        return Ok(out_shape(meta, x, x.shape.clone(), x.dtype, device, op));
     };
     let normalized = match ns {
         Value::Int(_) | Value::Opaque(_) => meta.size_dims(std::slice::from_ref(ns)),
         v => match v.items() {
             Some(items) => meta.size_dims(&items),
-            None => return out_known(meta, x, dims, x.dtype, device, op),
+            None => return Ok(out_known(meta, x, dims, x.dtype, device, op)),
         },
     };
     let k = normalized.len();
@@ -96,8 +93,7 @@ pub(super) fn layer_norm(
             "Input tensor must have at least {k} dimensions, but got {}",
             dims.len()
         );
-        meta.report(range, Code::LayerInput, message);
-        return Value::Unknown;
+        return raise(Code::LayerInput, message);
     }
     let mismatch = k > dims.len()
         || normalized
@@ -121,8 +117,7 @@ pub(super) fn layer_norm(
                 .join(", "),
             meta.fmt_dims(&dims)
         );
-        meta.report(range, Code::LayerInput, message);
-        return Value::Unknown;
+        return raise(Code::LayerInput, message);
     }
     for (a, b) in normalized
         .iter()
@@ -130,5 +125,5 @@ pub(super) fn layer_norm(
     {
         let _ = meta.require_equal(b, a);
     }
-    out_known(meta, x, dims, x.dtype, device, op)
+    Ok(out_known(meta, x, dims, x.dtype, device, op))
 }

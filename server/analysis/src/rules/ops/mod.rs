@@ -174,7 +174,10 @@ fn dispatch(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> V
         dims => dims,
     };
     match family {
-        Some(Family::Same) => return same_shape(meta, name, x, dims, args, device, range),
+        Some(Family::Same) => {
+            let result = same_shape(meta, name, x, dims, args, device, range);
+            return meta.settle(range, result);
+        }
         Some(Family::ToFloat) => {
             let dtype = int_to_float(x.dtype);
             return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
@@ -187,7 +190,10 @@ fn dispatch(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> V
             let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
             return binary(meta, name, &Value::Tensor(x), &other, args, device, range);
         }
-        Some(Family::Reduction) => return reduce(meta, name, &x, args, device, range),
+        Some(Family::Reduction) => {
+            let result = reduce(meta, name, &x, args, device);
+            return meta.settle(range, result);
+        }
         _ => {}
     }
     let Some(dims) = dims else {

@@ -11,6 +11,7 @@ use super::output::{out_known, out_shape};
 use super::registry::{Family, OpDef};
 use crate::code::Code;
 use crate::rules::Args;
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::{int_to_float, promote};
 use crate::rules::meta::Meta;
 use crate::rules::shape::{broadcast, wrap_dim};
@@ -26,14 +27,13 @@ pub(super) fn same_shape(
     args: &Args,
     device: Option<Device>,
     range: TextRange,
-) -> Value {
+) -> RuleResult {
     if matches!(name, "tril" | "triu")
         && let Some(d) = &dims
         && d.len() < 2
     {
         let message = format!("{name}: input tensor must have at least 2 dimensions");
-        meta.report(range, Code::DimOutOfRange, message);
-        return Value::Unknown;
+        return raise(Code::DimOutOfRange, message);
     }
     if matches!(name, "masked_fill" | "masked_scatter") {
         check_mask(meta, &x, args, range);
@@ -48,7 +48,7 @@ pub(super) fn same_shape(
                 _ => &[(1, "tensor1"), (2, "tensor2")],
             };
             let Some(mut shape) = dims.clone() else {
-                return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
+                return Ok(out_shape(meta, &x, x.shape.clone(), dtype, device, name));
             };
             let mut operands = vec![(Value::Tensor(x.clone()), Some(shape.len()))];
             for &(i, key) in keys {
@@ -56,7 +56,7 @@ pub(super) fn same_shape(
                     continue;
                 };
                 let Some(d) = meta.dims(&t) else {
-                    return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
+                    return Ok(out_shape(meta, &x, x.shape.clone(), dtype, device, name));
                 };
                 operands.push((Value::Tensor(t.clone()), Some(d.len())));
                 match broadcast(meta, &shape, &d) {
@@ -65,7 +65,7 @@ pub(super) fn same_shape(
                         if name != "masked_fill" {
                             meta.report(range, Code::BroadcastShape, message);
                         }
-                        return Value::Unknown;
+                        return Ok(Value::Unknown);
                     }
                 }
             }
@@ -74,7 +74,7 @@ pub(super) fn same_shape(
                     operands.iter().map(|(v, r)| (v, *r)).collect();
                 dtype = promote(&refs);
             }
-            return out_known(meta, &x, shape, dtype, device, name);
+            return Ok(out_known(meta, &x, shape, dtype, device, name));
         }
         // bounds take part in type promotion: int.clamp(min=0.5) is float
         "clamp" | "clip" | "clamp_min" | "clamp_max" => {
@@ -105,13 +105,12 @@ pub(super) fn same_shape(
                 _ => None,
             };
             let Some(d) = d else {
-                return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
+                return Ok(out_shape(meta, &x, x.shape.clone(), dtype, device, name));
             };
             let d = match wrap_dim(d, xd.len()) {
                 Ok(d) => d,
                 Err(message) => {
-                    meta.report(range, Code::DimOutOfRange, message);
-                    return Value::Unknown;
+                    return raise(Code::DimOutOfRange, message);
                 }
             };
             if name.starts_with("scatter")
@@ -122,8 +121,7 @@ pub(super) fn same_shape(
                     let message =
                         "Index tensor must have the same number of dimensions as self tensor"
                             .to_string();
-                    meta.report(range, Code::IndexShape, message);
-                    return Value::Unknown;
+                    return raise(Code::IndexShape, message);
                 }
                 let src = args.tensor(3, "src").and_then(|t| meta.dims(&t));
                 let bigger = |a: &Dim, b: &Dim| matches!((meta.env().value(a), meta.env().value(b)), (Some(i), Some(s)) if i > s);
@@ -144,8 +142,7 @@ pub(super) fn same_shape(
                             meta.fmt_dims(sd)
                         );
                     }
-                    meta.report(range, Code::IndexShape, message);
-                    return Value::Unknown;
+                    return raise(Code::IndexShape, message);
                 }
             }
         }
@@ -161,7 +158,7 @@ pub(super) fn same_shape(
         }
         _ => {}
     }
-    out_shape(meta, &x, x.shape.clone(), dtype, device, name)
+    Ok(out_shape(meta, &x, x.shape.clone(), dtype, device, name))
 }
 
 pub(super) fn meshgrid(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> Value {

@@ -3,7 +3,6 @@
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
-use shapels_syntax::ast::TextRange;
 
 use super::OpCall;
 use super::output::{out_known, unknown_rank_rule};
@@ -82,8 +81,7 @@ pub(super) fn arg_extreme(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     if x.dtype == Some(DType::Bool) {
         let message = format!("{name}(): does not support bool input");
-        meta.report(call.range, Code::DtypeUnsupported, message);
-        return Ok(Value::Unknown);
+        return raise(Code::DtypeUnsupported, message);
     }
     match args.get(1, "dim") {
         None | Some(Value::None) => {
@@ -257,8 +255,7 @@ pub(super) fn reduce(
     x: &Rc<Tensor>,
     args: &Args,
     device: Option<Device>,
-    range: TextRange,
-) -> Value {
+) -> RuleResult {
     let dtype = match name {
         "sum" | "prod" | "nansum" | "count_nonzero" => {
             if name == "count_nonzero" {
@@ -292,8 +289,7 @@ pub(super) fn reduce(
                         torch_name(d)
                     ),
                 };
-                meta.report(range, Code::DtypeMismatch, message);
-                return Value::Unknown;
+                return raise(Code::DtypeMismatch, message);
             }
             // complex var / std / norm are real (spec §3.3)
             match (name, x.dtype) {
@@ -315,11 +311,11 @@ pub(super) fn reduce(
         if args.get(1, "dim").is_none()
             && !matches!(name, "norm" | "linalg_norm" | "linalg_vector_norm")
         {
-            return out_known(meta, x, Vec::new(), dtype, device, name);
+            return Ok(out_known(meta, x, Vec::new(), dtype, device, name));
         }
         // The shape is the rule's; the dtype is the reduction's (a sum of
         // bools counts in int64).
-        return reduced_unknown(meta, name, x, args, device, dtype);
+        return Ok(reduced_unknown(meta, name, x, args, device, dtype));
     };
     let rank = dims.len();
     let (dim_index, keep_index) = match name {
@@ -343,31 +339,28 @@ pub(super) fn reduce(
             let items = v.items().unwrap_or_else(|| vec![v.clone()]);
             if items.is_empty() && matches!(name, "all" | "any") {
                 // all/any with an empty dim list reduce nothing, unlike sum(())
-                return out_known(meta, x, dims.clone(), dtype, device, name);
+                return Ok(out_known(meta, x, dims.clone(), dtype, device, name));
             } else if items.is_empty() {
                 (0..rank).collect()
             } else {
                 let mut out = Vec::new();
                 for item in items {
                     let Value::Int(d) = &item else {
-                        return reduced_unknown(meta, name, x, args, device, dtype);
+                        return Ok(reduced_unknown(meta, name, x, args, device, dtype));
                     };
                     let Some(d) = d.as_const() else {
-                        return reduced_unknown(meta, name, x, args, device, dtype);
+                        return Ok(reduced_unknown(meta, name, x, args, device, dtype));
                     };
                     match wrap_dim(d, rank) {
                         Ok(i) if out.contains(&i) => {
-                            meta.report(
-                                range,
+                            return raise(
                                 Code::DimOutOfRange,
                                 format!("dim {i} appears multiple times in the list of dims"),
                             );
-                            return Value::Unknown;
                         }
                         Ok(i) => out.push(i),
                         Err(message) => {
-                            meta.report(range, Code::DimOutOfRange, message);
-                            return Value::Unknown;
+                            return raise(Code::DimOutOfRange, message);
                         }
                     }
                 }
@@ -375,14 +368,14 @@ pub(super) fn reduce(
             }
         }
     };
-    out_known(
+    Ok(out_known(
         meta,
         x,
         reduced(&dims, &targets, keepdim),
         dtype,
         device,
         name,
-    )
+    ))
 }
 
 /// A reduction whose dims the analysis cannot line up: the shape is the
