@@ -14,96 +14,10 @@ use shapels_syntax::{ByteEdit, ParsedFile, only_moved};
 use crate::interp::shape_comments;
 use crate::report::{FileAnalysis, TextRange};
 use crate::stated::claims::comments_key;
-
-/// What an analysis read of its text besides the syntax tree.
-#[derive(Debug, Clone, Default)]
-pub struct TextReads {
-    reads: Vec<TextRead>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum TextRead {
-    /// The text of a range, as it was.
-    Text(TextRange),
-    /// The shapes a function's comments state (see `shape_comments`),
-    /// which is all that the rest of its text is read for.
-    ShapeComments(TextRange, Vec<(String, Vec<String>)>),
-    /// The shape comments of the whole file (see
-    /// `stated::claims::comments_key`), checked against the bindings.
-    StatedComments(String),
-    /// The shapes a function's docstring states (see
-    /// `stated::docstring::key`), which is all its text is read for.
-    StatedDocstring(TextRange, String),
-}
+use crate::text_reads::TextRead;
+pub use crate::text_reads::TextReads;
 
 impl TextReads {
-    pub(crate) fn text(&mut self, range: TextRange) {
-        self.reads.push(TextRead::Text(range));
-    }
-
-    pub(crate) fn shape_comments(&mut self, range: TextRange, stated: Vec<(String, Vec<String>)>) {
-        self.reads.push(TextRead::ShapeComments(range, stated));
-    }
-
-    pub(crate) fn stated_docstring(&mut self, range: TextRange, key: String) {
-        self.reads.push(TextRead::StatedDocstring(range, key));
-    }
-
-    pub(crate) fn stated_comments(&mut self, key: String) {
-        self.reads.push(TextRead::StatedComments(key));
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.reads.len()
-    }
-
-    /// The reads made since there were `mark` of them.
-    pub(crate) fn since(&self, mark: usize) -> TextReads {
-        TextReads {
-            reads: self.reads.get(mark..).unwrap_or_default().to_vec(),
-        }
-    }
-
-    pub(crate) fn extend(&mut self, other: &TextReads) {
-        self.reads.extend(other.reads.iter().cloned());
-    }
-
-    /// The reads with each range put where `place` says; `None` when one
-    /// has no place.
-    pub(crate) fn placed(
-        &self,
-        place: impl Fn(&TextRange) -> Option<TextRange>,
-    ) -> Option<TextReads> {
-        let reads = self
-            .reads
-            .iter()
-            .map(|read| match read {
-                TextRead::Text(range) => Some(TextRead::Text(place(range)?)),
-                TextRead::ShapeComments(range, stated) => {
-                    Some(TextRead::ShapeComments(place(range)?, stated.clone()))
-                }
-                TextRead::StatedComments(key) => Some(TextRead::StatedComments(key.clone())),
-                TextRead::StatedDocstring(range, key) => {
-                    Some(TextRead::StatedDocstring(place(range)?, key.clone()))
-                }
-            })
-            .collect::<Option<Vec<_>>>()?;
-        Some(TextReads { reads })
-    }
-
-    /// The reads without repeats: a function called a hundred times reads
-    /// the same names a hundred times.
-    pub(crate) fn finish(mut self) -> TextReads {
-        self.reads.sort_by_key(|read| match read {
-            TextRead::Text(r) => (0, r.start, r.end),
-            TextRead::ShapeComments(r, _) => (2, r.start, r.end),
-            TextRead::StatedComments(_) => (3, 0, 0),
-            TextRead::StatedDocstring(r, _) => (4, r.start, r.end),
-        });
-        self.reads.dedup();
-        self
-    }
-
     /// The reads at their places in the new text, when each still reads
     /// the same there.
     fn carried(&self, old_text: &str, new_text: &str, edit: ByteEdit) -> Option<TextReads> {

@@ -16,6 +16,7 @@ mod rules;
 mod stated;
 mod summary;
 mod syntax_errors;
+mod text_reads;
 mod value;
 pub mod workspace;
 

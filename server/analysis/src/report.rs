@@ -59,7 +59,7 @@ pub struct FileAnalysis {
     /// What the analysis read of the text beyond the syntax tree, so that
     /// an edit that changed none of it can carry this result over
     /// (`carry_over`); `None` when it cannot be carried.
-    pub reads: Option<crate::carry::TextReads>,
+    pub reads: Option<crate::text_reads::TextReads>,
     /// The user's files whose code the analysis had at hand through
     /// imports (see `workspace`): a change to any of them can change it.
     pub imports: Vec<std::path::PathBuf>,
