@@ -381,7 +381,8 @@ fn einops_einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Value {
     let eq = format!("{}->{right}", left.join(","));
     let mut pos = vec![Value::Str(Rc::from(eq))];
     pos.extend(tensors);
-    super::ops::einsum(meta, &Args::new(pos, Vec::new()), range)
+    let result = super::ops::einsum(meta, &Args::new(pos, Vec::new()), range);
+    meta.settle(range, result)
 }
 
 /// `einops.rearrange / repeat / reduce / einsum` (and the `Rearrange` /

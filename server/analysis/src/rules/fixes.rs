@@ -2,8 +2,8 @@
 //! by the rule that finds the problem, from the places the code was written.
 //!
 //! A rule offers a fix (`Meta::offer_fix`) just before it reports; the
-//! report of the same code takes it (`Interp::report_as`, which takes it through `Meta::take_fixes`). Every fix is a
-//! proposal: the language server applies it, re-analyses and offers only
+//! report of the same code takes it (`Meta::take_fixes`, called by the
+//! interpreter's `report_as`). Every fix is a proposal: the language server applies it, re-analyses and offers only
 //! those after which the diagnostic is gone, so a fix here may be wrong in a
 //! corner case but must never be unsafe to propose.
 

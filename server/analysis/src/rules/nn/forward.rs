@@ -149,7 +149,7 @@ fn forward(
             call.device.clone(),
             call.range,
         )),
-        Forward::RnnCell => Ok(rnn_cell_layer(meta, &call)),
+        Forward::RnnCell => rnn_cell_layer(meta, &call),
         Forward::MultiheadAttention => mha(meta, layer, &args, call.device.clone()),
         Forward::TransformerStack => transformer_stack_layer(meta, &call),
         Forward::Transformer => Ok(match args.tensor(1, "tgt") {
@@ -626,10 +626,10 @@ fn pad_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, mode: &'static str) -> V
     )
 }
 
-fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
+fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     let x = call.x;
     let Some(dims) = meta.dims(x) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let hidden = call.setting("hidden_size").unwrap_or(Value::Unknown);
     let h = meta.size_dims(&[hidden])[0].clone();
@@ -651,8 +651,7 @@ fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
             meta.fmt_dim(&dims[0]),
             meta.fmt_dim(&hd[0])
         );
-        meta.report(call.range, Code::LayerInput, message);
-        return Value::Unknown;
+        return raise(Code::LayerInput, message);
     }
     let mut out = dims;
     if let Some(last) = out.last_mut() {
@@ -661,9 +660,9 @@ fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     let kind = &*call.layer.kind;
     let v = out_known(meta, x, out, x.dtype, call.device.clone(), kind);
     if kind == "LSTMCell" {
-        Value::tuple(vec![v.clone(), v])
+        Ok(Value::tuple(vec![v.clone(), v]))
     } else {
-        v
+        Ok(v)
     }
 }
 

@@ -14,20 +14,20 @@ use super::inputs::check_inputs;
 use super::output::out_known;
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{Stop, check};
+use crate::rules::check::{RuleResult, Stop, check, raise};
 use crate::rules::meta::Meta;
 use crate::value::{Tensor, Value};
 
 /// `torch.einsum("bij,bjk->bik", a, b)` (operands may also come as one list).
-pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Value {
+pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> RuleResult {
     let Some(eq) = args.str(0, "equation") else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let Some(tensors) = operands(args) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let Some(device) = check_inputs(meta, args, "einsum", range) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
     let (lhs, rhs) = match eq.split_once("->") {
@@ -36,12 +36,10 @@ pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Valu
     };
     let inputs: Vec<&str> = lhs.split(',').collect();
     if inputs.len() > tensors.len() {
-        meta.report(
-            range,
+        return raise(
             Code::EinsumShape,
             "einsum(): fewer operands were provided than specified in the equation".into(),
         );
-        return Value::Unknown;
     }
     pin_ranks(meta, &inputs, &tensors);
     let mut subscripts = Subscripts::default();
@@ -49,17 +47,24 @@ pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Valu
         let Some(dims) = meta.dims(t) else {
             let shape = meta.fresh_rank_var();
             let t = meta.new_tensor(shape, t.dtype, device, "torch.einsum");
-            return Value::Tensor(Rc::new(t));
+            return Ok(Value::Tensor(Rc::new(t)));
         };
         if let Err(stop) = subscripts.bind_operand(meta, i, spec, &dims) {
-            return meta.settle(range, Err(stop));
+            return Ok(meta.settle(range, Err(stop)));
         }
     }
     let Some(out) = subscripts.output_dims(rhs.as_deref()) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let dtype = tensors[0].dtype;
-    out_known(meta, &tensors[0], out, dtype, device, "torch.einsum")
+    Ok(out_known(
+        meta,
+        &tensors[0],
+        out,
+        dtype,
+        device,
+        "torch.einsum",
+    ))
 }
 
 /// The operands after the equation, or the one list of them; `None` unless

@@ -10,7 +10,7 @@ use super::inputs::check_inputs;
 use super::output::{out_known, out_var};
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, ShapeError, Stop, check};
+use crate::rules::check::{RuleResult, ShapeError, Stop, check, raise};
 use crate::rules::meta::Meta;
 use crate::rules::shape::wrap_dim;
 use crate::value::{DType, Device, Tensor, Value};
@@ -31,7 +31,7 @@ pub(super) fn unbind(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 /// `split`, `split_with_sizes`.
 pub(super) fn split_sizes(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
-    Ok(split(meta, x, dims, args, call.device, call.range))
+    split(meta, x, dims, args, call.device)
 }
 
 /// `chunk`.
@@ -97,20 +97,18 @@ fn split(
     dims: &[Dim],
     args: &Args,
     device: Option<Device>,
-    range: TextRange,
-) -> Value {
+) -> RuleResult {
     let rank = dims.len();
     let d = match args.get(2, "dim") {
         None => 0,
         Some(Value::Int(d)) => match d.as_const().map(|d| wrap_dim(d, rank)) {
             Some(Ok(d)) => d,
             Some(Err(message)) => {
-                meta.report(range, Code::DimOutOfRange, message);
-                return Value::Unknown;
+                return raise(Code::DimOutOfRange, message);
             }
-            None => return Value::Unknown,
+            None => return Ok(Value::Unknown),
         },
-        _ => return Value::Unknown,
+        _ => return Ok(Value::Unknown),
     };
     let size = &dims[d];
     // torch's message names the dim as the code wrote it (`-1`).
@@ -146,7 +144,7 @@ fn split(
                     {
                         vec![k.clone(); n as usize]
                     }
-                    _ => return Value::Unknown,
+                    _ => return Ok(Value::Unknown),
                 }
             }
         },
@@ -160,12 +158,11 @@ fn split(
                         meta.fmt_dim(size),
                         meta.fmt_dims(&sizes)
                     );
-                    meta.report(range, Code::SplitSize, message);
-                    return Value::Unknown;
+                    return raise(Code::SplitSize, message);
                 }
                 sizes
             }
-            None => return Value::Unknown,
+            None => return Ok(Value::Unknown),
         },
     };
     let out = pieces
@@ -176,7 +173,7 @@ fn split(
             out_known(meta, x, shape, x.dtype, device.clone(), "split")
         })
         .collect();
-    Value::tuple(out)
+    Ok(Value::tuple(out))
 }
 
 fn numel_sum(sizes: &[Dim]) -> Dim {
@@ -185,9 +182,9 @@ fn numel_sum(sizes: &[Dim]) -> Dim {
 
 /// `cat`, `stack` and their relatives (`concat`, `hstack`, `vstack`,
 /// `dstack`, `row_stack`, `column_stack`).
-pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> Value {
+pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> RuleResult {
     if let Some(Value::Many(element, len)) = args.get(0, "tensors") {
-        return cat_many(meta, name, &element.clone(), len.clone(), args, range);
+        return cat_many(meta, name, &element.clone(), len.clone(), args);
     }
     let Some(JoinInputs {
         tensors,
@@ -195,14 +192,16 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
         device,
     }) = join_inputs(meta, name, args, range)
     else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| meta.dims(t)).collect();
     let Some(mut all) = all else {
-        return match partly_known(meta, name, args, &tensors, dtype, device.clone()) {
-            Some(v) => v,
-            None => out_var(meta, &tensors[0], dtype, device, name),
-        };
+        return Ok(
+            match partly_known(meta, name, args, &tensors, dtype, device.clone()) {
+                Some(v) => v,
+                None => out_var(meta, &tensors[0], dtype, device, name),
+            },
+        );
     };
     let (op, dim_default) = promote_ranks(name, &mut all);
     let joined = Joined {
@@ -216,7 +215,7 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
     } else {
         cat_known(meta, &joined, args, all, dim_default)
     };
-    meta.settle(range, result)
+    result
 }
 
 /// The tensors a join takes, the dtype they promote to, and the device
@@ -493,23 +492,21 @@ fn cat_many(
     element: &Value,
     len: Option<Dim>,
     args: &Args,
-    range: TextRange,
-) -> Value {
+) -> RuleResult {
     let (Value::Tensor(t), "stack" | "cat" | "concat" | "concatenate") = (element, name) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let Some(mut dims) = meta.dims(t) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
     let rank = dims.len() + usize::from(name == "stack");
     if rank == 0 {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     }
     let d = match wrap_dim(args.int(1, dim_keyword(args)).unwrap_or(0), rank) {
         Ok(d) => d,
         Err(message) => {
-            meta.report(range, Code::DimOutOfRange, message);
-            return Value::Unknown;
+            return raise(Code::DimOutOfRange, message);
         }
     };
     match (name, len) {
@@ -518,7 +515,7 @@ fn cat_many(
         (_, Some(n)) => dims[d] = n.mul(&dims[d]),
         (_, None) => dims[d] = meta.env_mut().anonymous(),
     }
-    out_known(meta, t, dims, t.dtype, t.device.clone(), name)
+    Ok(out_known(meta, t, dims, t.dtype, t.device.clone(), name))
 }
 
 /// The keyword of a join's dim: `torch.concatenate` spells it `axis`.

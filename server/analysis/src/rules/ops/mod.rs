@@ -25,7 +25,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::Args;
-use super::check::{RuleResult, ShapeError, Stop};
+use super::check::{RuleResult, ShapeError, Stop, raise};
 use super::dtype::int_to_float;
 use super::shape::{broadcast, numel, wrap_dim};
 use crate::code::Code;
@@ -153,7 +153,8 @@ fn dispatch(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> V
         return meshgrid(meta, name, args, range);
     }
     let Some(x) = args.tensor(0, "input") else {
-        return scalar_fallback(meta, name, family, args, range);
+        let result = scalar_fallback(meta, name, family, args, range);
+        return meta.settle(range, result);
     };
     let Some(tensors) = check_inputs(meta, args, name, range) else {
         return Value::Unknown;
@@ -358,7 +359,7 @@ fn scalar_fallback(
     family: Option<Family>,
     args: &Args,
     range: TextRange,
-) -> Value {
+) -> RuleResult {
     match family {
         Some(Family::Join) => cat(meta, name, args, range),
         Some(Family::Einsum) => einsum(meta, args, range),
@@ -367,23 +368,22 @@ fn scalar_fallback(
             let mut shape: Vec<Dim> = Vec::new();
             for t in &ts {
                 let Some(d) = meta.dims(t) else {
-                    return Value::Unknown;
+                    return Ok(Value::Unknown);
                 };
                 match broadcast(meta, &shape, &d) {
                     Ok(s) => shape = s,
                     Err(message) => {
-                        meta.report(range, Code::BroadcastShape, message);
-                        return Value::Unknown;
+                        return raise(Code::BroadcastShape, message);
                     }
                 }
             }
-            Value::tuple(
+            Ok(Value::tuple(
                 ts.iter()
                     .map(|t| out_known(meta, t, shape.clone(), t.dtype, t.device.clone(), name))
                     .collect(),
-            )
+            ))
         }
-        Some(Family::Meshgrid) => meshgrid(meta, name, args, range),
+        Some(Family::Meshgrid) => Ok(meshgrid(meta, name, args, range)),
         _ => {
             // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.
             if let Some(t) = args.tensors().first().cloned()
@@ -392,17 +392,17 @@ fn scalar_fallback(
                 let device = check_inputs(meta, args, name, range).unwrap_or(None);
                 let a = args.pos.first().cloned().unwrap_or(Value::Unknown);
                 let b = args.pos.get(1).cloned().unwrap_or(Value::Tensor(t));
-                return binary(meta, name, &a, &b, args, device, range);
+                return Ok(binary(meta, name, &a, &b, args, device, range));
             }
             if name == "where"
                 && let Some(Value::Tensor(_)) = args.pos.first()
             {
-                return Value::Unknown;
+                return Ok(Value::Unknown);
             }
             if !args.tensors().is_empty() {
                 super::no_rule_warning(meta, range, name);
             }
-            Value::Unknown
+            Ok(Value::Unknown)
         }
     }
 }
