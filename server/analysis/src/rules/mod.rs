@@ -58,21 +58,18 @@ pub(crate) fn call_torch(
     range: TextRange,
 ) -> Value {
     let path = normalize_path(path);
-    // Unknown arguments stand for sizes in size positions, but the data of
-    // `torch.tensor(data)` is a list or a tensor, never a size.
-    let keeps_opaque = path.starts_with("nn.")
-        || matches!(
-            path.as_str(),
-            "torch.tensor" | "torch.as_tensor" | "torch.from_numpy"
-        );
+    // Arguments the analysis cannot read stand for sizes, except where the
+    // registry says the op takes data there, or its whole size first.
+    let unread = path
+        .strip_prefix("torch.")
+        .and_then(ops::OpDef::of)
+        .map_or(ops::UnreadArgs::Sizes, |def| def.unread_args);
+    let keeps_opaque = path.starts_with("nn.") || unread == ops::UnreadArgs::Data;
     // A made-up parameter that is a factory's whole size is a number
     // (`torch.ones(dim)`), unless its name says it is a shape
     // (`torch.zeros(shape)`): then not even the rank is known.
-    let whole_size = match path.as_str() {
-        "torch.zeros" | "torch.ones" | "torch.empty" | "torch.randn" | "torch.rand" => {
-            args.len() == 1
-        }
-        "torch.full" => true,
+    let whole_size = match unread {
+        ops::UnreadArgs::ShapeFirst { alone } => !alone || args.len() == 1,
         _ => false,
     } && matches!(args.first(), Some(Value::Opaque(name)) if name.contains("shape"));
     let (args, kwargs) = if keeps_opaque {

@@ -37,7 +37,7 @@ use self::output::{track_layout, unknown_rank_rule};
 use self::pointwise::{binary, meshgrid, same_shape};
 use self::reduction::reduce;
 
-pub(crate) use self::registry::{FactoryRule, Family, OpDef};
+pub(crate) use self::registry::{FactoryRule, Family, OpDef, UnreadArgs};
 
 pub(crate) use self::einsum::einsum;
 pub(crate) use self::inputs::check_inputs;

@@ -1,6 +1,6 @@
 //! The op registry's table: the `OpDef` of every op the rule table knows, tensor creation included, by family.
 
-use super::registry::{FactoryRule, Family, MethodRule, OpDef, OpRule};
+use super::registry::{FactoryRule, Family, MethodRule, OpDef, OpRule, UnreadArgs};
 use super::{complex, join, linalg, reduction, select, view};
 use crate::rules::creation::{factories, methods};
 
@@ -467,12 +467,12 @@ pub(super) static OPS: &[OpDef] = &[
     OpDef::new("resize", Family::Unruled).reshapes_in_place(),
     OpDef::new("as_strided", Family::Unruled).reshapes_in_place(),
     // Factories under `torch` that make a tensor from their arguments.
-    factory("zeros", factories::filled),
-    factory("ones", factories::filled),
-    factory("empty", factories::filled),
-    factory("rand", factories::filled),
-    factory("randn", factories::filled),
-    factory("full", factories::full),
+    factory("zeros", factories::filled).unread_args(UnreadArgs::ShapeFirst { alone: true }),
+    factory("ones", factories::filled).unread_args(UnreadArgs::ShapeFirst { alone: true }),
+    factory("empty", factories::filled).unread_args(UnreadArgs::ShapeFirst { alone: true }),
+    factory("rand", factories::filled).unread_args(UnreadArgs::ShapeFirst { alone: true }),
+    factory("randn", factories::filled).unread_args(UnreadArgs::ShapeFirst { alone: true }),
+    factory("full", factories::full).unread_args(UnreadArgs::ShapeFirst { alone: false }),
     factory("randint", factories::randint),
     factory("randperm", factories::randperm),
     factory("triu_indices", factories::triangle_indices),
@@ -486,8 +486,10 @@ pub(super) static OPS: &[OpDef] = &[
     factory("linspace", factories::spaced),
     factory("logspace", factories::spaced),
     factory("eye", factories::eye),
-    factory("tensor", factories::tensor),
-    factory("as_tensor", factories::tensor),
+    factory("tensor", factories::tensor).unread_args(UnreadArgs::Data),
+    factory("as_tensor", factories::tensor).unread_args(UnreadArgs::Data),
+    // `torch.from_numpy(array)`: an array the analysis does not model.
+    OpDef::new("from_numpy", Family::Unruled).unread_args(UnreadArgs::Data),
     // Factories of a tensor of their input's shape.
     factory_like("empty_like"),
     factory_like("zeros_like"),

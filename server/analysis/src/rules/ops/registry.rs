@@ -155,6 +155,25 @@ pub(crate) struct OpDef {
     /// Its arguments after `self` are sizes (`x.view(B, T, C)`), so one
     /// value nobody can read there leaves the result's rank unknown.
     pub sizes_follow: bool,
+    /// What an argument the analysis cannot read stands for when it is
+    /// called under `torch`.
+    pub unread_args: UnreadArgs,
+}
+
+/// What a call's arguments that the analysis cannot read (a made-up
+/// parameter, `args.size` from argparse) stand for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnreadArgs {
+    /// Sizes (`torch.arange(0, dim)`, `x.view(B, self.n_embd)`): numbers,
+    /// named after what holds them.
+    Sizes,
+    /// Data, never a size (`torch.tensor(data)`).
+    Data,
+    /// The first is the whole size when its name says it is a shape
+    /// (`torch.zeros(shape)`, `torch.full(shape, 0.5)`), so not even the
+    /// rank is known; the others are sizes. With `alone`, only when it is
+    /// the only argument (`torch.zeros(a, b)` takes each as one size).
+    ShapeFirst { alone: bool },
 }
 
 impl OpDef {
@@ -172,6 +191,7 @@ impl OpDef {
             reshapes_in_place: false,
             takes_cpu_scalars: false,
             sizes_follow: false,
+            unread_args: UnreadArgs::Sizes,
         }
     }
 
@@ -201,6 +221,14 @@ impl OpDef {
     }
 
     /// See `method`.
+    /// See `unread_args`.
+    pub(super) const fn unread_args(self, unread_args: UnreadArgs) -> OpDef {
+        OpDef {
+            unread_args,
+            ..self
+        }
+    }
+
     pub(super) const fn with_method(self, rule: MethodRule) -> OpDef {
         OpDef {
             method: Some(rule),
@@ -287,6 +315,23 @@ mod tests {
         for def in OPS {
             assert!(seen.insert(def.name), "{} is listed twice", def.name);
         }
+    }
+
+    #[test]
+    fn factories_say_what_unread_arguments_are() {
+        let unread = |name| OpDef::of(name).map(|def| def.unread_args);
+        assert_eq!(unread("tensor"), Some(UnreadArgs::Data));
+        assert_eq!(unread("from_numpy"), Some(UnreadArgs::Data));
+        assert_eq!(
+            unread("zeros"),
+            Some(UnreadArgs::ShapeFirst { alone: true })
+        );
+        assert_eq!(
+            unread("full"),
+            Some(UnreadArgs::ShapeFirst { alone: false })
+        );
+        assert_eq!(unread("arange"), Some(UnreadArgs::Sizes));
+        assert_eq!(unread("view"), Some(UnreadArgs::Sizes));
     }
 
     #[test]
