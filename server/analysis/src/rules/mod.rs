@@ -194,19 +194,6 @@ fn torch_function(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange)
                 allow_non_fake_inputs: allow,
             }
         }
-        "load" | "from_numpy" => {
-            // Loaded or converted from outside: a real tensor nobody knows the shape of.
-            // `torch.load` restores tensors to the device they were saved
-            // from, unless `map_location` says where.
-            let device = match name {
-                "load" => args.kw("map_location").and_then(creation::device_of),
-                _ => Some(Device::Cpu),
-            };
-            let shape = meta.fresh_rank_var();
-            let mut t = meta.new_tensor(shape, None, device, &format!("torch.{name}"));
-            t.origin = crate::value::Provenance::Real;
-            Value::Tensor(Rc::new(t))
-        }
         // `nn.init.uniform_(w)` fills `w` in place and returns it; the
         // other `nn.init` functions (`calculate_gain`) compute numbers.
         _ if name.starts_with("nn.init.") => match args.get(0, "tensor") {

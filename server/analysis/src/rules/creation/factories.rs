@@ -280,3 +280,19 @@ pub(crate) fn like(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value>
     let t = meta.new_tensor(base.shape.clone(), dtype, device, &name);
     Some(Value::Tensor(Rc::new(t)))
 }
+
+/// `torch.load(f)`, `torch.from_numpy(array)`: loaded or converted from
+/// outside, a real tensor nobody knows the shape of. `torch.load` restores
+/// tensors to the device they were saved from, unless `map_location` says
+/// where; an array is on the cpu.
+pub(crate) fn from_outside(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
+    let device = match call.name {
+        "load" => call.args.kw("map_location").and_then(super::device_of),
+        _ => Some(crate::value::Device::Cpu),
+    };
+    let shape = meta.fresh_rank_var();
+    let name = format!("torch.{}", call.name);
+    let mut t = meta.new_tensor(shape, None, device, &name);
+    t.origin = crate::value::Provenance::Real;
+    Some(Value::Tensor(Rc::new(t)))
+}

@@ -488,8 +488,8 @@ pub(super) static OPS: &[OpDef] = &[
     factory("eye", factories::eye),
     factory("tensor", factories::tensor).unread_args(UnreadArgs::Data),
     factory("as_tensor", factories::tensor).unread_args(UnreadArgs::Data),
-    // `torch.from_numpy(array)`: an array the analysis does not model.
-    OpDef::new("from_numpy", Family::Unruled).unread_args(UnreadArgs::Data),
+    factory("load", factories::from_outside),
+    factory("from_numpy", factories::from_outside).unread_args(UnreadArgs::Data),
     // Factories of a tensor of their input's shape.
     factory_like("empty_like"),
     factory_like("zeros_like"),

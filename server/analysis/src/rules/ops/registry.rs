@@ -389,6 +389,8 @@ mod tests {
                 "eye",
                 "tensor",
                 "as_tensor",
+                "load",
+                "from_numpy",
             ],
         ),
         (
