@@ -308,11 +308,12 @@ fn new_like_self(meta: &mut dyn Meta, call: &MethodCall<'_>, shape: Shape) -> Va
 }
 
 /// `requires_grad_(False)` freezes the tensor, which the model summary
-/// counts; the method returns `self`.
+/// counts; the method returns `self`. The call's arguments start with
+/// `self`, so the flag is the second.
 pub(crate) fn requires_grad_(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
     let this = Value::Tensor(call.t.clone());
     if matches!(
-        call.args.get(0, "requires_grad"),
+        call.args.get(1, "requires_grad"),
         Some(Value::Bool(Some(false)))
     ) {
         meta.freeze_for_summary(&this);
