@@ -70,7 +70,7 @@ pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Rule
 /// The operands after the equation, or the one list of them; `None` unless
 /// all are tensors, and at least one.
 fn operands(args: &Args) -> Option<Vec<Rc<Tensor>>> {
-    let mut operands: Vec<Value> = args.pos[1..].to_vec();
+    let mut operands: Vec<Value> = args.pos.get(1..).unwrap_or_default().to_vec();
     if let [single] = operands.as_slice()
         && let Some(items) = single.items()
     {
