@@ -104,6 +104,8 @@ codes! {
     DtypeMismatch = "dtype-mismatch", [Error];
     /// an op eager torch does not implement for this dtype (`softmax` of an int tensor)
     DtypeUnsupported = "dtype-unsupported", [Error];
+    /// torch refuses the call's arguments before any kernel runs (a `TypeError`): a number where the op wants a tensor first (`torch.maximum(2, x)`), or keywords none of its signatures takes together (`torch.sort(x, 1, stable=True)`)
+    ArgumentType = "argument-type", [Error];
     /// a factory called with a negative size
     NegativeSize = "negative-size", [Error];
     /// tensors on different devices meet at an op (cpu vs cuda, with torch's 0-dim cpu exemption); a cpu-or-cuda tensor meeting a cpu one fails whenever CUDA is available

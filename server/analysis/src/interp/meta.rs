@@ -137,8 +137,8 @@ impl Meta for Interp<'_> {
         Interp::text(self, range)
     }
 
-    fn lists_unsure(&mut self) -> bool {
-        self.frame().lists_unsure
+    fn lists_unsure(&self) -> bool {
+        self.frames.last().is_some_and(|f| f.lists_unsure)
     }
 
     fn made_up_run(&self) -> bool {

@@ -139,3 +139,29 @@ impl Args {
         out
     }
 }
+
+impl Args {
+    /// The arguments as torch's argument parsing names them when no
+    /// signature matches: `Tensor, int, stable=bool`; `None` when one is a
+    /// value the analysis cannot type.
+    pub fn python_types(&self) -> Option<String> {
+        fn type_name(v: &Value) -> Option<&'static str> {
+            match v {
+                Value::Tensor(_) => Some("Tensor"),
+                Value::Int(_) => Some("int"),
+                Value::Float(_) => Some("float"),
+                Value::Bool(_) => Some("bool"),
+                Value::None => Some("NoneType"),
+                _ => None,
+            }
+        }
+        let mut parts: Vec<String> = Vec::new();
+        for v in &self.pos {
+            parts.push(type_name(v)?.to_string());
+        }
+        for (k, v) in &self.kw {
+            parts.push(format!("{k}={}", type_name(v)?));
+        }
+        Some(parts.join(", "))
+    }
+}

@@ -140,7 +140,7 @@ pub(crate) trait Meta {
     fn text(&self, range: &TextRange) -> &str;
     /// The run's lists may hold more than the analysis followed (a branch
     /// it could not decide appended to them).
-    fn lists_unsure(&mut self) -> bool;
+    fn lists_unsure(&self) -> bool;
     /// The run is one on inputs the analysis made up (library mode).
     fn made_up_run(&self) -> bool;
     /// `p.requires_grad_(False)` for a model summary.
@@ -453,7 +453,7 @@ pub(crate) mod testing {
         fn text(&self, _: &TextRange) -> &str {
             ""
         }
-        fn lists_unsure(&mut self) -> bool {
+        fn lists_unsure(&self) -> bool {
             false
         }
         fn made_up_run(&self) -> bool {

@@ -37,7 +37,7 @@ use self::output::{track_layout, unknown_rank_rule};
 use self::pointwise::{binary, meshgrid, same_shape};
 use self::reduction::reduce;
 
-pub(crate) use self::registry::{FactoryRule, Family, OpDef, UnreadArgs};
+pub(crate) use self::registry::{FactoryRule, Family, NumberFirst, OpDef, UnreadArgs};
 
 pub(crate) use self::einsum::einsum;
 pub(crate) use self::inputs::check_inputs;
@@ -389,6 +389,7 @@ fn scalar_fallback(
             if let Some(t) = args.tensors().first().cloned()
                 && family.is_some_and(Family::is_binary)
             {
+                number_first(name, args)?;
                 let device = check_inputs(meta, args, name, range).unwrap_or(None);
                 let a = args.pos.first().cloned().unwrap_or(Value::Unknown);
                 let b = args.pos.get(1).cloned().unwrap_or(Value::Tensor(t));
@@ -404,5 +405,34 @@ fn scalar_fallback(
             }
             Ok(Value::Unknown)
         }
+    }
+}
+
+/// Torch's argument parsing of a number passed first to an elementwise op
+/// (`torch.maximum(2, x)`): most take none there. Only the plain call
+/// `op(number, tensor)` is judged; with more arguments torch's message
+/// lists them all.
+fn number_first(name: &str, args: &Args) -> Result<(), Stop> {
+    let number = match args.pos.as_slice() {
+        [Value::Int(_), Value::Tensor(_)] => "int",
+        [Value::Float(_), Value::Tensor(_)] => "float",
+        [Value::Bool(_), Value::Tensor(_)] => "bool",
+        _ => return Ok(()),
+    };
+    if !args.kw.is_empty() {
+        return Ok(());
+    }
+    match OpDef::of(name).map(|def| def.number_first) {
+        Some(NumberFirst::NotTensor) => raise(
+            Code::ArgumentType,
+            format!("{name}(): argument 'input' (position 1) must be Tensor, not {number}"),
+        ),
+        Some(NumberFirst::NoSignature(signatures)) => raise(
+            Code::ArgumentType,
+            format!(
+                "{name}() received an invalid combination of arguments - got ({number}, Tensor), but expected one of:\n{signatures}"
+            ),
+        ),
+        Some(NumberFirst::Taken) | None => Ok(()),
     }
 }

@@ -1,6 +1,6 @@
 //! The op registry's table: the `OpDef` of every op the rule table knows, tensor creation included, by family.
 
-use super::registry::{FactoryRule, Family, MethodRule, OpDef, OpRule, UnreadArgs};
+use super::registry::{FactoryRule, Family, MethodRule, NumberFirst, OpDef, OpRule, UnreadArgs};
 use super::{complex, join, linalg, reduction, select, view};
 use crate::rules::creation::{factories, methods};
 
@@ -15,6 +15,13 @@ const fn to_float(name: &'static str) -> OpDef {
 const fn to_bool(name: &'static str) -> OpDef {
     OpDef::new(name, Family::ToBool)
 }
+
+/// The signatures of an elementwise op whose `other` may be a tensor or a
+/// number, as torch lists them when none matches.
+const TENSOR_OTHER: &str = " * (Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor input, Number other, *, Tensor out = None)";
+
+/// `rsub`'s signatures.
+const RSUB: &str = " * (Tensor input, Tensor other, *, Number alpha = 1)\n * (Tensor input, Number other, Number alpha = 1)";
 
 const fn binary(name: &'static str) -> OpDef {
     OpDef::new(name, Family::Binary)
@@ -224,43 +231,43 @@ pub(super) static OPS: &[OpDef] = &[
     binary("multiply"),
     binary("floor_divide"),
     binary("remainder"),
-    binary("fmod"),
+    binary("fmod").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
     binary("pow"),
     binary("float_power"),
-    binary("maximum"),
-    binary("minimum"),
-    binary("fmax"),
-    binary("fmin"),
-    binary("atan2"),
-    binary("arctan2"),
-    binary("hypot"),
+    binary("maximum").number_first(NumberFirst::NotTensor),
+    binary("minimum").number_first(NumberFirst::NotTensor),
+    binary("fmax").number_first(NumberFirst::NotTensor),
+    binary("fmin").number_first(NumberFirst::NotTensor),
+    binary("atan2").number_first(NumberFirst::NotTensor),
+    binary("arctan2").number_first(NumberFirst::NotTensor),
+    binary("hypot").number_first(NumberFirst::NotTensor),
     binary("bitwise_and"),
     binary("bitwise_or"),
     binary("bitwise_xor"),
     binary("bitwise_left_shift"),
     binary("bitwise_right_shift"),
-    binary("copysign"),
+    binary("copysign").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
     binary("xlogy"),
-    binary("rsub"),
-    binary("heaviside"),
-    binary("nextafter"),
-    binary("ldexp"),
+    binary("rsub").number_first(NumberFirst::NoSignature(RSUB)),
+    binary("heaviside").number_first(NumberFirst::NotTensor),
+    binary("nextafter").number_first(NumberFirst::NotTensor),
+    binary("ldexp").number_first(NumberFirst::NotTensor),
     // Comparisons and logical ops: broadcast, bool result.
-    compare("eq"),
-    compare("ne"),
-    compare("lt"),
-    compare("le"),
-    compare("gt"),
-    compare("ge"),
-    compare("greater"),
-    compare("less"),
-    compare("greater_equal"),
-    compare("less_equal"),
-    compare("not_equal"),
-    compare("logical_and"),
-    compare("logical_or"),
-    compare("logical_xor"),
-    compare("isclose"),
+    compare("eq").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("ne").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("lt").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("le").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("gt").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("ge").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("greater").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("less").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("greater_equal").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("less_equal").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("not_equal").number_first(NumberFirst::NoSignature(TENSOR_OTHER)),
+    compare("logical_and").number_first(NumberFirst::NotTensor),
+    compare("logical_or").number_first(NumberFirst::NotTensor),
+    compare("logical_xor").number_first(NumberFirst::NotTensor),
+    compare("isclose").number_first(NumberFirst::NotTensor),
     // True division: broadcast; integers give floats.
     OpDef::new("div", Family::Divide),
     OpDef::new("true_divide", Family::Divide),

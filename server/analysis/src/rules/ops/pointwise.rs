@@ -287,6 +287,12 @@ pub(super) fn binary(
     match broadcast(meta, &xa, &xb) {
         Ok(shape) => out_known(meta, &template, shape, dtype, device, name),
         Err(message) => {
+            // `rsub(a, b)` is `b - a`: torch broadcasts `b` first, so its
+            // message names the operands the other way round.
+            let message = match name {
+                "rsub" => broadcast(meta, &xb, &xa).err().unwrap_or(message),
+                _ => message,
+            };
             let related = args
                 .ranges
                 .iter()

@@ -111,12 +111,13 @@ pub(super) fn arg_extreme(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 /// `topk` and `kthvalue` of a bool tensor, which torch's CPU kernels
 /// refuse (a 0-d tensor's `k` past its one value first); `None` for
 /// other dtypes.
-fn bool_selection(meta: &mut dyn Meta, call: &OpCall<'_>) -> Option<RuleResult> {
+fn bool_selection(call: &OpCall<'_>) -> Option<RuleResult> {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     if x.dtype != Some(DType::Bool) || !matches!(name, "topk" | "kthvalue") {
         return None;
     }
-    let (code, message) = if dims.is_empty() && args.int(0, "k").is_some_and(|k| k > 1) {
+    // The arguments start with `self`: `k` is the second.
+    let (code, message) = if dims.is_empty() && args.int(1, "k").is_some_and(|k| k > 1) {
         let message = if name == "topk" {
             "selected index k out of range".to_string()
         } else {
@@ -131,8 +132,7 @@ fn bool_selection(meta: &mut dyn Meta, call: &OpCall<'_>) -> Option<RuleResult> 
         };
         (Code::DtypeUnsupported, message)
     };
-    meta.report(call.range, code, message);
-    Some(Ok(Value::Unknown))
+    Some(raise(code, message))
 }
 
 /// `max`, `min`: of two tensors (`maximum`), over all, or along a dim with
@@ -165,7 +165,7 @@ pub(super) fn extreme(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 /// `median`, `mode`, `nanmedian`, `kthvalue`: values and indices along a
 /// dim (`median()` without one: the value over all).
 pub(super) fn order_statistic(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    if let Some(result) = bool_selection(meta, &call) {
+    if let Some(result) = bool_selection(&call) {
         return result;
     }
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
@@ -199,7 +199,7 @@ pub(super) fn order_statistic(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResu
 
 /// `topk`: `k` values and their indices along a dim.
 pub(super) fn topk(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    if let Some(result) = bool_selection(meta, &call) {
+    if let Some(result) = bool_selection(&call) {
         return result;
     }
     let (args, dims) = (call.args, &call.dims);
@@ -224,8 +224,21 @@ pub(super) fn topk(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     Ok(call.values_and_indices(meta, shape))
 }
 
-/// `sort`: sorted values and their indices, of the input's shape.
+/// `sort`: sorted values and their indices, of the input's shape. Its
+/// signature with `stable` takes `dim` by keyword only.
 pub(super) fn sort(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let args = call.args;
+    if args.kw("stable").is_some()
+        && args.pos.len() > 1
+        && let Some(got) = args.python_types()
+    {
+        return raise(
+            Code::ArgumentType,
+            format!(
+                "sort() received an invalid combination of arguments - got ({got}), but expected one of:\n * (Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out = None)\n * (Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)"
+            ),
+        );
+    }
     let _ = call.dim_arg(meta, 1, "dim", Some(-1))?;
     Ok(call.values_and_indices(meta, call.dims.clone()))
 }

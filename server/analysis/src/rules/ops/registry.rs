@@ -158,6 +158,24 @@ pub(crate) struct OpDef {
     /// What an argument the analysis cannot read stands for when it is
     /// called under `torch`.
     pub unread_args: UnreadArgs,
+    /// What torch's argument parsing makes of a number where `input` goes
+    /// (`torch.maximum(2, x)`).
+    pub number_first: NumberFirst,
+}
+
+/// What torch's argument parsing makes of a Python number passed first to
+/// an elementwise op, before any kernel runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NumberFirst {
+    /// It takes it: `torch.add(2, x)` broadcasts `x` against it.
+    Taken,
+    /// Its one signature wants a tensor there: a `TypeError` naming the
+    /// argument (`maximum(): argument 'input' (position 1) must be Tensor,
+    /// not int`).
+    NotTensor,
+    /// None of its signatures takes a number first: a `TypeError` listing
+    /// them, as torch writes them.
+    NoSignature(&'static str),
 }
 
 /// What a call's arguments that the analysis cannot read (a made-up
@@ -192,6 +210,7 @@ impl OpDef {
             takes_cpu_scalars: false,
             sizes_follow: false,
             unread_args: UnreadArgs::Sizes,
+            number_first: NumberFirst::Taken,
         }
     }
 
@@ -221,6 +240,14 @@ impl OpDef {
     }
 
     /// See `method`.
+    /// See `number_first`.
+    pub(super) const fn number_first(self, number_first: NumberFirst) -> OpDef {
+        OpDef {
+            number_first,
+            ..self
+        }
+    }
+
     /// See `unread_args`.
     pub(super) const fn unread_args(self, unread_args: UnreadArgs) -> OpDef {
         OpDef {
