@@ -13,6 +13,7 @@ mod layer_table;
 mod linear;
 mod loss;
 mod norm;
+mod parameter_table;
 pub(crate) mod parameters;
 mod pool;
 mod recurrent;
