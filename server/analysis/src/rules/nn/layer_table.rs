@@ -1,5 +1,10 @@
 //! The layer registry's table: the `LayerDef` of every `torch.nn` layer class the analysis knows, with torch's constructor signatures.
 
+use super::layer_signatures::{
+    ADAPTIVE_AVG_POOL, ADAPTIVE_MAX_POOL, AVG_POOL, AVG_POOL_1D, BATCH_NORM, CONSTANT_PAD, CONV,
+    CONV_TRANSPOSE, DROPOUT, INPLACE, INSTANCE_NORM, MAX_POOL, PAD, REDUCTION, RNN_CELL, SOFTMAX,
+    TRANSFORMER_LAYER,
+};
 use super::parameter_table as shapes;
 use super::registry::Parameters::{Built, Counted};
 use super::registry::{Forward, LayerDef, Parameters, Role};
@@ -181,107 +186,6 @@ const fn pad(
 ) -> LayerDef {
     spatial(n, stateless(name, params, Forward::Pad(mode)))
 }
-
-const CONV: &[&str] = &[
-    "in_channels",
-    "out_channels",
-    "kernel_size",
-    "stride=1",
-    "padding=0",
-    "dilation=1",
-    "groups=1",
-    "bias=True",
-    "padding_mode='zeros'",
-    "device=None",
-    "dtype=None",
-];
-const CONV_TRANSPOSE: &[&str] = &[
-    "in_channels",
-    "out_channels",
-    "kernel_size",
-    "stride=1",
-    "padding=0",
-    "output_padding=0",
-    "groups=1",
-    "bias=True",
-    "dilation=1",
-    "padding_mode='zeros'",
-    "device=None",
-    "dtype=None",
-];
-const MAX_POOL: &[&str] = &[
-    "kernel_size",
-    "~stride=None",
-    "padding=0",
-    "dilation=1",
-    "return_indices=False",
-    "ceil_mode=False",
-];
-const AVG_POOL_1D: &[&str] = &[
-    "~kernel_size",
-    "~stride=None",
-    "~padding=0",
-    "ceil_mode=False",
-    "count_include_pad=True",
-];
-const AVG_POOL: &[&str] = &[
-    "kernel_size",
-    "~stride=None",
-    "padding=0",
-    "ceil_mode=False",
-    "count_include_pad=True",
-    "divisor_override=None",
-];
-const ADAPTIVE_AVG_POOL: &[&str] = &["output_size"];
-const ADAPTIVE_MAX_POOL: &[&str] = &["output_size", "return_indices=False"];
-const BATCH_NORM: &[&str] = &[
-    "num_features",
-    "eps=1e-05",
-    "momentum=0.1",
-    "affine=True",
-    "track_running_stats=True",
-    "device=None",
-    "dtype=None",
-    "*",
-    "bias=True",
-];
-const INSTANCE_NORM: &[&str] = &[
-    "num_features",
-    "eps=1e-05",
-    "momentum=0.1",
-    "affine=False",
-    "track_running_stats=False",
-    "device=None",
-    "dtype=None",
-    "*",
-    "bias=True",
-];
-const DROPOUT: &[&str] = &["p=0.5", "inplace=False"];
-const INPLACE: &[&str] = &["inplace=False"];
-const SOFTMAX: &[&str] = &["dim=None"];
-const PAD: &[&str] = &["~padding"];
-const CONSTANT_PAD: &[&str] = &["~padding", "value"];
-const RNN_CELL: &[&str] = &[
-    "input_size",
-    "hidden_size",
-    "bias=True",
-    "device=None",
-    "dtype=None",
-];
-const REDUCTION: &[&str] = &["~size_average=None", "~reduce=None", "reduction='mean'"];
-const TRANSFORMER_LAYER: &[&str] = &[
-    "d_model",
-    "nhead",
-    "dim_feedforward=2048",
-    "dropout=0.1",
-    "activation=relu",
-    "layer_norm_eps=1e-05",
-    "batch_first=False",
-    "norm_first=False",
-    "bias=True",
-    "device=None",
-    "dtype=None",
-];
 
 /// Every layer class the analysis knows.
 pub(crate) static LAYERS: &[LayerDef] = &[

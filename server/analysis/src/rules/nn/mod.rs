@@ -9,6 +9,7 @@ mod attention;
 mod conv;
 mod forward;
 mod functional;
+mod layer_signatures;
 mod layer_table;
 mod linear;
 mod loss;
