@@ -1,5 +1,15 @@
-//! `torch.nn.functional`: the rule of each `F.*` function, most shared with the matching layer.
+//! `torch.nn.functional`: the registry of `F.*` functions and their rules, most shared with the matching layer.
+//!
+//! As the layer registry has one `LayerDef` per class, each `F.*` function
+//! the analysis has a rule for is one `FunctionalDef` (in
+//! `functional_table.rs`): its name, its rule, and the spatial dims it
+//! works on. A function without an entry runs as the tensor op of its
+//! name (`F.relu` as `torch.relu`).
 
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
@@ -7,17 +17,14 @@ use crate::code::Code;
 use crate::interp::Interp;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
-use crate::rules::ops::{check_inputs, matmul, op, out_known, out_shape, out_var};
+use crate::rules::ops::{check_inputs, op, out_known, out_shape, out_var};
 use crate::rules::shape::broadcast;
-use std::rc::Rc;
-
-use crate::value::Value;
-use crate::value::{Device, Tensor};
+use crate::value::{Device, Tensor, Value};
 
 use super::conv::{ConvSpec, conv_forward};
-use super::linear::{embedding, linear};
+use super::functional_table::FUNCTIONALS;
 use super::loss::loss_ce;
-use super::norm::{layer_norm, mixed_dtype};
+use super::norm::mixed_dtype;
 use super::pool::{adaptive_pool, pool, with_indices};
 use super::resample::{
     grid_sample_rule, interpolate_rule, pad_rule, pixel_shuffle_rule, unfold_rule,
@@ -36,7 +43,9 @@ pub(crate) fn functional(
     interp.settle(range, result)
 }
 
-/// `F.<name>(...)`.
+/// `F.<name>(...)`: the rule of its registry entry, once the input is a
+/// tensor and the inputs' devices agree. A function without an entry (or
+/// without a tensor input) runs as the tensor op of its name.
 fn functional_rule(
     interp: &mut Interp<'_>,
     name: &str,
@@ -49,99 +58,220 @@ fn functional_rule(
     let Some(device) = check_inputs(interp, &args, name, range) else {
         return Ok(Value::Unknown);
     };
-    match name {
-        "linear" => linear_rule(interp, (&x, &args), device, range),
-        "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d"
-        | "conv_transpose3d" => conv1d_rule(interp, name, (&x, &args), device, range),
-        "max_pool1d" | "max_pool2d" | "max_pool3d" | "avg_pool1d" | "avg_pool2d" | "avg_pool3d" => {
-            let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
-            let is_max = name.starts_with("max");
-            let (kernel, stride, padding, dilation) =
-                pool_settings(n, is_max, |i, k| args.get(i + 1, k));
-            let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
-            let out = pool(
-                interp, &x, n, is_max, &kernel, &stride, &padding, &dilation, ceil, device, range,
-            );
-            if is_max && args.flag(6, "return_indices", false) == Some(true) {
-                return Ok(with_indices(out));
-            }
-            Ok(out)
-        }
-        "adaptive_avg_pool1d"
-        | "adaptive_avg_pool2d"
-        | "adaptive_avg_pool3d"
-        | "adaptive_max_pool1d"
-        | "adaptive_max_pool2d"
-        | "adaptive_max_pool3d" => {
-            adaptive_avg_pool1d_rule(interp, name, (&x, &args), device, range)
-        }
-        "layer_norm" | "rms_norm" => {
-            if name == "layer_norm"
-                && let Some(message) = mixed_dtype(&x, &args, name)
-            {
-                return raise(Code::DtypeMismatch, message);
-            }
-            let ns = args
-                .get(1, "normalized_shape")
-                .cloned()
-                .unwrap_or(Value::Unknown);
-            Ok(layer_norm(interp, &x, &ns, device, range, name))
-        }
-        "normalize" => normalize_rule(interp, name, (&x, &args), device),
-        "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {
-            batch_norm_rule(interp, name, (&x, &args), device)
-        }
-        "embedding" => {
-            let Some(w) = args.tensor(1, "weight") else {
-                return Ok(Value::Unknown);
-            };
-            let Some(wd) = interp.dims(&w) else {
-                return Ok(Value::Unknown);
-            };
-            let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
-            Ok(embedding(interp, &x, w.dtype, &d, device, range))
-        }
-        "pad" => pad_rule(interp, name, (&x, &args), device),
-        "interpolate" | "upsample" | "upsample_nearest" | "upsample_bilinear" => {
-            interpolate_rule(interp, name, (&x, &args), device)
-        }
-        "pixel_shuffle" | "pixel_unshuffle" => {
-            pixel_shuffle_rule(interp, name, (&x, &args), device)
-        }
-        "cross_entropy" | "nll_loss" => Ok(loss_ce(interp, name, &x, &args, device, range)),
-        "mse_loss"
-        | "l1_loss"
-        | "smooth_l1_loss"
-        | "huber_loss"
-        | "binary_cross_entropy"
-        | "binary_cross_entropy_with_logits"
-        | "kl_div"
-        | "soft_margin_loss" => mse_loss_rule(interp, name, (&x, &args), device, range),
-        "scaled_dot_product_attention" => {
-            scaled_dot_product_attention_rule(interp, name, (&x, &args), device)
-        }
-        "one_hot" => Ok(op(interp, "one_hot", args, range)),
-        "unfold" => unfold_rule(interp, name, (&x, &args), device),
-        "grid_sample" => grid_sample_rule(interp, name, (&x, &args), device),
-        "glu" => glu_rule(interp, name, (&x, &args), device),
-        "mm" | "matmul" => {
-            let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-            Ok(matmul(interp, name, &x, &other, &args, device, range))
-        }
-        _ => Ok(op(interp, name, args, range)),
+    let Some(def) = FunctionalDef::of(name) else {
+        return Ok(op(interp, name, args, range));
+    };
+    let call = FunctionalCall {
+        name,
+        spatial: def.spatial,
+        x: &x,
+        args: &args,
+        device,
+        range,
+    };
+    (def.rule)(interp, call)
+}
+
+/// The shape function of an `F.*` function, as torch's meta registrations
+/// have one per op.
+pub(super) type FunctionalRule = fn(&mut Interp<'_>, FunctionalCall<'_>) -> RuleResult;
+
+/// One `F.*` function the analysis has a rule for.
+#[derive(Debug)]
+pub(super) struct FunctionalDef {
+    /// Its name under `torch.nn.functional` (`conv2d`).
+    pub name: &'static str,
+    pub rule: FunctionalRule,
+    /// The spatial dims it works on (`conv2d`: 2), 0 for none.
+    pub spatial: usize,
+}
+
+impl FunctionalDef {
+    /// The entry of a function's name, if the analysis has a rule for it.
+    pub(super) fn of(name: &str) -> Option<&'static FunctionalDef> {
+        static INDEX: OnceLock<FxHashMap<&'static str, &'static FunctionalDef>> = OnceLock::new();
+        INDEX
+            .get_or_init(|| FUNCTIONALS.iter().map(|d| (d.name, d)).collect())
+            .get(name)
+            .copied()
     }
 }
 
-/// `F.conv1d` and its kin.
-fn conv1d_rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
+/// One call of an `F.*` function whose input is a tensor, as its rule
+/// sees it.
+pub(super) struct FunctionalCall<'a> {
+    name: &'a str,
+    /// The entry's spatial dims.
+    spatial: usize,
+    x: &'a Rc<Tensor>,
+    args: &'a Args,
+    /// The device the inputs are on, when known.
     device: Option<Device>,
     range: TextRange,
-) -> RuleResult {
-    let transposed = name.starts_with("conv_transpose");
-    let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
+}
+
+/// A rule that takes the function's name, its input and arguments, and
+/// the inputs' device: the form of the rules `resample.rs` shares with
+/// the layers.
+type SharedRule = fn(&mut Interp<'_>, &str, (&Rc<Tensor>, &Args), Option<Device>) -> RuleResult;
+
+/// Runs a `SharedRule` on a call.
+fn shared(interp: &mut Interp<'_>, call: FunctionalCall<'_>, rule: SharedRule) -> RuleResult {
+    rule(interp, call.name, (call.x, call.args), call.device)
+}
+
+/// `F.pad`.
+pub(super) fn pad(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    shared(interp, call, pad_rule)
+}
+
+/// `F.interpolate` and the `upsample` functions before it.
+pub(super) fn interpolate(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    shared(interp, call, interpolate_rule)
+}
+
+/// `F.pixel_shuffle` and `F.pixel_unshuffle`.
+pub(super) fn pixel_shuffle(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    shared(interp, call, pixel_shuffle_rule)
+}
+
+/// `F.unfold`.
+pub(super) fn unfold(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    shared(interp, call, unfold_rule)
+}
+
+/// `F.grid_sample`.
+pub(super) fn grid_sample(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    shared(interp, call, grid_sample_rule)
+}
+
+/// `F.max_pool{1,2,3}d`.
+pub(super) fn max_pool(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    pool_rule(interp, call, true)
+}
+
+/// `F.avg_pool{1,2,3}d`.
+pub(super) fn avg_pool(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    pool_rule(interp, call, false)
+}
+
+/// A max or average pool; a max pool asked for its indices returns them
+/// too.
+fn pool_rule(interp: &mut Interp<'_>, call: FunctionalCall<'_>, is_max: bool) -> RuleResult {
+    let (n, args) = (call.spatial, call.args);
+    let (kernel, stride, padding, dilation) = pool_settings(n, is_max, |i, k| args.get(i + 1, k));
+    let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
+    let out = pool(
+        interp,
+        call.x,
+        n,
+        is_max,
+        &kernel,
+        &stride,
+        &padding,
+        &dilation,
+        ceil,
+        call.device,
+        call.range,
+    );
+    if is_max && args.flag(6, "return_indices", false) == Some(true) {
+        return Ok(with_indices(out));
+    }
+    Ok(out)
+}
+
+/// `F.layer_norm`: weight and bias of another dtype than the input raise.
+pub(super) fn layer_norm(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    if let Some(message) = mixed_dtype(call.x, call.args, call.name) {
+        return raise(Code::DtypeMismatch, message);
+    }
+    rms_norm(interp, call)
+}
+
+/// `F.rms_norm`, and `F.layer_norm` once its dtypes are checked: the
+/// normalized shape must end the input's.
+pub(super) fn rms_norm(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    let ns = call
+        .args
+        .get(1, "normalized_shape")
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    Ok(super::norm::layer_norm(
+        interp,
+        call.x,
+        &ns,
+        call.device,
+        call.range,
+        call.name,
+    ))
+}
+
+/// `F.embedding`: the input's indices each take a row of the weight.
+pub(super) fn embedding(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    let Some(w) = call.args.tensor(1, "weight") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(wd) = interp.dims(&w) else {
+        return Ok(Value::Unknown);
+    };
+    let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
+    Ok(super::linear::embedding(
+        interp,
+        call.x,
+        w.dtype,
+        &d,
+        call.device,
+        call.range,
+    ))
+}
+
+/// `F.cross_entropy` and `F.nll_loss`.
+pub(super) fn cross_entropy(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    Ok(loss_ce(
+        interp,
+        call.name,
+        call.x,
+        call.args,
+        call.device,
+        call.range,
+    ))
+}
+
+/// `F.mm` and `F.matmul`, as `torch.matmul`.
+pub(super) fn matmul(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    let other = call.args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+    Ok(crate::rules::ops::matmul(
+        interp,
+        call.name,
+        call.x,
+        &other,
+        call.args,
+        call.device,
+        call.range,
+    ))
+}
+
+/// `F.conv{1,2,3}d`.
+pub(super) fn conv(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    conv_rule(interp, call, false)
+}
+
+/// `F.conv_transpose{1,2,3}d`.
+pub(super) fn conv_transpose(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    conv_rule(interp, call, true)
+}
+
+/// A convolution, plain or transposed, whose weight says its channels
+/// and kernel.
+fn conv_rule(interp: &mut Interp<'_>, call: FunctionalCall<'_>, transposed: bool) -> RuleResult {
+    let FunctionalCall {
+        spatial: n,
+        x,
+        args,
+        device,
+        range,
+        ..
+    } = call;
     let Some(w) = args.tensor(1, "weight") else {
         return Ok(Value::Unknown);
     };
@@ -177,14 +307,17 @@ fn conv1d_rule(
     Ok(conv_forward(interp, x, &spec, device, range))
 }
 
-/// `F.mse_loss` and its kin.
-fn mse_loss_rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-    range: TextRange,
-) -> RuleResult {
+/// `F.mse_loss` and the other losses that compare input and target
+/// element by element.
+pub(super) fn pointwise_loss(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        range,
+        ..
+    } = call;
     let reduction = args.str(99, "reduction");
     let Some(t) = args.tensor(1, "target") else {
         return Ok(Value::Unknown);
@@ -276,12 +409,17 @@ fn mse_loss_rule(
 }
 
 /// `F.scaled_dot_product_attention`.
-fn scaled_dot_product_attention_rule(
+pub(super) fn scaled_dot_product_attention(
     interp: &mut Interp<'_>,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
+    call: FunctionalCall<'_>,
 ) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
     let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else {
         return Ok(Value::Unknown);
     };
@@ -315,12 +453,14 @@ fn scaled_dot_product_attention_rule(
 }
 
 /// `F.linear`.
-fn linear_rule(
-    interp: &mut Interp<'_>,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-    range: TextRange,
-) -> RuleResult {
+pub(super) fn linear(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        x,
+        args,
+        device,
+        range,
+        ..
+    } = call;
     let Some(w) = args.tensor(1, "weight") else {
         return Ok(Value::Unknown);
     };
@@ -328,7 +468,7 @@ fn linear_rule(
         return Ok(Value::Unknown);
     };
     match wd.as_slice() {
-        [out, inp] => Ok(linear(
+        [out, inp] => Ok(super::linear::linear(
             interp,
             x,
             &Value::Int(inp.clone()),
@@ -344,37 +484,54 @@ fn linear_rule(
     }
 }
 
-/// `F.adaptive_avg_pool1d` and its kin.
-fn adaptive_avg_pool1d_rule(
+/// `F.adaptive_avg_pool{1,2,3}d`.
+pub(super) fn adaptive_avg_pool(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    adaptive_pool_rule(interp, call, false)
+}
+
+/// `F.adaptive_max_pool{1,2,3}d`.
+pub(super) fn adaptive_max_pool(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    adaptive_pool_rule(interp, call, true)
+}
+
+/// An adaptive pool to the output size asked; a max pool asked for its
+/// indices returns them too.
+fn adaptive_pool_rule(
     interp: &mut Interp<'_>,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-    range: TextRange,
+    call: FunctionalCall<'_>,
+    is_max: bool,
 ) -> RuleResult {
-    let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
-    let avg = name.contains("avg");
+    let FunctionalCall {
+        spatial: n,
+        x,
+        args,
+        device,
+        range,
+        ..
+    } = call;
     let out = adaptive_pool(
         interp,
         x,
-        (n, avg),
+        (n, !is_max),
         args.get(1, "output_size"),
         device,
         range,
     );
-    if name.contains("max") && args.flag(2, "return_indices", false) == Some(true) {
+    if is_max && args.flag(2, "return_indices", false) == Some(true) {
         return Ok(with_indices(out));
     }
     Ok(out)
 }
 
 /// `F.normalize`.
-fn normalize_rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-) -> RuleResult {
+pub(super) fn normalize(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
     if let Some(dims) = interp.dims(x)
         && let Some(d) = args.int(2, "dim").or(Some(1))
         && let Err(message) = crate::rules::shape::wrap_dim(d, dims.len())
@@ -384,18 +541,33 @@ fn normalize_rule(
     Ok(out_shape(interp, x, x.shape.clone(), x.dtype, device, name))
 }
 
-/// `F.batch_norm` and its kin.
-fn batch_norm_rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-) -> RuleResult {
+/// `F.batch_norm`: in training, a batch with one value per channel
+/// raises.
+pub(super) fn batch_norm(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    norm_rule(interp, call, true)
+}
+
+/// `F.group_norm`, `F.instance_norm` and `F.local_response_norm`.
+pub(super) fn other_norm(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    norm_rule(interp, call, false)
+}
+
+/// A norm that keeps its input's shape: weight and bias of another dtype
+/// than the input raise, and so does a training batch norm's batch of one
+/// value per channel.
+fn norm_rule(interp: &mut Interp<'_>, call: FunctionalCall<'_>, is_batch: bool) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
     if let Some(message) = mixed_dtype(x, args, name) {
         return raise(Code::DtypeMismatch, message);
     }
     // `F.batch_norm(..., training=True)` verifies the batch first.
-    if name == "batch_norm"
+    if is_batch
         && matches!(args.get(5, "training"), Some(Value::Bool(Some(true))))
         && let Some(dims) = interp.dims(x)
         && let Some(message) = super::forward::single_value_per_channel(interp, &dims)
@@ -405,13 +577,15 @@ fn batch_norm_rule(
     Ok(out_shape(interp, x, x.shape.clone(), x.dtype, device, name))
 }
 
-/// `F.glu`.
-fn glu_rule(
-    interp: &mut Interp<'_>,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-) -> RuleResult {
+/// `F.glu`: the dim halved, its halves multiplied.
+pub(super) fn glu(interp: &mut Interp<'_>, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
     let Some(mut dims) = interp.dims(x) else {
         return Ok(Value::Unknown);
     };

@@ -9,6 +9,7 @@ mod attention;
 mod conv;
 mod forward;
 mod functional;
+mod functional_table;
 mod layer_signatures;
 mod layer_table;
 mod linear;
