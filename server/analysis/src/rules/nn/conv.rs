@@ -6,7 +6,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
-use crate::rules::check::{RuleResult, raise};
+use crate::rules::check::{RuleResult, Stop, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_var};
 use crate::value::{Device, Tensor, Value};
@@ -58,54 +58,14 @@ fn conv_forward_rule(
         );
         return raise(Code::ConvInput, message);
     }
-    let batched = dims.len() == n + 2;
-    let ch = &dims[if batched { 1 } else { 0 }];
     let cout = c
         .out_channels
         .as_ref()
         .map(|v| meta.size_dims(std::slice::from_ref(v))[0].clone())
         .unwrap_or_else(|| meta.env_mut().anonymous());
-    if let Some(cin) = c.in_channels.as_ref().and_then(|v| meta.as_dim(v)) {
-        if meta.env().known_different(ch, &cin) {
-            let groups = meta.as_dim(&c.groups).unwrap_or_else(|| Dim::konst(1));
-            let per_group = cin.floordiv(&groups).unwrap_or_else(|| cin.clone());
-            let mut weight = if c.transposed {
-                vec![cin.clone(), cout.floordiv(&groups).unwrap_or(cout.clone())]
-            } else {
-                vec![cout.clone(), per_group]
-            };
-            weight.extend(c.kernel.iter().cloned());
-            // An unbatched input runs as a batch of one.
-            let shown: Vec<Dim> = if dims.len() == n + 1 {
-                std::iter::once(Dim::konst(1))
-                    .chain(dims.iter().cloned())
-                    .collect()
-            } else {
-                dims.clone()
-            };
-            let message = if c.transposed {
-                format!(
-                    "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
-                    meta.fmt_dims(&weight),
-                    meta.fmt_dims(&shown),
-                    meta.fmt_dim(&cin),
-                    meta.fmt_dim(ch)
-                )
-            } else {
-                format!(
-                    "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
-                    meta.fmt_dim(&groups),
-                    meta.fmt_dims(&weight),
-                    meta.fmt_dims(&shown),
-                    meta.fmt_dim(&cin),
-                    meta.fmt_dim(ch)
-                )
-            };
-            return raise(Code::ConvInput, message);
-        }
-        let _ = meta.require_equal(ch, &cin);
-    }
-    let spatial_in = &dims[dims.len() - n..];
+    check_channels(meta, c, &dims, &cout)?;
+    let mut out = dims[..dims.len() - n - 1].to_vec();
+    out.push(cout);
     // A setting we could not read (a symbolic stride, say) leaves the
     // spatial sizes unknown rather than taken as a default.
     if c.kernel.len() != n
@@ -113,67 +73,133 @@ fn conv_forward_rule(
         || c.dilation.len() != n
         || c.output_padding.len() != n
     {
-        let mut out = dims[..dims.len() - n - 1].to_vec();
-        out.push(cout);
-        for _ in 0..n {
-            out.push(meta.env_mut().anonymous());
-        }
+        out.extend((0..n).map(|_| meta.env_mut().anonymous()));
         return Ok(out_known(meta, x, out, x.dtype, device, &name));
     }
     if c.transposed {
-        let too_big = (0..n).any(|i| {
-            let v = |d: Option<&Dim>| d.and_then(|d| meta.env().value(d));
-            matches!(
-                (v(c.output_padding.get(i)), v(c.stride.get(i)), v(c.dilation.get(i))),
-                (Some(op), Some(s), Some(d)) if op >= s && op >= d
-            )
-        });
-        if too_big {
-            let v = |d: &[Dim], i: usize| d.get(i).and_then(|d| meta.env().value(d)).unwrap_or(0);
-            let (h, w) = if n == 1 {
-                (None, 0)
-            } else {
-                (Some(n - 2), n - 1)
-            };
-            let hv = |d: &[Dim], dflt: i64| h.map(|h| v(d, h)).unwrap_or(dflt);
-            // A 3-d convolution names the depth too, first.
-            let depth = |d: &[Dim], dflt: i64| if n == 3 { v(d, 0) } else { dflt };
-            let message = if n == 3 {
-                format!(
-                    "output padding must be smaller than either stride or dilation, but got output_padding_depth: {} output_padding_height: {} output_padding_width: {} stride_depth: {} stride_height: {} stride_width: {} dilation_depth: {} dilation_height: {} dilation_width: {}",
-                    depth(&c.output_padding, 0),
-                    hv(&c.output_padding, 0),
-                    v(&c.output_padding, w),
-                    depth(&c.stride, 1),
-                    hv(&c.stride, 1),
-                    v(&c.stride, w),
-                    depth(&c.dilation, 1),
-                    hv(&c.dilation, 1),
-                    v(&c.dilation, w)
-                )
-            } else {
-                format!(
-                    "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
-                    hv(&c.output_padding, 0),
-                    v(&c.output_padding, w),
-                    hv(&c.stride, 1),
-                    v(&c.stride, w),
-                    hv(&c.dilation, 1),
-                    v(&c.dilation, w)
-                )
-            };
-            return raise(Code::ConvInput, message);
-        }
+        check_output_padding(meta, c)?;
     }
-    let mut out_spatial = Vec::new();
+    out.extend(output_sizes(meta, c, &dims[dims.len() - n..])?);
+    Ok(out_known(meta, x, out, x.dtype, device, &name))
+}
+
+/// The input's channels against those the weight takes: a known
+/// difference raises as torch does, naming the weight's shape; otherwise
+/// they are taken as equal from here on.
+fn check_channels(meta: &mut dyn Meta, c: &ConvSpec, dims: &[Dim], cout: &Dim) -> Result<(), Stop> {
+    let n = c.n;
+    let batched = dims.len() == n + 2;
+    let ch = &dims[if batched { 1 } else { 0 }];
+    let Some(cin) = c.in_channels.as_ref().and_then(|v| meta.as_dim(v)) else {
+        return Ok(());
+    };
+    if !meta.env().known_different(ch, &cin) {
+        let _ = meta.require_equal(ch, &cin);
+        return Ok(());
+    }
+    let groups = meta.as_dim(&c.groups).unwrap_or_else(|| Dim::konst(1));
+    let per_group = cin.floordiv(&groups).unwrap_or_else(|| cin.clone());
+    let mut weight = if c.transposed {
+        vec![cin.clone(), cout.floordiv(&groups).unwrap_or(cout.clone())]
+    } else {
+        vec![cout.clone(), per_group]
+    };
+    weight.extend(c.kernel.iter().cloned());
+    // An unbatched input runs as a batch of one.
+    let shown: Vec<Dim> = if batched {
+        dims.to_vec()
+    } else {
+        std::iter::once(Dim::konst(1))
+            .chain(dims.iter().cloned())
+            .collect()
+    };
+    let message = if c.transposed {
+        format!(
+            "Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
+            meta.fmt_dims(&weight),
+            meta.fmt_dims(&shown),
+            meta.fmt_dim(&cin),
+            meta.fmt_dim(ch)
+        )
+    } else {
+        format!(
+            "Given groups={}, weight of size {}, expected input{} to have {} channels, but got {} channels instead",
+            meta.fmt_dim(&groups),
+            meta.fmt_dims(&weight),
+            meta.fmt_dims(&shown),
+            meta.fmt_dim(&cin),
+            meta.fmt_dim(ch)
+        )
+    };
+    raise(Code::ConvInput, message)
+}
+
+/// A transposed convolution's output padding must be smaller than its
+/// stride or its dilation in every dim; torch names each setting of each
+/// dim in its message.
+fn check_output_padding(meta: &dyn Meta, c: &ConvSpec) -> Result<(), Stop> {
+    let n = c.n;
+    let too_big = (0..n).any(|i| {
+        let v = |d: Option<&Dim>| d.and_then(|d| meta.env().value(d));
+        matches!(
+            (v(c.output_padding.get(i)), v(c.stride.get(i)), v(c.dilation.get(i))),
+            (Some(op), Some(s), Some(d)) if op >= s && op >= d
+        )
+    });
+    if !too_big {
+        return Ok(());
+    }
+    let v = |d: &[Dim], i: usize| d.get(i).and_then(|d| meta.env().value(d)).unwrap_or(0);
+    let (h, w) = if n == 1 {
+        (None, 0)
+    } else {
+        (Some(n - 2), n - 1)
+    };
+    let hv = |d: &[Dim], dflt: i64| h.map(|h| v(d, h)).unwrap_or(dflt);
+    // A 3-d convolution names the depth too, first.
+    let depth = |d: &[Dim], dflt: i64| if n == 3 { v(d, 0) } else { dflt };
+    let message = if n == 3 {
+        format!(
+            "output padding must be smaller than either stride or dilation, but got output_padding_depth: {} output_padding_height: {} output_padding_width: {} stride_depth: {} stride_height: {} stride_width: {} dilation_depth: {} dilation_height: {} dilation_width: {}",
+            depth(&c.output_padding, 0),
+            hv(&c.output_padding, 0),
+            v(&c.output_padding, w),
+            depth(&c.stride, 1),
+            hv(&c.stride, 1),
+            v(&c.stride, w),
+            depth(&c.dilation, 1),
+            hv(&c.dilation, 1),
+            v(&c.dilation, w)
+        )
+    } else {
+        format!(
+            "output padding must be smaller than either stride or dilation, but got output_padding_height: {} output_padding_width: {} stride_height: {} stride_width: {} dilation_height: {} dilation_width: {}",
+            hv(&c.output_padding, 0),
+            v(&c.output_padding, w),
+            hv(&c.stride, 1),
+            v(&c.stride, w),
+            hv(&c.dilation, 1),
+            v(&c.dilation, w)
+        )
+    };
+    raise(Code::ConvInput, message)
+}
+
+/// The output's spatial sizes from the input's: torch's
+/// `conv_output_size`, or for a transposed convolution the size whose
+/// convolution gives the input. A kernel larger than the padded input
+/// raises; padding it cannot read stops the rule with an unknown result.
+fn output_sizes(meta: &mut dyn Meta, c: &ConvSpec, spatial_in: &[Dim]) -> Result<Vec<Dim>, Stop> {
+    let n = c.n;
     let same = matches!(&c.padding, Some(Value::Str(s)) if &**s == "same");
     let padding = match &c.padding {
         Some(Value::Str(_)) => vec![Dim::konst(0); n],
         p => spatial_or(p.as_ref(), n, 0),
     };
     if padding.len() != n {
-        return Ok(Value::Unknown);
+        return Err(Stop::Give(Value::Unknown));
     }
+    let mut out_spatial = Vec::new();
     for i in 0..n {
         let l = &spatial_in[i];
         let k = &c.kernel[i];
@@ -194,22 +220,10 @@ fn conv_forward_rule(
             if let (Some(pv), Some(kv)) = (meta.env().value(&padded), meta.env().value(&keff))
                 && pv < kv
             {
-                // torch prints every spatial dim, joined by ` x `.
-                let all = |f: &dyn Fn(usize) -> Dim| {
-                    (0..n)
-                        .map(|j| meta.fmt_dim(&f(j)))
-                        .collect::<Vec<_>>()
-                        .join(" x ")
-                };
-                let padded_all = all(&|j| spatial_in[j].add(&padding[j].mul(&Dim::konst(2))));
-                let kernel_all = all(&|j| {
-                    let d = c.dilation.get(j).cloned().unwrap_or_else(|| Dim::konst(1));
-                    d.mul(&c.kernel[j].sub(&Dim::konst(1))).add(&Dim::konst(1))
-                });
-                let message = format!(
-                    "Calculated padded input size per channel: ({padded_all}). Kernel size: ({kernel_all}). Kernel size can't be greater than actual input size"
+                return raise(
+                    Code::ConvInput,
+                    kernel_too_big(meta, c, spatial_in, &padding),
                 );
-                return raise(Code::ConvInput, message);
             }
             match padded.sub(&keff).floordiv(&s) {
                 Some(q) => q.add(&Dim::konst(1)),
@@ -218,10 +232,26 @@ fn conv_forward_rule(
         };
         out_spatial.push(len);
     }
-    let mut out = dims[..dims.len() - n - 1].to_vec();
-    out.push(cout);
-    out.extend(out_spatial);
-    Ok(out_known(meta, x, out, x.dtype, device, &name))
+    Ok(out_spatial)
+}
+
+/// torch's message for a kernel (dilated) larger than the padded input:
+/// it prints every spatial dim, joined by ` x `.
+fn kernel_too_big(meta: &dyn Meta, c: &ConvSpec, spatial_in: &[Dim], padding: &[Dim]) -> String {
+    let all = |f: &dyn Fn(usize) -> Dim| {
+        (0..c.n)
+            .map(|j| meta.fmt_dim(&f(j)))
+            .collect::<Vec<_>>()
+            .join(" x ")
+    };
+    let padded_all = all(&|j| spatial_in[j].add(&padding[j].mul(&Dim::konst(2))));
+    let kernel_all = all(&|j| {
+        let d = c.dilation.get(j).cloned().unwrap_or_else(|| Dim::konst(1));
+        d.mul(&c.kernel[j].sub(&Dim::konst(1))).add(&Dim::konst(1))
+    });
+    format!(
+        "Calculated padded input size per channel: ({padded_all}). Kernel size: ({kernel_all}). Kernel size can't be greater than actual input size"
+    )
 }
 
 /// `ConvTranspose(x, output_size=...)`: the output takes the requested size,

@@ -1,5 +1,15 @@
-//! `torch.nn.functional`: the rule of each `F.*` function, most shared with the matching layer.
+//! `torch.nn.functional`: the registry of `F.*` functions and their rules, most shared with the matching layer.
+//!
+//! As the layer registry has one `LayerDef` per class, each `F.*` function
+//! the analysis has a rule for is one `FunctionalDef` (in
+//! `functional_table.rs`): its name, its rule, and the spatial dims it
+//! works on. A function without an entry runs as the tensor op of its
+//! name (`F.relu` as `torch.relu`).
 
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
@@ -7,17 +17,14 @@ use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::meta::Meta;
-use crate::rules::ops::{check_inputs, matmul, op, out_known, out_shape, out_var};
+use crate::rules::ops::{check_inputs, op, out_known, out_shape, out_var};
 use crate::rules::shape::broadcast;
-use std::rc::Rc;
-
-use crate::value::Value;
-use crate::value::{Device, Tensor};
+use crate::value::{Device, Tensor, Value};
 
 use super::conv::{ConvSpec, conv_forward};
-use super::linear::{embedding, linear};
+use super::functional_table::FUNCTIONALS;
 use super::loss::loss_ce;
-use super::norm::{layer_norm, mixed_dtype};
+use super::norm::mixed_dtype;
 use super::pool::{adaptive_pool, pool, with_indices};
 use super::resample::{
     grid_sample_rule, interpolate_rule, pad_rule, pixel_shuffle_rule, unfold_rule,
@@ -31,7 +38,9 @@ pub(crate) fn functional(meta: &mut dyn Meta, name: &str, args: Args, range: Tex
     meta.settle(range, result)
 }
 
-/// `F.<name>(...)`.
+/// `F.<name>(...)`: the rule of its registry entry, once the input is a
+/// tensor and the inputs' devices agree. A function without an entry (or
+/// without a tensor input) runs as the tensor op of its name.
 fn functional_rule(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> RuleResult {
     let Some(x) = args.tensor(0, "input") else {
         return Ok(op(meta, name, args, range));
@@ -39,95 +48,213 @@ fn functional_rule(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange
     let Some(device) = check_inputs(meta, &args, name, range) else {
         return Ok(Value::Unknown);
     };
-    match name {
-        "linear" => linear_rule(meta, (&x, &args), device, range),
-        "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d"
-        | "conv_transpose3d" => conv1d_rule(meta, name, (&x, &args), device, range),
-        "max_pool1d" | "max_pool2d" | "max_pool3d" | "avg_pool1d" | "avg_pool2d" | "avg_pool3d" => {
-            let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
-            let is_max = name.starts_with("max");
-            let (kernel, stride, padding, dilation) =
-                pool_settings(n, is_max, |i, k| args.get(i + 1, k));
-            let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
-            let out = pool(
-                meta, &x, n, is_max, &kernel, &stride, &padding, &dilation, ceil, device, range,
-            );
-            if is_max && args.flag(6, "return_indices", false) == Some(true) {
-                return Ok(with_indices(out));
-            }
-            Ok(out)
-        }
-        "adaptive_avg_pool1d"
-        | "adaptive_avg_pool2d"
-        | "adaptive_avg_pool3d"
-        | "adaptive_max_pool1d"
-        | "adaptive_max_pool2d"
-        | "adaptive_max_pool3d" => adaptive_avg_pool1d_rule(meta, name, (&x, &args), device, range),
-        "layer_norm" | "rms_norm" => {
-            if name == "layer_norm"
-                && let Some(message) = mixed_dtype(&x, &args, name)
-            {
-                return raise(Code::DtypeMismatch, message);
-            }
-            let ns = args
-                .get(1, "normalized_shape")
-                .cloned()
-                .unwrap_or(Value::Unknown);
-            layer_norm(meta, &x, &ns, device, name)
-        }
-        "normalize" => normalize_rule(meta, name, (&x, &args), device),
-        "batch_norm" | "group_norm" | "instance_norm" | "local_response_norm" => {
-            batch_norm_rule(meta, name, (&x, &args), device)
-        }
-        "embedding" => {
-            let Some(w) = args.tensor(1, "weight") else {
-                return Ok(Value::Unknown);
-            };
-            let Some(wd) = meta.dims(&w) else {
-                return Ok(Value::Unknown);
-            };
-            let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
-            Ok(embedding(meta, &x, w.dtype, &d, device, range))
-        }
-        "pad" => pad_rule(meta, name, (&x, &args), device),
-        "interpolate" | "upsample" | "upsample_nearest" | "upsample_bilinear" => {
-            interpolate_rule(meta, name, (&x, &args), device)
-        }
-        "pixel_shuffle" | "pixel_unshuffle" => pixel_shuffle_rule(meta, name, (&x, &args), device),
-        "cross_entropy" | "nll_loss" => Ok(loss_ce(meta, name, &x, &args, device, range)),
-        "mse_loss"
-        | "l1_loss"
-        | "smooth_l1_loss"
-        | "huber_loss"
-        | "binary_cross_entropy"
-        | "binary_cross_entropy_with_logits"
-        | "kl_div"
-        | "soft_margin_loss" => mse_loss_rule(meta, name, (&x, &args), device, range),
-        "scaled_dot_product_attention" => {
-            scaled_dot_product_attention_rule(meta, name, (&x, &args), device)
-        }
-        "one_hot" => Ok(op(meta, "one_hot", args, range)),
-        "unfold" => unfold_rule(meta, name, (&x, &args), device),
-        "grid_sample" => grid_sample_rule(meta, name, (&x, &args), device),
-        "glu" => glu_rule(meta, name, (&x, &args), device),
-        "mm" | "matmul" => {
-            let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
-            Ok(matmul(meta, name, &x, &other, &args, device, range))
-        }
-        _ => Ok(op(meta, name, args, range)),
+    let Some(def) = FunctionalDef::of(name) else {
+        return Ok(op(meta, name, args, range));
+    };
+    let call = FunctionalCall {
+        name,
+        spatial: def.spatial,
+        x: &x,
+        args: &args,
+        device,
+        range,
+    };
+    (def.rule)(meta, call)
+}
+
+/// The shape function of an `F.*` function, as torch's meta registrations
+/// have one per op.
+pub(super) type FunctionalRule = fn(&mut dyn Meta, FunctionalCall<'_>) -> RuleResult;
+
+/// One `F.*` function the analysis has a rule for.
+#[derive(Debug)]
+pub(super) struct FunctionalDef {
+    /// Its name under `torch.nn.functional` (`conv2d`).
+    pub name: &'static str,
+    pub rule: FunctionalRule,
+    /// The spatial dims it works on (`conv2d`: 2), 0 for none.
+    pub spatial: usize,
+}
+
+impl FunctionalDef {
+    /// The entry of a function's name, if the analysis has a rule for it.
+    pub(super) fn of(name: &str) -> Option<&'static FunctionalDef> {
+        static INDEX: OnceLock<FxHashMap<&'static str, &'static FunctionalDef>> = OnceLock::new();
+        INDEX
+            .get_or_init(|| FUNCTIONALS.iter().map(|d| (d.name, d)).collect())
+            .get(name)
+            .copied()
     }
 }
 
-/// `F.conv1d` and its kin.
-fn conv1d_rule(
-    meta: &mut dyn Meta,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
+/// One call of an `F.*` function whose input is a tensor, as its rule
+/// sees it.
+pub(super) struct FunctionalCall<'a> {
+    name: &'a str,
+    /// The entry's spatial dims.
+    spatial: usize,
+    x: &'a Rc<Tensor>,
+    args: &'a Args,
+    /// The device the inputs are on, when known.
     device: Option<Device>,
     range: TextRange,
-) -> RuleResult {
-    let transposed = name.starts_with("conv_transpose");
-    let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
+}
+
+/// A rule that takes the function's name, its input and arguments, and
+/// the inputs' device: the form of the rules `resample.rs` shares with
+/// the layers.
+type SharedRule = fn(&mut dyn Meta, &str, (&Rc<Tensor>, &Args), Option<Device>) -> RuleResult;
+
+/// Runs a `SharedRule` on a call.
+fn shared(meta: &mut dyn Meta, call: FunctionalCall<'_>, rule: SharedRule) -> RuleResult {
+    rule(meta, call.name, (call.x, call.args), call.device)
+}
+
+/// `F.pad`.
+pub(super) fn pad(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    shared(meta, call, pad_rule)
+}
+
+/// `F.interpolate` and the `upsample` functions before it.
+pub(super) fn interpolate(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    shared(meta, call, interpolate_rule)
+}
+
+/// `F.pixel_shuffle` and `F.pixel_unshuffle`.
+pub(super) fn pixel_shuffle(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    shared(meta, call, pixel_shuffle_rule)
+}
+
+/// `F.unfold`.
+pub(super) fn unfold(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    shared(meta, call, unfold_rule)
+}
+
+/// `F.grid_sample`.
+pub(super) fn grid_sample(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    shared(meta, call, grid_sample_rule)
+}
+
+/// `F.max_pool{1,2,3}d`.
+pub(super) fn max_pool(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    pool_rule(meta, call, true)
+}
+
+/// `F.avg_pool{1,2,3}d`.
+pub(super) fn avg_pool(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    pool_rule(meta, call, false)
+}
+
+/// A max or average pool; a max pool asked for its indices returns them
+/// too.
+fn pool_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, is_max: bool) -> RuleResult {
+    let (n, args) = (call.spatial, call.args);
+    let (kernel, stride, padding, dilation) = pool_settings(n, is_max, |i, k| args.get(i + 1, k));
+    let ceil = args.flag(if is_max { 5 } else { 4 }, "ceil_mode", false) == Some(true);
+    let out = pool(
+        meta,
+        call.x,
+        n,
+        is_max,
+        &kernel,
+        &stride,
+        &padding,
+        &dilation,
+        ceil,
+        call.device,
+        call.range,
+    );
+    if is_max && args.flag(6, "return_indices", false) == Some(true) {
+        return Ok(with_indices(out));
+    }
+    Ok(out)
+}
+
+/// `F.layer_norm`: weight and bias of another dtype than the input raise.
+pub(super) fn layer_norm(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    if let Some(message) = mixed_dtype(call.x, call.args, call.name) {
+        return raise(Code::DtypeMismatch, message);
+    }
+    rms_norm(meta, call)
+}
+
+/// `F.rms_norm`, and `F.layer_norm` once its dtypes are checked: the
+/// normalized shape must end the input's.
+pub(super) fn rms_norm(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let ns = call
+        .args
+        .get(1, "normalized_shape")
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    super::norm::layer_norm(meta, call.x, &ns, call.device, call.name)
+}
+
+/// `F.embedding`: the input's indices each take a row of the weight.
+pub(super) fn embedding(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let Some(w) = call.args.tensor(1, "weight") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(wd) = meta.dims(&w) else {
+        return Ok(Value::Unknown);
+    };
+    let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
+    Ok(super::linear::embedding(
+        meta,
+        call.x,
+        w.dtype,
+        &d,
+        call.device,
+        call.range,
+    ))
+}
+
+/// `F.cross_entropy` and `F.nll_loss`.
+pub(super) fn cross_entropy(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    Ok(loss_ce(
+        meta,
+        call.name,
+        call.x,
+        call.args,
+        call.device,
+        call.range,
+    ))
+}
+
+/// `F.mm` and `F.matmul`, as `torch.matmul`.
+pub(super) fn matmul(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let other = call.args.get(1, "other").cloned().unwrap_or(Value::Unknown);
+    Ok(crate::rules::ops::matmul(
+        meta,
+        call.name,
+        call.x,
+        &other,
+        call.args,
+        call.device,
+        call.range,
+    ))
+}
+
+/// `F.conv{1,2,3}d`.
+pub(super) fn conv(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    conv_rule(meta, call, false)
+}
+
+/// `F.conv_transpose{1,2,3}d`.
+pub(super) fn conv_transpose(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    conv_rule(meta, call, true)
+}
+
+/// A convolution, plain or transposed, whose weight says its channels
+/// and kernel.
+fn conv_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, transposed: bool) -> RuleResult {
+    let FunctionalCall {
+        spatial: n,
+        x,
+        args,
+        device,
+        range,
+        ..
+    } = call;
     let Some(w) = args.tensor(1, "weight") else {
         return Ok(Value::Unknown);
     };
@@ -163,14 +290,17 @@ fn conv1d_rule(
     Ok(conv_forward(meta, x, &spec, device, range))
 }
 
-/// `F.mse_loss` and its kin.
-fn mse_loss_rule(
-    meta: &mut dyn Meta,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-    range: TextRange,
-) -> RuleResult {
+/// `F.mse_loss` and the other losses that compare input and target
+/// element by element.
+pub(super) fn pointwise_loss(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        range,
+        ..
+    } = call;
     let reduction = args.str(99, "reduction");
     let Some(t) = args.tensor(1, "target") else {
         return Ok(Value::Unknown);
@@ -262,12 +392,17 @@ fn mse_loss_rule(
 }
 
 /// `F.scaled_dot_product_attention`.
-fn scaled_dot_product_attention_rule(
+pub(super) fn scaled_dot_product_attention(
     meta: &mut dyn Meta,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
+    call: FunctionalCall<'_>,
 ) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
     let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else {
         return Ok(Value::Unknown);
     };
@@ -301,12 +436,14 @@ fn scaled_dot_product_attention_rule(
 }
 
 /// `F.linear`.
-fn linear_rule(
-    meta: &mut dyn Meta,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-    range: TextRange,
-) -> RuleResult {
+pub(super) fn linear(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        x,
+        args,
+        device,
+        range,
+        ..
+    } = call;
     let Some(w) = args.tensor(1, "weight") else {
         return Ok(Value::Unknown);
     };
@@ -314,7 +451,7 @@ fn linear_rule(
         return Ok(Value::Unknown);
     };
     match wd.as_slice() {
-        [out, inp] => Ok(linear(
+        [out, inp] => Ok(super::linear::linear(
             meta,
             x,
             &Value::Int(inp.clone()),
@@ -330,30 +467,50 @@ fn linear_rule(
     }
 }
 
-/// `F.adaptive_avg_pool1d` and its kin.
-fn adaptive_avg_pool1d_rule(
-    meta: &mut dyn Meta,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-    range: TextRange,
-) -> RuleResult {
-    let n = (name.as_bytes()[name.len() - 2] - b'0') as usize;
-    let avg = name.contains("avg");
-    let out = adaptive_pool(meta, x, (n, avg), args.get(1, "output_size"), device, range);
-    if name.contains("max") && args.flag(2, "return_indices", false) == Some(true) {
+/// `F.adaptive_avg_pool{1,2,3}d`.
+pub(super) fn adaptive_avg_pool(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    adaptive_pool_rule(meta, call, false)
+}
+
+/// `F.adaptive_max_pool{1,2,3}d`.
+pub(super) fn adaptive_max_pool(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    adaptive_pool_rule(meta, call, true)
+}
+
+/// An adaptive pool to the output size asked; a max pool asked for its
+/// indices returns them too.
+fn adaptive_pool_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, is_max: bool) -> RuleResult {
+    let FunctionalCall {
+        spatial: n,
+        x,
+        args,
+        device,
+        range,
+        ..
+    } = call;
+    let out = adaptive_pool(
+        meta,
+        x,
+        (n, !is_max),
+        args.get(1, "output_size"),
+        device,
+        range,
+    );
+    if is_max && args.flag(2, "return_indices", false) == Some(true) {
         return Ok(with_indices(out));
     }
     Ok(out)
 }
 
 /// `F.normalize`.
-fn normalize_rule(
-    meta: &mut dyn Meta,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-) -> RuleResult {
+pub(super) fn normalize(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
     if let Some(dims) = meta.dims(x)
         && let Some(d) = args.int(2, "dim").or(Some(1))
         && let Err(message) = crate::rules::shape::wrap_dim(d, dims.len())
@@ -363,18 +520,33 @@ fn normalize_rule(
     Ok(out_shape(meta, x, x.shape.clone(), x.dtype, device, name))
 }
 
-/// `F.batch_norm` and its kin.
-fn batch_norm_rule(
-    meta: &mut dyn Meta,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-) -> RuleResult {
+/// `F.batch_norm`: in training, a batch with one value per channel
+/// raises.
+pub(super) fn batch_norm(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    norm_rule(meta, call, true)
+}
+
+/// `F.group_norm`, `F.instance_norm` and `F.local_response_norm`.
+pub(super) fn other_norm(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    norm_rule(meta, call, false)
+}
+
+/// A norm that keeps its input's shape: weight and bias of another dtype
+/// than the input raise, and so does a training batch norm's batch of one
+/// value per channel.
+fn norm_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, is_batch: bool) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
     if let Some(message) = mixed_dtype(x, args, name) {
         return raise(Code::DtypeMismatch, message);
     }
     // `F.batch_norm(..., training=True)` verifies the batch first.
-    if name == "batch_norm"
+    if is_batch
         && matches!(args.get(5, "training"), Some(Value::Bool(Some(true))))
         && let Some(dims) = meta.dims(x)
         && let Some(message) = super::forward::single_value_per_channel(meta, &dims)
@@ -384,13 +556,15 @@ fn batch_norm_rule(
     Ok(out_shape(meta, x, x.shape.clone(), x.dtype, device, name))
 }
 
-/// `F.glu`.
-fn glu_rule(
-    meta: &mut dyn Meta,
-    name: &str,
-    (x, args): (&Rc<Tensor>, &Args),
-    device: Option<Device>,
-) -> RuleResult {
+/// `F.glu`: the dim halved, its halves multiplied.
+pub(super) fn glu(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
     let Some(mut dims) = meta.dims(x) else {
         return Ok(Value::Unknown);
     };

@@ -1,9 +1,17 @@
 //! The layer registry's table: the `LayerDef` of every `torch.nn` layer class the analysis knows, with torch's constructor signatures.
 
-use super::registry::{Forward, LayerDef, Role};
+use super::layer_signatures::{
+    ADAPTIVE_AVG_POOL, ADAPTIVE_MAX_POOL, AVG_POOL, AVG_POOL_1D, BATCH_NORM, CONSTANT_PAD, CONV,
+    CONV_TRANSPOSE, DROPOUT, INPLACE, INSTANCE_NORM, MAX_POOL, PAD, REDUCTION, RNN_CELL, SOFTMAX,
+    TRANSFORMER_LAYER,
+};
+use super::parameter_table as shapes;
+use super::registry::Parameters::{Built, Counted};
+use super::registry::{Forward, LayerDef, Parameters, Role};
 
 /// An entry with the settings most layers share: a leaf with weights
-/// whose device counts, no spatial dims, no rank demand.
+/// whose device counts, no spatial dims, no rank demand, and parameters
+/// the analysis does not size.
 const fn layer(name: &'static str, params: &'static [&'static str], forward: Forward) -> LayerDef {
     LayerDef {
         name,
@@ -12,20 +20,36 @@ const fn layer(name: &'static str, params: &'static [&'static str], forward: For
         spatial: 0,
         checks_device: true,
         has_weight: false,
-        stateless: false,
+        parameters: Parameters::Unsized,
         batched_input: false,
         forward,
     }
 }
 
-/// A layer with a `weight` (and usually a `bias`).
+/// A layer holding these parameters.
+const fn holding(
+    name: &'static str,
+    params: &'static [&'static str],
+    forward: Forward,
+    parameters: Parameters,
+) -> LayerDef {
+    LayerDef {
+        parameters,
+        ..layer(name, params, forward)
+    }
+}
+
+/// A layer with a `weight` (and usually a `bias`): the tensors the
+/// analysis builds for it, or a function that counts them.
 const fn weighted(
     name: &'static str,
     params: &'static [&'static str],
     forward: Forward,
+    parameters: Parameters,
 ) -> LayerDef {
     LayerDef {
         has_weight: true,
+        parameters,
         ..layer(name, params, forward)
     }
 }
@@ -35,7 +59,7 @@ const fn weighted(
 const fn pointwise(name: &'static str, params: &'static [&'static str]) -> LayerDef {
     LayerDef {
         checks_device: false,
-        stateless: true,
+        parameters: Parameters::None,
         ..layer(name, params, Forward::SameShape)
     }
 }
@@ -47,7 +71,7 @@ const fn stateless(
     forward: Forward,
 ) -> LayerDef {
     LayerDef {
-        stateless: true,
+        parameters: Parameters::None,
         ..layer(name, params, forward)
     }
 }
@@ -61,7 +85,7 @@ const fn loss(
 ) -> LayerDef {
     LayerDef {
         checks_device: false,
-        stateless: true,
+        parameters: Parameters::None,
         ..layer(name, params, Forward::Loss(function))
     }
 }
@@ -84,7 +108,7 @@ const fn batched(n: usize, def: LayerDef) -> LayerDef {
 /// a weight and a bias when `affine=True`.
 const fn instance_norm(name: &'static str) -> LayerDef {
     LayerDef {
-        stateless: false,
+        parameters: Counted(shapes::instance_norm),
         ..pointwise(name, INSTANCE_NORM)
     }
 }
@@ -108,8 +132,24 @@ const fn composite(def: LayerDef) -> LayerDef {
 }
 
 /// A convolution over `n` spatial dims.
-const fn conv(n: usize, name: &'static str, params: &'static [&'static str]) -> LayerDef {
-    batched(n, weighted(name, params, Forward::Conv))
+const fn conv(n: usize, name: &'static str) -> LayerDef {
+    batched(n, weighted(name, CONV, Forward::Conv, Built(shapes::CONV)))
+}
+
+/// A transposed convolution over `n` spatial dims.
+const fn conv_transpose(n: usize, name: &'static str) -> LayerDef {
+    let parameters = Counted(shapes::conv_transpose);
+    batched(n, weighted(name, CONV_TRANSPOSE, Forward::Conv, parameters))
+}
+
+/// Batch norm, with its running statistics.
+const fn batch_norm(name: &'static str) -> LayerDef {
+    weighted(
+        name,
+        BATCH_NORM,
+        Forward::BatchNorm,
+        Built(shapes::BATCH_NORM),
+    )
 }
 
 /// `MaxPool*` or `AvgPool*` over `n` spatial dims.
@@ -147,107 +187,6 @@ const fn pad(
     spatial(n, stateless(name, params, Forward::Pad(mode)))
 }
 
-const CONV: &[&str] = &[
-    "in_channels",
-    "out_channels",
-    "kernel_size",
-    "stride=1",
-    "padding=0",
-    "dilation=1",
-    "groups=1",
-    "bias=True",
-    "padding_mode='zeros'",
-    "device=None",
-    "dtype=None",
-];
-const CONV_TRANSPOSE: &[&str] = &[
-    "in_channels",
-    "out_channels",
-    "kernel_size",
-    "stride=1",
-    "padding=0",
-    "output_padding=0",
-    "groups=1",
-    "bias=True",
-    "dilation=1",
-    "padding_mode='zeros'",
-    "device=None",
-    "dtype=None",
-];
-const MAX_POOL: &[&str] = &[
-    "kernel_size",
-    "~stride=None",
-    "padding=0",
-    "dilation=1",
-    "return_indices=False",
-    "ceil_mode=False",
-];
-const AVG_POOL_1D: &[&str] = &[
-    "~kernel_size",
-    "~stride=None",
-    "~padding=0",
-    "ceil_mode=False",
-    "count_include_pad=True",
-];
-const AVG_POOL: &[&str] = &[
-    "kernel_size",
-    "~stride=None",
-    "padding=0",
-    "ceil_mode=False",
-    "count_include_pad=True",
-    "divisor_override=None",
-];
-const ADAPTIVE_AVG_POOL: &[&str] = &["output_size"];
-const ADAPTIVE_MAX_POOL: &[&str] = &["output_size", "return_indices=False"];
-const BATCH_NORM: &[&str] = &[
-    "num_features",
-    "eps=1e-05",
-    "momentum=0.1",
-    "affine=True",
-    "track_running_stats=True",
-    "device=None",
-    "dtype=None",
-    "*",
-    "bias=True",
-];
-const INSTANCE_NORM: &[&str] = &[
-    "num_features",
-    "eps=1e-05",
-    "momentum=0.1",
-    "affine=False",
-    "track_running_stats=False",
-    "device=None",
-    "dtype=None",
-    "*",
-    "bias=True",
-];
-const DROPOUT: &[&str] = &["p=0.5", "inplace=False"];
-const INPLACE: &[&str] = &["inplace=False"];
-const SOFTMAX: &[&str] = &["dim=None"];
-const PAD: &[&str] = &["~padding"];
-const CONSTANT_PAD: &[&str] = &["~padding", "value"];
-const RNN_CELL: &[&str] = &[
-    "input_size",
-    "hidden_size",
-    "bias=True",
-    "device=None",
-    "dtype=None",
-];
-const REDUCTION: &[&str] = &["~size_average=None", "~reduce=None", "reduction='mean'"];
-const TRANSFORMER_LAYER: &[&str] = &[
-    "d_model",
-    "nhead",
-    "dim_feedforward=2048",
-    "dropout=0.1",
-    "activation=relu",
-    "layer_norm_eps=1e-05",
-    "batch_first=False",
-    "norm_first=False",
-    "bias=True",
-    "device=None",
-    "dtype=None",
-];
-
 /// Every layer class the analysis knows.
 pub(crate) static LAYERS: &[LayerDef] = &[
     // Containers.
@@ -268,6 +207,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::Linear,
+        Built(shapes::LINEAR),
     ),
     layer(
         "LazyLinear",
@@ -285,6 +225,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::Bilinear,
+        Counted(shapes::bilinear),
     ),
     weighted(
         "Embedding",
@@ -302,8 +243,9 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::Embedding,
+        Built(shapes::EMBEDDING),
     ),
-    layer(
+    holding(
         "EmbeddingBag",
         &[
             "num_embeddings",
@@ -320,14 +262,15 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::EmbeddingBag,
+        Counted(shapes::embedding_bag),
     ),
     // Convolutions.
-    conv(1, "Conv1d", CONV),
-    conv(2, "Conv2d", CONV),
-    conv(3, "Conv3d", CONV),
-    conv(1, "ConvTranspose1d", CONV_TRANSPOSE),
-    conv(2, "ConvTranspose2d", CONV_TRANSPOSE),
-    conv(3, "ConvTranspose3d", CONV_TRANSPOSE),
+    conv(1, "Conv1d"),
+    conv(2, "Conv2d"),
+    conv(3, "Conv3d"),
+    conv_transpose(1, "ConvTranspose1d"),
+    conv_transpose(2, "ConvTranspose2d"),
+    conv_transpose(3, "ConvTranspose3d"),
     // Pools.
     pool(1, "MaxPool1d", MAX_POOL, true),
     pool(2, "MaxPool2d", MAX_POOL, true),
@@ -342,9 +285,9 @@ pub(crate) static LAYERS: &[LayerDef] = &[
     adaptive_pool(2, "AdaptiveMaxPool2d", true),
     adaptive_pool(3, "AdaptiveMaxPool3d", true),
     // Normalisation.
-    spatial(1, weighted("BatchNorm1d", BATCH_NORM, Forward::BatchNorm)),
-    batched(2, weighted("BatchNorm2d", BATCH_NORM, Forward::BatchNorm)),
-    batched(3, weighted("BatchNorm3d", BATCH_NORM, Forward::BatchNorm)),
+    spatial(1, batch_norm("BatchNorm1d")),
+    batched(2, batch_norm("BatchNorm2d")),
+    batched(3, batch_norm("BatchNorm3d")),
     layer(
         "SyncBatchNorm",
         &[
@@ -392,8 +335,9 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::LayerNorm,
+        Built(shapes::LAYER_NORM),
     ),
-    layer(
+    holding(
         "RMSNorm",
         &[
             "normalized_shape",
@@ -403,6 +347,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::RmsNorm,
+        Counted(shapes::rms_norm),
     ),
     weighted(
         "GroupNorm",
@@ -417,6 +362,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "bias=True",
         ],
         Forward::GroupNorm,
+        Counted(shapes::group_norm),
     ),
     pointwise(
         "LocalResponseNorm",
@@ -454,7 +400,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
         ],
     ),
     LayerDef {
-        stateless: false,
+        parameters: Counted(shapes::prelu),
         ..pointwise(
             "PReLU",
             &["num_parameters=1", "init=0.25", "device=None", "dtype=None"],
@@ -551,7 +497,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
     pad(3, "CircularPad3d", PAD, "circular"),
     stateless("CosineSimilarity", &["dim=1", "eps=1e-08"], Forward::None),
     // Recurrent layers.
-    layer(
+    holding(
         "LSTM",
         &[
             "input_size",
@@ -566,8 +512,9 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::Rnn,
+        Counted(shapes::recurrent),
     ),
-    layer(
+    holding(
         "GRU",
         &[
             "input_size",
@@ -581,8 +528,9 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::Rnn,
+        Counted(shapes::recurrent),
     ),
-    layer(
+    holding(
         "RNN",
         &[
             "input_size",
@@ -597,10 +545,21 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::Rnn,
+        Counted(shapes::recurrent),
     ),
-    layer("LSTMCell", RNN_CELL, Forward::RnnCell),
-    layer("GRUCell", RNN_CELL, Forward::RnnCell),
-    layer(
+    holding(
+        "LSTMCell",
+        RNN_CELL,
+        Forward::RnnCell,
+        Counted(shapes::recurrent_cell),
+    ),
+    holding(
+        "GRUCell",
+        RNN_CELL,
+        Forward::RnnCell,
+        Counted(shapes::recurrent_cell),
+    ),
+    holding(
         "RNNCell",
         &[
             "input_size",
@@ -611,9 +570,10 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::RnnCell,
+        Counted(shapes::recurrent_cell),
     ),
     // Attention and Transformers.
-    composite(layer(
+    composite(holding(
         "MultiheadAttention",
         &[
             "embed_dim",
@@ -629,18 +589,21 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::MultiheadAttention,
+        Counted(shapes::multihead_attention),
     )),
-    composite(layer(
+    composite(holding(
         "TransformerEncoderLayer",
         TRANSFORMER_LAYER,
         Forward::TransformerStack,
+        Counted(shapes::transformer_layer),
     )),
-    composite(layer(
+    composite(holding(
         "TransformerDecoderLayer",
         TRANSFORMER_LAYER,
         Forward::TransformerStack,
+        Counted(shapes::transformer_layer),
     )),
-    composite(layer(
+    composite(holding(
         "TransformerEncoder",
         &[
             "encoder_layer",
@@ -650,13 +613,15 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "mask_check=True",
         ],
         Forward::TransformerStack,
+        Counted(shapes::transformer_stack),
     )),
-    composite(layer(
+    composite(holding(
         "TransformerDecoder",
         &["decoder_layer", "num_layers", "norm=None"],
         Forward::TransformerStack,
+        Counted(shapes::transformer_stack),
     )),
-    composite(layer(
+    composite(holding(
         "Transformer",
         &[
             "d_model=512",
@@ -676,6 +641,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "dtype=None",
         ],
         Forward::Transformer,
+        Counted(shapes::transformer),
     )),
     // Losses.
     loss(

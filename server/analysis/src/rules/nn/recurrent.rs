@@ -6,10 +6,14 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
+use crate::rules::check::{RuleResult, Stop, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::out_known;
 use crate::value::{Device, Layer, Tensor, Value};
 
+/// `nn.RNN`, `nn.LSTM` or `nn.GRU` called on `x` (with the initial state
+/// `args[1]`, if given): the output and the final states, or unknown with
+/// the diagnostic where torch raises.
 pub(super) fn rnn(
     meta: &mut dyn Meta,
     layer: &Rc<Layer>,
@@ -18,65 +22,143 @@ pub(super) fn rnn(
     device: Option<Device>,
     range: TextRange,
 ) -> Value {
-    let a = |n: &str| layer.setting(n).cloned();
+    let result = rnn_rule(meta, layer, x, args, device);
+    meta.settle(range, result)
+}
+
+/// The rule behind `rnn`: what torch raises is its `Err`.
+fn rnn_rule(
+    meta: &mut dyn Meta,
+    layer: &Rc<Layer>,
+    x: &Rc<Tensor>,
+    args: &[Value],
+    device: Option<Device>,
+) -> RuleResult {
     let is_lstm = &*layer.kind == "LSTM";
-    let flag = |v: Option<Value>| matches!(v, Some(Value::Bool(Some(true))));
-    let batch_first = flag(
-        layer
-            .kwargs
-            .iter()
-            .find(|(k, _)| &**k == "batch_first")
-            .map(|(_, v)| v.clone()),
-    );
-    let bidirectional = flag(
-        layer
-            .kwargs
-            .iter()
-            .find(|(k, _)| &**k == "bidirectional")
-            .map(|(_, v)| v.clone()),
-    );
-    let num_layers = a("num_layers")
-        .and_then(|v| meta.as_dim(&v))
-        .unwrap_or_else(|| Dim::konst(1));
-    let hidden = meta.size_dims(&[a("hidden_size").unwrap_or(Value::Unknown)])[0].clone();
-    let proj = layer
-        .kwargs
-        .iter()
-        .find(|(k, _)| &**k == "proj_size")
-        .and_then(|(_, v)| {
-            if let Value::Int(d) = v {
-                Some(d.clone())
-            } else {
-                None
-            }
-        });
-    let h_out = match &proj {
-        Some(p) if p.as_const() != Some(0) => p.clone(),
-        _ => hidden.clone(),
-    };
-    let d = Dim::konst(if bidirectional { 2 } else { 1 });
+    let settings = Recurrent::of(meta, layer);
     // An input of unknown rank is taken as batched, the common case.
     meta.demand_rank(
         &x.shape,
-        if batch_first {
+        if settings.batch_first {
             &["N", "L", "H_in"]
         } else {
             &["L", "N", "H_in"]
         },
     );
     let Some(dims) = meta.dims(x) else {
-        return Value::Unknown;
+        return Ok(Value::Unknown);
     };
+    check_input(meta, layer, &dims)?;
+    let shapes = settings.shapes(&dims);
+    check_initial_state(meta, is_lstm, args.get(1), &dims, &shapes)?;
+    let op = format!("nn.{}", layer.kind);
+    let out = out_known(meta, x, shapes.output, x.dtype, device.clone(), &op);
+    let h = out_known(meta, x, shapes.hidden, x.dtype, device.clone(), &op);
+    Ok(if is_lstm {
+        let c = out_known(meta, x, shapes.cell, x.dtype, device, "nn.LSTM");
+        Value::tuple(vec![out, Value::tuple(vec![h, c])])
+    } else {
+        Value::tuple(vec![out, h])
+    })
+}
+
+/// What a recurrent layer's settings say of the shapes it returns.
+struct Recurrent {
+    batch_first: bool,
+    /// 2 for a bidirectional layer, else 1.
+    directions: Dim,
+    num_layers: Dim,
+    hidden: Dim,
+    /// The features of `h_n` and of the output per direction: `proj_size`
+    /// when an LSTM projects, else `hidden_size`.
+    h_out: Dim,
+}
+
+/// The shapes a recurrent layer returns for one input.
+struct Shapes {
+    output: Vec<Dim>,
+    /// `h_n`, the final hidden state.
+    hidden: Vec<Dim>,
+    /// `c_n`, an LSTM's final cell state.
+    cell: Vec<Dim>,
+}
+
+impl Recurrent {
+    fn of(meta: &mut dyn Meta, layer: &Layer) -> Recurrent {
+        let keyword = |n: &str| {
+            layer
+                .kwargs
+                .iter()
+                .find(|(k, _)| &**k == n)
+                .map(|(_, v)| v.clone())
+        };
+        let flag = |v: Option<Value>| matches!(v, Some(Value::Bool(Some(true))));
+        let num_layers = layer
+            .setting("num_layers")
+            .and_then(|v| meta.as_dim(v))
+            .unwrap_or_else(|| Dim::konst(1));
+        let hidden_size = layer
+            .setting("hidden_size")
+            .cloned()
+            .unwrap_or(Value::Unknown);
+        let hidden = meta.size_dims(&[hidden_size])[0].clone();
+        let h_out = match keyword("proj_size") {
+            Some(Value::Int(p)) if p.as_const() != Some(0) => p,
+            _ => hidden.clone(),
+        };
+        Recurrent {
+            batch_first: flag(keyword("batch_first")),
+            directions: Dim::konst(if flag(keyword("bidirectional")) { 2 } else { 1 }),
+            num_layers,
+            hidden,
+            h_out,
+        }
+    }
+
+    /// The shapes for an input of these dims: `[L, N, H_in]` (or
+    /// batch-first `[N, L, H_in]`), or unbatched `[L, H_in]`.
+    fn shapes(&self, dims: &[Dim]) -> Shapes {
+        let d = &self.directions;
+        let layers = d.mul(&self.num_layers);
+        let feat = d.mul(&self.h_out);
+        if dims.len() == 3 {
+            let (seq, batch) = if self.batch_first {
+                (&dims[1], &dims[0])
+            } else {
+                (&dims[0], &dims[1])
+            };
+            let output = if self.batch_first {
+                vec![batch.clone(), seq.clone(), feat]
+            } else {
+                vec![seq.clone(), batch.clone(), feat]
+            };
+            Shapes {
+                output,
+                hidden: vec![layers.clone(), batch.clone(), self.h_out.clone()],
+                cell: vec![layers, batch.clone(), self.hidden.clone()],
+            }
+        } else {
+            Shapes {
+                output: vec![dims[0].clone(), feat],
+                hidden: vec![layers.clone(), self.h_out.clone()],
+                cell: vec![layers, self.hidden.clone()],
+            }
+        }
+    }
+}
+
+/// The input must be 2-d or 3-d, with `input_size` features; known
+/// features are taken as the layer's from here on.
+fn check_input(meta: &mut dyn Meta, layer: &Layer, dims: &[Dim]) -> Result<(), Stop> {
     if dims.len() != 2 && dims.len() != 3 {
         let message = format!(
             "{}: Expected input to be 2D or 3D, got {}D instead",
             layer.kind,
             dims.len()
         );
-        meta.report(range, Code::LayerInput, message);
-        return Value::Unknown;
+        return raise(Code::LayerInput, message);
     }
-    if let Some(input_size) = a("input_size").and_then(|v| meta.as_dim(&v)) {
+    if let Some(input_size) = layer.setting("input_size").and_then(|v| meta.as_dim(v)) {
         let last = &dims[dims.len() - 1];
         if meta.env().known_different(last, &input_size) {
             let message = format!(
@@ -84,38 +166,23 @@ pub(super) fn rnn(
                 meta.fmt_dim(&input_size),
                 meta.fmt_dim(last)
             );
-            meta.report(range, Code::LayerInput, message);
-            return Value::Unknown;
+            return raise(Code::LayerInput, message);
         }
         let _ = meta.require_equal(last, &input_size);
     }
-    let layers = d.mul(&num_layers);
-    let (out_shape, h_shape, c_shape) = if dims.len() == 3 {
-        let (seq, batch) = if batch_first {
-            (&dims[1], &dims[0])
-        } else {
-            (&dims[0], &dims[1])
-        };
-        let feat = d.mul(&h_out);
-        let out = if batch_first {
-            vec![batch.clone(), seq.clone(), feat]
-        } else {
-            vec![seq.clone(), batch.clone(), feat]
-        };
-        (
-            out,
-            vec![layers.clone(), batch.clone(), h_out.clone()],
-            vec![layers.clone(), batch.clone(), hidden.clone()],
-        )
-    } else {
-        (
-            vec![dims[0].clone(), d.mul(&h_out)],
-            vec![layers.clone(), h_out.clone()],
-            vec![layers.clone(), hidden.clone()],
-        )
-    };
-    // a given initial state must have the state's shape
-    let given: Vec<(usize, Rc<Tensor>)> = match args.get(1) {
+    Ok(())
+}
+
+/// A given initial state (`h_0`, or an LSTM's `(h_0, c_0)`) must have
+/// the final state's shape.
+fn check_initial_state(
+    meta: &mut dyn Meta,
+    is_lstm: bool,
+    given: Option<&Value>,
+    dims: &[Dim],
+    shapes: &Shapes,
+) -> Result<(), Stop> {
+    let given: Vec<(usize, Rc<Tensor>)> = match given {
         Some(Value::Tensor(h)) if !is_lstm => vec![(0, h.clone())],
         Some(v) if is_lstm => v
             .items()
@@ -131,7 +198,7 @@ pub(super) fn rnn(
     };
     for (i, h) in given {
         let Some(hd) = meta.dims(&h) else { continue };
-        let want = if i == 0 { &h_shape } else { &c_shape };
+        let want = if i == 0 { &shapes.hidden } else { &shapes.cell };
         let message = if hd.len() != want.len() {
             (dims.len() == 3 && hd.len() == 2).then(|| {
                 format!(
@@ -144,14 +211,6 @@ pub(super) fn rnn(
             .zip(want)
             .any(|(a, b)| meta.env().known_different(a, b))
         {
-            let fmt = |meta: &dyn Meta, d: &[Dim]| {
-                let items: Vec<String> = d.iter().map(|d| meta.fmt_dim(d)).collect();
-                if items.len() == 1 {
-                    format!("({},)", items[0])
-                } else {
-                    format!("({})", items.join(", "))
-                }
-            };
             let which = if is_lstm {
                 format!("hidden[{i}] size")
             } else {
@@ -159,37 +218,15 @@ pub(super) fn rnn(
             };
             Some(format!(
                 "Expected {which} {}, got {}",
-                fmt(meta, want),
+                meta.fmt_tuple(want),
                 meta.fmt_dims(&hd)
             ))
         } else {
             None
         };
         if let Some(message) = message {
-            meta.report(range, Code::LayerInput, message);
-            return Value::Unknown;
+            return raise(Code::LayerInput, message);
         }
     }
-    let out = out_known(
-        meta,
-        x,
-        out_shape,
-        x.dtype,
-        device.clone(),
-        &format!("nn.{}", layer.kind),
-    );
-    let h = out_known(
-        meta,
-        x,
-        h_shape,
-        x.dtype,
-        device.clone(),
-        &format!("nn.{}", layer.kind),
-    );
-    if is_lstm {
-        let c = out_known(meta, x, c_shape, x.dtype, device, "nn.LSTM");
-        Value::tuple(vec![out, Value::tuple(vec![h, c])])
-    } else {
-        Value::tuple(vec![out, h])
-    }
+    Ok(())
 }

@@ -4,14 +4,16 @@
 //! knows is one `LayerDef` here: its constructor signature (so an argument
 //! is bound by name or position once, never by an index written at the use),
 //! whether it holds submodules, how many spatial dims it works on, which
-//! checks its weights take part in, and its forward rule. Adding a layer is
-//! one entry plus its fixture or golden line; no other list names layers.
+//! checks its weights take part in, the parameters its constructor makes,
+//! and its forward rule. Adding a layer is one entry plus its fixture or
+//! golden line; no other list names layers.
 
 use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
-use crate::value::Value;
+use crate::rules::meta::Meta;
+use crate::value::{DType, Layer, Value};
 
 pub(crate) use super::layer_table::LAYERS;
 
@@ -76,6 +78,65 @@ pub(crate) enum Forward {
     None,
 }
 
+/// The parameters a layer's constructor makes, as torch's `__init__` and
+/// `reset_parameters` do; the shapes are in `parameter_table.rs`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Parameters {
+    /// None at all (activations, pools, pads, losses): `parameters()` is
+    /// empty.
+    None,
+    /// Some the analysis does not size: a lazy layer sizes its weight at
+    /// its first call, and a container holds its children's.
+    Unsized,
+    /// These, each a tensor built when first read (`self.fc.weight`): the
+    /// one object the forward rule, the device checks and `parameters()`
+    /// share.
+    Built(&'static [ParamDef]),
+    /// Sized by this function to count them (`parameters()`, the summary),
+    /// with no tensor for `layer.<name>`. Torch names some after the
+    /// settings (`weight_hh_l1_reverse`) and a stack repeats its layer's,
+    /// so a function lists them rather than a table.
+    Counted(CountParameters),
+}
+
+/// One parameter or buffer of a layer whose tensors the analysis builds.
+#[derive(Debug)]
+pub(crate) struct ParamDef {
+    /// Its attribute name (`weight`, `running_mean`).
+    pub name: &'static str,
+    /// Whether the layer holds it, from its settings (`bias=False`);
+    /// `None` when the analysis cannot read the setting that says.
+    pub held: fn(&Layer) -> Option<bool>,
+    /// Its sizes, as values `size_dims` reads. The interpreter turns a
+    /// size named after the code (`config.n_embd`) into its symbol when a
+    /// size is computed from it (a convolution's channels per group).
+    pub sizes: fn(&mut dyn Meta, &Layer) -> Vec<Value>,
+    /// A buffer (`running_mean`): an attribute, but not one of
+    /// `parameters()`.
+    pub buffer: bool,
+    /// Its dtype when it is not the layer's (the int64 batch counter).
+    pub dtype: Option<DType>,
+}
+
+/// The parameters of a layer in `named_parameters()` order, sized from
+/// settings whose sizes named after the code are already symbols; `None`
+/// when the analysis cannot list them (a stack of a layer it does not know).
+pub(crate) type CountParameters = fn(&Layer) -> Option<Vec<ParamSizes>>;
+
+/// One parameter a `CountParameters` lists.
+#[derive(Debug, Clone)]
+pub(crate) struct ParamSizes {
+    /// Its name in `named_parameters()` (`self_attn.in_proj_bias`).
+    #[allow(
+        dead_code,
+        reason = "a count needs only the sizes; the tests hold the names to torch's"
+    )]
+    pub name: String,
+    /// Its sizes as values `size_dims` reads; `None` when the analysis
+    /// cannot tell whether the layer holds it (a `bias=` it cannot read).
+    pub sizes: Option<Vec<Value>>,
+}
+
 /// What the analysis knows of one built-in layer class.
 #[derive(Debug)]
 pub(crate) struct LayerDef {
@@ -95,8 +156,8 @@ pub(crate) struct LayerDef {
     pub checks_device: bool,
     /// It holds a `weight` the user may move or read (`self.fc.weight`).
     pub has_weight: bool,
-    /// It holds no parameters at all.
-    pub stateless: bool,
+    /// The parameters its constructor makes.
+    pub parameters: Parameters,
     /// An input of unknown rank takes the batched rank this layer needs
     /// (`[N, C, H, W]` for a `Conv2d`).
     pub batched_input: bool,
