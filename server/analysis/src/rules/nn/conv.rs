@@ -262,15 +262,16 @@ pub(super) fn conv_transpose_output_size(
     c: &ConvSpec,
     out: Value,
     (sizes, tuple): (&[Value], bool),
-    range: TextRange,
-) -> Value {
-    let Value::Tensor(t) = &out else { return out };
+) -> RuleResult {
+    let Value::Tensor(t) = &out else {
+        return Ok(out);
+    };
     let Some(mut dims) = meta.dims(t) else {
-        return out;
+        return Ok(out);
     };
     let n = c.n;
     if dims.len() < n {
-        return out;
+        return Ok(out);
     }
     let want = meta.size_dims(sizes);
     let base = dims.len() - n;
@@ -307,9 +308,15 @@ pub(super) fn conv_transpose_output_size(
             meta.fmt_dims(&hi),
             meta.fmt_dims(&input)
         );
-        meta.report(range, Code::ConvOutputSize, message);
-        return Value::Unknown;
+        return raise(Code::ConvOutputSize, message);
     }
     dims[base..base + n].clone_from_slice(&want[..n]);
-    out_known(meta, t, dims, t.dtype, t.device.clone(), "conv_transpose")
+    Ok(out_known(
+        meta,
+        t,
+        dims,
+        t.dtype,
+        t.device.clone(),
+        "conv_transpose",
+    ))
 }

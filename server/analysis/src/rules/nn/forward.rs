@@ -119,7 +119,7 @@ fn forward(
         }
         Forward::Linear => Ok(linear_layer(meta, &call)),
         Forward::LazyLinear | Forward::Bilinear => Ok(last_size_from(meta, &call, family)),
-        Forward::Conv => Ok(conv_layer(meta, &call)),
+        Forward::Conv => conv_layer(meta, &call),
         Forward::Pool { max } => Ok(pool_layer(meta, &call, max)),
         Forward::AdaptivePool { max } => Ok(adaptive_pool_layer(meta, &call, max)),
         Forward::BatchNorm => batch_norm_layer(meta, &call),
@@ -367,7 +367,7 @@ fn last_size_from(meta: &mut dyn Meta, call: &LayerCall<'_>, family: Forward) ->
     out_known(meta, x, out, x.dtype, call.device.clone(), name)
 }
 
-fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
+fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     let layer = call.layer;
     let n = call.spatial;
     let transposed = layer.kind.starts_with("ConvTranspose");
@@ -392,15 +392,10 @@ fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
     // torch prints the sizes as the code gave them, list or tuple.
     let tuple = matches!(output_size, Some(Value::Tuple(_)));
     match output_size.and_then(|v| v.items()) {
-        Some(sizes) if transposed && sizes.len() >= n => conv_transpose_output_size(
-            meta,
-            call.x,
-            &conv,
-            out,
-            (&sizes[sizes.len() - n..], tuple),
-            call.range,
-        ),
-        _ => out,
+        Some(sizes) if transposed && sizes.len() >= n => {
+            conv_transpose_output_size(meta, call.x, &conv, out, (&sizes[sizes.len() - n..], tuple))
+        }
+        _ => Ok(out),
     }
 }
 
