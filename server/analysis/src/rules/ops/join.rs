@@ -210,12 +210,11 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
         dtype,
         device,
     };
-    let result = if op == "stack" {
+    if op == "stack" {
         stack_known(meta, &joined, args, all, dim_default)
     } else {
         cat_known(meta, &joined, args, all, dim_default)
-    };
-    result
+    }
 }
 
 /// The tensors a join takes, the dtype they promote to, and the device
