@@ -232,11 +232,12 @@ pub(crate) fn tensor_method(
 ) -> Value {
     let mut positional = vec![Value::Tensor(t.clone())];
     positional.extend(meta.sizes_from_opaque(args));
-    // `x.reshape(shape=(...))`, `x.view(size=(...))`, `x.expand(size=...)`:
-    // the sizes by keyword are the sizes.
+    // `x.reshape(shape=(...))`, `x.view(size=(...))`, `x.tile(dims=...)`:
+    // the sizes by keyword are the sizes, for the ops whose arguments
+    // after `self` are sizes.
     let mut kwargs = kwargs;
     if positional.len() == 1
-        && matches!(name, "reshape" | "view" | "expand" | "repeat" | "permute")
+        && ops::OpDef::of(name).is_some_and(|def| def.sizes_follow)
         && let Some(at) = kwargs
             .iter()
             .position(|(k, _)| matches!(&**k, "shape" | "size" | "sizes" | "repeats" | "dims"))
