@@ -35,6 +35,24 @@ impl Interp<'_> {
         kwargs: Kwargs,
         range: TextRange,
     ) -> Value {
+        // Why a call of the callee's body gave an unknown value explains
+        // names of the body's statements only: the caller's statement keeps
+        // what its own calls noted. A call taken from the memo runs no body,
+        // so without this its caller's hover would differ from a fresh run's.
+        let caller_unknown = self.last_unknown.take();
+        let result = self.call_function_body(f, receiver, args, kwargs, range);
+        self.last_unknown = caller_unknown;
+        result
+    }
+
+    fn call_function_body(
+        &mut self,
+        f: &Rc<Function>,
+        receiver: Option<Value>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
         // Under the fake mode a custom op runs its fake kernel.
         // (A kernel registered for itself, or two for each other, in code
         // run twice, must not loop.)
