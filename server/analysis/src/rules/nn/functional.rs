@@ -15,7 +15,7 @@ use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, raise};
+use crate::rules::check::{RuleResult, Stop, check, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{check_inputs, op, out_known, out_shape, out_var};
 use crate::rules::shape::broadcast;
@@ -186,7 +186,39 @@ pub(super) fn rms_norm(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleRes
         .get(1, "normalized_shape")
         .cloned()
         .unwrap_or(Value::Unknown);
+    check_affine_shapes(meta, call.args, &ns)?;
     super::norm::layer_norm(meta, call.x, &ns, call.device, call.name)
+}
+
+/// Torch's first checks of a layer norm: its weight and bias, when given,
+/// have the normalized shape.
+fn check_affine_shapes(meta: &mut dyn Meta, args: &Args, ns: &Value) -> Result<(), Stop> {
+    let normalized = match ns {
+        Value::Int(_) => vec![ns.clone()],
+        v => match v.items() {
+            Some(items) => items,
+            None => return Ok(()),
+        },
+    };
+    let normalized = meta.size_dims(&normalized);
+    for (index, name) in [(2, "weight"), (3, "bias")] {
+        let Some(dims) = args.tensor(index, name).and_then(|t| meta.dims(&t)) else {
+            continue;
+        };
+        let differs = dims.len() != normalized.len()
+            || dims
+                .iter()
+                .zip(&normalized)
+                .any(|(a, b)| meta.env().known_different(a, b));
+        check!(
+            !differs,
+            Code::LayerInput,
+            "Expected {name} to be of same shape as normalized_shape, but got {name} of shape {} and normalized_shape = {}",
+            meta.fmt_dims(&dims),
+            meta.fmt_dims(&normalized)
+        );
+    }
+    Ok(())
 }
 
 /// `F.embedding`: the input's indices each take a row of the weight.

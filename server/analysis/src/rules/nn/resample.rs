@@ -4,7 +4,7 @@
 use super::spatial::{spatial, spatial_or};
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, check, raise};
+use crate::rules::check::{RuleResult, Stop, check, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_var};
 use crate::value::Value;
@@ -107,6 +107,13 @@ pub(super) fn interpolate_rule(
         "upsample_bilinear" => "bilinear",
         _ => "nearest",
     });
+    // Torch reads `size` and `scale_factor` before it looks at the rank.
+    let size = args.get(1, "size").filter(|v| !v.is_none()).cloned();
+    let scale = args
+        .get(2, "scale_factor")
+        .filter(|v| !v.is_none())
+        .cloned();
+    check_output_request(meta, dims.get(2..).unwrap_or_default(), &size, &scale)?;
     let r = dims.len();
     let need = match mode {
         "linear" => Some(3),
@@ -127,11 +134,6 @@ pub(super) fn interpolate_rule(
         return raise(Code::InterpolateSize, message);
     }
     let n = dims.len() - 2;
-    let size = args.get(1, "size").filter(|v| !v.is_none()).cloned();
-    let scale = args
-        .get(2, "scale_factor")
-        .filter(|v| !v.is_none())
-        .cloned();
     let mut out = dims[..2].to_vec();
     match (size, scale) {
         (Some(s), None) => {
@@ -145,17 +147,6 @@ pub(super) fn interpolate_rule(
                         .collect()
                 }),
             };
-            if sizes.len() != n {
-                let wanted = meta.size_dims(&sizes);
-                return raise(
-                    Code::InterpolateSize,
-                    format!(
-                        "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} and output size of {}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.",
-                        meta.fmt_dims(&dims[2..]),
-                        meta.fmt_tuple(&wanted)
-                    ),
-                );
-            }
             out.extend(meta.size_dims(&sizes));
         }
         (None, Some(f)) => {
@@ -176,23 +167,80 @@ pub(super) fn interpolate_rule(
                 out.push(d);
             }
         }
-        // A run on made-up inputs kept `None` defaults that any
-        // real caller of the module may have set.
-        (None, None) if meta.made_up_run() => return Ok(Value::Unknown),
-        (None, None) => {
-            return raise(
-                Code::InterpolateSize,
-                "either size or scale_factor should be defined".into(),
-            );
-        }
+        // Neither (a run on made-up inputs kept `None` defaults that any
+        // real caller of the module may have set) or both (refused above).
+        (None, None) | (Some(_), Some(_)) => return Ok(Value::Unknown),
+    }
+    Ok(out_known(meta, x, out, x.dtype, device, name))
+}
+
+/// Torch's checks of what `F.interpolate` is asked for, made before it
+/// looks at the input's rank: `size` or `scale_factor`, not both, and as
+/// many of them as the input has spatial dims (`spatial`).
+fn check_output_request(
+    meta: &mut dyn Meta,
+    spatial: &[Dim],
+    size: &Option<Value>,
+    scale: &Option<Value>,
+) -> Result<(), Stop> {
+    // As Python prints the argument: `(4, 4)`, `[4, 4]`, `(2.0, 2.0)`;
+    // `None` when an item is nothing the analysis can print.
+    let written = |meta: &dyn Meta, v: &Value| -> Option<String> {
+        let items = v.items()?;
+        let parts: Option<Vec<String>> = items
+            .iter()
+            .map(|item| match item {
+                Value::Int(d) => Some(meta.fmt_dim(d)),
+                Value::Float(Some(f)) => Some(format!("{f:?}")),
+                Value::Opaque(name) => Some(name.to_string()),
+                _ => None,
+            })
+            .collect();
+        let parts = parts?;
+        Some(match (v, parts.as_slice()) {
+            (Value::List(_), _) => format!("[{}]", parts.join(", ")),
+            (_, [one]) => format!("({one},)"),
+            _ => format!("({})", parts.join(", ")),
+        })
+    };
+    let n = spatial.len();
+    let (message, asked) = match (size, scale) {
         (Some(_), Some(_)) => {
             return raise(
                 Code::InterpolateSize,
                 "only one of size or scale_factor should be defined".into(),
             );
         }
+        (None, None) if meta.made_up_run() => return Ok(()),
+        (None, None) => {
+            return raise(
+                Code::InterpolateSize,
+                "either size or scale_factor should be defined".into(),
+            );
+        }
+        (Some(v), None) => ("output size of", v),
+        (None, Some(v)) => ("scale_factor of shape", v),
+    };
+    let Some(count) = asked.items().map(|items| items.len()) else {
+        return Ok(());
+    };
+    if count == n {
+        return Ok(());
     }
-    Ok(out_known(meta, x, out, x.dtype, device, name))
+    let Some(shown) = written(meta, asked) else {
+        return Ok(());
+    };
+    let (what, format) = match size {
+        Some(_) => ("output", "output size in (o1, o2, ...,oK)"),
+        None => ("scale_factor", "scale_factor in (s1, s2, ...,sK)"),
+    };
+    raise(
+        Code::InterpolateSize,
+        format!(
+            "Input and {what} must have the same number of spatial dimensions, but got input with spatial dimensions of {} and {message} {shown}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and {format} format.",
+            meta.fmt_dims(spatial)
+        ),
+    )
 }
 
 /// `F.pixel_shuffle` and its kin.
