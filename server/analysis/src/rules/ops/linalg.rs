@@ -56,6 +56,20 @@ pub(super) fn add_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     ) else {
         return Ok(Value::Unknown);
     };
+    // baddbmm reads the result's sizes first (`batch1.size(0)`,
+    // `batch1.size(1)`, `batch2.size(2)`), so a batch of too few dims
+    // fails there, before any check of its rank.
+    if name == "baddbmm"
+        && let (Some(ad), Some(bd)) = (meta.dims(&a), meta.dims(&b))
+    {
+        for (rank, index) in [(ad.len(), 0), (ad.len(), 1), (bd.len(), 2)] {
+            if rank > 0
+                && let Err(message) = wrap_dim(index, rank)
+            {
+                return raise(Code::DimOutOfRange, message);
+            }
+        }
+    }
     // addbmm checks the batches itself, before its `bmm`.
     if name == "addbmm"
         && let (Some(ad), Some(bd)) = (meta.dims(&a), meta.dims(&b))

@@ -51,6 +51,8 @@ pub(crate) use self::view::expand_error;
 /// the same way instead of binding its own helpers.
 pub(crate) struct OpCall<'a> {
     name: &'a str,
+    /// Called in place (`x.t_()`): torch's messages name the op so.
+    inplace: bool,
     x: Rc<Tensor>,
     dims: Vec<Dim>,
     args: &'a Args,
@@ -115,7 +117,7 @@ pub(crate) fn op(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) 
         }
         _ => (name, false),
     };
-    let result = dispatch(meta, base, &args, range);
+    let result = dispatch(meta, (base, inplace), &args, range);
     let result = track_layout(meta, base, &args, result);
     // in-place view ops change self's shape: their result is the new view
     if inplace && OpDef::of(base).is_some_and(|def| def.reshapes_in_place) {
@@ -146,7 +148,12 @@ pub(crate) fn op(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) 
     result
 }
 
-fn dispatch(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> Value {
+fn dispatch(
+    meta: &mut dyn Meta,
+    (name, inplace): (&str, bool),
+    args: &Args,
+    range: TextRange,
+) -> Value {
     let def = OpDef::of(name);
     let family = def.map(|def| def.family);
     if family == Some(Family::Meshgrid) {
@@ -228,6 +235,7 @@ fn dispatch(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> V
     // names; an op without one falls to `no_rule`.
     let call = OpCall {
         name,
+        inplace,
         x,
         dims,
         args,

@@ -234,7 +234,10 @@ pub(super) fn matrix_transpose(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleRes
         "t" if rank > 2 => {
             return raise(
                 Code::DimOutOfRange,
-                format!("t() expects a tensor with <= 2 dimensions, but self is {rank}D"),
+                format!(
+                    "{}() expects a tensor with <= 2 dimensions, but self is {rank}D",
+                    if call.inplace { "t_" } else { "t" }
+                ),
             );
         }
         "t" | "__attr_T" | "__attr_H" => shape.reverse(),
