@@ -385,9 +385,19 @@ fn einops_einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Value {
     meta.settle(range, result)
 }
 
-/// `einops.rearrange / repeat / reduce / einsum` (and the `Rearrange` /
-/// `Reduce` layers, which come here as `rearrange` / `reduce`).
+/// `einops.rearrange / repeat / reduce / einsum`.
 pub(crate) fn call(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
+    transform(meta, name, args, range, false)
+}
+
+/// The `Rearrange` / `Reduce` layers, as `rearrange` / `reduce`: the
+/// layer applies its recipe with torch's own reductions, so torch's checks
+/// speak where the function's are einops'.
+pub(crate) fn call_layer(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
+    transform(meta, name, args, range, true)
+}
+
+fn transform(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange, layer: bool) -> Value {
     let operation: Rc<str> = match name {
         "einsum" => return einops_einsum(meta, &args, range),
         "rearrange" | "repeat" => Rc::from(name),
@@ -399,7 +409,7 @@ pub(crate) fn call(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange
         _ => return Value::Unknown,
     };
     let Some(x) = args.tensor(0, "tensor") else {
-        return call_on_stacked(meta, name, args, range);
+        return call_on_stacked(meta, name, args, range, layer);
     };
     let Some(pattern) = args.str(1, "pattern") else {
         return Value::Unknown;
@@ -413,6 +423,7 @@ pub(crate) fn call(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange
         .collect();
     let call = Transform {
         name,
+        layer,
         operation: &operation,
         x: &x,
         axes_lengths: &axes_lengths,
@@ -423,7 +434,13 @@ pub(crate) fn call(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange
 
 /// A list of tensors in place of the tensor is stacked first, then
 /// transformed; anything else has an unknown result.
-fn call_on_stacked(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
+fn call_on_stacked(
+    meta: &mut dyn Meta,
+    name: &str,
+    args: Args,
+    range: TextRange,
+    layer: bool,
+) -> Value {
     let Some(items) = args.get(0, "tensor").and_then(|v| v.items()) else {
         return Value::Unknown;
     };
@@ -446,13 +463,15 @@ fn call_on_stacked(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange
         .into_iter()
         .filter(|(k, _)| &**k != "tensor")
         .collect();
-    call(meta, name, Args::new(pos, kw), range)
+    transform(meta, name, Args::new(pos, kw), range, layer)
 }
 
 /// One einops transformation of a tensor: `rearrange`, `repeat`, or
 /// `reduce` by `operation` (`sum`, `mean`, …).
 struct Transform<'a> {
     name: &'a str,
+    /// Applied by a layer (`Reduce`), whose reductions are torch's.
+    layer: bool,
     operation: &'a str,
     x: &'a Rc<Tensor>,
     /// The axis lengths given as keywords (`h=8`).
@@ -608,6 +627,15 @@ impl Transform<'_> {
             (_, None) => None,
             ("rearrange" | "repeat", d) => d,
             _ if !reduced => x.dtype,
+            ("mean", Some(d)) if self.layer => {
+                check!(
+                    d.is_floating() || d.is_complex(),
+                    Code::DtypeMismatch,
+                    "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                    crate::rules::dtype::torch_name(d)
+                );
+                Some(d)
+            }
             ("mean", Some(d)) => {
                 check!(
                     d.is_floating(),

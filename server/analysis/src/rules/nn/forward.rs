@@ -303,6 +303,15 @@ fn weight_dtype_message(layer: &Layer, family: Forward, xd: DType, wd: DType) ->
             cpp(xd),
             cpp(wd)
         )),
+        // Without a bias, a bool input reaches the CPU kernel, which has
+        // no bool version.
+        Forward::Conv if xd == DType::Bool && !layer.kind.starts_with("ConvTranspose") => {
+            let kernel = match layer.def().map(|d| d.spatial) {
+                Some(3) => "compute_columns3d",
+                _ => "slow_conv2d_cpu",
+            };
+            Some(format!("\"{kernel}\" not implemented for 'Bool'"))
+        }
         Forward::Conv => Some(format!(
             "expected scalar type {} but found {}",
             dtype(xd),
@@ -721,7 +730,7 @@ fn einops_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, function: &str) -> Ru
             call.setting("reduction").unwrap_or(Value::Unknown),
         ));
     }
-    Ok(crate::rules::einops::call(
+    Ok(crate::rules::einops::call_layer(
         meta,
         function,
         Args::new(vec![call.input.clone(), pattern], kw),
