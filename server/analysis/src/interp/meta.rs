@@ -13,7 +13,7 @@ use crate::code::Code;
 use crate::report::{Config, Fix};
 use crate::rules::fixes::WrittenCall;
 use crate::rules::meta::{FakeInputs, Meta, ModeState, TensorDefaults};
-use crate::value::{DType, Device, Kwargs, Shape, Tensor, Value};
+use crate::value::{Kwargs, Shape, Tensor, Value};
 
 impl Meta for Interp<'_> {
     fn env(&self) -> &ShapeEnv {
@@ -86,16 +86,6 @@ impl Meta for Interp<'_> {
 
     fn bounded(&mut self, d: Dim) -> Dim {
         Interp::bounded(self, d)
-    }
-
-    fn new_tensor(
-        &self,
-        shape: Shape,
-        dtype: Option<DType>,
-        device: Option<Device>,
-        op: &str,
-    ) -> Tensor {
-        Interp::new_tensor(self, shape, dtype, device, op)
     }
 
     fn report(&mut self, range: TextRange, code: Code, message: String) {

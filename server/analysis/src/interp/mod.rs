@@ -38,7 +38,7 @@ use shapels_syntax::ast::{self, TextRange};
 use crate::code::Code;
 use crate::record::Recorder;
 use crate::report::{Config, Diagnostic, Severity};
-use crate::value::{Class, Device, Function, Provenance, Shape, Tensor, Value};
+use crate::value::{Class, Function, Shape, Value};
 
 pub(crate) use expr::slice_indices;
 pub(crate) use join::{join_all, join_values, optional};
@@ -765,32 +765,6 @@ impl<'s> Interp<'s> {
         }
         self.rank_vars[var as usize] = Some(dims);
         self.epoch.bump();
-    }
-
-    /// A tensor made by the current code: fake inside a fake scope, real outside.
-    pub fn new_tensor(
-        &self,
-        shape: Shape,
-        dtype: Option<crate::value::DType>,
-        device: Option<Device>,
-        op: &str,
-    ) -> Tensor {
-        Tensor {
-            shape,
-            dtype,
-            device,
-            origin: if self.mode.fake {
-                Provenance::Fake
-            } else {
-                Provenance::Real
-            },
-            mode: self.mode.id,
-            op: Rc::from(op),
-            made_at: None,
-            is_param: false,
-            layout: None,
-            trail: None,
-        }
     }
 
     /// Report a problem once per (range, code, message), with the code's

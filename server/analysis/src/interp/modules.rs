@@ -5,6 +5,7 @@
 //! it lives here, beside the interpreter; a layer's forward is a shape
 //! function of `rules::nn`, which this calls.
 
+use crate::rules::meta::Meta;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 

@@ -10,6 +10,7 @@
 //! raise there), with the argument's origin as related information. The
 //! same memo checks the returned value against the return annotation.
 
+use crate::rules::meta::Meta;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 

@@ -20,7 +20,7 @@ use crate::code::Code;
 use crate::report::{Config, Fix};
 use crate::rules::check::{RuleResult, Stop};
 use crate::rules::fixes::WrittenCall;
-use crate::value::{DType, Device, Kwargs, Shape, Tensor, Value};
+use crate::value::{DType, Device, Kwargs, Provenance, Shape, Tensor, Value};
 
 /// The fake scope the code currently runs in.
 #[derive(Debug, Clone, Copy)]
@@ -102,14 +102,6 @@ pub(crate) trait Meta {
     fn sizes_from_opaque(&mut self, args: Vec<Value>) -> Vec<Value>;
     /// A size kept small: one grown past the limit is unknown.
     fn bounded(&mut self, d: Dim) -> Dim;
-    /// A tensor made by the current code: fake inside a fake scope.
-    fn new_tensor(
-        &self,
-        shape: Shape,
-        dtype: Option<DType>,
-        device: Option<Device>,
-        op: &str,
-    ) -> Tensor;
 
     /// Report a problem with its code's default severity.
     fn report(&mut self, range: TextRange, code: Code, message: String);
@@ -164,6 +156,34 @@ pub(crate) trait Meta {
                 self.report(range, error.code, error.message);
                 Value::Unknown
             }
+        }
+    }
+
+    /// A tensor made by the current code: fake inside a fake scope, real
+    /// outside, and of the scope's mode.
+    fn new_tensor(
+        &self,
+        shape: Shape,
+        dtype: Option<DType>,
+        device: Option<Device>,
+        op: &str,
+    ) -> Tensor {
+        let mode = self.mode();
+        Tensor {
+            shape,
+            dtype,
+            device,
+            origin: if mode.fake {
+                Provenance::Fake
+            } else {
+                Provenance::Real
+            },
+            mode: mode.id,
+            op: Rc::from(op),
+            made_at: None,
+            is_param: false,
+            layout: None,
+            trail: None,
         }
     }
 
@@ -275,7 +295,6 @@ pub(crate) trait Meta {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
-    use crate::value::Provenance;
 
     /// The shape state of one test: sizes, rank variables, and what the
     /// rules reported, in order.
@@ -405,26 +424,6 @@ pub(crate) mod testing {
         }
         fn bounded(&mut self, d: Dim) -> Dim {
             d
-        }
-        fn new_tensor(
-            &self,
-            shape: Shape,
-            dtype: Option<DType>,
-            device: Option<Device>,
-            op: &str,
-        ) -> Tensor {
-            Tensor {
-                shape,
-                dtype,
-                device,
-                origin: Provenance::Fake,
-                mode: 0,
-                op: Rc::from(op),
-                made_at: None,
-                is_param: false,
-                layout: None,
-                trail: None,
-            }
         }
         fn report(&mut self, _: TextRange, code: Code, message: String) {
             self.reports.push((code, message));

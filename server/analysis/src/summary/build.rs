@@ -1,5 +1,6 @@
 //! Running the interpreter for a summary and reading the table off its log.
 
+use crate::rules::meta::Meta;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::rc::Rc;
 

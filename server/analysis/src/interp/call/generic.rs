@@ -1,5 +1,6 @@
 //! Made-up inputs for code no call reaches: instances and arguments built from signatures.
 
+use crate::rules::meta::Meta;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
