@@ -12,6 +12,11 @@ pub(crate) struct Args {
     /// Source ranges of the positional operands when the caller knows them
     /// (binary operators), for related information.
     pub ranges: Vec<TextRange>,
+    /// Written as a Python operator (`2 >= x`, `1 - x`): Python hands a
+    /// number on the left to the tensor's reflected method, so torch's
+    /// parsing of a function call's arguments (`torch.ge(2, x)` refuses
+    /// the number) does not apply.
+    pub operator: bool,
 }
 
 impl Args {
@@ -20,6 +25,17 @@ impl Args {
             pos,
             kw,
             ranges: Vec::new(),
+            operator: false,
+        }
+    }
+
+    /// The two operands of a Python operator, with their source ranges
+    /// when the caller knows them.
+    pub fn operands(a: &Value, b: &Value, ranges: Vec<TextRange>) -> Args {
+        Args {
+            ranges,
+            operator: true,
+            ..Args::new(vec![a.clone(), b.clone()], Vec::new())
         }
     }
 

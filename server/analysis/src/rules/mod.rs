@@ -370,8 +370,7 @@ pub(crate) fn binary_op(
     left: TextRange,
     right: TextRange,
 ) -> Value {
-    let mut args = Args::new(vec![a.clone(), b.clone()], Vec::new());
-    args.ranges = vec![left, right];
+    let args = Args::operands(a, b, vec![left, right]);
     ops::op(meta, binary_op_name(op), args, range)
 }
 
@@ -390,18 +389,12 @@ pub(crate) fn inplace_binary_op(
     if op == BinOp::MatMul {
         return binary_op(meta, op, a, b, range, left, right);
     }
-    let mut args = Args::new(vec![a.clone(), b.clone()], Vec::new());
-    args.ranges = vec![left, right];
+    let args = Args::operands(a, b, vec![left, right]);
     ops::op(meta, &format!("{}_", binary_op_name(op)), args, range)
 }
 
 pub(crate) fn compare_op(meta: &mut dyn Meta, a: &Value, b: &Value, range: TextRange) -> Value {
-    ops::op(
-        meta,
-        "eq",
-        Args::new(vec![a.clone(), b.clone()], Vec::new()),
-        range,
-    )
+    ops::op(meta, "eq", Args::operands(a, b, Vec::new()), range)
 }
 
 pub(crate) fn unary_op(meta: &mut dyn Meta, op: UnaryOp, v: &Value, range: TextRange) -> Value {

@@ -65,6 +65,7 @@ impl Interp<'_> {
                 (Value::Bool(Some(true)), _) => v,
                 (Value::Tensor(_), _) | (_, Value::Tensor(_)) => v,
                 (Value::Bool(Some(false)), _) => result,
+                (Value::Unknown, _) | (_, Value::Unknown) => Value::Unknown,
                 _ => Value::Bool(None),
             };
             lhs = rhs;
@@ -161,6 +162,13 @@ impl Interp<'_> {
                 found.map(|f| if op == CmpOp::In { f } else { !f })
             }
         };
+        // An undecided comparison of a value the analysis cannot see may be
+        // a tensor's, which is a tensor, not a Python bool (`probs <= 0.5`
+        // passed on to `torch.logical_and`).
+        let ordering = !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn);
+        if answer.is_none() && ordering && (may_be_tensor(a) || may_be_tensor(b)) {
+            return Value::Unknown;
+        }
         Value::Bool(answer)
     }
 
@@ -444,5 +452,17 @@ impl Interp<'_> {
             (UnaryOp::Neg, Value::Opaque(name)) => Value::Int(self.opaque_symbol(name).neg()),
             _ => Value::Unknown,
         }
+    }
+}
+
+/// Whether a value the analysis cannot see through may be a tensor.
+fn may_be_tensor(v: &Value) -> bool {
+    match v {
+        Value::Unknown | Value::Opaque(_) => true,
+        Value::Optional(inner) => matches!(**inner, Value::Tensor(_)) || may_be_tensor(inner),
+        Value::Either(options) => options
+            .iter()
+            .any(|o| matches!(o, Value::Tensor(_)) || may_be_tensor(o)),
+        _ => false,
     }
 }

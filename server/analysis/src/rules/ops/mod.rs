@@ -419,8 +419,12 @@ fn scalar_fallback(
 /// Torch's argument parsing of a number passed first to an elementwise op
 /// (`torch.maximum(2, x)`): most take none there. Only the plain call
 /// `op(number, tensor)` is judged; with more arguments torch's message
-/// lists them all.
+/// lists them all. An operator (`2 >= x`) is never judged: Python
+/// reflects it to the tensor's method.
 fn number_first(name: &str, args: &Args) -> Result<(), Stop> {
+    if args.operator {
+        return Ok(());
+    }
     let number = match args.pos.as_slice() {
         [Value::Int(_), Value::Tensor(_)] => "int",
         [Value::Float(_), Value::Tensor(_)] => "float",
