@@ -291,17 +291,26 @@ impl Walk {
 
     /// Makes every value of an object's map shareable, in place.
     fn in_place(&mut self, map: &Shared<FxHashMap<Rc<str>, Value>>, home: &ModuleNs) {
-        // Between analyses: no run, so no memo, is going on.
-        self.sanitize_map(&mut map.write_unobserved(), home);
+        let fixed = self.sanitized_entries(crate::value::object_entries(map), home);
+        if !fixed.is_empty() {
+            // Between analyses: no run, so no memo, is going on.
+            map.write_unobserved().extend(fixed);
+        }
     }
 
-    /// Makes every value of a map shareable.
-    fn sanitize_map(&mut self, map: &mut FxHashMap<Rc<str>, Value>, home: &ModuleNs) {
-        for (key, value) in crate::value::entries(map) {
-            if let Some(new) = self.sanitized(&value, home) {
-                map.insert(key, new);
-            }
-        }
+    /// The entries of a map that are not shareable as they are, made so.
+    /// The map is read before and written after, never borrowed meanwhile:
+    /// a value in it may lead back to it (two nested functions that call
+    /// each other share one enclosing scope).
+    fn sanitized_entries(
+        &mut self,
+        entries: Vec<(Rc<str>, Value)>,
+        home: &ModuleNs,
+    ) -> Vec<(Rc<str>, Value)> {
+        entries
+            .into_iter()
+            .filter_map(|(key, value)| Some((key, self.sanitized(&value, home)?)))
+            .collect()
     }
 
     /// Whether a function can be kept as it is: defined in this module or
@@ -323,7 +332,9 @@ impl Walk {
             return false;
         }
         if let Some(closure) = &f.closure {
-            self.sanitize_map(&mut closure.borrow_mut(), home);
+            let entries = crate::value::entries(&closure.borrow());
+            let fixed = self.sanitized_entries(entries, home);
+            closure.borrow_mut().extend(fixed);
         }
         true
     }
