@@ -26,7 +26,11 @@ use crate::args::{Cli, Command};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[allow(unsafe_code)]
 fn main() -> ExitCode {
+    // SAFETY: the first thing the process does; no tree-sitter object
+    // exists yet and no other thread runs.
+    unsafe { shapels_syntax::allocate_with_mimalloc() };
     let cli = Cli::parse();
     let default_level = match cli.command {
         Command::Lsp => "info",

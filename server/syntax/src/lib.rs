@@ -8,6 +8,7 @@
 //! understood plus `Other` / `Unknown` nodes, and its syntax errors are
 //! listed in `ParsedFile::syntax_errors`.
 
+mod allocator;
 pub mod ast;
 mod edit;
 mod lower;
@@ -20,6 +21,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Parser, Tree};
 
+pub use allocator::allocate_with_mimalloc;
 pub use edit::{ByteEdit, edit_between};
 pub use lower::MAX_DEPTH;
 pub use moved::only_moved;

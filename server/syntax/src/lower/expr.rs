@@ -5,8 +5,8 @@ use tree_sitter::Node;
 
 use super::stmt::binary_op;
 use super::{
-    Lowerer, MAX_DEPTH, all_children, error_child, field_children, first_named_child, literal,
-    named_children, unknown,
+    Lowerer, MAX_DEPTH, all_children, error_child, field, field_children, first_named_child, kind,
+    literal, named_children, unknown,
 };
 use crate::ast::{
     Arg, BoolOp, CmpOp, Comprehension, ComprehensionKind, Expr, ExprKind, FStringPart, TextRange,
@@ -69,7 +69,7 @@ impl Lowerer<'_> {
         // would be a guess. Collections keep their other elements instead;
         // the broken one lowers to `Unknown` in its place.
         let collection = matches!(
-            node.kind(),
+            kind(node),
             "tuple"
                 | "list"
                 | "set"
@@ -82,7 +82,7 @@ impl Lowerer<'_> {
         if !collection && error_child(node).is_some() {
             return unknown(node.byte_range().into());
         }
-        let kind = match node.kind() {
+        let kind = match kind(node) {
             "identifier" => ExprKind::Name(self.text(node).to_string()),
             "integer" => literal::integer(self.text(node)),
             "float" => literal::float(self.text(node)),
@@ -97,7 +97,7 @@ impl Lowerer<'_> {
             "false" => ExprKind::Bool(false),
             "none" => ExprKind::NoneLit,
             "ellipsis" => ExprKind::Ellipsis,
-            "attribute" => match node.child_by_field_name("attribute") {
+            "attribute" => match field(node, "attribute") {
                 Some(attr) => ExprKind::Attribute {
                     value: Box::new(self.field_expr(node, "object")),
                     attr: self.name(attr),
@@ -127,7 +127,7 @@ impl Lowerer<'_> {
             "generator_expression" => self.comprehension(node, ComprehensionKind::Generator),
             "dictionary_comprehension" => self.dict_comprehension(node),
             "lambda" => ExprKind::Lambda {
-                params: self.params(node.child_by_field_name("parameters")),
+                params: self.params(field(node, "parameters")),
                 body: Box::new(self.field_expr(node, "body")),
             },
             "list_splat" | "list_splat_pattern" => {
@@ -137,7 +137,7 @@ impl Lowerer<'_> {
                 ExprKind::DoubleStarred(Box::new(self.only_child(node)))
             }
             "await" => ExprKind::Await(Box::new(self.only_child(node))),
-            "named_expression" => match node.child_by_field_name("name") {
+            "named_expression" => match field(node, "name") {
                 Some(name) => ExprKind::NamedExpr {
                     target: self.name(name),
                     value: Box::new(self.field_expr(node, "value")),
@@ -177,16 +177,16 @@ impl Lowerer<'_> {
         let children = all_children(node);
         let start = children
             .iter()
-            .find(|child| child.kind() == "string_start")?;
+            .find(|child| kind(**child) == "string_start")?;
         let prefix = literal::prefix(self.text(*start));
-        if prefix.interpolated || children.iter().any(|child| child.kind() == "interpolation") {
+        if prefix.interpolated || children.iter().any(|child| kind(*child) == "interpolation") {
             return None;
         }
         // An unterminated string has no `string_end`; its body runs to the
         // end of the node.
         let end = children
             .iter()
-            .find(|child| child.kind() == "string_end" && !child.is_missing())
+            .find(|child| kind(**child) == "string_end" && !child.is_missing())
             .map_or(node.end_byte(), |end| end.start_byte());
         let body = self.source.get(start.end_byte()..end).unwrap_or("");
         Some(if prefix.raw {
@@ -202,14 +202,14 @@ impl Lowerer<'_> {
         let children = all_children(node);
         let start = children
             .iter()
-            .find(|child| child.kind() == "string_start")?;
+            .find(|child| kind(**child) == "string_start")?;
         let prefix = literal::prefix(self.text(*start));
         if prefix.template {
             return None;
         }
         let mut parts = Vec::new();
         for child in children {
-            match child.kind() {
+            match kind(child) {
                 "string_content" => {
                     // `{{` and `}}` stand for one brace in an f-string.
                     let text = self.text(child).replace("{{", "{").replace("}}", "}");
@@ -220,12 +220,12 @@ impl Lowerer<'_> {
                     }));
                 }
                 "interpolation" => {
-                    let Some(value) = child.child_by_field_name("expression") else {
+                    let Some(value) = field(child, "expression") else {
                         continue;
                     };
-                    let plain = child.child_by_field_name("type_conversion").is_none()
-                        && child.child_by_field_name("format_specifier").is_none()
-                        && !all_children(child).iter().any(|c| c.kind() == "=");
+                    let plain = field(child, "type_conversion").is_none()
+                        && field(child, "format_specifier").is_none()
+                        && !all_children(child).iter().any(|c| kind(*c) == "=");
                     parts.push(FStringPart::Value {
                         value: self.expr(value),
                         plain,
@@ -283,7 +283,7 @@ impl Lowerer<'_> {
         let mut parts: [Option<Box<Expr>>; 3] = [None, None, None];
         let mut colons = 0;
         for child in all_children(node) {
-            if child.kind() == ":" {
+            if kind(child) == ":" {
                 colons += 1;
             } else if child.is_named()
                 && let Some(slot) = parts.get_mut(colons)
@@ -297,9 +297,9 @@ impl Lowerer<'_> {
 
     fn call(&mut self, node: Node<'_>) -> ExprKind {
         let func = Box::new(self.field_expr(node, "function"));
-        let args = match node.child_by_field_name("arguments") {
+        let args = match field(node, "arguments") {
             // `f(x for x in xs)`: the generator is the only argument.
-            Some(generator) if generator.kind() == "generator_expression" => {
+            Some(generator) if kind(generator) == "generator_expression" => {
                 vec![Arg::Positional(self.expr(generator))]
             }
             Some(arguments) => self.arguments(arguments),
@@ -314,10 +314,10 @@ impl Lowerer<'_> {
     pub(super) fn arguments(&mut self, list: Node<'_>) -> Vec<Arg> {
         let mut args = Vec::new();
         for child in named_children(list) {
-            let arg = match child.kind() {
+            let arg = match kind(child) {
                 "list_splat" => Arg::Starred(self.only_child(child)),
                 "dictionary_splat" => Arg::DoubleStarred(self.only_child(child)),
-                "keyword_argument" => match child.child_by_field_name("name") {
+                "keyword_argument" => match field(child, "name") {
                     Some(name) => Arg::Keyword(self.name(name), self.field_expr(child, "value")),
                     None => Arg::Positional(unknown(child.byte_range().into())),
                 },
@@ -331,7 +331,7 @@ impl Lowerer<'_> {
     fn binary(&mut self, node: Node<'_>) -> ExprKind {
         let op = node
             .child_by_field_name("operator")
-            .and_then(|op| binary_op(op.kind()));
+            .and_then(|op| binary_op(kind(op)));
         let Some(op) = op else {
             return ExprKind::Unknown;
         };
@@ -343,7 +343,7 @@ impl Lowerer<'_> {
     }
 
     fn unary(&mut self, node: Node<'_>) -> ExprKind {
-        let op = match node.child_by_field_name("operator").map(|op| op.kind()) {
+        let op = match field(node, "operator").map(kind) {
             Some("-") => UnaryOp::Neg,
             Some("+") => UnaryOp::Pos,
             Some("~") => UnaryOp::Invert,
@@ -365,9 +365,9 @@ impl Lowerer<'_> {
         let mut rights = Vec::new();
         let mut current = node;
         let leftmost = loop {
-            rights.push(current.child_by_field_name("right"));
-            match current.child_by_field_name("left") {
-                Some(left) if left.kind() == "boolean_operator" && bool_op(left) == Some(op) => {
+            rights.push(field(current, "right"));
+            match field(current, "left") {
+                Some(left) if kind(left) == "boolean_operator" && bool_op(left) == Some(op) => {
                     current = left
                 }
                 left => break left,
@@ -394,7 +394,7 @@ impl Lowerer<'_> {
                 operands.push(child);
                 continue;
             }
-            let op = match child.kind() {
+            let op = match kind(child) {
                 "<" => CmpOp::Lt,
                 "<=" => CmpOp::LtE,
                 "==" => CmpOp::Eq,
@@ -437,7 +437,7 @@ impl Lowerer<'_> {
     fn dictionary(&mut self, node: Node<'_>) -> ExprKind {
         let mut entries = Vec::new();
         for entry in named_children(node) {
-            match entry.kind() {
+            match kind(entry) {
                 "pair" => {
                     let key = self.field_expr(entry, "key");
                     entries.push((Some(key), self.field_expr(entry, "value")));
@@ -459,7 +459,7 @@ impl Lowerer<'_> {
     }
 
     fn dict_comprehension(&mut self, node: Node<'_>) -> ExprKind {
-        let Some(pair) = node.child_by_field_name("body") else {
+        let Some(pair) = field(node, "body") else {
             return ExprKind::Unknown;
         };
         ExprKind::DictComp {
@@ -474,7 +474,7 @@ impl Lowerer<'_> {
     fn generators(&mut self, node: Node<'_>) -> Vec<Comprehension> {
         let mut generators: Vec<Comprehension> = Vec::new();
         for clause in named_children(node) {
-            match clause.kind() {
+            match kind(clause) {
                 "for_in_clause" => {
                     let target = self.field_expr(clause, "left");
                     let iter = match field_children(clause, "right").as_slice() {
@@ -510,7 +510,7 @@ impl Lowerer<'_> {
 }
 
 fn bool_op(node: Node<'_>) -> Option<BoolOp> {
-    match node.child_by_field_name("operator")?.kind() {
+    match kind(field(node, "operator")?) {
         "and" => Some(BoolOp::And),
         "or" => Some(BoolOp::Or),
         _ => None,

@@ -14,9 +14,13 @@ mod literal;
 mod recover;
 mod stmt;
 
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
 use tree_sitter::Node;
 
 use crate::ast::{Expr, ExprKind, Module, Name, Stmt, TextRange};
+use crate::queries::language;
 
 /// How deeply statements and expressions may nest in the lowered tree.
 ///
@@ -91,10 +95,55 @@ impl Lowerer<'_> {
         }
     }
 
-    fn field_expr(&mut self, node: Node<'_>, field: &str) -> Expr {
-        let child = node.child_by_field_name(field);
+    fn field_expr(&mut self, node: Node<'_>, name: &'static str) -> Expr {
+        let child = field(node, name);
         self.expr_or_unknown(child, node.end_byte())
     }
+}
+
+/// A node's kind. `Node::kind` measures and checks the grammar's C string
+/// on every call, and lowering asks each node's kind several times: the
+/// names are read once into a table by kind id.
+fn kind<'t>(node: Node<'t>) -> &'t str {
+    static KINDS: OnceLock<Vec<Box<str>>> = OnceLock::new();
+    let kinds = KINDS.get_or_init(|| {
+        let language = language();
+        (0..language.node_kind_count())
+            .map(|id| {
+                let name = u16::try_from(id)
+                    .ok()
+                    .and_then(|id| language.node_kind_for_id(id));
+                name.unwrap_or("").into()
+            })
+            .collect()
+    });
+    match kinds.get(usize::from(node.kind_id())) {
+        Some(name) if !name.is_empty() => name,
+        // `ERROR` has an id past the table's end.
+        _ => node.kind(),
+    }
+}
+
+/// The child of `node` in the field `name`. `Node::child_by_field_name`
+/// finds the field's id by comparing `name` with every field name of the
+/// grammar, each time; the ids are read once into a table here.
+fn field<'t>(node: Node<'t>, name: &'static str) -> Option<Node<'t>> {
+    node.child_by_field_id(field_id(name)?.get())
+}
+
+fn field_id(name: &str) -> Option<std::num::NonZeroU16> {
+    static FIELDS: OnceLock<FxHashMap<Box<str>, std::num::NonZeroU16>> = OnceLock::new();
+    let fields = FIELDS.get_or_init(|| {
+        let language = language();
+        (1..=language.field_count())
+            .filter_map(|id| {
+                let id = u16::try_from(id).ok()?;
+                let name = language.field_name_for_id(id)?;
+                Some((name.into(), std::num::NonZeroU16::new(id)?))
+            })
+            .collect()
+    });
+    fields.get(name).copied()
 }
 
 fn unknown(range: TextRange) -> Expr {
@@ -108,7 +157,7 @@ fn unknown(range: TextRange) -> Expr {
 /// tokens. (`Node::is_extra` would also match `ERROR` nodes, which
 /// tree-sitter marks as extras when its recovery skips tokens.)
 fn is_trivia(node: Node<'_>) -> bool {
-    matches!(node.kind(), "comment" | "line_continuation")
+    matches!(kind(node), "comment" | "line_continuation")
 }
 
 /// The named children of a node, without comments and line continuations.
@@ -129,9 +178,12 @@ fn all_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
 
 /// The named children stored under a field that may repeat (`right` of a
 /// `for_in_clause`, `value` of an `except_clause`).
-fn field_children<'t>(node: Node<'t>, field: &str) -> Vec<Node<'t>> {
+fn field_children<'t>(node: Node<'t>, name: &'static str) -> Vec<Node<'t>> {
+    let Some(id) = field_id(name) else {
+        return Vec::new();
+    };
     let mut cursor = node.walk();
-    node.children_by_field_name(field, &mut cursor)
+    node.children_by_field_id(id, &mut cursor)
         .filter(|child| child.is_named() && !is_trivia(*child))
         .collect()
 }

@@ -11,7 +11,7 @@ use tree_sitter::Node;
 
 use super::expr::is_expression_kind;
 use super::stmt::is_statement_kind;
-use super::{Lowerer, all_children, unknown};
+use super::{Lowerer, all_children, kind, unknown};
 use crate::ast::TextRange;
 use crate::ast::{Stmt, StmtKind};
 
@@ -19,7 +19,7 @@ impl Lowerer<'_> {
     pub(super) fn recover(&mut self, error: Node<'_>, out: &mut Vec<Stmt>) {
         let mut fragment = Vec::new();
         for child in all_children(error) {
-            if is_statement_kind(child.kind()) {
+            if is_statement_kind(kind(child)) {
                 self.fragment(&fragment, out);
                 fragment.clear();
                 self.statement(child, out);
@@ -50,7 +50,7 @@ impl Lowerer<'_> {
             return None;
         };
         let is_target = matches!(
-            target.kind(),
+            kind(*target),
             "identifier"
                 | "attribute"
                 | "subscript"
@@ -58,11 +58,11 @@ impl Lowerer<'_> {
                 | "tuple_pattern"
                 | "list_pattern"
         );
-        if equals.kind() != "=" || !is_target {
+        if kind(*equals) != "=" || !is_target {
             return None;
         }
         let value = match rest {
-            [single] if is_expression_kind(single.kind()) && !single.has_error() => {
+            [single] if is_expression_kind(kind(*single)) && !single.has_error() => {
                 self.expr(*single)
             }
             [] => unknown(TextRange::new(equals.end_byte(), equals.end_byte())),

@@ -4,7 +4,9 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
-use super::{Lowerer, MAX_DEPTH, field_children, first_named_child, named_children, unknown};
+use super::{
+    Lowerer, MAX_DEPTH, field, field_children, first_named_child, kind, named_children, unknown,
+};
 use crate::ast::{
     Alias, Arg, BinOp, ClassDef, ExceptHandler, Expr, ExprKind, FunctionDef, Name, Param,
     ParamKind, Stmt, StmtKind, TextRange, WithItem,
@@ -64,13 +66,13 @@ impl Lowerer<'_> {
     /// between the header's `:` and the block. While a line of a function
     /// is being typed, its statements often end up there, outside the
     /// (then empty) block.
-    fn suite(&mut self, node: Node<'_>, field: &str) -> Vec<Stmt> {
-        let mut body = self.block(node.child_by_field_name(field));
+    fn suite(&mut self, node: Node<'_>, name: &'static str) -> Vec<Stmt> {
+        let mut body = self.block(field(node, name));
         if !node.has_error() {
             return body;
         }
         let children = super::all_children(node);
-        let Some(colon) = children.iter().position(|child| child.kind() == ":") else {
+        let Some(colon) = children.iter().position(|child| kind(*child) == ":") else {
             return body;
         };
         let mut recovered = Vec::new();
@@ -109,7 +111,7 @@ impl Lowerer<'_> {
     }
 
     fn statement_kind(&mut self, node: Node<'_>) -> StmtKind {
-        match node.kind() {
+        match kind(node) {
             "expression_statement" => self.expression_statement(node),
             "return_statement" => {
                 StmtKind::Return(first_named_child(node).map(|value| self.expr(value)))
@@ -137,12 +139,12 @@ impl Lowerer<'_> {
                 target: self.field_expr(node, "left"),
                 iter: self.field_expr(node, "right"),
                 body: self.suite(node, "body"),
-                orelse: self.else_body(node.child_by_field_name("alternative")),
+                orelse: self.else_body(field(node, "alternative")),
             },
             "while_statement" => StmtKind::While {
                 test: self.field_expr(node, "condition"),
                 body: self.suite(node, "body"),
-                orelse: self.else_body(node.child_by_field_name("alternative")),
+                orelse: self.else_body(field(node, "alternative")),
             },
             "with_statement" => self.with_statement(node),
             "try_statement" => self.try_statement(node),
@@ -163,7 +165,7 @@ impl Lowerer<'_> {
             .collect();
         match children.as_slice() {
             [] => StmtKind::Other,
-            [single] => match single.kind() {
+            [single] => match kind(*single) {
                 "assignment" => self.assignment(*single),
                 "augmented_assignment" => self.augmented_assignment(*single),
                 _ => StmtKind::Expr(self.expr(*single)),
@@ -188,10 +190,10 @@ impl Lowerer<'_> {
         let mut targets = Vec::new();
         let mut current = node;
         loop {
-            if let Some(left) = current.child_by_field_name("left") {
+            if let Some(left) = field(current, "left") {
                 targets.push(self.expr(left));
             }
-            match current.child_by_field_name("right") {
+            match field(current, "right") {
                 None => {
                     return StmtKind::Assign {
                         targets,
@@ -200,9 +202,9 @@ impl Lowerer<'_> {
                     };
                 }
                 Some(right)
-                    if right.kind() == "assignment"
-                        && right.child_by_field_name("type").is_none()
-                        && right.child_by_field_name("right").is_some() =>
+                    if kind(right) == "assignment"
+                        && field(right, "type").is_none()
+                        && field(right, "right").is_some() =>
                 {
                     current = right;
                 }
@@ -244,7 +246,7 @@ impl Lowerer<'_> {
         let Some(targets) = first_named_child(node) else {
             return Vec::new();
         };
-        if targets.kind() == "expression_list" {
+        if kind(targets) == "expression_list" {
             named_children(targets)
                 .into_iter()
                 .map(|target| self.expr(target))
@@ -256,7 +258,7 @@ impl Lowerer<'_> {
 
     /// `raise`, `raise E`, `raise E from cause` (the cause is not kept).
     fn raise(&mut self, node: Node<'_>) -> StmtKind {
-        let cause = node.child_by_field_name("cause").map(|cause| cause.id());
+        let cause = field(node, "cause").map(|cause| cause.id());
         let exception = named_children(node)
             .into_iter()
             .find(|child| Some(child.id()) != cause);
@@ -287,7 +289,7 @@ impl Lowerer<'_> {
         let mut elifs = Vec::new();
         let mut orelse = Vec::new();
         for clause in clauses {
-            match clause.kind() {
+            match kind(*clause) {
                 "elif_clause" if self.depth >= MAX_DEPTH => {
                     orelse = vec![Stmt {
                         range: TextRange::new(clause.start_byte(), end),
@@ -298,10 +300,10 @@ impl Lowerer<'_> {
                 "elif_clause" => {
                     self.depth += 1;
                     let test = self.field_expr(*clause, "condition");
-                    let body = self.block(clause.child_by_field_name("consequence"));
+                    let body = self.block(field(*clause, "consequence"));
                     elifs.push((clause.start_byte(), test, body));
                 }
-                "else_clause" => orelse = self.block(clause.child_by_field_name("body")),
+                "else_clause" => orelse = self.block(field(*clause, "body")),
                 _ => {}
             }
         }
@@ -316,18 +318,18 @@ impl Lowerer<'_> {
     }
 
     fn else_body(&mut self, clause: Option<Node<'_>>) -> Vec<Stmt> {
-        self.block(clause.and_then(|clause| clause.child_by_field_name("body")))
+        self.block(clause.and_then(|clause| field(clause, "body")))
     }
 
     fn with_statement(&mut self, node: Node<'_>) -> StmtKind {
         let clause = named_children(node)
             .into_iter()
-            .find(|child| child.kind() == "with_clause");
+            .find(|child| kind(*child) == "with_clause");
         let items = clause.map(named_children).unwrap_or_default();
         let items = items
             .into_iter()
-            .filter(|item| item.kind() == "with_item")
-            .filter_map(|item| item.child_by_field_name("value"))
+            .filter(|item| kind(*item) == "with_item")
+            .filter_map(|item| field(item, "value"))
             .map(|value| {
                 let (context, target) = self.as_pattern(value);
                 WithItem { context, target }
@@ -342,11 +344,11 @@ impl Lowerer<'_> {
     /// Splits `value as target` (an `as_pattern`) into its two sides; any
     /// other expression has no target.
     fn as_pattern(&mut self, node: Node<'_>) -> (Expr, Option<Expr>) {
-        if node.kind() != "as_pattern" {
+        if kind(node) != "as_pattern" {
             return (self.expr(node), None);
         }
         let context = self.expr_or_unknown(first_named_child(node), node.start_byte());
-        let target = node.child_by_field_name("alias").map(|alias| {
+        let target = field(node, "alias").map(|alias| {
             // The alias is wrapped in an `as_pattern_target` node.
             let inner = first_named_child(alias);
             self.expr_or_unknown(inner, alias.start_byte())
@@ -355,14 +357,14 @@ impl Lowerer<'_> {
     }
 
     fn try_statement(&mut self, node: Node<'_>) -> StmtKind {
-        let body = self.block(node.child_by_field_name("body"));
+        let body = self.block(field(node, "body"));
         let (mut handlers, mut orelse, mut finalbody) = (Vec::new(), Vec::new(), Vec::new());
         for clause in named_children(node) {
-            match clause.kind() {
+            match kind(clause) {
                 "except_clause" | "except_group_clause" => {
                     handlers.push(self.except_clause(clause))
                 }
-                "else_clause" => orelse = self.block(clause.child_by_field_name("body")),
+                "else_clause" => orelse = self.block(field(clause, "body")),
                 "finally_clause" => finalbody = self.block(find_block(clause)),
                 _ => {}
             }
@@ -412,29 +414,29 @@ impl Lowerer<'_> {
     }
 
     fn function(&mut self, node: Node<'_>, decorators: Vec<Expr>) -> StmtKind {
-        let Some(name) = node.child_by_field_name("name") else {
+        let Some(name) = field(node, "name") else {
             return StmtKind::Other;
         };
         let def = FunctionDef {
             name: self.name(name),
-            params: self.params(node.child_by_field_name("parameters")),
+            params: self.params(field(node, "parameters")),
             returns: node
                 .child_by_field_name("return_type")
                 .map(|returns| self.expr(returns)),
             body: self.suite(node, "body"),
             decorators,
-            is_async: node.child(0).is_some_and(|first| first.kind() == "async"),
+            is_async: node.child(0).is_some_and(|first| kind(first) == "async"),
             range: node.byte_range().into(),
         };
         StmtKind::FunctionDef(Rc::new(def))
     }
 
     fn class(&mut self, node: Node<'_>, decorators: Vec<Expr>) -> StmtKind {
-        let Some(name) = node.child_by_field_name("name") else {
+        let Some(name) = field(node, "name") else {
             return StmtKind::Other;
         };
         let (mut bases, mut keywords) = (Vec::new(), Vec::new());
-        if let Some(superclasses) = node.child_by_field_name("superclasses") {
+        if let Some(superclasses) = field(node, "superclasses") {
             for arg in self.arguments(superclasses) {
                 match arg {
                     Arg::Positional(base) => bases.push(base),
@@ -467,15 +469,15 @@ impl Lowerer<'_> {
     fn decorated(&mut self, node: Node<'_>) -> StmtKind {
         let decorators = named_children(node)
             .into_iter()
-            .filter(|child| child.kind() == "decorator")
+            .filter(|child| kind(*child) == "decorator")
             .map(|decorator| {
                 let inner = first_named_child(decorator);
                 self.expr_or_unknown(inner, decorator.end_byte())
             })
             .collect();
-        match node.child_by_field_name("definition") {
-            Some(def) if def.kind() == "function_definition" => self.function(def, decorators),
-            Some(def) if def.kind() == "class_definition" => self.class(def, decorators),
+        match field(node, "definition") {
+            Some(def) if kind(def) == "function_definition" => self.function(def, decorators),
+            Some(def) if kind(def) == "class_definition" => self.class(def, decorators),
             _ => StmtKind::Other,
         }
     }
@@ -494,7 +496,7 @@ impl Lowerer<'_> {
             } else {
                 ParamKind::Normal { pos_only: false }
             };
-            let param = match child.kind() {
+            let param = match kind(child) {
                 "identifier" => Some(Param {
                     name: self.name(child),
                     kind: normal,
@@ -504,8 +506,8 @@ impl Lowerer<'_> {
                 // `typed_parameter` has no `name` field: its first child is
                 // the name, possibly inside a `*` or `**` pattern.
                 "typed_parameter" => first_named_child(child).and_then(|inner| {
-                    let annotation = child.child_by_field_name("type").map(|t| self.expr(t));
-                    let (name, kind) = match inner.kind() {
+                    let annotation = field(child, "type").map(|t| self.expr(t));
+                    let (name, kind) = match kind(inner) {
                         "identifier" => (inner, normal),
                         "list_splat_pattern" => (first_named_child(inner)?, ParamKind::VarArgs),
                         "dictionary_splat_pattern" => (first_named_child(inner)?, ParamKind::VarKw),
@@ -522,11 +524,11 @@ impl Lowerer<'_> {
                     // Python 2's tuple parameters `(a, b)=x` are skipped.
                     let name = child
                         .child_by_field_name("name")
-                        .filter(|name| name.kind() == "identifier");
+                        .filter(|name| kind(*name) == "identifier");
                     name.map(|name| Param {
                         name: self.name(name),
                         kind: normal,
-                        annotation: child.child_by_field_name("type").map(|t| self.expr(t)),
+                        annotation: field(child, "type").map(|t| self.expr(t)),
                         default: Some(self.field_expr(child, "value")),
                     })
                 }
@@ -568,7 +570,7 @@ impl Lowerer<'_> {
     fn import_names(&mut self, node: Node<'_>) -> Vec<Alias> {
         let mut names = Vec::new();
         for child in field_children(node, "name") {
-            let alias = match child.kind() {
+            let alias = match kind(child) {
                 "dotted_name" => Alias {
                     name: self.dotted_name(child),
                     asname: None,
@@ -592,10 +594,10 @@ impl Lowerer<'_> {
     }
 
     fn import_from(&mut self, node: Node<'_>) -> StmtKind {
-        let module = match node.child_by_field_name("module_name") {
-            Some(module) if module.kind() == "relative_import" => named_children(module)
+        let module = match field(node, "module_name") {
+            Some(module) if kind(module) == "relative_import" => named_children(module)
                 .into_iter()
-                .map(|part| match part.kind() {
+                .map(|part| match kind(part) {
                     "import_prefix" => self.text(part).chars().filter(|&c| c == '.').collect(),
                     _ => self.dotted_name(part),
                 })
@@ -606,7 +608,7 @@ impl Lowerer<'_> {
         let mut names = self.import_names(node);
         if let Some(star) = named_children(node)
             .into_iter()
-            .find(|child| child.kind() == "wildcard_import")
+            .find(|child| kind(*child) == "wildcard_import")
         {
             names.push(Alias {
                 name: "*".to_string(),
@@ -631,7 +633,7 @@ impl Lowerer<'_> {
 fn find_block(clause: Node<'_>) -> Option<Node<'_>> {
     named_children(clause)
         .into_iter()
-        .find(|child| child.kind() == "block")
+        .find(|child| kind(*child) == "block")
 }
 
 /// The operator of a binary or augmented operation, from its Python spelling.

@@ -181,7 +181,7 @@ impl LayerDef {
             if *p == "*" {
                 return None;
             }
-            if param_name(p) == name {
+            if is_param(p, name) {
                 return Some(i);
             }
         }
@@ -197,7 +197,7 @@ impl LayerDef {
             && self
                 .params
                 .iter()
-                .any(|p| !p.starts_with('~') && param_name(p) == name)
+                .any(|p| !p.starts_with('~') && is_param(p, name))
     }
 
     /// The argument a call gave for a parameter of this signature: by
@@ -218,23 +218,27 @@ impl LayerDef {
 
     /// Whether the signature has this parameter.
     pub(crate) fn has_param(&self, name: &str) -> bool {
-        self.params.iter().any(|p| param_name(p) == name)
+        self.params.iter().any(|p| is_param(p, name))
     }
 
     /// The default the signature gives a parameter, as a value; `None`
     /// for a required parameter, one the signature does not have, or a
     /// default written as something other than a literal (`relu`).
     pub(crate) fn default(&self, name: &str) -> Option<Value> {
-        let spec = self.params.iter().find(|p| param_name(p) == name)?;
+        let spec = self.params.iter().find(|p| is_param(p, name))?;
         let (_, text) = spec.split_once('=')?;
         literal(text)
     }
 }
 
-/// The name of a parameter as the signature writes it (`bias` of `bias=True`).
-fn param_name(spec: &str) -> &str {
-    let spec = spec.trim_start_matches('~');
-    spec.split_once('=').map_or(spec, |(name, _)| name)
+/// Whether a parameter as the signature writes it (`bias=True`,
+/// `~padding`) is the one named `name`. Settings are looked up by name on
+/// every layer call, so this compares in place rather than cutting the
+/// name out first.
+fn is_param(spec: &str, name: &str) -> bool {
+    spec.trim_start_matches('~')
+        .strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
 }
 
 /// A default's literal as a value (`1`, `0.5`, `True`, `None`, `'zeros'`).
@@ -271,7 +275,7 @@ mod tests {
                     continue;
                 }
                 let spec = spec.trim_start_matches('~');
-                let name = param_name(spec);
+                let name = spec.split_once('=').map_or(spec, |(name, _)| name);
                 assert!(
                     name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
                     "{}: `{spec}` is no parameter",
