@@ -23,6 +23,12 @@ pub(crate) fn layer_param(meta: &mut dyn Meta, layer: &Rc<Layer>, name: &str) ->
     let Some(def) = defs.iter().find(|d| d.name == name) else {
         return Value::Unknown;
     };
+    // A layer built without it holds `None` there (`Linear(4, 5,
+    // bias=False).bias`), which `if self.bias is not None:` reads.
+    let held = (def.held)(layer);
+    if held == Some(false) {
+        return Value::None;
+    }
     let sizes = (def.sizes)(meta, layer);
     let dims = meta.size_dims(&sizes);
     let t = Tensor {
@@ -37,7 +43,11 @@ pub(crate) fn layer_param(meta: &mut dyn Meta, layer: &Rc<Layer>, name: &str) ->
         layout: None,
         trail: None,
     };
-    let v = Value::Tensor(Rc::new(t));
+    let v = match held {
+        // A setting the analysis cannot read: a tensor or `None`.
+        None => Value::Optional(Box::new(Value::Tensor(Rc::new(t)))),
+        Some(_) => Value::Tensor(Rc::new(t)),
+    };
     // A parameter is built on its first use, the same whenever that is: a
     // cache of what any read would make, not a change a memo must hear of.
     layer
