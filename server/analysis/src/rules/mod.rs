@@ -100,7 +100,7 @@ pub(crate) fn call_torch(
 }
 
 /// Canonical spellings: `torch.nn.functional.relu` → `F.relu`, `torch.nn.Linear` → `nn.Linear`.
-fn normalize_path(path: &str) -> String {
+fn normalize_path(path: &str) -> std::borrow::Cow<'_, str> {
     for (prefix, canon) in [
         ("torch.nn.functional.", "F."),
         ("torch.nn.modules.", "nn."),
@@ -114,17 +114,17 @@ fn normalize_path(path: &str) -> String {
                     || rest.starts_with("utils.")
                     || rest.starts_with("parameter."))
             {
-                return format!("torch.nn.{rest}");
+                return ["torch.nn.", rest].concat().into();
             }
             let rest = rest
                 .rsplit('.')
                 .next()
                 .filter(|_| canon == "nn." && rest.contains('.'))
                 .unwrap_or(rest);
-            return format!("{canon}{rest}");
+            return [canon, rest].concat().into();
         }
     }
-    path.to_string()
+    path.into()
 }
 
 fn torch_function(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) -> Value {
