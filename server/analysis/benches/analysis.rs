@@ -14,7 +14,7 @@ mod common;
 /// The allocator the `shapels` binary uses, so that the figures are the
 /// server's.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: shapels_syntax::Mimalloc = shapels_syntax::Mimalloc;
 
 use std::hint::black_box;
 use std::time::Duration;

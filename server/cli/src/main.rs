@@ -24,7 +24,7 @@ use crate::args::{Cli, Command};
 /// The analysis makes and drops many small values (dims, shapes, scopes);
 /// mimalloc serves them faster than the system allocator.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: shapels_syntax::Mimalloc = shapels_syntax::Mimalloc;
 
 #[allow(unsafe_code)]
 fn main() -> ExitCode {

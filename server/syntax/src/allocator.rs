@@ -1,4 +1,5 @@
-//! tree-sitter's C allocations served by mimalloc, as the binary's Rust ones are.
+//! mimalloc for the whole process: Rust's allocations (`Mimalloc`, the
+//! binary's global allocator) and tree-sitter's C ones.
 //!
 //! tree-sitter calls libc's `malloc` unless told otherwise. In a process
 //! whose Rust side runs on mimalloc that is a second heap: glibc grows a
@@ -9,9 +10,69 @@
 // functions to tree-sitter's C code.
 #![allow(unsafe_code)]
 
+use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
 
-use libmimalloc_sys::{mi_calloc, mi_free, mi_malloc, mi_realloc};
+use libmimalloc_sys::{
+    mi_calloc, mi_free, mi_malloc, mi_malloc_aligned, mi_realloc, mi_realloc_aligned, mi_zalloc,
+    mi_zalloc_aligned,
+};
+
+/// What every mimalloc block is aligned to: a pointer's size.
+const PLAIN_ALIGN: usize = std::mem::size_of::<usize>();
+
+/// mimalloc as Rust's allocator. The `mimalloc` crate's asks for an aligned
+/// block every time, a slower path than plain `mi_malloc`; nearly all of
+/// the analysis' values (dims, shapes, scopes) need no more than a
+/// pointer's alignment, which every block has, so they take the plain one.
+pub struct Mimalloc;
+
+// SAFETY: each method hands the request to the mimalloc function for it,
+// aligned ones when the layout asks for more than every block has.
+unsafe impl GlobalAlloc for Mimalloc {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: mimalloc's functions take any size and power-of-two alignment.
+        unsafe {
+            if layout.align() <= PLAIN_ALIGN {
+                mi_malloc(layout.size()).cast()
+            } else {
+                mi_malloc_aligned(layout.size(), layout.align()).cast()
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        unsafe {
+            if layout.align() <= PLAIN_ALIGN {
+                mi_zalloc(layout.size()).cast()
+            } else {
+                mi_zalloc_aligned(layout.size(), layout.align()).cast()
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        // SAFETY: `ptr` came from this allocator (GlobalAlloc's contract).
+        unsafe { mi_free(ptr.cast()) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `ptr` came from this allocator with `layout`; a block
+        // reallocated keeps the alignment it was asked for.
+        unsafe {
+            if layout.align() <= PLAIN_ALIGN {
+                mi_realloc(ptr.cast(), new_size).cast()
+            } else {
+                mi_realloc_aligned(ptr.cast(), new_size, layout.align()).cast()
+            }
+        }
+    }
+}
 
 /// Makes tree-sitter allocate with mimalloc.
 ///
