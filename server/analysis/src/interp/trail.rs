@@ -18,19 +18,15 @@ impl Interp<'_> {
     /// its own code alone, never on who called it first (its result may be
     /// taken for another call, see `memo`); the caller's chain goes on with
     /// the function's name.
+    ///
+    /// So do the tensors of a tuple passed (`layer_past = (k, v)`), which
+    /// cannot change under the callee; a list's stay as they are, since
+    /// the callee may add to the caller's list.
     pub(crate) fn parameter_trail(&self, value: Value, name: &str, at: usize) -> Value {
-        match value {
-            Value::Tensor(t) if self.recorder.expressions => Value::Tensor(Rc::new(Tensor {
-                trail: Some(Rc::new(Trail {
-                    op: Rc::from(name),
-                    at,
-                    prev: None,
-                    len: 1,
-                })),
-                ..(*t).clone()
-            })),
-            other => other,
+        if !self.recorder.expressions {
+            return value;
         }
+        parameter_trail_of(value, &Rc::from(name), at, 0)
     }
 
     /// `result` of the op `op` called at `at` on `input` (its receiver, or
@@ -90,5 +86,36 @@ impl Interp<'_> {
             })),
             ..(*t).clone()
         }))
+    }
+}
+
+/// Tuples nested deeper than this keep their tensors' chains.
+const MAX_TUPLE_DEPTH: u32 = 8;
+
+fn parameter_trail_of(value: Value, name: &Rc<str>, at: usize, depth: u32) -> Value {
+    match value {
+        Value::Tensor(t) => Value::Tensor(Rc::new(Tensor {
+            trail: Some(Rc::new(Trail {
+                op: name.clone(),
+                at,
+                prev: None,
+                len: 1,
+            })),
+            ..(*t).clone()
+        })),
+        Value::Tuple(items)
+            if depth < MAX_TUPLE_DEPTH
+                && items
+                    .iter()
+                    .any(|i| matches!(i, Value::Tensor(_) | Value::Tuple(_))) =>
+        {
+            Value::tuple(
+                items
+                    .iter()
+                    .map(|i| parameter_trail_of(i.clone(), name, at, depth + 1))
+                    .collect(),
+            )
+        }
+        other => other,
     }
 }
