@@ -231,7 +231,13 @@ pub(crate) fn tensor_method(
     range: TextRange,
 ) -> Value {
     let mut positional = vec![Value::Tensor(t.clone())];
-    positional.extend(meta.sizes_from_opaque(args));
+    // Arguments the analysis cannot read stand for sizes (`x.view(b, n)`),
+    // except where a conversion reads a dtype or a device (`x.to(dtype)`).
+    if ops::OpDef::family_of(name) == Some(ops::Family::Convert) {
+        positional.extend(args);
+    } else {
+        positional.extend(meta.sizes_from_opaque(args));
+    }
     // `x.reshape(shape=(...))`, `x.view(size=(...))`, `x.tile(dims=...)`:
     // the sizes by keyword are the sizes, for the ops whose arguments
     // after `self` are sizes.
