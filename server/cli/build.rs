@@ -5,7 +5,11 @@
 //! a third of the start of a process that `shapels check` runs once per
 //! file from pre-commit hooks and editors' on-save commands. The code stays
 //! position-independent (and so do the libraries and tests built from it);
-//! only the final link of the binary fixes its addresses.
+//! only the final link of the binary fixes its addresses. The price: the
+//! binary's own code and data load at a fixed address (no address-space
+//! randomisation for them; the C libraries, the heap and the stacks keep
+//! theirs), acceptable for a tool that reads source files and serves an
+//! editor on stdio.
 
 fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
