@@ -2,7 +2,7 @@
 //!
 //! A position-independent one (the default) makes the dynamic loader patch
 //! about 22,000 addresses at every start and copy the pages that hold them:
-//! a third of the start of a process that `shapels check` runs once per
+//! a quarter of the start of a process that `shapels check` runs once per
 //! file from pre-commit hooks and editors' on-save commands. The code stays
 //! position-independent (and so do the libraries and tests built from it);
 //! only the final link of the binary fixes its addresses. The price: the
