@@ -230,10 +230,11 @@ pub(crate) fn tensor_method(
     kwargs: Kwargs,
     range: TextRange,
 ) -> Value {
+    let def = ops::OpDef::of(name);
     let mut positional = vec![Value::Tensor(t.clone())];
     // Arguments the analysis cannot read stand for sizes (`x.view(b, n)`),
     // except where a conversion reads a dtype or a device (`x.to(dtype)`).
-    if ops::OpDef::family_of(name) == Some(ops::Family::Convert) {
+    if def.is_some_and(|def| def.family == ops::Family::Convert) {
         positional.extend(args);
     } else {
         positional.extend(meta.sizes_from_opaque(args));
@@ -243,7 +244,7 @@ pub(crate) fn tensor_method(
     // after `self` are sizes.
     let mut kwargs = kwargs;
     if positional.len() == 1
-        && ops::OpDef::of(name).is_some_and(|def| def.sizes_follow)
+        && def.is_some_and(|def| def.sizes_follow)
         && let Some(at) = kwargs
             .iter()
             .position(|(k, _)| matches!(&**k, "shape" | "size" | "sizes" | "repeats" | "dims"))
