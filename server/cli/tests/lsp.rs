@@ -227,7 +227,14 @@ fn edits_apply_in_order() {
         let at = i as u32 + 1;
         server.change(&uri, i as i32 + 2, [at, 0, at, 0], line);
     }
-    let published = server.diagnostics(&uri);
+    // The opened text may be published first: on a busy host its analysis
+    // can finish before the edits arrive. The last version's comes after.
+    let published = server.wait_for("diagnostics of version 4", |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri.as_str()
+            && m["params"]["version"] == 4
+    })["params"]
+        .clone();
     assert_eq!(published["version"], 4);
     let hints = server.inlay_hints(&uri);
     assert_eq!(
