@@ -170,6 +170,35 @@ fn a_call_contradicting_a_docstring() {
 }
 
 #[test]
+fn a_return_contradicting_its_docstring() {
+    let text = "import torch\n\n\ndef pool(x):\n    \"\"\"Pool.\n\n    Args:\n        x (Tensor): (N, C, L) input.\n\n    Returns:\n        Tensor: (N, L) pooled.\n    \"\"\"\n    return x.mean(-1)\n\n\npool(torch.randn(2, 3, 4))\n";
+    let analysis = analyze(text, &Config::default());
+    let found = stale(&analysis);
+    assert_eq!(found.len(), 1, "{:?}", analysis.diagnostics);
+    let at = text.find("(N, L)").unwrap();
+    assert_eq!(found[0].range, at..at + "(N, L)".len());
+    assert_eq!(
+        found[0].message,
+        "the docstring says the return is (N, L), but [2, 3] is returned: dim 1: `L` is 3 here but 4 before"
+    );
+    assert_eq!(found[0].severity, shapels_analysis::Severity::Warning);
+    // The fix rewrites the docstring in the names its parameters gave the
+    // sizes, and the warning goes.
+    assert_eq!(found[0].fixes[0].edits[0].1, "(N, C)");
+    assert_eq!(fix_all("pool", text), 1);
+    // A docstring that agrees, and one whose `Returns:` is prose, say nothing.
+    for returns in ["Tensor: (N, C) pooled.", "the pooled rows (a tensor)."] {
+        let agreeing = text.replace("Tensor: (N, L) pooled.", returns);
+        let analysis = analyze(&agreeing, &Config::default());
+        assert!(
+            stale(&analysis).is_empty(),
+            "{returns}: {:?}",
+            analysis.diagnostics
+        );
+    }
+}
+
+#[test]
 fn an_agreeing_comment_names_derived_sizes_on_hover() {
     let text = "import torch\n\n\ndef heads(x, n_head: int):\n    B, T, C = x.size()\n    q = x.view(B, T, n_head, C // n_head).transpose(1, 2)  # (B, nh, T, hs)\n    return q\n";
     let analysis = analyze(text, &Config::default());

@@ -53,3 +53,35 @@ y = conv(torch.randn(2, 3, 10, 10))
         y.tensor.notes
     );
 }
+
+#[test]
+fn a_function_declared_generic_says_so_and_names_its_sizes() {
+    let source = "\
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def pool(x: Float[Tensor, \"b n d\"]):
+    y = x.mean(1)
+    return y
+
+
+z = pool(torch.randn(2, 5, 3))
+";
+    let analysis = analyze(source, &Config::default());
+    let y = analysis.bindings.iter().find(|b| b.name == "y").unwrap();
+    assert!(
+        y.tensor.notes.iter().any(|n| n
+            == "for any input its annotations admit: the function is declared generic \
+                in its sizes; b, d are free sizes"),
+        "{:?}",
+        y.tensor.notes
+    );
+    // The call still gets the sizes it passes.
+    let z = analysis.bindings.iter().find(|b| b.name == "z").unwrap();
+    assert_eq!(
+        format!("{:?}", z.tensor.shape),
+        "Some([Known(2), Known(3)])"
+    );
+}

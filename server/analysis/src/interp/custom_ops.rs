@@ -7,11 +7,13 @@
 //! FakeTensorMode torch runs that kernel instead of the op; so does the
 //! analysis, for calls of the decorated function and of
 //! `torch.ops.mylib.op`. An op declared with `@torch.library.custom_op`
-//! and no fake kernel runs its own body.
+//! and no fake kernel runs its own body. A kernel registered by a call
+//! (`torch.library.register_fake("mylib::op", fake)`, `op.register_fake(fake)`)
+//! counts as the decorator does.
 
 use std::rc::Rc;
 
-use shapels_syntax::ast::{Arg, ExprKind, FunctionDef};
+use shapels_syntax::ast::{Arg, Expr, ExprKind, FunctionDef};
 
 use super::Interp;
 use crate::value::{Function, Value};
@@ -35,37 +37,85 @@ impl Interp<'_> {
     /// fake kernel of one.
     pub(crate) fn note_custom_op(&mut self, def: &FunctionDef, function: &Rc<Function>) {
         for decorator in &def.decorators {
-            let Some(role) = self.role(decorator) else {
-                continue;
-            };
-            match role {
-                Role::Op(name) => {
-                    self.custom_ops
-                        .entry(name)
-                        .or_insert_with(|| function.clone());
+            if let Some(role) = self.role(decorator) {
+                self.take_role(role, function);
+            }
+        }
+    }
+
+    /// A fake kernel registered by a call instead of a decorator:
+    /// `torch.library.register_fake("ns::op", fake)`, the decorator applied
+    /// by hand (`torch.library.register_fake("ns::op")(fake)`) and
+    /// `op.register_fake(fake)`. Returns what the call returns (the
+    /// kernel), or `None` when the call registers nothing.
+    pub(crate) fn register_by_call(
+        &mut self,
+        func: &Expr,
+        args: &[Arg],
+        positional: &[Value],
+    ) -> Option<Value> {
+        let path = self.text(&func.range);
+        let name = path.rsplit('.').next().unwrap_or(path);
+        let library = !path.contains('.')
+            || path.starts_with("torch.library.")
+            || path.starts_with("library.");
+        let role = match &func.kind {
+            // The decorator applied by hand: its call is the callee.
+            ExprKind::Call { .. } => match positional {
+                [Value::Function(_)] => self.role(func)?,
+                _ => return None,
+            },
+            _ if library && REGISTER_FAKE.contains(&name) && positional.len() == 2 => {
+                Role::FakeOf(op_name(args)?)
+            }
+            // `op.register_fake(fake)` of an op the file declares.
+            ExprKind::Attribute { value, attr }
+                if !library && attr.id == "register_fake" && positional.len() == 1 =>
+            {
+                match self.eval(value) {
+                    op @ Value::Function(_) => Role::FakeOfFunction(op),
+                    _ => return None,
                 }
-                Role::FakeOf(name) => {
-                    // The op's function, if the file declares it, runs the
-                    // fake kernel when called directly too.
-                    if let Some(op) = self.custom_ops.get(&name).cloned()
-                        && !Rc::ptr_eq(&op.def, &function.def)
-                    {
-                        self.fake_kernels
-                            .insert(Rc::as_ptr(&op.def) as usize, function.clone());
-                    }
-                    self.custom_ops.insert(name, function.clone());
-                }
-                Role::FakeOfFunction(Value::Function(op)) => {
+            }
+            _ => return None,
+        };
+        let Some(Value::Function(kernel)) = positional.last() else {
+            return None;
+        };
+        let kernel = kernel.clone();
+        self.take_role(role, &kernel);
+        Some(Value::Function(kernel))
+    }
+
+    /// Make `function` what `role` says: a custom op, or an op's fake kernel.
+    fn take_role(&mut self, role: Role, function: &Rc<Function>) {
+        match role {
+            Role::Op(name) => {
+                self.custom_ops
+                    .entry(name)
+                    .or_insert_with(|| function.clone());
+            }
+            Role::FakeOf(name) => {
+                // The op's function, if the file declares it, runs the
+                // fake kernel when called directly too.
+                if let Some(op) = self.custom_ops.get(&name).cloned()
+                    && !Rc::ptr_eq(&op.def, &function.def)
+                {
                     self.fake_kernels
                         .insert(Rc::as_ptr(&op.def) as usize, function.clone());
-                    for kernel in self.custom_ops.values_mut() {
-                        if Rc::ptr_eq(kernel, &op) {
-                            *kernel = function.clone();
-                        }
+                }
+                self.custom_ops.insert(name, function.clone());
+            }
+            Role::FakeOfFunction(Value::Function(op)) => {
+                self.fake_kernels
+                    .insert(Rc::as_ptr(&op.def) as usize, function.clone());
+                for kernel in self.custom_ops.values_mut() {
+                    if Rc::ptr_eq(kernel, &op) {
+                        *kernel = function.clone();
                     }
                 }
-                Role::FakeOfFunction(_) => {}
             }
+            Role::FakeOfFunction(_) => {}
         }
     }
 

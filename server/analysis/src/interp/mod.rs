@@ -304,6 +304,9 @@ pub(crate) struct Interp<'s> {
     /// What the names of each running call's annotations are bound to,
     /// innermost last (see `stated`).
     stated_memos: Vec<stated::Memo>,
+    /// The names each running call's arguments bound to the callee's
+    /// docstring shapes, for its documented return.
+    doc_memos: Vec<stated::Memo>,
     /// The rank variable each `*name` of the signature being made up
     /// stands for (see `stated`).
     stated_ranks: FxHashMap<String, u32>,
@@ -336,6 +339,7 @@ impl<'s> Interp<'s> {
             module_attrs: FxHashMap::default(),
             definitions: Vec::new(),
             stated_memos: Vec::new(),
+            doc_memos: Vec::new(),
             stated_ranks: FxHashMap::default(),
             custom_ops: FxHashMap::default(),
             fake_kernels: FxHashMap::default(),
@@ -1014,8 +1018,10 @@ impl<'s> Interp<'s> {
             }
             // Skip a class's forward only when an object of exactly this
             // class ran it: a subclass may have run it with settings of its own.
-            let forward = call::lookup_method(&class, "forward")
-                .filter(|_| !self.forward_ran.contains(&(Rc::as_ptr(&class) as usize)));
+            let forward = call::lookup_method(&class, "forward").filter(|f| {
+                !self.forward_ran.contains(&(Rc::as_ptr(&class) as usize))
+                    || self.recorder.declared_generic(&f.def.range)
+            });
             let methods = self.unreached_methods(&class);
             if forward.is_none() && methods.is_empty() {
                 continue;
@@ -1092,7 +1098,7 @@ impl<'s> Interp<'s> {
                 if self.out_of_budget() {
                     return;
                 }
-                if self.reached.contains(&(Rc::as_ptr(&method.def) as usize)) {
+                if self.reached_only(&method) {
                     continue;
                 }
                 let (args, kwargs) = self.generic_args(&method, false);
@@ -1149,10 +1155,18 @@ impl<'s> Interp<'s> {
                 },
                 _ => None,
             })
-            .filter(|(f, _)| !self.reached.contains(&(Rc::as_ptr(&f.def) as usize)))
+            .filter(|(f, _)| !self.reached_only(f))
             .collect();
         methods.sort_by_key(|(f, _)| f.def.range.start);
         methods
+    }
+
+    /// Whether a run reached the function and library mode has nothing to
+    /// add: a function declared generic in its sizes also runs on its
+    /// declared shapes, which its lines show (see `Recorder::declare_generic`).
+    fn reached_only(&self, function: &Function) -> bool {
+        self.reached.contains(&(Rc::as_ptr(&function.def) as usize))
+            && !self.recorder.declared_generic(&function.def.range)
     }
 
     fn run_functions(&mut self, functions: Vec<Rc<Function>>) {
@@ -1160,7 +1174,7 @@ impl<'s> Interp<'s> {
             if self.out_of_budget() {
                 return;
             }
-            if self.reached.contains(&(Rc::as_ptr(&function.def) as usize)) {
+            if self.reached_only(&function) {
                 continue;
             }
             self.mode = ModeState {

@@ -82,6 +82,25 @@ impl Interp<'_> {
             })
     }
 
+    /// Whether a parameter's annotation declares the function generic in
+    /// its sizes: a named size, a size expression or a variadic entry
+    /// (`x: Float[Tensor, "b t d"]`, `Tensor[[B, T]]`), which say the
+    /// function is written for any size there. Fixed sizes and anonymous
+    /// ones (`"_ 3"`) name nothing the hints could show. Docstrings and
+    /// comments document one use; they do not count.
+    pub(crate) fn declares_generic(&self, def: &FunctionDef) -> bool {
+        def.params.iter().any(|param| {
+            param.annotation.as_ref().is_some_and(|annotation| {
+                crate::stated::annotation::read(self.text(&annotation.range)).is_some_and(|shape| {
+                    shape
+                        .dims
+                        .iter()
+                        .any(|d| !matches!(d, StatedDim::Size(_) | StatedDim::Anonymous(_)))
+                })
+            })
+        })
+    }
+
     /// A function's docstring: its range and text.
     fn docstring<'a>(&'a self, def: &FunctionDef) -> Option<(TextRange, &'a str)> {
         let first = def.body.first()?;
@@ -387,7 +406,7 @@ impl Interp<'_> {
         f: &Rc<Function>,
         arguments: &[(usize, Value)],
         report: bool,
-    ) -> (Memo, bool) {
+    ) -> (Memo, Memo, bool) {
         let mut refused = false;
         let mut memo = Memo::default();
         let mut doc_memo = Memo::default();
@@ -461,7 +480,7 @@ impl Interp<'_> {
                 );
             }
         }
-        (memo, refused)
+        (memo, doc_memo, refused)
     }
 
     /// A docstring's shape rewritten to what a call passes, in the
@@ -491,14 +510,20 @@ impl Interp<'_> {
         })
     }
 
-    /// Checks a returned value against the function's return annotation.
+    /// Checks a returned value against the function's return annotation,
+    /// or else against the return shape its docstring states.
     pub(crate) fn check_return(&mut self, value: &Value, at: &TextRange) {
         let Some(f) = self.frames.last().and_then(|fr| fr.function.clone()) else {
             return;
         };
         let Some(returns) = &f.def.returns else {
+            self.check_documented_return(&f.def, value, at);
             return;
         };
+        if crate::stated::annotation::read(self.text(&returns.range)).is_none() {
+            self.check_documented_return(&f.def, value, at);
+            return;
+        }
         let Some((written, shown, why)) = self.annotation_mismatch(&returns.range, value) else {
             return;
         };
@@ -508,6 +533,96 @@ impl Interp<'_> {
             format!("the return is annotated {written}, but {shown} is returned: {why}"),
             vec![((*at), format!("returns {shown} here"))],
         );
+    }
+
+    /// Checks a returned tensor against the docstring's `Returns:` shape
+    /// (or its `Shape:` section's `Output:`), with the names the call's
+    /// arguments bound to the docstring's parameter shapes. Documentation,
+    /// not a contract: a `shape-comment` warning with a fix rewriting it.
+    fn check_documented_return(&mut self, def: &FunctionDef, value: &Value, at: &TextRange) {
+        let Value::Tensor(tensor) = value else {
+            return;
+        };
+        let Some((doc_range, doc)) = self.docstring(def) else {
+            return;
+        };
+        let Some(entry) = crate::stated::docstring::read(doc)
+            .into_iter()
+            .find(|e| e.label == crate::stated::docstring::RETURN_LABEL)
+        else {
+            return;
+        };
+        let claim = ParamClaim {
+            shape: entry.shape,
+            range: (doc_range.start + entry.span.start..doc_range.start + entry.span.end).into(),
+            annotation: false,
+            style: Some(entry.style),
+        };
+        let mut memo = self.doc_memos.last().cloned().unwrap_or_default();
+        let Some(why) = self.stated_mismatch(&claim.shape, tensor, &mut memo) else {
+            return;
+        };
+        if self.reported_here(&claim.range, Code::ShapeComment) {
+            return;
+        }
+        let written = self.text(&claim.range).to_string();
+        let shown = self.show_tensor(tensor);
+        let fixes = self
+            .documented_return_fix(&claim, tensor, &memo)
+            .into_iter()
+            .collect();
+        self.report_with_fixes(
+            claim.range,
+            crate::report::Severity::Warning,
+            Code::ShapeComment,
+            format!("the docstring says the return is {written}, but {shown} is returned: {why}"),
+            vec![(*at, format!("returns {shown} here"))],
+            fixes,
+        );
+    }
+
+    /// A documented return rewritten to what is returned, each size by the
+    /// name the docstring's parameters gave it (`(N, C)` for `[2, 3]` of
+    /// `x (Tensor): (N, C, L)` given `[2, 3, 4]`) where one name has it.
+    fn documented_return_fix(
+        &self,
+        claim: &ParamClaim,
+        tensor: &Tensor,
+        memo: &Memo,
+    ) -> Option<crate::report::Fix> {
+        let style = claim.style?;
+        let Shape::Known(dims) = self.resolve_shape(&tensor.shape) else {
+            return None;
+        };
+        let named: Vec<(&String, i64)> = memo
+            .sizes
+            .iter()
+            .filter_map(|(name, d)| Some((name, self.env.value(d)?)))
+            .collect();
+        let words: Vec<String> = dims
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let Some(n) = self.env.value(d) else {
+                    return self.env.display(d);
+                };
+                if let Some(StatedDim::Name(stated)) = claim.shape.dims.get(i)
+                    && named.iter().any(|(name, v)| *name == stated && *v == n)
+                {
+                    return stated.clone();
+                }
+                let mut having = named.iter().filter(|(_, v)| *v == n);
+                match (having.next(), having.next()) {
+                    (Some((name, _)), None) => (*name).clone(),
+                    _ => n.to_string(),
+                }
+            })
+            .collect();
+        let rewritten = crate::stated::comment::render(style, &words);
+        Some(crate::report::Fix {
+            title: format!("Change the docstring to {rewritten}"),
+            edits: vec![(claim.range, rewritten)],
+        })
     }
 
     /// What an annotation (at `annotation`) says that `value` contradicts:

@@ -356,6 +356,9 @@ impl Interp<'_> {
             .iter()
             .map(|p| p.default.as_ref().map(|d| self.eval(d)))
             .collect();
+        if crate::workspace::is_local(&def.range) && self.declares_generic(&def) {
+            self.recorder.declare_generic(def.range);
+        }
         Rc::new(Function {
             def,
             closure,

@@ -36,6 +36,11 @@ pub(crate) struct FinishView<'a> {
 /// The hover note of a shape no readable call reaches (library mode).
 const FOR_ANY_INPUT: &str = "for any input: no call the analysis can read reaches this code";
 
+/// The hover note of a shape in a function whose annotations declare it
+/// generic: shown for any input they admit, not for the calls made.
+const FOR_DECLARED_INPUT: &str =
+    "for any input its annotations admit: the function is declared generic in its sizes";
+
 /// Runs kept per site: enough to see every context, bounded for memory.
 const MAX_HITS: usize = 48;
 
@@ -54,6 +59,10 @@ struct Runs {
     calls: Vec<u32>,
     /// How many runs of each kind (see `RunKind`) it holds.
     counts: [usize; 3],
+    /// In a function whose annotations declare it generic in its sizes
+    /// (`x: Float[Tensor, "b t d"]`): its made-up run, on inputs of the
+    /// declared shapes, says what the lines hold, whatever the calls pass.
+    generic: bool,
 }
 
 impl Runs {
@@ -67,31 +76,48 @@ impl Runs {
     /// each kind, and while only new sites record, only when no run that
     /// could read its inputs recorded here yet.
     fn takes(&self, only_new_sites: bool, call: u32) -> bool {
-        let kind = RunKind::of(call) as usize;
-        self.counts[kind] < MAX_HITS
-            && !(only_new_sites
-                && self.counts[RunKind::Read as usize] + self.counts[RunKind::MadeUp as usize] > 0)
+        let kind = RunKind::of(call);
+        if self.counts[kind as usize] >= MAX_HITS || !only_new_sites {
+            return self.counts[kind as usize] < MAX_HITS;
+        }
+        // A declared-generic function's made-up run is what it shows, even
+        // where the calls that reached it recorded first.
+        let made_up = self.counts[RunKind::MadeUp as usize];
+        if self.generic && kind == RunKind::MadeUp {
+            return made_up == 0;
+        }
+        self.counts[RunKind::Read as usize] + made_up == 0
     }
 
     /// The runs that say what the site holds (see `RunKind`), as
-    /// (tensors, calls), and whether they are the made-up ones.
-    fn telling(&self, read_unknown: bool) -> (Vec<Rc<Tensor>>, Vec<u32>, bool) {
+    /// (tensors, calls), and the hover note they need: none for the calls
+    /// made, one saying the shape holds for any input for made-up runs.
+    fn telling(&self, read_unknown: bool) -> (Vec<Rc<Tensor>>, Vec<u32>, Option<&'static str>) {
         let read = self.counts[RunKind::Read as usize] > 0 || read_unknown;
         let others =
             self.counts[RunKind::Unreadable as usize] + self.counts[RunKind::MadeUp as usize];
+        let made_up = self.counts[RunKind::MadeUp as usize] > 0;
         // Calls with inputs the analysis can read say what the lines hold;
         // runs on made-up inputs (a caller that no readable call reaches)
-        // would only blur them into sizes nobody named.
-        let keep: Option<RunKind> = if read && self.counts[RunKind::Read as usize] > 0 && others > 0
-        {
+        // would only blur them into sizes nobody named. Unless the
+        // function's annotations declare it generic: then the run on the
+        // declared shapes is what it means.
+        let keep: Option<RunKind> = if self.generic && made_up {
+            Some(RunKind::MadeUp)
+        } else if read && self.counts[RunKind::Read as usize] > 0 && others > 0 {
             Some(RunKind::Read)
         } else if read || self.counts[RunKind::MadeUp as usize] == 0 {
             None
         } else {
             Some(RunKind::MadeUp)
         };
+        let note = |kind: RunKind| match kind {
+            RunKind::MadeUp if self.generic => Some(FOR_DECLARED_INPUT),
+            RunKind::MadeUp => Some(FOR_ANY_INPUT),
+            _ => None,
+        };
         match keep {
-            None => (self.tensors.clone(), self.calls.clone(), false),
+            None => (self.tensors.clone(), self.calls.clone(), None),
             Some(kind) => {
                 let (mut tensors, mut calls) = (Vec::new(), Vec::new());
                 for (t, c) in self.tensors.iter().zip(&self.calls) {
@@ -100,7 +126,7 @@ impl Runs {
                         calls.push(*c);
                     }
                 }
-                (tensors, calls, kind == RunKind::MadeUp)
+                (tensors, calls, note(kind))
             }
         }
     }
@@ -182,6 +208,9 @@ pub(crate) struct Recorder {
     /// Tensor-valued expressions are recorded (for hover); when not, only
     /// bindings are.
     pub expressions: bool,
+    /// Functions whose annotations declare them generic in their sizes
+    /// (see `Runs::generic`), by their ranges.
+    generic_bodies: Vec<TextRange>,
     /// The call of a user function being run (0 for the module's code).
     call: u32,
     /// Calls numbered so far.
@@ -242,6 +271,27 @@ pub(crate) enum Portable {
 }
 
 impl Recorder {
+    /// The function at `range` is declared generic in its sizes: its lines
+    /// show its run on the declared shapes (see `Runs::generic`).
+    pub fn declare_generic(&mut self, range: TextRange) {
+        if is_local(&range) && !self.generic_bodies.contains(&range) {
+            self.generic_bodies.push(range);
+        }
+    }
+
+    /// Whether the function at `range` is declared generic: library mode
+    /// runs it on its declared shapes even when calls reached it.
+    pub fn declared_generic(&self, range: &TextRange) -> bool {
+        self.generic_bodies.contains(range)
+    }
+
+    /// Whether `start` is inside a function declared generic.
+    fn in_generic(&self, start: usize) -> bool {
+        self.generic_bodies
+            .iter()
+            .any(|r| r.start <= start && start < r.end)
+    }
+
     /// A user function's body starts running: what it records is that
     /// call's. `unreadable` when the call was given a value the analysis
     /// could not follow. Returns the call to go back to when it ends.
@@ -417,12 +467,17 @@ impl Recorder {
         let site = match at.iter().find(|i| *self.sites[**i].name == *name) {
             Some(i) => *i,
             None => {
+                let generic = self.in_generic(range.start);
+                let at = self.index.entry(range.start).or_default();
                 at.push(self.sites.len());
                 self.sites.push(Site {
                     name: Rc::from(name),
                     range,
                     kind,
-                    hits: Runs::default(),
+                    hits: Runs {
+                        generic,
+                        ..Runs::default()
+                    },
                 });
                 self.sites.len() - 1
             }
@@ -496,7 +551,11 @@ impl Recorder {
     fn expression_at(&mut self, start: usize, end: usize, call: u32, tensor: Rc<Tensor>) {
         self.journal(|| Recorded::Expression(start, end, call, tensor.clone()));
         let only_new = self.only_new_sites;
-        let hits = self.exprs.entry((start, end)).or_default();
+        let generic = !self.generic_bodies.is_empty() && self.in_generic(start);
+        let hits = self.exprs.entry((start, end)).or_insert_with(|| Runs {
+            generic,
+            ..Runs::default()
+        });
         if hits.takes(only_new, call) {
             hits.push(tensor, call);
         }
@@ -589,7 +648,7 @@ impl Recorder {
         // merge is the same, so it is done once.
         let mut merged: FxHashMap<MergeKey, TensorInfo> = FxHashMap::default();
         let mut merge_once = |hits: &Runs, read_unknown: bool, namer: &mut Namer<'_>| {
-            let (tensors, calls, made_up) = hits.telling(read_unknown);
+            let (tensors, calls, note) = hits.telling(read_unknown);
             let key: Vec<(*const Tensor, u32)> = tensors
                 .iter()
                 .map(Rc::as_ptr)
@@ -599,8 +658,8 @@ impl Recorder {
                 .entry((namer.scope(), key))
                 .or_insert_with(|| {
                     let mut info = merge(&tensors, &calls, env, resolve, namer);
-                    if made_up {
-                        info.notes.push(FOR_ANY_INPUT.to_string());
+                    if let Some(note) = note {
+                        info.notes.push(note.to_string());
                     }
                     // A tensor another file made says where (`enc.py:5`).
                     if let Some(at) = tensors.first().and_then(|t| t.made_at.as_ref())
@@ -696,6 +755,7 @@ impl Recorder {
         scoped_names::unsuffix(env, &mut scoped, &mut messages);
         for (_, info) in &mut scoped {
             scoped_names::say_free_sizes(info, FOR_ANY_INPUT);
+            scoped_names::say_free_sizes(info, FOR_DECLARED_INPUT);
         }
         (bindings, exprs)
     }

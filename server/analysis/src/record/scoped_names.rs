@@ -93,11 +93,15 @@ pub(super) fn unsuffix(
             names.extend(names_in(text).map(str::to_string));
         }
     }
+    // A message counts only the suffixed names it shows: its other words
+    // may be the user's own text (an annotation quoted as written, where
+    // `b` is the very size the hints show as `b_2`), not sizes.
     for (scope, message) in messages.iter() {
-        per_scope
-            .entry(*scope)
-            .or_default()
-            .extend(names_in(message).map(str::to_string));
+        per_scope.entry(*scope).or_default().extend(
+            names_in(message)
+                .filter(|name| suffixed.contains_key(*name))
+                .map(str::to_string),
+        );
     }
     let mut renames: FxHashMap<usize, FxHashMap<String, String>> = FxHashMap::default();
     for (scope, names) in &per_scope {

@@ -23,36 +23,89 @@ pub(crate) struct DocEntry {
     pub(crate) style: super::comment::Style,
 }
 
-/// Every shape a docstring states, in order.
+/// The label of what a `Returns:` section (or a `Shape:` section's
+/// `Output:`) states: no parameter can be called `return`.
+pub(crate) const RETURN_LABEL: &str = "return";
+
+/// The section of a docstring a line is in, as far as shapes go.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    /// Parameters, or anything else: entries are labelled by their names.
+    Other,
+    /// torch's `Shape:`: `- Input:` and `- Output:` entries.
+    Shape,
+    /// `Returns:` (Google) or `Returns` over dashes (NumPy): the first
+    /// line that states a shape states the return's.
+    Returns,
+}
+
+/// The section a header line opens, if it is one: Google's `Args:`,
+/// NumPy's `Returns` (its dashes are skipped as they come).
+fn header(line: &str) -> Option<Section> {
+    let word = line.strip_suffix(':').unwrap_or(line).trim();
+    match word {
+        "Shape" | "Shapes" => Some(Section::Shape),
+        "Returns" | "Return" => Some(Section::Returns),
+        "Args" | "Arguments" | "Parameters" | "Params" | "Keyword Args" | "Keyword Arguments"
+        | "Raises" | "Yields" | "Example" | "Examples" | "Note" | "Notes" | "Attributes"
+        | "References" | "See Also" | "Warning" | "Warnings" | "Todo" | "Other Parameters" => {
+            Some(Section::Other)
+        }
+        _ => None,
+    }
+}
+
+/// Every shape a docstring states, in order. A return's shape is
+/// labelled `RETURN_LABEL`; a `Returns:` section that states more than one
+/// shape (a tuple's parts) states none for the return as a whole.
 pub(crate) fn read(doc: &str) -> Vec<DocEntry> {
     let mut out = Vec::new();
-    let mut in_shape_section = false;
+    let mut section = Section::Other;
+    let mut returns = 0;
     for full in doc.split_inclusive('\n') {
         let offset = full.as_ptr() as usize - doc.as_ptr() as usize;
         let line = full.trim();
-        if line.is_empty() {
+        if line.is_empty() || line.chars().all(|c| c == '-') {
             continue;
         }
-        if line.trim_end_matches(':') == "Shape" || line.trim_end_matches(':') == "Shapes" {
-            in_shape_section = true;
+        if let Some(next) = header(line) {
+            section = next;
             continue;
         }
         let entry = line.strip_prefix("- ").or_else(|| line.strip_prefix("* "));
-        if in_shape_section && entry.is_none() && line.ends_with(':') {
-            in_shape_section = false;
+        if section == Section::Shape && entry.is_none() && line.ends_with(':') {
+            section = Section::Other;
         }
         // Outside a `Shape:` section, only a tensor's entry states a shape
         // (`scale (float): [0, 1]` is a range).
-        if !(in_shape_section || line.contains("ensor") || line.contains("rray")) {
+        if !(section == Section::Shape || line.contains("ensor") || line.contains("rray")) {
             continue;
         }
         let line = entry.unwrap_or(line);
-        let Some((label, rest)) = label_and_rest(line) else {
-            continue;
+        let found = if section == Section::Returns {
+            // `Tensor: (N, L) pooled.`, `out : Tensor, shape (N, L)`,
+            // `torch.Tensor of shape (N, L)`.
+            let after_colon = line.split_once(':').map(|(_, rest)| rest);
+            after_colon
+                .and_then(shape_in)
+                .map(|found| (after_colon.unwrap_or(line), found))
+                .or_else(|| shape_in(line).map(|found| (line, found)))
+                .map(|(rest, found)| (RETURN_LABEL.to_string(), rest, found))
+        } else {
+            label_and_rest(line).and_then(|(label, rest)| {
+                let label = match (section, label.as_str()) {
+                    (Section::Shape, "Output") => RETURN_LABEL.to_string(),
+                    _ => label,
+                };
+                shape_in(rest).map(|found| (label, rest, found))
+            })
         };
-        if let Some((shape, at, len, style)) = shape_in(rest) {
+        if let Some((label, rest, (shape, at, len, style))) = found {
             let start = rest.as_ptr() as usize - doc.as_ptr() as usize + at;
             debug_assert!(start >= offset);
+            if label == RETURN_LABEL {
+                returns += 1;
+            }
             out.push(DocEntry {
                 label,
                 shape,
@@ -60,6 +113,9 @@ pub(crate) fn read(doc: &str) -> Vec<DocEntry> {
                 style,
             });
         }
+    }
+    if returns > 1 {
+        out.retain(|e| e.label != RETURN_LABEL);
     }
     out
 }
@@ -215,9 +271,35 @@ mod tests {
             ),
             vec![
                 "Input [N, C_in, H, W] @(N, C_{in}, H, W)",
-                "Output [N, ..., H_out] @(N, *, H_{out})"
+                "return [N, ..., H_out] @(N, *, H_{out})"
             ]
         );
         assert!(shown("Returns the sum (of everything).\nx: the input (a tensor)").is_empty());
+    }
+
+    #[test]
+    fn returns_sections() {
+        assert_eq!(
+            shown(
+                "Args:\n    x (Tensor): (N, C, L) input.\n\nReturns:\n    Tensor: (N, L) pooled.\n"
+            ),
+            vec!["x [N, C, L] @(N, C, L)", "return [N, L] @(N, L)"]
+        );
+        assert_eq!(
+            shown("Returns:\n    torch.Tensor of shape (B, T)\n"),
+            vec!["return [B, T] @(B, T)"]
+        );
+        assert_eq!(
+            shown("Returns\n-------\nout : Tensor, shape (N, D)\n    The rows.\n"),
+            vec!["return [N, D] @(N, D)"]
+        );
+        // A tuple's parts: no shape for the return as a whole.
+        assert!(shown("Returns:\n    Tensor: (B, V) logits.\n    Tensor: (B,) loss.\n").is_empty());
+        // Prose and a parameter after the section are not the return.
+        assert!(shown("Returns:\n    The sum (of everything).\n").is_empty());
+        assert_eq!(
+            shown("Returns:\n    the pooled rows.\nArgs:\n    x (Tensor): (N, D) rows.\n"),
+            vec!["x [N, D] @(N, D)"]
+        );
     }
 }

@@ -141,9 +141,10 @@ impl Interp<'_> {
         if real_site {
             self.call_sites.push(range);
         }
-        let (memo, refused) = self.check_arguments(f, &bindings, real_site && !open);
+        let (memo, doc_memo, refused) = self.check_arguments(f, &bindings, real_site && !open);
         self.call_sites.truncate(call_sites);
         self.stated_memos.push(memo);
+        self.doc_memos.push(doc_memo);
         for (i, value) in bindings {
             let param = &params[i];
             let value = self.parameter_trail(value, &param.name.id, param.name.range.start);
@@ -214,6 +215,7 @@ impl Interp<'_> {
         self.depth -= 1;
         self.stack.pop();
         self.stated_memos.pop();
+        self.doc_memos.pop();
         let frame = self.frames.pop().expect("pushed above");
         let mut result = match flow {
             Flow::Return(v) => Some(v),

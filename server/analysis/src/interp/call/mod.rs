@@ -89,6 +89,11 @@ impl Interp<'_> {
                 }
             }
         }
+        if matches!(positional.last(), Some(Value::Function(_)))
+            && let Some(kernel) = self.register_by_call(func, args, &positional)
+        {
+            return kernel;
+        }
         // `feats.append(x)` on a list of unknown length (`Value::Many`, an
         // immutable value): the name or attribute holding it now holds one
         // whose items may also be `x`.
