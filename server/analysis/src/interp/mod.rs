@@ -1054,7 +1054,9 @@ impl<'s> Interp<'s> {
             } else {
                 built
             };
+            let forward_reran = self.forward_ran.contains(&(Rc::as_ptr(&class) as usize));
             if let Some(forward) = forward {
+                let reports_before = self.diagnostics.len();
                 // All instances see the same made-up input, so their shapes
                 // relate. But what one instance's run learned of the input
                 // (its width, from a first layer) is not the input of another
@@ -1090,6 +1092,7 @@ impl<'s> Interp<'s> {
                         }
                     }
                 }
+                self.drop_rerun_reports(forward_reran, reports_before);
             }
             // The other methods (`generate`, `encode`, a loss), after forward
             // so that they see what forward set up, unless forward reached them.
@@ -1101,6 +1104,8 @@ impl<'s> Interp<'s> {
                 if self.reached_only(&method) {
                     continue;
                 }
+                let rerun = self.reached.contains(&(Rc::as_ptr(&method.def) as usize));
+                let reports_before = self.diagnostics.len();
                 let (args, kwargs) = self.generic_args(&method, false);
                 for instance in &instances {
                     if let Value::Instance(_) = instance {
@@ -1119,6 +1124,7 @@ impl<'s> Interp<'s> {
                         );
                     }
                 }
+                self.drop_rerun_reports(rerun, reports_before);
             }
             self.recorder.only_new_sites = false;
         }
@@ -1183,9 +1189,22 @@ impl<'s> Interp<'s> {
             };
             self.opaque_syms.clear();
             self.opaque_numbers.clear();
+            let rerun = self.reached.contains(&(Rc::as_ptr(&function.def) as usize));
             let (args, kwargs) = self.generic_args(&function, false);
+            let before = self.diagnostics.len();
             self.open_call = true;
             let _ = self.call_function(&function, None, args, kwargs, TextRange::new(0, 0));
+            self.drop_rerun_reports(rerun, before);
+        }
+    }
+
+    /// A declared-generic function that calls reached runs again on its
+    /// declared shapes only to name what its lines hold: what those calls
+    /// met is what it reports, not what the made-up run meets (an
+    /// annotation that lies about a dtype the callers get right).
+    fn drop_rerun_reports(&mut self, rerun: bool, before: usize) {
+        if rerun {
+            self.diagnostics.truncate(before);
         }
     }
 }

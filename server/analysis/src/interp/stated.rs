@@ -29,6 +29,9 @@ use crate::value::{Function, Shape, Tensor, Value};
 pub(crate) struct Memo {
     sizes: FxHashMap<String, Dim>,
     many: FxHashMap<String, Vec<Dim>>,
+    /// The `*name`s some parameter wrote `*#name`: they broadcast wherever
+    /// they recur (the return annotation's `*name` too).
+    broadcast: Vec<String>,
 }
 
 /// The shape a parameter's docstring or annotation states, with whether it
@@ -289,7 +292,7 @@ impl Interp<'_> {
                 }
                 if let StatedDim::Many(Some(name)) = &stated.dims[at] {
                     let inner = dims[at..dims.len() - tail].to_vec();
-                    if let Some(why) = self.bind_many(name, inner, memo) {
+                    if let Some(why) = self.bind_many(name, inner, memo, stated.many_broadcasts) {
                         return Some(why);
                     }
                 }
@@ -303,8 +306,55 @@ impl Interp<'_> {
         None
     }
 
-    fn bind_many(&mut self, name: &str, dims: Vec<Dim>, memo: &mut Memo) -> Option<String> {
+    /// Binds `*name` to `dims`, or says how they differ from what it was
+    /// bound to. `broadcast` (jaxtyping's `*#name`): the dims need only
+    /// broadcast with the earlier ones, aligned from the right; the name
+    /// then stands for the longer of the two.
+    fn bind_many(
+        &mut self,
+        name: &str,
+        dims: Vec<Dim>,
+        memo: &mut Memo,
+        broadcast: bool,
+    ) -> Option<String> {
+        if broadcast && !memo.broadcast.iter().any(|n| n == name) {
+            memo.broadcast.push(name.to_string());
+        }
+        let broadcast = broadcast || memo.broadcast.iter().any(|n| n == name);
         match memo.many.get(name) {
+            Some(earlier) if broadcast => {
+                let one = |d: &Dim| self.env.value(d) == Some(1);
+                let clash = earlier
+                    .iter()
+                    .rev()
+                    .zip(dims.iter().rev())
+                    .any(|(a, b)| !one(a) && !one(b) && self.env.known_different(a, b));
+                if clash {
+                    return Some(format!(
+                        "`*#{name}` is {} here, which does not broadcast with {} before",
+                        self.show(&dims),
+                        self.show(earlier)
+                    ));
+                }
+                // What the two broadcast to: the longer's dims, each size
+                // 1 taken over by the other's size there.
+                let (long, short) = if dims.len() >= earlier.len() {
+                    (&dims, earlier)
+                } else {
+                    (earlier, &dims)
+                };
+                let offset = long.len() - short.len();
+                let merged: Vec<Dim> = long
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| match i.checked_sub(offset).map(|j| &short[j]) {
+                        Some(other) if one(d) => other.clone(),
+                        _ => d.clone(),
+                    })
+                    .collect();
+                memo.many.insert(name.to_string(), merged);
+                None
+            }
             Some(earlier) => {
                 let differ = earlier.len() != dims.len()
                     || earlier

@@ -96,10 +96,15 @@ fn jaxtyping(inner: &str, dtype: Option<DTypeClass>) -> Option<StatedShape> {
 /// A jaxtyping dims string: `"*batch t (h d) #c _ dim+1"`.
 pub(crate) fn jaxtyping_spec(spec: &str) -> Option<StatedShape> {
     let mut dims = Vec::new();
+    let mut many_broadcasts = false;
     for token in split_words(spec)? {
+        many_broadcasts |= token.starts_with("*#") || token.starts_with("#*");
         dims.push(jaxtyping_dim(token)?);
     }
-    let shape = StatedShape::new(dims);
+    let shape = StatedShape {
+        many_broadcasts,
+        ..StatedShape::new(dims)
+    };
     shape.valid().then_some(shape)
 }
 
@@ -202,7 +207,11 @@ fn torchtyping(inner: &str) -> Option<StatedShape> {
             return None;
         }
     }
-    let shape = StatedShape { dims, dtype };
+    let shape = StatedShape {
+        dims,
+        dtype,
+        many_broadcasts: false,
+    };
     shape.valid().then_some(shape)
 }
 

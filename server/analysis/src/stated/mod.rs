@@ -115,11 +115,19 @@ impl DTypeClass {
 pub(crate) struct StatedShape {
     pub(crate) dims: Vec<StatedDim>,
     pub(crate) dtype: Option<DTypeClass>,
+    /// jaxtyping's `*#batch`: the variadic dims of the parameters that
+    /// share the name need only broadcast together (other counts of dims,
+    /// size-1 dims), not be equal.
+    pub(crate) many_broadcasts: bool,
 }
 
 impl StatedShape {
     pub(crate) fn new(dims: Vec<StatedDim>) -> StatedShape {
-        StatedShape { dims, dtype: None }
+        StatedShape {
+            dims,
+            dtype: None,
+            many_broadcasts: false,
+        }
     }
 
     /// Where the one variadic entry is, if there is one.

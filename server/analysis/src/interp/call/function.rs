@@ -96,6 +96,9 @@ impl Interp<'_> {
         let mut kwargs = kwargs;
         let mut extra_positional = Vec::new();
         let mut bindings: Vec<(usize, Value)> = Vec::new();
+        // Parameters the call left to their defaults, which jaxtyping's
+        // checker does not check (beartype checks only what is passed).
+        let mut defaulted: Vec<usize> = Vec::new();
         let params = &f.def.params;
         for (i, param) in params.iter().enumerate() {
             let value = match param.kind {
@@ -106,6 +109,7 @@ impl Interp<'_> {
                     {
                         Some(kwargs.remove(pos).1)
                     } else {
+                        defaulted.push(i);
                         self.default_for(f, i, open)
                     }
                 }
@@ -113,6 +117,7 @@ impl Interp<'_> {
                     if let Some(pos) = kwargs.iter().position(|(k, _)| **k == *param.name.id) {
                         Some(kwargs.remove(pos).1)
                     } else {
+                        defaulted.push(i);
                         self.default_for(f, i, open)
                     }
                 }
@@ -141,7 +146,12 @@ impl Interp<'_> {
         if real_site {
             self.call_sites.push(range);
         }
-        let (memo, doc_memo, refused) = self.check_arguments(f, &bindings, real_site && !open);
+        let passed: Vec<(usize, Value)> = bindings
+            .iter()
+            .filter(|(i, _)| !defaulted.contains(i))
+            .cloned()
+            .collect();
+        let (memo, doc_memo, refused) = self.check_arguments(f, &passed, real_site && !open);
         self.call_sites.truncate(call_sites);
         self.stated_memos.push(memo);
         self.doc_memos.push(doc_memo);

@@ -39,6 +39,18 @@ impl Interp<'_> {
             // whose top level could not run to it has none).
             Value::Module(ns) => self.module_attr(ns, attr).unwrap_or(Value::Unknown),
             Value::Class(class) => match crate::interp::call::class_lookup(class, attr) {
+                // `Renderer.combine_rgb(rgb, w)`: a class method gets the
+                // class as `cls`, not the first argument.
+                Some(Value::Tuple(t))
+                    if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@classmethod") =>
+                {
+                    match &t[1] {
+                        Value::Function(f) => {
+                            Value::BoundMethod(Box::new(Value::Class(class.clone())), f.clone())
+                        }
+                        other => other.clone(),
+                    }
+                }
                 Some(Value::Tuple(t))
                     if t.len() == 2 && matches!(&t[0], Value::Str(s) if s.starts_with('@')) =>
                 {

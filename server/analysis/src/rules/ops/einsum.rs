@@ -140,10 +140,11 @@ impl Subscripts {
         }
         if has_ellipsis {
             let mid = dims[before.len()..dims.len() - after.len()].to_vec();
-            self.ellipsis = Some(match self.ellipsis.take() {
-                Some(prev) if prev.len() >= mid.len() => prev,
-                _ => mid,
-            });
+            let merged = match self.ellipsis.take() {
+                None => mid,
+                Some(prev) => broadcast_ellipsis(meta, i, prev, mid)?,
+            };
+            self.ellipsis = Some(merged);
         }
         Ok(())
     }
@@ -232,4 +233,45 @@ fn explicit_output(rhs: &str) -> Vec<String> {
         }
     }
     parts
+}
+
+/// The dims two operands' ellipses stand for together: they broadcast,
+/// aligned from the right (`[1, 2, 1]` and `[16]` are `[1, 2, 16]`), and
+/// torch raises where two sizes other than 1 differ.
+fn broadcast_ellipsis(
+    meta: &mut dyn Meta,
+    i: usize,
+    prev: Vec<Dim>,
+    mid: Vec<Dim>,
+) -> Result<Vec<Dim>, Stop> {
+    let offset = prev.len() as isize - mid.len() as isize;
+    for (j, d) in mid.iter().enumerate() {
+        let Some(p) = usize::try_from(j as isize + offset)
+            .ok()
+            .and_then(|k| prev.get(k))
+        else {
+            continue;
+        };
+        check!(
+            meta.is_one(p) || meta.is_one(d) || !meta.env().known_different(p, d),
+            Code::EinsumShape,
+            "einsum(): dimension {j} covered by ellipsis in operand {i}has size {} which does not broadcast with previously seen ellipsis with size {} for the respective dimension",
+            meta.fmt_dim(d),
+            meta.fmt_dim(p)
+        );
+    }
+    let (long, short) = if mid.len() >= prev.len() {
+        (mid, prev)
+    } else {
+        (prev, mid)
+    };
+    let skip = long.len() - short.len();
+    Ok(long
+        .iter()
+        .enumerate()
+        .map(|(k, d)| match k.checked_sub(skip).map(|m| &short[m]) {
+            Some(other) if meta.is_one(d) => other.clone(),
+            _ => d.clone(),
+        })
+        .collect())
 }

@@ -177,6 +177,11 @@ fn dispatch(
     {
         return unknown_rank_rule(meta, name, &x, args, device);
     }
+    if def.is_some_and(|def| def.sizes_follow)
+        && let Some(shape) = sizes_with_unknown_rank(meta, name, args)
+    {
+        return out_shape(meta, &x, shape, x.dtype, device, name);
+    }
     let dims = match meta.dims(&x) {
         None if name == "permute" => pin_rank_for_permute(meta, &x, args),
         dims => dims,
@@ -247,6 +252,32 @@ fn dispatch(
         None => Ok(no_rule(meta, name, &call.x, args, call.device, call.range)),
     };
     meta.settle(range, result)
+}
+
+/// The shape of an op whose sizes mix listed sizes with the sizes of a
+/// tensor of unknown rank (`x.view(*t.shape[:-1], 3)`, `x.view(6,
+/// *t.shape[:-1])`), which the sizes-as-a-list reading would count as one
+/// dim: a view of the leading sizes then listed ones is that rank
+/// variable's shape (without a `-1`, whose size torch infers from the whole
+/// count); any other mix has a rank nobody knows. `None` when the sizes are
+/// no such mix (the case of the sizes alone is the callers').
+fn sizes_with_unknown_rank(meta: &mut dyn Meta, name: &str, args: &Args) -> Option<Shape> {
+    let sizes = args.pos.get(1..).unwrap_or(&[]);
+    if sizes.len() < 2 || !sizes.iter().any(|v| matches!(v, Value::SizeOfVar(..))) {
+        return None;
+    }
+    if matches!(name, "view" | "reshape")
+        && let [Value::SizeOfVar(var, prefix), rest @ ..] = sizes
+        && !rest.iter().any(|v| matches!(v, Value::SizeOfVar(..)))
+    {
+        let listed = meta.size_dims(rest);
+        if !listed.iter().any(|d| meta.env().value(d) == Some(-1)) {
+            let mut dims = prefix.as_ref().clone();
+            dims.extend(listed);
+            return Some(Shape::of_sizes(*var, &Rc::new(dims)));
+        }
+    }
+    Some(meta.fresh_rank_var())
 }
 
 /// An op on a tensor of unknown rank: a view whose sizes are spelled out,
