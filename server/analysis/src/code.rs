@@ -124,8 +124,8 @@ codes! {
     ShapeAssumption = "shape-assumption", [Warning];
     /// the analysis ran out of its step budget (400,000 steps plus 4 per byte of the file) here: shapes after this point are unknown, and hover on them says why
     AnalysisBudget = "analysis-budget", [Information];
-    /// a tensor contradicts the shape or dtype its annotation states (jaxtyping, torchtyping, `Annotated`, Pyrefly `Tensor[[...]]`, stubs): an argument at a call site (as beartype+jaxtyping raise), sizes one name binds across the parameters of one call (jaxtyping's memo), a returned value, an annotated assignment
-    ShapeAnnotation = "shape-annotation", [Error];
+    /// a tensor contradicts the shape or dtype its annotation states (jaxtyping, torchtyping, `Annotated`, Pyrefly `Tensor[[...]]`, stubs): an argument at a call site (as beartype+jaxtyping raise), sizes one name binds across the parameters of one call (jaxtyping's memo), a returned value, an annotated assignment; a warning where nothing checks the annotations when the code runs (no `@jaxtyped`/`@beartype`/`@typechecked`, no import hook in the module or the analysed file), as the code then runs on
+    ShapeAnnotation = "shape-annotation", [Error, Warning];
     /// a shape comment (`# (B, T, C)`, `# B x T x C`, `# y: [N, D]`) or docstring shape that the inference contradicts: another rank, another fixed size, or the code's own names in other places; a quick fix rewrites the comment in its own notation
     ShapeComment = "shape-comment", [Warning];
 }

@@ -219,5 +219,5 @@ pub(crate) fn search_path(
     {
         all.push(root);
     }
-    SearchPath::new(Some(&absolute), &all, &config.extra_paths, &DiskFiles)
+    SearchPath::with_settings(Some(&absolute), &all, &config.import_paths, &DiskFiles)
 }

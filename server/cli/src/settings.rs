@@ -55,8 +55,8 @@ pub(crate) struct Resolver {
 #[derive(Debug, Clone)]
 pub(crate) struct FileConfig {
     pub(crate) analysis: Config,
-    /// `extra-paths`, made absolute.
-    pub(crate) extra_paths: Vec<PathBuf>,
+    /// `stubs` and `extra-paths`, made absolute.
+    pub(crate) import_paths: shapels_analysis::workspace::ImportPaths,
     /// The folder of the `pyproject.toml` the settings came from: the
     /// project's root, where its own modules are found.
     pub(crate) project_root: Option<PathBuf>,
@@ -129,7 +129,7 @@ impl Resolver {
         }
         self.flags.apply(&mut settings);
         FileConfig {
-            extra_paths: settings.import_paths(),
+            import_paths: settings.import_paths(),
             analysis: settings.analysis,
             project_root,
         }

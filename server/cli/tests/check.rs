@@ -533,3 +533,30 @@ fn strict_fake_inputs_come_from_the_flag_and_the_pyproject() {
     let text = stdout(&run(strict.path(), &["check", "model.py"]));
     assert!(text.contains("warning[real-fake-mix]"), "{text}");
 }
+
+#[test]
+fn a_stub_wins_over_a_module_of_the_same_name() {
+    // The user's wrapper over a CUDA extension sits next to the code that
+    // imports it; the `stubs` folder describes it, and the stub wins (as
+    // Pyright's `stubPath` does), in the file's folder and at the root.
+    let dir = project(&[
+        ("pyproject.toml", b"[tool.shapels]\nstubs = [\"typings\"]\n"),
+        (
+            "typings/fastops.pyi",
+            b"from jaxtyping import Float\nfrom torch import Tensor\n\ndef pool(x: Float[Tensor, \"b n d\"]) -> Float[Tensor, \"b d\"]: ...\n",
+        ),
+        ("fastops.py", b"import fastops_cuda\n\n\ndef pool(x):\n    return fastops_cuda.pool(x)\n"),
+        (
+            "main.py",
+            b"import torch\nfrom fastops import pool\n\ny = pool(torch.randn(2, 5, 3))\n",
+        ),
+    ]);
+    let output = run(dir.path(), &["check", "--format", "json", "main.py"]);
+    let report = json(&output);
+    let bindings = report["files"][0]["bindings"].as_array().unwrap();
+    let y = bindings
+        .iter()
+        .find(|b| b["name"] == "y")
+        .expect("y has a shape");
+    assert_eq!(y["shape"], serde_json::json!([2, 3]), "{report}");
+}

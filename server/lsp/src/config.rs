@@ -42,13 +42,12 @@ pub struct Settings {
 
 impl Settings {
     /// Where imports are looked for besides the file's folder and the
-    /// workspace roots: the stub folders, then the extra paths.
-    pub fn import_paths(&self) -> Vec<PathBuf> {
-        self.stubs
-            .iter()
-            .chain(&self.extra_paths)
-            .cloned()
-            .collect()
+    /// workspace roots: the stub folders (first), the extra paths (last).
+    pub fn import_paths(&self) -> shapels_analysis::workspace::ImportPaths {
+        shapels_analysis::workspace::ImportPaths {
+            stubs: self.stubs.clone(),
+            extra: self.extra_paths.clone(),
+        }
     }
 }
 
@@ -612,9 +611,10 @@ mod tests {
         let mut resolved = Settings::default();
         settings.patch.apply(&mut resolved);
         assert_eq!(
-            resolved.import_paths(),
+            resolved.import_paths().stubs,
             vec![PathBuf::from("/proj/typings")]
         );
+        assert!(resolved.import_paths().extra.is_empty());
     }
 
     #[test]

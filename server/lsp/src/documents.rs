@@ -13,8 +13,9 @@
 //! that analysis work not yet started for it is skipped.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
+
+use shapels_analysis::workspace::ImportPaths;
 
 use ropey::Rope;
 use shapels_analysis::Config;
@@ -42,14 +43,14 @@ impl DocumentStore {
         version: i32,
         text: &str,
         config: Config,
-        extra_paths: Arc<Vec<PathBuf>>,
+        import_paths: Arc<ImportPaths>,
     ) -> Arc<Snapshot> {
         let snapshot = Arc::new(Snapshot::new(
             uri.clone(),
             version,
             Rope::from_str(text),
             config,
-            extra_paths,
+            import_paths,
         ));
         if let Some(previous) = self.documents.insert(uri, snapshot.clone()) {
             previous.cancel();
@@ -89,7 +90,7 @@ impl DocumentStore {
             version,
             text,
             current.config.clone(),
-            current.extra_paths.clone(),
+            current.import_paths.clone(),
         ));
         current.cancel();
         self.documents.insert(uri.clone(), snapshot.clone());
@@ -127,19 +128,19 @@ impl DocumentStore {
     /// text and version) and returns those snapshots, to be analysed again.
     pub(crate) fn reconfigure(
         &mut self,
-        config_for: impl Fn(&Uri) -> (Config, Arc<Vec<PathBuf>>),
+        config_for: impl Fn(&Uri) -> (Config, Arc<ImportPaths>),
     ) -> Vec<Arc<Snapshot>> {
         let mut changed = Vec::new();
         for (uri, snapshot) in &mut self.documents {
-            let (config, extra_paths) = config_for(uri);
-            if config != snapshot.config || extra_paths != snapshot.extra_paths {
+            let (config, import_paths) = config_for(uri);
+            if config != snapshot.config || import_paths != snapshot.import_paths {
                 snapshot.cancel();
                 *snapshot = Arc::new(Snapshot::new(
                     uri.clone(),
                     snapshot.version,
                     snapshot.text.clone(),
                     config,
-                    extra_paths,
+                    import_paths,
                 ));
                 changed.push(snapshot.clone());
             }
@@ -159,7 +160,7 @@ impl DocumentStore {
                     snapshot.version,
                     snapshot.text.clone(),
                     snapshot.config.clone(),
-                    snapshot.extra_paths.clone(),
+                    snapshot.import_paths.clone(),
                 ));
                 refreshed.push(snapshot.clone());
             }

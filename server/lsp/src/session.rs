@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use shapels_analysis::workspace::ImportPaths;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{MessageType, Uri};
 
@@ -72,7 +73,7 @@ impl Session {
 
     /// Where the analysis of `uri` finds its imports now: the other open
     /// documents' text, the workspace roots, the extra paths.
-    pub(crate) fn import_inputs(&self, uri: &Uri, extra_paths: &Arc<Vec<PathBuf>>) -> ImportInputs {
+    pub(crate) fn import_inputs(&self, uri: &Uri, import_paths: &Arc<ImportPaths>) -> ImportInputs {
         let open = Arc::new(self.documents().overlay(uri));
         let roots = Arc::new(self.settings_layers().roots().to_vec());
         let path = uri
@@ -84,7 +85,7 @@ impl Session {
             path,
             open,
             roots,
-            extra_paths: extra_paths.clone(),
+            import_paths: import_paths.clone(),
             files_generation: self.files_generation.load(Ordering::Acquire),
         }
     }

@@ -28,7 +28,7 @@ pub(crate) struct Snapshot {
     pub(crate) config: Config,
     /// `extra-paths` of the document's settings, where its imports are
     /// looked for besides its folder and the workspace roots.
-    pub(crate) extra_paths: Arc<Vec<std::path::PathBuf>>,
+    pub(crate) import_paths: Arc<shapels_analysis::workspace::ImportPaths>,
     token: CancelToken,
     /// The analysis of `text` under `config`, bindings and diagnostics only;
     /// `None` inside when it panicked. A cancelled run stores nothing.
@@ -66,14 +66,14 @@ impl Snapshot {
         version: i32,
         text: Rope,
         config: Config,
-        extra_paths: Arc<Vec<std::path::PathBuf>>,
+        import_paths: Arc<shapels_analysis::workspace::ImportPaths>,
     ) -> Self {
         Snapshot {
             uri,
             version,
             text,
             config,
-            extra_paths,
+            import_paths,
             token: CancelToken::default(),
             analysis: OnceCell::new(),
             with_expressions: OnceCell::new(),
@@ -125,7 +125,7 @@ impl Snapshot {
             let (reply, outcome) = oneshot::channel();
             // The other documents as they are now: this snapshot's analysis
             // sees them so (a change to one it imports makes a new snapshot).
-            let imports = session.import_inputs(&self.uri, &self.extra_paths);
+            let imports = session.import_inputs(&self.uri, &self.import_paths);
             session.workers.submit(Job {
                 uri: self.uri.clone(),
                 version: self.version,
@@ -205,7 +205,7 @@ impl Snapshot {
             return Err(Cancelled);
         }
         let (reply, outcome) = oneshot::channel();
-        let imports = session.import_inputs(&self.uri, &self.extra_paths);
+        let imports = session.import_inputs(&self.uri, &self.import_paths);
         session.workers.submit(Job {
             uri: uri.clone(),
             version: self.version,

@@ -20,6 +20,7 @@
 //! interrupted half-way (the analysis is bounded by its own step budget);
 //! what is cancelled is work that has not started.
 
+use shapels_analysis::workspace::ImportPaths;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -116,7 +117,7 @@ pub struct ImportInputs {
     pub path: Option<PathBuf>,
     pub open: Arc<OverlayFiles>,
     pub roots: Arc<Vec<PathBuf>>,
-    pub extra_paths: Arc<Vec<PathBuf>>,
+    pub import_paths: Arc<ImportPaths>,
     /// Moves when files were created or deleted: what a worker knows of
     /// which paths exist is then out of date.
     pub files_generation: u64,
@@ -142,10 +143,10 @@ impl ImportState {
             open: &inputs.open,
             disk: &self.disk,
         };
-        let search = SearchPath::new(
+        let search = SearchPath::with_settings(
             inputs.path.as_deref(),
             &inputs.roots,
-            &inputs.extra_paths,
+            &inputs.import_paths,
             &files,
         );
         let main = MainFile {

@@ -994,6 +994,27 @@ impl<'s> Interp<'s> {
         }
     }
 
+    /// The whole text of the file `range` is in (this file's or an
+    /// imported one's), not noted as read (see `source`).
+    pub(crate) fn module_text(&self, range: &TextRange) -> &'s str {
+        let modules: &'s crate::workspace::ModuleGraph = self.modules;
+        match crate::workspace::file_of(range.start) {
+            0 => self.src,
+            id => modules.module(id).map_or("", |m| &m.text),
+        }
+    }
+
+    /// Whether `range` is in an imported `.pyi` stub.
+    pub(crate) fn in_stub_file(&self, range: &TextRange) -> bool {
+        match crate::workspace::file_of(range.start) {
+            0 => false,
+            id => self
+                .modules
+                .module(id)
+                .is_some_and(|m| m.path.extension().is_some_and(|e| e == "pyi")),
+        }
+    }
+
     /// Functions and classes never reached by the module's own code are run
     /// with arguments made from their signatures, so library files get shapes.
     fn run_unreached(&mut self) {
@@ -1057,6 +1078,7 @@ impl<'s> Interp<'s> {
             let forward_reran = self.forward_ran.contains(&(Rc::as_ptr(&class) as usize));
             if let Some(forward) = forward {
                 let reports_before = self.diagnostics.len();
+                self.recorder.declared = self.recorder.declared_generic(&forward.def.range);
                 // All instances see the same made-up input, so their shapes
                 // relate. But what one instance's run learned of the input
                 // (its width, from a first layer) is not the input of another
@@ -1092,6 +1114,7 @@ impl<'s> Interp<'s> {
                         }
                     }
                 }
+                self.recorder.declared = false;
                 self.drop_rerun_reports(forward_reran, reports_before);
             }
             // The other methods (`generate`, `encode`, a loss), after forward
@@ -1106,6 +1129,7 @@ impl<'s> Interp<'s> {
                 }
                 let rerun = self.reached.contains(&(Rc::as_ptr(&method.def) as usize));
                 let reports_before = self.diagnostics.len();
+                self.recorder.declared = self.recorder.declared_generic(&method.def.range);
                 let (args, kwargs) = self.generic_args(&method, false);
                 for instance in &instances {
                     if let Value::Instance(_) = instance {
@@ -1124,6 +1148,7 @@ impl<'s> Interp<'s> {
                         );
                     }
                 }
+                self.recorder.declared = false;
                 self.drop_rerun_reports(rerun, reports_before);
             }
             self.recorder.only_new_sites = false;
@@ -1192,8 +1217,10 @@ impl<'s> Interp<'s> {
             let rerun = self.reached.contains(&(Rc::as_ptr(&function.def) as usize));
             let (args, kwargs) = self.generic_args(&function, false);
             let before = self.diagnostics.len();
+            self.recorder.declared = self.recorder.declared_generic(&function.def.range);
             self.open_call = true;
             let _ = self.call_function(&function, None, args, kwargs, TextRange::new(0, 0));
+            self.recorder.declared = false;
             self.drop_rerun_reports(rerun, before);
         }
     }

@@ -415,6 +415,45 @@ impl Interp<'_> {
         }
     }
 
+    /// Whether the function's annotations are checked when it runs, so
+    /// that a contradiction raises: a stub (it states what the code it
+    /// stands for does), a checking decorator on it or on its class
+    /// (`@jaxtyped(typechecker=beartype)`, `@beartype`, `@typechecked`),
+    /// or an import hook in its module or in the analysed file
+    /// (`install_import_hook`, `beartype_this_package`). Otherwise an
+    /// annotation is documentation the code runs past.
+    pub(crate) fn annotations_enforced(&self, f: &Function) -> bool {
+        const CHECKERS: &[&str] = &["jaxtyped", "beartype", "typechecked", "typecheck"];
+        const HOOKS: &[&str] = &[
+            "install_import_hook",
+            "beartype_this_package",
+            "beartype_package",
+            "beartype_all",
+        ];
+        if is_stub(&f.def) || self.in_stub_file(&f.def.range) {
+            return true;
+        }
+        let checks = |decorators: &[shapels_syntax::ast::Expr]| {
+            decorators.iter().any(|d| {
+                let text = self.text(&d.range);
+                CHECKERS.iter().any(|c| text.contains(c))
+            })
+        };
+        if checks(&f.def.decorators) {
+            return true;
+        }
+        let class = f.owner.as_ref().and_then(std::rc::Weak::upgrade);
+        if class
+            .as_ref()
+            .and_then(|c| c.def.as_ref())
+            .is_some_and(|def| checks(&def.decorators))
+        {
+            return true;
+        }
+        let hooked = |text: &str| HOOKS.iter().any(|h| text.contains(h));
+        hooked(self.src) || hooked(self.module_text(&f.def.range))
+    }
+
     /// Whether this annotation was reported already (another call, another
     /// size): one report per annotation is enough to point at it. What the
     /// report would have done to the run (torch raised) still holds.
@@ -481,7 +520,8 @@ impl Interp<'_> {
             let Some(why) = self.stated_mismatch(&claim.shape, &tensor, memo) else {
                 continue;
             };
-            if claim.annotation && report {
+            let enforced = claim.annotation && self.annotations_enforced(f);
+            if enforced && report {
                 refused |= self.uncertain == 0;
             }
             let code = if claim.annotation {
@@ -504,8 +544,9 @@ impl Interp<'_> {
                 .into_iter()
                 .collect();
             if claim.annotation {
-                self.report_related(
+                self.report_as(
                     claim.range,
+                    annotation_severity(enforced),
                     Code::ShapeAnnotation,
                     format!(
                         "`{}` is annotated {written}, but this call passes {}: {why}",
@@ -577,8 +618,10 @@ impl Interp<'_> {
         let Some((written, shown, why)) = self.annotation_mismatch(&returns.range, value) else {
             return;
         };
-        self.report_related(
+        let severity = annotation_severity(self.annotations_enforced(&f));
+        self.report_as(
             returns.range,
+            severity,
             Code::ShapeAnnotation,
             format!("the return is annotated {written}, but {shown} is returned: {why}"),
             vec![((*at), format!("returns {shown} here"))],
@@ -709,8 +752,14 @@ impl Interp<'_> {
         let Some((written, shown, why)) = self.annotation_mismatch(annotation, value) else {
             return;
         };
-        self.report_related(
+        let enforced = self
+            .frames
+            .last()
+            .and_then(|fr| fr.function.clone())
+            .is_some_and(|f| self.annotations_enforced(&f));
+        self.report_as(
             *annotation,
+            annotation_severity(enforced),
             Code::ShapeAnnotation,
             format!("annotated {written}, but the value is {shown}: {why}"),
             vec![((*at), format!("the value is {shown} here"))],
@@ -823,5 +872,15 @@ fn collect_names(stated: &StatedShape, out: &mut Vec<String>) {
     }
     for d in &stated.dims {
         dim(d, out);
+    }
+}
+
+/// A contradicted annotation is an error where it is checked (the code
+/// raises there) and a warning where nothing checks it.
+fn annotation_severity(enforced: bool) -> crate::report::Severity {
+    if enforced {
+        crate::report::Severity::Error
+    } else {
+        crate::report::Severity::Warning
     }
 }

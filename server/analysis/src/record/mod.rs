@@ -59,6 +59,8 @@ struct Runs {
     calls: Vec<u32>,
     /// How many runs of each kind (see `RunKind`) it holds.
     counts: [usize; 3],
+    /// How many of them are runs on a generic function's declared shapes.
+    declared: usize,
     /// In a function whose annotations declare it generic in its sizes
     /// (`x: Float[Tensor, "b t d"]`): its made-up run, on inputs of the
     /// declared shapes, says what the lines hold, whatever the calls pass.
@@ -68,6 +70,7 @@ struct Runs {
 impl Runs {
     fn push(&mut self, tensor: Rc<Tensor>, call: u32) {
         self.counts[RunKind::of(call) as usize] += 1;
+        self.declared += usize::from(call & DECLARED_CALL != 0);
         self.tensors.push(tensor);
         self.calls.push(call);
     }
@@ -80,13 +83,12 @@ impl Runs {
         if self.counts[kind as usize] >= MAX_HITS || !only_new_sites {
             return self.counts[kind as usize] < MAX_HITS;
         }
-        // A declared-generic function's made-up run is what it shows, even
-        // where the calls that reached it recorded first.
-        let made_up = self.counts[RunKind::MadeUp as usize];
-        if self.generic && kind == RunKind::MadeUp {
-            return made_up == 0;
+        // A declared-generic function's run on its declared shapes is what
+        // it shows, even where the calls that reached it recorded first.
+        if self.generic && call & DECLARED_CALL != 0 {
+            return self.declared == 0;
         }
-        self.counts[RunKind::Read as usize] + made_up == 0
+        self.counts[RunKind::Read as usize] + self.counts[RunKind::MadeUp as usize] == 0
     }
 
     /// The runs that say what the site holds (see `RunKind`), as
@@ -96,26 +98,30 @@ impl Runs {
         let read = self.counts[RunKind::Read as usize] > 0 || read_unknown;
         let others =
             self.counts[RunKind::Unreadable as usize] + self.counts[RunKind::MadeUp as usize];
-        let made_up = self.counts[RunKind::MadeUp as usize] > 0;
+        // A function whose annotations declare it generic: the runs on the
+        // declared shapes are what it means.
+        if self.generic && self.declared > 0 {
+            let (mut tensors, mut calls) = (Vec::new(), Vec::new());
+            for (t, c) in self.tensors.iter().zip(&self.calls) {
+                if c & DECLARED_CALL != 0 {
+                    tensors.push(t.clone());
+                    calls.push(*c);
+                }
+            }
+            return (tensors, calls, Some(FOR_DECLARED_INPUT));
+        }
         // Calls with inputs the analysis can read say what the lines hold;
         // runs on made-up inputs (a caller that no readable call reaches)
-        // would only blur them into sizes nobody named. Unless the
-        // function's annotations declare it generic: then the run on the
-        // declared shapes is what it means.
-        let keep: Option<RunKind> = if self.generic && made_up {
-            Some(RunKind::MadeUp)
-        } else if read && self.counts[RunKind::Read as usize] > 0 && others > 0 {
+        // would only blur them into sizes nobody named.
+        let keep: Option<RunKind> = if read && self.counts[RunKind::Read as usize] > 0 && others > 0
+        {
             Some(RunKind::Read)
         } else if read || self.counts[RunKind::MadeUp as usize] == 0 {
             None
         } else {
             Some(RunKind::MadeUp)
         };
-        let note = |kind: RunKind| match kind {
-            RunKind::MadeUp if self.generic => Some(FOR_DECLARED_INPUT),
-            RunKind::MadeUp => Some(FOR_ANY_INPUT),
-            _ => None,
-        };
+        let note = |kind: RunKind| (kind == RunKind::MadeUp).then_some(FOR_ANY_INPUT);
         match keep {
             None => (self.tensors.clone(), self.calls.clone(), None),
             Some(kind) => {
@@ -152,7 +158,10 @@ enum RunKind {
 /// version of the file).
 const UNREADABLE_CALL: u32 = 1 << 31;
 const MADE_UP_CALL: u32 = 1 << 30;
-const CALL_KINDS: u32 = UNREADABLE_CALL | MADE_UP_CALL;
+/// A made-up run of a function declared generic, on its declared shapes
+/// (and the calls it makes): what the function's own lines show.
+const DECLARED_CALL: u32 = 1 << 29;
+const CALL_KINDS: u32 = UNREADABLE_CALL | MADE_UP_CALL | DECLARED_CALL;
 
 impl RunKind {
     fn of(call: u32) -> RunKind {
@@ -199,6 +208,9 @@ pub(crate) struct Recorder {
     /// run cannot follow says nothing about the runs that could, so it does
     /// not make their sites unknown.
     pub made_up: bool,
+    /// Library mode is about to run a function declared generic on its
+    /// declared shapes: the next call entered is that run.
+    pub declared: bool,
     /// Record only at sites no run has recorded yet. Set while library mode
     /// runs the methods forward did not reach: when `generate` calls the
     /// model on inputs it made up, the model's own run already said what
@@ -303,6 +315,11 @@ impl Recorder {
         }
         if self.made_up {
             call |= MADE_UP_CALL;
+        }
+        // Only the generic function's own call runs on its declared shapes:
+        // the calls it makes are made-up runs like any other.
+        if std::mem::take(&mut self.declared) {
+            call |= DECLARED_CALL;
         }
         std::mem::replace(&mut self.call, call)
     }

@@ -97,6 +97,16 @@ pub struct SearchPath {
     stubs: Vec<PathBuf>,
 }
 
+/// The folders a file's settings add to where its imports are looked
+/// for: stubs, searched before anything else (a stub describes code the
+/// analysis cannot see, and wins over a module of the same name, as in
+/// Pyright's `stubPath`), and extra paths, searched after the roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportPaths {
+    pub stubs: Vec<PathBuf>,
+    pub extra: Vec<PathBuf>,
+}
+
 impl SearchPath {
     /// The search path of a file: its own folder first (Python puts the
     /// script's folder first on `sys.path`: this is how `train.py` finds
@@ -129,6 +139,17 @@ impl SearchPath {
             dirs,
             stubs: Vec::new(),
         }
+    }
+
+    /// The search path of a file with the folders its settings add:
+    /// stubs ahead of everything, extra paths after the roots.
+    pub fn with_settings(
+        file: Option<&Path>,
+        roots: &[PathBuf],
+        paths: &ImportPaths,
+        fs: &dyn FileSystem,
+    ) -> SearchPath {
+        SearchPath::new(file, roots, &paths.extra, fs).with_stubs(&paths.stubs, fs)
     }
 
     /// The search path with folders of stubs (`stubs` in `[tool.shapels]`):

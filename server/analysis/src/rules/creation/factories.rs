@@ -268,6 +268,36 @@ pub(crate) fn tensor(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Valu
     Some(Value::Tensor(Rc::new(t)))
 }
 
+/// The legacy typed constructors (`torch.FloatTensor`, `torch.LongTensor`,
+/// …): data (`FloatTensor([(0, 1), (2, 3)])`, one list or tuple) makes a
+/// tensor of its shape, sizes (`FloatTensor(2, 3)`) an uninitialised one of
+/// them; either way of the type's dtype, on the cpu.
+pub(crate) fn legacy_typed(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
+    let dtype = match call.name {
+        "FloatTensor" => DType::Float32,
+        "DoubleTensor" => DType::Float64,
+        "HalfTensor" => DType::Float16,
+        "BFloat16Tensor" => DType::BFloat16,
+        "LongTensor" => DType::Int64,
+        "IntTensor" => DType::Int32,
+        "ShortTensor" => DType::Int16,
+        "CharTensor" => DType::Int8,
+        "ByteTensor" => DType::UInt8,
+        "BoolTensor" => DType::Bool,
+        _ => return None,
+    };
+    let args = call.args;
+    if !args.kw.is_empty() {
+        return None;
+    }
+    let dims = match args.pos.as_slice() {
+        [data @ (Value::List(_) | Value::Tuple(_))] => literal_shape(meta, data)?.0,
+        sizes if sizes.iter().all(|v| matches!(v, Value::Int(_))) => meta.size_dims(sizes),
+        _ => return None,
+    };
+    Some(call.output(meta, dims, Some(dtype)))
+}
+
 /// `zeros_like(input)` and the other `*_like` factories: the input's shape,
 /// dtype and device unless `dtype=` or `device=` say otherwise. `None` when
 /// there is no input tensor.
