@@ -499,6 +499,49 @@ fn pyproject_settings_apply_and_bad_values_are_shown() {
 }
 
 #[test]
+fn a_stub_wins_over_a_module_of_the_same_name() {
+    // The `stubs` folder of the pyproject describes `fastops`; the user's
+    // wrapper of the same name next to the document would hide it if stubs
+    // were searched after the document's folder.
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("pyproject.toml", "[tool.shapels]\nstubs = [\"typings\"]\n");
+    write(
+        "typings/fastops.pyi",
+        "from jaxtyping import Float\nfrom torch import Tensor\n\ndef pool(x: Float[Tensor, \"b n d\"]) -> Float[Tensor, \"b d\"]: ...\n",
+    );
+    write(
+        "fastops.py",
+        "import fastops_cuda\n\n\ndef pool(x):\n    return fastops_cuda.pool(x)\n",
+    );
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    let root = format!("file://{}", dir.path().display());
+    server.request(
+        "initialize",
+        json!({"processId": null, "rootUri": root, "capabilities": capabilities(false),
+               "workspaceFolders": [{"uri": root, "name": "project"}]}),
+    );
+    server.notify("initialized", json!({}));
+    server.open(
+        &uri,
+        1,
+        "import torch\nfrom fastops import pool\n\nbad = pool(torch.randn(2, 5))\n",
+    );
+    let published = server.diagnostics(&uri);
+    let diagnostics = published["diagnostics"].as_array().unwrap();
+    assert!(
+        diagnostics.iter().any(|d| d["code"] == "shape-annotation"),
+        "the stub's annotation checks the call: {diagnostics:#?}"
+    );
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
 fn syntax_errors_are_published_as_check_reports_them() {
     let dir = tempfile::tempdir().unwrap();
     let uri = document_uri(&dir);

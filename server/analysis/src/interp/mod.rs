@@ -1078,7 +1078,7 @@ impl<'s> Interp<'s> {
             let forward_reran = self.forward_ran.contains(&(Rc::as_ptr(&class) as usize));
             if let Some(forward) = forward {
                 let reports_before = self.diagnostics.len();
-                self.recorder.declared = self.recorder.declared_generic(&forward.def.range);
+                let declared = self.recorder.declared_generic(&forward.def.range);
                 // All instances see the same made-up input, so their shapes
                 // relate. But what one instance's run learned of the input
                 // (its width, from a first layer) is not the input of another
@@ -1089,6 +1089,7 @@ impl<'s> Interp<'s> {
                 for (i, instance) in instances.iter().enumerate() {
                     if let Value::Instance(_) = instance {
                         let before = self.diagnostics.len();
+                        self.recorder.declared = declared;
                         self.open_call = true;
                         let _ = self.call_function(
                             &forward,
@@ -1103,6 +1104,7 @@ impl<'s> Interp<'s> {
                         if i > 0 && failed {
                             self.diagnostics.truncate(before);
                             let (own, own_kwargs) = self.generic_args(&forward, true);
+                            self.recorder.declared = declared;
                             self.open_call = true;
                             let _ = self.call_function(
                                 &forward,
@@ -1129,7 +1131,7 @@ impl<'s> Interp<'s> {
                 }
                 let rerun = self.reached.contains(&(Rc::as_ptr(&method.def) as usize));
                 let reports_before = self.diagnostics.len();
-                self.recorder.declared = self.recorder.declared_generic(&method.def.range);
+                let declared = self.recorder.declared_generic(&method.def.range);
                 let (args, kwargs) = self.generic_args(&method, false);
                 for instance in &instances {
                     if let Value::Instance(_) = instance {
@@ -1138,6 +1140,7 @@ impl<'s> Interp<'s> {
                             MethodKind::Class => Some(Value::Class(class.clone())),
                             MethodKind::Static => None,
                         };
+                        self.recorder.declared = declared;
                         self.open_call = true;
                         let _ = self.call_function(
                             &method,

@@ -62,8 +62,8 @@ struct Runs {
     /// How many of them are runs on a generic function's declared shapes.
     declared: usize,
     /// In a function whose annotations declare it generic in its sizes
-    /// (`x: Float[Tensor, "b t d"]`): its made-up run, on inputs of the
-    /// declared shapes, says what the lines hold, whatever the calls pass.
+    /// (`x: Float[Tensor, "b t d"]`): its run on inputs of the declared
+    /// shapes says what the lines hold, whatever the calls pass.
     generic: bool,
 }
 
@@ -79,9 +79,11 @@ impl Runs {
     /// each kind, and while only new sites record, only when no run that
     /// could read its inputs recorded here yet.
     fn takes(&self, only_new_sites: bool, call: u32) -> bool {
-        let kind = RunKind::of(call);
-        if self.counts[kind as usize] >= MAX_HITS || !only_new_sites {
-            return self.counts[kind as usize] < MAX_HITS;
+        if self.counts[RunKind::of(call) as usize] >= MAX_HITS {
+            return false;
+        }
+        if !only_new_sites {
+            return true;
         }
         // A declared-generic function's run on its declared shapes is what
         // it shows, even where the calls that reached it recorded first.
@@ -158,8 +160,8 @@ enum RunKind {
 /// version of the file).
 const UNREADABLE_CALL: u32 = 1 << 31;
 const MADE_UP_CALL: u32 = 1 << 30;
-/// A made-up run of a function declared generic, on its declared shapes
-/// (and the calls it makes): what the function's own lines show.
+/// The made-up run of a function declared generic, on its declared shapes
+/// (not the calls it makes): what the function's own lines show.
 const DECLARED_CALL: u32 = 1 << 29;
 const CALL_KINDS: u32 = UNREADABLE_CALL | MADE_UP_CALL | DECLARED_CALL;
 
