@@ -14,6 +14,20 @@ fn document_uri(dir: &tempfile::TempDir) -> String {
     format!("file://{}/model.py", dir.path().display())
 }
 
+/// A server initialised with `dir` as its one workspace folder, whose
+/// `pyproject.toml` then applies.
+fn server_in(dir: &tempfile::TempDir) -> Server {
+    let mut server = Server::start();
+    let root = format!("file://{}", dir.path().display());
+    server.request(
+        "initialize",
+        json!({"processId": null, "rootUri": root, "capabilities": capabilities(false),
+               "workspaceFolders": [{"uri": root, "name": "project"}]}),
+    );
+    server.notify("initialized", json!({}));
+    server
+}
+
 fn hint_labeled<'a>(hints: &'a [Value], label: &str) -> &'a Value {
     hints
         .iter()
@@ -473,14 +487,7 @@ fn pyproject_settings_apply_and_bad_values_are_shown() {
     )
     .unwrap();
     let uri = document_uri(&dir);
-    let mut server = Server::start();
-    let root = format!("file://{}", dir.path().display());
-    server.request(
-        "initialize",
-        json!({"processId": null, "rootUri": root, "capabilities": capabilities(false),
-               "workspaceFolders": [{"uri": root, "name": "project"}]}),
-    );
-    server.notify("initialized", json!({}));
+    let mut server = server_in(&dir);
     server.open(&uri, 1, SOURCE);
     let message = server.wait_for("a window/showMessage", |m| {
         m["method"] == "window/showMessage"
@@ -519,14 +526,7 @@ fn a_stub_wins_over_a_module_of_the_same_name() {
         "import fastops_cuda\n\n\ndef pool(x):\n    return fastops_cuda.pool(x)\n",
     );
     let uri = document_uri(&dir);
-    let mut server = Server::start();
-    let root = format!("file://{}", dir.path().display());
-    server.request(
-        "initialize",
-        json!({"processId": null, "rootUri": root, "capabilities": capabilities(false),
-               "workspaceFolders": [{"uri": root, "name": "project"}]}),
-    );
-    server.notify("initialized", json!({}));
+    let mut server = server_in(&dir);
     server.open(
         &uri,
         1,
