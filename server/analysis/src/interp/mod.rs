@@ -925,7 +925,10 @@ impl<'s> Interp<'s> {
         message: String,
         mut related: Vec<(TextRange, String)>,
     ) {
-        if severity != Severity::Error {
+        // Another file's warnings are its own business, except an
+        // annotation there that this file's call contradicts (nothing
+        // checks it at run time, so it is a warning): the call is why.
+        if severity != Severity::Error && code != Code::ShapeAnnotation {
             return;
         }
         let Some(call) = self
@@ -955,7 +958,12 @@ impl<'s> Interp<'s> {
         {
             return;
         }
-        related.insert(0, (range, "where torch raises".to_string()));
+        let there = if code == Code::ShapeAnnotation {
+            "the annotation"
+        } else {
+            "where torch raises"
+        };
+        related.insert(0, (range, there.to_string()));
         let related = self.related(related);
         self.diagnostics.push(Diagnostic {
             range: call,

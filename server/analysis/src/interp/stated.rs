@@ -494,12 +494,15 @@ impl Interp<'_> {
         &mut self,
         f: &Rc<Function>,
         arguments: &[(usize, Value)],
+        defaulted: &[usize],
         report: bool,
     ) -> (Memo, Memo, bool) {
         let mut refused = false;
         let mut memo = Memo::default();
         let mut doc_memo = Memo::default();
-        for (i, value) in arguments {
+        // A default the call left alone is not checked: beartype checks
+        // what is passed.
+        for (i, value) in arguments.iter().filter(|(i, _)| !defaulted.contains(i)) {
             let param = &f.def.params[*i];
             let tensor = match value {
                 Value::Tensor(t) => t.clone(),

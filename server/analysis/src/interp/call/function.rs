@@ -146,12 +146,8 @@ impl Interp<'_> {
         if real_site {
             self.call_sites.push(range);
         }
-        let passed: Vec<(usize, Value)> = bindings
-            .iter()
-            .filter(|(i, _)| !defaulted.contains(i))
-            .cloned()
-            .collect();
-        let (memo, doc_memo, refused) = self.check_arguments(f, &passed, real_site && !open);
+        let (memo, doc_memo, refused) =
+            self.check_arguments(f, &bindings, &defaulted, real_site && !open);
         self.call_sites.truncate(call_sites);
         self.stated_memos.push(memo);
         self.doc_memos.push(doc_memo);

@@ -64,13 +64,16 @@ const fn pointwise(name: &'static str, params: &'static [&'static str]) -> Layer
     }
 }
 
-/// A parameterless layer with a forward of its own (pools, pads, reshapes).
+/// A parameterless layer with a forward of its own (pools, pads,
+/// reshapes): nothing of it is on a device, so it runs where its input is
+/// (`nn.MaxPool2d(2)` never moved to the gpu pools a cuda tensor).
 const fn stateless(
     name: &'static str,
     params: &'static [&'static str],
     forward: Forward,
 ) -> LayerDef {
     LayerDef {
+        checks_device: false,
         parameters: Parameters::None,
         ..layer(name, params, forward)
     }
