@@ -128,12 +128,26 @@ impl Resolver {
             }
         }
         self.flags.apply(&mut settings);
+        let project_root =
+            project_root.or_else(|| marked_root(file.parent().unwrap_or(Path::new("."))));
         FileConfig {
             import_paths: settings.import_paths(),
             analysis: settings.analysis,
             project_root,
         }
     }
+}
+
+/// The project a file without shapels settings belongs to: the nearest
+/// folder at or above `dir` that a project's own files mark
+/// (`pyproject.toml`, `setup.py`, `setup.cfg`, `.git`), where its absolute
+/// imports (`from pkg.utils import f`) start, wherever `check` runs from.
+fn marked_root(dir: &Path) -> Option<PathBuf> {
+    const MARKERS: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg", ".git"];
+    let dir = std::path::absolute(dir).ok()?;
+    dir.ancestors()
+        .find(|d| MARKERS.iter().any(|m| d.join(m).exists()))
+        .map(Path::to_path_buf)
 }
 
 /// Warns about each unusable key of a configuration file and keeps the rest.

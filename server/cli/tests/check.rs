@@ -560,3 +560,33 @@ fn a_stub_wins_over_a_module_of_the_same_name() {
         .expect("y has a shape");
     assert_eq!(y["shape"], serde_json::json!([2, 3]), "{report}");
 }
+
+#[test]
+fn a_project_without_shapels_settings_imports_from_its_root() {
+    // `pkg/a.py` imports `pkg.b` as its project runs it, from the folder
+    // its `pyproject.toml` (with no `[tool.shapels]`) marks, while `check`
+    // runs from another folder.
+    let dir = project(&[
+        ("proj/pyproject.toml", b"[project]\nname = \"proj\"\n"),
+        ("proj/pkg/__init__.py", b""),
+        ("proj/pkg/b.py", b"def f(x):\n    return x.sum(1)\n"),
+        (
+            "proj/pkg/a.py",
+            b"import torch\nfrom pkg.b import f\n\ny = f(torch.randn(4, 3)) + torch.randn(5)\n",
+        ),
+        ("elsewhere/.keep", b""),
+    ]);
+    let file = dir.path().join("proj/pkg/a.py");
+    let output = run(
+        &dir.path().join("elsewhere"),
+        &["check", "--format", "json", file.to_str().unwrap()],
+    );
+    let report = json(&output);
+    let codes: Vec<&str> = report["files"][0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["broadcast-shape"], "{report}");
+}
