@@ -287,9 +287,16 @@ impl Interp<'_> {
         }
     }
 
+    /// One branch of an undecided condition left early (`flow`) and the
+    /// other goes on: what follows runs on some paths only.
     fn note_early(&mut self, flow: Flow) {
+        let frame = self.frame();
         if let Flow::Return(v) = flow {
-            self.frame().early_returns.push(v);
+            frame.early_returns.push(v);
+        }
+        if !frame.is_module && frame.function.is_some() {
+            frame.after_early_exits += 1;
+            self.uncertain += 1;
         }
     }
 

@@ -263,6 +263,7 @@ impl Interp<'_> {
             is_module: true,
             lists_unsure: false,
             raised: false,
+            after_early_exits: 0,
         });
         // An error while a module's top level runs is raised at the import
         // statement, as a traceback shows it.

@@ -87,6 +87,11 @@ pub(crate) struct Frame {
     /// the rest of it does not run, so it reports nothing more and
     /// returns an unknown value.
     pub raised: bool,
+    /// Undecided conditions one branch of which left the function early
+    /// (`if enc is not None: return enc(x)`): the code after them runs on
+    /// some paths only, so what it meets is reported for those paths. Each
+    /// counts in `uncertain` until the function returns.
+    pub after_early_exits: u32,
 }
 
 /// What a method is called on: an instance, its class, or nothing.
@@ -411,6 +416,7 @@ impl<'s> Interp<'s> {
                 is_module: true,
                 lists_unsure: false,
                 raised: false,
+                after_early_exits: 0,
             }],
             epoch: crate::mutation::Epoch::default(),
             unseen_writes: 0,

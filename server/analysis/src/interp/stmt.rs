@@ -393,6 +393,7 @@ impl Interp<'_> {
             is_module: false,
             lists_unsure: false,
             raised: false,
+            after_early_exits: 0,
         });
         for stmt in &def.body {
             match &stmt.kind {

@@ -202,6 +202,7 @@ impl Interp<'_> {
             // body runs (as jaxtyping's checker does): what the body meets
             // is no second bug.
             raised: refused,
+            after_early_exits: 0,
         });
         self.stack.push(key);
         self.depth += 1;
@@ -223,6 +224,7 @@ impl Interp<'_> {
         self.stated_memos.pop();
         self.doc_memos.pop();
         let frame = self.frames.pop().expect("pushed above");
+        self.uncertain -= frame.after_early_exits;
         let mut result = match flow {
             Flow::Return(v) => Some(v),
             Flow::Stop => None,

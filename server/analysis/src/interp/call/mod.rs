@@ -94,6 +94,18 @@ impl Interp<'_> {
         {
             return kernel;
         }
+        // A function of the user's handed to code the analysis does not run
+        // (`layer.register_forward_hook(hook)`, a library's callback) may
+        // run later and fill this frame's lists: an empty one is not known
+        // to stay empty.
+        if !runs_user_code(&callee)
+            && positional
+                .iter()
+                .chain(keywords.iter().map(|(_, v)| v))
+                .any(|v| matches!(v, Value::Function(_)))
+        {
+            self.frame().lists_unsure = true;
+        }
         // `feats.append(x)` on a list of unknown length (`Value::Many`, an
         // immutable value): the name or attribute holding it now holds one
         // whose items may also be `x`.
