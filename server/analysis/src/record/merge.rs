@@ -64,6 +64,7 @@ impl<'a> Namer<'a> {
         env: &'a ShapeEnv,
         scalars: &[ScalarSite],
         starts: &[usize],
+        declared: &[(usize, String, Dim)],
         scopes: Vec<TextRange>,
     ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
@@ -111,6 +112,25 @@ impl<'a> Namer<'a> {
             local[scope]
                 .entry(first.clone())
                 .or_insert_with(|| s.name.clone());
+        }
+        // The names a generic function's annotations give its sizes
+        // (`x: Float[Tensor, "batch token dim"]`) name them in it, also
+        // once the code tied them to others (`batch` is `b*v*h*w` after a
+        // `rearrange(x, "(b v h w) () c -> ...")`).
+        for (start, name, dim) in declared {
+            let resolved = env.resolve(dim);
+            if resolved.is_const()
+                || env.has_anonymous(&resolved)
+                || resolved
+                    .as_sym()
+                    .and_then(|id| env.info(id))
+                    .is_some_and(|info| info.name == *name)
+            {
+                continue;
+            }
+            local[scope_of(&scopes, *start)]
+                .entry(resolved)
+                .or_insert_with(|| name.clone());
         }
         Namer {
             env,

@@ -225,6 +225,9 @@ pub(crate) struct Recorder {
     /// Functions whose annotations declare them generic in their sizes
     /// (see `Runs::generic`), by their ranges.
     generic_bodies: Vec<TextRange>,
+    /// The sizes a generic function's annotations name, with where the
+    /// function's parameters start: they name those sizes in it.
+    declared_names: Vec<(usize, String, Dim)>,
     /// The call of a user function being run (0 for the module's code).
     call: u32,
     /// Calls numbered so far.
@@ -290,6 +293,19 @@ impl Recorder {
     pub fn declare_generic(&mut self, range: TextRange) {
         if is_local(&range) && !self.generic_bodies.contains(&range) {
             self.generic_bodies.push(range);
+        }
+    }
+
+    /// A size a generic function's annotation names (`batch` of
+    /// `Float[Tensor, "batch token dim"]`), in the function starting at `start`.
+    pub fn declared_name(&mut self, start: usize, name: &str, dim: Dim) {
+        if is_local(&TextRange::new(start, start))
+            && !self
+                .declared_names
+                .iter()
+                .any(|(s, n, _)| *s == start && n == name)
+        {
+            self.declared_names.push((start, name.to_string(), dim));
         }
     }
 
@@ -658,7 +674,13 @@ impl Recorder {
             ..
         } = *view;
         let (heads, scopes) = (view.heads.clone(), view.scopes.clone());
-        let mut namer = Namer::new(env, &self.scalars, &self.scalar_starts, scopes);
+        let mut namer = Namer::new(
+            env,
+            &self.scalars,
+            &self.scalar_starts,
+            &self.declared_names,
+            scopes,
+        );
 
         namer.static_shapes = static_shapes;
         namer.heads = heads;

@@ -182,6 +182,16 @@ impl Interp<'_> {
                 out.push(value);
             }
         }
+        if self.recorder.declared_generic(&f.def.range) {
+            let start = f
+                .def
+                .params
+                .first()
+                .map_or(f.def.range.start, |p| p.name.range.start);
+            for (name, dim) in &jax_symbols {
+                self.recorder.declared_name(start, name, dim.clone());
+            }
+        }
         (out, keywords)
     }
 
