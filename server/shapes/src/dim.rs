@@ -512,7 +512,9 @@ impl Dim {
     /// `self / other` when `other` is a single monomial that divides every
     /// term of `self` exactly.
     pub fn exact_div(&self, other: &Dim) -> Option<Dim> {
-        let (divisor, dc) = other.single_term()?;
+        let Some((divisor, dc)) = other.single_term() else {
+            return self.exact_div_by_sum(other);
+        };
         if dc == 0 || self.term_count() == 0 {
             return None;
         }
@@ -529,6 +531,45 @@ impl Dim {
             terms.push((rest, coeff / dc));
         }
         Some(Dim::from_terms(terms))
+    }
+
+    /// `self / other` for a divisor of several terms, when the quotient is
+    /// one term: `N*16*(H//4 - 3)*(W//4 - 3)` over `16*(H//4 - 3)*(W//4 - 3)`
+    /// (expanded, a sum) is `N`. Each term of `self` over the divisor's
+    /// first term is a candidate, kept only if times the divisor it gives
+    /// `self` back exactly.
+    fn exact_div_by_sum(&self, other: &Dim) -> Option<Dim> {
+        const MAX_TERMS: usize = 64;
+        if other.term_count() < 2 || self.term_count() > MAX_TERMS {
+            return None;
+        }
+        let (first, fc) = other.terms().next()?;
+        if fc == 0 {
+            return None;
+        }
+        for (mono, coeff) in self.terms() {
+            if coeff % fc != 0 {
+                continue;
+            }
+            let mut rest = mono.to_vec();
+            if !first
+                .iter()
+                .all(|atom| match rest.iter().position(|a| a == atom) {
+                    Some(pos) => {
+                        rest.remove(pos);
+                        true
+                    }
+                    None => false,
+                })
+            {
+                continue;
+            }
+            let candidate = Dim::from_terms(vec![(rest, coeff / fc)]);
+            if candidate.mul(other) == *self {
+                return Some(candidate);
+            }
+        }
+        None
     }
 
     /// Substitute symbols; atoms are re-simplified after substitution.

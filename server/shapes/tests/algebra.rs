@@ -380,3 +380,21 @@ fn unification_cancels_a_shared_factor() {
         Unified::Contradiction
     );
 }
+
+#[test]
+fn a_sum_divides_its_multiples_exactly() {
+    // A flattened conv output's batch: N*16*(H//4 - 3)*(W//4 - 3) over
+    // 16*(H//4 - 3)*(W//4 - 3), a sum once expanded, is N.
+    let (n, h, w) = (Dim::sym(SymId(0)), Dim::sym(SymId(1)), Dim::sym(SymId(2)));
+    let side = |d: &Dim| d.floordiv(&Dim::konst(4)).unwrap().sub(&Dim::konst(3));
+    let features = Dim::konst(16).mul(&side(&h)).mul(&side(&w));
+    let numel = n.mul(&features);
+    assert_eq!(numel.floordiv(&features), Some(n.clone()));
+    assert_eq!(numel.exact_div(&features), Some(n.clone()));
+    // Not a multiple: no exact quotient (a one-term quotient would not
+    // give it back).
+    let other = numel.add(&Dim::konst(1));
+    assert_eq!(other.exact_div(&features), None);
+    let h_plus_one = h.add(&Dim::konst(1));
+    assert_eq!(h.mul(&w).exact_div(&h_plus_one), None);
+}
