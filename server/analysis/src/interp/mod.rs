@@ -312,6 +312,16 @@ pub(crate) struct Interp<'s> {
     /// The names each running call's arguments bound to the callee's
     /// docstring shapes, for its documented return.
     doc_memos: Vec<stated::Memo>,
+    /// The return shape each function's docstring states, by the function's
+    /// syntax (read at its first return).
+    documented_returns: FxHashMap<
+        usize,
+        Option<(
+            crate::stated::StatedShape,
+            TextRange,
+            crate::stated::comment::Style,
+        )>,
+    >,
     /// The rank variable each `*name` of the signature being made up
     /// stands for (see `stated`).
     stated_ranks: FxHashMap<String, u32>,
@@ -345,6 +355,7 @@ impl<'s> Interp<'s> {
             definitions: Vec::new(),
             stated_memos: Vec::new(),
             doc_memos: Vec::new(),
+            documented_returns: FxHashMap::default(),
             stated_ranks: FxHashMap::default(),
             custom_ops: FxHashMap::default(),
             fake_kernels: FxHashMap::default(),
