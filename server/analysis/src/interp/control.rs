@@ -288,15 +288,18 @@ impl Interp<'_> {
     }
 
     /// One branch of an undecided condition left early (`flow`) and the
-    /// other goes on: what follows runs on some paths only.
+    /// other goes on. After a `return` what follows runs on some paths
+    /// only (`if enc is not None: return enc(x)`), so it is reported for
+    /// those paths. Not after a `raise`: that is a check of the inputs, and
+    /// what follows it is the path every call that works takes.
     fn note_early(&mut self, flow: Flow) {
         let frame = self.frame();
         if let Flow::Return(v) = flow {
             frame.early_returns.push(v);
-        }
-        if !frame.is_module && frame.function.is_some() {
-            frame.after_early_exits += 1;
-            self.uncertain += 1;
+            if !frame.is_module && frame.function.is_some() {
+                frame.after_early_exits += 1;
+                self.uncertain += 1;
+            }
         }
     }
 
