@@ -177,7 +177,12 @@ fn dispatch(
     {
         return unknown_rank_rule(meta, name, &x, args, device);
     }
+    // (A tensor of unknown rank viewed with its own leading sizes is
+    // `unranked`'s, below.)
     if def.is_some_and(|def| def.sizes_follow)
+        && !(matches!(name, "view" | "reshape")
+            && meta.rank(&x).is_none()
+            && matches!(args.pos.get(1), Some(Value::SizeOfVar(..))))
         && let Some(shape) = sizes_with_unknown_rank(meta, name, args)
     {
         return out_shape(meta, &x, shape, x.dtype, device, name);
