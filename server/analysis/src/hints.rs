@@ -212,6 +212,7 @@ mod tests {
             guard_sites: Vec::new(),
             chain: Vec::new(),
             notes: Vec::new(),
+            called_from: Vec::new(),
         }
     }
 

@@ -233,6 +233,11 @@ pub struct TensorInfo {
     /// Extra notes for hover, e.g. that a device is cpu-or-cuda, or why a
     /// size is `?` (`torch.unique`: its size depends on the data).
     pub notes: Vec<String>,
+    /// Where the calls are whose inputs the shape was worked out for,
+    /// sorted, when it is in a function such calls reached: hover says "for
+    /// the call at line 88". Empty in the module's own code and for a
+    /// shape shown for any input.
+    pub called_from: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -509,9 +514,36 @@ impl TensorInfo {
                 (None, _) => out.push_str(&format!("- assumes `{guard}`\n")),
             }
         }
+        if let Some(calls) = calls_text(&self.called_from, line_of) {
+            out.push_str(&format!("- {calls}\n"));
+        }
         for note in &self.notes {
             out.push_str(&format!("- {note}\n"));
         }
         out
+    }
+}
+
+/// Which calls a shape was worked out for: "for the call at line 88", or
+/// "for the calls at lines 12, 40 and 88" (at most four named, the rest
+/// counted).
+pub fn calls_text(calls: &[usize], line_of: &dyn Fn(usize) -> Option<usize>) -> Option<String> {
+    const NAMED: usize = 4;
+    let mut lines: Vec<usize> = calls.iter().filter_map(|&at| line_of(at)).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let shown: Vec<String> = lines.iter().take(NAMED).map(usize::to_string).collect();
+    let more = lines.len().saturating_sub(NAMED);
+    match shown.as_slice() {
+        [] => None,
+        [line] => Some(format!("for the call at line {line}")),
+        [rest @ .., last] if more == 0 => Some(format!(
+            "for the calls at lines {} and {last}",
+            rest.join(", ")
+        )),
+        _ => Some(format!(
+            "for the calls at lines {} and {more} more",
+            shown.join(", ")
+        )),
     }
 }

@@ -85,3 +85,107 @@ z = pool(torch.randn(2, 5, 3))
         "Some([Known(2), Known(3)])"
     );
 }
+
+/// A model whose forward the tests below call in several ways.
+const CONV_NET: &str = "\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y
+";
+
+#[test]
+fn a_shape_shown_for_the_calls_made_names_their_lines() {
+    let source = &format!(
+        "{CONV_NET}
+\n\
+def pool(x):
+    z = x.mean(1)
+    return z
+
+
+net = Net()
+a = net(torch.randn(2, 3, 10, 10))
+b = pool(a)
+c = pool(torch.randn(4, 5))
+"
+    );
+    let analysis = analyze(source, &Config::default());
+    let hover_of = |name: &str| {
+        let line_of = |offset: usize| Some(source[..offset].matches('\n').count() + 1);
+        analysis
+            .bindings
+            .iter()
+            .find(|b| b.name == name)
+            .unwrap_or_else(|| panic!("{name} is bound to a tensor"))
+            .tensor
+            .hover_markdown(Some(name), &line_of)
+    };
+    assert!(
+        hover_of("y").contains("- for the call at line 21\n"),
+        "{}",
+        hover_of("y")
+    );
+    assert!(
+        hover_of("z").contains("- for the calls at lines 22 and 23\n"),
+        "{}",
+        hover_of("z")
+    );
+    // The module's own code runs once, as written: nothing to say.
+    assert!(!hover_of("a").contains("for the call"), "{}", hover_of("a"));
+}
+
+#[test]
+fn many_calls_are_counted_after_four() {
+    let line_of = |offset: usize| Some(offset / 10);
+    let calls: Vec<usize> = (1..=6).map(|line| line * 10).collect();
+    assert_eq!(
+        shapels_analysis::calls_text(&calls, &line_of).as_deref(),
+        Some("for the calls at lines 1, 2, 3, 4 and 2 more")
+    );
+    assert_eq!(
+        shapels_analysis::calls_text(&[30, 10, 35], &line_of).as_deref(),
+        Some("for the calls at lines 1 and 3")
+    );
+    assert_eq!(shapels_analysis::calls_text(&[], &line_of), None);
+}
+
+#[test]
+fn a_call_whose_input_is_unreadable_is_not_named() {
+    // The only call passes a batch the analysis cannot see: the function
+    // is shown for any input, not for that call.
+    let source = &format!(
+        "{CONV_NET}
+\n\
+def train(model, loader):
+    for batch in loader:
+        model(batch)
+
+
+train(Net(), make_loader())
+"
+    );
+    let analysis = analyze(source, &Config::default());
+    let y = analysis.bindings.iter().find(|b| b.name == "y").unwrap();
+    assert!(
+        y.tensor.called_from.is_empty(),
+        "{:?}",
+        y.tensor.called_from
+    );
+    assert!(
+        y.tensor
+            .notes
+            .iter()
+            .any(|n| n.starts_with("for any input")),
+        "{:?}",
+        y.tensor.notes
+    );
+}

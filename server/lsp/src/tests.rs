@@ -35,6 +35,7 @@ fn tensor(dims: &[i64]) -> TensorInfo {
         guards: Vec::new(),
         guard_sites: Vec::new(),
         notes: Vec::new(),
+        called_from: Vec::new(),
     }
 }
 

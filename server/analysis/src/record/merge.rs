@@ -29,8 +29,9 @@ pub(super) struct Namer<'a> {
     chosen: FxHashMap<Vec<String>, usize>,
     /// The varying dims met so far, in the order they were met.
     varying: Vec<Varying>,
-    /// The user's int variables by their sequence of per-run values.
-    candidates: FxHashMap<Vec<String>, String>,
+    /// The user's int variables by their sequence of per-run values, and
+    /// whether each is a parameter.
+    candidates: FxHashMap<Vec<String>, (String, bool)>,
     taken: FxHashSet<String>,
     /// Per function (by the index of its range in `scopes`, the module's
     /// own code last), the sizes the code there gives a name: `B` for the
@@ -68,7 +69,14 @@ impl<'a> Namer<'a> {
         scopes: Vec<TextRange>,
     ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
-        for s in scalars {
+        // A name the code gave a size it computed (`width = planes *
+        // groups`) before a parameter that holds the same (`planes`).
+        let assigned_first = || {
+            let (assigned, params): (Vec<_>, Vec<_>) =
+                scalars.iter().zip(starts).partition(|(s, _)| !s.param);
+            assigned.into_iter().chain(params)
+        };
+        for (s, _) in assigned_first() {
             if s.hits.len() < 2 || !names_a_size(&s.name) {
                 continue;
             }
@@ -82,13 +90,15 @@ impl<'a> Namer<'a> {
             if key.iter().all(|k| matches!(k.as_str(), "0" | "1" | "2")) {
                 continue;
             }
-            candidates.entry(key).or_insert_with(|| s.name.clone());
+            candidates
+                .entry(key)
+                .or_insert_with(|| (s.name.clone(), s.param));
         }
         let taken: FxHashSet<String> = (0..env.symbol_count() as u32)
             .filter_map(|i| env.info(shapels_shapes::SymId(i)).map(|s| s.name.clone()))
             .collect();
         let mut local: Vec<FxHashMap<Dim, String>> = vec![FxHashMap::default(); scopes.len() + 1];
-        for (s, start) in scalars.iter().zip(starts) {
+        for (s, start) in assigned_first() {
             if !names_a_size(&s.name) {
                 continue;
             }
@@ -194,6 +204,12 @@ impl<'a> Namer<'a> {
     /// Which names a site's shapes are shown with (for merges done once).
     pub fn scope(&self) -> usize {
         self.scope
+    }
+
+    /// Where the function the site being merged is in starts (`None` in
+    /// the module's own code).
+    pub fn scope_start(&self) -> Option<usize> {
+        self.scopes.get(self.scope).map(|r| r.start)
     }
 
     /// The name the code around the site gave a size, or a product of two
@@ -304,17 +320,33 @@ impl<'a> Namer<'a> {
     fn names(&mut self) -> Vec<String> {
         let link = self.links();
         let mut names: Vec<Option<String>> = vec![None; self.varying.len()];
-        for id in 0..self.varying.len() {
+        // Sizes a variable of the code names pick their names before those
+        // only a parameter does: a parameter of the same name elsewhere
+        // (another block's `in_planes`) must not push them to a number.
+        let by_assignment = |id: &usize| {
+            matches!(
+                self.candidates.get(&self.varying[link[*id]].values),
+                Some((_, false))
+            )
+        };
+        let (mut order, rest): (Vec<usize>, Vec<usize>) =
+            (0..self.varying.len()).partition(by_assignment);
+        order.extend(rest);
+        for id in order {
             let root = link[id];
             if let Some(name) = names[root].clone() {
                 names[id] = Some(name);
                 continue;
             }
-            let base = self
-                .candidates
-                .get(&self.varying[root].values)
-                .cloned()
-                .unwrap_or_else(|| "s".to_string());
+            // A parameter's name already given to another size (two blocks'
+            // `in_channels`) would need a number to tell them apart, and
+            // `in_channels2` is a name nobody wrote: such a size stays
+            // nameless.
+            let base = match self.candidates.get(&self.varying[root].values) {
+                Some((name, false)) => name.clone(),
+                Some((name, true)) if !self.taken.contains(name) => name.clone(),
+                _ => "s".to_string(),
+            };
             let mut name = base.clone();
             let mut k = 1;
             while self.taken.contains(&name) || (base == "s" && name == "s") {
@@ -609,6 +641,7 @@ pub(super) fn merge(
             notes.extend(why);
             notes
         },
+        called_from: Vec::new(),
     }
 }
 

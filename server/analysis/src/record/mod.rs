@@ -180,6 +180,9 @@ impl RunKind {
 struct ScalarSite {
     name: String,
     hits: Vec<Dim>,
+    /// A function's parameter, not an assignment: a name the code chose for
+    /// a size it computes is the better name where both fit.
+    param: bool,
 }
 
 #[derive(Default)]
@@ -228,6 +231,9 @@ pub(crate) struct Recorder {
     /// The sizes a generic function's annotations name, with where the
     /// function's parameters start: they name those sizes in it.
     declared_names: Vec<(usize, String, Dim)>,
+    /// Per function (by where it starts), where the calls that ran it on
+    /// inputs the analysis could read are, sorted (see `reached_from`).
+    reached: FxHashMap<usize, Vec<usize>>,
     /// The call of a user function being run (0 for the module's code).
     call: u32,
     /// Calls numbered so far.
@@ -267,6 +273,9 @@ pub(crate) enum Recorded {
     Annotation(usize, usize),
     /// Why a name holds what the analysis cannot follow (`unknown_reason`).
     UnknownReason(Rc<str>, TextRange, Rc<str>),
+    /// A call at the second offset reached the function starting at the
+    /// first with inputs the analysis could read (`reached_from`).
+    Reached(usize, usize),
 }
 
 /// One thing recorded, with its site written out so that another run (of
@@ -282,9 +291,11 @@ pub(crate) enum Portable {
     },
     Unknown(Rc<str>, usize, bool),
     Expression(TextRange, u32, Rc<Tensor>),
-    Scalar(String, usize, Dim),
+    /// The name, where it starts, its value and whether it is a parameter.
+    Scalar(String, usize, Dim, bool),
     Annotation(usize, usize),
     UnknownReason(Rc<str>, TextRange, Rc<str>),
+    Reached(usize, usize),
 }
 
 impl Recorder {
@@ -400,6 +411,7 @@ impl Recorder {
                 Recorded::UnknownReason(name, range, why) => {
                     self.unknown_reason(&name, range, why.to_string())
                 }
+                Recorded::Reached(function, at) => self.reached_at(function, at),
             }
         }
     }
@@ -430,12 +442,14 @@ impl Recorder {
                     }
                     Recorded::Scalar(site, value) => {
                         let start = self.scalar_starts[*site];
-                        Portable::Scalar(self.scalars[*site].name.clone(), start, value.clone())
+                        let site = &self.scalars[*site];
+                        Portable::Scalar(site.name.clone(), start, value.clone(), site.param)
                     }
                     Recorded::Annotation(start, end) => Portable::Annotation(*start, *end),
                     Recorded::UnknownReason(name, range, why) => {
                         Portable::UnknownReason(name.clone(), *range, why.clone())
                     }
+                    Recorded::Reached(function, at) => Portable::Reached(*function, *at),
                 })
                 .collect(),
         )
@@ -463,13 +477,14 @@ impl Recorder {
                     let call = renewal.call(call, &mut self.calls);
                     self.expression_at(range.start, range.end, call, tensor);
                 }
-                Portable::Scalar(name, start, value) => {
-                    self.scalar(&name, TextRange::new(start, start), value)
+                Portable::Scalar(name, start, value, param) => {
+                    self.scalar(&name, TextRange::new(start, start), value, param)
                 }
                 Portable::Annotation(start, end) => self.annotation_at(start, end),
                 Portable::UnknownReason(name, range, why) => {
                     self.unknown_reason(&name, range, why.to_string())
                 }
+                Portable::Reached(function, at) => self.reached_at(function, at),
             }
         }
         self.call = outer;
@@ -488,8 +503,30 @@ impl Recorder {
             Recorded::Scalar(site, _) => {
                 takes_run(self.only_new_sites, self.scalars[*site].hits.len())
             }
+            Recorded::Reached(function, at) => self
+                .reached
+                .get(function)
+                .is_none_or(|calls| calls.binary_search(at).is_err()),
             Recorded::Unknown(..) | Recorded::Annotation(..) | Recorded::UnknownReason(..) => true,
         }
+    }
+
+    /// A call at `at` runs the function at `function` on inputs the
+    /// analysis can read: the function's lines are shown for that call
+    /// (hover says "for the call at line 88").
+    pub fn reached_from(&mut self, function: TextRange, at: TextRange) {
+        if self.made_up || !is_local(&function) || !is_local(&at) || at.is_empty() {
+            return;
+        }
+        self.reached_at(function.start, at.start);
+    }
+
+    fn reached_at(&mut self, function: usize, at: usize) {
+        let calls = self.reached.entry(function).or_default();
+        if let Err(i) = calls.binary_search(&at) {
+            calls.insert(i, at);
+        }
+        self.journal(|| Recorded::Reached(function, at));
     }
 
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
@@ -596,7 +633,7 @@ impl Recorder {
         }
     }
 
-    pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim) {
+    pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim, param: bool) {
         // Another file's names do not name this file's sizes.
         if !is_local(&range) {
             return;
@@ -610,6 +647,7 @@ impl Recorder {
                 self.scalars.push(ScalarSite {
                     name: name.to_string(),
                     hits: Vec::new(),
+                    param,
                 });
                 self.scalars.len() - 1
             }
@@ -688,8 +726,18 @@ impl Recorder {
         // self.fc(x)` records one tensor for the name and the call): their
         // merge is the same, so it is done once.
         let mut merged: FxHashMap<MergeKey, TensorInfo> = FxHashMap::default();
+        let reached = &self.reached;
         let mut merge_once = |hits: &Runs, read_unknown: bool, namer: &mut Namer<'_>| {
             let (tensors, calls, note) = hits.telling(read_unknown);
+            // Shown for the calls made: hover says which.
+            let called_from = match note {
+                None => namer
+                    .scope_start()
+                    .and_then(|function| reached.get(&function))
+                    .cloned()
+                    .unwrap_or_default(),
+                Some(_) => Vec::new(),
+            };
             let key: Vec<(*const Tensor, u32)> = tensors
                 .iter()
                 .map(Rc::as_ptr)
@@ -699,6 +747,7 @@ impl Recorder {
                 .entry((namer.scope(), key))
                 .or_insert_with(|| {
                     let mut info = merge(&tensors, &calls, env, resolve, namer);
+                    info.called_from = called_from;
                     if let Some(note) = note {
                         info.notes.push(note.to_string());
                     }

@@ -78,6 +78,9 @@ impl Interp<'_> {
             self.cuts += 1;
             return Value::Unknown;
         }
+        if says_something(&args, &kwargs) && !matches!(receiver, Some(Value::Unknown)) {
+            self.recorder.reached_from(f.def.range, range);
+        }
         // A call whose keywords are not all known (`f(**kwargs)` with unknown
         // kwargs, or a made-up library call) may override any default.
         let open = std::mem::take(&mut self.open_call);
@@ -173,6 +176,13 @@ impl Interp<'_> {
             // A lambda's parameters are the code's plumbing, not names a
             // reader wants sizes after (`map(lambda t: ..., qkv)`).
             let is_lambda = f.def.name.id == "<lambda>";
+            // An int parameter is a size the function names (`def
+            // attend(q, k, d_k)`, `in_channels` of a block built with
+            // several widths): its hints show the size by that name.
+            if let (Value::Int(d), false) = (&value, is_lambda) {
+                self.recorder
+                    .scalar(&param.name.id, param.name.range, d.clone(), true);
+            }
             if let (Value::Tensor(t), false) = (recorded, is_lambda) {
                 let t = Rc::new(crate::value::Tensor {
                     shape: self.resolve_shape(&t.shape),

@@ -370,7 +370,7 @@ impl Interp<'_> {
                 });
                 self.recorder.binding(name, target.range, kind, t);
             }
-            Value::Int(d) => self.recorder.scalar(name, target.range, d.clone()),
+            Value::Int(d) => self.recorder.scalar(name, target.range, d.clone(), false),
             // `model = Net()`, `self.block = Block(dim)`: hover on the name
             // summarises the module.
             Value::Instance(_) | Value::Layer(_) if self.summary.is_some() => {

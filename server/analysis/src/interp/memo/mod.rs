@@ -357,7 +357,8 @@ impl Renaming {
             Recorded::Scalar(site, d) => Recorded::Scalar(site, self.dim(&d)),
             other @ (Recorded::Unknown(..)
             | Recorded::Annotation(..)
-            | Recorded::UnknownReason(..)) => other,
+            | Recorded::UnknownReason(..)
+            | Recorded::Reached(..)) => other,
         }
     }
 }

@@ -145,9 +145,9 @@ pub(super) fn placed_record(r: &Portable, place: &Placer<'_>) -> Option<Portable
         Portable::Expression(range, call, tensor) => {
             Portable::Expression((place.range)(range)?, *call, placed_tensor(tensor, place)?)
         }
-        Portable::Scalar(name, start, value) => {
+        Portable::Scalar(name, start, value, param) => {
             value.as_const()?;
-            Portable::Scalar(name.clone(), at(*start)?, value.clone())
+            Portable::Scalar(name.clone(), at(*start)?, value.clone(), *param)
         }
         Portable::Annotation(start, end) => {
             let r = (place.range)(&TextRange::new(*start, *end))?;
@@ -156,5 +156,6 @@ pub(super) fn placed_record(r: &Portable, place: &Placer<'_>) -> Option<Portable
         Portable::UnknownReason(name, range, why) => {
             Portable::UnknownReason(name.clone(), (place.range)(range)?, why.clone())
         }
+        Portable::Reached(function, call) => Portable::Reached(at(*function)?, at(*call)?),
     })
 }
