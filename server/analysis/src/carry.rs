@@ -78,8 +78,6 @@ fn move_sites(tensor: &mut crate::report::TensorInfo, edit: ByteEdit) {
             .and_then(|at| edit.move_range(&TextRange::new(at, at + 1)))
             .map(|r| r.start);
     }
-    // A call the edit removed is not named (a carried analysis has no
-    // removed calls: the edit only moved code).
     tensor.called_from = tensor
         .called_from
         .iter()

@@ -729,15 +729,6 @@ impl Recorder {
         let reached = &self.reached;
         let mut merge_once = |hits: &Runs, read_unknown: bool, namer: &mut Namer<'_>| {
             let (tensors, calls, note) = hits.telling(read_unknown);
-            // Shown for the calls made: hover says which.
-            let called_from = match note {
-                None => namer
-                    .scope_start()
-                    .and_then(|function| reached.get(&function))
-                    .cloned()
-                    .unwrap_or_default(),
-                Some(_) => Vec::new(),
-            };
             let key: Vec<(*const Tensor, u32)> = tensors
                 .iter()
                 .map(Rc::as_ptr)
@@ -747,7 +738,12 @@ impl Recorder {
                 .entry((namer.scope(), key))
                 .or_insert_with(|| {
                     let mut info = merge(&tensors, &calls, env, resolve, namer);
-                    info.called_from = called_from;
+                    // Shown for the calls made: hover says which.
+                    if note.is_none()
+                        && let Some(calls) = namer.scope_start().and_then(|f| reached.get(&f))
+                    {
+                        info.called_from = calls.clone();
+                    }
                     if let Some(note) = note {
                         info.notes.push(note.to_string());
                     }

@@ -66,7 +66,11 @@ impl Interp<'_> {
             return result;
         }
         let key = Rc::as_ptr(&f.def) as usize;
-        if says_something(&args, &kwargs) {
+        let readable_args = says_something(&args, &kwargs);
+        // The inputs the body runs on are readable (the receiver too): its
+        // lines show this call's shapes.
+        let readable = readable_args && !matches!(receiver, Some(Value::Unknown));
+        if readable_args {
             self.reached.insert(key);
             self.across_reached(key);
         }
@@ -78,7 +82,7 @@ impl Interp<'_> {
             self.cuts += 1;
             return Value::Unknown;
         }
-        if says_something(&args, &kwargs) && !matches!(receiver, Some(Value::Unknown)) {
+        if readable {
             self.recorder.reached_from(f.def.range, range);
         }
         // A call whose keywords are not all known (`f(**kwargs)` with unknown
@@ -88,9 +92,7 @@ impl Interp<'_> {
             Lookup::Earlier(result) => return result,
             Lookup::Run(pending) => pending,
         };
-        let outer_call = self.recorder.enter_call(
-            !says_something(&args, &kwargs) || matches!(receiver, Some(Value::Unknown)),
-        );
+        let outer_call = self.recorder.enter_call(!readable);
         // The user's code runs its own ops: the operands of an op that
         // called it (a `Sequential` of user modules) are not theirs.
         let outer_operands = self.env.set_operands(Vec::new());
