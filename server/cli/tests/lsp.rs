@@ -307,6 +307,35 @@ fn a_comment_typed_above_moves_diagnostics_and_hints() {
 }
 
 #[test]
+fn hover_names_the_call_a_shape_is_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(
+        &uri,
+        1,
+        "import torch\n\n\ndef pool(x):\n    z = x.mean(1)\n    return z\n\n\nw = pool(torch.randn(4, 5))\n",
+    );
+    server.diagnostics(&uri);
+    let hover_on_z = |server: &mut Server, line: u32| {
+        server.hover(&uri, line, 4)["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let hover = hover_on_z(&mut server, 4);
+    assert!(hover.contains("[4]"), "{hover}");
+    assert!(hover.contains("for the call at line 9"), "{hover}");
+    // A comment line typed above the function moves the call a line down.
+    server.change(&uri, 2, [1, 0, 1, 0], "# pooling\n");
+    assert_eq!(server.diagnostics(&uri)["version"], 2);
+    let hover = hover_on_z(&mut server, 5);
+    assert!(hover.contains("for the call at line 10"), "{hover}");
+    assert_eq!(server.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
 fn close_clears_diagnostics() {
     let dir = tempfile::tempdir().unwrap();
     let uri = document_uri(&dir);
