@@ -28,6 +28,17 @@ fn server_in(dir: &tempfile::TempDir) -> Server {
     server
 }
 
+/// A server with `source` open as version 1 of a document in a fresh
+/// directory (kept alive by the returned handle).
+fn opened(source: &str) -> (tempfile::TempDir, String, Server) {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = document_uri(&dir);
+    let mut server = Server::start();
+    server.initialize(capabilities(false), Value::Null);
+    server.open(&uri, 1, source);
+    (dir, uri, server)
+}
+
 fn hint_labeled<'a>(hints: &'a [Value], label: &str) -> &'a Value {
     hints
         .iter()
@@ -273,15 +284,8 @@ fn edits_apply_in_order() {
 /// version.
 #[test]
 fn a_comment_typed_above_moves_diagnostics_and_hints() {
-    let dir = tempfile::tempdir().unwrap();
-    let uri = document_uri(&dir);
-    let mut server = Server::start();
-    server.initialize(capabilities(false), Value::Null);
-    server.open(
-        &uri,
-        1,
-        "import torch\na = torch.randn(2, 3)\nb = torch.randn(4, 5)\nc = a @ b\n",
-    );
+    let (_dir, uri, mut server) =
+        opened("import torch\na = torch.randn(2, 3)\nb = torch.randn(4, 5)\nc = a @ b\n");
     let first = server.diagnostics(&uri);
     let line_of_error = |published: &Value| {
         published["diagnostics"]
@@ -308,13 +312,7 @@ fn a_comment_typed_above_moves_diagnostics_and_hints() {
 
 #[test]
 fn hover_names_the_call_a_shape_is_for() {
-    let dir = tempfile::tempdir().unwrap();
-    let uri = document_uri(&dir);
-    let mut server = Server::start();
-    server.initialize(capabilities(false), Value::Null);
-    server.open(
-        &uri,
-        1,
+    let (_dir, uri, mut server) = opened(
         "import torch\n\n\ndef pool(x):\n    z = x.mean(1)\n    return z\n\n\nw = pool(torch.randn(4, 5))\n",
     );
     server.diagnostics(&uri);
