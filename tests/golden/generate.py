@@ -1965,9 +1965,36 @@ def fam_einops():
     return f
 
 
+def edge_ranks(f):
+    """Inputs of rank 0 and operands of odd ranks, where a rule's own
+    indexing is easy to get wrong (found by feeding every rule such inputs):
+    the reordering of a 0-d tensor, `cosine_similarity`'s default dim 1,
+    `pairwise_distance`'s positional norm order, a batch of matrices times a
+    vector, `unique` along a dim of a 0-d tensor, losses of a 0-d input."""
+    for expr in ["out = F.cosine_similarity(a, b)", "out = F.cosine_similarity(a, b, 0)",
+                 "out = F.cosine_similarity(a, b, dim=-1)", "out = F.pairwise_distance(a, b)",
+                 "out = F.pairwise_distance(a, b, 1)", "out = F.pairwise_distance(a, b, 2, 1e-6, True)",
+                 "out = torch.cosine_similarity(a, b)"]:
+        for sa, sb in [((), ()), ((2, 3, 4), (2, 3, 4)), ((3, 4), (4,)), ((5,), (5,))]:
+            f.add([mk("a", sa), mk("b", sb)], expr)
+    for sa, sb in [((2, 3, 4, 5, 6), (3,)), ((2, 3, 4, 5, 6), (6,)), ((4, 5, 6), (0,)), ((4, 5, 6), (6,)),
+                   ((4, 5, 6), (5,))]:
+        f.add([mk("a", sa), mk("b", sb)], "out = a @ b")
+        f.add([mk("a", sa), mk("b", sb)], "out = torch.matmul(a, b)")
+    f.add([mk("a", ())], "out = torch.unique(a, dim=0)", dd=True)
+    for t in ["torch.tensor(1)", "torch.tensor(0.5)", "torch.tensor([1, 2])"]:
+        f.add([mk("a", ()), f"t = {t}"], "out = F.cross_entropy(a, t)")
+        f.add([mk("a", ()), f"t = {t}"], "out = F.nll_loss(a, t)")
+    for xs, t in [((4, 5), "torch.randint(0, 5, (4, 5))"), ((4, 5), "torch.rand(4, 5)"), ((4,), "torch.tensor([0, 1, 2, 3])"),
+                  ((2, 3, 4), "torch.randint(0, 3, (2, 3, 4))")]:
+        f.add([mk("a", xs), f"t = {t}"], "out = F.cross_entropy(a, t)")
+        f.add(["crit = nn.CrossEntropyLoss()", mk("a", xs), f"t = {t}"], "out = crit(a, t)")
+    return f
+
+
 FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: more_reduction(fam_reduction()),
             fam_indexing, lambda: more_view(fam_view()), lambda: more_join(fam_join()),
-            lambda: more_linalg(fam_linalg()), lambda: more_index_ops(fam_index_ops()),
+            lambda: edge_ranks(more_linalg(fam_linalg())), lambda: more_index_ops(fam_index_ops()),
             lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: more_functional(fam_functional()),
             fam_einops]
 

@@ -324,13 +324,16 @@ fn call_arguments(line: &str) -> Vec<std::ops::Range<usize>> {
     Vec::new()
 }
 
-/// Every rule the golden cases exercise, called with each argument made
-/// something the analysis cannot read: an unknown value, a tuple of them,
-/// a made-up parameter, `None`, a negative or a huge number. A rule may say
-/// the result is unknown or report an error; it must not panic. (Depth Pro's
-/// `F.unfold(..., stride=(s, s))` with `s` from an unknown helper did.)
-#[test]
-fn every_rule_with_unreadable_arguments() {
+/// A golden case's snippet: its setup lines and the line under test.
+struct GoldenCase {
+    file: std::path::PathBuf,
+    setup: Vec<String>,
+    expr: String,
+}
+
+/// The first few golden cases of each callee (their arguments differ:
+/// `F.unfold(x, 3)`, `F.unfold(x, kernel_size=2, stride=2)`).
+fn golden_cases_per_callee(most: usize) -> Vec<GoldenCase> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/cases");
     let mut files: Vec<_> = std::fs::read_dir(&root)
         .expect("the golden cases")
@@ -339,11 +342,8 @@ fn every_rule_with_unreadable_arguments() {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
-    let replacements = ["u", "(u, u)", "o", "None", "-5", "10**12", "p"];
-    // A few cases per callee: their arguments differ (`F.unfold(x, 3)`,
-    // `F.unfold(x, kernel_size=2, stride=2)`), and each is made unreadable.
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut cases = 0;
+    let mut out = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).expect("a golden file");
         for line in text.lines() {
@@ -360,61 +360,138 @@ fn every_rule_with_unreadable_arguments() {
                 .to_string();
             let count = seen.entry(callee).or_insert(0);
             *count += 1;
-            if *count > 6 {
+            if *count > most {
                 continue;
             }
-            let setup = json_strings(line, "setup");
-            let args = call_arguments(&expr);
-            let mut variants = Vec::new();
-            for range in &args {
-                let arg = &expr[range.clone()];
-                // Keep a keyword's name; replace its value.
-                let value_at = match arg.find('=') {
-                    Some(eq) if !arg[eq..].starts_with("==") => range.start + eq + 1,
-                    _ => range.start,
-                };
-                for r in replacements {
-                    variants.push(format!("{} {r}{}", &expr[..value_at], &expr[range.end..]));
-                }
-            }
-            let mut body = String::from(
-                "import math\nimport torch\nimport torch.nn as nn\n\
-                 import torch.nn.functional as F\nfrom einops import rearrange, reduce, repeat\n\
-                 from helpers import unknown\n\n\ndef case(o, p: int):\n",
-            );
-            for (i, variant) in variants.iter().enumerate() {
-                // Each variant in a function of its own, so that one error
-                // does not stop the others.
-                if i > 0 {
-                    body.push_str(&format!("\n\ndef case{i}(o, p: int):\n"));
-                }
-                for s in &setup {
-                    body.push_str(&format!("    {s}\n"));
-                }
-                body.push_str("    u = unknown()\n");
-                body.push_str(&format!("    {variant}\n"));
-            }
-            cases += variants.len();
-            // Once as a library (each function on made-up inputs), once run
-            // from a main block with concrete ones.
-            let mut main = body.clone();
-            main.push_str(
-                "
+            out.push(GoldenCase {
+                file: file.clone(),
+                setup: json_strings(line, "setup"),
+                expr,
+            });
+        }
+    }
+    out
+}
 
-if __name__ == \"__main__\":\n    case(3, 4)\n",
-            );
-            for i in 1..variants.len() {
-                main.push_str(&format!("    case{i}(3, 4)\n"));
+/// The imports every generated case starts with.
+const CASE_IMPORTS: &str = "import math\nimport torch\nimport torch.nn as nn\n\
+     import torch.nn.functional as F\nfrom einops import rearrange, reduce, repeat\n";
+
+/// Every rule the golden cases exercise, called with each argument made
+/// something the analysis cannot read: an unknown value, a tuple of them,
+/// a made-up parameter, `None`, a negative or a huge number. A rule may say
+/// the result is unknown or report an error; it must not panic. (Depth Pro's
+/// `F.unfold(..., stride=(s, s))` with `s` from an unknown helper did.)
+#[test]
+fn every_rule_with_unreadable_arguments() {
+    let replacements = ["u", "(u, u)", "o", "None", "-5", "10**12", "p"];
+    let mut cases = 0;
+    for GoldenCase { file, setup, expr } in golden_cases_per_callee(6) {
+        let args = call_arguments(&expr);
+        let mut variants = Vec::new();
+        for range in &args {
+            let arg = &expr[range.clone()];
+            // Keep a keyword's name; replace its value.
+            let value_at = match arg.find('=') {
+                Some(eq) if !arg[eq..].starts_with("==") => range.start + eq + 1,
+                _ => range.start,
+            };
+            for r in replacements {
+                variants.push(format!("{} {r}{}", &expr[..value_at], &expr[range.end..]));
             }
-            for source in [body, main] {
-                if let Err(err) = analyze_within_limit(source) {
-                    panic!("{}: {expr}: {err}", file.display());
-                }
+        }
+        let mut body =
+            format!("{CASE_IMPORTS}from helpers import unknown\n\n\ndef case(o, p: int):\n");
+        for (i, variant) in variants.iter().enumerate() {
+            // Each variant in a function of its own, so that one error
+            // does not stop the others.
+            if i > 0 {
+                body.push_str(&format!("\n\ndef case{i}(o, p: int):\n"));
+            }
+            for s in &setup {
+                body.push_str(&format!("    {s}\n"));
+            }
+            body.push_str("    u = unknown()\n");
+            body.push_str(&format!("    {variant}\n"));
+        }
+        cases += variants.len();
+        // Once as a library (each function on made-up inputs), once run
+        // from a main block with concrete ones.
+        let mut main = body.clone();
+        main.push_str("\n\nif __name__ == \"__main__\":\n    case(3, 4)\n");
+        for i in 1..variants.len() {
+            main.push_str(&format!("    case{i}(3, 4)\n"));
+        }
+        for source in [body, main] {
+            if let Err(err) = analyze_within_limit(source) {
+                panic!("{}: {expr}: {err}", file.display());
             }
         }
     }
     assert!(
         cases > 1000,
+        "only {cases} variants: were the golden cases found?"
+    );
+}
+
+/// Every rule the golden cases exercise, with each tensor of the setup
+/// replaced by one of an odd rank, size or dtype: 0-d, empty, a vector, five
+/// dims, an int, a bool, a complex matrix. A rule's own indexing is easy to
+/// get wrong there (`transpose` of a 0-d tensor, `cosine_similarity` of two,
+/// a batch of matrices times a vector all panicked). Torch may raise; the
+/// analysis must not panic.
+#[test]
+fn every_rule_on_inputs_of_odd_ranks() {
+    let replacements = [
+        "torch.tensor(1.5)",
+        "torch.zeros(0)",
+        "torch.randn(5)",
+        "torch.randn(2, 3, 4, 5, 6)",
+        "torch.tensor(3)",
+        "torch.tensor(True)",
+        "torch.randn(2, 0, 3)",
+        "torch.randn(1, 1)",
+        "torch.randn(3, 3, dtype=torch.complex64)",
+    ];
+    let mut cases = 0;
+    for GoldenCase { file, setup, expr } in golden_cases_per_callee(6) {
+        let mut body = CASE_IMPORTS.to_string();
+        let mut calls = String::new();
+        for (i, line) in setup.iter().enumerate() {
+            // Only the setup's tensors: `x = torch.randn(2, 3)`, not layers.
+            let Some((name, value)) = line.split_once(" = ") else {
+                continue;
+            };
+            if !value.starts_with("torch.")
+                || !name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            for r in replacements {
+                let n = cases;
+                cases += 1;
+                body.push_str(&format!("\n\ndef case{n}():\n"));
+                for (j, s) in setup.iter().enumerate() {
+                    if j == i {
+                        body.push_str(&format!("    {name} = {r}\n"));
+                    } else {
+                        body.push_str(&format!("    {s}\n"));
+                    }
+                }
+                body.push_str(&format!("    {expr}\n"));
+                calls.push_str(&format!("    case{n}()\n"));
+            }
+        }
+        if calls.is_empty() {
+            continue;
+        }
+        body.push_str(&format!("\n\nif __name__ == \"__main__\":\n{calls}"));
+        if let Err(err) = analyze_within_limit(body) {
+            panic!("{}: {expr}: {err}", file.display());
+        }
+    }
+    assert!(
+        cases > 10_000,
         "only {cases} variants: were the golden cases found?"
     );
 }

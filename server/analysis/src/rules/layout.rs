@@ -20,6 +20,11 @@ pub(crate) fn permutation(name: &str, args: &Args, rank: usize) -> Option<Vec<us
         Some(Value::Int(d)) => d.as_const(),
         _ => None,
     };
+    // A 0-d tensor accepts dims 0 and -1 (torch wraps them as for rank 1),
+    // and reordering it changes nothing.
+    if rank == 0 {
+        return None;
+    }
     let mut p: Vec<usize> = (0..rank).collect();
     match name {
         "transpose" | "swapaxes" | "swapdims" => {

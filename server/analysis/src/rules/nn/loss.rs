@@ -40,6 +40,46 @@ fn loss_ce_rule(
     let (Some(xd), Some(td)) = (meta.dims(x), meta.dims(&t)) else {
         return Ok(out_known(meta, x, Vec::new(), x.dtype, device, name));
     };
+    let cross_entropy = name == "cross_entropy";
+    // Equal shapes mean class probabilities to `cross_entropy`, which
+    // must be floating point: torch checks that before any size.
+    let equal_shapes = xd.len() == td.len()
+        && xd
+            .iter()
+            .zip(&td)
+            .all(|(a, b)| meta.env().known_equal(a, b));
+    if cross_entropy
+        && equal_shapes
+        && let Some(d) = t.dtype
+        && !d.is_floating()
+    {
+        let message = format!(
+            "Expected floating point type for target with class probabilities, got {}",
+            crate::rules::dtype::torch_name(d)
+        );
+        return raise(Code::DtypeMismatch, message);
+    }
+    // A 0-d input has no class dim: `nll_loss` says so, `cross_entropy`
+    // fails reading dim 1 (the size of the classes, or its `log_softmax`).
+    if xd.is_empty() {
+        let message = if !cross_entropy {
+            "Expected 1 or more dimensions (got 0)"
+        } else if td.is_empty() {
+            "Dimension specified as 1 but tensor has no dimensions"
+        } else {
+            "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+        };
+        let code = if cross_entropy {
+            Code::DimOutOfRange
+        } else {
+            Code::LossShape
+        };
+        // A probability target of unknown dtype may fail on its dtype first.
+        if cross_entropy && td.is_empty() && t.dtype.is_none() {
+            return Ok(Value::Unknown);
+        }
+        return raise(code, message.to_string());
+    }
     // Class probabilities are a floating target of the input's shape;
     // any other target holds class indices (torch checks its sizes, then
     // its dtype).

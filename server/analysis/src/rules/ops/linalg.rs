@@ -244,20 +244,38 @@ pub(super) fn distance(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let Ok(b) = broadcast(meta, dims, &dy) else {
         return Ok(Value::Unknown);
     };
-    let d = match args.int(2, "dim") {
-        Some(d) => wrap_dim(d, b.len()).ok(),
-        None => b.len().checked_sub(1),
+    // `cosine_similarity(x1, x2, dim=1, eps)` sums over `dim`;
+    // `pairwise_distance(x1, x2, p, eps, keepdim)` takes the norm over the
+    // last dim (its third argument is the norm's order, not a dim).
+    let (dim, keepdim) = if name == "cosine_similarity" {
+        let dim = match args.get(2, "dim") {
+            None => 1,
+            Some(Value::Int(d)) => match d.as_const() {
+                Some(d) => d,
+                None => return Ok(Value::Unknown),
+            },
+            Some(_) => return Ok(Value::Unknown),
+        };
+        (dim, false)
+    } else {
+        (
+            -1,
+            matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true)))),
+        )
     };
-    let Some(d) = d else {
-        return Ok(Value::Unknown);
+    let d = match wrap_dim(dim, b.len()) {
+        Ok(d) => d,
+        Err(message) => return raise(Code::DimOutOfRange, message),
     };
     let mut shape = b;
-    if name == "cosine_similarity"
-        || !matches!(args.get(4, "keepdim"), Some(Value::Bool(Some(true))))
-    {
-        shape.remove(d);
-    } else {
+    // A 0-d result of 0-d operands: reducing it over dim 0 or -1 keeps it.
+    if shape.is_empty() {
+        return Ok(call.output(meta, shape, x.dtype));
+    }
+    if keepdim {
         shape[d] = Dim::konst(1);
+    } else {
+        shape.remove(d);
     }
     Ok(call.output(meta, shape, x.dtype))
 }
@@ -431,13 +449,16 @@ fn contraction_mismatch(meta: &mut dyn Meta, a: &[Dim], b: &[Dim], ka: &Dim, kb:
             meta.fmt_dim(ka),
             meta.fmt_dim(kb)
         ),
-        (2, 1) => format!(
-            "size mismatch, got input ({}), mat ({}x{}), vec ({})",
-            meta.fmt_dim(&a[0]),
-            meta.fmt_dim(&a[0]),
-            meta.fmt_dim(ka),
-            meta.fmt_dim(kb)
-        ),
+        // A matrix, or a batch of them folded into rows, times a vector
+        // is one matrix-vector product.
+        (n, 1) if n >= 2 => {
+            let rows = meta.fmt_dim(&crate::rules::shape::numel(&a[..n - 1]));
+            format!(
+                "size mismatch, got input ({rows}), mat ({rows}x{}), vec ({})",
+                meta.fmt_dim(ka),
+                meta.fmt_dim(kb)
+            )
+        }
         // A batch of matrices times one matrix is folded into one mm,
         // as torch does: `[4, 20, 128] @ [1000, 128]` is `80x128`.
         (_, 2) => {

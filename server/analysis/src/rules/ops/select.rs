@@ -227,6 +227,12 @@ pub(super) fn unique(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     // size is data-dependent.
     let along = match args.int(at + 3, "dim") {
         Some(d) => match crate::rules::shape::wrap_dim(d, rank) {
+            // A 0-d tensor has no slices to compare: torch fails reading
+            // the size along `dim`.
+            Ok(d) if rank == 0 => {
+                let message = format!("Dimension specified as {d} but tensor has no dimensions");
+                return raise(Code::DimOutOfRange, message);
+            }
             Ok(d) => Some(d),
             Err(message) => return raise(Code::DimOutOfRange, message),
         },
