@@ -27,7 +27,9 @@ pub(crate) fn promote(operands: &[(&Value, Option<usize>)]) -> Option<DType> {
             Value::Bool(_) => {}
             Value::Int(_) => category = category.max(1),
             Value::Float(_) => category = category.max(2),
-            _ => {}
+            // A value the analysis cannot read may be a complex number
+            // (`1j`) or a tensor of any dtype: the result's is unknown.
+            _ => unknown = true,
         }
     }
     if unknown {

@@ -263,7 +263,14 @@ pub(super) fn binary(
                 int_to_float(d)
             }
         } else if name == "pow" {
-            d.map(|d| if d == DType::Bool { DType::Int64 } else { d })
+            // A bool tensor to a Python bool stays bool; to an int it counts.
+            d.map(|d| {
+                if d == DType::Bool && !matches!(b, Value::Bool(_)) {
+                    DType::Int64
+                } else {
+                    d
+                }
+            })
         } else {
             d
         }
