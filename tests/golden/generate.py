@@ -1992,7 +1992,28 @@ def edge_ranks(f):
     return f
 
 
-FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: more_reduction(fam_reduction()),
+def by_position(f):
+    """Reductions whose positional arguments are easy to misread: `var` and
+    `std` take `unbiased` before `keepdim`; `var_mean`, `std_mean`, `diff`
+    with what it joins, and `aminmax`'s keyword-only dim."""
+    for name in ["var", "std", "var_mean", "std_mean"]:
+        for args in ["1, True", "1, False, True", "1, True, False", "(0, 2), True, True", "True", "dim=1, unbiased=False, keepdim=True",
+                     "1, correction=0, keepdim=True"]:
+            call = f"torch.{name}(x, {args})"
+            if name.endswith("_mean"):
+                f.add([mk("x", (2, 3, 4))], call, unpack=True)
+            else:
+                f.add([mk("x", (2, 3, 4))], f"out = {call}")
+    for args in ["dim=0, prepend=torch.zeros(1, 3, 4)", "dim=0, append=torch.zeros(2, 3, 4)", "n=2, prepend=torch.zeros(2, 3, 1), append=torch.zeros(2, 3, 2)",
+                 "dim=0, prepend=torch.zeros(1, 3, 5)", "prepend=torch.zeros(3, 4)", "n=-1", "n=0", "n=5", "2, 1"]:
+        f.add([mk("x", (2, 3, 4))], f"out = torch.diff(x, {args})")
+    for xs in [(2, 3, 4), (2, 0), (0,), ()]:
+        for args in ["", ", dim=1", ", dim=-1, keepdim=True", ", keepdim=True", ", dim=0"]:
+            f.add([mk("x", xs)], f"torch.aminmax(x{args})", unpack=True)
+    return f
+
+
+FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: by_position(more_reduction(fam_reduction())),
             fam_indexing, lambda: more_view(fam_view()), lambda: more_join(fam_join()),
             lambda: edge_ranks(more_linalg(fam_linalg())), lambda: more_index_ops(fam_index_ops()),
             lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: more_functional(fam_functional()),

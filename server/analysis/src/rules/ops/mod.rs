@@ -6,6 +6,7 @@
 //! without a tensor first argument (`torch.cat([...])`) through
 //! `scalar_fallback`.
 
+mod calculus;
 mod complex;
 mod einsum;
 mod inputs;

@@ -1,7 +1,7 @@
 //! The op registry's table: the `OpDef` of every op the rule table knows, tensor creation included, by family.
 
 use super::registry::{FactoryRule, Family, MethodRule, NumberFirst, OpDef, OpRule, UnreadArgs};
-use super::{complex, join, linalg, reduction, select, view};
+use super::{calculus, complex, join, linalg, reduction, select, view};
 use crate::rules::creation::{factories, methods};
 
 const fn same(name: &'static str) -> OpDef {
@@ -289,9 +289,8 @@ pub(super) static OPS: &[OpDef] = &[
     reduction("norm"),
     reduction("linalg_vector_norm"),
     reduction("linalg_norm"),
-    reduction("aminmax_"),
-    reduction("std_mean_"),
-    reduction("var_mean_"),
+    reduction("std_mean"),
+    reduction("var_mean"),
     // Along one dim: scans keep it, `argmax` drops it, `topk` shrinks it, `sort` adds the indices.
     along_dim("softmax", reduction::scan)
         .unranked_keeps_dtype()
@@ -311,6 +310,12 @@ pub(super) static OPS: &[OpDef] = &[
     along_dim("argmin", reduction::arg_extreme).negative_dim_shows_rank(),
     along_dim("topk", reduction::topk).unranked_keeps_dtype(),
     along_dim("kthvalue", reduction::order_statistic),
+    along_dim("aminmax", reduction::aminmax),
+    along_dim("diff", calculus::diff),
+    along_dim("trapezoid", calculus::trapezoid),
+    along_dim("trapz", calculus::trapezoid),
+    along_dim("cumulative_trapezoid", calculus::trapezoid),
+    along_dim("gumbel_softmax", calculus::gumbel_softmax).keeps_any_shape(),
     along_dim("max", reduction::extreme)
         .unranked_keeps_dtype()
         .negative_dim_shows_rank(),

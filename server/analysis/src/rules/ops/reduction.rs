@@ -269,6 +269,9 @@ pub(super) fn reduce(
     args: &Args,
     device: Option<Device>,
 ) -> RuleResult {
+    if let Some(spread) = name.strip_suffix("_mean") {
+        return spread_and_mean(meta, name, spread, x, args, device);
+    }
     let dtype = match name {
         "sum" | "prod" | "nansum" | "count_nonzero" => {
             if name == "count_nonzero" {
@@ -333,7 +336,9 @@ pub(super) fn reduce(
     let rank = dims.len();
     let (dim_index, keep_index) = match name {
         "norm" | "linalg_norm" | "linalg_vector_norm" => (2, 3),
-        "std" | "var" => (1, 2),
+        // `var(input, dim, unbiased, keepdim)`: `unbiased` comes first
+        // (in the `correction=` form `keepdim` is keyword-only).
+        "std" | "var" => (1, 3),
         _ => (1, 2),
     };
     let keepdim = args.flag(keep_index, "keepdim", false) == Some(true);
@@ -409,4 +414,70 @@ fn reduced_unknown(
         })),
         other => other,
     }
+}
+
+/// `var_mean` and `std_mean`: the spread (`var`/`std`, real for complex
+/// input) and the mean, both reduced as `var` reduces.
+fn spread_and_mean(
+    meta: &mut dyn Meta,
+    name: &str,
+    spread: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> RuleResult {
+    if let Some(d) = x.dtype
+        && d.category() <= 1
+    {
+        let message = format!("{name} only support floating point and complex dtypes");
+        return raise(Code::DtypeMismatch, message);
+    }
+    let first = reduce(meta, spread, x, args, device.clone())?;
+    let Value::Tensor(t) = &first else {
+        return Ok(Value::Unknown);
+    };
+    let mean = super::output::out_shape(meta, x, t.shape.clone(), x.dtype, device, name);
+    Ok(Value::tuple(vec![first, mean]))
+}
+
+/// `aminmax(input, *, dim=None, keepdim=False)`: the minimum and the
+/// maximum, over everything or along `dim`, which must not be empty.
+pub(super) fn aminmax(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    if let Some(d) = x.dtype
+        && d.is_complex()
+    {
+        let message = format!("aminmax not implemented for {}", torch_name(d));
+        return raise(Code::DtypeUnsupported, message);
+    }
+    let keepdim = args.flag(99, "keepdim", false) == Some(true);
+    let shape = match args.get(99, "dim") {
+        None | Some(Value::None) => {
+            if dims.iter().any(|d| meta.env().value(d) == Some(0)) {
+                let message = "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.".to_string();
+                return raise(Code::DimOutOfRange, message);
+            }
+            if keepdim {
+                vec![Dim::konst(1); dims.len()]
+            } else {
+                Vec::new()
+            }
+        }
+        _ => {
+            let d = call.dim_arg(meta, 99, "dim", None)?;
+            if dims.is_empty() {
+                Vec::new()
+            } else {
+                if meta.env().value(&dims[d]) == Some(0) {
+                    let message =
+                        format!("aminmax: Expected reduction dim {d} to have non-zero size.");
+                    return raise(Code::DimOutOfRange, message);
+                }
+                reduced(dims, &[d], keepdim)
+            }
+        }
+    };
+    let min = call.output(meta, shape.clone(), x.dtype);
+    let max = call.output(meta, shape, x.dtype);
+    Ok(Value::tuple(vec![min, max]))
 }
