@@ -241,8 +241,9 @@ pub(super) fn distance(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let Some(dy) = meta.dims(&y) else {
         return Ok(Value::Unknown);
     };
-    let Ok(b) = broadcast(meta, dims, &dy) else {
-        return Ok(Value::Unknown);
+    let b = match broadcast(meta, dims, &dy) {
+        Ok(b) => b,
+        Err(message) => return raise(Code::BroadcastShape, message),
     };
     // `cosine_similarity(x1, x2, dim=1, eps)` sums over `dim`;
     // `pairwise_distance(x1, x2, p, eps, keepdim)` takes the norm over the

@@ -126,6 +126,26 @@ pub(crate) fn op(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) 
     }
     if inplace && let (Some(Value::Tensor(this)), Value::Tensor(out)) = (args.pos.first(), &result)
     {
+        // An in-place op writes its result into self: torch refuses a
+        // result of a higher category (float into int, int into bool,
+        // complex into float), as `int_tensor /= 2` or `+= 1.5` meet.
+        if let (Some(from), Some(to)) = (out.dtype, this.dtype)
+            && from.category() > to.category()
+            && OpDef::family_of(base).is_some_and(|family| {
+                family.is_binary() || family == Family::ToFloat
+            })
+        {
+            meta.report(
+                range,
+                Code::DtypeMismatch,
+                format!(
+                    "result type {} can't be cast to the desired output type {}",
+                    super::dtype::torch_name(from),
+                    super::dtype::torch_name(to)
+                ),
+            );
+            return Value::Tensor(this.clone());
+        }
         // An in-place op keeps self's shape and dtype; a broadcast that
         // would grow self is an error.
         if let (Some(a), Some(b)) = (meta.dims(this), meta.dims(out))
