@@ -2013,10 +2013,34 @@ def by_position(f):
     return f
 
 
+def attention_checks(f):
+    """`F.scaled_dot_product_attention`'s checks: grouped-query heads, a
+    mask with `is_causal`, and masks added in place to weights of fewer
+    dims (a 3-D query's weights get a leading 1 in torch's kernel)."""
+    sdpa = "out = F.scaled_dot_product_attention"
+    for qs, ks, vs, extra in [((2, 4, 5, 8), (2, 2, 7, 8), (2, 2, 7, 8), ", enable_gqa=True"),
+                              ((2, 4, 5, 8), (2, 3, 7, 8), (2, 3, 7, 8), ", enable_gqa=True"),
+                              ((2, 4, 5, 8), (2, 2, 7, 8), (2, 4, 7, 8), ", enable_gqa=True"),
+                              ((2, 4, 5, 8), (2, 4, 7, 8), (1, 4, 7, 8), ""),
+                              ((4, 5, 8), (2, 4, 7, 8), (2, 4, 7, 8), "")]:
+        f.add([mk("q", qs), mk("k", ks), mk("v", vs)], f"{sdpa}(q, k, v{extra})")
+    for qs, ks, ms, extra in [((2, 4, 5, 8), (2, 4, 7, 8), (5, 7), ", is_causal=True"),
+                              ((2, 4, 5, 8), (2, 4, 7, 8), (2, 1, 5, 7), ""),
+                              ((2, 4, 5, 8), (2, 4, 7, 8), (3, 1, 5, 7), ""),
+                              ((2, 4, 5, 8), (2, 4, 7, 8), (1, 5, 7, 1), ""),
+                              ((1, 4, 5, 8), (1, 4, 7, 8), (2, 1, 5, 7), ""),
+                              ((3, 5, 8), (3, 7, 8), (2, 5, 7), ""),
+                              ((3, 5, 8), (3, 7, 8), (4, 3, 5, 7), ""),
+                              ((5, 8), (7, 8), (2, 5, 8), ""),
+                              ((5, 8), (7, 8), (2, 5, 7), "")]:
+        f.add([mk("q", qs), mk("k", ks), mk("v", ks), mk("mask", ms)], f"{sdpa}(q, k, v, attn_mask=mask{extra})")
+    return f
+
+
 FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: by_position(more_reduction(fam_reduction())),
             fam_indexing, lambda: more_view(fam_view()), lambda: more_join(fam_join()),
             lambda: edge_ranks(more_linalg(fam_linalg())), lambda: more_index_ops(fam_index_ops()),
-            lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: more_functional(fam_functional()),
+            lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: attention_checks(more_functional(fam_functional())),
             fam_einops]
 
 

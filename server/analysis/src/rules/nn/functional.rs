@@ -459,9 +459,72 @@ pub(super) fn scaled_dot_product_attention(
         );
         return raise(Code::MatmulShape, message);
     }
-    let Ok(mut batch) = broadcast(meta, &qd[..qd.len() - 2], &kd[..kd.len() - 2]) else {
-        return Ok(Value::Unknown);
+    // `scaled_dot_product_attention(query, key, value, attn_mask=None,
+    // dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False)`.
+    let mask = args.tensor(3, "attn_mask");
+    if mask.is_some() && args.flag(5, "is_causal", false) == Some(true) {
+        let message =
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
+                .to_string();
+        return raise(Code::LayerConfig, message);
+    }
+    let mut key_batch = kd[..kd.len() - 2].to_vec();
+    // Grouped-query attention: each key/value head serves a group of
+    // query heads, so the key's head count stands for the query's.
+    if args.flag(7, "enable_gqa", false) == Some(true) && qd.len() >= 3 && kd.len() >= 3 {
+        let (hq, hk) = (&qd[qd.len() - 3], &kd[kd.len() - 3]);
+        let hv = (vd.len() >= 3).then(|| &vd[vd.len() - 3]);
+        match (meta.env().value(hq), meta.env().value(hk)) {
+            (Some(q), Some(k)) => {
+                let divides = |h: Option<i64>| h.is_none_or(|h| h > 0 && q % h == 0);
+                if !divides(Some(k)) || !divides(hv.and_then(|h| meta.env().value(h))) {
+                    let message =
+                        "Number of heads in key and value must divide the number of heads in query"
+                            .to_string();
+                    return raise(Code::BroadcastShape, message);
+                }
+            }
+            _ if !meta.env().known_equal(hq, hk) => return Ok(Value::Unknown),
+            _ => {}
+        }
+        let at = key_batch.len() - 1;
+        key_batch[at] = hq.clone();
+    }
+    let mut batch = match broadcast(meta, &qd[..qd.len() - 2], &key_batch) {
+        Ok(batch) => batch,
+        Err(message) => return raise(Code::BroadcastShape, message),
     };
+    // The attention weights `[*batch, L, S]` (a batch of one dim gets a
+    // leading 1 in torch's kernel) take the mask as a bias, added in place.
+    if let Some(mask) = mask
+        && let Some(md) = meta.dims(&mask)
+        && md.len() >= 2
+    {
+        let mut weights = batch.clone();
+        if weights.len() == 1 {
+            weights.insert(0, Dim::konst(1));
+        }
+        weights.push(qd[qd.len() - 2].clone());
+        weights.push(kd[kd.len() - 2].clone());
+        match broadcast(meta, &weights, &md) {
+            Err(message) => return raise(Code::BroadcastShape, message),
+            Ok(grown)
+                if grown.len() != weights.len()
+                    || grown
+                        .iter()
+                        .zip(&weights)
+                        .any(|(a, b)| meta.env().known_different(a, b)) =>
+            {
+                let message = format!(
+                    "output with shape {} doesn't match the broadcast shape {}",
+                    meta.fmt_dims(&weights),
+                    meta.fmt_dims(&grown)
+                );
+                return raise(Code::BroadcastShape, message);
+            }
+            Ok(_) => {}
+        }
+    }
     batch.push(qd[qd.len() - 2].clone());
     batch.push(vd[vd.len() - 1].clone());
     Ok(out_known(meta, x, batch, x.dtype, device, name))

@@ -131,9 +131,8 @@ pub(crate) fn op(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) 
         // complex into float), as `int_tensor /= 2` or `+= 1.5` meet.
         if let (Some(from), Some(to)) = (out.dtype, this.dtype)
             && from.category() > to.category()
-            && OpDef::family_of(base).is_some_and(|family| {
-                family.is_binary() || family == Family::ToFloat
-            })
+            && OpDef::family_of(base)
+                .is_some_and(|family| family.is_binary() || family == Family::ToFloat)
         {
             meta.report(
                 range,
