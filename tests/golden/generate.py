@@ -2016,7 +2016,9 @@ def by_position(f):
 def attention_checks(f):
     """`F.scaled_dot_product_attention`'s checks: grouped-query heads, a
     mask with `is_causal`, and masks added in place to weights of fewer
-    dims (a 3-D query's weights get a leading 1 in torch's kernel)."""
+    dims (a 3-D query's weights get a leading 1 in torch's kernel); and the
+    losses computed elementwise from input and target (the variance of
+    `gaussian_nll_loss`, targets that broadcast)."""
     sdpa = "out = F.scaled_dot_product_attention"
     for qs, ks, vs, extra in [((2, 4, 5, 8), (2, 2, 7, 8), (2, 2, 7, 8), ", enable_gqa=True"),
                               ((2, 4, 5, 8), (2, 3, 7, 8), (2, 3, 7, 8), ", enable_gqa=True"),
@@ -2034,6 +2036,23 @@ def attention_checks(f):
                               ((5, 8), (7, 8), (2, 5, 8), ""),
                               ((5, 8), (7, 8), (2, 5, 7), "")]:
         f.add([mk("q", qs), mk("k", ks), mk("v", ks), mk("mask", ms)], f"{sdpa}(q, k, v, attn_mask=mask{extra})")
+    loss_cases = [
+        ("gaussian_nll_loss", (4, 3), (4, 3), ", torch.ones(4)"), ("gaussian_nll_loss", (4, 3), (4, 3), ", torch.ones(4, 1)"),
+        ("gaussian_nll_loss", (4, 3), (4, 3), ", torch.ones(3)"), ("gaussian_nll_loss", (4, 3), (4, 3), ", torch.ones(2, 3)"),
+        ("gaussian_nll_loss", (4, 3), (3,), ", torch.ones(4, 3)"),
+        ("multilabel_soft_margin_loss", (4, 3, 2), (4, 3, 2), ""), ("multilabel_soft_margin_loss", (3,), (3,), ""),
+        ("multilabel_soft_margin_loss", (4, 3), (4, 1), ""), ("poisson_nll_loss", (4, 1), (4, 3), ""),
+        ("hinge_embedding_loss", (4, 1), (4, 3), ""), ("hinge_embedding_loss", (2, 4, 3), (4, 3), ""),
+    ]
+    for fn, xs, ts, extra in loss_cases:
+        for red in ["", ", reduction='none'"]:
+            f.add([mk("x", xs), mk("t", ts)], f"out = F.{fn}(x, t{extra}{red})")
+    for layer, xs, ts, extra in [("PoissonNLLLoss()", (4, 3), (4, 2), ""), ("PoissonNLLLoss(reduction='none')", (4, 1), (4, 3), ""),
+                                 ("GaussianNLLLoss()", (4, 3), (4, 3), ", torch.ones(4)"),
+                                 ("GaussianNLLLoss(reduction='none')", (4, 3), (4, 3), ", torch.ones(2, 3)"),
+                                 ("HingeEmbeddingLoss(reduction='none')", (4, 3), (3,), ""),
+                                 ("MultiLabelSoftMarginLoss(reduction='none')", (4, 3), (4, 3), "")]:
+        f.add([f"m = nn.{layer}", mk("x", xs), mk("t", ts)], f"out = m(x, t{extra})")
     return f
 
 

@@ -423,6 +423,19 @@ pub(super) fn pointwise_loss(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> R
     Ok(out_known(meta, x, out, dtype, device, name))
 }
 
+/// `F.poisson_nll_loss`, `F.hinge_embedding_loss`,
+/// `F.multilabel_soft_margin_loss` and `F.gaussian_nll_loss`.
+pub(super) fn elementwise_loss(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        name,
+        x,
+        args,
+        device,
+        ..
+    } = call;
+    super::loss::elementwise_loss(meta, name, x, args, device)
+}
+
 /// `F.scaled_dot_product_attention`.
 pub(super) fn scaled_dot_product_attention(
     meta: &mut dyn Meta,

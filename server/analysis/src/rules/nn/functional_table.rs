@@ -73,6 +73,10 @@ pub(super) static FUNCTIONALS: &[FunctionalDef] = &[
     function("binary_cross_entropy_with_logits", f::pointwise_loss),
     function("kl_div", f::pointwise_loss),
     function("soft_margin_loss", f::pointwise_loss),
+    function("poisson_nll_loss", f::elementwise_loss),
+    function("hinge_embedding_loss", f::elementwise_loss),
+    function("multilabel_soft_margin_loss", f::elementwise_loss),
+    function("gaussian_nll_loss", f::elementwise_loss),
     // Attention, gates and products.
     function(
         "scaled_dot_product_attention",

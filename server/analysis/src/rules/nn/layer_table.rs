@@ -718,6 +718,43 @@ pub(crate) static LAYERS: &[LayerDef] = &[
         ],
         "kl_div",
     ),
+    loss(
+        "PoissonNLLLoss",
+        &[
+            "log_input=True",
+            "full=False",
+            "~size_average=None",
+            "eps=1e-08",
+            "~reduce=None",
+            "reduction='mean'",
+        ],
+        "poisson_nll_loss",
+    ),
+    loss(
+        "GaussianNLLLoss",
+        &["*", "full=False", "eps=1e-06", "reduction='mean'"],
+        "gaussian_nll_loss",
+    ),
+    loss(
+        "HingeEmbeddingLoss",
+        &[
+            "margin=1.0",
+            "~size_average=None",
+            "~reduce=None",
+            "reduction='mean'",
+        ],
+        "hinge_embedding_loss",
+    ),
+    loss(
+        "MultiLabelSoftMarginLoss",
+        &[
+            "weight=None",
+            "~size_average=None",
+            "~reduce=None",
+            "reduction='mean'",
+        ],
+        "multilabel_soft_margin_loss",
+    ),
     // einops layers (`einops.layers.torch`).
     stateless("Rearrange", &["pattern"], Forward::Einops("rearrange")),
     stateless(

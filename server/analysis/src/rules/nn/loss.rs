@@ -1,4 +1,4 @@
-//! Cross entropy and NLL loss: the target shape each input expects, and the reduced result.
+//! Losses with a rule of their own: cross entropy and NLL (the target shape each input expects), and the losses computed elementwise from input and target before they are reduced.
 
 use std::rc::Rc;
 
@@ -196,4 +196,84 @@ fn target_size_message(meta: &dyn Meta, expected: &[Dim], got: &[Dim]) -> String
         meta.fmt_dims(expected),
         meta.fmt_dims(got)
     )
+}
+
+/// Losses computed elementwise from input and target, which broadcast
+/// together: `poisson_nll_loss` and `hinge_embedding_loss` (their kernels
+/// put the target first, as torch's message shows), `gaussian_nll_loss`
+/// (with a variance of the input's shape, or one dim short of it, or with
+/// a last dim of 1), and `multilabel_soft_margin_loss`, which averages its
+/// last dim away before the reduction.
+pub(super) fn elementwise_loss(
+    meta: &mut dyn Meta,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> RuleResult {
+    let reduction = args.str(99, "reduction");
+    let Some(t) = args.tensor(1, "target") else {
+        return Ok(Value::Unknown);
+    };
+    let (Some(xd), Some(td)) = (meta.dims(x), meta.dims(&t)) else {
+        return Ok(Value::Unknown);
+    };
+    let target_first = matches!(
+        name,
+        "poisson_nll_loss" | "hinge_embedding_loss" | "multilabel_soft_margin_loss"
+    );
+    let joined = if target_first {
+        crate::rules::shape::broadcast(meta, &td, &xd)
+    } else {
+        crate::rules::shape::broadcast(meta, &xd, &td)
+    };
+    let mut shape = match joined {
+        Ok(shape) => shape,
+        Err(message) => return raise(Code::BroadcastShape, message),
+    };
+    if name == "gaussian_nll_loss"
+        && let Some(var) = args.tensor(2, "var")
+        && let Some(vd) = meta.dims(&var)
+    {
+        let same = |meta: &dyn Meta, a: &[Dim], b: &[Dim]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(p, q)| meta.env().known_equal(p, q))
+        };
+        let differs = |meta: &dyn Meta, a: &[Dim], b: &[Dim]| {
+            a.len() != b.len()
+                || a.iter()
+                    .zip(b)
+                    .any(|(p, q)| meta.env().known_different(p, q))
+        };
+        let short = &xd[..xd.len().saturating_sub(1)];
+        let fits = same(meta, &vd, &xd)
+            || same(meta, &vd, short)
+            || (!vd.is_empty()
+                && same(meta, &vd[..vd.len() - 1], short)
+                && meta.env().value(&vd[vd.len() - 1]) == Some(1));
+        let cannot_fit = differs(meta, &vd, &xd)
+            && differs(meta, &vd, short)
+            && (vd.is_empty()
+                || differs(meta, &vd[..vd.len() - 1], short)
+                || meta.env().value(&vd[vd.len() - 1]).is_some_and(|n| n != 1));
+        if cannot_fit {
+            return raise(Code::LossShape, "var is of incorrect size".to_string());
+        }
+        if !fits {
+            return Ok(Value::Unknown);
+        }
+    }
+    if name == "multilabel_soft_margin_loss" {
+        shape.pop();
+    }
+    let dtype = crate::rules::dtype::promote(&[
+        (&Value::Tensor(x.clone()), Some(xd.len())),
+        (&Value::Tensor(t.clone()), Some(td.len())),
+    ])
+    .filter(|d| d.is_floating());
+    let out = if reduction.as_deref() == Some("none") {
+        shape
+    } else {
+        Vec::new()
+    };
+    Ok(out_known(meta, x, out, dtype, device, name))
 }
