@@ -2056,8 +2056,27 @@ def attention_checks(f):
     return f
 
 
+def planes_and_bounds(f):
+    """`rot90` in the plane it is given (a quarter turn swaps those two
+    sizes), `clamp` whose tensor bounds broadcast with (and may grow) the
+    input, `linalg.vecdot` along a dim, `broadcast_tensors` of three."""
+    for args in ["1, [1, 2]", "3, (0, 2)", "2, [1, 2]", "1, [1, 1]", "1, [0, 3]", "1, [0, 1, 2]", "1, [-1, -2]", "-1, [2, 0]"]:
+        f.add([mk("x", (2, 3, 4))], f"out = torch.rot90(x, {args})")
+    f.add([mk("x", (2, 3))], "out = torch.rot90(x, 1, [0, -2])")
+    for lo, hi in [((2, 1, 1), None), ((3,), (4,)), ((4,), (3,)), ((1, 3), (2, 1)), ((), (2, 3))]:
+        setup = [mk("x", (2, 3)), mk("lo", lo)] + ([mk("hi", hi)] if hi else [])
+        f.add(setup, "out = torch.clamp(x, lo, hi)" if hi else "out = torch.clamp(x, lo)")
+        f.add(setup, "out = x.clamp(min=lo, max=hi)" if hi else "out = x.clamp(max=lo)")
+    for sa, sb, extra in [((5, 2, 3), (2, 3), ""), ((2, 3), (3,), ", dim=0"), ((2, 3), (2, 1), ", dim=0"), ((2, 3), (2, 3), ", dim=2")]:
+        f.add([mk("a", sa), mk("b", sb)], f"out = torch.linalg.vecdot(a, b{extra})")
+    for shapes in [((2, 3), (1, 3), (5, 1, 1)), ((2, 3), (1, 3), (5, 1, 2))]:
+        setup = [mk(n, sh) for n, sh in zip("abc", shapes)]
+        f.add(setup, "out = torch.broadcast_tensors(a, b, c)[2]")
+    return f
+
+
 FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: by_position(more_reduction(fam_reduction())),
-            fam_indexing, lambda: more_view(fam_view()), lambda: more_join(fam_join()),
+            fam_indexing, lambda: planes_and_bounds(more_view(fam_view())), lambda: more_join(fam_join()),
             lambda: edge_ranks(more_linalg(fam_linalg())), lambda: more_index_ops(fam_index_ops()),
             lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: attention_checks(more_functional(fam_functional())),
             fam_einops]

@@ -232,6 +232,40 @@ pub(super) fn cdist(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     Ok(call.output(meta, batch, x.dtype))
 }
 
+/// `linalg.vecdot(x, y, *, dim=-1)`: the operands broadcast together and
+/// `dim` is summed away.
+pub(super) fn vecdot(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let (args, x, dims) = (call.args, &call.x, &call.dims);
+    let Some(y) = args.tensor(1, "y") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(dy) = meta.dims(&y) else {
+        return Ok(Value::Unknown);
+    };
+    let mut shape = match broadcast(meta, dims, &dy) {
+        Ok(b) => b,
+        Err(message) => return raise(Code::BroadcastShape, message),
+    };
+    let dim = match args.get(99, "dim") {
+        None => -1,
+        Some(Value::Int(d)) => match d.as_const() {
+            Some(d) => d,
+            None => return Ok(Value::Unknown),
+        },
+        Some(_) => return Ok(Value::Unknown),
+    };
+    let d = match wrap_dim(dim, shape.len()) {
+        Ok(d) => d,
+        Err(message) => return raise(Code::DimOutOfRange, message),
+    };
+    if !shape.is_empty() {
+        shape.remove(d);
+    }
+    // Operands of two dtypes are not promoted (torch checks them).
+    let dtype = x.dtype.filter(|_| x.dtype == y.dtype);
+    Ok(call.output(meta, shape, dtype))
+}
+
 /// `cosine_similarity`, `pairwise_distance`.
 pub(super) fn distance(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);

@@ -179,6 +179,7 @@ fn dispatch(
     if family == Some(Family::Meshgrid) {
         return meshgrid(meta, name, args, range);
     }
+
     let Some(x) = args.tensor(0, "input") else {
         let result = scalar_fallback(meta, name, family, args, range);
         return meta.settle(range, result);
@@ -187,6 +188,10 @@ fn dispatch(
         return Value::Unknown;
     };
     let device = tensors;
+    if family == Some(Family::BroadcastTensors) {
+        let result = broadcast_tensors(meta, name, args);
+        return meta.settle(range, result);
+    }
     // Sizes given as one value nobody can read: the result's rank is unknown.
     if def.is_some_and(|def| def.sizes_follow)
         && (args.sizes_unknown(1)
@@ -416,6 +421,29 @@ fn no_rule(
     unknown_rank_rule(meta, name, x, args, device)
 }
 
+/// `broadcast_tensors(*tensors)`: each of them in the shape they all
+/// broadcast to.
+fn broadcast_tensors(meta: &mut dyn Meta, name: &str, args: &Args) -> RuleResult {
+    let ts = args.tensors();
+    let mut shape: Vec<Dim> = Vec::new();
+    for t in &ts {
+        let Some(d) = meta.dims(t) else {
+            return Ok(Value::Unknown);
+        };
+        match broadcast(meta, &shape, &d) {
+            Ok(s) => shape = s,
+            Err(message) => {
+                return raise(Code::BroadcastShape, message);
+            }
+        }
+    }
+    Ok(Value::tuple(
+        ts.iter()
+            .map(|t| out_known(meta, t, shape.clone(), t.dtype, t.device.clone(), name))
+            .collect(),
+    ))
+}
+
 /// Ops without a tensor first argument: `torch.cat([...])`, `torch.stack`, `torch.einsum`, `torch.max(a, b)`.
 fn scalar_fallback(
     meta: &mut dyn Meta,
@@ -427,26 +455,7 @@ fn scalar_fallback(
     match family {
         Some(Family::Join) => cat(meta, name, args, range),
         Some(Family::Einsum) => einsum(meta, args, range),
-        Some(Family::BroadcastTensors) => {
-            let ts = args.tensors();
-            let mut shape: Vec<Dim> = Vec::new();
-            for t in &ts {
-                let Some(d) = meta.dims(t) else {
-                    return Ok(Value::Unknown);
-                };
-                match broadcast(meta, &shape, &d) {
-                    Ok(s) => shape = s,
-                    Err(message) => {
-                        return raise(Code::BroadcastShape, message);
-                    }
-                }
-            }
-            Ok(Value::tuple(
-                ts.iter()
-                    .map(|t| out_known(meta, t, shape.clone(), t.dtype, t.device.clone(), name))
-                    .collect(),
-            ))
-        }
+        Some(Family::BroadcastTensors) => broadcast_tensors(meta, name, args),
         Some(Family::Meshgrid) => Ok(meshgrid(meta, name, args, range)),
         _ => {
             // `torch.add(2, x)`, `torch.where(cond, 1.0, x)`: a tensor elsewhere.

@@ -437,6 +437,7 @@ pub(super) static OPS: &[OpDef] = &[
     linalg("pairwise_distance", linalg::distance),
     linalg("cross", linalg::same_shape),
     linalg("linalg_cross", linalg::same_shape),
+    linalg("linalg_vecdot", linalg::vecdot),
     linalg("inverse", linalg::same_shape),
     linalg("linalg_inv", linalg::same_shape),
     linalg("matrix_exp", linalg::same_shape),

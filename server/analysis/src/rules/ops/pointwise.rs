@@ -35,6 +35,16 @@ pub(super) fn same_shape(
         let message = format!("{name}: input tensor must have at least 2 dimensions");
         return raise(Code::DimOutOfRange, message);
     }
+    // `fliplr` flips dim 1, `flipud` dim 0.
+    if let Some(least) = match name {
+        "fliplr" => Some(2),
+        "flipud" => Some(1),
+        _ => None,
+    } && let Some(d) = &dims
+        && d.len() < least
+    {
+        return raise(Code::DimOutOfRange, format!("Input must be >= {least}-d."));
+    }
     if matches!(name, "masked_fill" | "masked_scatter") {
         check_mask(meta, &x, args, range);
     }
@@ -79,10 +89,20 @@ pub(super) fn same_shape(
         // bounds take part in type promotion: int.clamp(min=0.5) is float
         "clamp" | "clip" | "clamp_min" | "clamp_max" => {
             let mut operands = vec![(Value::Tensor(x.clone()), dims.as_ref().map(Vec::len))];
+            // Tensor bounds broadcast with the input, in order.
+            let mut shape = dims.clone();
             for (i, key) in [(1, "min"), (2, "max")] {
                 match args.get(i, key) {
                     Some(Value::Tensor(t)) => {
-                        operands.push((Value::Tensor(t.clone()), meta.dims(t).map(|d| d.len())));
+                        let bound = meta.dims(t);
+                        shape = match (shape, &bound) {
+                            (Some(s), Some(b)) => match broadcast(meta, &s, b) {
+                                Ok(joined) => Some(joined),
+                                Err(message) => return raise(Code::BroadcastShape, message),
+                            },
+                            _ => None,
+                        };
+                        operands.push((Value::Tensor(t.clone()), bound.map(|d| d.len())));
                     }
                     Some(v @ (Value::Int(_) | Value::Float(_) | Value::Bool(_))) => {
                         operands.push((v.clone(), None));
@@ -93,6 +113,21 @@ pub(super) fn same_shape(
             let refs: Vec<(&Value, Option<usize>)> =
                 operands.iter().map(|(v, r)| (v, *r)).collect();
             dtype = promote(&refs).or(dtype);
+            match shape {
+                Some(shape)
+                    if dims
+                        .as_ref()
+                        .is_some_and(|d| d.len() != shape.len() || *d != shape) =>
+                {
+                    return Ok(out_known(meta, &x, shape, dtype, device, name));
+                }
+                Some(_) => {}
+                // A bound of unknown rank may grow the result.
+                None if operands.len() > 1 && dims.is_some() => {
+                    return Ok(Value::Unknown);
+                }
+                None => {}
+            }
         }
         // scatter: dim range, index rank, index no larger than self / src
         "scatter" | "scatter_add" | "scatter_reduce" | "index_fill" | "index_add"

@@ -368,10 +368,58 @@ pub(super) fn repeat_interleave(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleRe
 pub(super) fn rot90(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let rank = dims.len();
-    let k = args.int(1, "k").unwrap_or(1).rem_euclid(4);
+    // `rot90(input, k=1, dims=(0, 1))`: a quarter turn in the plane of
+    // two dims swaps their sizes.
+    let plane = match args.get(2, "dims") {
+        None => vec![0, 1],
+        Some(v) => {
+            let Some(items) = v.items() else {
+                return Ok(Value::Unknown);
+            };
+            let mut plane = Vec::new();
+            for item in items {
+                match item {
+                    Value::Int(d) if d.as_const().is_some() => {
+                        plane.push(d.as_const().unwrap_or(0))
+                    }
+                    _ => return Ok(Value::Unknown),
+                }
+            }
+            plane
+        }
+    };
+    if plane.len() != 2 {
+        let message = format!(
+            "expected total rotation dims == 2, but got dims = {}",
+            plane.len()
+        );
+        return raise(Code::PermuteDims, message);
+    }
+    if rank < 2 {
+        let message = format!("expected total dims >= 2, but got total dims = {rank}");
+        return raise(Code::DimOutOfRange, message);
+    }
+    let (a, b) = match (wrap_dim(plane[0], rank), wrap_dim(plane[1], rank)) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(message), _) | (_, Err(message)) => return raise(Code::DimOutOfRange, message),
+    };
+    if a == b {
+        let message = format!(
+            "expected rotation dims to be different, but got dim0 = {} and dim1 = {}",
+            plane[0], plane[1]
+        );
+        return raise(Code::PermuteDims, message);
+    }
+    let Some(k) = (match args.get(1, "k") {
+        None => Some(1),
+        Some(Value::Int(k)) => k.as_const(),
+        Some(_) => None,
+    }) else {
+        return Ok(Value::Unknown);
+    };
     let mut shape = dims.clone();
-    if k % 2 == 1 && rank >= 2 {
-        shape.swap(0, 1);
+    if k.rem_euclid(2) == 1 {
+        shape.swap(a, b);
     }
     Ok(call.output(meta, shape, x.dtype))
 }
