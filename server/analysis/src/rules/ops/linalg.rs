@@ -322,11 +322,65 @@ pub(super) fn same_shape(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     Ok(call.output(meta, dims.clone(), x.dtype))
 }
 
-/// `det`, `linalg_det`, `logdet`.
+/// The checks torch's linear algebra makes of an op on square matrices
+/// (batches of them): at least 2 dims, and the last two of one size.
+/// `Err` carries torch's message, named as torch names the op.
+fn check_square(meta: &dyn Meta, name: &str, dims: &[Dim]) -> Result<(), String> {
+    let shown = match name {
+        "inverse" | "linalg_inv" | "linalg_inv_ex" => "linalg.inv",
+        "matrix_exp" | "linalg_matrix_exp" => "linalg.matrix_exp",
+        "det" | "linalg_det" => "linalg.det",
+        "slogdet" | "linalg_slogdet" => "linalg.slogdet",
+        other => other,
+    };
+    let rank = dims.len();
+    if rank < 2 {
+        return Err(format!(
+            "{shown}: The input tensor A must have at least 2 dimensions."
+        ));
+    }
+    let (m, n) = (&dims[rank - 2], &dims[rank - 1]);
+    if meta.env().known_different(m, n) {
+        return Err(format!(
+            "{shown}: A must be batches of square matrices, but they are {} by {} matrices",
+            meta.fmt_dim(m),
+            meta.fmt_dim(n)
+        ));
+    }
+    Ok(())
+}
+
+/// `inverse`, `linalg_inv`, `matrix_exp`: a square matrix of the same shape.
+pub(super) fn square(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    if let Err(message) = check_square(meta, call.name, dims) {
+        return raise(Code::MatmulShape, message);
+    }
+    let shape = dims.clone();
+    if call.name == "linalg_inv_ex" {
+        // The inverse and an int32 status per matrix.
+        let batch = dims[..dims.len() - 2].to_vec();
+        let inverse = call.output(meta, shape, x.dtype);
+        let info = call.output(meta, batch, Some(DType::Int32));
+        return Ok(Value::tuple(vec![inverse, info]));
+    }
+    Ok(call.output(meta, shape, x.dtype))
+}
+
+/// `det`, `linalg_det`, `logdet`, and `slogdet` (the sign and the log of
+/// the absolute value): one value per matrix.
 pub(super) fn determinant(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
-    let rank = dims.len();
-    Ok(call.output(meta, dims[..rank.saturating_sub(2)].to_vec(), x.dtype))
+    if let Err(message) = check_square(meta, call.name, dims) {
+        return raise(Code::MatmulShape, message);
+    }
+    let batch = dims[..dims.len() - 2].to_vec();
+    if call.name.ends_with("slogdet") {
+        let sign = call.output(meta, batch.clone(), x.dtype);
+        let logabsdet = call.output(meta, batch, x.dtype);
+        return Ok(Value::tuple(vec![sign, logabsdet]));
+    }
+    Ok(call.output(meta, batch, x.dtype))
 }
 
 /// `matmul` and friends, with torch's messages.
