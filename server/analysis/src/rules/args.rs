@@ -66,6 +66,16 @@ impl Args {
         }
     }
 
+    /// A known int argument, `default` when absent; `None` when it is
+    /// given but not known (or not an int).
+    pub fn int_or(&self, index: usize, name: &str, default: i64) -> Option<i64> {
+        match self.get(index, name) {
+            None => Some(default),
+            Some(Value::Int(d)) => d.as_const(),
+            Some(_) => None,
+        }
+    }
+
     /// A known integer argument.
     pub fn int(&self, index: usize, name: &str) -> Option<i64> {
         match self.get(index, name) {

@@ -27,13 +27,8 @@ pub(super) fn diff(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         let message = "diff expects input to be at least one-dimensional".to_string();
         return raise(Code::DimOutOfRange, message);
     }
-    let n = match args.get(1, "n") {
-        None => 1,
-        Some(Value::Int(n)) => match n.as_const() {
-            Some(n) => n,
-            None => return Ok(Value::Unknown),
-        },
-        Some(_) => return Ok(Value::Unknown),
+    let Some(n) = args.int_or(1, "n", 1) else {
+        return Ok(Value::Unknown);
     };
     let d = call.dim_arg(meta, 2, "dim", Some(-1))?;
     if n < 0 {

@@ -246,13 +246,8 @@ pub(super) fn vecdot(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         Ok(b) => b,
         Err(message) => return raise(Code::BroadcastShape, message),
     };
-    let dim = match args.get(99, "dim") {
-        None => -1,
-        Some(Value::Int(d)) => match d.as_const() {
-            Some(d) => d,
-            None => return Ok(Value::Unknown),
-        },
-        Some(_) => return Ok(Value::Unknown),
+    let Some(dim) = args.int_or(99, "dim", -1) else {
+        return Ok(Value::Unknown);
     };
     let d = match wrap_dim(dim, shape.len()) {
         Ok(d) => d,
@@ -283,13 +278,8 @@ pub(super) fn distance(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     // `pairwise_distance(x1, x2, p, eps, keepdim)` takes the norm over the
     // last dim (its third argument is the norm's order, not a dim).
     let (dim, keepdim) = if name == "cosine_similarity" {
-        let dim = match args.get(2, "dim") {
-            None => 1,
-            Some(Value::Int(d)) => match d.as_const() {
-                Some(d) => d,
-                None => return Ok(Value::Unknown),
-            },
-            Some(_) => return Ok(Value::Unknown),
+        let Some(dim) = args.int_or(2, "dim", 1) else {
+            return Ok(Value::Unknown);
         };
         (dim, false)
     } else {

@@ -410,11 +410,7 @@ pub(super) fn rot90(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         );
         return raise(Code::PermuteDims, message);
     }
-    let Some(k) = (match args.get(1, "k") {
-        None => Some(1),
-        Some(Value::Int(k)) => k.as_const(),
-        Some(_) => None,
-    }) else {
+    let Some(k) = args.int_or(1, "k", 1) else {
         return Ok(Value::Unknown);
     };
     let mut shape = dims.clone();
