@@ -3,6 +3,7 @@
 use shapels_shapes::Dim;
 
 use crate::rules::meta::Meta;
+use crate::value::Tensor;
 
 /// Wrap a possibly negative dim index for a tensor of `rank` dims.
 pub(crate) fn wrap_dim(d: i64, rank: usize) -> Result<usize, String> {
@@ -15,6 +16,24 @@ pub(crate) fn wrap_dim(d: i64, rank: usize) -> Result<usize, String> {
         ));
     }
     Ok(if d < 0 { (d + m) as usize } else { d as usize })
+}
+
+/// The shape `start` and each of `tensors` broadcast to, in order; `Err`
+/// carries torch's message for the first pair that does not, `Ok(None)`
+/// means a tensor's shape is not known.
+pub(crate) fn broadcast_all<'t>(
+    meta: &mut dyn Meta,
+    start: Vec<Dim>,
+    tensors: impl IntoIterator<Item = &'t Tensor>,
+) -> Result<Option<Vec<Dim>>, String> {
+    let mut shape = start;
+    for t in tensors {
+        let Some(d) = meta.dims(t) else {
+            return Ok(None);
+        };
+        shape = broadcast(meta, &shape, &d)?;
+    }
+    Ok(Some(shape))
 }
 
 /// Broadcast two shapes, torch's way. `Err` carries the eager message.

@@ -62,23 +62,19 @@ fn loss_ce_rule(
     // A 0-d input has no class dim: `nll_loss` says so, `cross_entropy`
     // fails reading dim 1 (the size of the classes, or its `log_softmax`).
     if xd.is_empty() {
-        let message = if !cross_entropy {
-            "Expected 1 or more dimensions (got 0)"
-        } else if td.is_empty() {
+        if !cross_entropy {
+            let message = "Expected 1 or more dimensions (got 0)".to_string();
+            return raise(Code::LossShape, message);
+        }
+        let message = if !td.is_empty() {
+            "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+        } else if t.dtype.is_some() {
             "Dimension specified as 1 but tensor has no dimensions"
         } else {
-            "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
-        };
-        let code = if cross_entropy {
-            Code::DimOutOfRange
-        } else {
-            Code::LossShape
-        };
-        // A probability target of unknown dtype may fail on its dtype first.
-        if cross_entropy && td.is_empty() && t.dtype.is_none() {
+            // A probability target of unknown dtype may fail on its dtype first.
             return Ok(Value::Unknown);
-        }
-        return raise(code, message.to_string());
+        };
+        return raise(Code::DimOutOfRange, message.to_string());
     }
     // Class probabilities are a floating target of the input's shape;
     // any other target holds class indices (torch checks its sizes, then

@@ -28,7 +28,7 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use super::check::{RuleResult, ShapeError, Stop, raise};
 use super::dtype::int_to_float;
-use super::shape::{broadcast, numel, wrap_dim};
+use super::shape::{broadcast_all, numel, wrap_dim};
 use crate::code::Code;
 use crate::rules::meta::Meta;
 use crate::value::{DType, Device, Shape, Tensor, Value};
@@ -425,18 +425,11 @@ fn no_rule(
 /// broadcast to.
 fn broadcast_tensors(meta: &mut dyn Meta, name: &str, args: &Args) -> RuleResult {
     let ts = args.tensors();
-    let mut shape: Vec<Dim> = Vec::new();
-    for t in &ts {
-        let Some(d) = meta.dims(t) else {
-            return Ok(Value::Unknown);
-        };
-        match broadcast(meta, &shape, &d) {
-            Ok(s) => shape = s,
-            Err(message) => {
-                return raise(Code::BroadcastShape, message);
-            }
-        }
-    }
+    let shape = match broadcast_all(meta, Vec::new(), ts.iter().map(|t| &**t)) {
+        Ok(Some(shape)) => shape,
+        Ok(None) => return Ok(Value::Unknown),
+        Err(message) => return raise(Code::BroadcastShape, message),
+    };
     Ok(Value::tuple(
         ts.iter()
             .map(|t| out_known(meta, t, shape.clone(), t.dtype, t.device.clone(), name))

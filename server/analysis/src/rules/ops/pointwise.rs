@@ -14,7 +14,7 @@ use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::{int_to_float, promote};
 use crate::rules::meta::Meta;
-use crate::rules::shape::{broadcast, wrap_dim};
+use crate::rules::shape::{broadcast, broadcast_all, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
 /// The rule of a pointwise op that keeps its input's shape: the checks a
@@ -89,20 +89,12 @@ pub(super) fn same_shape(
         // bounds take part in type promotion: int.clamp(min=0.5) is float
         "clamp" | "clip" | "clamp_min" | "clamp_max" => {
             let mut operands = vec![(Value::Tensor(x.clone()), dims.as_ref().map(Vec::len))];
-            // Tensor bounds broadcast with the input, in order.
-            let mut shape = dims.clone();
+            let mut bounds = Vec::new();
             for (i, key) in [(1, "min"), (2, "max")] {
                 match args.get(i, key) {
                     Some(Value::Tensor(t)) => {
-                        let bound = meta.dims(t);
-                        shape = match (shape, &bound) {
-                            (Some(s), Some(b)) => match broadcast(meta, &s, b) {
-                                Ok(joined) => Some(joined),
-                                Err(message) => return raise(Code::BroadcastShape, message),
-                            },
-                            _ => None,
-                        };
-                        operands.push((Value::Tensor(t.clone()), bound.map(|d| d.len())));
+                        operands.push((Value::Tensor(t.clone()), meta.dims(t).map(|d| d.len())));
+                        bounds.push(t.clone());
                     }
                     Some(v @ (Value::Int(_) | Value::Float(_) | Value::Bool(_))) => {
                         operands.push((v.clone(), None));
@@ -113,20 +105,19 @@ pub(super) fn same_shape(
             let refs: Vec<(&Value, Option<usize>)> =
                 operands.iter().map(|(v, r)| (v, *r)).collect();
             dtype = promote(&refs).or(dtype);
-            match shape {
-                Some(shape)
-                    if dims
-                        .as_ref()
-                        .is_some_and(|d| d.len() != shape.len() || *d != shape) =>
-                {
-                    return Ok(out_known(meta, &x, shape, dtype, device, name));
+            // Tensor bounds broadcast with the input, in order, and may grow
+            // it (one of unknown rank may too: the result is then unknown).
+            if let Some(d) = &dims
+                && !bounds.is_empty()
+            {
+                match broadcast_all(meta, d.clone(), bounds.iter().map(|t| &**t)) {
+                    Ok(Some(shape)) if shape != *d => {
+                        return Ok(out_known(meta, &x, shape, dtype, device, name));
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => return Ok(Value::Unknown),
+                    Err(message) => return raise(Code::BroadcastShape, message),
                 }
-                Some(_) => {}
-                // A bound of unknown rank may grow the result.
-                None if operands.len() > 1 && dims.is_some() => {
-                    return Ok(Value::Unknown);
-                }
-                None => {}
             }
         }
         // scatter: dim range, index rank, index no larger than self / src

@@ -8,7 +8,7 @@ use crate::code::Code;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::dtype::promote;
 use crate::rules::meta::Meta;
-use crate::rules::shape::broadcast;
+use crate::rules::shape::broadcast_all;
 use crate::value::{DType, Value};
 
 /// `narrow`.
@@ -151,20 +151,15 @@ pub(super) fn where_(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     if matches!(a, Value::Unknown) || matches!(b, Value::Unknown) {
         return Ok(Value::Unknown);
     }
-    let mut shape = dims.clone();
-    for v in [&a, &b] {
-        if let Value::Tensor(t) = v {
-            let Some(d) = meta.dims(t) else {
-                return Ok(Value::Unknown);
-            };
-            match broadcast(meta, &shape, &d) {
-                Ok(s) => shape = s,
-                Err(message) => {
-                    return raise(Code::BroadcastShape, message);
-                }
-            }
-        }
-    }
+    let branches = [&a, &b].into_iter().filter_map(|v| match v {
+        Value::Tensor(t) => Some(&**t),
+        _ => None,
+    });
+    let shape = match broadcast_all(meta, dims.clone(), branches) {
+        Ok(Some(shape)) => shape,
+        Ok(None) => return Ok(Value::Unknown),
+        Err(message) => return raise(Code::BroadcastShape, message),
+    };
     let ra = if let Value::Tensor(t) = &a {
         meta.dims(t).map(|d| d.len())
     } else {
