@@ -290,6 +290,11 @@ fn a_shared_cache_finds_what_a_fresh_one_finds() {
         ("/proj/b/main.py", "from pkg.mod import X\n"),
         ("/proj/c/main.py", "import pkg.mod\n"),
         ("/proj/c/helper/__init__.py", ""),
+        // A folder of the package's name in the script's folder: a
+        // portion of a namespace that the package itself wins over.
+        ("/proj/d/main.py", "import pkg.mod\nimport helper\n"),
+        ("/proj/d/pkg/other.py", ""),
+        ("/proj/d/helper/data.py", ""),
         (
             "/proj/pkg/__init__.py",
             "from .mod import X\nfrom . import layers\n",
@@ -301,7 +306,12 @@ fn a_shared_cache_finds_what_a_fresh_one_finds() {
         ("/proj/pkg/layers.py", "import helper\n"),
         ("/proj/top.py", ""),
     ]);
-    let mains = ["/proj/a/main.py", "/proj/b/main.py", "/proj/c/main.py"];
+    let mains = [
+        "/proj/a/main.py",
+        "/proj/b/main.py",
+        "/proj/c/main.py",
+        "/proj/d/main.py",
+    ];
     let load_with = |cache: &mut ModuleCache, main: &str| {
         let text = fs.0[Path::new(main)].clone();
         let module = shapels_syntax::parse(&text).module;
