@@ -132,6 +132,22 @@ impl Dim {
         }
     }
 
+    /// `(a, b, r)` when the expression is `a // b + r` with a positive
+    /// constant `b`.
+    fn floordiv_plus_constant(&self) -> Option<(&Dim, i64, i64)> {
+        let Repr::Poly(terms) = &self.repr else {
+            return None;
+        };
+        let [(constant, r), (mono, 1)] = &terms[..] else {
+            return None;
+        };
+        let ([], [Atom::FloorDiv(a, b)]) = (constant.as_slice(), mono.as_slice()) else {
+            return None;
+        };
+        let b = b.as_const().filter(|b| *b > 0)?;
+        Some((a, b, *r))
+    }
+
     /// The only term, when there is exactly one.
     fn single_term(&self) -> Option<(&[Atom], i64)> {
         if self.term_count() == 1 {
@@ -405,6 +421,19 @@ impl Dim {
             && bv > 0
         {
             return a.floordiv(&Dim::konst(bv.saturating_mul(d)));
+        }
+        // With a constant between them too: floor((floor(a / b) + r) / d)
+        // is floor((a + r*b) / (b*d)), since floor(a / b) + r is
+        // floor((a + r*b) / b). Strided layers in a row read as one:
+        // `((H + 1) // 2 + 1) // 2` is `(H + 3) // 4`.
+        if let Some(d) = other.as_const()
+            && d > 0
+            && let Some((a, b, r)) = self.floordiv_plus_constant()
+            && r != 0
+            && let Some(rb) = r.checked_mul(b)
+            && let Some(bd) = b.checked_mul(d)
+        {
+            return a.add(&Dim::konst(rb)).floordiv(&Dim::konst(bd));
         }
         // Pull whole multiples of a constant divisor out of the constant
         // term: floor((A - 2) / 2) + 1 is floor(A / 2), as users read it.

@@ -398,3 +398,24 @@ fn a_sum_divides_its_multiples_exactly() {
     let h_plus_one = h.add(&Dim::konst(1));
     assert_eq!(h.mul(&w).exact_div(&h_plus_one), None);
 }
+
+/// Strided layers in a row read as one division: a stride-2 convolution
+/// (`(H + 2 - 3) // 2 + 1`) twice is `(H + 3) // 4`, not
+/// `((H + 1) // 2 + 1) // 2`, and three times `(H + 7) // 8`.
+#[test]
+fn floor_divisions_in_a_row_are_one() {
+    let mut env = ShapeEnv::new();
+    let h = env.symbol("H");
+    let conv = |x: &Dim| {
+        x.add(&Dim::konst(2 - 3))
+            .floordiv(&Dim::konst(2))
+            .unwrap()
+            .add(&Dim::konst(1))
+    };
+    let twice = conv(&conv(&h));
+    assert_eq!(env.display(&twice), "(H + 3) // 4");
+    assert_eq!(env.display(&conv(&twice)), "(H + 7) // 8");
+    // Pooling by 2 after a stride-2 convolution: `((H + 1) // 2) // 2`.
+    let pooled = conv(&h).floordiv(&Dim::konst(2)).unwrap();
+    assert_eq!(env.display(&pooled), "(H + 1) // 4");
+}
