@@ -50,9 +50,11 @@ pub(super) fn chunk(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         }
         return Ok(Value::Unknown);
     };
-    if c <= 0 {
-        return Ok(Value::Unknown);
-    }
+    check!(
+        c > 0,
+        Code::SplitSize,
+        "chunk expects `chunks` to be greater than 0, got: {c}"
+    );
     let piece = (s + c - 1) / c;
     let count = if piece == 0 {
         c
@@ -74,20 +76,102 @@ pub(super) fn chunk(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 
 /// `tensor_split`.
 pub(super) fn tensor_split(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    let (args, x, dims) = (call.args, &call.x, &call.dims);
     let d = call.dim_arg(meta, 2, "dim", Some(0))?;
-    let (Some(c), Some(s)) = (args.int(1, "sections"), meta.env().value(&dims[d])) else {
+    let spec = call
+        .args
+        .get(1, "sections")
+        .or(call.args.get(1, "indices"))
+        .or(call.args.get(1, "tensor_indices_or_sections"))
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    split_at(meta, &call, d, &spec)
+}
+
+/// `hsplit`, `vsplit`, `dsplit`: `tensor_split` along the columns (the
+/// only dim of a vector), the rows or the depth, of a tensor of at least
+/// 1, 2 or 3 dims, into sections that must divide the size.
+pub(super) fn directional_split(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let rank = call.dims.len();
+    let (least, d) = match call.name {
+        "hsplit" => (1, usize::from(rank > 1)),
+        "vsplit" => (2, 0),
+        _ => (3, 2),
+    };
+    check!(
+        rank >= least,
+        Code::DimOutOfRange,
+        "torch.{} requires a tensor with at least {least} dimension, but got a tensor with {rank} dimensions!",
+        call.name
+    );
+    let spec = call
+        .args
+        .get(1, "sections")
+        .or(call.args.get(1, "indices"))
+        .cloned()
+        .unwrap_or(Value::Unknown);
+    if let Value::Int(c) = &spec
+        && let (Some(c), Some(s)) = (c.as_const(), meta.env().value(&call.dims[d]))
+        && c != 0
+    {
+        check!(
+            s % c == 0,
+            Code::SplitSize,
+            "torch.{} attempted to split along dimension {d}, but the size of the dimension {s} is not divisible by the split_size {c}!",
+            call.name
+        );
+    }
+    split_at(meta, &call, d, &spec)
+}
+
+/// The pieces `tensor_split` cuts dim `d` into: `sections` pieces as equal
+/// as can be (the first ones one longer), or the slices between `indices`
+/// (taken as slice bounds: clamped, and wrapped when negative).
+fn split_at(meta: &mut dyn Meta, call: &OpCall<'_>, d: usize, spec: &Value) -> RuleResult {
+    let dims = &call.dims;
+    let Some(s) = meta.env().value(&dims[d]) else {
         return Ok(Value::Unknown);
     };
-    if c <= 0 {
-        return Ok(Value::Unknown);
-    }
-    let mut out = Vec::new();
-    for i in 0..c.min(1024) {
-        let mut shape = dims.clone();
-        shape[d] = Dim::konst(s / c + if i < s % c { 1 } else { 0 });
-        out.push(call.output(meta, shape, x.dtype));
-    }
+    let sizes: Vec<i64> = match spec {
+        Value::Int(c) => match c.as_const() {
+            Some(c) if c > 0 => (0..c.min(1024))
+                .map(|i| s / c + i64::from(i < s % c))
+                .collect(),
+            _ => return Ok(Value::Unknown),
+        },
+        v => {
+            let Some(items) = v.items() else {
+                return Ok(Value::Unknown);
+            };
+            let bounds: Option<Vec<i64>> = items
+                .iter()
+                .map(|i| match i {
+                    Value::Int(i) => i.as_const(),
+                    _ => None,
+                })
+                .collect();
+            let Some(bounds) = bounds else {
+                return Ok(Value::Unknown);
+            };
+            let clamp = |i: i64| if i < 0 { (i + s).max(0) } else { i.min(s) };
+            let mut start = 0;
+            let mut out = Vec::with_capacity(bounds.len() + 1);
+            for b in bounds.iter().take(1024) {
+                let end = clamp(*b);
+                out.push((end - start).max(0));
+                start = start.max(end);
+            }
+            out.push(s - start);
+            out
+        }
+    };
+    let out = sizes
+        .into_iter()
+        .map(|n| {
+            let mut shape = dims.clone();
+            shape[d] = Dim::konst(n);
+            call.output(meta, shape, call.x.dtype)
+        })
+        .collect();
     Ok(Value::tuple(out))
 }
 
@@ -123,6 +207,14 @@ fn split(
         .unwrap_or(Value::Unknown);
     let pieces: Vec<Dim> = match &spec {
         Value::Int(k) => match (meta.env().value(k), meta.env().value(size)) {
+            (Some(0), Some(s)) => {
+                check!(
+                    s == 0,
+                    Code::SplitSize,
+                    "split_size can only be 0 if dimension size is 0, but got dimension size of {s}"
+                );
+                vec![Dim::konst(0)]
+            }
             (Some(k), Some(s)) if k > 0 => {
                 let mut out = Vec::new();
                 let mut left = s;

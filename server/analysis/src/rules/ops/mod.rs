@@ -257,8 +257,9 @@ fn dispatch(
             ),
             "chunk" => Some("chunk expects at least a 1-dimensional tensor"),
             "unbind" => Some("Dimension specified as 0 but tensor has no dimensions"),
-            "split" | "split_with_sizes" | "index_select" | "repeat_interleave" | "unfold"
-            | "hsplit" | "vsplit" | "dsplit" => return Value::Unknown,
+            "split" | "split_with_sizes" | "index_select" | "repeat_interleave" | "unfold" => {
+                return Value::Unknown;
+            }
             _ => None,
         };
         if let Some(message) = message {

@@ -389,6 +389,9 @@ pub(super) static OPS: &[OpDef] = &[
         .unranked_keeps_dtype()
         .negative_dim_shows_rank(),
     split("tensor_split", join::tensor_split),
+    split("hsplit", join::directional_split),
+    split("vsplit", join::directional_split),
+    split("dsplit", join::directional_split),
     // Several tensors into one.
     join("cat"),
     join("concat"),

@@ -89,22 +89,40 @@ pub(super) fn unflatten(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         .and_then(|v| v.items())
         .unwrap_or_default();
     let mut new = meta.size_dims(&sizes);
-    if let Some(pos) = new.iter().position(|n| meta.env().value(n) == Some(-1)) {
+    let inferred: Vec<usize> = (0..new.len())
+        .filter(|i| meta.env().value(&new[*i]) == Some(-1))
+        .collect();
+    let mismatch = |meta: &mut dyn Meta, new: &[Dim]| {
+        format!(
+            "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
+            meta.fmt_dims(new),
+            meta.fmt_dim(&dims[d])
+        )
+    };
+    if inferred.len() > 1 {
+        // torch's own message is cut short here: its view inference
+        // raises inside unflatten, which reports only that.
+        return raise(Code::ViewSize, "unflatten got an unexpected error:".into());
+    }
+    if let [pos] = inferred[..] {
         let known: Vec<Dim> = new
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != pos)
             .map(|(_, n)| n.clone())
             .collect();
+        let known = numel(&known);
+        if let (Some(total), Some(part)) = (meta.env().value(&dims[d]), meta.env().value(&known))
+            && (part == 0 || total % part != 0)
+        {
+            let message = mismatch(meta, &new);
+            return raise(Code::ViewSize, message);
+        }
         new[pos] = dims[d]
-            .floordiv(&numel(&known))
+            .floordiv(&known)
             .unwrap_or_else(|| meta.env_mut().anonymous());
     } else if meta.env().known_different(&numel(&new), &dims[d]) {
-        let message = format!(
-            "unflatten: Provided sizes {} don't multiply up to the size of dim {d} ({}) in the input tensor",
-            meta.fmt_dims(&new),
-            meta.fmt_dim(&dims[d])
-        );
+        let message = mismatch(meta, &new);
         return raise(Code::ViewSize, message);
     }
     let mut shape = dims[..d].to_vec();
@@ -315,15 +333,15 @@ pub(super) fn repeat(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         Code::RepeatDims,
         "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
     );
-    if name == "repeat"
-        && reps
-            .iter()
-            .any(|r| meta.env().value(r).is_some_and(|v| v < 0))
-    {
-        let n = reps.len();
-        let mut padded = vec![Dim::konst(1); n - rank];
-        padded.extend(dims.iter().cloned());
-        let shape: Vec<Dim> = padded.iter().zip(&reps).map(|(a, b)| a.mul(b)).collect();
+    // `tile` pads the shorter of the two with leading 1s; `repeat` has
+    // at least as many repeats as dims (checked above).
+    let n = reps.len().max(rank);
+    let mut padded = vec![Dim::konst(1); n - rank];
+    padded.extend(dims.iter().cloned());
+    let mut r = vec![Dim::konst(1); n - reps.len()];
+    r.extend(reps);
+    let shape: Vec<Dim> = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
+    if r.iter().any(|r| meta.env().value(r).is_some_and(|v| v < 0)) {
         let neg = shape
             .iter()
             .find_map(|d| meta.env().value(d).filter(|v| *v < 0));
@@ -334,12 +352,6 @@ pub(super) fn repeat(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         );
         return raise(Code::NegativeSize, message);
     }
-    let n = reps.len().max(rank);
-    let mut padded = vec![Dim::konst(1); n - rank];
-    padded.extend(dims.iter().cloned());
-    let mut r = vec![Dim::konst(1); n - reps.len()];
-    r.extend(reps);
-    let shape = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
     Ok(call.output(meta, shape, x.dtype))
 }
 
@@ -568,6 +580,17 @@ fn expand(
             meta.fmt_dim(&dims[i - lead]),
             meta.fmt_dims(&sizes),
             meta.fmt_dims(dims)
+        );
+        return raise(Code::ExpandShape, message);
+    }
+    // A new leading dim has no size to keep: `-1` there is an error.
+    if let Some(i) = (0..lead)
+        .rev()
+        .find(|&i| meta.env().value(&sizes[i]).is_some_and(|v| v < 0))
+    {
+        let message = format!(
+            "The expanded size of the tensor ({}) isn't allowed in a leading, non-existing dimension {i}",
+            meta.fmt_dim(&sizes[i])
         );
         return raise(Code::ExpandShape, message);
     }
