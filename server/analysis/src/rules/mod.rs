@@ -409,7 +409,22 @@ pub(crate) fn unary_op(meta: &mut dyn Meta, op: UnaryOp, v: &Value, range: TextR
         UnaryOp::Neg => "neg",
         UnaryOp::Pos => "positive",
         UnaryOp::Not => return Value::Bool(None),
-        UnaryOp::Invert => "bitwise_not",
+        UnaryOp::Invert => {
+            // `Tensor.__invert__` checks the dtype itself, in its own words,
+            // before the kernel would.
+            if let Value::Tensor(t) = v
+                && t.dtype.is_some_and(|d| d.is_floating() || d.is_complex())
+            {
+                meta.report(
+                    range,
+                    Code::DtypeMismatch,
+                    "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+                        .into(),
+                );
+                return Value::Unknown;
+            }
+            "bitwise_not"
+        }
     };
     ops::op(meta, name, Args::new(vec![v.clone()], Vec::new()), range)
 }

@@ -48,6 +48,16 @@ pub(super) fn same_shape(
     if matches!(name, "masked_fill" | "masked_scatter") {
         check_mask(meta, &x, args, range);
     }
+    if let Some(message) = x.dtype.and_then(|d| kernel_refuses(name, d)) {
+        return raise(Code::DtypeMismatch, message);
+    }
+    // `relu` is a clamp at 0, which complex numbers have no order for.
+    if name == "relu" && x.dtype.is_some_and(DType::is_complex) {
+        return raise(
+            Code::DtypeMismatch,
+            "clamp is not supported for complex types".into(),
+        );
+    }
     let mut dtype = x.dtype;
     match name {
         // several tensor operands broadcast together (out of place)
@@ -88,6 +98,19 @@ pub(super) fn same_shape(
         }
         // bounds take part in type promotion: int.clamp(min=0.5) is float
         "clamp" | "clip" | "clamp_min" | "clamp_max" => {
+            if x.dtype.is_some_and(DType::is_complex) {
+                return raise(
+                    Code::DtypeMismatch,
+                    "clamp is not supported for complex types".into(),
+                );
+            }
+            let given = |i, key| !matches!(args.get(i, key), None | Some(Value::None));
+            if matches!(name, "clamp" | "clip") && !given(1, "min") && !given(2, "max") {
+                return raise(
+                    Code::DtypeMismatch,
+                    "torch.clamp: At least one of 'min' or 'max' must not be None".into(),
+                );
+            }
             let mut operands = vec![(Value::Tensor(x.clone()), dims.as_ref().map(Vec::len))];
             let mut bounds = Vec::new();
             for (i, key) in [(1, "min"), (2, "max")] {
@@ -242,6 +265,46 @@ fn check_mask(meta: &mut dyn Meta, x: &Rc<Tensor>, args: &Args, range: TextRange
     }
 }
 
+/// What torch's CPU kernel of a pointwise op says when it has no loop for
+/// `dtype`: rounding, `abs` and a few others have none for bools, the
+/// bitwise ops none for floating-point or complex numbers (nor shifts for
+/// bools).
+fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
+    let kernel = if dtype == DType::Bool {
+        match name {
+            "abs" | "absolute" => "abs_cpu",
+            "ceil" => "ceil_vml_cpu",
+            "floor" => "floor_vml_cpu",
+            "trunc" | "fix" => "trunc_vml_cpu",
+            "elu" | "selu" | "celu" => "elu_cpu",
+            "hardshrink" => "hardshrink_cpu",
+            "hypot" => "hypot_cpu",
+            "fmod" => "fmod_cpu",
+            "remainder" => "remainder_cpu",
+            "floor_divide" => "div_floor_cpu",
+            "bitwise_left_shift" => "lshift_cpu",
+            "bitwise_right_shift" => "rshift_cpu",
+            _ => return None,
+        }
+    } else if dtype.is_floating() || dtype.is_complex() {
+        match name {
+            "bitwise_and" => "bitwise_and_cpu",
+            "bitwise_or" => "bitwise_or_cpu",
+            "bitwise_xor" => "bitwise_xor_cpu",
+            "bitwise_not" => "bitwise_not_cpu",
+            "bitwise_left_shift" => "lshift_cpu",
+            "bitwise_right_shift" => "rshift_cpu",
+            _ => return None,
+        }
+    } else {
+        return None;
+    };
+    Some(format!(
+        "\"{kernel}\" not implemented for '{}'",
+        crate::rules::dtype::torch_name(dtype)
+    ))
+}
+
 pub(super) fn binary(
     meta: &mut dyn Meta,
     name: &str,
@@ -301,7 +364,30 @@ pub(super) fn binary(
             d
         }
     };
+    // A subtraction of two bool tensors is refused before anything else;
+    // a kernel that has no loop for the dtype the operands promote to
+    // (`bitwise_or` of floats, `fmod` of bools), once the shapes broadcast.
+    let both_bool = [a, b]
+        .iter()
+        .all(|v| matches!(v, Value::Tensor(t) if t.dtype == Some(DType::Bool)));
+    if both_bool && matches!(name, "sub" | "subtract" | "rsub") {
+        meta.report(
+            range,
+            Code::DtypeMismatch,
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".into(),
+        );
+        return Value::Unknown;
+    }
+    let refused = {
+        let ra = da.clone().flatten().map(|d| d.len());
+        let rb = db.clone().flatten().map(|d| d.len());
+        promote(&[(a, ra), (b, rb)]).and_then(|d| kernel_refuses(name, d))
+    };
     let (Some(Some(xa)), Some(Some(xb))) = (da.clone(), db.clone()) else {
+        if let Some(message) = refused {
+            meta.report(range, Code::DtypeMismatch, message);
+            return Value::Unknown;
+        }
         // A tensor of unknown rank with a scalar keeps its rank variable.
         let shape = match (a, b, &da, &db) {
             (Value::Tensor(t), _, _, Some(Some(s))) | (_, Value::Tensor(t), Some(Some(s)), _)
@@ -318,6 +404,10 @@ pub(super) fn binary(
         return out_shape(meta, &template, shape, dtype, device, name);
     };
     match broadcast(meta, &xa, &xb) {
+        Ok(_) if refused.is_some() => {
+            meta.report(range, Code::DtypeMismatch, refused.unwrap_or_default());
+            Value::Unknown
+        }
         Ok(shape) => out_known(meta, &template, shape, dtype, device, name),
         Err(message) => {
             // `rsub(a, b)` is `b - a`: torch broadcasts `b` first, so its
