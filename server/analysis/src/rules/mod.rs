@@ -417,7 +417,7 @@ pub(crate) fn unary_op(meta: &mut dyn Meta, op: UnaryOp, v: &Value, range: TextR
             {
                 meta.report(
                     range,
-                    Code::DtypeMismatch,
+                    Code::DtypeUnsupported,
                     "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
                         .into(),
                 );

@@ -22,6 +22,62 @@ pub(super) fn matrix_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResul
     Ok(matmul(meta, name, x, &other, args, call.device, call.range))
 }
 
+/// `inner`: the last dims contract, the others of both follow in order.
+pub(super) fn inner(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let Some(y) = call.args.tensor(1, "other") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(dy) = meta.dims(&y) else {
+        return Ok(Value::Unknown);
+    };
+    let (Some(a), Some(b)) = (dims.last(), dy.last()) else {
+        return Ok(Value::Unknown);
+    };
+    if meta.env().known_different(a, b) {
+        let message = format!(
+            "inner() the last dimension must match on both input tensors but got shapes {} and {}",
+            meta.fmt_dims(dims),
+            meta.fmt_dims(&dy)
+        );
+        return raise(Code::MatmulShape, message);
+    }
+    let mut shape = dims[..dims.len() - 1].to_vec();
+    shape.extend(dy[..dy.len() - 1].iter().cloned());
+    let dtype = promote(&[
+        (&Value::Tensor(x.clone()), Some(dims.len())),
+        (&Value::Tensor(y.clone()), Some(dy.len())),
+    ]);
+    Ok(call.output(meta, shape, dtype))
+}
+
+/// `vdot`: two vectors of one length give a 0-dim tensor.
+pub(super) fn vdot(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let Some(y) = call.args.tensor(1, "other") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(dy) = meta.dims(&y) else {
+        return Ok(Value::Unknown);
+    };
+    if dims.len() != 1 || dy.len() != 1 {
+        let message = format!(
+            "1D tensors expected, but got {}D and {}D tensors",
+            dims.len(),
+            dy.len()
+        );
+        return raise(Code::MatmulShape, message);
+    }
+    if !meta.env().known_equal(&dims[0], &dy[0]) {
+        return Ok(Value::Unknown);
+    }
+    let dtype = promote(&[
+        (&Value::Tensor(x.clone()), Some(1)),
+        (&Value::Tensor(y.clone()), Some(1)),
+    ]);
+    Ok(call.output(meta, Vec::new(), dtype))
+}
+
 /// `outer`, `ger`.
 pub(super) fn outer(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
@@ -134,6 +190,13 @@ pub(super) fn einsum_operand(_: &mut dyn Meta, _: OpCall<'_>) -> RuleResult {
 /// `diag_embed`.
 pub(super) fn diag_embed(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
+    // The result has one dim more; its default diagonal dims are the last
+    // two, which a 0-dim input's result does not have.
+    if dims.is_empty() && call.args.get(2, "dim1").is_none() {
+        if let Err(message) = wrap_dim(-2, 1) {
+            return raise(Code::DimOutOfRange, message);
+        }
+    }
     let mut shape = dims.clone();
     if let Some(last) = shape.last().cloned() {
         shape.push(last);
@@ -156,11 +219,15 @@ pub(super) fn diag(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 pub(super) fn diagonal(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let rank = dims.len();
+    if rank == 0 {
+        return Ok(Value::Unknown);
+    }
+    // A vector's second default dim is out of range: torch says so.
+    let a = call.dim_arg(meta, 2, "dim1", Some(0))?;
+    let b = call.dim_arg(meta, 3, "dim2", Some(1))?;
     if rank < 2 {
         return Ok(Value::Unknown);
     }
-    let a = call.dim_arg(meta, 2, "dim1", Some(0))?;
-    let b = call.dim_arg(meta, 3, "dim2", Some(1))?;
     let offset = args.int(1, "offset").unwrap_or(0);
     let n = if offset == 0 {
         dims[a].minimum(&dims[b])

@@ -148,10 +148,11 @@ pub(crate) fn op(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange) 
         // An in-place op keeps self's shape and dtype; a broadcast that
         // would grow self is an error.
         if let (Some(a), Some(b)) = (meta.dims(this), meta.dims(out))
-            && a.len() == b.len()
-            && a.iter()
-                .zip(&b)
-                .any(|(x, y)| meta.env().known_different(x, y))
+            && (a.len() < b.len()
+                || a.len() == b.len()
+                    && a.iter()
+                        .zip(&b)
+                        .any(|(x, y)| meta.env().known_different(x, y)))
         {
             meta.report(
                 range,

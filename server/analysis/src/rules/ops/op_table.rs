@@ -423,6 +423,8 @@ pub(super) static OPS: &[OpDef] = &[
     linalg("bmm", linalg::matrix_product),
     linalg("mv", linalg::matrix_product),
     linalg("dot", linalg::matrix_product),
+    linalg("inner", linalg::inner),
+    linalg("vdot", linalg::vdot),
     linalg("inner_vec", linalg::matrix_product),
     linalg("outer", linalg::outer),
     linalg("ger", linalg::outer),

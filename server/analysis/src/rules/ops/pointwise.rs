@@ -49,12 +49,12 @@ pub(super) fn same_shape(
         check_mask(meta, &x, args, range);
     }
     if let Some(message) = x.dtype.and_then(|d| kernel_refuses(name, d)) {
-        return raise(Code::DtypeMismatch, message);
+        return raise(Code::DtypeUnsupported, message);
     }
     // `relu` is a clamp at 0, which complex numbers have no order for.
     if name == "relu" && x.dtype.is_some_and(DType::is_complex) {
         return raise(
-            Code::DtypeMismatch,
+            Code::DtypeUnsupported,
             "clamp is not supported for complex types".into(),
         );
     }
@@ -100,14 +100,14 @@ pub(super) fn same_shape(
         "clamp" | "clip" | "clamp_min" | "clamp_max" => {
             if x.dtype.is_some_and(DType::is_complex) {
                 return raise(
-                    Code::DtypeMismatch,
+                    Code::DtypeUnsupported,
                     "clamp is not supported for complex types".into(),
                 );
             }
             let given = |i, key| !matches!(args.get(i, key), None | Some(Value::None));
             if matches!(name, "clamp" | "clip") && !given(1, "min") && !given(2, "max") {
                 return raise(
-                    Code::DtypeMismatch,
+                    Code::ArgumentType,
                     "torch.clamp: At least one of 'min' or 'max' must not be None".into(),
                 );
             }
@@ -373,7 +373,7 @@ pub(super) fn binary(
     if both_bool && matches!(name, "sub" | "subtract" | "rsub") {
         meta.report(
             range,
-            Code::DtypeMismatch,
+            Code::DtypeUnsupported,
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".into(),
         );
         return Value::Unknown;
@@ -385,7 +385,7 @@ pub(super) fn binary(
     };
     let (Some(Some(xa)), Some(Some(xb))) = (da.clone(), db.clone()) else {
         if let Some(message) = refused {
-            meta.report(range, Code::DtypeMismatch, message);
+            meta.report(range, Code::DtypeUnsupported, message);
             return Value::Unknown;
         }
         // A tensor of unknown rank with a scalar keeps its rank variable.
@@ -405,7 +405,7 @@ pub(super) fn binary(
     };
     match broadcast(meta, &xa, &xb) {
         Ok(_) if refused.is_some() => {
-            meta.report(range, Code::DtypeMismatch, refused.unwrap_or_default());
+            meta.report(range, Code::DtypeUnsupported, refused.unwrap_or_default());
             Value::Unknown
         }
         Ok(shape) => out_known(meta, &template, shape, dtype, device, name),

@@ -272,6 +272,36 @@ pub(super) fn reduce(
     if let Some(spread) = name.strip_suffix("_mean") {
         return spread_and_mean(meta, name, spread, x, args, device);
     }
+    // `x.norm((0, 1))` reads as dims but is the norm's order, which must
+    // be a number (a string for a matrix norm).
+    if name == "norm"
+        && let Some(kind @ ("tuple" | "list")) = match args.get(1, "p") {
+            Some(Value::Tuple(_)) => Some("tuple"),
+            Some(Value::List(_)) => Some("list"),
+            _ => None,
+        }
+    {
+        let message =
+            format!("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {kind}");
+        return raise(Code::ArgumentType, message);
+    }
+    // `logsumexp` over an empty list of dims reduces nothing, yet writes
+    // into a 0-dim result, which the kept dims do not fit.
+    if name == "logsumexp"
+        && let Some(dims) = meta.dims(x)
+        && !dims.is_empty()
+        && args
+            .get(1, "dim")
+            .and_then(Value::items)
+            .is_some_and(|items| items.is_empty())
+        && args.flag(2, "keepdim", false) != Some(true)
+    {
+        let message = format!(
+            "output with shape [] doesn't match the broadcast shape {}",
+            meta.fmt_dims(&vec![shapels_shapes::Dim::konst(1); dims.len()])
+        );
+        return raise(Code::BroadcastShape, message);
+    }
     let dtype = match name {
         "sum" | "prod" | "nansum" | "count_nonzero" => {
             if name == "count_nonzero" {
