@@ -192,10 +192,11 @@ pub(super) fn diag_embed(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
     // The result has one dim more; its default diagonal dims are the last
     // two, which a 0-dim input's result does not have.
-    if dims.is_empty() && call.args.get(2, "dim1").is_none() {
-        if let Err(message) = wrap_dim(-2, 1) {
-            return raise(Code::DimOutOfRange, message);
-        }
+    if dims.is_empty()
+        && call.args.get(2, "dim1").is_none()
+        && let Err(message) = wrap_dim(-2, 1)
+    {
+        return raise(Code::DimOutOfRange, message);
     }
     let mut shape = dims.clone();
     if let Some(last) = shape.last().cloned() {
