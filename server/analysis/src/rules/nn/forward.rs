@@ -7,7 +7,7 @@ use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, raise};
+use crate::rules::check::{RuleResult, ShapeError, Stop, check, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{check_inputs, op, out_known, out_shape};
 use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
@@ -99,6 +99,9 @@ fn forward(
         device,
         range,
     };
+    if layer.kind.starts_with("InstanceNorm") {
+        instance_norm_input(meta, &call)?;
+    }
     match family {
         Forward::SameShape => Ok(out_shape(
             meta,
@@ -451,6 +454,41 @@ fn adaptive_pool_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, is_max: bool) 
         return with_indices(out);
     }
     out
+}
+
+/// An instance norm's input: unbatched or batched, and with `affine=True`
+/// (weights per feature) as many features as the layer was built for;
+/// without weights torch only warns about the count.
+fn instance_norm_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
+    let Some(dims) = meta.dims(call.x) else {
+        return Ok(());
+    };
+    let unbatched = call.spatial + 1;
+    check!(
+        dims.len() == unbatched || dims.len() == unbatched + 1,
+        Code::LayerInput,
+        "expected {}D or {}D input (got {}D input)",
+        unbatched,
+        unbatched + 1,
+        dims.len()
+    );
+    let feature_dim = dims.len() - unbatched;
+    if matches!(call.setting("affine"), Some(Value::Bool(Some(true))))
+        && let Some(nf) = call
+            .layer
+            .declared_setting("num_features")
+            .cloned()
+            .and_then(|v| meta.as_dim(&v))
+        && meta.env().known_different(&dims[feature_dim], &nf)
+    {
+        let message = format!(
+            "expected input's size at dim={feature_dim} to match num_features ({}), but got: {}.",
+            meta.fmt_dim(&nf),
+            meta.fmt_dim(&dims[feature_dim])
+        );
+        return Err(ShapeError::new(Code::LayerInput, message).into());
+    }
+    Ok(())
 }
 
 fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {

@@ -661,6 +661,21 @@ fn norm_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, is_batch: bool) -> R
     {
         return raise(Code::LayerInput, message);
     }
+    if name == "group_norm"
+        && let Some(dims) = meta.dims(x)
+        && let (Some(c), Some(g)) = (
+            dims.get(1).and_then(|c| meta.env().value(c)),
+            args.int(1, "num_groups"),
+        )
+        && g > 0
+        && c % g != 0
+    {
+        let message = format!(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={g}",
+            meta.fmt_dims(&dims)
+        );
+        return raise(Code::LayerInput, message);
+    }
     Ok(out_shape(meta, x, x.shape.clone(), x.dtype, device, name))
 }
 

@@ -85,6 +85,14 @@ pub(super) fn pool(
 
 /// The rule behind `pool`: what torch raises is its `Err`.
 #[allow(clippy::too_many_arguments)]
+/// The argument checker's words for a 1-d average pool's input of `rank`
+/// dims.
+fn avg_pool1d_rank(rank: usize, op: &str) -> String {
+    format!(
+        "Expected 2 to 3 dimensions, but got {rank}-dimensional tensor for argument #1 'self' (while checking arguments for {op})"
+    )
+}
+
 fn pool_rule(
     meta: &mut dyn Meta,
     x: &Rc<Tensor>,
@@ -104,6 +112,11 @@ fn pool_rule(
     let Some(dims) = meta.dims(x) else {
         return Ok(out_var(meta, x, x.dtype, device, "pool"));
     };
+    // The 1-d average pool goes through the argument checker, which also
+    // refuses a batch of images.
+    if !is_max && n == 1 && dims.len() > 3 {
+        return raise(Code::PoolInput, avg_pool1d_rank(dims.len(), "avg_pool1d"));
+    }
     if dims.len() < n + 1
         || kernel.len() != n
         || stride.len() != n
@@ -202,14 +215,17 @@ fn adaptive_pool_rule(
     let Some(dims) = meta.dims(x) else {
         return Ok(out_var(meta, x, x.dtype, device, "adaptive_pool"));
     };
+    if avg && n == 1 && dims.len() > 3 {
+        return raise(
+            Code::PoolInput,
+            avg_pool1d_rank(dims.len(), "adaptive_avg_pool1d"),
+        );
+    }
     if dims.len() < n + 1 {
         // The average pools' kernels name themselves (the 1-d one through
         // the argument checker).
         let message = match (avg, n) {
-            (true, 1) => format!(
-                "Expected 2 to 3 dimensions, but got {}-dimensional tensor for argument #1 'self' (while checking arguments for adaptive_avg_pool1d)",
-                dims.len()
-            ),
+            (true, 1) => avg_pool1d_rank(dims.len(), "adaptive_avg_pool1d"),
             (true, _) => format!(
                 "adaptive_avg_pool{n}d(): Expected {}D or {}D tensor, but got {}",
                 n + 1,
