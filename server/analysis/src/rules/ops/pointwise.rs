@@ -270,6 +270,18 @@ fn check_mask(meta: &mut dyn Meta, x: &Rc<Tensor>, args: &Args, range: TextRange
 /// bitwise ops none for floating-point or complex numbers (nor shifts for
 /// bools).
 fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
+    if dtype == DType::Bool {
+        // Some ops refuse masks in words of their own, before any kernel.
+        match name {
+            "neg" | "negative" => {
+                return Some(
+                    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.".into(),
+                );
+            }
+            "relu" => return Some("Boolean inputs not supported for relu".into()),
+            _ => {}
+        }
+    }
     let kernel = if dtype == DType::Bool {
         match name {
             "abs" | "absolute" => "abs_cpu",
@@ -286,6 +298,8 @@ fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
             "bitwise_right_shift" => "rshift_cpu",
             _ => return None,
         }
+    } else if dtype == DType::Int64 && matches!(name, "selu" | "celu") {
+        "elu_cpu"
     } else if dtype.is_floating() || dtype.is_complex() {
         match name {
             "bitwise_and" => "bitwise_and_cpu",
