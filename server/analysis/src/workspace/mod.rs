@@ -416,7 +416,10 @@ pub fn load(
     // imports away from the analysed file they are (None: the file).
     let main_imports = scan::imports(main.module);
     // Absolute names found in this load, shared by the finders of all its
-    // modules (not kept between loads: a load sees the files as they are).
+    // modules. The analysed file's own are found afresh in each load (it
+    // sees the files as they are); its modules' may come from earlier
+    // loads, kept until files are created or deleted, as their
+    // resolutions are.
     let chains = resolve::Chains::default();
     let earlier_chains = cache.earlier_chains();
     let earlier = {

@@ -73,7 +73,7 @@ pub(super) struct Earlier<'a> {
 pub(super) type Chains = RefCell<FxHashMap<String, Vec<Found>>>;
 
 /// Absolute dotted names found by earlier loads, by the search path without
-/// its first folder (see [`Finder::chain`]): files checked in a thousand
+/// its first folder (see [`Finder::chain_of_earlier`]): files checked in a thousand
 /// folders have a thousand search paths that differ only in their first
 /// folder (the file's own), and their imported modules import the same
 /// names. Kept until files are created or deleted.

@@ -83,8 +83,6 @@ pub(super) fn pool(
     meta.settle(range, result)
 }
 
-/// The rule behind `pool`: what torch raises is its `Err`.
-#[allow(clippy::too_many_arguments)]
 /// The argument checker's words for a 1-d average pool's input of `rank`
 /// dims.
 fn avg_pool1d_rank(rank: usize, op: &str) -> String {
@@ -93,6 +91,8 @@ fn avg_pool1d_rank(rank: usize, op: &str) -> String {
     )
 }
 
+/// The rule behind `pool`: what torch raises is its `Err`.
+#[allow(clippy::too_many_arguments)]
 fn pool_rule(
     meta: &mut dyn Meta,
     x: &Rc<Tensor>,

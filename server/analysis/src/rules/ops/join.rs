@@ -114,7 +114,7 @@ pub(super) fn directional_split(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleRe
         && c != 0
     {
         check!(
-            s % c == 0,
+            s.checked_rem(c) == Some(0),
             Code::SplitSize,
             "torch.{} attempted to split along dimension {d}, but the size of the dimension {s} is not divisible by the split_size {c}!",
             call.name
@@ -152,7 +152,13 @@ fn split_at(meta: &mut dyn Meta, call: &OpCall<'_>, d: usize, spec: &Value) -> R
             let Some(bounds) = bounds else {
                 return Ok(Value::Unknown);
             };
-            let clamp = |i: i64| if i < 0 { (i + s).max(0) } else { i.min(s) };
+            let clamp = |i: i64| {
+                if i < 0 {
+                    i.saturating_add(s).max(0)
+                } else {
+                    i.min(s)
+                }
+            };
             let mut start = 0;
             let mut out = Vec::with_capacity(bounds.len() + 1);
             for b in bounds.iter().take(1024) {

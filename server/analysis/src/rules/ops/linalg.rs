@@ -24,11 +24,8 @@ pub(super) fn matrix_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResul
 
 /// `inner`: the last dims contract, the others of both follow in order.
 pub(super) fn inner(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    let (x, dims) = (&call.x, &call.dims);
-    let Some(y) = call.args.tensor(1, "other") else {
-        return Ok(Value::Unknown);
-    };
-    let Some(dy) = meta.dims(&y) else {
+    let dims = &call.dims;
+    let Some((y, dy)) = second_operand(meta, &call, "other") else {
         return Ok(Value::Unknown);
     };
     let (Some(a), Some(b)) = (dims.last(), dy.last()) else {
@@ -44,20 +41,14 @@ pub(super) fn inner(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     }
     let mut shape = dims[..dims.len() - 1].to_vec();
     shape.extend(dy[..dy.len() - 1].iter().cloned());
-    let dtype = promote(&[
-        (&Value::Tensor(x.clone()), Some(dims.len())),
-        (&Value::Tensor(y.clone()), Some(dy.len())),
-    ]);
+    let dtype = pair_dtype(&call, &y, dy.len());
     Ok(call.output(meta, shape, dtype))
 }
 
 /// `vdot`: two vectors of one length give a 0-dim tensor.
 pub(super) fn vdot(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    let (x, dims) = (&call.x, &call.dims);
-    let Some(y) = call.args.tensor(1, "other") else {
-        return Ok(Value::Unknown);
-    };
-    let Some(dy) = meta.dims(&y) else {
+    let dims = &call.dims;
+    let Some((y, dy)) = second_operand(meta, &call, "other") else {
         return Ok(Value::Unknown);
     };
     if dims.len() != 1 || dy.len() != 1 {
@@ -71,20 +62,34 @@ pub(super) fn vdot(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     if !meta.env().known_equal(&dims[0], &dy[0]) {
         return Ok(Value::Unknown);
     }
-    let dtype = promote(&[
-        (&Value::Tensor(x.clone()), Some(1)),
-        (&Value::Tensor(y.clone()), Some(1)),
-    ]);
+    let dtype = pair_dtype(&call, &y, 1);
     Ok(call.output(meta, Vec::new(), dtype))
+}
+
+/// The second tensor of a product of two (`other`, `vec2`) and its dims,
+/// when both are known.
+fn second_operand(
+    meta: &mut dyn Meta,
+    call: &OpCall<'_>,
+    key: &str,
+) -> Option<(Rc<Tensor>, Vec<Dim>)> {
+    let y = call.args.tensor(1, key)?;
+    let dy = meta.dims(&y)?;
+    Some((y, dy))
+}
+
+/// The dtype the input and a second tensor of `rank` dims promote to.
+fn pair_dtype(call: &OpCall<'_>, y: &Rc<Tensor>, rank: usize) -> Option<DType> {
+    promote(&[
+        (&Value::Tensor(call.x.clone()), Some(call.dims.len())),
+        (&Value::Tensor(y.clone()), Some(rank)),
+    ])
 }
 
 /// `outer`, `ger`.
 pub(super) fn outer(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    let (args, x, dims) = (call.args, &call.x, &call.dims);
-    let Some(y) = args.tensor(1, "vec2") else {
-        return Ok(Value::Unknown);
-    };
-    let Some(dy) = meta.dims(&y) else {
+    let dims = &call.dims;
+    let Some((y, dy)) = second_operand(meta, &call, "vec2") else {
         return Ok(Value::Unknown);
     };
     for (what, n) in [("self", dims.len()), ("vec2", dy.len())] {
@@ -96,10 +101,7 @@ pub(super) fn outer(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (Some(a), Some(b)) = (dims.first(), dy.first()) else {
         return Ok(Value::Unknown);
     };
-    let dtype = promote(&[
-        (&Value::Tensor(x.clone()), Some(1)),
-        (&Value::Tensor(y.clone()), Some(1)),
-    ]);
+    let dtype = pair_dtype(&call, &y, 1);
     Ok(call.output(meta, vec![a.clone(), b.clone()], dtype))
 }
 

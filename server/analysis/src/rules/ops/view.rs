@@ -113,7 +113,7 @@ pub(super) fn unflatten(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
             .collect();
         let known = numel(&known);
         if let (Some(total), Some(part)) = (meta.env().value(&dims[d]), meta.env().value(&known))
-            && (part == 0 || total % part != 0)
+            && total.checked_rem(part) != Some(0)
         {
             let message = mismatch(meta, &new);
             return raise(Code::ViewSize, message);
