@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::resolve::{EarlierChains, PerImport, Resolutions};
+use super::resolve::{PerImport, Resolutions};
 use super::{FILE_SPAN, FileSystem, LoadedModule, scan};
 
 /// More versions than this and the least recently used go.
-pub(super) const CAPACITY: usize = 4096;
+const CAPACITY: usize = 4096;
 
 /// The hasher of file texts: the same in every run and on every thread.
 pub(super) fn text_hasher() -> impl Hasher {
@@ -45,8 +45,6 @@ pub struct ModuleCache {
     /// its imports give nothing here): the same along any search path, so
     /// found once however many folders the analysed files are in.
     relative: FxHashMap<u32, PerImport>,
-    /// What absolute names of imported modules' imports were found to be.
-    earlier_chains: Rc<EarlierChains>,
     /// Top levels run by earlier analyses (see `executed`).
     executed: super::executed::Executed,
     /// The last text read of each path and its hash: a host that hands
@@ -86,12 +84,7 @@ impl ModuleCache {
     pub fn forget_resolutions(&mut self) {
         self.resolutions.clear();
         self.relative.clear();
-        self.earlier_chains.clear();
         super::executed::clear(&self.executed);
-    }
-
-    pub(super) fn earlier_chains(&self) -> Rc<EarlierChains> {
-        self.earlier_chains.clone()
     }
 
     pub(super) fn executed(&self) -> super::executed::Executed {

@@ -172,20 +172,6 @@ impl SearchPath {
     pub fn import_dirs(&self) -> Vec<PathBuf> {
         self.stubs.iter().chain(&self.dirs).cloned().collect()
     }
-
-    /// The first folder of `dirs` (a file's own folder, when it has one),
-    /// and where imports are looked for without it, with a hash of that.
-    pub(crate) fn split_first(&self) -> (Option<&Path>, (u64, Vec<PathBuf>)) {
-        use std::hash::{Hash, Hasher};
-        let (head, tail) = match self.dirs.split_first() {
-            Some((head, tail)) => (Some(head.as_path()), tail),
-            None => (None, &[][..]),
-        };
-        let rest: Vec<PathBuf> = self.stubs.iter().chain(tail).cloned().collect();
-        let mut hasher = cache::text_hasher();
-        rest.hash(&mut hasher);
-        (head, (hasher.finish(), rest))
-    }
 }
 
 /// One version of one imported file: its text and its syntax, with
@@ -416,21 +402,8 @@ pub fn load(
     // imports away from the analysed file they are (None: the file).
     let main_imports = scan::imports(main.module);
     // Absolute names found in this load, shared by the finders of all its
-    // modules. The analysed file's own are found afresh in each load (it
-    // sees the files as they are); its modules' may come from earlier
-    // loads, kept until files are created or deleted, as their
-    // resolutions are.
+    // modules (not kept between loads: a load sees the files as they are).
     let chains = resolve::Chains::default();
-    let earlier_chains = cache.earlier_chains();
-    let earlier = {
-        let (head, (rest_key, rest)) = search.split_first();
-        resolve::Earlier {
-            chains: &earlier_chains,
-            head,
-            rest,
-            rest_key,
-        }
-    };
     let mut queue: std::collections::VecDeque<(Option<Rc<LoadedModule>>, u32)> =
         std::collections::VecDeque::new();
     queue.push_back((None, 0));
@@ -450,7 +423,6 @@ pub fn load(
             search,
             importer: path,
             chains: &chains,
-            earlier: (importer != 0).then_some(&earlier),
         };
         let found = match (importer, cache.resolutions(importer, search_key)) {
             (0, _) => Rc::new(finder.resolve_all(imports)),

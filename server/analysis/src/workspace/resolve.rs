@@ -51,42 +51,11 @@ pub(super) struct Finder<'a> {
     /// finders of one `load`: the modules of a large package import the
     /// same few names (`os`, `packaging.version`) over and over.
     pub(super) chains: &'a Chains,
-    /// What absolute names were found to be by earlier loads, for the
-    /// imports of imported modules (`None` for the analysed file's own,
-    /// which are found afresh each time: they are what an edit changes).
-    pub(super) earlier: Option<&'a Earlier<'a>>,
-}
-
-/// What earlier loads found, with the search path of this one split as
-/// they are keyed (see [`Finder::chain_of_earlier`]).
-pub(super) struct Earlier<'a> {
-    pub(super) chains: &'a EarlierChains,
-    /// The search path's first folder.
-    pub(super) head: Option<&'a Path>,
-    /// The rest of it, stubs first, and a hash of that.
-    pub(super) rest: Vec<PathBuf>,
-    pub(super) rest_key: u64,
 }
 
 /// Absolute dotted names and what each prefix of them is (see `chain`),
 /// along one search path, as the files are at one `load`.
 pub(super) type Chains = RefCell<FxHashMap<String, Vec<Found>>>;
-
-/// Absolute dotted names found by earlier loads, by the search path without
-/// its first folder (see [`Finder::chain_of_earlier`]): files checked in a thousand
-/// folders have a thousand search paths that differ only in their first
-/// folder (the file's own), and their imported modules import the same
-/// names. Kept until files are created or deleted.
-#[derive(Debug, Default)]
-pub(super) struct EarlierChains {
-    found: RefCell<FxHashMap<(u64, String), Vec<Found>>>,
-}
-
-impl EarlierChains {
-    pub(super) fn clear(&self) {
-        self.found.borrow_mut().clear();
-    }
-}
 
 /// What a module's imports name: (level, dotted name) and what was found,
 /// each name once, in the order the imports first need them.
@@ -197,50 +166,16 @@ impl Finder<'_> {
         if let Some(known) = self.chains.borrow().get(dotted) {
             return known.clone();
         }
-        let out = match self.earlier {
-            Some(earlier) => self.chain_of_earlier(earlier, dotted),
-            None => self.chain_searched(dotted, &self.search.import_dirs()),
-        };
+        let out = self.chain_searched(dotted);
         self.chains
             .borrow_mut()
             .insert(dotted.to_string(), out.clone());
         out
     }
 
-    /// [`chain`] through what earlier loads found. Where the first folder
-    /// of the search path holds nothing of the name's first part (no
-    /// folder, module or stub of that name), the name is found in the
-    /// other folders as if that one were not on the path: the prefixes
-    /// below the first part are looked for in what it names, not along
-    /// the path. So the answer is shared by every search path with the
-    /// same other folders.
-    fn chain_of_earlier(&self, earlier: &Earlier<'_>, dotted: &str) -> Vec<Found> {
-        let first = dotted.split('.').next().unwrap_or("");
-        let free = earlier.head.is_none_or(|dir| {
-            self.fs.kind(&dir.join(first)) == PathKind::Missing
-                && ["py", "pyi"].iter().all(|ext| {
-                    self.fs.kind(&dir.join(format!("{first}.{ext}"))) == PathKind::Missing
-                })
-        });
-        if !free {
-            return self.chain_searched(dotted, &self.search.import_dirs());
-        }
-        let key = (earlier.rest_key, dotted.to_string());
-        let found = &earlier.chains.found;
-        if let Some(known) = found.borrow().get(&key) {
-            return known.clone();
-        }
-        let out = self.chain_searched(dotted, &earlier.rest);
-        if found.borrow().len() > super::cache::CAPACITY * 16 {
-            found.borrow_mut().clear();
-        }
-        found.borrow_mut().insert(key, out.clone());
-        out
-    }
-
-    fn chain_searched(&self, dotted: &str, dirs: &[PathBuf]) -> Vec<Found> {
+    fn chain_searched(&self, dotted: &str) -> Vec<Found> {
         let mut out = Vec::new();
-        let mut dirs: Vec<PathBuf> = dirs.to_vec();
+        let mut dirs: Vec<PathBuf> = self.search.import_dirs();
         for part in dotted.split('.') {
             match self.find_in(&dirs, part) {
                 Some(found) => {
