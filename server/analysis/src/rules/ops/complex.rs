@@ -21,7 +21,7 @@ fn has_complex(d: DType) -> bool {
 
 /// The complex dtype with parts of `d`, for the float dtypes that have one
 /// the analysis names (half makes torch's complex32).
-fn complex_of(d: DType) -> Option<DType> {
+pub(super) fn complex_of(d: DType) -> Option<DType> {
     match d {
         DType::Float32 => Some(DType::Complex64),
         DType::Float64 => Some(DType::Complex128),
@@ -30,7 +30,7 @@ fn complex_of(d: DType) -> Option<DType> {
 }
 
 /// The float dtype of the parts of a complex `d`.
-fn part_of(d: DType) -> Option<DType> {
+pub(super) fn part_of(d: DType) -> Option<DType> {
     match d {
         DType::Complex64 => Some(DType::Float32),
         DType::Complex128 => Some(DType::Float64),

@@ -385,7 +385,7 @@ pub(super) fn same_shape(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 /// The checks torch's linear algebra makes of an op on square matrices
 /// (batches of them): at least 2 dims, and the last two of one size.
 /// `Err` carries torch's message, named as torch names the op.
-fn check_square(meta: &dyn Meta, name: &str, dims: &[Dim]) -> Result<(), String> {
+pub(super) fn check_square(meta: &dyn Meta, name: &str, dims: &[Dim]) -> Result<(), String> {
     let shown = match name {
         "inverse" | "linalg_inv" | "linalg_inv_ex" => "linalg.inv",
         "matrix_exp" | "linalg_matrix_exp" => "linalg.matrix_exp",

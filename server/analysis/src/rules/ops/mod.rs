@@ -8,6 +8,7 @@
 
 mod calculus;
 mod complex;
+mod decompositions;
 mod einsum;
 mod inputs;
 mod join;

@@ -1,7 +1,7 @@
 //! The op registry's table: the `OpDef` of every op the rule table knows, tensor creation included, by family.
 
 use super::registry::{FactoryRule, Family, MethodRule, NumberFirst, OpDef, OpRule, UnreadArgs};
-use super::{calculus, complex, join, linalg, reduction, select, view};
+use super::{calculus, complex, decompositions, join, linalg, reduction, select, view};
 use crate::rules::creation::{factories, methods};
 
 const fn same(name: &'static str) -> OpDef {
@@ -453,6 +453,23 @@ pub(super) static OPS: &[OpDef] = &[
     linalg("logdet", linalg::determinant),
     linalg("slogdet", linalg::determinant),
     linalg("linalg_slogdet", linalg::determinant),
+    linalg("svd", decompositions::svd),
+    linalg("linalg_svd", decompositions::svd),
+    linalg("linalg_svdvals", decompositions::svd),
+    linalg("linalg_qr", decompositions::qr),
+    linalg("linalg_eig", decompositions::eig),
+    linalg("linalg_eigvals", decompositions::eig),
+    linalg("linalg_eigh", decompositions::eig),
+    linalg("linalg_eigvalsh", decompositions::eig),
+    linalg("cholesky", decompositions::square_same),
+    linalg("linalg_cholesky", decompositions::square_same),
+    linalg("matrix_power", decompositions::square_same),
+    linalg("linalg_matrix_power", decompositions::square_same),
+    linalg("linalg_matrix_norm", decompositions::per_matrix),
+    linalg("linalg_cond", decompositions::per_matrix),
+    linalg("linalg_matrix_rank", decompositions::per_matrix),
+    linalg("pinverse", decompositions::pinv),
+    linalg("linalg_pinv", decompositions::pinv),
     // Complex views and transforms.
     complex("real", complex::part),
     complex("imag", complex::part),
