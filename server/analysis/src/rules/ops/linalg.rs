@@ -9,7 +9,7 @@ use super::OpCall;
 use super::output::{out_known, out_shape, out_var};
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, raise};
+use crate::rules::check::{RuleResult, ShapeError, check, raise};
 use crate::rules::dtype::promote;
 use crate::rules::meta::Meta;
 use crate::rules::shape::{broadcast, wrap_dim};
@@ -20,6 +20,50 @@ pub(super) fn matrix_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResul
     let (name, args, x) = (call.name, call.args, &call.x);
     let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
     Ok(matmul(meta, name, x, &other, args, call.device, call.range))
+}
+
+/// `cross`, `linalg.cross`: two batches of 3-vectors of one rank along
+/// `dim` (the last for `linalg.cross`; for `cross` without one, the first
+/// of size 3), their other dims broadcast.
+pub(super) fn cross(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let dims = &call.dims;
+    let Some((y, dy)) = second_operand(meta, &call, "other") else {
+        return Ok(Value::Unknown);
+    };
+    check!(
+        dims.len() == dy.len(),
+        Code::MatmulShape,
+        "linalg.cross: inputs must have the same number of dimensions."
+    );
+    let three = Dim::konst(3);
+    let written = match call.args.get(2, "dim") {
+        Some(Value::Int(d)) => d.as_const(),
+        None | Some(Value::None) if call.name == "linalg_cross" => Some(-1),
+        // The old `cross` takes the first dim both hold 3 in.
+        None | Some(Value::None) => (0..dims.len())
+            .find(|&i| {
+                meta.env().known_equal(&dims[i], &three) && meta.env().known_equal(&dy[i], &three)
+            })
+            .map(|i| i as i64),
+        _ => None,
+    };
+    let Some(written) = written else {
+        return Ok(Value::Unknown);
+    };
+    let d = wrap_dim(written, dims.len())
+        .map_err(|message| ShapeError::new(Code::DimOutOfRange, message))?;
+    if meta.env().known_different(&dims[d], &three) || meta.env().known_different(&dy[d], &three) {
+        let message = format!(
+            "linalg.cross: inputs dimension {written} must have length 3. Got {} and {}",
+            meta.fmt_dim(&dims[d]),
+            meta.fmt_dim(&dy[d])
+        );
+        return raise(Code::MatmulShape, message);
+    }
+    let shape = broadcast(meta, dims, &dy)
+        .map_err(|message| ShapeError::new(Code::BroadcastShape, message))?;
+    let dtype = pair_dtype(&call, &y, dy.len());
+    Ok(call.output(meta, shape, dtype))
 }
 
 /// `inner`: the last dims contract, the others of both follow in order.
@@ -373,13 +417,6 @@ pub(super) fn distance(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         shape.remove(d);
     }
     Ok(call.output(meta, shape, x.dtype))
-}
-
-/// `cross`, `linalg_cross`, `inverse`, `linalg_inv`, `matrix_exp`,
-/// `linalg_matrix_exp`: the result has the input's shape.
-pub(super) fn same_shape(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    let (x, dims) = (&call.x, &call.dims);
-    Ok(call.output(meta, dims.clone(), x.dtype))
 }
 
 /// The checks torch's linear algebra makes of an op on square matrices
