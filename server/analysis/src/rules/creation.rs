@@ -71,7 +71,12 @@ impl FactoryCall<'_> {
 /// Torch's message for the negative size at `at` of `dims`: most factories
 /// leave it to the allocation, but some check their sizes in their own words
 /// first.
-fn negative_size_message(meta: &dyn Meta, name: &str, dims: &[Dim], at: usize) -> String {
+pub(crate) fn negative_size_message(
+    meta: &dyn Meta,
+    name: &str,
+    dims: &[Dim],
+    at: usize,
+) -> String {
     let bad = &dims[at];
     match name {
         "zeros" => "zeros: Dimension size must be non-negative.".to_string(),

@@ -293,13 +293,11 @@ fn new_sizes_of_unknown_rank(call: &MethodCall<'_>) -> Option<Shape> {
 /// A `new_*` tensor of `dims`, or of an unknown rank when they are not known.
 fn new_of_sizes(meta: &mut dyn Meta, call: &MethodCall<'_>, dims: Option<Vec<Dim>>) -> Value {
     if let Some(dims) = &dims
-        && let Some(bad) = dims.iter().find(|d| d.as_const().is_some_and(|n| n < 0))
+        && let Some(at) = dims
+            .iter()
+            .position(|d| d.as_const().is_some_and(|n| n < 0))
     {
-        let message = format!(
-            "Trying to create tensor with negative dimension {}: {}",
-            meta.fmt_dim(bad),
-            meta.fmt_dims(dims)
-        );
+        let message = super::negative_size_message(meta, call.name, dims, at);
         meta.report(call.range, Code::NegativeSize, message);
         return Value::Unknown;
     }

@@ -76,15 +76,15 @@ fn loss_ce_rule(
         };
         return raise(Code::DimOutOfRange, message.to_string());
     }
-    // Class probabilities are a floating target of the input's shape
-    // (to `cross_entropy`); any other target holds class indices (torch checks its sizes, then
+    // Class probabilities are a floating target of the input's shape (to
+    // `cross_entropy`; `nll_loss` takes class indices only); any other
+    // target holds class indices (torch checks its sizes, then
     // its dtype).
     let same_shape = xd.len() == td.len()
         && !xd
             .iter()
             .zip(&td)
             .any(|(a, b)| meta.env().known_different(a, b));
-    // `nll_loss` takes class indices only.
     let class_target = !cross_entropy || t.dtype.is_none_or(|d| !d.is_floating()) || !same_shape;
     if class_target {
         let expected: Vec<Dim> = if xd.len() == 1 {

@@ -6,7 +6,7 @@ use super::OpCall;
 use super::complex::{complex_of, part_of};
 use super::linalg::check_square;
 use crate::code::Code;
-use crate::rules::check::{RuleResult, check, raise};
+use crate::rules::check::{RuleResult, ShapeError, check, raise};
 use crate::rules::meta::Meta;
 use crate::value::{DType, Value};
 
@@ -50,7 +50,7 @@ fn real(d: Option<DType>) -> Option<DType> {
 /// `linalg.svd`, `svd`, `linalg.svdvals`: `U`, `S` and `Vh` (`V` for the
 /// old `svd`), full or reduced to `k = min(m, n)`.
 pub(super) fn svd(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    let a = matrices(&call, "linalg.svd").map_err(|m| raise_err(Code::MatmulShape, m))?;
+    let a = matrices(&call, "linalg.svd").map_err(|m| ShapeError::new(Code::MatmulShape, m))?;
     let k = a.m.minimum(&a.n);
     let dtype = call.x.dtype;
     let s = call.output(meta, batched(&a.batch, &[&k]), real(dtype));
@@ -89,7 +89,7 @@ pub(super) fn svd(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 /// `linalg.qr`: `Q` and `R`, reduced (`k = min(m, n)` columns of `Q`),
 /// complete (`Q` square) or `R` alone (`Q` empty).
 pub(super) fn qr(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
-    let a = matrices(&call, "linalg.qr").map_err(|m| raise_err(Code::MatmulShape, m))?;
+    let a = matrices(&call, "linalg.qr").map_err(|m| ShapeError::new(Code::MatmulShape, m))?;
     let k = a.m.minimum(&a.n);
     let mode = call.args.str(1, "mode");
     let (q, r) = match mode.as_deref() {
@@ -118,7 +118,7 @@ pub(super) fn eig(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         "linalg_eigvals" => "linalg.eigvals",
         _ => "linalg.eigh",
     };
-    let a = matrices(&call, shown).map_err(|m| raise_err(Code::MatmulShape, m))?;
+    let a = matrices(&call, shown).map_err(|m| ShapeError::new(Code::MatmulShape, m))?;
     if let Err(message) = check_square(meta, shown, &call.dims) {
         return raise(Code::MatmulShape, message);
     }
@@ -205,8 +205,4 @@ pub(super) fn pinv(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let mut shape = call.dims.clone();
     shape.swap(rank - 2, rank - 1);
     Ok(call.output(meta, shape, call.x.dtype))
-}
-
-fn raise_err(code: Code, message: String) -> crate::rules::check::Stop {
-    crate::rules::check::ShapeError::new(code, message).into()
 }

@@ -51,13 +51,6 @@ pub(super) fn same_shape(
     if let Some(message) = x.dtype.and_then(|d| kernel_refuses(name, d)) {
         return raise(Code::DtypeUnsupported, message);
     }
-    // `relu` is a clamp at 0, which complex numbers have no order for.
-    if name == "relu" && x.dtype.is_some_and(DType::is_complex) {
-        return raise(
-            Code::DtypeUnsupported,
-            "clamp is not supported for complex types".into(),
-        );
-    }
     let mut dtype = x.dtype;
     match name {
         // several tensor operands broadcast together (out of place)
@@ -98,12 +91,6 @@ pub(super) fn same_shape(
         }
         // bounds take part in type promotion: int.clamp(min=0.5) is float
         "clamp" | "clip" | "clamp_min" | "clamp_max" => {
-            if x.dtype.is_some_and(DType::is_complex) {
-                return raise(
-                    Code::DtypeUnsupported,
-                    "clamp is not supported for complex types".into(),
-                );
-            }
             let given = |i, key| !matches!(args.get(i, key), None | Some(Value::None));
             if matches!(name, "clamp" | "clip") && !given(1, "min") && !given(2, "max") {
                 return raise(
@@ -265,11 +252,15 @@ fn check_mask(meta: &mut dyn Meta, x: &Rc<Tensor>, args: &Args, range: TextRange
     }
 }
 
-/// What torch's CPU kernel of a pointwise op says when it has no loop for
-/// `dtype`: rounding, `abs` and a few others have none for bools, the
-/// bitwise ops none for floating-point or complex numbers (nor shifts for
-/// bools).
+/// What torch says when a pointwise op has no loop for `dtype`: rounding,
+/// `abs` and a few others have none for bools, the bitwise ops none for
+/// floating-point or complex numbers (nor shifts for bools), clamps none
+/// for complex numbers; a few refuse in words of their own.
 fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
+    // Complex numbers have no order to clamp by (`relu` is a clamp at 0).
+    if dtype.is_complex() && matches!(name, "clamp" | "clip" | "clamp_min" | "clamp_max" | "relu") {
+        return Some("clamp is not supported for complex types".into());
+    }
     if dtype == DType::Bool {
         // Some ops refuse masks in words of their own, before any kernel.
         match name {
@@ -340,10 +331,13 @@ pub(super) fn binary(
         _ => return Value::Unknown,
     };
     let (da, db) = (dims_of(meta, a), dims_of(meta, b));
-    let dtype = {
+    let promoted = {
         let ra = da.clone().flatten().map(|d| d.len());
         let rb = db.clone().flatten().map(|d| d.len());
-        let d = promote(&[(a, ra), (b, rb)]);
+        promote(&[(a, ra), (b, rb)])
+    };
+    let dtype = {
+        let d = promoted;
         if OpDef::family_of(name) == Some(Family::Compare) {
             Some(DType::Bool)
         } else if name == "float_power" {
@@ -392,11 +386,7 @@ pub(super) fn binary(
         );
         return Value::Unknown;
     }
-    let refused = {
-        let ra = da.clone().flatten().map(|d| d.len());
-        let rb = db.clone().flatten().map(|d| d.len());
-        promote(&[(a, ra), (b, rb)]).and_then(|d| kernel_refuses(name, d))
-    };
+    let refused = promoted.and_then(|d| kernel_refuses(name, d));
     let (Some(Some(xa)), Some(Some(xb))) = (da.clone(), db.clone()) else {
         if let Some(message) = refused {
             meta.report(range, Code::DtypeUnsupported, message);
@@ -417,11 +407,14 @@ pub(super) fn binary(
         };
         return out_shape(meta, &template, shape, dtype, device, name);
     };
-    match broadcast(meta, &xa, &xb) {
-        Ok(_) if refused.is_some() => {
-            meta.report(range, Code::DtypeUnsupported, refused.unwrap_or_default());
-            Value::Unknown
-        }
+    let broadcasted = broadcast(meta, &xa, &xb);
+    if broadcasted.is_ok()
+        && let Some(message) = refused
+    {
+        meta.report(range, Code::DtypeUnsupported, message);
+        return Value::Unknown;
+    }
+    match broadcasted {
         Ok(shape) => out_known(meta, &template, shape, dtype, device, name),
         Err(message) => {
             // `rsub(a, b)` is `b - a`: torch broadcasts `b` first, so its

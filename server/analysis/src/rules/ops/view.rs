@@ -341,15 +341,12 @@ pub(super) fn repeat(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let mut r = vec![Dim::konst(1); n - reps.len()];
     r.extend(reps);
     let shape: Vec<Dim> = padded.iter().zip(&r).map(|(a, b)| a.mul(b)).collect();
-    if r.iter().any(|r| meta.env().value(r).is_some_and(|v| v < 0)) {
-        let neg = shape
+    if r.iter().any(|r| meta.env().value(r).is_some_and(|v| v < 0))
+        && let Some(at) = shape
             .iter()
-            .find_map(|d| meta.env().value(d).filter(|v| *v < 0));
-        let message = format!(
-            "Trying to create tensor with negative dimension {}: {}",
-            neg.unwrap_or(-1),
-            meta.fmt_dims(&shape)
-        );
+            .position(|d| meta.env().value(d).is_some_and(|v| v < 0))
+    {
+        let message = crate::rules::creation::negative_size_message(meta, name, &shape, at);
         return raise(Code::NegativeSize, message);
     }
     Ok(call.output(meta, shape, x.dtype))
