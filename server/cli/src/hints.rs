@@ -57,6 +57,7 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
             &config.analysis,
             &search,
             &shapels_lsp::files::DiskFiles,
+            shapels_syntax::parse_on_two_threads,
         )
     };
     let Some(analysis) = analysis else {

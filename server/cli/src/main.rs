@@ -39,7 +39,7 @@ fn main() -> ExitCode {
     logging::init(cli.log_level.as_deref(), default_level);
     match cli.command {
         Command::Lsp => lsp(),
-        Command::Check(args) => check::run(&args),
+        Command::Check(args) => end_process(check::run(&args)),
         Command::Hints(args) => hints::run(&args),
         Command::Summary(args) => summary::run(&args),
     }
@@ -61,4 +61,26 @@ fn lsp() -> ExitCode {
     let code = runtime.block_on(shapels_lsp::serve(tokio::io::stdin(), tokio::io::stdout()));
     runtime.shutdown_background();
     std::process::exit(code)
+}
+
+/// Ends a one-shot command's process with `code` once its output is out,
+/// without the work of an orderly exit: the allocator's collection of every
+/// thread's heap and its return of the pages to the system (`mi_process_done`),
+/// which the kernel does anyway when the process ends. For `shapels check`
+/// of one file from a pre-commit hook or an on-save command that was about
+/// a twentieth of the run.
+fn end_process(code: u8) -> ExitCode {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    #[cfg(unix)]
+    #[allow(unsafe_code)]
+    // SAFETY: `_exit` only ends the process. Its output is flushed above;
+    // nothing else it made outlives it (reports go to stdout, logs to
+    // stderr, no file is written).
+    unsafe {
+        libc::_exit(i32::from(code))
+    }
+    #[cfg(not(unix))]
+    ExitCode::from(code)
 }

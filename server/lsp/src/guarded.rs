@@ -11,6 +11,7 @@ use std::path::Path;
 
 use shapels_analysis::workspace::{self, FileSystem, MainFile, ModuleCache, SearchPath};
 use shapels_analysis::{Config, Coverage, FileAnalysis};
+use shapels_syntax::ParsedFile;
 
 /// The largest source, in bytes, that is parsed and analysed. Above this
 /// the cost grows past what an editor or CI can wait for (release build: a
@@ -88,18 +89,21 @@ fn load_imports(
 /// Analyses `source`, the text of the file at `path`, following its imports
 /// of the user's own modules along `search` through `files` (see
 /// `shapels_analysis::workspace`), with a diagnostic for each syntax error;
-/// `None` when the analysis panicked.
+/// `None` when the analysis panicked. `parse` parses the file:
+/// `shapels_syntax::parse`, or `shapels_syntax::parse_on_two_threads` when
+/// the caller checks one file and the second core would idle.
 pub fn analyze_in_workspace(
     path: &Path,
     source: &str,
     config: &Config,
     search: &SearchPath,
     files: &dyn FileSystem,
+    parse: fn(&str) -> ParsedFile,
 ) -> Option<FileAnalysis> {
     let name = path.display().to_string();
     guard(&name, "analysis", || {
         let start = std::time::Instant::now();
-        let parsed = shapels_syntax::parse(source);
+        let parsed = parse(source);
         let main = MainFile {
             path: Some(path),
             module: &parsed.module,

@@ -16,6 +16,7 @@ mod moved;
 pub mod queries;
 mod shift;
 mod source_text;
+mod two_threads;
 
 use std::cell::RefCell;
 
@@ -26,6 +27,7 @@ pub use edit::{ByteEdit, edit_between};
 pub use lower::MAX_DEPTH;
 pub use moved::only_moved;
 pub use source_text::{NotUtf8, source_text};
+pub use two_threads::parse_on_two_threads;
 
 use ast::{Module, TextRange};
 
@@ -63,7 +65,7 @@ struct Kept {
 thread_local! {
     /// Parsers keep internal buffers between parses, so one is kept per
     /// thread rather than built for every keystroke.
-    static PARSER: RefCell<Option<Parser>> = RefCell::new(new_parser());
+    pub(crate) static PARSER: RefCell<Option<Parser>> = RefCell::new(new_parser());
 }
 
 fn new_parser() -> Option<Parser> {

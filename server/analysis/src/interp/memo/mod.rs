@@ -55,7 +55,18 @@ pub(crate) struct Memo {
     bodies: Vec<Rc<Parts>>,
     /// The classes keys name, by address.
     classes: FxHashMap<usize, Rc<crate::value::Class>>,
+    /// Per function definition (by address), how many of its runs in a row
+    /// returned a list, dict or object, which is never kept. A definition
+    /// that builds one on every call (`_make_layer`, `make_layers`) is not
+    /// keyed again after `BUILDER_RUNS` of them: its key walks the whole
+    /// half-built model it is called on, for a result that cannot be kept.
+    /// Not keying a call only runs it, as a call that misses does.
+    builders: FxHashMap<usize, u32>,
 }
+
+/// How many runs in a row with a result that cannot be kept make a
+/// function definition a builder (see `Memo::builders`).
+const BUILDER_RUNS: u32 = 2;
 
 /// The analysis state a body can read beyond its inputs; a result holds
 /// while these are the same. New symbols, rank variables and modes are
@@ -169,6 +180,15 @@ impl Interp<'_> {
         if self.summary.is_some() {
             return Lookup::Run(None);
         }
+        let def = Rc::as_ptr(&f.def) as usize;
+        if self
+            .memo
+            .builders
+            .get(&def)
+            .is_some_and(|runs| *runs >= BUILDER_RUNS)
+        {
+            return Lookup::Run(None);
+        }
         let Some(key) = self.call_key(f, receiver, args, kwargs, open) else {
             return Lookup::Run(None);
         };
@@ -225,12 +245,13 @@ impl Interp<'_> {
         let Some(p) = pending else { return };
         let recorded = self.recorder.end_capture(p.mark);
         let after = self.footprint();
+        let plain = self.count_builder_runs(&p, result);
         let clean = Footprint {
             symbols: p.before.symbols,
             ..after
         } == p.before
             && !self.out_of_budget()
-            && is_plain(result, 0);
+            && plain;
         let recorded = recorded.filter(|_| clean);
         // Only a call that made no symbols can be read in another run.
         let carried = recorded
@@ -251,6 +272,21 @@ impl Interp<'_> {
                 },
             );
         }
+    }
+
+    /// Whether `result` is plain data (see `is_plain`), counting the runs in
+    /// a row of the called definition that were not (see `Memo::builders`).
+    fn count_builder_runs(&mut self, p: &Pending, result: &Value) -> bool {
+        let plain = is_plain(result, 0);
+        if let Some(Value::Function(f)) = p.inputs.first() {
+            let def = Rc::as_ptr(&f.def) as usize;
+            if plain {
+                self.memo.builders.remove(&def);
+            } else {
+                *self.memo.builders.entry(def).or_default() += 1;
+            }
+        }
+        plain
     }
 
     fn memo_structure(&self, number: u32) -> Option<Rc<Parts>> {
