@@ -17,6 +17,9 @@ pub(crate) struct Args {
     /// parsing of a function call's arguments (`torch.ge(2, x)` refuses
     /// the number) does not apply.
     pub operator: bool,
+    /// Called as a tensor's method (`x.maximum(y)`): `self` is the first of
+    /// `pos`, and torch's argument parsing counts positions after it.
+    pub method: bool,
 }
 
 impl Args {
@@ -26,6 +29,7 @@ impl Args {
             kw,
             ranges: Vec::new(),
             operator: false,
+            method: false,
         }
     }
 

@@ -252,7 +252,10 @@ pub(crate) fn tensor_method(
         let (_, sizes) = kwargs.remove(at);
         positional.extend(meta.sizes_from_opaque(vec![sizes]));
     }
-    let args = Args::new(positional, kwargs);
+    let args = Args {
+        method: true,
+        ..Args::new(positional, kwargs)
+    };
     // A method the op registry gives a rule of its own (`new_zeros`,
     // `size`, `to`) runs it; any other is a tensor op.
     if let Some(v) = creation::method(meta, t, name, &args, range) {

@@ -232,6 +232,9 @@ fn dispatch(
             return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
         }
         Some(f) if f.is_binary() => {
+            if let Err(stop) = number_second(name, args) {
+                return meta.settle(range, Err(stop));
+            }
             let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
             return binary(meta, name, &Value::Tensor(x), &other, args, device, range);
         }
@@ -475,6 +478,42 @@ fn scalar_fallback(
             Ok(Value::Unknown)
         }
     }
+}
+
+/// Torch's argument parsing of a number passed as the second operand of an
+/// elementwise op with no overload that takes one (`torch.maximum(x, 0)`,
+/// `x.minimum(2)`, `mask.logical_or(1)`): the ops that refuse a number
+/// first (`NumberFirst::NotTensor`) refuse it anywhere. Judged for the
+/// plain call, by position or by the parameter's keyword; an operator
+/// (`x >= 2`) never is.
+fn number_second(name: &str, args: &Args) -> Result<(), Stop> {
+    if args.operator || OpDef::of(name).map(|def| def.number_first) != Some(NumberFirst::NotTensor)
+    {
+        return Ok(());
+    }
+    let parameter = if name == "heaviside" {
+        "values"
+    } else {
+        "other"
+    };
+    // Torch names the position of a positional argument (counting `self`
+    // of a method call out), not of a keyword.
+    let (value, position) = match (args.pos.as_slice(), args.kw.as_slice()) {
+        ([_, value], []) if args.method => (value, " (position 1)"),
+        ([_, value], []) => (value, " (position 2)"),
+        ([_], [(keyword, value)]) if &**keyword == parameter => (value, ""),
+        _ => return Ok(()),
+    };
+    let number = match value {
+        Value::Int(_) => "int",
+        Value::Float(_) => "float",
+        Value::Bool(_) => "bool",
+        _ => return Ok(()),
+    };
+    raise(
+        Code::ArgumentType,
+        format!("{name}(): argument '{parameter}'{position} must be Tensor, not {number}"),
+    )
 }
 
 /// Torch's argument parsing of a number passed first to an elementwise op
