@@ -234,7 +234,9 @@ pub(crate) fn tensor_method(
     let mut positional = vec![Value::Tensor(t.clone())];
     // Arguments the analysis cannot read stand for sizes (`x.view(b, n)`),
     // except where a conversion reads a dtype or a device (`x.to(dtype)`).
-    if def.is_some_and(|def| def.family == ops::Family::Convert) {
+    if def.is_some_and(|def| {
+        def.family == ops::Family::Convert || def.unread_args == ops::UnreadArgs::Data
+    }) {
         positional.extend(args);
     } else {
         positional.extend(meta.sizes_from_opaque(args));

@@ -675,25 +675,79 @@ fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     };
     let hidden = call.setting("hidden_size").unwrap_or(Value::Unknown);
     let h = meta.size_dims(&[hidden])[0].clone();
-    let h0 = match call.args.pos.get(1) {
-        Some(Value::Tensor(t)) => Some(t.clone()),
-        Some(v) => v.items().and_then(|i| match i.first() {
-            Some(Value::Tensor(t)) => Some(t.clone()),
-            _ => None,
-        }),
-        None => None,
-    };
-    if let Some(hd) = h0.and_then(|t| meta.dims(&t))
-        && hd.len() == 2
-        && dims.len() == 2
-        && meta.env().known_different(&hd[0], &dims[0])
+    // torch's cell kernels check the input's size, then each hidden state
+    // (an LSTM's `h` is hidden0, its `c` hidden1), then the products' dtypes;
+    // a 1-d input and its states are seen with a batch of one.
+    if let (Some(last), Some(input_size)) = (dims.last(), call.setting("input_size"))
+        && let Some(input_size) = meta.as_dim(&input_size)
+        && meta.env().known_different(last, &input_size)
     {
         let message = format!(
-            "Input batch size {} doesn't match hidden0 batch size {}",
-            meta.fmt_dim(&dims[0]),
-            meta.fmt_dim(&hd[0])
+            "input has inconsistent input_size: got {} expected {}",
+            meta.fmt_dim(last),
+            meta.fmt_dim(&input_size)
         );
         return raise(Code::LayerInput, message);
+    }
+    let states: Vec<Rc<Tensor>> = match call.args.pos.get(1) {
+        Some(Value::Tensor(t)) => vec![t.clone()],
+        Some(v) => v
+            .items()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| match i {
+                        Value::Tensor(t) => Some(t.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    for (label, state) in states.iter().enumerate() {
+        let Some(hd) = meta.dims(state) else {
+            continue;
+        };
+        if hd.len() == 2 && dims.len() == 2 && meta.env().known_different(&hd[0], &dims[0]) {
+            let message = format!(
+                "Input batch size {} doesn't match hidden{label} batch size {}",
+                meta.fmt_dim(&dims[0]),
+                meta.fmt_dim(&hd[0])
+            );
+            return raise(Code::LayerInput, message);
+        }
+        if hd.len() == dims.len()
+            && let Some(size) = hd.last()
+            && meta.env().known_different(size, &h)
+        {
+            let message = format!(
+                "hidden{label} has inconsistent hidden_size: got {}, expected {}",
+                meta.fmt_dim(size),
+                meta.fmt_dim(&h)
+            );
+            return raise(Code::LayerInput, message);
+        }
+    }
+    let weight_dtype = *call.layer.dtype.borrow();
+    if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
+        && xd != wd
+    {
+        // With biases the products are `addmm`s, else `mm`s.
+        let message = if matches!(call.setting("bias"), Some(Value::Bool(Some(false)))) {
+            format!(
+                "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                crate::rules::dtype::cpp_name(xd),
+                crate::rules::dtype::cpp_name(wd)
+            )
+        } else {
+            format!(
+                "mat1 and mat2 must have the same dtype, but got {} and {}",
+                crate::rules::dtype::torch_name(xd),
+                crate::rules::dtype::torch_name(wd)
+            )
+        };
+        return raise(Code::DtypeMismatch, message);
     }
     let mut out = dims;
     if let Some(last) = out.last_mut() {

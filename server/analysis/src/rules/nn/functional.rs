@@ -19,7 +19,7 @@ use crate::rules::check::{RuleResult, Stop, check, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{check_inputs, op, out_known, out_shape, out_var};
 use crate::rules::shape::broadcast;
-use crate::value::{Device, Tensor, Value};
+use crate::value::{DType, Device, Tensor, Value};
 
 use super::conv::{ConvSpec, conv_forward};
 use super::functional_table::FUNCTIONALS;
@@ -555,9 +555,25 @@ pub(super) fn linear(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResul
     let Some(w) = args.tensor(1, "weight") else {
         return Ok(Value::Unknown);
     };
+    let bias = args.tensor(2, "bias");
+    // With a bias the kernel is `addmm`, which checks the dtypes before
+    // the sizes; `mm` checks them after.
+    let dtype_message = linear_dtype_message(x.dtype, w.dtype, bias.as_ref().map(|b| b.dtype));
+    if bias.is_some()
+        && let Some(message) = dtype_message
+    {
+        return raise(Code::DtypeMismatch, message);
+    }
     let Some(wd) = meta.dims(&w) else {
         return Ok(Value::Unknown);
     };
+    if let (Some(message), [_, inp], Some(xd)) = (dtype_message, wd.as_slice(), meta.dims(x))
+        && xd
+            .last()
+            .is_some_and(|last| !meta.env().known_different(last, inp))
+    {
+        return raise(Code::DtypeMismatch, message);
+    }
     match wd.as_slice() {
         [out, inp] => Ok(super::linear::linear(
             meta,
@@ -565,13 +581,45 @@ pub(super) fn linear(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResul
             &Value::Int(inp.clone()),
             &Value::Int(out.clone()),
             super::linear::LinearCall {
-                biased: args.tensor(2, "bias").is_some(),
+                biased: bias.is_some(),
                 layer_name: None,
             },
             device,
             range,
         )),
         _ => Ok(Value::Unknown),
+    }
+}
+
+/// What `F.linear` raises when its operands' dtypes differ, in the words
+/// of its kernel: `addmm` with a bias (the input against the weight, then
+/// the bias against the weight), `mm` without.
+fn linear_dtype_message(
+    x: Option<DType>,
+    w: Option<DType>,
+    bias: Option<Option<DType>>,
+) -> Option<String> {
+    let (x, w) = (x?, w?);
+    let name = crate::rules::dtype::torch_name;
+    match bias {
+        Some(_) if x != w => Some(format!(
+            "mat1 and mat2 must have the same dtype, but got {} and {}",
+            name(x),
+            name(w)
+        )),
+        Some(Some(b)) if b != w => Some(format!(
+            "self and mat2 must have the same dtype, but got {} and {}",
+            name(b),
+            name(w)
+        )),
+        Some(_) => None,
+        None => (x != w).then(|| {
+            format!(
+                "expected m1 and m2 to have the same dtype, but got: {} != {}",
+                crate::rules::dtype::cpp_name(x),
+                crate::rules::dtype::cpp_name(w)
+            )
+        }),
     }
 }
 

@@ -239,11 +239,18 @@ impl OpDef {
         OpDef::new(name, family).with_method(rule)
     }
 
-    /// See `method`.
-    /// See `number_first`.
+    /// See `number_first`. An op that takes no number at all
+    /// (`NotTensor`: no overload has one, first or second) reads an
+    /// argument the analysis cannot read as data, a tensor, never as a
+    /// size: `torch.maximum(x, floor)` with a made-up `floor`.
     pub(super) const fn number_first(self, number_first: NumberFirst) -> OpDef {
+        let unread_args = match number_first {
+            NumberFirst::NotTensor => UnreadArgs::Data,
+            _ => self.unread_args,
+        };
         OpDef {
             number_first,
+            unread_args,
             ..self
         }
     }
