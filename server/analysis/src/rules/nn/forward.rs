@@ -121,7 +121,8 @@ fn forward(
             ))
         }
         Forward::Linear => Ok(linear_layer(meta, &call)),
-        Forward::LazyLinear | Forward::Bilinear => Ok(last_size_from(meta, &call, family)),
+        Forward::Bilinear => bilinear_layer(meta, &call),
+        Forward::LazyLinear => Ok(last_size_from(meta, &call, family)),
         Forward::Conv => conv_layer(meta, &call),
         Forward::Pool { max } => Ok(pool_layer(meta, &call, max)),
         Forward::AdaptivePool { max } => Ok(adaptive_pool_layer(meta, &call, max)),
@@ -170,6 +171,21 @@ fn forward(
             let mut kw = args.kw.clone();
             if let Some(r) = layer.setting("reduction") {
                 kw.push((Rc::from("reduction"), r.clone()));
+            }
+            Ok(functional(
+                meta,
+                function,
+                Args::new(args.pos.clone(), kw),
+                call.range,
+            ))
+        }
+        Forward::Functional(function) => {
+            let mut kw = args.kw.clone();
+            for param in def.map_or(&[][..], |d| d.params) {
+                let name = param.split('=').next().unwrap_or(param);
+                if let Some(v) = layer.setting(name) {
+                    kw.push((Rc::from(name), v.clone()));
+                }
             }
             Ok(functional(
                 meta,
@@ -377,6 +393,35 @@ fn last_size_from(meta: &mut dyn Meta, call: &LayerCall<'_>, family: Forward) ->
         "nn.LazyLinear"
     };
     out_known(meta, x, out, x.dtype, call.device.clone(), name)
+}
+
+/// `nn.Bilinear`: its two inputs checked against its sizes as the kernel
+/// checks them against its weight.
+fn bilinear_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
+    let (Some(a), Some(b)) = (
+        meta.dims(call.x),
+        call.args.tensor(1, "input2").and_then(|y| meta.dims(&y)),
+    ) else {
+        return Ok(last_size_from(meta, call, Forward::Bilinear));
+    };
+    let mut size = |name: &str| {
+        let v = call.setting(name).unwrap_or(Value::Unknown);
+        meta.size_dims(&[v])[0].clone()
+    };
+    let (out, in1, in2) = (
+        size("out_features"),
+        size("in1_features"),
+        size("in2_features"),
+    );
+    let dims = super::linear::bilinear_dims(meta, (&a, &b), [&out, &in1, &in2], None)?;
+    Ok(out_known(
+        meta,
+        call.x,
+        dims,
+        call.x.dtype,
+        call.device.clone(),
+        "nn.Bilinear",
+    ))
 }
 
 fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {

@@ -574,6 +574,25 @@ pub(super) fn linear(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResul
     {
         return raise(Code::DtypeMismatch, message);
     }
+    // `addmm` expands a bias to `[rows, out]` once the product's sizes fit.
+    if let ([out, inp], Some(xd)) = (wd.as_slice(), meta.dims(x))
+        && let Some(bias) = bias.as_ref().and_then(|b| meta.dims(b))
+        && let [size] = bias.as_slice()
+        && let Some((last, leading)) = xd.split_last()
+        && !meta.env().known_different(last, inp)
+        && !meta.is_one(size)
+        && meta.env().known_different(size, out)
+    {
+        let target = [crate::rules::shape::numel(leading), out.clone()];
+        let message = format!(
+            "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension 1.  Target sizes: {}.  Tensor sizes: {}",
+            meta.fmt_dim(out),
+            meta.fmt_dim(size),
+            meta.fmt_dims(&target),
+            meta.fmt_dims(&bias)
+        );
+        return raise(Code::ExpandShape, message);
+    }
     match wd.as_slice() {
         [out, inp] => Ok(super::linear::linear(
             meta,
@@ -589,6 +608,29 @@ pub(super) fn linear(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResul
         )),
         _ => Ok(Value::Unknown),
     }
+}
+
+/// `F.bilinear(input1, input2, weight, bias)`.
+pub(super) fn bilinear(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let FunctionalCall {
+        x, args, device, ..
+    } = call;
+    let (Some(y), Some(w)) = (args.tensor(1, "input2"), args.tensor(2, "weight")) else {
+        return Ok(Value::Unknown);
+    };
+    let bias = args.tensor(3, "bias").and_then(|b| meta.dims(&b));
+    let (Some(a), Some(b), Some(wd)) = (meta.dims(x), meta.dims(&y), meta.dims(&w)) else {
+        return Ok(Value::Unknown);
+    };
+    let [out, in1, in2] = wd.as_slice() else {
+        return Ok(Value::Unknown);
+    };
+    let bias = match bias.as_deref() {
+        Some([size]) => Some(size.clone()),
+        _ => None,
+    };
+    let dims = super::linear::bilinear_dims(meta, (&a, &b), [out, in1, in2], bias.as_ref())?;
+    Ok(out_known(meta, x, dims, x.dtype, device, "bilinear"))
 }
 
 /// What `F.linear` raises when its operands' dtypes differ, in the words

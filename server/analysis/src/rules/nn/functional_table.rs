@@ -22,6 +22,7 @@ const fn spatial(n: usize, name: &'static str, rule: FunctionalRule) -> Function
 /// Every `F.*` function with a rule.
 pub(super) static FUNCTIONALS: &[FunctionalDef] = &[
     function("linear", f::linear),
+    function("bilinear", f::bilinear),
     // Convolutions.
     spatial(1, "conv1d", f::conv),
     spatial(2, "conv2d", f::conv),

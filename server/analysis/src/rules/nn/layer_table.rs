@@ -498,7 +498,16 @@ pub(crate) static LAYERS: &[LayerDef] = &[
     pad(1, "CircularPad1d", PAD, "circular"),
     pad(2, "CircularPad2d", PAD, "circular"),
     pad(3, "CircularPad3d", PAD, "circular"),
-    stateless("CosineSimilarity", &["dim=1", "eps=1e-08"], Forward::None),
+    stateless(
+        "CosineSimilarity",
+        &["dim=1", "eps=1e-08"],
+        Forward::Functional("cosine_similarity"),
+    ),
+    stateless(
+        "PairwiseDistance",
+        &["p=2.0", "eps=1e-06", "keepdim=False"],
+        Forward::Functional("pairwise_distance"),
+    ),
     // Recurrent layers.
     holding(
         "LSTM",

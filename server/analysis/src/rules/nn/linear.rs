@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
@@ -50,6 +51,65 @@ pub(super) fn linear(
         (result, _) => result,
     };
     meta.settle(range, result)
+}
+
+/// A bilinear map's inputs against its weight `[out, in1, in2]` and bias
+/// `[out]`, checked as torch's kernel checks them, in its order and words;
+/// the output's dims (`a`'s, its last the weight's `out`) when they pass.
+pub(super) fn bilinear_dims(
+    meta: &mut dyn Meta,
+    (a, b): (&[Dim], &[Dim]),
+    [out, in1, in2]: [&Dim; 3],
+    bias: Option<&Dim>,
+) -> Result<Vec<Dim>, Stop> {
+    if a.len() != b.len() {
+        return raise(
+            Code::LinearShape,
+            format!(
+                "bilinear(): input dimensions do not match: got {} and {}",
+                a.len(),
+                b.len()
+            ),
+        );
+    }
+    let (Some(last_a), Some(last_b)) = (a.last(), b.last()) else {
+        return Ok(a.to_vec());
+    };
+    for (i, (x, y)) in a.iter().zip(b).take(a.len() - 1).enumerate() {
+        if meta.env().known_different(x, y) {
+            let message = format!(
+                "bilinear(): input batch dimensions do not match at dim {i}: got {} and {}",
+                meta.fmt_dim(x),
+                meta.fmt_dim(y)
+            );
+            return raise(Code::LinearShape, message);
+        }
+    }
+    for (which, got, expected) in [("input1", last_a, in1), ("input2", last_b, in2)] {
+        if meta.env().known_different(got, expected) {
+            let message = format!(
+                "bilinear(): {which} size does not match weight size: got {} but expected {}",
+                meta.fmt_dim(got),
+                meta.fmt_dim(expected)
+            );
+            return raise(Code::LinearShape, message);
+        }
+    }
+    if let Some(bias) = bias
+        && meta.env().known_different(bias, out)
+    {
+        let message = format!(
+            "bilinear(): bias size does not match weight size: got {} but expected {}",
+            meta.fmt_dim(bias),
+            meta.fmt_dim(out)
+        );
+        return raise(Code::LinearShape, message);
+    }
+    let mut dims = a.to_vec();
+    if let Some(last) = dims.last_mut() {
+        *last = out.clone();
+    }
+    Ok(dims)
 }
 
 /// The rule behind `linear`: what torch raises is its `Err`.

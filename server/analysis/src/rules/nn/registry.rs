@@ -70,6 +70,10 @@ pub(crate) enum Forward {
     Transformer,
     /// The functional loss of this name (`cross_entropy`).
     Loss(&'static str),
+    /// The functional of this name, with every setting of the layer as a
+    /// keyword (`CosineSimilarity` is `F.cosine_similarity(a, b, dim=…,
+    /// eps=…)`).
+    Functional(&'static str),
     /// einops' `rearrange` or `reduce` layer, by that function's name.
     Einops(&'static str),
     /// The children in order.
