@@ -296,6 +296,16 @@ fn conv_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, transposed: bool) ->
     if wd.len() != n + 2 {
         return Ok(Value::Unknown);
     }
+    let stride = spatial_or(args.get(3, "stride"), n, 1);
+    if !transposed
+        && matches!(args.get(4, "padding"), Some(Value::Str(s)) if &**s == "same")
+        && stride.iter().any(|s| s.as_const().is_some_and(|v| v != 1))
+    {
+        return raise(
+            Code::ConvInput,
+            "padding='same' is not supported for strided convolutions".to_string(),
+        );
+    }
     let groups = args.get(6, "groups").cloned().unwrap_or(Value::int(1));
     let g = meta.as_dim(&groups).unwrap_or_else(|| Dim::konst(1));
     let (cin, cout) = if transposed {
@@ -308,7 +318,7 @@ fn conv_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, transposed: bool) ->
         in_channels: Some(Value::Int(cin)),
         out_channels: Some(Value::Int(cout)),
         kernel: wd[2..].to_vec(),
-        stride: spatial_or(args.get(3, "stride"), n, 1),
+        stride,
         padding: args.get(4, "padding").cloned(),
         output_padding: if transposed {
             spatial_or(args.get(5, "output_padding"), n, 0)
