@@ -124,6 +124,26 @@ pub(crate) fn cpp_name(d: DType) -> &'static str {
     }
 }
 
+/// What `mm` raises when its two matrices' dtypes differ (a product
+/// without a bias: `x @ w`, `F.linear(x, w)`, a bias-free layer).
+pub(crate) fn mm_dtype_message(a: DType, b: DType) -> String {
+    format!(
+        "expected m1 and m2 to have the same dtype, but got: {} != {}",
+        cpp_name(a),
+        cpp_name(b)
+    )
+}
+
+/// What `addmm` raises when its two matrices' dtypes differ (a product
+/// with a bias: `nn.Linear`, `F.linear(x, w, b)`, a recurrent cell).
+pub(crate) fn addmm_dtype_message(a: DType, b: DType) -> String {
+    format!(
+        "mat1 and mat2 must have the same dtype, but got {} and {}",
+        torch_name(a),
+        torch_name(b)
+    )
+}
+
 pub(crate) fn torch_name(d: DType) -> &'static str {
     match d {
         DType::Float32 => "Float",

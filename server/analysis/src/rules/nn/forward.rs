@@ -305,18 +305,10 @@ fn weight_dtype_message(layer: &Layer, family: Forward, xd: DType, wd: DType) ->
         _ => false,
     };
     if addmm {
-        return Some(format!(
-            "mat1 and mat2 must have the same dtype, but got {} and {}",
-            dtype(xd),
-            dtype(wd)
-        ));
+        return Some(crate::rules::dtype::addmm_dtype_message(xd, wd));
     }
     match family {
-        Forward::Linear => Some(format!(
-            "expected m1 and m2 to have the same dtype, but got: {} != {}",
-            cpp(xd),
-            cpp(wd)
-        )),
+        Forward::Linear => Some(crate::rules::dtype::mm_dtype_message(xd, wd)),
         Forward::Conv if biased() => Some(format!(
             "Input type ({}) and bias type ({}) should be the same",
             cpp(xd),
@@ -780,17 +772,9 @@ fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     {
         // With biases the products are `addmm`s, else `mm`s.
         let message = if matches!(call.setting("bias"), Some(Value::Bool(Some(false)))) {
-            format!(
-                "expected m1 and m2 to have the same dtype, but got: {} != {}",
-                crate::rules::dtype::cpp_name(xd),
-                crate::rules::dtype::cpp_name(wd)
-            )
+            crate::rules::dtype::mm_dtype_message(xd, wd)
         } else {
-            format!(
-                "mat1 and mat2 must have the same dtype, but got {} and {}",
-                crate::rules::dtype::torch_name(xd),
-                crate::rules::dtype::torch_name(wd)
-            )
+            crate::rules::dtype::addmm_dtype_message(xd, wd)
         };
         return raise(Code::DtypeMismatch, message);
     }

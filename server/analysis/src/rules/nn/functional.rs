@@ -654,24 +654,14 @@ fn linear_dtype_message(
     let (x, w) = (x?, w?);
     let name = crate::rules::dtype::torch_name;
     match bias {
-        Some(_) if x != w => Some(format!(
-            "mat1 and mat2 must have the same dtype, but got {} and {}",
-            name(x),
-            name(w)
-        )),
+        Some(_) if x != w => Some(crate::rules::dtype::addmm_dtype_message(x, w)),
         Some(Some(b)) if b != w => Some(format!(
             "self and mat2 must have the same dtype, but got {} and {}",
             name(b),
             name(w)
         )),
         Some(_) => None,
-        None => (x != w).then(|| {
-            format!(
-                "expected m1 and m2 to have the same dtype, but got: {} != {}",
-                crate::rules::dtype::cpp_name(x),
-                crate::rules::dtype::cpp_name(w)
-            )
-        }),
+        None => (x != w).then(|| crate::rules::dtype::mm_dtype_message(x, w)),
     }
 }
 

@@ -536,11 +536,7 @@ fn product_dtype(
                     crate::rules::dtype::torch_name(b)
                 )
             } else {
-                format!(
-                    "expected m1 and m2 to have the same dtype, but got: {} != {}",
-                    crate::rules::dtype::cpp_name(a),
-                    crate::rules::dtype::cpp_name(b)
-                )
+                crate::rules::dtype::mm_dtype_message(a, b)
             };
             meta.report(range, Code::DtypeMismatch, message);
             Some(a)
