@@ -1,6 +1,7 @@
 //! A large file parsed in two parts at once: cut before a top-level `def`,
-//! `class` or decorator, each part parsed and lowered on its own thread, and
-//! joined when both parsed without a syntax error.
+//! `class` or decorator, each part parsed by tree-sitter on its own thread,
+//! lowered on the calling one, and joined when both parsed without a
+//! syntax error.
 //!
 //! A one-file `shapels check` spends about two fifths of its instructions
 //! in tree-sitter and lowering, on one core of two. Parsing the parts with
@@ -27,11 +28,6 @@ use crate::{PARSER, ParsedFile, lower, parse, queries};
 /// tree-sitter's ~2 MB/s on a small host).
 const MIN_BYTES: usize = 3 * 1024;
 
-/// The second part's thread recurses as deeply as lowering may nest
-/// (`MAX_DEPTH`); it gets the stack the analysis threads have. Only the
-/// pages used are touched.
-const STACK: usize = 16 * 1024 * 1024;
-
 /// What one part of the text lowered to.
 struct Part {
     module: Module,
@@ -48,11 +44,11 @@ pub fn parse_on_two_threads(text: &str) -> ParsedFile {
         return parse(text);
     };
     // The syntax tree holds `Rc`s and stays on this thread: the second
-    // thread only runs tree-sitter, and its tree is lowered here after the
-    // first part's.
+    // thread only runs tree-sitter (which keeps its stacks on the heap, so
+    // a thread's default stack does), and its tree is lowered here after
+    // the first part's.
     let joined = std::thread::scope(|scope| {
         let tail = std::thread::Builder::new()
-            .stack_size(STACK)
             .spawn_scoped(scope, || parse_part(text, cut, text.len()))
             .ok();
         let head = lower_part(text, 0, parse_part(text, 0, cut)?);
