@@ -102,6 +102,7 @@ fn forward(
     if layer.kind.starts_with("InstanceNorm") {
         instance_norm_input(meta, &call)?;
     }
+    feature_dropout_input(meta, &call)?;
     match family {
         Forward::SameShape => Ok(out_shape(
             meta,
@@ -496,6 +497,43 @@ fn adaptive_pool_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, is_max: bool) 
 /// An instance norm's input: unbatched or batched, and with `affine=True`
 /// (weights per feature) as many features as the layer was built for;
 /// without weights torch only warns about the count.
+/// The ranks the channel-wise dropouts take: `Dropout1d` a 2-d or 3-d
+/// input, always; `Dropout2d` and `FeatureAlphaDropout` at least 2 dims
+/// when they drop anything (in training, with `p` above 0: the kernel that
+/// checks runs only then). `Dropout3d` makes any rank fit, with a warning.
+fn feature_dropout_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
+    let kind = &*call.layer.kind;
+    if !matches!(kind, "Dropout1d" | "Dropout2d" | "FeatureAlphaDropout") {
+        return Ok(());
+    }
+    let Some(dims) = meta.dims(call.x) else {
+        return Ok(());
+    };
+    if kind == "Dropout1d" {
+        check!(
+            matches!(dims.len(), 2 | 3),
+            Code::LayerInput,
+            "dropout1d: Expected 2D or 3D input, but received a {}D input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).",
+            dims.len()
+        );
+        return Ok(());
+    }
+    let drops = match call.setting("p") {
+        None => true,
+        Some(Value::Float(Some(p))) => p > 0.0,
+        Some(Value::Int(p)) => p.as_const().is_some_and(|p| p > 0),
+        Some(_) => false,
+    };
+    if drops && call.layer.training.get() == Some(true) {
+        check!(
+            dims.len() >= 2,
+            Code::LayerInput,
+            "Feature dropout requires at least 2 dimensions in the input"
+        );
+    }
+    Ok(())
+}
+
 fn instance_norm_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
     let Some(dims) = meta.dims(call.x) else {
         return Ok(());

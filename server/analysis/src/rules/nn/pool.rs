@@ -85,6 +85,15 @@ pub(super) fn pool(
 
 /// The argument checker's words for a 1-d average pool's input of `rank`
 /// dims.
+/// What the 1-d max pool's kernel raises for an input that is not 2-d or
+/// 3-d.
+fn max_pool1d_rank(meta: &mut dyn Meta, dims: &[Dim]) -> String {
+    format!(
+        "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+        meta.fmt_dims(dims)
+    )
+}
+
 fn avg_pool1d_rank(rank: usize, op: &str) -> String {
     format!(
         "Expected 2 to 3 dimensions, but got {rank}-dimensional tensor for argument #1 'self' (while checking arguments for {op})"
@@ -117,6 +126,10 @@ fn pool_rule(
     if !is_max && n == 1 && dims.len() > 3 {
         return raise(Code::PoolInput, avg_pool1d_rank(dims.len(), "avg_pool1d"));
     }
+    // So does the 1-d max pool's kernel, in its own words.
+    if is_max && n == 1 && dims.len() > 3 {
+        return raise(Code::PoolInput, max_pool1d_rank(meta, &dims));
+    }
     if dims.len() < n + 1
         || kernel.len() != n
         || stride.len() != n
@@ -126,10 +139,7 @@ fn pool_rule(
         if dims.len() < n + 1 {
             // Each max-pool kernel words its rank check its own way.
             let message = match (is_max, n) {
-                (true, 1) => format!(
-                    "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
-                    meta.fmt_dims(&dims)
-                ),
+                (true, 1) => max_pool1d_rank(meta, &dims),
                 (true, _) => format!(
                     "non-empty {}D or {}D (batch mode) tensor expected for input",
                     n + 1,
