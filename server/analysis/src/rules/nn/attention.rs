@@ -8,8 +8,10 @@ use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, raise};
 use crate::rules::meta::Meta;
-use crate::rules::ops::out_known;
+use crate::rules::ops::{out_known, out_shape};
 use crate::value::{Device, Layer, Value};
+
+use super::forward::LayerCall;
 
 pub(super) fn layer_d_model(meta: &mut dyn Meta, layer: &Rc<Layer>) -> Option<Dim> {
     match &*layer.kind {
@@ -266,4 +268,47 @@ fn mask_error(
         }
     }
     None
+}
+
+/// A Transformer encoder or decoder layer, or a stack of them: the input's
+/// shape, once its last size is the model's width.
+pub(super) fn transformer_stack_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
+    let (layer, x) = (call.layer, call.x);
+    let kind = &*layer.kind;
+    let device = call.device.clone();
+    let (Some(dims), Some(d_model)) = (meta.dims(x), layer_d_model(meta, layer)) else {
+        return Ok(out_shape(meta, x, x.shape.clone(), x.dtype, device, kind));
+    };
+    if let Some(last) = dims.last() {
+        if meta.env().known_different(last, &d_model) {
+            // With `norm_first` the first op is the LayerNorm.
+            let norm_first = |l: &Layer| {
+                matches!(
+                    l.declared_setting("norm_first"),
+                    Some(Value::Bool(Some(true)))
+                )
+            };
+            let inner_norm_first = match layer.args.first() {
+                Some(Value::Layer(inner)) => norm_first(inner),
+                _ => false,
+            };
+            let message = if norm_first(layer) || inner_norm_first {
+                format!(
+                    "Given normalized_shape=[{}], expected input with shape [*, {}], but got input of size{}",
+                    meta.fmt_dim(&d_model),
+                    meta.fmt_dim(&d_model),
+                    meta.fmt_dims(&dims)
+                )
+            } else {
+                format!(
+                    "was expecting embedding dimension of {}, but got {}",
+                    meta.fmt_dim(&d_model),
+                    meta.fmt_dim(last)
+                )
+            };
+            return raise(Code::LayerInput, message);
+        }
+        let _ = meta.require_equal(last, &d_model);
+    }
+    Ok(out_known(meta, x, dims, x.dtype, device, kind))
 }

@@ -13,14 +13,14 @@ use crate::rules::ops::{check_inputs, op, out_known, out_shape};
 use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
 
 use super::Kwargs;
-use super::attention::{layer_d_model, mha};
+use super::attention::{mha, transformer_stack_layer};
 use super::conv::{ConvSpec, conv_forward, conv_transpose_output_size};
 use super::functional::functional;
-use super::linear::{LinearCall, embedding, linear};
+use super::linear::{LinearCall, bilinear_layer, embedding, linear};
 use super::norm::{layer_norm, norm_dtype_message};
 use super::parameters::layer_param;
 use super::pool::{adaptive_pool, pool, with_indices};
-use super::recurrent::rnn;
+use super::recurrent::{rnn, rnn_cell_layer};
 use super::registry::{Forward, LayerDef};
 use super::spatial::{pool_settings, spatial, spatial_or};
 
@@ -204,21 +204,21 @@ fn forward(
 }
 
 /// One call of a built-in layer on a tensor, after the checks all layers take.
-struct LayerCall<'a> {
-    layer: &'a Rc<Layer>,
+pub(super) struct LayerCall<'a> {
+    pub(super) layer: &'a Rc<Layer>,
     /// The spatial dims its class works on (`LayerDef::spatial`).
-    spatial: usize,
-    x: &'a Rc<Tensor>,
-    input: &'a Value,
+    pub(super) spatial: usize,
+    pub(super) x: &'a Rc<Tensor>,
+    pub(super) input: &'a Value,
     /// What the layer was called with, the input first.
-    args: &'a Args,
-    device: Option<Device>,
-    range: TextRange,
+    pub(super) args: &'a Args,
+    pub(super) device: Option<Device>,
+    pub(super) range: TextRange,
 }
 
 impl LayerCall<'_> {
     /// A constructor argument of the layer, as given.
-    fn setting(&self, name: &str) -> Option<Value> {
+    pub(super) fn setting(&self, name: &str) -> Option<Value> {
         self.layer.setting(name).cloned()
     }
 }
@@ -371,7 +371,7 @@ fn linear_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Value {
 
 /// `LazyLinear` and `Bilinear`: the input with its last size replaced by
 /// `out_features`.
-fn last_size_from(meta: &mut dyn Meta, call: &LayerCall<'_>, family: Forward) -> Value {
+pub(super) fn last_size_from(meta: &mut dyn Meta, call: &LayerCall<'_>, family: Forward) -> Value {
     let x = call.x;
     let Some(mut out) = meta.dims(x) else {
         return Value::Unknown;
@@ -386,35 +386,6 @@ fn last_size_from(meta: &mut dyn Meta, call: &LayerCall<'_>, family: Forward) ->
         "nn.LazyLinear"
     };
     out_known(meta, x, out, x.dtype, call.device.clone(), name)
-}
-
-/// `nn.Bilinear`: its two inputs checked against its sizes as the kernel
-/// checks them against its weight.
-fn bilinear_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
-    let (Some(a), Some(b)) = (
-        meta.dims(call.x),
-        call.args.tensor(1, "input2").and_then(|y| meta.dims(&y)),
-    ) else {
-        return Ok(last_size_from(meta, call, Forward::Bilinear));
-    };
-    let mut size = |name: &str| {
-        let v = call.setting(name).unwrap_or(Value::Unknown);
-        meta.size_dims(&[v])[0].clone()
-    };
-    let (out, in1, in2) = (
-        size("out_features"),
-        size("in1_features"),
-        size("in2_features"),
-    );
-    let dims = super::linear::bilinear_dims(meta, (&a, &b), [&out, &in1, &in2], None)?;
-    Ok(out_known(
-        meta,
-        call.x,
-        dims,
-        call.x.dtype,
-        call.device.clone(),
-        "nn.Bilinear",
-    ))
 }
 
 fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
@@ -741,135 +712,6 @@ fn pad_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, mode: &'static str) -> V
         ),
         call.range,
     )
-}
-
-fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
-    let x = call.x;
-    let Some(dims) = meta.dims(x) else {
-        return Ok(Value::Unknown);
-    };
-    let hidden = call.setting("hidden_size").unwrap_or(Value::Unknown);
-    let h = meta.size_dims(&[hidden])[0].clone();
-    // torch's cell kernels check the input's size, then each hidden state
-    // (an LSTM's `h` is hidden0, its `c` hidden1), then the products' dtypes;
-    // a 1-d input and its states are seen with a batch of one.
-    if let (Some(last), Some(input_size)) = (dims.last(), call.setting("input_size"))
-        && let Some(input_size) = meta.as_dim(&input_size)
-        && meta.env().known_different(last, &input_size)
-    {
-        let message = format!(
-            "input has inconsistent input_size: got {} expected {}",
-            meta.fmt_dim(last),
-            meta.fmt_dim(&input_size)
-        );
-        return raise(Code::LayerInput, message);
-    }
-    let states: Vec<Rc<Tensor>> = match call.args.pos.get(1) {
-        Some(Value::Tensor(t)) => vec![t.clone()],
-        Some(v) => v
-            .items()
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| match i {
-                        Value::Tensor(t) => Some(t.clone()),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
-    for (label, state) in states.iter().enumerate() {
-        let Some(hd) = meta.dims(state) else {
-            continue;
-        };
-        if hd.len() == 2 && dims.len() == 2 && meta.env().known_different(&hd[0], &dims[0]) {
-            let message = format!(
-                "Input batch size {} doesn't match hidden{label} batch size {}",
-                meta.fmt_dim(&dims[0]),
-                meta.fmt_dim(&hd[0])
-            );
-            return raise(Code::LayerInput, message);
-        }
-        if hd.len() == dims.len()
-            && let Some(size) = hd.last()
-            && meta.env().known_different(size, &h)
-        {
-            let message = format!(
-                "hidden{label} has inconsistent hidden_size: got {}, expected {}",
-                meta.fmt_dim(size),
-                meta.fmt_dim(&h)
-            );
-            return raise(Code::LayerInput, message);
-        }
-    }
-    let weight_dtype = *call.layer.dtype.borrow();
-    if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
-        && xd != wd
-    {
-        // With biases the products are `addmm`s, else `mm`s.
-        let message = if matches!(call.setting("bias"), Some(Value::Bool(Some(false)))) {
-            crate::rules::dtype::mm_dtype_message(xd, wd)
-        } else {
-            crate::rules::dtype::addmm_dtype_message(xd, wd)
-        };
-        return raise(Code::DtypeMismatch, message);
-    }
-    let mut out = dims;
-    if let Some(last) = out.last_mut() {
-        *last = h;
-    }
-    let kind = &*call.layer.kind;
-    let v = out_known(meta, x, out, x.dtype, call.device.clone(), kind);
-    if kind == "LSTMCell" {
-        Ok(Value::tuple(vec![v.clone(), v]))
-    } else {
-        Ok(v)
-    }
-}
-
-/// A Transformer encoder or decoder layer, or a stack of them: the input's
-/// shape, once its last size is the model's width.
-fn transformer_stack_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
-    let (layer, x) = (call.layer, call.x);
-    let kind = &*layer.kind;
-    let device = call.device.clone();
-    let (Some(dims), Some(d_model)) = (meta.dims(x), layer_d_model(meta, layer)) else {
-        return Ok(out_shape(meta, x, x.shape.clone(), x.dtype, device, kind));
-    };
-    if let Some(last) = dims.last() {
-        if meta.env().known_different(last, &d_model) {
-            // With `norm_first` the first op is the LayerNorm.
-            let norm_first = |l: &Layer| {
-                matches!(
-                    l.declared_setting("norm_first"),
-                    Some(Value::Bool(Some(true)))
-                )
-            };
-            let inner_norm_first = match layer.args.first() {
-                Some(Value::Layer(inner)) => norm_first(inner),
-                _ => false,
-            };
-            let message = if norm_first(layer) || inner_norm_first {
-                format!(
-                    "Given normalized_shape=[{}], expected input with shape [*, {}], but got input of size{}",
-                    meta.fmt_dim(&d_model),
-                    meta.fmt_dim(&d_model),
-                    meta.fmt_dims(&dims)
-                )
-            } else {
-                format!(
-                    "was expecting embedding dimension of {}, but got {}",
-                    meta.fmt_dim(&d_model),
-                    meta.fmt_dim(last)
-                )
-            };
-            return raise(Code::LayerInput, message);
-        }
-        let _ = meta.require_equal(last, &d_model);
-    }
-    Ok(out_known(meta, x, dims, x.dtype, device, kind))
 }
 
 /// einops' `Rearrange` and `Reduce` layers: the function with the layer's

@@ -1,4 +1,4 @@
-//! Linear and embedding layers (and `F.linear`, `F.embedding`): the last dim replaced or added.
+//! Linear, bilinear and embedding layers (and `F.linear`, `F.bilinear`, `F.embedding`): the last dim replaced or added.
 
 use std::rc::Rc;
 
@@ -11,6 +11,9 @@ use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_shape, out_var};
 use crate::rules::shape::numel;
 use crate::value::{DType, Device, Tensor, Value};
+
+use super::forward::{LayerCall, last_size_from};
+use super::registry::Forward;
 
 /// How a linear map is called: with a bias (torch's kernel is `addmm`,
 /// else `mm`), and through which of the user's layers, if one.
@@ -236,4 +239,33 @@ fn embedding_rule(
             None => Ok(out_var(meta, idx, dtype, device, "nn.Embedding")),
         },
     }
+}
+
+/// `nn.Bilinear`: its two inputs checked against its sizes as the kernel
+/// checks them against its weight.
+pub(super) fn bilinear_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
+    let (Some(a), Some(b)) = (
+        meta.dims(call.x),
+        call.args.tensor(1, "input2").and_then(|y| meta.dims(&y)),
+    ) else {
+        return Ok(last_size_from(meta, call, Forward::Bilinear));
+    };
+    let mut size = |name: &str| {
+        let v = call.setting(name).unwrap_or(Value::Unknown);
+        meta.size_dims(&[v])[0].clone()
+    };
+    let (out, in1, in2) = (
+        size("out_features"),
+        size("in1_features"),
+        size("in2_features"),
+    );
+    let dims = super::linear::bilinear_dims(meta, (&a, &b), [&out, &in1, &in2], None)?;
+    Ok(out_known(
+        meta,
+        call.x,
+        dims,
+        call.x.dtype,
+        call.device.clone(),
+        "nn.Bilinear",
+    ))
 }

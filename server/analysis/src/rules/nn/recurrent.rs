@@ -1,4 +1,4 @@
-//! Recurrent layers (`nn.RNN`, `nn.LSTM`, `nn.GRU`): the output and hidden states they return.
+//! Recurrent layers (`nn.RNN`, `nn.LSTM`, `nn.GRU`) and their cells (`nn.RNNCell`, …): the output and hidden states they return.
 
 use std::rc::Rc;
 
@@ -10,6 +10,8 @@ use crate::rules::check::{RuleResult, Stop, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::out_known;
 use crate::value::{Device, Layer, Tensor, Value};
+
+use super::forward::LayerCall;
 
 /// `nn.RNN`, `nn.LSTM` or `nn.GRU` called on `x` (with the initial state
 /// `args[1]`, if given): the output and the final states, or unknown with
@@ -229,4 +231,90 @@ fn check_initial_state(
         }
     }
     Ok(())
+}
+
+pub(super) fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
+    let x = call.x;
+    let Some(dims) = meta.dims(x) else {
+        return Ok(Value::Unknown);
+    };
+    let hidden = call.setting("hidden_size").unwrap_or(Value::Unknown);
+    let h = meta.size_dims(&[hidden])[0].clone();
+    // torch's cell kernels check the input's size, then each hidden state
+    // (an LSTM's `h` is hidden0, its `c` hidden1), then the products' dtypes;
+    // a 1-d input and its states are seen with a batch of one.
+    if let (Some(last), Some(input_size)) = (dims.last(), call.setting("input_size"))
+        && let Some(input_size) = meta.as_dim(&input_size)
+        && meta.env().known_different(last, &input_size)
+    {
+        let message = format!(
+            "input has inconsistent input_size: got {} expected {}",
+            meta.fmt_dim(last),
+            meta.fmt_dim(&input_size)
+        );
+        return raise(Code::LayerInput, message);
+    }
+    let states: Vec<Rc<Tensor>> = match call.args.pos.get(1) {
+        Some(Value::Tensor(t)) => vec![t.clone()],
+        Some(v) => v
+            .items()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| match i {
+                        Value::Tensor(t) => Some(t.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    for (label, state) in states.iter().enumerate() {
+        let Some(hd) = meta.dims(state) else {
+            continue;
+        };
+        if hd.len() == 2 && dims.len() == 2 && meta.env().known_different(&hd[0], &dims[0]) {
+            let message = format!(
+                "Input batch size {} doesn't match hidden{label} batch size {}",
+                meta.fmt_dim(&dims[0]),
+                meta.fmt_dim(&hd[0])
+            );
+            return raise(Code::LayerInput, message);
+        }
+        if hd.len() == dims.len()
+            && let Some(size) = hd.last()
+            && meta.env().known_different(size, &h)
+        {
+            let message = format!(
+                "hidden{label} has inconsistent hidden_size: got {}, expected {}",
+                meta.fmt_dim(size),
+                meta.fmt_dim(&h)
+            );
+            return raise(Code::LayerInput, message);
+        }
+    }
+    let weight_dtype = *call.layer.dtype.borrow();
+    if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
+        && xd != wd
+    {
+        // With biases the products are `addmm`s, else `mm`s.
+        let message = if matches!(call.setting("bias"), Some(Value::Bool(Some(false)))) {
+            crate::rules::dtype::mm_dtype_message(xd, wd)
+        } else {
+            crate::rules::dtype::addmm_dtype_message(xd, wd)
+        };
+        return raise(Code::DtypeMismatch, message);
+    }
+    let mut out = dims;
+    if let Some(last) = out.last_mut() {
+        *last = h;
+    }
+    let kind = &*call.layer.kind;
+    let v = out_known(meta, x, out, x.dtype, call.device.clone(), kind);
+    if kind == "LSTMCell" {
+        Ok(Value::tuple(vec![v.clone(), v]))
+    } else {
+        Ok(v)
+    }
 }
