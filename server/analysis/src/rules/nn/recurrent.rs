@@ -233,6 +233,9 @@ fn check_initial_state(
     Ok(())
 }
 
+/// `nn.RNNCell`, `nn.GRUCell` or `nn.LSTMCell` on one step's input (and
+/// its states, `args[1]`): the new state (an LSTM's `(h, c)`), after the
+/// checks torch's cell kernels make.
 pub(super) fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     let x = call.x;
     let Some(dims) = meta.dims(x) else {
@@ -254,23 +257,17 @@ pub(super) fn rnn_cell_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleR
         );
         return raise(Code::LayerInput, message);
     }
-    let states: Vec<Rc<Tensor>> = match call.args.pos.get(1) {
-        Some(Value::Tensor(t)) => vec![t.clone()],
-        Some(v) => v
-            .items()
-            .map(|items| {
-                items
-                    .iter()
-                    .filter_map(|i| match i {
-                        Value::Tensor(t) => Some(t.clone()),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
+    // The states by their place: an LSTM's `c` is hidden1 even when its
+    // `h` cannot be read.
+    let states: Vec<Value> = match call.args.pos.get(1) {
+        Some(v @ Value::Tensor(_)) => vec![v.clone()],
+        Some(v) => v.items().unwrap_or_default(),
         None => Vec::new(),
     };
     for (label, state) in states.iter().enumerate() {
+        let Value::Tensor(state) = state else {
+            continue;
+        };
         let Some(hd) = meta.dims(state) else {
             continue;
         };
