@@ -232,7 +232,7 @@ fn dispatch(
             return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
         }
         Some(f) if f.is_binary() => {
-            if let Err(stop) = number_second(name, args) {
+            if let Err(stop) = number_second(def, name, args) {
                 return meta.settle(range, Err(stop));
             }
             let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
@@ -485,10 +485,10 @@ fn scalar_fallback(
 /// `x.minimum(2)`, `mask.logical_or(1)`): the ops that refuse a number
 /// first (`NumberFirst::NotTensor`) refuse it anywhere. Judged for the
 /// plain call, by position or by the parameter's keyword; an operator
-/// (`x >= 2`) never is.
-fn number_second(name: &str, args: &Args) -> Result<(), Stop> {
-    if args.operator || OpDef::of(name).map(|def| def.number_first) != Some(NumberFirst::NotTensor)
-    {
+/// (`x >= 2`) never is. `def` is `name`'s registry entry, which the
+/// dispatch has already looked up.
+fn number_second(def: Option<&OpDef>, name: &str, args: &Args) -> Result<(), Stop> {
+    if args.operator || def.map(|def| def.number_first) != Some(NumberFirst::NotTensor) {
         return Ok(());
     }
     let parameter = if name == "heaviside" {
