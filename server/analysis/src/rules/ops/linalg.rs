@@ -18,6 +18,8 @@ use crate::value::{DType, Device, Tensor, Value};
 /// `matmul`, `mm`, `bmm`, `mv`, `dot`, `inner_vec`.
 pub(super) fn matrix_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x) = (call.name, call.args, &call.x);
+    // `torch.linalg.matmul` is `torch.matmul`.
+    let name = if name == "linalg_matmul" { "matmul" } else { name };
     let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
     Ok(matmul(meta, name, x, &other, args, call.device, call.range))
 }
@@ -711,4 +713,134 @@ fn product_shape(meta: &mut dyn Meta, a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, 
             batch
         }
     })
+}
+
+/// `torch.linalg.multi_dot(tensors)` and `torch.chain_matmul(*matrices)`:
+/// a chain of matrix products, in torch's order of checks. `chain_matmul`
+/// first wants every operand 2-D (one alone is returned as it is), then is
+/// `multi_dot`, which takes a vector at either end (a row first, a column
+/// last, neither kept in the result), wants matrices between them, one
+/// dtype, and each operand's last size equal to the next one's first.
+pub(super) fn multi_dot(
+    meta: &mut dyn Meta,
+    name: &str,
+    args: &Args,
+    range: TextRange,
+) -> RuleResult {
+    let items = if name == "chain_matmul" {
+        args.pos.clone()
+    } else {
+        match args.get(0, "tensors").and_then(Value::items) {
+            Some(items) => items,
+            None => return Ok(Value::Unknown),
+        }
+    };
+    let tensors: Option<Vec<Rc<Tensor>>> = items
+        .iter()
+        .map(|v| match v {
+            Value::Tensor(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    let Some(tensors) = tensors else {
+        return Ok(Value::Unknown);
+    };
+    let Some(device) = super::inputs::check_inputs(meta, args, name, range) else {
+        return Ok(Value::Unknown);
+    };
+    let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| meta.dims(t)).collect();
+    let n = tensors.len();
+    if name == "chain_matmul" {
+        // `checkAllSameDim(matrices, 2)` runs before the count is checked.
+        if let Some(all) = &all
+            && let Some(d) = all.iter().find(|d| d.len() != 2)
+        {
+            return raise(
+                Code::MatmulShape,
+                format!("Tensor dimension is {}, expected 2 instead.", d.len()),
+            );
+        }
+        check!(
+            n > 0,
+            Code::MatmulShape,
+            "chain_matmul(): Expected one or more matrices"
+        );
+        if n == 1 {
+            let t = &tensors[0];
+            return Ok(match all {
+                Some(all) => out_known(meta, t, all[0].clone(), t.dtype, device, name),
+                None => out_var(meta, t, t.dtype, device, name),
+            });
+        }
+    }
+    check!(
+        n >= 2,
+        Code::MatmulShape,
+        "multi_dot(): expected at least 2 tensors but got {n}"
+    );
+    let Some(all) = all else {
+        return Ok(out_var(meta, &tensors[0], tensors[0].dtype, device, name));
+    };
+    let (first, last) = (&all[0], &all[n - 1]);
+    check!(
+        matches!(first.len(), 1 | 2),
+        Code::MatmulShape,
+        "multi_dot(): the first tensor must be 1D or 2D but got {}D",
+        first.len()
+    );
+    check!(
+        matches!(last.len(), 1 | 2),
+        Code::MatmulShape,
+        "multi_dot(): the last tensor must be 1D or 2D but got {}D",
+        last.len()
+    );
+    if let Some(i) = (1..n - 1).find(|&i| all[i].len() != 2) {
+        return raise(
+            Code::MatmulShape,
+            format!(
+                "multi_dot(): tensor {i} must be 2D but got {}D",
+                all[i].len()
+            ),
+        );
+    }
+    for i in 1..n {
+        if let (Some(a), Some(b)) = (tensors[0].dtype, tensors[i].dtype)
+            && a != b
+        {
+            return raise(
+                Code::DtypeMismatch,
+                format!(
+                    "multi_dot(): all tensors must have be the same dtype but tensor 0 is {} and tensor {i} {}",
+                    super::super::dtype::cpp_name(a),
+                    super::super::dtype::cpp_name(b)
+                ),
+            );
+        }
+        // A vector first is one row; a vector last is one column.
+        let inner_left = all[i - 1].last().cloned();
+        let inner_right = all[i].first().cloned();
+        let (Some(k1), Some(k2)) = (inner_left, inner_right) else {
+            continue;
+        };
+        if meta.env().known_different(&k1, &k2) {
+            return raise(
+                Code::MatmulShape,
+                format!(
+                    "multi_dot(): tensors {} and {i} with shapes {} and {} cannot be multiplied",
+                    i - 1,
+                    meta.fmt_dims(&all[i - 1]),
+                    meta.fmt_dims(&all[i])
+                ),
+            );
+        }
+        let _ = meta.require_equal(&k1, &k2);
+    }
+    let mut shape = Vec::new();
+    if first.len() == 2 {
+        shape.push(first[0].clone());
+    }
+    if last.len() == 2 {
+        shape.push(last[1].clone());
+    }
+    Ok(out_known(meta, &tensors[0], shape, tensors[0].dtype, device, name))
 }

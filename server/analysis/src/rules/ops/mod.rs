@@ -181,6 +181,10 @@ fn dispatch(
     if family == Some(Family::Meshgrid) {
         return meshgrid(meta, name, args, range);
     }
+    if family == Some(Family::MultiDot) {
+        let result = linalg::multi_dot(meta, name, args, range);
+        return meta.settle(range, result);
+    }
 
     let Some(x) = args.tensor(0, "input") else {
         let result = scalar_fallback(meta, name, family, args, range);

@@ -419,6 +419,7 @@ pub(super) static OPS: &[OpDef] = &[
     select("one_hot", select::one_hot),
     // Linear algebra.
     linalg("matmul", linalg::matrix_product).unranked_keeps_dtype(),
+    linalg("linalg_matmul", linalg::matrix_product).unranked_keeps_dtype(),
     linalg("mm", linalg::matrix_product),
     linalg("bmm", linalg::matrix_product),
     linalg("mv", linalg::matrix_product),
@@ -481,6 +482,8 @@ pub(super) static OPS: &[OpDef] = &[
     OpDef::new("einsum", Family::Einsum),
     OpDef::new("broadcast_tensors", Family::BroadcastTensors),
     OpDef::new("meshgrid", Family::Meshgrid),
+    OpDef::new("linalg_multi_dot", Family::MultiDot),
+    OpDef::new("chain_matmul", Family::MultiDot),
     // Functions under `torch` that are their `F.*` twin, argument for
     // argument. Not listed: twins whose arguments differ (`torch.batch_norm`,
     // `torch.embedding`, `torch.kl_div`'s integer reduction) or whose result

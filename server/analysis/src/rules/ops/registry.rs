@@ -77,6 +77,9 @@ pub(crate) enum Family {
     BroadcastTensors,
     /// `torch.meshgrid`.
     Meshgrid,
+    /// A chain of matrix products from a list (`linalg.multi_dot`) or the
+    /// arguments (`chain_matmul`).
+    MultiDot,
     /// `torch.conv2d` and the like: the same kernel, with the same
     /// arguments, as its `F.*` twin, whose rule runs it.
     Functional,
