@@ -106,7 +106,7 @@ codes! {
     DtypeUnsupported = "dtype-unsupported", [Error];
     /// torch refuses the call's arguments before any kernel runs (a `TypeError`): a number where the op wants a tensor first (`torch.maximum(2, x)`), or keywords none of its signatures takes together (`torch.sort(x, 1, stable=True)`)
     ArgumentType = "argument-type", [Error];
-    /// a factory called with a negative size
+    /// a factory called with a negative size, or `arange` with a step of zero or one that runs away from its end
     NegativeSize = "negative-size", [Error];
     /// tensors on different devices meet at an op (cpu vs cuda, with torch's 0-dim cpu exemption); a cpu-or-cuda tensor meeting a cpu one fails whenever CUDA is available
     DeviceMismatch = "device-mismatch", [Error];

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 
 use super::{FactoryCall, device_arg, dtype_arg, dtype_or, literal_shape};
+use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::meta::Meta;
 use crate::value::{DType, Shape, Value};
@@ -148,10 +149,34 @@ pub(crate) fn window(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Valu
 pub(crate) fn arange(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let (start, end, step) = arange_bounds(args);
+    if let Some(message) = arange_bounds_error(&start, end.as_ref(), step.as_ref()) {
+        meta.report(call.range, Code::NegativeSize, message.to_string());
+        return Some(Value::Unknown);
+    }
     let len = arange_len(meta, &start, end.as_ref(), step.as_ref());
     let float = meta.defaults().float;
     let dtype = arange_dtype(args, float);
     Some(call.output(meta, vec![len], dtype))
+}
+
+/// What torch's `arange` refuses in its bounds, in its order: a step of
+/// zero, then an end on the other side of the start than the step goes.
+fn arange_bounds_error(start: &Value, end: Option<&Value>, step: Option<&Value>) -> Option<&'static str> {
+    let number = |v: &Value| match v {
+        Value::Int(d) => d.as_const().map(|n| n as f64),
+        Value::Float(f) => *f,
+        _ => None,
+    };
+    let step = match step {
+        None | Some(Value::None) => 1.0,
+        Some(v) => number(v)?,
+    };
+    if step == 0.0 {
+        return Some("step must be nonzero");
+    }
+    let (start, end) = (number(start)?, number(end?)?);
+    let consistent = (step > 0.0 && end >= start) || (step < 0.0 && end <= start);
+    (!consistent).then_some("upper bound and lower bound inconsistent with step sign")
 }
 
 /// `arange`'s start, end and step, given by position or keyword: one

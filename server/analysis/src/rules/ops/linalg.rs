@@ -466,6 +466,49 @@ pub(super) fn square(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     Ok(call.output(meta, shape, x.dtype))
 }
 
+/// `linalg.tensorinv(a, ind=2)`: the inverse of `a` read as a square
+/// matrix of its first `ind` dims by the rest, shaped as the rest and then
+/// the first `ind`.
+pub(super) fn tensorinv(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let (x, dims) = (&call.x, &call.dims);
+    let ind = match call.args.get(1, "ind") {
+        None => 2,
+        Some(Value::Int(d)) => match d.as_const() {
+            Some(ind) => ind,
+            None => return Ok(Value::Unknown),
+        },
+        Some(_) => return Ok(Value::Unknown),
+    };
+    check!(
+        ind > 0,
+        Code::DimOutOfRange,
+        "Expected a strictly positive integer for 'ind', but got {ind}"
+    );
+    let ind = ind as usize;
+    check!(
+        ind <= dims.len(),
+        Code::DimOutOfRange,
+        "ArrayRef: invalid slice, N = {ind}; size = {}",
+        dims.len()
+    );
+    let (rows, columns) = dims.split_at(ind);
+    let (rows_numel, columns_numel) = (
+        crate::rules::shape::numel(rows),
+        crate::rules::shape::numel(columns),
+    );
+    if meta.env().known_different(&columns_numel, &rows_numel) {
+        let message = format!(
+            "Expected self to satisfy the requirement prod(self.shape[ind:]) == prod(self.shape[:ind]), but got {} != {}",
+            meta.fmt_dim(&columns_numel),
+            meta.fmt_dim(&rows_numel)
+        );
+        return raise(Code::MatmulShape, message);
+    }
+    let mut shape = columns.to_vec();
+    shape.extend_from_slice(rows);
+    Ok(call.output(meta, shape, x.dtype))
+}
+
 /// `det`, `linalg_det`, `logdet`, and `slogdet` (the sign and the log of
 /// the absolute value): one value per matrix.
 pub(super) fn determinant(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {

@@ -447,6 +447,7 @@ pub(super) static OPS: &[OpDef] = &[
     linalg("inverse", linalg::square),
     linalg("linalg_inv", linalg::square),
     linalg("linalg_inv_ex", linalg::square),
+    linalg("linalg_tensorinv", linalg::tensorinv),
     linalg("matrix_exp", linalg::square),
     linalg("linalg_matrix_exp", linalg::square),
     linalg("det", linalg::determinant),

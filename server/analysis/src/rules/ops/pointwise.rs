@@ -17,6 +17,36 @@ use crate::rules::meta::Meta;
 use crate::rules::shape::{broadcast, broadcast_all, wrap_dim};
 use crate::value::{DType, Device, Tensor, Value};
 
+/// What `flip` refuses in the dims it is given (a list, or the method's
+/// ints one by one): one out of range, or one given twice (as wrapped, so
+/// `0` and `-1` of a vector are the same dim).
+fn flip_dims_error(args: &Args, rank: usize) -> Option<(Code, String)> {
+    let written: Vec<Value> = match args.get(1, "dims") {
+        Some(list @ (Value::List(_) | Value::Tuple(_))) => list.items()?,
+        Some(Value::Int(_)) => args.pos[1..].to_vec(),
+        _ => return None,
+    };
+    let mut seen = Vec::new();
+    for value in written {
+        let Value::Int(d) = value else {
+            return None;
+        };
+        let d = d.as_const()?;
+        let wrapped = match wrap_dim(d, rank) {
+            Ok(wrapped) => wrapped,
+            Err(message) => return Some((Code::DimOutOfRange, message)),
+        };
+        if seen.contains(&wrapped) {
+            return Some((
+                Code::DimOutOfRange,
+                format!("dim {wrapped} appears multiple times in the list of dims"),
+            ));
+        }
+        seen.push(wrapped);
+    }
+    None
+}
+
 /// The rule of a pointwise op that keeps its input's shape: the checks a
 /// few of them make, and the dtype their other operands give.
 pub(super) fn same_shape(
@@ -44,6 +74,12 @@ pub(super) fn same_shape(
         && d.len() < least
     {
         return raise(Code::DimOutOfRange, format!("Input must be >= {least}-d."));
+    }
+    if name == "flip"
+        && let Some(d) = &dims
+        && let Some(message) = flip_dims_error(args, d.len())
+    {
+        return raise(message.0, message.1);
     }
     if matches!(name, "masked_fill" | "masked_scatter") {
         check_mask(meta, &x, args, range);
