@@ -270,6 +270,53 @@ fn mask_error(
     None
 }
 
+/// `nn.Transformer(src, tgt)`: the target's shape, after the checks its
+/// `forward` makes before any layer runs: a batched `src` and `tgt` hold
+/// one batch (dim 0 with `batch_first`, else dim 1), and both end in the
+/// model's width.
+pub(super) fn transformer_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
+    let (layer, src) = (call.layer, call.x);
+    let Some(tgt) = call.args.tensor(1, "tgt") else {
+        return Ok(Value::Unknown);
+    };
+    if let (Some(sd), Some(td)) = (meta.dims(src), meta.dims(&tgt)) {
+        let batch = if matches!(layer.setting("batch_first"), Some(Value::Bool(Some(true)))) {
+            0
+        } else {
+            1
+        };
+        if sd.len() == 3
+            && td.len() > batch
+            && meta.env().known_different(&sd[batch], &td[batch])
+        {
+            return raise(
+                Code::LayerInput,
+                "the batch number of src and tgt must be equal".to_string(),
+            );
+        }
+        let d_model = layer
+            .setting("d_model")
+            .cloned()
+            .and_then(|v| meta.as_dim(&v));
+        if let (Some(d_model), Some(s), Some(t)) = (d_model, sd.last(), td.last())
+            && (meta.env().known_different(s, &d_model) || meta.env().known_different(t, &d_model))
+        {
+            return raise(
+                Code::LayerInput,
+                "the feature number of src and tgt must be equal to d_model".to_string(),
+            );
+        }
+    }
+    Ok(out_shape(
+        meta,
+        &tgt,
+        tgt.shape.clone(),
+        tgt.dtype,
+        call.device.clone(),
+        "nn.Transformer",
+    ))
+}
+
 /// A Transformer encoder or decoder layer, or a stack of them: the input's
 /// shape, once its last size is the model's width.
 pub(super) fn transformer_stack_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {

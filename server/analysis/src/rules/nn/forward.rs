@@ -13,7 +13,7 @@ use crate::rules::ops::{check_inputs, op, out_known, out_shape};
 use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
 
 use super::Kwargs;
-use super::attention::{mha, transformer_stack_layer};
+use super::attention::{mha, transformer_layer, transformer_stack_layer};
 use super::conv::{ConvSpec, conv_forward, conv_transpose_output_size};
 use super::functional::functional;
 use super::linear::{LinearCall, bilinear_layer, embedding, linear};
@@ -157,17 +157,7 @@ fn forward(
         Forward::RnnCell => rnn_cell_layer(meta, &call),
         Forward::MultiheadAttention => mha(meta, layer, &args, call.device.clone()),
         Forward::TransformerStack => transformer_stack_layer(meta, &call),
-        Forward::Transformer => Ok(match args.tensor(1, "tgt") {
-            Some(t) => out_shape(
-                meta,
-                &t,
-                t.shape.clone(),
-                t.dtype,
-                call.device.clone(),
-                "nn.Transformer",
-            ),
-            None => Value::Unknown,
-        }),
+        Forward::Transformer => transformer_layer(meta, &call),
         Forward::Loss(function) => {
             let mut kw = args.kw.clone();
             if let Some(r) = layer.setting("reduction") {
