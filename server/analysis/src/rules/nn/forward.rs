@@ -618,13 +618,58 @@ fn embedding_bag_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult 
     let Some(dims) = meta.dims(x) else {
         return Ok(Value::Unknown);
     };
+    // `F.embedding_bag` reads a 2-D input as bags of one length, and a 1-D
+    // one as bags that `offsets` start, one bag per offset (the last offset
+    // ends the last bag with `include_last_offset`).
+    let offsets = match call.args.get(1, "offsets") {
+        None | Some(Value::None) => None,
+        Some(v) => Some(v.clone()),
+    };
+    let b = match (dims.len(), &offsets) {
+        (2, None) => dims[0].clone(),
+        (2, Some(offsets)) => {
+            let kind = match offsets {
+                Value::Tensor(_) => "<class 'torch.Tensor'>",
+                _ => return Ok(Value::Unknown),
+            };
+            return raise(
+                Code::LayerInput,
+                format!(
+                    "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed length sequences. However, found offsets of type {kind}"
+                ),
+            );
+        }
+        (1, None) => {
+            return raise(
+                Code::LayerInput,
+                "offsets has to be a 1D Tensor but got None".to_string(),
+            );
+        }
+        (1, Some(Value::Tensor(offsets))) => match meta.dims(offsets) {
+            Some(od) if od.len() != 1 => {
+                return raise(Code::LayerInput, "offsets has to be a 1D Tensor".to_string());
+            }
+            Some(od)
+                if matches!(
+                    call.setting("include_last_offset"),
+                    Some(Value::Bool(Some(true)))
+                ) =>
+            {
+                od[0].sub(&Dim::konst(1))
+            }
+            Some(od) => od[0].clone(),
+            None => meta.env_mut().anonymous(),
+        },
+        (1, Some(_)) => meta.env_mut().anonymous(),
+        (rank, _) => {
+            return raise(
+                Code::LayerInput,
+                format!("input has to be 1D or 2D Tensor, but got Tensor of dimension {rank}"),
+            );
+        }
+    };
     let width = call.setting("embedding_dim").unwrap_or(Value::Unknown);
     let d = meta.size_dims(&[width])[0].clone();
-    let b = if dims.len() == 2 {
-        dims[0].clone()
-    } else {
-        meta.env_mut().anonymous()
-    };
     Ok(out_known(
         meta,
         x,
