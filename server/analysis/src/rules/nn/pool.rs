@@ -222,6 +222,41 @@ fn adaptive_pool_rule(
     output: Option<&Value>,
     device: Option<Device>,
 ) -> RuleResult {
+    // The 1-d pools parse `output_size` as a tuple of ints, before any
+    // check of the input; the others read `None` as "keep this size", but
+    // not for the whole argument (`_list_with_default` takes its `len`).
+    if n == 1 {
+        let kernel = if avg {
+            "adaptive_avg_pool1d"
+        } else {
+            "adaptive_max_pool1d"
+        };
+        let parameter = format!("{kernel}(): argument 'output_size' (position 2) must be tuple of ints");
+        match output {
+            Some(Value::None) => {
+                return raise(Code::ArgumentType, format!("{parameter}, not NoneType"));
+            }
+            Some(v @ (Value::Tuple(_) | Value::List(_))) => {
+                if let Some(at) = v
+                    .items()
+                    .unwrap_or_default()
+                    .iter()
+                    .position(|i| matches!(i, Value::None))
+                {
+                    return raise(
+                        Code::ArgumentType,
+                        format!("{parameter}, but found element of type NoneType at pos {at}"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    } else if let Some(Value::None) = output {
+        return raise(
+            Code::ArgumentType,
+            "object of type 'NoneType' has no len()".to_string(),
+        );
+    }
     let Some(dims) = meta.dims(x) else {
         return Ok(out_var(meta, x, x.dtype, device, "adaptive_pool"));
     };
