@@ -81,7 +81,18 @@ pub(crate) fn randint(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Val
     let size = args
         .kw("size")
         .or_else(|| args.pos.get(1..).and_then(<[Value]>::last));
-    let dtype = Some(DType::Int64);
+    let dtype = dtype_or(args, Some(DType::Int64));
+    // `randint(high, size)` or `randint(low, high, size)`.
+    let (low, high) = match args.pos.len() {
+        3.. => (args.int(0, "low"), args.int(1, "high")),
+        _ => (Some(0), args.int(0, "high")),
+    };
+    if let (Some(low), Some(high), Some(dtype)) = (low, high, dtype)
+        && let Some(message) = random_bounds_error(low, high, dtype)
+    {
+        meta.report(call.range, Code::DtypeUnsupported, message);
+        return Some(Value::Unknown);
+    }
     Some(match sized(meta, size) {
         Ok(sizes) => call.output(meta, sizes, dtype),
         Err(shape) => call.output_of_unlisted_size(meta, shape, dtype),
@@ -323,6 +334,34 @@ pub(crate) fn legacy_typed(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Optio
     Some(call.output(meta, dims, Some(dtype)))
 }
 
+/// What torch's integer sampling (`randint`, `randint_like`, `random_`)
+/// refuses in its bounds `[from, to)` for a result of `dtype`, in its
+/// order: an empty range, then a bound the dtype cannot hold (floats only
+/// warn).
+pub(crate) fn random_bounds_error(from: i64, to: i64, dtype: DType) -> Option<String> {
+    if from >= to {
+        return Some(format!(
+            "random_ expects 'from' to be less than 'to', but got from={from} >= to={to}"
+        ));
+    }
+    let (min, max): (i128, i128) = match dtype {
+        DType::Bool => (0, 1),
+        DType::UInt8 => (0, u8::MAX.into()),
+        DType::Int8 => (i8::MIN.into(), i8::MAX.into()),
+        DType::Int16 => (i16::MIN.into(), i16::MAX.into()),
+        DType::UInt16 => (0, u16::MAX.into()),
+        DType::Int32 => (i32::MIN.into(), i32::MAX.into()),
+        DType::UInt32 => (0, u32::MAX.into()),
+        _ => return None,
+    };
+    let name = crate::rules::dtype::cpp_name(dtype);
+    let outside = |v: i64| !(min..=max).contains(&i128::from(v));
+    if outside(from) {
+        return Some(format!("from is out of bounds for {name}"));
+    }
+    outside(to - 1).then(|| format!("to - 1 is out of bounds for {name}"))
+}
+
 /// `zeros_like(input)` and the other `*_like` factories: the input's shape,
 /// dtype and device unless `dtype=` or `device=` say otherwise. `None` when
 /// there is no input tensor.
@@ -330,6 +369,22 @@ pub(crate) fn like(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value>
     let args = call.args;
     let base = args.tensor(0, "input")?;
     let dtype = dtype_or(args, base.dtype);
+    // `randint_like(input, high)` or `randint_like(input, low, high)`.
+    if call.name == "randint_like"
+        && let Some(dtype) = dtype
+    {
+        let (low, high) = match (args.pos.len(), args.kw("low"), args.kw("high")) {
+            (3, ..) => (args.int(1, "low"), args.int(2, "high")),
+            (2, None, None) => (Some(0), args.int(1, "high")),
+            _ => (args.int(1, "low").or(Some(0)), args.int(2, "high")),
+        };
+        if let (Some(low), Some(high)) = (low, high)
+            && let Some(message) = random_bounds_error(low, high, dtype)
+        {
+            meta.report(call.range, Code::DtypeUnsupported, message);
+            return Some(Value::Unknown);
+        }
+    }
     let device = device_arg(args).unwrap_or_else(|| base.device.clone());
     let name = format!("torch.{}", call.name);
     let t = meta.new_tensor(base.shape.clone(), dtype, device, &name);

@@ -75,6 +75,23 @@ pub(super) fn same_shape(
     {
         return raise(Code::DimOutOfRange, format!("Input must be >= {least}-d."));
     }
+    // `x.random_(to)` or `x.random_(from, to)`: integers in `[from, to)`
+    // that `x`'s dtype must hold.
+    if name == "random_"
+        && let Some(dtype) = x.dtype
+    {
+        let bounds = match (args.pos.len(), args.get(1, "from"), args.get(2, "to")) {
+            (2, Some(_), None) => (Some(0), args.int(1, "to")),
+            (_, Some(_), Some(_)) => (args.int(1, "from"), args.int(2, "to")),
+            _ => (None, None),
+        };
+        if let (Some(from), Some(to)) = bounds
+            && let Some(message) =
+                crate::rules::creation::factories::random_bounds_error(from, to, dtype)
+        {
+            return raise(Code::DtypeUnsupported, message);
+        }
+    }
     if name == "flip"
         && let Some(d) = &dims
         && let Some(message) = flip_dims_error(args, d.len())
