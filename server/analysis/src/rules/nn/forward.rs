@@ -7,7 +7,7 @@ use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, ShapeError, Stop, check, raise};
+use crate::rules::check::{RuleResult, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{check_inputs, op, out_known, out_shape};
 use crate::value::{DType, Device, Layer, Shape, Tensor, Value};
@@ -16,6 +16,7 @@ use super::Kwargs;
 use super::attention::{mha, transformer_layer, transformer_stack_layer};
 use super::conv::{ConvSpec, conv_forward, conv_transpose_output_size};
 use super::functional::functional;
+use super::input_checks::layer_input;
 use super::linear::{LinearCall, bilinear_layer, embedding, linear};
 use super::norm::{layer_norm, norm_dtype_message};
 use super::parameters::layer_param;
@@ -99,10 +100,7 @@ fn forward(
         device,
         range,
     };
-    if layer.kind.starts_with("InstanceNorm") {
-        instance_norm_input(meta, &call)?;
-    }
-    feature_dropout_input(meta, &call)?;
+    layer_input(meta, &call)?;
     match family {
         Forward::SameShape => Ok(out_shape(
             meta,
@@ -453,78 +451,6 @@ fn adaptive_pool_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, is_max: bool) 
         return with_indices(out);
     }
     out
-}
-
-/// An instance norm's input: unbatched or batched, and with `affine=True`
-/// (weights per feature) as many features as the layer was built for;
-/// without weights torch only warns about the count.
-/// The ranks the channel-wise dropouts take: `Dropout1d` a 2-d or 3-d
-/// input, always; `Dropout2d` and `FeatureAlphaDropout` at least 2 dims
-/// when they drop anything (in training, with `p` above 0: the kernel that
-/// checks runs only then). `Dropout3d` makes any rank fit, with a warning.
-fn feature_dropout_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
-    let kind = &*call.layer.kind;
-    if !matches!(kind, "Dropout1d" | "Dropout2d" | "FeatureAlphaDropout") {
-        return Ok(());
-    }
-    let Some(dims) = meta.dims(call.x) else {
-        return Ok(());
-    };
-    if kind == "Dropout1d" {
-        check!(
-            matches!(dims.len(), 2 | 3),
-            Code::LayerInput,
-            "dropout1d: Expected 2D or 3D input, but received a {}D input. Note that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).",
-            dims.len()
-        );
-        return Ok(());
-    }
-    let drops = match call.setting("p") {
-        None => true,
-        Some(Value::Float(Some(p))) => p > 0.0,
-        Some(Value::Int(p)) => p.as_const().is_some_and(|p| p > 0),
-        Some(_) => false,
-    };
-    if drops && call.layer.training.get() == Some(true) {
-        check!(
-            dims.len() >= 2,
-            Code::LayerInput,
-            "Feature dropout requires at least 2 dimensions in the input"
-        );
-    }
-    Ok(())
-}
-
-fn instance_norm_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
-    let Some(dims) = meta.dims(call.x) else {
-        return Ok(());
-    };
-    let unbatched = call.spatial + 1;
-    check!(
-        dims.len() == unbatched || dims.len() == unbatched + 1,
-        Code::LayerInput,
-        "expected {}D or {}D input (got {}D input)",
-        unbatched,
-        unbatched + 1,
-        dims.len()
-    );
-    let feature_dim = dims.len() - unbatched;
-    if matches!(call.setting("affine"), Some(Value::Bool(Some(true))))
-        && let Some(nf) = call
-            .layer
-            .declared_setting("num_features")
-            .cloned()
-            .and_then(|v| meta.as_dim(&v))
-        && meta.env().known_different(&dims[feature_dim], &nf)
-    {
-        let message = format!(
-            "expected input's size at dim={feature_dim} to match num_features ({}), but got: {}.",
-            meta.fmt_dim(&nf),
-            meta.fmt_dim(&dims[feature_dim])
-        );
-        return Err(ShapeError::new(Code::LayerInput, message).into());
-    }
-    Ok(())
 }
 
 fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {

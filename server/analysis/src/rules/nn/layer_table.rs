@@ -433,6 +433,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
         ..pointwise("Softmin", SOFTMAX)
     },
     pointwise("Softmax2d", &[]),
+    pointwise("ChannelShuffle", &["groups"]),
     pointwise("Dropout", DROPOUT),
     pointwise("Dropout1d", DROPOUT),
     pointwise("Dropout2d", DROPOUT),

@@ -10,6 +10,7 @@ mod conv;
 mod forward;
 mod functional;
 mod functional_table;
+mod input_checks;
 mod layer_signatures;
 mod layer_table;
 mod linear;
