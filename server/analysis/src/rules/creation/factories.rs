@@ -82,10 +82,13 @@ pub(crate) fn randint(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Val
         .kw("size")
         .or_else(|| args.pos.get(1..).and_then(<[Value]>::last));
     let dtype = dtype_or(args, Some(DType::Int64));
-    // `randint(high, size)` or `randint(low, high, size)`.
-    let (low, high) = match args.pos.len() {
-        3.. => (args.int(0, "low"), args.int(1, "high")),
-        _ => (Some(0), args.int(0, "high")),
+    // `randint(high, size)` or `randint(low, high, size)`, the size also
+    // by keyword (`randint(0, n + 1, size=(1,))`).
+    let bounds_given = args.pos.len() - usize::from(args.kw("size").is_none() && !args.pos.is_empty());
+    let (low, high) = match bounds_given {
+        2.. => (args.int(0, "low"), args.int(1, "high")),
+        1 if args.kw("low").is_none() => (Some(0), args.int(0, "high")),
+        _ => (None, None),
     };
     if let (Some(low), Some(high), Some(dtype)) = (low, high, dtype)
         && let Some(message) = random_bounds_error(low, high, dtype)
