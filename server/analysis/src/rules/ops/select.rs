@@ -146,6 +146,25 @@ pub(super) fn where_(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (Some(a), Some(b)) = (args.get(1, "input").cloned(), args.get(2, "other").cloned()) else {
         return Ok(Value::Unknown);
     };
+    // The condition is a mask: bool (uint8 only warns). It is `self` of
+    // `torch.where(condition, x, y)`, the first argument of `x.where(condition, y)`.
+    let condition = if args.method {
+        a.clone()
+    } else {
+        Value::Tensor(call.x.clone())
+    };
+    if let Value::Tensor(condition) = &condition
+        && let Some(dtype) = condition.dtype
+        && !matches!(dtype, DType::Bool | DType::UInt8)
+    {
+        return raise(
+            Code::DtypeMismatch,
+            format!(
+                "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+                crate::rules::dtype::torch_name(dtype)
+            ),
+        );
+    }
     // A branch the analysis could not follow may broadcast the
     // result wider and decides its dtype.
     if matches!(a, Value::Unknown) || matches!(b, Value::Unknown) {
