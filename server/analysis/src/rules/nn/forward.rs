@@ -640,6 +640,13 @@ fn reshaping_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, family: Forward) -
                     kw.push((Rc::from(name), v.clone()));
                 }
             }
+            // `UpsamplingBilinear2d` is `interpolate` in bilinear mode
+            // (which wants a 4-d input); `UpsamplingNearest2d` takes the
+            // default, nearest.
+            if &*call.layer.kind == "UpsamplingBilinear2d" {
+                kw.push((Rc::from("mode"), Value::Str(Rc::from("bilinear"))));
+                kw.push((Rc::from("align_corners"), Value::Bool(Some(true))));
+            }
             functional(meta, "interpolate", Args::new(vec![input], kw), range)
         }
         Forward::PixelShuffle(function) => {

@@ -499,6 +499,7 @@ pub(crate) static LAYERS: &[LayerDef] = &[
     pad(1, "CircularPad1d", PAD, "circular"),
     pad(2, "CircularPad2d", PAD, "circular"),
     pad(3, "CircularPad3d", PAD, "circular"),
+    stateless("GLU", &["dim=-1"], Forward::Functional("glu")),
     stateless(
         "CosineSimilarity",
         &["dim=1", "eps=1e-08"],
