@@ -19,6 +19,7 @@ pub(crate) mod meta;
 pub(crate) mod names;
 pub(crate) mod nn;
 mod ops;
+mod required_args;
 mod shape;
 mod tail;
 
@@ -230,6 +231,10 @@ pub(crate) fn tensor_method(
     kwargs: Kwargs,
     range: TextRange,
 ) -> Value {
+    if let Some(message) = required_args::missing_required(name, &args, &kwargs) {
+        meta.report(range, Code::ArgumentType, message);
+        return Value::Unknown;
+    }
     let def = ops::OpDef::of(name);
     let mut positional = vec![Value::Tensor(t.clone())];
     // Arguments the analysis cannot read stand for sizes (`x.view(b, n)`),

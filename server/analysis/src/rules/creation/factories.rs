@@ -84,7 +84,8 @@ pub(crate) fn randint(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Val
     let dtype = dtype_or(args, Some(DType::Int64));
     // `randint(high, size)` or `randint(low, high, size)`, the size also
     // by keyword (`randint(0, n + 1, size=(1,))`).
-    let bounds_given = args.pos.len() - usize::from(args.kw("size").is_none() && !args.pos.is_empty());
+    let bounds_given =
+        args.pos.len() - usize::from(args.kw("size").is_none() && !args.pos.is_empty());
     let (low, high) = match bounds_given {
         2.. => (args.int(0, "low"), args.int(1, "high")),
         1 if args.kw("low").is_none() => (Some(0), args.int(0, "high")),
@@ -175,7 +176,11 @@ pub(crate) fn arange(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Valu
 
 /// What torch's `arange` refuses in its bounds, in its order: a step of
 /// zero, then an end on the other side of the start than the step goes.
-fn arange_bounds_error(start: &Value, end: Option<&Value>, step: Option<&Value>) -> Option<&'static str> {
+fn arange_bounds_error(
+    start: &Value,
+    end: Option<&Value>,
+    step: Option<&Value>,
+) -> Option<&'static str> {
     let number = |v: &Value| match v {
         Value::Int(d) => d.as_const().map(|n| n as f64),
         Value::Float(f) => *f,

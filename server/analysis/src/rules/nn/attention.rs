@@ -285,10 +285,7 @@ pub(super) fn transformer_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Ru
         } else {
             1
         };
-        if sd.len() == 3
-            && td.len() > batch
-            && meta.env().known_different(&sd[batch], &td[batch])
-        {
+        if sd.len() == 3 && td.len() > batch && meta.env().known_different(&sd[batch], &td[batch]) {
             return raise(
                 Code::LayerInput,
                 "the batch number of src and tgt must be equal".to_string(),

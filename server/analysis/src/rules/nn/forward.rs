@@ -573,7 +573,10 @@ fn embedding_bag_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult 
         }
         (1, Some(Value::Tensor(offsets))) => match meta.dims(offsets) {
             Some(od) if od.len() != 1 => {
-                return raise(Code::LayerInput, "offsets has to be a 1D Tensor".to_string());
+                return raise(
+                    Code::LayerInput,
+                    "offsets has to be a 1D Tensor".to_string(),
+                );
             }
             Some(od)
                 if matches!(

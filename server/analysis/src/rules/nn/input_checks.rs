@@ -174,4 +174,3 @@ fn instance_norm_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), 
     }
     Ok(())
 }
-

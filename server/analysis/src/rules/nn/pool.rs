@@ -231,7 +231,8 @@ fn adaptive_pool_rule(
         } else {
             "adaptive_max_pool1d"
         };
-        let parameter = format!("{kernel}(): argument 'output_size' (position 2) must be tuple of ints");
+        let parameter =
+            format!("{kernel}(): argument 'output_size' (position 2) must be tuple of ints");
         match output {
             Some(Value::None) => {
                 return raise(Code::ArgumentType, format!("{parameter}, not NoneType"));

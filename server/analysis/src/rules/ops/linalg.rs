@@ -19,7 +19,11 @@ use crate::value::{DType, Device, Tensor, Value};
 pub(super) fn matrix_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x) = (call.name, call.args, &call.x);
     // `torch.linalg.matmul` is `torch.matmul`.
-    let name = if name == "linalg_matmul" { "matmul" } else { name };
+    let name = if name == "linalg_matmul" {
+        "matmul"
+    } else {
+        name
+    };
     let other = args.get(1, "other").cloned().unwrap_or(Value::Unknown);
     Ok(matmul(meta, name, x, &other, args, call.device, call.range))
 }
@@ -885,5 +889,12 @@ pub(super) fn multi_dot(
     if last.len() == 2 {
         shape.push(last[1].clone());
     }
-    Ok(out_known(meta, &tensors[0], shape, tensors[0].dtype, device, name))
+    Ok(out_known(
+        meta,
+        &tensors[0],
+        shape,
+        tensors[0].dtype,
+        device,
+        name,
+    ))
 }

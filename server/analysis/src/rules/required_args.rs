@@ -1,0 +1,106 @@
+//! Tensor methods' parameters that have no default: a call that leaves one
+//! out (`x.softmax()`, `x.transpose(0)`) is torch's `TypeError` from its
+//! argument parser, before anything runs.
+
+use crate::value::{Kwargs, Value};
+
+/// Methods of one signature and the parameters after `self` it requires,
+/// as torch's parser names them. Methods with several signatures (`movedim`,
+/// `scatter`, `repeat_interleave`) answer with a list of them instead, and
+/// are not here.
+const REQUIRED: &[(&str, &[&str])] = &[
+    ("softmax", &["dim"]),
+    ("log_softmax", &["dim"]),
+    ("cumsum", &["dim"]),
+    ("cumprod", &["dim"]),
+    ("cummax", &["dim"]),
+    ("cummin", &["dim"]),
+    ("logsumexp", &["dim"]),
+    ("unsqueeze", &["dim"]),
+    ("transpose", &["dim0", "dim1"]),
+    ("swapdims", &["dim0", "dim1"]),
+    ("swapaxes", &["axis0", "axis1"]),
+    ("gather", &["dim", "index"]),
+    ("index_select", &["dim", "index"]),
+    ("select", &["dim", "index"]),
+    ("chunk", &["chunks"]),
+    ("roll", &["shifts"]),
+    ("tile", &["dims"]),
+    ("take_along_dim", &["indices"]),
+    ("topk", &["k"]),
+    ("kthvalue", &["k"]),
+    ("unfold", &["dimension", "size", "step"]),
+    ("index_add", &["dim", "index", "source"]),
+    ("scatter_add", &["dim", "index", "src"]),
+    ("renorm", &["p", "dim", "maxnorm"]),
+];
+
+/// Keywords these methods take besides their required parameters, and
+/// NumPy's name for `dim`, which torch's parser also takes.
+const OPTIONAL: &[&str] = &["dtype", "out", "keepdim", "largest", "sorted", "axis"];
+
+/// Torch's message when the method `name`, given `positional` arguments
+/// after `self` and `keywords`, leaves a required parameter out. The parser
+/// lists every required parameter from the first one not given by position
+/// (even those given by keyword), and says "arguments" for one and
+/// "argument" for several. A keyword it might not know keeps it silent.
+pub(crate) fn missing_required(
+    name: &str,
+    positional: &[Value],
+    keywords: &Kwargs,
+) -> Option<String> {
+    let (_, required) = REQUIRED.iter().find(|(method, _)| *method == name)?;
+    let given = |param: &str| {
+        keywords
+            .iter()
+            .any(|(k, _)| &**k == param || (param == "dim" && &**k == "axis"))
+    };
+    if keywords
+        .iter()
+        .any(|(k, _)| !required.contains(&&**k) && !OPTIONAL.contains(&&**k))
+    {
+        return None;
+    }
+    let listed = required.get(positional.len()..)?;
+    if listed.iter().all(|param| given(param)) {
+        return None;
+    }
+    let names: Vec<String> = listed.iter().map(|p| format!("\"{p}\"")).collect();
+    let noun = if listed.len() == 1 {
+        "arguments"
+    } else {
+        "argument"
+    };
+    Some(format!(
+        "{name}() missing {} required positional {noun}: {}",
+        listed.len(),
+        names.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    #[test]
+    fn lists_the_parameters_from_the_first_not_given_by_position() {
+        let none: Kwargs = Vec::new();
+        assert_eq!(
+            missing_required("transpose", &[Value::int(0)], &none).as_deref(),
+            Some("transpose() missing 1 required positional arguments: \"dim1\"")
+        );
+        let index: Kwargs = vec![(Rc::from("index"), Value::Unknown)];
+        assert_eq!(
+            missing_required("gather", &[], &index).as_deref(),
+            Some("gather() missing 2 required positional argument: \"dim\", \"index\"")
+        );
+        let dim: Kwargs = vec![(Rc::from("dim"), Value::int(1))];
+        assert_eq!(missing_required("softmax", &[], &dim), None);
+        let axis: Kwargs = vec![(Rc::from("axis"), Value::int(1))];
+        assert_eq!(missing_required("cumsum", &[], &axis), None);
+        let other: Kwargs = vec![(Rc::from("dims"), Value::int(1))];
+        assert_eq!(missing_required("softmax", &[], &other), None);
+        assert_eq!(missing_required("view", &[], &none), None);
+    }
+}
