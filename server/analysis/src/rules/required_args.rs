@@ -7,19 +7,19 @@ use crate::value::{Kwargs, Value};
 /// Methods of one signature and the parameters after `self` it requires,
 /// as torch's parser names them. Methods with several signatures (`movedim`,
 /// `scatter`, `repeat_interleave`) answer with a list of them instead, and
-/// are not here.
+/// are not here; nor are the names NumPy's arrays share (`transpose`,
+/// `swapaxes`, `cumsum`, `cumprod`), which code written for both kinds of
+/// array calls the NumPy way in a branch a tensor never takes
+/// (`image.transpose(axes) if not is_torch else image.permute(*axes)` in
+/// transformers' image transforms).
 const REQUIRED: &[(&str, &[&str])] = &[
     ("softmax", &["dim"]),
     ("log_softmax", &["dim"]),
-    ("cumsum", &["dim"]),
-    ("cumprod", &["dim"]),
     ("cummax", &["dim"]),
     ("cummin", &["dim"]),
     ("logsumexp", &["dim"]),
     ("unsqueeze", &["dim"]),
-    ("transpose", &["dim0", "dim1"]),
     ("swapdims", &["dim0", "dim1"]),
-    ("swapaxes", &["axis0", "axis1"]),
     ("gather", &["dim", "index"]),
     ("index_select", &["dim", "index"]),
     ("select", &["dim", "index"]),
@@ -87,9 +87,10 @@ mod tests {
     fn lists_the_parameters_from_the_first_not_given_by_position() {
         let none: Kwargs = Vec::new();
         assert_eq!(
-            missing_required("transpose", &[Value::int(0)], &none).as_deref(),
-            Some("transpose() missing 1 required positional arguments: \"dim1\"")
+            missing_required("swapdims", &[Value::int(0)], &none).as_deref(),
+            Some("swapdims() missing 1 required positional arguments: \"dim1\"")
         );
+        assert_eq!(missing_required("transpose", &[], &none), None);
         let index: Kwargs = vec![(Rc::from("index"), Value::Unknown)];
         assert_eq!(
             missing_required("gather", &[], &index).as_deref(),
@@ -98,7 +99,7 @@ mod tests {
         let dim: Kwargs = vec![(Rc::from("dim"), Value::int(1))];
         assert_eq!(missing_required("softmax", &[], &dim), None);
         let axis: Kwargs = vec![(Rc::from("axis"), Value::int(1))];
-        assert_eq!(missing_required("cumsum", &[], &axis), None);
+        assert_eq!(missing_required("logsumexp", &[], &axis), None);
         let other: Kwargs = vec![(Rc::from("dims"), Value::int(1))];
         assert_eq!(missing_required("softmax", &[], &other), None);
         assert_eq!(missing_required("view", &[], &none), None);

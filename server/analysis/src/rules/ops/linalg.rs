@@ -858,8 +858,8 @@ pub(super) fn multi_dot(
                 Code::DtypeMismatch,
                 format!(
                     "multi_dot(): all tensors must have be the same dtype but tensor 0 is {} and tensor {i} {}",
-                    super::super::dtype::cpp_name(a),
-                    super::super::dtype::cpp_name(b)
+                    crate::rules::dtype::cpp_name(a),
+                    crate::rules::dtype::cpp_name(b)
                 ),
             );
         }
