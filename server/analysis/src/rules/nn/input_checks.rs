@@ -2,6 +2,8 @@
 //! the channel-wise dropouts' ranks, an instance norm's features, PReLU's
 //! channels, `Softmax2d`'s and `ChannelShuffle`'s ranks and groups.
 
+use shapels_shapes::Dim;
+
 use crate::code::Code;
 use crate::rules::check::{ShapeError, Stop, check};
 use crate::rules::meta::Meta;
@@ -46,11 +48,11 @@ fn prelu_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
     let channels = if dims.len() >= 2 {
         dims[1].clone()
     } else {
-        shapels_shapes::Dim::konst(1)
+        Dim::konst(1)
     };
     if meta
         .env()
-        .known_different(&channels, &shapels_shapes::Dim::konst(parameters))
+        .known_different(&channels, &Dim::konst(parameters))
     {
         let message = format!(
             "Mismatch of parameter numbers and input channel size. Found parameter numbers = {parameters} and channel size = {}.",
