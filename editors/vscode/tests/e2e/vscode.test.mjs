@@ -465,8 +465,19 @@ step("the status bar counts the tensor whose shape is unknown", async () => {
 });
 
 step("shapels: Show Output shows the server's log", async () => {
-  await runCommand("shapels: Show Output");
+  // The command is idempotent. One CI run saw the palette take it and close
+  // while no panel ever opened (the window still settling after start-up),
+  // so a panel that has not appeared in 15 s gets the command again, at
+  // most three times in all.
   const output = page.locator(".part.panel .output-view, .part.panel .monaco-editor").first();
+  for (let attempt = 1; ; attempt++) {
+    await runCommand("shapels: Show Output");
+    const shown = await output
+      .waitFor({ state: "visible", timeout: 15_000 })
+      .then(() => true)
+      .catch(() => false);
+    if (shown || attempt === 3) break;
+  }
   await waitFor(
     "the shapels output channel",
     async () => plain(await output.textContent({ timeout: 2000 })),
