@@ -174,6 +174,15 @@ pub(crate) fn arange(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Valu
     Some(call.output(meta, vec![len], dtype))
 }
 
+/// A bound of `arange` the analysis knows, as a number.
+fn known_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(d) => d.as_const().map(|n| n as f64),
+        Value::Float(f) => *f,
+        _ => None,
+    }
+}
+
 /// What torch's `arange` refuses in its bounds, in its order: a step of
 /// zero, then an end on the other side of the start than the step goes.
 fn arange_bounds_error(
@@ -181,19 +190,14 @@ fn arange_bounds_error(
     end: Option<&Value>,
     step: Option<&Value>,
 ) -> Option<&'static str> {
-    let number = |v: &Value| match v {
-        Value::Int(d) => d.as_const().map(|n| n as f64),
-        Value::Float(f) => *f,
-        _ => None,
-    };
     let step = match step {
         None | Some(Value::None) => 1.0,
-        Some(v) => number(v)?,
+        Some(v) => known_number(v)?,
     };
     if step == 0.0 {
         return Some("step must be nonzero");
     }
-    let (start, end) = (number(start)?, number(end?)?);
+    let (start, end) = (known_number(start)?, known_number(end?)?);
     let consistent = (step > 0.0 && end >= start) || (step < 0.0 && end <= start);
     (!consistent).then_some("upper bound and lower bound inconsistent with step sign")
 }
@@ -252,13 +256,8 @@ fn arange_len(
     end: Option<&Value>,
     step: Option<&Value>,
 ) -> Dim {
-    let num = |v: &Value| match v {
-        Value::Int(d) => d.as_const().map(|n| n as f64),
-        Value::Float(f) => *f,
-        _ => None,
-    };
-    let step_v = step.map(num).unwrap_or(Some(1.0));
-    if let (Some(s), Some(e), Some(st)) = (num(start), end.and_then(num), step_v)
+    let step_v = step.map(known_number).unwrap_or(Some(1.0));
+    if let (Some(s), Some(e), Some(st)) = (known_number(start), end.and_then(known_number), step_v)
         && st != 0.0
     {
         return Dim::konst(((e - s) / st).ceil().max(0.0) as i64);
