@@ -163,3 +163,32 @@ pub(crate) fn torch_name(d: DType) -> &'static str {
         DType::Complex128 => "ComplexDouble",
     }
 }
+
+/// How torch prints a tensor's type in messages that name it (`expand`'s):
+/// the legacy class of the common dtypes (`torch.FloatTensor`,
+/// `torch.cuda.LongTensor`), the backend and scalar type of the others
+/// (`CPUBoolType`). An unknown dtype prints as the default float's.
+pub(crate) fn legacy_type_name(
+    dtype: Option<DType>,
+    device: Option<&crate::value::Device>,
+) -> String {
+    let cuda = matches!(device, Some(crate::value::Device::Cuda(_)));
+    let dtype = dtype.unwrap_or(DType::Float32);
+    let legacy = match dtype {
+        DType::Float32
+        | DType::Float64
+        | DType::Float16
+        | DType::Int64
+        | DType::Int32
+        | DType::Int16
+        | DType::Int8
+        | DType::UInt8 => Some(torch_name(dtype)),
+        _ => None,
+    };
+    match (legacy, cuda) {
+        (Some(name), false) => format!("torch.{name}Tensor"),
+        (Some(name), true) => format!("torch.cuda.{name}Tensor"),
+        (None, false) => format!("CPU{}Type", torch_name(dtype)),
+        (None, true) => format!("CUDA{}Type", torch_name(dtype)),
+    }
+}

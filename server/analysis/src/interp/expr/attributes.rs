@@ -119,6 +119,14 @@ impl Interp<'_> {
             {
                 items[if attr == "values" { 0 } else { 1 }].clone()
             }
+            // The other torch.return_types whose field names no plain tuple
+            // has: `torch.linalg.lstsq(a, b).solution`, `lu_factor(a).pivots`.
+            Value::Tuple(items)
+                if let Some(i) = return_type_field(items.len(), attr)
+                    && matches!(items[0], Value::Tensor(_)) =>
+            {
+                items[i].clone()
+            }
             Value::Tuple(_)
             | Value::List(_)
             | Value::Dict(_)
@@ -315,4 +323,19 @@ fn joined_path(path: &str, attr: &str) -> Rc<str> {
             .insert(attr.into(), made.clone());
         made
     })
+}
+
+/// The place of field `attr` in a torch.return_types tuple of `len`
+/// items, for the field names no other tuple the analysis makes has.
+fn return_type_field(len: usize, attr: &str) -> Option<usize> {
+    let fields: &[&str] = match len {
+        4 => &["solution", "residuals", "rank", "singular_values"],
+        3 if matches!(attr, "LU" | "pivots" | "info") => &["LU", "pivots", "info"],
+        2 if matches!(attr, "LU" | "pivots") => &["LU", "pivots"],
+        2 if matches!(attr, "eigenvalues" | "eigenvectors") => &["eigenvalues", "eigenvectors"],
+        2 if matches!(attr, "sign" | "logabsdet") => &["sign", "logabsdet"],
+        2 if matches!(attr, "Q" | "R") => &["Q", "R"],
+        _ => return None,
+    };
+    fields.iter().position(|f| *f == attr)
 }

@@ -1,8 +1,10 @@
-//! `torch.einsum("bij,bjk->bik", a, b)`: operands labelled by subscripts, summed over those the output leaves out.
+//! Contractions named by labels or by dims: `torch.einsum("bij,bjk->bik", a, b)` and `torch.tensordot(a, b, dims)`.
 //!
 //! As torch's `einsum` does, the rule reads the equation, checks each
 //! operand's subscripts against its dims, binds each subscript to one size
 //! (a size 1 broadcasts), and gives the output the sizes of its subscripts.
+//! `tensordot` contracts listed dims of one operand with listed dims of the
+//! other and keeps the rest of both, in order.
 
 use std::rc::Rc;
 
@@ -14,7 +16,7 @@ use super::inputs::check_inputs;
 use super::output::out_known;
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, Stop, check, raise};
+use crate::rules::check::{RuleResult, ShapeError, Stop, check, raise};
 use crate::rules::meta::Meta;
 use crate::value::{Tensor, Value};
 
@@ -42,14 +44,24 @@ pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Rule
         );
     }
     pin_ranks(meta, &inputs, &tensors);
-    let mut subscripts = Subscripts::default();
+    let mut operand_dims = Vec::new();
     for (i, (spec, t)) in inputs.iter().zip(&tensors).enumerate() {
         let Some(dims) = meta.dims(t) else {
             let shape = meta.fresh_rank_var();
             let t = meta.new_tensor(shape, t.dtype, device, "torch.einsum");
             return Ok(Value::Tensor(Rc::new(t)));
         };
-        if let Err(stop) = subscripts.bind_operand(meta, i, spec, &dims) {
+        check_count(i, spec, &dims)?;
+        operand_dims.push(dims);
+    }
+    // torch reads the output's subscripts after counting the operands'
+    // and before comparing any sizes.
+    if let Some(rhs) = &rhs {
+        check_output(&lhs, rhs)?;
+    }
+    let mut subscripts = Subscripts::default();
+    for (i, (spec, dims)) in inputs.iter().zip(&operand_dims).enumerate() {
+        if let Err(stop) = subscripts.bind_operand(meta, i, spec, dims) {
             return Ok(meta.settle(range, Err(stop)));
         }
     }
@@ -118,16 +130,9 @@ impl Subscripts {
         spec: &str,
         dims: &[Dim],
     ) -> Result<(), Stop> {
+        check_count(i, spec, dims)?;
         let has_ellipsis = spec.contains("...");
         let letters: Vec<char> = spec.replace("...", "").chars().collect();
-        check!(
-            (has_ellipsis || letters.len() == dims.len())
-                && (!has_ellipsis || letters.len() <= dims.len()),
-            Code::EinsumShape,
-            "einsum(): the number of subscripts in the equation ({}) does not match the number of dimensions ({}) for operand {i} and no ellipsis was given",
-            letters.len(),
-            dims.len()
-        );
         let (before, after) = match spec.split_once("...") {
             Some((b, a)) => (b.chars().collect::<Vec<_>>(), a.chars().collect::<Vec<_>>()),
             None => (letters.clone(), Vec::new()),
@@ -216,6 +221,159 @@ impl Subscripts {
         parts.extend(once.into_iter().map(|c| c.to_string()));
         parts
     }
+}
+
+/// The check torch makes that operand `i` has one subscript per dim (or
+/// fewer, with an ellipsis).
+fn check_count(i: usize, spec: &str, dims: &[Dim]) -> Result<(), Stop> {
+    let has_ellipsis = spec.contains("...");
+    let letters = spec.replace("...", "").chars().count();
+    check!(
+        (has_ellipsis || letters == dims.len()) && (!has_ellipsis || letters <= dims.len()),
+        Code::EinsumShape,
+        "einsum(): the number of subscripts in the equation ({letters}) does not match the number of dimensions ({}) for operand {i} and no ellipsis was given",
+        dims.len()
+    );
+    Ok(())
+}
+
+/// The checks torch makes of the subscripts after `->`: each once, and
+/// each one some operand has.
+fn check_output(lhs: &str, rhs: &str) -> Result<(), Stop> {
+    let mut seen: Vec<String> = Vec::new();
+    for part in explicit_output(rhs) {
+        if part == "..." {
+            continue;
+        }
+        check!(
+            !seen.contains(&part),
+            Code::EinsumShape,
+            "einsum(): output subscript {part} appears more than once in the output"
+        );
+        check!(
+            lhs.contains(part.as_str()),
+            Code::EinsumShape,
+            "einsum(): output subscript {part} does not appear in the equation for any input operand"
+        );
+        seen.push(part);
+    }
+    Ok(())
+}
+
+/// `tensordot(a, b, dims=2)`: the last `dims` dims of `a` contract with
+/// the first `dims` of `b`, or the dims of two lists pair by pair; a size
+/// 1 on either side is summed away first. The rest of `a`'s dims, then
+/// the rest of `b`'s.
+pub(super) fn tensordot(meta: &mut dyn Meta, call: super::OpCall<'_>) -> RuleResult {
+    let a = &call.dims;
+    let Some(other) = call.args.tensor(1, "b") else {
+        return Ok(Value::Unknown);
+    };
+    let Some(b) = meta.dims(&other) else {
+        return Ok(Value::Unknown);
+    };
+    let (dims_a, dims_b): (Vec<i64>, Vec<i64>) = match call.args.get(2, "dims") {
+        None => (vec![-2, -1], vec![0, 1]),
+        Some(Value::Int(n)) => {
+            let Some(n) = n.as_const() else {
+                return Ok(Value::Unknown);
+            };
+            check!(
+                n >= 0,
+                Code::MatmulShape,
+                "tensordot expects dims >= 0, but got dims={n}"
+            );
+            check!(
+                n as usize <= a.len().min(b.len()),
+                Code::MatmulShape,
+                "tensordot expects dims < ndim_a or ndim_b, but got dims={n}"
+            );
+            ((-n..0).collect(), (0..n).collect())
+        }
+        Some(pair) => {
+            let Some([first, second]) = pair.items().and_then(|p| <[Value; 2]>::try_from(p).ok())
+            else {
+                return Ok(Value::Unknown);
+            };
+            let ints = |v: &Value| -> Option<Vec<i64>> {
+                match v {
+                    Value::Int(d) => d.as_const().map(|d| vec![d]),
+                    _ => v
+                        .items()?
+                        .iter()
+                        .map(|i| match i {
+                            Value::Int(d) => d.as_const(),
+                            _ => None,
+                        })
+                        .collect(),
+                }
+            };
+            // Two ints (`dims=(1, 0)`) are not two lists: torch's argument
+            // parsing refuses them.
+            if let Value::Int(_) = first {
+                return raise(
+                    Code::ArgumentType,
+                    "tensordot(): argument 'dims_self' (position 3) must be tuple of ints, not int"
+                        .into(),
+                );
+            }
+            let (Some(first), Some(second)) = (ints(&first), ints(&second)) else {
+                return Ok(Value::Unknown);
+            };
+            (first, second)
+        }
+    };
+    check!(
+        dims_a.len() == dims_b.len(),
+        Code::MatmulShape,
+        "both dimension lists should have same length"
+    );
+    if let (Some(x), Some(y)) = (call.x.dtype, other.dtype) {
+        check!(
+            x == y,
+            Code::DtypeMismatch,
+            "both inputs should have same dtype"
+        );
+    }
+    let mut contracted_a = Vec::new();
+    let mut contracted_b = Vec::new();
+    for (&da, &db) in dims_a.iter().zip(&dims_b) {
+        let i = crate::rules::shape::wrap_dim(da, a.len())
+            .map_err(|message| ShapeError::new(Code::DimOutOfRange, message))?;
+        let j = crate::rules::shape::wrap_dim(db, b.len())
+            .map_err(|message| ShapeError::new(Code::DimOutOfRange, message))?;
+        let (s1, s2) = (&a[i], &b[j]);
+        if !meta.is_one(s1) && !meta.is_one(s2) && meta.env().known_different(s1, s2) {
+            let message = format!(
+                "contracted dimensions need to match, but first has size {} in dim {da} and second has size {} in dim {db}",
+                meta.fmt_dim(s1),
+                meta.fmt_dim(s2)
+            );
+            return raise(Code::MatmulShape, message);
+        }
+        contracted_a.push(i);
+        contracted_b.push(j);
+    }
+    for (list, dims) in [(&contracted_a, &dims_a), (&contracted_b, &dims_b)] {
+        for (k, i) in list.iter().enumerate() {
+            check!(
+                !list[..k].contains(i),
+                Code::DimOutOfRange,
+                "dim {} appears multiple times in the list of dims",
+                dims[k]
+            );
+        }
+    }
+    let shape: Vec<Dim> = (0..a.len())
+        .filter(|i| !contracted_a.contains(i))
+        .map(|i| a[i].clone())
+        .chain(
+            (0..b.len())
+                .filter(|j| !contracted_b.contains(j))
+                .map(|j| b[j].clone()),
+        )
+        .collect();
+    Ok(call.output(meta, shape, call.x.dtype))
 }
 
 /// The subscripts after `->`, one by one, `...` as one.

@@ -178,6 +178,19 @@ pub(super) fn add_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
             }
         }
     }
+    // addmv checks every rank at once.
+    if name == "addmv"
+        && let (Some(ad), Some(bd)) = (meta.dims(&a), meta.dims(&b))
+        && !(ad.len() == 2 && bd.len() == 1 && dims.len() <= 1)
+    {
+        let message = format!(
+            "vector + matrix @ vector expected, got {}, {}, {}",
+            dims.len(),
+            ad.len(),
+            bd.len()
+        );
+        return raise(Code::MatmulShape, message);
+    }
     // addbmm checks the batches itself, before its `bmm`.
     if name == "addbmm"
         && let (Some(ad), Some(bd)) = (meta.dims(&a), meta.dims(&b))
@@ -221,7 +234,7 @@ pub(super) fn add_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (Some(pd), Some(bias)) = (meta.dims(p), Some(dims.clone())) else {
         return Ok(product);
     };
-    if let Some(message) = super::view::expand_error(meta, &bias, &pd) {
+    if let Some(message) = super::view::expand_size_error(meta, &call.x, &bias, &pd) {
         meta.report(call.range, Code::BroadcastShape, message);
         return Ok(Value::Unknown);
     }
@@ -232,6 +245,34 @@ pub(super) fn add_product(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
             Ok(Value::Unknown)
         }
     }
+}
+
+/// `addr(input, vec1, vec2)`: `input` plus the outer product of two
+/// vectors, `input` expanded to the product's shape.
+pub(super) fn addr(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let (Some(a), Some(b)) = (call.args.tensor(1, "vec1"), call.args.tensor(2, "vec2")) else {
+        return Ok(Value::Unknown);
+    };
+    let (Some(ad), Some(bd)) = (meta.dims(&a), meta.dims(&b)) else {
+        return Ok(Value::Unknown);
+    };
+    for (what, n) in [("vec1", ad.len()), ("vec2", bd.len())] {
+        check!(
+            n == 1,
+            Code::MatmulShape,
+            "addr: Expected 1-D argument {what}, but got {n}-D"
+        );
+    }
+    let shape = vec![ad[0].clone(), bd[0].clone()];
+    if let Some(message) = super::view::expand_size_error(meta, &call.x, &call.dims, &shape) {
+        return raise(Code::BroadcastShape, message);
+    }
+    let dtype = promote(&[
+        (&Value::Tensor(call.x.clone()), Some(call.dims.len())),
+        (&Value::Tensor(a), Some(1)),
+        (&Value::Tensor(b), Some(1)),
+    ]);
+    Ok(call.output(meta, shape, dtype))
 }
 
 /// `einsum_operand`.
@@ -275,13 +316,20 @@ pub(super) fn diagonal(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     if rank == 0 {
         return Ok(Value::Unknown);
     }
+    // `linalg.diagonal` takes its settings by keyword only, and defaults
+    // to the last two dims.
+    let (positions, defaults) = if call.name == "linalg_diagonal" {
+        ([usize::MAX; 3], (-2, -1))
+    } else {
+        ([1, 2, 3], (0, 1))
+    };
     // A vector's second default dim is out of range: torch says so.
-    let a = call.dim_arg(meta, 2, "dim1", Some(0))?;
-    let b = call.dim_arg(meta, 3, "dim2", Some(1))?;
+    let a = call.dim_arg(meta, positions[1], "dim1", Some(defaults.0))?;
+    let b = call.dim_arg(meta, positions[2], "dim2", Some(defaults.1))?;
     if rank < 2 {
         return Ok(Value::Unknown);
     }
-    let offset = args.int(1, "offset").unwrap_or(0);
+    let offset = args.int(positions[0], "offset").unwrap_or(0);
     let n = if offset == 0 {
         dims[a].minimum(&dims[b])
     } else {

@@ -19,6 +19,7 @@ mod pointwise;
 mod reduction;
 mod registry;
 mod select;
+mod solvers;
 mod view;
 
 use std::rc::Rc;

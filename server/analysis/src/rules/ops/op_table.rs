@@ -1,7 +1,9 @@
 //! The op registry's table: the `OpDef` of every op the rule table knows, tensor creation included, by family.
 
 use super::registry::{FactoryRule, Family, MethodRule, NumberFirst, OpDef, OpRule, UnreadArgs};
-use super::{calculus, complex, decompositions, join, linalg, reduction, select, view};
+use super::{
+    calculus, complex, decompositions, einsum, join, linalg, reduction, select, solvers, view,
+};
 use crate::rules::creation::{factories, methods};
 
 const fn same(name: &'static str) -> OpDef {
@@ -437,6 +439,17 @@ pub(super) static OPS: &[OpDef] = &[
     linalg("diag_embed", linalg::diag_embed),
     linalg("diag", linalg::diag),
     linalg("diagonal", linalg::diagonal),
+    linalg("linalg_diagonal", linalg::diagonal),
+    linalg("addr", linalg::addr),
+    linalg("linalg_solve", solvers::solve),
+    linalg("linalg_solve_triangular", solvers::solve),
+    linalg("linalg_lstsq", solvers::lstsq),
+    linalg("linalg_lu_factor", solvers::lu),
+    linalg("linalg_lu_factor_ex", solvers::lu),
+    linalg("linalg_lu", solvers::lu),
+    linalg("cov", reduction::covariance),
+    linalg("tensordot", einsum::tensordot),
+    linalg("corrcoef", reduction::covariance),
     linalg("trace", linalg::trace),
     linalg("cdist", linalg::cdist),
     linalg("cosine_similarity", linalg::distance),

@@ -9,7 +9,7 @@ use super::output::{out_known, unknown_rank_rule};
 use super::pointwise::binary;
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, raise};
+use crate::rules::check::{RuleResult, check, raise};
 use crate::rules::dtype::{sum_dtype, torch_name};
 use crate::rules::meta::Meta;
 use crate::rules::shape::wrap_dim;
@@ -510,4 +510,24 @@ pub(super) fn aminmax(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let min = call.output(meta, shape.clone(), x.dtype);
     let max = call.output(meta, shape, x.dtype);
     Ok(Value::tuple(vec![min, max]))
+}
+
+/// `cov`, `corrcoef`: the `v x v` matrix of the variables in the rows of a
+/// 2-d input (its columns are the observations), one number for one
+/// variable (a 0-d or 1-d input); ints are taken as the default float.
+pub(super) fn covariance(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let dims = &call.dims;
+    check!(
+        dims.len() <= 2,
+        Code::MatmulShape,
+        "{}(): expected input to have two or fewer dimensions but got an input with {} dimensions",
+        call.name,
+        dims.len()
+    );
+    let shape = match dims.len() {
+        2 => vec![dims[0].clone(), dims[0].clone()],
+        _ => Vec::new(),
+    };
+    let dtype = crate::rules::dtype::int_to_float(call.x.dtype);
+    Ok(call.output(meta, shape, dtype))
 }

@@ -556,13 +556,7 @@ fn expand(
 ) -> RuleResult {
     let sizes = meta.size_dims(items);
     if sizes.len() < dims.len() {
-        let message = format!(
-            "expand(torch.FloatTensor{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
-            meta.fmt_dims(dims),
-            meta.fmt_dims(&sizes),
-            sizes.len(),
-            dims.len()
-        );
+        let message = too_few_sizes(meta, x, dims, &sizes);
         return raise(Code::ExpandShape, message);
     }
     let lead = sizes.len() - dims.len();
@@ -616,6 +610,33 @@ fn expand(
         }
     }
     Ok(out_known(meta, x, out, x.dtype, device, "expand"))
+}
+
+/// torch's message for an `expand` to fewer sizes than the tensor has dims.
+fn too_few_sizes(meta: &dyn Meta, x: &Tensor, dims: &[Dim], sizes: &[Dim]) -> String {
+    format!(
+        "expand({}{{{}}}, size={}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+        crate::rules::dtype::legacy_type_name(x.dtype, x.device.as_ref()),
+        meta.fmt_dims(dims),
+        meta.fmt_dims(sizes),
+        sizes.len(),
+        dims.len()
+    )
+}
+
+/// What torch's `expand_size` raises when the operand `x` of a product
+/// (`addmm`'s `self`, `addr`'s) is expanded to the product's shape
+/// `target`: no more dims than the target, and each either equal or 1.
+pub(crate) fn expand_size_error(
+    meta: &dyn Meta,
+    x: &Tensor,
+    dims: &[Dim],
+    target: &[Dim],
+) -> Option<String> {
+    if dims.len() > target.len() {
+        return Some(too_few_sizes(meta, x, dims, target));
+    }
+    expand_error(meta, dims, target)
 }
 
 /// What torch raises when a tensor of shape `tensor` is expanded to
