@@ -27,7 +27,7 @@ use super::loss::loss_ce;
 use super::norm::mixed_dtype;
 use super::pool::{adaptive_pool, pool, with_indices};
 use super::resample::{
-    grid_sample_rule, interpolate_rule, pad_rule, pixel_shuffle_rule, unfold_rule,
+    fold_rule, grid_sample_rule, interpolate_rule, pad_rule, pixel_shuffle_rule, unfold_rule,
 };
 use super::spatial::{pool_settings, spatial_or};
 
@@ -130,6 +130,11 @@ pub(super) fn unfold(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResul
     shared(meta, call, unfold_rule)
 }
 
+/// `F.fold`.
+pub(super) fn fold(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    shared(meta, call, fold_rule)
+}
+
 /// `F.grid_sample`.
 pub(super) fn grid_sample(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
     shared(meta, call, grid_sample_rule)
@@ -229,6 +234,7 @@ pub(super) fn embedding(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleRe
     let Some(wd) = meta.dims(&w) else {
         return Ok(Value::Unknown);
     };
+    check!(wd.len() == 2, Code::LayerInput, "'weight' must be 2-D");
     let d = wd.last().cloned().map(Value::Int).unwrap_or(Value::Unknown);
     Ok(super::linear::embedding(
         meta,
@@ -250,6 +256,32 @@ pub(super) fn cross_entropy(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> Ru
         call.device,
         call.range,
     ))
+}
+
+/// `F.channel_shuffle(input, groups)`: the shape stays.
+pub(super) fn channel_shuffle(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    let Some(dims) = meta.dims(call.x) else {
+        return Ok(Value::Unknown);
+    };
+    super::input_checks::check_channel_shuffle(meta, &dims, call.args.int(1, "groups"))?;
+    Ok(out_known(
+        meta,
+        call.x,
+        dims,
+        call.x.dtype,
+        call.device,
+        call.name,
+    ))
+}
+
+/// `F.multi_margin_loss`.
+pub(super) fn multi_margin_loss(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    super::loss::multi_margin_loss(meta, call.x, call.args, call.device)
+}
+
+/// `F.multilabel_margin_loss`.
+pub(super) fn multilabel_margin_loss(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
+    super::loss::multilabel_margin_loss(meta, call.x, call.args, call.device)
 }
 
 /// `F.mm` and `F.matmul`, as `torch.matmul`.
@@ -335,102 +367,7 @@ fn conv_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, transposed: bool) ->
 /// `F.mse_loss` and the other losses that compare input and target
 /// element by element.
 pub(super) fn pointwise_loss(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
-    let FunctionalCall {
-        name,
-        x,
-        args,
-        device,
-        range,
-        ..
-    } = call;
-    let reduction = args.str(99, "reduction");
-    let Some(t) = args.tensor(1, "target") else {
-        return Ok(Value::Unknown);
-    };
-    // Binary cross entropy needs input and target of one shape: a
-    // side of unknown rank takes the other's.
-    if name.starts_with("binary_cross_entropy") {
-        if let Some(td) = meta.dims(&t) {
-            meta.adopt_shape(&x.shape, &td);
-        } else if let Some(xd) = meta.dims(x) {
-            meta.adopt_shape(&t.shape, &xd);
-        }
-    }
-    let (Some(xd), Some(td)) = (meta.dims(x), meta.dims(&t)) else {
-        // A reduced loss is a scalar whatever the shapes.
-        if reduction.as_deref() != Some("none") {
-            return Ok(out_known(meta, x, Vec::new(), x.dtype, device, name));
-        }
-        return Ok(Value::Unknown);
-    };
-    // Binary cross entropy takes a target of the input's shape
-    // (`[B, 1]` logits with `[B]` targets raise) and of a floating
-    // dtype.
-    if name.starts_with("binary_cross_entropy")
-        && (xd.len() != td.len()
-            || xd
-                .iter()
-                .zip(&td)
-                .any(|(a, b)| meta.env().known_different(a, b)))
-    {
-        let (target, input) = (meta.fmt_dims(&td), meta.fmt_dims(&xd));
-        let message = if name == "binary_cross_entropy" {
-            format!(
-                "Using a target size (torch.Size({target})) that is different to the input size (torch.Size({input})) is deprecated. Please ensure they have the same size."
-            )
-        } else {
-            format!(
-                "Target size (torch.Size({target})) must be the same as input size (torch.Size({input}))"
-            )
-        };
-        return raise(Code::LossShape, message);
-    }
-    if name.starts_with("binary_cross_entropy")
-        && let (Some(xt), Some(tt)) = (x.dtype, t.dtype)
-        && xt.is_floating()
-        && !tt.is_floating()
-    {
-        let (xt, tt) = (
-            crate::rules::dtype::torch_name(xt),
-            crate::rules::dtype::torch_name(tt),
-        );
-        let message = if name == "binary_cross_entropy" {
-            format!("Found dtype {tt} but expected {xt}")
-        } else {
-            format!("result type {xt} can't be cast to the desired output type {tt}")
-        };
-        return raise(Code::DtypeMismatch, message);
-    }
-    let shape = match broadcast(meta, &xd, &td) {
-        Ok(s) => s,
-        Err(message) => {
-            return raise(Code::BroadcastShape, message);
-        }
-    };
-    if xd != td && !name.starts_with("binary") {
-        let message = format!(
-            "Using a target size ({}) that is different to the input size ({}). This will likely lead to incorrect results due to broadcasting.",
-            meta.fmt_dims(&td),
-            meta.fmt_dims(&xd)
-        );
-        meta.report(range, Code::LossBroadcast, message);
-    }
-    let out = if reduction.as_deref() == Some("none") {
-        shape
-    } else {
-        Vec::new()
-    };
-    // the pointwise losses promote input and target
-    let dtype = if matches!(name, "mse_loss" | "l1_loss" | "smooth_l1_loss") {
-        crate::rules::dtype::promote(&[
-            (&Value::Tensor(x.clone()), Some(xd.len())),
-            (&Value::Tensor(t.clone()), Some(td.len())),
-        ])
-        .or(x.dtype)
-    } else {
-        x.dtype
-    };
-    Ok(out_known(meta, x, out, dtype, device, name))
+    super::loss::pointwise_loss(meta, call.name, call.x, call.args, call.device, call.range)
 }
 
 /// `F.poisson_nll_loss`, `F.hinge_embedding_loss`,
@@ -461,6 +398,32 @@ pub(super) fn scaled_dot_product_attention(
     let (Some(k), Some(v)) = (args.tensor(1, "key"), args.tensor(2, "value")) else {
         return Ok(Value::Unknown);
     };
+    // The dtypes are checked before any size: one for all three, and a
+    // mask of bool, a float, or the query's.
+    if let (Some(qt), Some(kt), Some(vt)) = (x.dtype, k.dtype, v.dtype) {
+        use crate::rules::dtype::cpp_name;
+        if qt != kt || qt != vt {
+            let message = format!(
+                "Expected query, key, and value to have the same dtype, but got query.dtype: {} key.dtype: {} and value.dtype: {} instead.",
+                cpp_name(qt),
+                cpp_name(kt),
+                cpp_name(vt)
+            );
+            return raise(Code::DtypeMismatch, message);
+        }
+        if let Some(mt) = args.tensor(3, "attn_mask").and_then(|m| m.dtype)
+            && mt != DType::Bool
+            && !mt.is_floating()
+            && mt != qt
+        {
+            let message = format!(
+                "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: {} and  query.dtype: {} instead.",
+                cpp_name(mt),
+                cpp_name(qt)
+            );
+            return raise(Code::DtypeMismatch, message);
+        }
+    }
     let (Some(qd), Some(kd), Some(vd)) = (meta.dims(x), meta.dims(&k), meta.dims(&v)) else {
         return Ok(out_var(meta, x, x.dtype, device, name));
     };
@@ -555,114 +518,12 @@ pub(super) fn scaled_dot_product_attention(
 
 /// `F.linear`.
 pub(super) fn linear(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
-    let FunctionalCall {
-        x,
-        args,
-        device,
-        range,
-        ..
-    } = call;
-    let Some(w) = args.tensor(1, "weight") else {
-        return Ok(Value::Unknown);
-    };
-    let bias = args.tensor(2, "bias");
-    // With a bias the kernel is `addmm`, which checks the dtypes before
-    // the sizes; `mm` checks them after.
-    let dtype_message = linear_dtype_message(x.dtype, w.dtype, bias.as_ref().map(|b| b.dtype));
-    if bias.is_some()
-        && let Some(message) = dtype_message
-    {
-        return raise(Code::DtypeMismatch, message);
-    }
-    let Some(wd) = meta.dims(&w) else {
-        return Ok(Value::Unknown);
-    };
-    if let (Some(message), [_, inp], Some(xd)) = (dtype_message, wd.as_slice(), meta.dims(x))
-        && xd
-            .last()
-            .is_some_and(|last| !meta.env().known_different(last, inp))
-    {
-        return raise(Code::DtypeMismatch, message);
-    }
-    // `addmm` expands a bias to `[rows, out]` once the product's sizes fit.
-    if let ([out, inp], Some(xd)) = (wd.as_slice(), meta.dims(x))
-        && let Some(bias) = bias.as_ref().and_then(|b| meta.dims(b))
-        && let [size] = bias.as_slice()
-        && let Some((last, leading)) = xd.split_last()
-        && !meta.env().known_different(last, inp)
-        && !meta.is_one(size)
-        && meta.env().known_different(size, out)
-    {
-        let target = [crate::rules::shape::numel(leading), out.clone()];
-        let message = format!(
-            "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension 1.  Target sizes: {}.  Tensor sizes: {}",
-            meta.fmt_dim(out),
-            meta.fmt_dim(size),
-            meta.fmt_dims(&target),
-            meta.fmt_dims(&bias)
-        );
-        return raise(Code::ExpandShape, message);
-    }
-    match wd.as_slice() {
-        [out, inp] => Ok(super::linear::linear(
-            meta,
-            x,
-            &Value::Int(inp.clone()),
-            &Value::Int(out.clone()),
-            super::linear::LinearCall {
-                biased: bias.is_some(),
-                layer_name: None,
-            },
-            device,
-            range,
-        )),
-        _ => Ok(Value::Unknown),
-    }
+    super::linear::functional_linear(meta, call.x, call.args, call.device, call.range)
 }
 
 /// `F.bilinear(input1, input2, weight, bias)`.
 pub(super) fn bilinear(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
-    let FunctionalCall {
-        x, args, device, ..
-    } = call;
-    let (Some(y), Some(w)) = (args.tensor(1, "input2"), args.tensor(2, "weight")) else {
-        return Ok(Value::Unknown);
-    };
-    let bias = args.tensor(3, "bias").and_then(|b| meta.dims(&b));
-    let (Some(a), Some(b), Some(wd)) = (meta.dims(x), meta.dims(&y), meta.dims(&w)) else {
-        return Ok(Value::Unknown);
-    };
-    let [out, in1, in2] = wd.as_slice() else {
-        return Ok(Value::Unknown);
-    };
-    let bias = match bias.as_deref() {
-        Some([size]) => Some(size.clone()),
-        _ => None,
-    };
-    let dims = super::linear::bilinear_dims(meta, (&a, &b), [out, in1, in2], bias.as_ref())?;
-    Ok(out_known(meta, x, dims, x.dtype, device, "bilinear"))
-}
-
-/// What `F.linear` raises when its operands' dtypes differ, in the words
-/// of its kernel: `addmm` with a bias (the input against the weight, then
-/// the bias against the weight), `mm` without.
-fn linear_dtype_message(
-    x: Option<DType>,
-    w: Option<DType>,
-    bias: Option<Option<DType>>,
-) -> Option<String> {
-    let (x, w) = (x?, w?);
-    let name = crate::rules::dtype::torch_name;
-    match bias {
-        Some(_) if x != w => Some(crate::rules::dtype::addmm_dtype_message(x, w)),
-        Some(Some(b)) if b != w => Some(format!(
-            "self and mat2 must have the same dtype, but got {} and {}",
-            name(b),
-            name(w)
-        )),
-        Some(_) => None,
-        None => (x != w).then(|| crate::rules::dtype::mm_dtype_message(x, w)),
-    }
+    super::linear::functional_bilinear(meta, call.x, call.args, call.device)
 }
 
 /// `F.adaptive_avg_pool{1,2,3}d`.
@@ -740,16 +601,50 @@ fn norm_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, is_batch: bool) -> R
         device,
         ..
     } = call;
+    // `F.local_response_norm` reads its input's rank before anything.
+    if name == "local_response_norm"
+        && let Some(rank) = meta.rank(x)
+        && rank < 3
+    {
+        let message = format!(
+            "Expected 3D or higher dimensionality                          input (got {rank} dimensions)"
+        );
+        return raise(Code::LayerInput, message);
+    }
+    // `F.batch_norm(..., training=True)` verifies the batch first, then
+    // each statistic and parameter holds one value per channel.
+    if is_batch && let Some(dims) = meta.dims(x) {
+        if matches!(args.get(5, "training"), Some(Value::Bool(Some(true))))
+            && let Some(message) = super::forward::single_value_per_channel(meta, &dims)
+        {
+            return raise(Code::LayerInput, message);
+        }
+        if let Some(channels) = dims.get(1) {
+            for (index, what) in [
+                (1, "running_mean"),
+                (2, "running_var"),
+                (3, "weight"),
+                (4, "bias"),
+            ] {
+                let Some(t) = args.tensor(index, what) else {
+                    continue;
+                };
+                let Some(numel) = meta.dims(&t).map(|d| crate::rules::shape::numel(&d)) else {
+                    continue;
+                };
+                if meta.env().known_different(channels, &numel) {
+                    let message = format!(
+                        "{what} should contain {} elements not {}",
+                        meta.fmt_dim(channels),
+                        meta.fmt_dim(&numel)
+                    );
+                    return raise(Code::LayerInput, message);
+                }
+            }
+        }
+    }
     if let Some(message) = mixed_dtype(x, args, name) {
         return raise(Code::DtypeMismatch, message);
-    }
-    // `F.batch_norm(..., training=True)` verifies the batch first.
-    if is_batch
-        && matches!(args.get(5, "training"), Some(Value::Bool(Some(true))))
-        && let Some(dims) = meta.dims(x)
-        && let Some(message) = super::forward::single_value_per_channel(meta, &dims)
-    {
-        return raise(Code::LayerInput, message);
     }
     if name == "group_norm"
         && let Some(dims) = meta.dims(x)

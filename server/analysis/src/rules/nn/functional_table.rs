@@ -61,7 +61,9 @@ pub(super) static FUNCTIONALS: &[FunctionalDef] = &[
     function("upsample_bilinear", f::interpolate),
     function("pixel_shuffle", f::pixel_shuffle),
     function("pixel_unshuffle", f::pixel_shuffle),
+    function("channel_shuffle", f::channel_shuffle),
     function("unfold", f::unfold),
+    function("fold", f::fold),
     function("grid_sample", f::grid_sample),
     // Losses.
     function("cross_entropy", f::cross_entropy),
@@ -78,6 +80,8 @@ pub(super) static FUNCTIONALS: &[FunctionalDef] = &[
     function("hinge_embedding_loss", f::elementwise_loss),
     function("multilabel_soft_margin_loss", f::elementwise_loss),
     function("gaussian_nll_loss", f::elementwise_loss),
+    function("multi_margin_loss", f::multi_margin_loss),
+    function("multilabel_margin_loss", f::multilabel_margin_loss),
     // Attention, gates and products.
     function(
         "scaled_dot_product_attention",

@@ -19,6 +19,15 @@ pub(super) fn layer_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(
         "PReLU" => prelu_input(meta, call),
         "Softmax2d" => softmax2d_input(meta, call),
         "ChannelShuffle" => channel_shuffle_input(meta, call),
+        "LocalResponseNorm" | "CrossMapLRN2d" => response_norm_input(meta, call),
+        "GaussianNLLLoss" => {
+            check!(
+                call.args.pos.len() >= 3 || call.args.kw("var").is_some(),
+                Code::ArgumentType,
+                "GaussianNLLLoss.forward() missing 1 required positional argument: 'var'"
+            );
+            Ok(())
+        }
         _ if kind.starts_with("InstanceNorm") => instance_norm_input(meta, call),
         _ => Ok(()),
     }
@@ -77,24 +86,64 @@ fn softmax2d_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop
     Ok(())
 }
 
+/// The ranks the response norms take: `LocalResponseNorm` at least 3
+/// (it is `F.local_response_norm`), `CrossMapLRN2d` exactly 4.
+fn response_norm_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
+    let Some(rank) = meta.rank(call.x) else {
+        return Ok(());
+    };
+    if &*call.layer.kind == "CrossMapLRN2d" {
+        check!(
+            rank == 4,
+            Code::LayerInput,
+            "CrossMapLRN2d: Expected input to be 4D, got {rank}D instead."
+        );
+    } else {
+        check!(
+            rank >= 3,
+            Code::LayerInput,
+            "Expected 3D or higher dimensionality                          input (got {rank} dimensions)"
+        );
+    }
+    Ok(())
+}
+
 /// `ChannelShuffle(groups)`: channels (dim 1 of at least 3) in `groups`
 /// groups of equal size.
 fn channel_shuffle_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
     let Some(dims) = meta.dims(call.x) else {
         return Ok(());
     };
-    check!(
-        dims.len() > 2,
-        Code::LayerInput,
-        "channel_shuffle expects input with > 2 dims, but got input with sizes {}",
-        meta.fmt_dims(&dims)
-    );
     let groups = call
         .setting("groups")
         .and_then(|v| meta.as_dim(&v))
         .and_then(|d| meta.env().value(&d));
-    if let (Some(groups), Some(channels)) = (groups, meta.env().value(&dims[1]))
-        && groups > 0
+    check_channel_shuffle(meta, &dims, groups)
+}
+
+/// The checks `channel_shuffle` makes (the layer's and `F.channel_shuffle`):
+/// at least 3 dims, a positive number of groups, channels (dim 1) in
+/// groups of equal size.
+pub(super) fn check_channel_shuffle(
+    meta: &dyn Meta,
+    dims: &[Dim],
+    groups: Option<i64>,
+) -> Result<(), Stop> {
+    check!(
+        dims.len() > 2,
+        Code::LayerInput,
+        "channel_shuffle expects input with > 2 dims, but got input with sizes {}",
+        meta.fmt_dims(dims)
+    );
+    let Some(groups) = groups else {
+        return Ok(());
+    };
+    check!(
+        groups > 0,
+        Code::LayerConfig,
+        "Number of groups to divide channels in must be positive. Value of groups:{groups}"
+    );
+    if let Some(channels) = meta.env().value(&dims[1])
         && channels % groups != 0
     {
         let message = format!(

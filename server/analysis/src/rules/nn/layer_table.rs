@@ -501,6 +501,22 @@ pub(crate) static LAYERS: &[LayerDef] = &[
     pad(3, "CircularPad3d", PAD, "circular"),
     stateless("GLU", &["dim=-1"], Forward::Functional("glu")),
     stateless(
+        "Unfold",
+        &["kernel_size", "dilation=1", "padding=0", "stride=1"],
+        Forward::Functional("unfold"),
+    ),
+    stateless(
+        "Fold",
+        &[
+            "output_size",
+            "kernel_size",
+            "dilation=1",
+            "padding=0",
+            "stride=1",
+        ],
+        Forward::Functional("fold"),
+    ),
+    stateless(
         "CosineSimilarity",
         &["dim=1", "eps=1e-08"],
         Forward::Functional("cosine_similarity"),
@@ -755,6 +771,23 @@ pub(crate) static LAYERS: &[LayerDef] = &[
             "reduction='mean'",
         ],
         "hinge_embedding_loss",
+    ),
+    loss(
+        "MultiMarginLoss",
+        &[
+            "p=1",
+            "margin=1.0",
+            "weight=None",
+            "~size_average=None",
+            "~reduce=None",
+            "reduction='mean'",
+        ],
+        "multi_margin_loss",
+    ),
+    loss(
+        "MultiLabelMarginLoss",
+        &["~size_average=None", "~reduce=None", "reduction='mean'"],
+        "multilabel_margin_loss",
     ),
     loss(
         "MultiLabelSoftMarginLoss",

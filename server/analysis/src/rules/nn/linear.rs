@@ -6,6 +6,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
+use crate::rules::Args;
 use crate::rules::check::{RuleResult, Stop, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::{out_known, out_shape, out_var};
@@ -268,4 +269,153 @@ pub(super) fn bilinear_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleR
         call.device.clone(),
         "nn.Bilinear",
     ))
+}
+
+/// `F.linear(input, weight, bias=None)`.
+pub(super) fn functional_linear(
+    meta: &mut dyn Meta,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> RuleResult {
+    let Some(w) = args.tensor(1, "weight") else {
+        return Ok(Value::Unknown);
+    };
+    let bias = args.tensor(2, "bias");
+    // With a bias the kernel is `addmm`, which checks the dtypes before
+    // the sizes; `mm` checks them after.
+    let dtype_message = linear_dtype_message(x.dtype, w.dtype, bias.as_ref().map(|b| b.dtype));
+    if bias.is_some()
+        && let Some(message) = dtype_message
+    {
+        return raise(Code::DtypeMismatch, message);
+    }
+    let Some(wd) = meta.dims(&w) else {
+        return Ok(Value::Unknown);
+    };
+    // A weight that is not a matrix: `linear` transposes it first, and
+    // `addmm` (with a bias) takes only a matrix.
+    match wd.len() {
+        0 => {
+            let Some(rank) = meta.rank(x) else {
+                return Ok(Value::Unknown);
+            };
+            let message = format!(
+                "both arguments to linear need to be at least 1D, but they are {rank}D and 0D"
+            );
+            return raise(Code::LinearShape, message);
+        }
+        1 if bias.is_some() => {
+            return raise(
+                Code::LinearShape,
+                "addmm: mat2 must be a matrix, got 1-D tensor".into(),
+            );
+        }
+        // `x @ w` with a vector `w`, whose dtype message is `addmv`'s.
+        1 if dtype_message.is_none() => {
+            return Ok(crate::rules::ops::matmul(
+                meta,
+                "matmul",
+                x,
+                &Value::Tensor(w),
+                args,
+                device,
+                range,
+            ));
+        }
+        n if n > 2 => {
+            let message = format!("t() expects a tensor with <= 2 dimensions, but self is {n}D");
+            return raise(Code::LinearShape, message);
+        }
+        _ => {}
+    }
+    if let (Some(message), [_, inp], Some(xd)) = (dtype_message, wd.as_slice(), meta.dims(x))
+        && xd
+            .last()
+            .is_some_and(|last| !meta.env().known_different(last, inp))
+    {
+        return raise(Code::DtypeMismatch, message);
+    }
+    // `addmm` expands a bias to `[rows, out]` once the product's sizes fit.
+    if let ([out, inp], Some(xd)) = (wd.as_slice(), meta.dims(x))
+        && let Some(bias) = bias.as_ref().and_then(|b| meta.dims(b))
+        && let [size] = bias.as_slice()
+        && let Some((last, leading)) = xd.split_last()
+        && !meta.env().known_different(last, inp)
+        && !meta.is_one(size)
+        && meta.env().known_different(size, out)
+    {
+        let target = [crate::rules::shape::numel(leading), out.clone()];
+        let message = format!(
+            "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension 1.  Target sizes: {}.  Tensor sizes: {}",
+            meta.fmt_dim(out),
+            meta.fmt_dim(size),
+            meta.fmt_dims(&target),
+            meta.fmt_dims(&bias)
+        );
+        return raise(Code::ExpandShape, message);
+    }
+    match wd.as_slice() {
+        [out, inp] => Ok(linear(
+            meta,
+            x,
+            &Value::Int(inp.clone()),
+            &Value::Int(out.clone()),
+            LinearCall {
+                biased: bias.is_some(),
+                layer_name: None,
+            },
+            device,
+            range,
+        )),
+        _ => Ok(Value::Unknown),
+    }
+}
+
+/// `F.bilinear(input1, input2, weight, bias)`.
+pub(super) fn functional_bilinear(
+    meta: &mut dyn Meta,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> RuleResult {
+    let (Some(y), Some(w)) = (args.tensor(1, "input2"), args.tensor(2, "weight")) else {
+        return Ok(Value::Unknown);
+    };
+    let bias = args.tensor(3, "bias").and_then(|b| meta.dims(&b));
+    let (Some(a), Some(b), Some(wd)) = (meta.dims(x), meta.dims(&y), meta.dims(&w)) else {
+        return Ok(Value::Unknown);
+    };
+    let [out, in1, in2] = wd.as_slice() else {
+        return Ok(Value::Unknown);
+    };
+    let bias = match bias.as_deref() {
+        Some([size]) => Some(size.clone()),
+        _ => None,
+    };
+    let dims = bilinear_dims(meta, (&a, &b), [out, in1, in2], bias.as_ref())?;
+    Ok(out_known(meta, x, dims, x.dtype, device, "bilinear"))
+}
+
+/// What `F.linear` raises when its operands' dtypes differ, in the words
+/// of its kernel: `addmm` with a bias (the input against the weight, then
+/// the bias against the weight), `mm` without.
+fn linear_dtype_message(
+    x: Option<DType>,
+    w: Option<DType>,
+    bias: Option<Option<DType>>,
+) -> Option<String> {
+    let (x, w) = (x?, w?);
+    let name = crate::rules::dtype::torch_name;
+    match bias {
+        Some(_) if x != w => Some(crate::rules::dtype::addmm_dtype_message(x, w)),
+        Some(Some(b)) if b != w => Some(format!(
+            "self and mat2 must have the same dtype, but got {} and {}",
+            name(b),
+            name(w)
+        )),
+        Some(_) => None,
+        None => (x != w).then(|| crate::rules::dtype::mm_dtype_message(x, w)),
+    }
 }

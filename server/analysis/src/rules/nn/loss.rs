@@ -1,4 +1,4 @@
-//! Losses with a rule of their own: cross entropy and NLL (the target shape each input expects), and the losses computed elementwise from input and target before they are reduced.
+//! Losses with a rule of their own: cross entropy and NLL (the target shape each input expects), the margin losses over class indices, and the losses computed elementwise from input and target before they are reduced.
 
 use std::rc::Rc;
 
@@ -7,9 +7,10 @@ use shapels_syntax::ast::TextRange;
 
 use crate::code::Code;
 use crate::rules::Args;
-use crate::rules::check::{RuleResult, raise};
+use crate::rules::check::{RuleResult, check, raise};
 use crate::rules::meta::Meta;
 use crate::rules::ops::out_known;
+use crate::rules::shape::broadcast;
 use crate::value::{DType, Device, Tensor, Value};
 
 pub(super) fn loss_ce(
@@ -58,6 +59,17 @@ fn loss_ce_rule(
             crate::rules::dtype::torch_name(d)
         );
         return raise(Code::DtypeMismatch, message);
+    }
+    // Class probabilities have no class to ignore.
+    if cross_entropy
+        && equal_shapes
+        && t.dtype.is_some_and(|d| d.is_floating())
+        && args.int(4, "ignore_index").is_some_and(|i| i >= 0)
+    {
+        return raise(
+            Code::LossShape,
+            "ignore_index is not supported for floating point target".into(),
+        );
     }
     // A 0-d input has no class dim: `nll_loss` says so, `cross_entropy`
     // fails reading dim 1 (the size of the classes, or its `log_softmax`).
@@ -271,6 +283,285 @@ pub(super) fn elementwise_loss(
         shape
     } else {
         Vec::new()
+    };
+    Ok(out_known(meta, x, out, dtype, device, name))
+}
+
+/// `F.multi_margin_loss(input, target, p=1, margin=1, weight=None, ...)`:
+/// a vector or a batch of class scores and one class index per sample;
+/// a loss per sample with `reduction='none'`.
+pub(super) fn multi_margin_loss(
+    meta: &mut dyn Meta,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> RuleResult {
+    if let Some(p) = args.int(2, "p") {
+        check!(
+            p == 1 || p == 2,
+            Code::LayerConfig,
+            "only p == 1 and p == 2 supported"
+        );
+    }
+    let weight = args.tensor(4, "weight");
+    if let Some(rank) = weight.as_ref().and_then(|w| meta.rank(w)) {
+        check!(
+            rank == 1,
+            Code::LayerConfig,
+            "weight must be one-dimensional"
+        );
+    }
+    let (Some(t), Some(xd)) = (args.tensor(1, "target"), meta.dims(x)) else {
+        return Ok(Value::Unknown);
+    };
+    let Some(td) = meta.dims(&t) else {
+        return Ok(Value::Unknown);
+    };
+    let nonempty = |d: &Dim| meta.env().value(d).is_none_or(|v| v > 0);
+    check!(
+        (xd.len() <= 2 && xd.iter().all(nonempty)) || (xd.len() == 2 && nonempty(&xd[1])),
+        Code::LossShape,
+        "Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
+        meta.fmt_dims(&xd)
+    );
+    let (samples, classes) = match xd.as_slice() {
+        [] => (Dim::konst(1), Dim::konst(1)),
+        [c] => (Dim::konst(1), c.clone()),
+        [n, c] => (n.clone(), c.clone()),
+        _ => return Ok(Value::Unknown),
+    };
+    if td.len() > 1
+        || td
+            .first()
+            .is_some_and(|n| meta.env().known_different(n, &samples))
+    {
+        let message = format!(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples (batch size). Expected target size [{}], but got {}. Input has shape {}.",
+            meta.fmt_dim(&samples),
+            meta.fmt_dims(&td),
+            meta.fmt_dims(&xd)
+        );
+        return raise(Code::LossShape, message);
+    }
+    if let Some(wd) = weight.as_ref().and_then(|w| meta.dims(w))
+        && let [size] = wd.as_slice()
+        && meta.env().known_different(size, &classes)
+    {
+        let message = format!(
+            "inconsistent weight size, expected {} but got {}",
+            meta.fmt_dim(&classes),
+            meta.fmt_dims(&wd)
+        );
+        return raise(Code::LossShape, message);
+    }
+    if let Some(d) = t.dtype
+        && d != DType::Int64
+    {
+        let message = format!(
+            "expected scalar type Long but found {}",
+            crate::rules::dtype::torch_name(d)
+        );
+        return raise(Code::DtypeMismatch, message);
+    }
+    let shape = if args.str(usize::MAX, "reduction").as_deref() == Some("none") {
+        td.clone()
+    } else {
+        Vec::new()
+    };
+    Ok(out_known(
+        meta,
+        x,
+        shape,
+        x.dtype,
+        device,
+        "multi_margin_loss",
+    ))
+}
+
+/// `F.multilabel_margin_loss(input, target, ...)`: class scores and, per
+/// sample, class indices of the same shape (padded with -1).
+pub(super) fn multilabel_margin_loss(
+    meta: &mut dyn Meta,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> RuleResult {
+    let (Some(t), Some(xd)) = (args.tensor(1, "target"), meta.dims(x)) else {
+        return Ok(Value::Unknown);
+    };
+    let Some(td) = meta.dims(&t) else {
+        return Ok(Value::Unknown);
+    };
+    if xd.len() <= 2
+        && (td.len() != xd.len()
+            || xd
+                .iter()
+                .zip(&td)
+                .any(|(a, b)| meta.env().known_different(a, b)))
+    {
+        let message = format!(
+            "inconsistent target size: {} for input of size: {}",
+            meta.fmt_dims(&td),
+            meta.fmt_dims(&xd)
+        );
+        return raise(Code::LossShape, message);
+    }
+    if let Some(d) = t.dtype
+        && d != DType::Int64
+    {
+        let message = format!(
+            "expected scalar type Long but found {}",
+            crate::rules::dtype::torch_name(d)
+        );
+        return raise(Code::DtypeMismatch, message);
+    }
+    let shape = match (args.str(usize::MAX, "reduction").as_deref(), xd.as_slice()) {
+        (Some("none"), [n, _]) => vec![n.clone()],
+        (Some("none"), [_]) => Vec::new(),
+        (Some("none"), _) => return Ok(Value::Unknown),
+        _ => Vec::new(),
+    };
+    Ok(out_known(
+        meta,
+        x,
+        shape,
+        x.dtype,
+        device,
+        "multilabel_margin_loss",
+    ))
+}
+
+/// `F.mse_loss` and the other losses that compare input and target
+/// element by element.
+pub(super) fn pointwise_loss(
+    meta: &mut dyn Meta,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+    range: TextRange,
+) -> RuleResult {
+    let reduction = args.str(99, "reduction");
+    let Some(t) = args.tensor(1, "target") else {
+        return Ok(Value::Unknown);
+    };
+    // Binary cross entropy needs input and target of one shape: a
+    // side of unknown rank takes the other's.
+    if name.starts_with("binary_cross_entropy") {
+        if let Some(td) = meta.dims(&t) {
+            meta.adopt_shape(&x.shape, &td);
+        } else if let Some(xd) = meta.dims(x) {
+            meta.adopt_shape(&t.shape, &xd);
+        }
+    }
+    let (Some(xd), Some(td)) = (meta.dims(x), meta.dims(&t)) else {
+        // A reduced loss is a scalar whatever the shapes.
+        if reduction.as_deref() != Some("none") {
+            return Ok(out_known(meta, x, Vec::new(), x.dtype, device, name));
+        }
+        return Ok(Value::Unknown);
+    };
+    // Binary cross entropy takes a target of the input's shape
+    // (`[B, 1]` logits with `[B]` targets raise) and of a floating
+    // dtype.
+    if name.starts_with("binary_cross_entropy")
+        && (xd.len() != td.len()
+            || xd
+                .iter()
+                .zip(&td)
+                .any(|(a, b)| meta.env().known_different(a, b)))
+    {
+        let (target, input) = (meta.fmt_dims(&td), meta.fmt_dims(&xd));
+        let message = if name == "binary_cross_entropy" {
+            format!(
+                "Using a target size (torch.Size({target})) that is different to the input size (torch.Size({input})) is deprecated. Please ensure they have the same size."
+            )
+        } else {
+            format!(
+                "Target size (torch.Size({target})) must be the same as input size (torch.Size({input}))"
+            )
+        };
+        return raise(Code::LossShape, message);
+    }
+    if name.starts_with("binary_cross_entropy")
+        && let (Some(xt), Some(tt)) = (x.dtype, t.dtype)
+        && xt.is_floating()
+        && !tt.is_floating()
+    {
+        let (xt, tt) = (
+            crate::rules::dtype::torch_name(xt),
+            crate::rules::dtype::torch_name(tt),
+        );
+        let message = if name == "binary_cross_entropy" {
+            format!("Found dtype {tt} but expected {xt}")
+        } else {
+            format!("result type {xt} can't be cast to the desired output type {tt}")
+        };
+        return raise(Code::DtypeMismatch, message);
+    }
+    let shape = match broadcast(meta, &xd, &td) {
+        Ok(s) => s,
+        Err(message) => {
+            return raise(Code::BroadcastShape, message);
+        }
+    };
+    if xd != td && !name.starts_with("binary") {
+        let message = format!(
+            "Using a target size ({}) that is different to the input size ({}). This will likely lead to incorrect results due to broadcasting.",
+            meta.fmt_dims(&td),
+            meta.fmt_dims(&xd)
+        );
+        meta.report(range, Code::LossBroadcast, message);
+    }
+    // `huber_loss` and `soft_margin_loss` write into a result of the
+    // input's dtype what they compute in the promoted one (a float for
+    // `soft_margin_loss`, which takes an `exp`): an int input refuses it.
+    if matches!(name, "huber_loss" | "soft_margin_loss")
+        && let Some(xt) = x.dtype
+        && !xt.is_floating()
+        && !xt.is_complex()
+        && let Some(promoted) = crate::rules::dtype::promote(&[
+            (&Value::Tensor(x.clone()), Some(xd.len())),
+            (&Value::Tensor(t.clone()), Some(td.len())),
+        ])
+    {
+        let computed = if name == "soft_margin_loss" {
+            crate::rules::dtype::int_to_float(Some(promoted)).unwrap_or(promoted)
+        } else {
+            promoted
+        };
+        let (computed_name, input_name) = (
+            crate::rules::dtype::torch_name(computed),
+            crate::rules::dtype::torch_name(xt),
+        );
+        if computed.category() > xt.category() {
+            let message = format!(
+                "result type {computed_name} can't be cast to the desired output type {input_name}"
+            );
+            return raise(Code::DtypeMismatch, message);
+        }
+        let kernel = if matches!(device, Some(crate::value::Device::Cuda(_))) {
+            "huber_cuda"
+        } else {
+            "huber_cpu"
+        };
+        let message = format!("\"{kernel}\" not implemented for '{computed_name}'");
+        return raise(Code::DtypeUnsupported, message);
+    }
+    let out = if reduction.as_deref() == Some("none") {
+        shape
+    } else {
+        Vec::new()
+    };
+    // the pointwise losses promote input and target
+    let dtype = if matches!(name, "mse_loss" | "l1_loss" | "smooth_l1_loss") {
+        crate::rules::dtype::promote(&[
+            (&Value::Tensor(x.clone()), Some(xd.len())),
+            (&Value::Tensor(t.clone()), Some(td.len())),
+        ])
+        .or(x.dtype)
+    } else {
+        x.dtype
     };
     Ok(out_known(meta, x, out, dtype, device, name))
 }

@@ -352,7 +352,7 @@ mod tests {
             LayerDef::of("LSTM").unwrap().default("num_layers"),
             Some(Value::Int(_))
         ));
-        assert!(LayerDef::of("Fold").is_none());
+        assert!(LayerDef::of("AdaptiveLogSoftmaxWithLoss").is_none());
         assert_eq!(LayerDef::of("Conv3d").unwrap().spatial, 3);
     }
 }

@@ -340,9 +340,13 @@ pub(super) fn unfold_rule(
     let Some(dims) = meta.dims(x) else {
         return Ok(Value::Unknown);
     };
-    if dims.len() != 4 {
-        return Ok(Value::Unknown);
-    }
+    // A batch of images, or one image without a batch dim.
+    let batched = match dims.len() {
+        4 => true,
+        3 => false,
+        _ => return Ok(Value::Unknown),
+    };
+    let lead = usize::from(batched);
     let kernel = spatial(args.get(1, "kernel_size"), 2);
     let dilation = spatial_or(args.get(2, "dilation"), 2, 1);
     let padding = spatial_or(args.get(3, "padding"), 2, 0);
@@ -354,27 +358,53 @@ pub(super) fn unfold_rule(
     {
         return Ok(Value::Unknown);
     }
+    let spatial_dims = &dims[lead + 1..];
+    // torch's kernel counts the blocks in C++ integers (division toward
+    // zero) and refuses a count below one.
+    let counts: Option<Vec<i64>> = (0..2)
+        .map(|i| {
+            let value = |d: &Dim| meta.env().value(d);
+            let (size, k, d, p, s) = (
+                value(&spatial_dims[i])?,
+                value(&kernel[i])?,
+                value(&dilation[i])?,
+                value(&padding[i])?,
+                value(&stride[i])?,
+            );
+            (s > 0).then(|| (size + 2 * p - (d * (k - 1) + 1)) / s + 1)
+        })
+        .collect();
+    if let Some(counts) = counts
+        && counts.iter().any(|&n| n < 1)
+    {
+        let pair = |v: &[Dim]| format!("({}, {})", meta.fmt_dim(&v[0]), meta.fmt_dim(&v[1]));
+        let message = format!(
+            "Given input with spatial size {}, kernel_size={}, dilation={}, padding={}, calculated shape of the array of sliding blocks as ({}, {}), but its components must be at least one.",
+            pair(spatial_dims),
+            pair(&kernel),
+            pair(&dilation),
+            pair(&padding),
+            counts[0],
+            counts[1]
+        );
+        return raise(Code::ConvOutputSize, message);
+    }
     let mut blocks = Dim::konst(1);
     for i in 0..2 {
         let keff = dilation[i]
             .mul(&kernel[i].sub(&Dim::konst(1)))
             .add(&Dim::konst(1));
-        let n = dims[2 + i]
+        let n = spatial_dims[i]
             .add(&padding[i].mul(&Dim::konst(2)))
             .sub(&keff)
             .floordiv(&stride[i])
             .map(|q| q.add(&Dim::konst(1)));
         blocks = blocks.mul(&n.unwrap_or_else(|| meta.env_mut().anonymous()));
     }
-    let c = dims[1].mul(&kernel[0]).mul(&kernel[1]);
-    Ok(out_known(
-        meta,
-        x,
-        vec![dims[0].clone(), c, blocks],
-        x.dtype,
-        device,
-        name,
-    ))
+    let c = dims[lead].mul(&kernel[0]).mul(&kernel[1]);
+    let mut shape = dims[..lead].to_vec();
+    shape.extend([c, blocks]);
+    Ok(out_known(meta, x, shape, x.dtype, device, name))
 }
 
 /// `F.grid_sample`.
@@ -426,4 +456,93 @@ pub(super) fn interpolated_dims(name: &str, args: &Args) -> Option<usize> {
     by_mode
         .or(by_sizes)
         .filter(|k| (1..=3).contains(k) && by_sizes.is_none_or(|n| n == *k))
+}
+
+/// `F.fold(input, output_size, kernel_size, dilation=1, padding=0,
+/// stride=1)`: the inverse of `unfold`, blocks `[N, C*kh*kw, L]` summed
+/// back into images `[N, C, *output_size]`. torch names the dims of the
+/// batched form (1 and 2) for an unbatched input too.
+pub(super) fn fold_rule(
+    meta: &mut dyn Meta,
+    name: &str,
+    (x, args): (&Rc<Tensor>, &Args),
+    device: Option<Device>,
+) -> RuleResult {
+    let Some(dims) = meta.dims(x) else {
+        return Ok(Value::Unknown);
+    };
+    let lead = match dims.len() {
+        3 => 1,
+        2 => 0,
+        _ => {
+            let message = format!(
+                "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions for input, but got: {}",
+                meta.fmt_dims(&dims)
+            );
+            return raise(Code::LayerInput, message);
+        }
+    };
+    let output = spatial(args.get(1, "output_size"), 2);
+    let kernel = spatial(args.get(2, "kernel_size"), 2);
+    let dilation = spatial_or(args.get(3, "dilation"), 2, 1);
+    let padding = spatial_or(args.get(4, "padding"), 2, 0);
+    let stride = spatial_or(args.get(5, "stride"), 2, 1);
+    if [&output, &kernel, &dilation, &padding, &stride]
+        .iter()
+        .any(|s| s.len() != 2)
+    {
+        return Ok(Value::Unknown);
+    }
+    let (columns, blocks) = (&dims[lead], &dims[lead + 1]);
+    let kernel_numel = kernel[0].mul(&kernel[1]);
+    let pair =
+        |meta: &dyn Meta, v: &[Dim]| format!("({}, {})", meta.fmt_dim(&v[0]), meta.fmt_dim(&v[1]));
+    if let (Some(c), Some(k)) = (meta.env().value(columns), meta.env().value(&kernel_numel))
+        && k > 0
+        && c % k != 0
+    {
+        let message = format!(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)={c} and kernel_size={}.",
+            pair(meta, &kernel)
+        );
+        return raise(Code::LayerInput, message);
+    }
+    // torch counts the blocks in C++ integers (division toward zero).
+    let counts: Option<Vec<i64>> = (0..2)
+        .map(|i| {
+            let value = |d: &Dim| meta.env().value(d);
+            let (size, k, d, p, s) = (
+                value(&output[i])?,
+                value(&kernel[i])?,
+                value(&dilation[i])?,
+                value(&padding[i])?,
+                value(&stride[i])?,
+            );
+            (s > 0).then(|| (size + 2 * p - (d * (k - 1) + 1)) / s + 1)
+        })
+        .collect();
+    if let Some(counts) = counts
+        && let Some(l) = meta.env().value(blocks)
+        && counts[0] * counts[1] != l
+    {
+        let message = format!(
+            "Given output_size={}, kernel_size={}, dilation={}, padding={}, stride={}, expected size of input's dimension 2 to match the calculated number of sliding blocks {} * {} = {}, but got input.size(2)={l}.",
+            pair(meta, &output),
+            pair(meta, &kernel),
+            pair(meta, &dilation),
+            pair(meta, &padding),
+            pair(meta, &stride),
+            counts[0],
+            counts[1],
+            counts[0] * counts[1]
+        );
+        return raise(Code::LayerInput, message);
+    }
+    let Some(channels) = columns.floordiv(&kernel_numel) else {
+        return Ok(Value::Unknown);
+    };
+    let mut shape = dims[..lead].to_vec();
+    shape.push(channels);
+    shape.extend(output.iter().cloned());
+    Ok(out_known(meta, x, shape, x.dtype, device, name))
 }

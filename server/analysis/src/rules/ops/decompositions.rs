@@ -4,7 +4,7 @@ use shapels_shapes::Dim;
 
 use super::OpCall;
 use super::complex::{complex_of, part_of};
-use super::linalg::check_square;
+use super::matrices::check_square;
 use crate::code::Code;
 use crate::rules::check::{RuleResult, ShapeError, check, raise};
 use crate::rules::meta::Meta;

@@ -338,6 +338,13 @@ pub(super) fn tensordot(meta: &mut dyn Meta, call: super::OpCall<'_>) -> RuleRes
     let mut contracted_a = Vec::new();
     let mut contracted_b = Vec::new();
     for (&da, &db) in dims_a.iter().zip(&dims_b) {
+        for (d, rank) in [(da, a.len()), (db, b.len())] {
+            check!(
+                rank > 0,
+                Code::DimOutOfRange,
+                "Dimension specified as {d} but tensor has no dimensions"
+            );
+        }
         let i = crate::rules::shape::wrap_dim(da, a.len())
             .map_err(|message| ShapeError::new(Code::DimOutOfRange, message))?;
         let j = crate::rules::shape::wrap_dim(db, b.len())

@@ -13,6 +13,7 @@ mod einsum;
 mod inputs;
 mod join;
 mod linalg;
+mod matrices;
 mod op_table;
 mod output;
 mod pointwise;

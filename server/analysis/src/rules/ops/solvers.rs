@@ -5,7 +5,7 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 
 use super::OpCall;
-use super::linalg::check_square;
+use super::matrices::check_square;
 use crate::code::Code;
 use crate::rules::check::{RuleResult, ShapeError, check, raise};
 use crate::rules::dtype::torch_name;
