@@ -104,7 +104,7 @@ codes! {
     DtypeMismatch = "dtype-mismatch", [Error];
     /// an op eager torch does not implement for this dtype (`softmax` of an int tensor)
     DtypeUnsupported = "dtype-unsupported", [Error];
-    /// torch refuses the call's arguments before any kernel runs (a `TypeError`): a number where the op wants a tensor first (`torch.maximum(2, x)`), or keywords none of its signatures takes together (`torch.sort(x, 1, stable=True)`), or a method called without an argument it requires (`x.softmax()`)
+    /// torch refuses the call before any kernel runs (a `TypeError`): a number where the op wants a tensor first (`torch.maximum(2, x)`), or keywords none of its signatures takes together (`torch.sort(x, 1, stable=True)`), or a method called without an argument it requires (`x.softmax()`); or a method `Tensor` does not have (`x.rsub(2)`, an `AttributeError`)
     ArgumentType = "argument-type", [Error];
     /// a factory called with a negative size, or `arange` with a step of zero or one that runs away from its end
     NegativeSize = "negative-size", [Error];

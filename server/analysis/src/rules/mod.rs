@@ -231,7 +231,9 @@ pub(crate) fn tensor_method(
     kwargs: Kwargs,
     range: TextRange,
 ) -> Value {
-    if let Some(message) = required_args::missing_required(name, &args, &kwargs) {
+    if let Some(message) = required_args::not_a_method(name)
+        .or_else(|| required_args::missing_required(name, &args, &kwargs))
+    {
         meta.report(range, Code::ArgumentType, message);
         return Value::Unknown;
     }

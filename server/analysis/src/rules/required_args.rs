@@ -1,8 +1,97 @@
-//! Tensor methods' parameters that have no default: a call that leaves one
-//! out (`x.softmax()`, `x.transpose(0)`) is torch's `TypeError` from its
-//! argument parser, before anything runs.
+//! What a call of a Tensor method needs before anything runs: the method
+//! itself (`x.rsub(2)` is an `AttributeError`: `rsub` is a function of
+//! `torch` only), and the parameters that have no default (`x.softmax()`,
+//! `x.transpose(0)` are `TypeError`s from torch's argument parser).
 
 use crate::value::{Kwargs, Value};
+
+/// Functions of `torch` that `Tensor` has no method for, among those the
+/// rule table knows (`hasattr(torch.Tensor, name)` is false in torch 2.15).
+const NOT_METHODS: &[&str] = &[
+    "adaptive_avg_pool1d",
+    "alpha_dropout",
+    "arange",
+    "as_tensor",
+    "avg_pool1d",
+    "bartlett_window",
+    "blackman_window",
+    "cat",
+    "cdist",
+    "celu",
+    "column_stack",
+    "complex",
+    "concat",
+    "concatenate",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "cosine_similarity",
+    "cumulative_trapezoid",
+    "dropout",
+    "dstack",
+    "empty",
+    "empty_like",
+    "eye",
+    "feature_alpha_dropout",
+    "from_numpy",
+    "full",
+    "full_like",
+    "group_norm",
+    "hamming_window",
+    "hann_window",
+    "hstack",
+    "kaiser_window",
+    "layer_norm",
+    "linspace",
+    "load",
+    "logspace",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "ones",
+    "ones_like",
+    "pairwise_distance",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "polar",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "rms_norm",
+    "row_stack",
+    "rrelu",
+    "rsub",
+    "selu",
+    "stack",
+    "std_mean",
+    "tensor",
+    "tensordot",
+    "threshold",
+    "trapezoid",
+    "trapz",
+    "tril_indices",
+    "triu_indices",
+    "var_mean",
+    "view_as_complex",
+    "view_as_real",
+    "vstack",
+    "zeros",
+    "zeros_like",
+];
+
+/// torch's `AttributeError` for a method `Tensor` does not have.
+pub(crate) fn not_a_method(name: &str) -> Option<String> {
+    NOT_METHODS
+        .contains(&name)
+        .then(|| format!("'Tensor' object has no attribute '{name}'"))
+}
 
 /// Methods of one signature and the parameters after `self` it requires,
 /// as torch's parser names them. Methods with several signatures (`movedim`,

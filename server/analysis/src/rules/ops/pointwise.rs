@@ -322,7 +322,28 @@ fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
                     "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.".into(),
                 );
             }
+            "positive" => {
+                return Some("The `+` operator, on a bool tensor is not supported.".into());
+            }
             "relu" => return Some("Boolean inputs not supported for relu".into()),
+            _ => {}
+        }
+    }
+    // Complex numbers have no floor, no sign (but `sgn`) and no order.
+    if dtype.is_complex() {
+        match name {
+            "floor" | "ceil" | "trunc" => {
+                return Some(format!("{name} is not supported for complex inputs"));
+            }
+            "fix" => return Some("trunc is not supported for complex inputs".into()),
+            "sign" => {
+                return Some(
+                    "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.".into(),
+                );
+            }
+            "heaviside" => {
+                return Some("heaviside is not yet implemented for complex tensors.".into());
+            }
             _ => {}
         }
     }
@@ -344,6 +365,26 @@ fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
         }
     } else if dtype == DType::Int64 && matches!(name, "selu" | "celu") {
         "elu_cpu"
+    } else if dtype.is_integral() && name == "hardshrink" {
+        "hardshrink_cpu"
+    } else if dtype.is_integral() && name == "softshrink" {
+        "softshrink_check"
+    } else if dtype.is_integral() && name == "hypot" {
+        "hypot_cpu"
+    } else if dtype.is_complex()
+        && let Some(kernel) = match name {
+            "hardshrink" => Some("hardshrink_cpu"),
+            "hypot" => Some("hypot_cpu"),
+            "remainder" => Some("remainder_cpu"),
+            "fmod" => Some("fmod_cpu"),
+            "floor_divide" => Some("div_floor_cpu"),
+            "atan2" | "arctan2" => Some("atan2_cpu"),
+            "round" => Some("round_vml_cpu"),
+            "frac" => Some("frac_cpu"),
+            _ => None,
+        }
+    {
+        kernel
     } else if dtype.is_floating() || dtype.is_complex() {
         match name {
             "bitwise_and" => "bitwise_and_cpu",
@@ -438,6 +479,28 @@ pub(super) fn binary(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".into(),
         );
         return Value::Unknown;
+    }
+    // `isclose` and `heaviside` take two tensors of one dtype, checked
+    // before anything else.
+    if let (Value::Tensor(x), Value::Tensor(y)) = (a, b)
+        && let (Some(dx), Some(dy)) = (x.dtype, y.dtype)
+        && dx != dy
+    {
+        let message = match name {
+            "isclose" => Some(format!(
+                "{} did not match {}",
+                crate::rules::dtype::torch_name(dx),
+                crate::rules::dtype::torch_name(dy)
+            )),
+            "heaviside" if !dx.is_complex() && !dy.is_complex() => {
+                Some("heaviside is not yet implemented for tensors with different dtypes.".into())
+            }
+            _ => None,
+        };
+        if let Some(message) = message {
+            meta.report(range, Code::DtypeMismatch, message);
+            return Value::Unknown;
+        }
     }
     let refused = promoted.and_then(|d| kernel_refuses(name, d));
     let (Some(Some(xa)), Some(Some(xb))) = (da.clone(), db.clone()) else {
