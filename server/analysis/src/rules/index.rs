@@ -216,12 +216,28 @@ impl IndexWalk<'_> {
                 self.advanced.note(self.out.len(), idims);
                 self.pos += 1;
             }
+            Value::Float(_) => {
+                return raise(
+                    Code::IndexShape,
+                    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got float)".into(),
+                );
+            }
             Value::List(_) | Value::Tuple(_) => {
                 let items = e.items().unwrap_or_default();
                 // A list of bools is a mask, of as many trues as it has.
                 let shape = if items.iter().any(|v| matches!(v, Value::Bool(_))) {
                     vec![meta.env_mut().anonymous()]
                 } else {
+                    // torch moves the advanced indices' dims to the front
+                    // before it reads them: a list's values are checked
+                    // against the dim it indexes, named by its place
+                    // among the advanced indices.
+                    let place = self.advanced.parts.len();
+                    for item in &items {
+                        if let Value::Int(i) = item {
+                            check_int_index(meta, i, &dims[self.pos], place)?;
+                        }
+                    }
                     vec![Dim::konst(items.len() as i64)]
                 };
                 self.advanced.note(self.out.len(), shape);

@@ -623,3 +623,37 @@ fn dim_keyword(args: &Args) -> &'static str {
         "dim"
     }
 }
+
+/// `block_diag(*tensors)`: the tensors (each a matrix, a row for a vector,
+/// `1 x 1` for a number) along the diagonal of one matrix.
+pub(super) fn block_diag(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let items = call.args.varargs(0);
+    let mut rows = Dim::konst(0);
+    let mut columns = Dim::konst(0);
+    let mut operands = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Value::Tensor(t) = item else {
+            return Ok(Value::Unknown);
+        };
+        let Some(dims) = meta.dims(t) else {
+            return Ok(Value::Unknown);
+        };
+        check!(
+            dims.len() <= 2,
+            Code::CatShape,
+            "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {} dimensions",
+            dims.len()
+        );
+        let (r, c) = match dims.as_slice() {
+            [] => (Dim::konst(1), Dim::konst(1)),
+            [n] => (Dim::konst(1), n.clone()),
+            [r, c] => (r.clone(), c.clone()),
+            _ => return Ok(Value::Unknown),
+        };
+        rows = rows.add(&r);
+        columns = columns.add(&c);
+        operands.push((item, Some(dims.len())));
+    }
+    let dtype = crate::rules::dtype::promote(&operands);
+    Ok(call.output(meta, vec![rows, columns], dtype))
+}

@@ -65,6 +65,33 @@ pub(super) fn same_shape(
         let message = format!("{name}: input tensor must have at least 2 dimensions");
         return raise(Code::DimOutOfRange, message);
     }
+    // `roll`'s dims must be the input's (a 0-d input has none to name).
+    if name == "roll"
+        && let Some(d) = &dims
+        && let Some(listed) = args.get(2, "dims")
+    {
+        let listed = match listed {
+            Value::Int(i) => vec![i.as_const()],
+            other => other
+                .items()
+                .unwrap_or_default()
+                .iter()
+                .map(|v| match v {
+                    Value::Int(i) => i.as_const(),
+                    _ => None,
+                })
+                .collect(),
+        };
+        for dim in listed.into_iter().flatten() {
+            if d.is_empty() {
+                let message = format!("Dimension specified as {dim} but tensor has no dimensions");
+                return raise(Code::DimOutOfRange, message);
+            }
+            if let Err(message) = wrap_dim(dim, d.len()) {
+                return raise(Code::DimOutOfRange, message);
+            }
+        }
+    }
     // `fliplr` flips dim 1, `flipud` dim 0.
     if let Some(least) = match name {
         "fliplr" => Some(2),
@@ -202,6 +229,11 @@ pub(super) fn same_shape(
                     return raise(Code::DimOutOfRange, message);
                 }
             };
+            if name == "index_add"
+                && let Some((code, message)) = index_add_error(meta, &x, &xd, d, args)
+            {
+                return raise(code, message);
+            }
             if name.starts_with("scatter")
                 && let Some(index) = args.tensor(2, "index")
                 && let Some(idims) = meta.dims(&index)
@@ -248,6 +280,100 @@ pub(super) fn same_shape(
         _ => {}
     }
     Ok(out_shape(meta, &x, x.shape.clone(), dtype, device, name))
+}
+
+/// What `index_add(dim, index, source)` raises, in torch's order: a
+/// vector of int indices, one dtype for self and source, one index per
+/// slice of `source` along `dim`, and slices of one shape.
+fn index_add_error(
+    meta: &dyn Meta,
+    x: &Tensor,
+    xd: &[Dim],
+    d: usize,
+    args: &Args,
+) -> Option<(Code, String)> {
+    let index = args.tensor(2, "index")?;
+    let source = args.tensor(3, "source")?;
+    let (id, sd) = (meta.dims(&index)?, meta.dims(&source)?);
+    let name = crate::rules::dtype::torch_name;
+    if id.len() > 1 {
+        return Some((
+            Code::IndexShape,
+            format!(
+                "index_add_(): Index is supposed to be a vector, but got dim: {} with type: {} and size: {}",
+                id.len(),
+                index.dtype.map_or("Long", name),
+                meta.fmt_dims(&id)
+            ),
+        ));
+    }
+    if let Some(t) = index.dtype
+        && !matches!(t, DType::Int64 | DType::Int32)
+    {
+        return Some((
+            Code::DtypeMismatch,
+            format!(
+                "index_add_(): Expected dtype int32/int64 for index but got: {}",
+                name(t)
+            ),
+        ));
+    }
+    if let (Some(a), Some(b)) = (x.dtype, source.dtype)
+        && a != b
+    {
+        return Some((
+            Code::DtypeMismatch,
+            format!(
+                "index_add_(): self ({}) and source ({}) must have the same scalar type",
+                name(a),
+                name(b)
+            ),
+        ));
+    }
+    if d != 0 && d >= sd.len() {
+        return Some((
+            Code::IndexShape,
+            format!(
+                "index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim {}",
+                sd.len()
+            ),
+        ));
+    }
+    let count = id.first().cloned().unwrap_or(Dim::konst(1));
+    let per_slice = sd.get(d).cloned().unwrap_or(Dim::konst(1));
+    if meta.env().known_different(&count, &per_slice) {
+        return Some((
+            Code::IndexShape,
+            format!(
+                "index_add_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {d}",
+                meta.fmt_dim(&count),
+                meta.fmt_dim(&per_slice)
+            ),
+        ));
+    }
+    let without = |dims: &[Dim]| -> Vec<Dim> {
+        dims.iter()
+            .enumerate()
+            .filter(|(k, _)| *k != d)
+            .map(|(_, s)| s.clone())
+            .collect()
+    };
+    let (a, b) = if sd.is_empty() || xd.is_empty() {
+        (xd.to_vec(), sd.clone())
+    } else {
+        (without(xd), without(&sd))
+    };
+    let differs = a.len() != b.len()
+        || a.iter()
+            .zip(&b)
+            .any(|(p, q)| meta.env().known_different(p, q));
+    differs.then(|| {
+        (Code::IndexShape, format!(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = {} source.shape = {}",
+            meta.fmt_dims(xd),
+            meta.fmt_dims(&sd)
+        ))
+    })
 }
 
 pub(super) fn meshgrid(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange) -> Value {

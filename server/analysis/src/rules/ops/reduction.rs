@@ -531,3 +531,72 @@ pub(super) fn covariance(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let dtype = crate::rules::dtype::int_to_float(call.x.dtype);
     Ok(call.output(meta, shape, dtype))
 }
+
+/// `searchsorted(sorted_sequence, values)` and `bucketize(values,
+/// boundaries)`: the position of each value, in the values' shape (int64,
+/// or int32 with `out_int32=True`). The sorted sequence is one vector,
+/// or a batch of them whose leading dims are the values' own.
+pub(super) fn sorted_positions(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
+    let dtype = if call.args.flag(usize::MAX, "out_int32", false) == Some(true) {
+        DType::Int32
+    } else {
+        DType::Int64
+    };
+    // `searchsorted` takes the sequence first, `bucketize` the values; the
+    // values by keyword (`input=`) would have been read as the first.
+    if call.args.kw("input").is_some() {
+        return Ok(Value::Unknown);
+    }
+    let (sequence, values) = if call.name == "searchsorted" {
+        (call.dims.clone(), call.args.get(1, "input"))
+    } else {
+        let boundaries = call.args.tensor(1, "boundaries");
+        let Some(bd) = boundaries.and_then(|b| meta.dims(&b)) else {
+            return Ok(Value::Unknown);
+        };
+        check!(
+            bd.len() == 1,
+            Code::IndexShape,
+            "boundaries tensor must be 1 dimension, but got dim({})",
+            bd.len()
+        );
+        return Ok(call.output(meta, call.dims.clone(), Some(dtype)));
+    };
+    let values = match values {
+        Some(Value::Tensor(v)) => match meta.dims(v) {
+            Some(d) => d,
+            None => return Ok(Value::Unknown),
+        },
+        Some(Value::Int(_) | Value::Float(_)) => Vec::new(),
+        _ => return Ok(Value::Unknown),
+    };
+    check!(
+        !sequence.is_empty(),
+        Code::IndexShape,
+        "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension"
+    );
+    if values.is_empty() {
+        check!(
+            sequence.len() == 1,
+            Code::IndexShape,
+            "torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension is 1, but we got boundaries tensor dim({}) and input value's dim(0) numel(1)",
+            sequence.len()
+        );
+        return Ok(call.output(meta, values, Some(dtype)));
+    }
+    if sequence.len() > 1
+        && (sequence.len() != values.len()
+            || sequence[..sequence.len() - 1]
+                .iter()
+                .zip(&values)
+                .any(|(a, b)| meta.env().known_different(a, b)))
+    {
+        let message = format!(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor and input value tensor must match, but we got boundaries tensor {} and input value tensor {}",
+            meta.fmt_dims(&sequence),
+            meta.fmt_dims(&values)
+        );
+        return raise(Code::IndexShape, message);
+    }
+    Ok(call.output(meta, values, Some(dtype)))
+}

@@ -49,6 +49,15 @@ pub(super) fn narrow(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 pub(super) fn select(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
     let d = call.dim_arg(meta, 1, "dim", None)?;
+    if let (Some(i), Some(size)) = (call.args.int(2, "index"), meta.env().value(&dims[d]))
+        && (i >= size || i < -size)
+    {
+        let message = format!(
+            "select(): index {i} out of range for tensor of size {} at dimension {d}",
+            meta.fmt_dims(dims)
+        );
+        return raise(Code::IndexOutOfRange, message);
+    }
     let mut shape = dims.clone();
     shape.remove(d);
     Ok(call.output(meta, shape, x.dtype))

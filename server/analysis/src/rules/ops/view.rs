@@ -356,6 +356,46 @@ pub(super) fn repeat(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 pub(super) fn repeat_interleave(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (name, args, x, dims) = (call.name, call.args, &call.x, &call.dims);
     let reps = args.get(1, "repeats").cloned().unwrap_or(Value::Unknown);
+    // A tensor of repeats: one per slice along `dim` (or per element of
+    // the flattened input), or one for all; how many there are in all
+    // depends on its values.
+    if let Value::Tensor(r) = &reps
+        && let Some(rd) = meta.dims(r)
+    {
+        let flat = matches!(args.get(2, "dim"), None | Some(Value::None));
+        let (d, along) = if flat {
+            (0, numel(dims))
+        } else {
+            let d = call.dim_arg(meta, 2, "dim", None)?;
+            (d, dims[d].clone())
+        };
+        match rd.as_slice() {
+            [n] if !meta.is_one(n) && meta.env().known_different(n, &along) => {
+                let message = format!(
+                    "repeats must have the same size as input along dim, but got repeats.size(0) = {} and input.size({d}) = {}",
+                    meta.fmt_dim(n),
+                    meta.fmt_dim(&along)
+                );
+                return raise(Code::RepeatDims, message);
+            }
+            [] | [_] => {}
+            _ => {
+                return raise(
+                    Code::RepeatDims,
+                    "repeats must be 0-dim or 1-dim tensor".into(),
+                );
+            }
+        }
+        let total = meta.env_mut().anonymous();
+        let shape = if flat {
+            vec![total]
+        } else {
+            let mut shape = dims.clone();
+            shape[d] = total;
+            shape
+        };
+        return Ok(call.output(meta, shape, x.dtype));
+    }
     let Value::Int(k) = reps else {
         return Ok(out_var(meta, x, x.dtype, call.device, name));
     };
