@@ -215,6 +215,17 @@ impl Shape {
     }
 }
 
+/// How a tensor that is not contiguous lies in memory (see
+/// `rules::layout`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// Dense, its dims stored outermost first in this order.
+    Order(Vec<usize>),
+    /// The stride of each dim, in elements: a view that repeats memory
+    /// (`expand`) or skips some (a slice). Only ops that make views keep it.
+    Strides(Vec<i64>),
+}
+
 /// A fake (or real) tensor: metadata only.
 #[derive(Debug, Clone)]
 pub struct Tensor {
@@ -229,9 +240,10 @@ pub struct Tensor {
     /// Where it was made, for related information in diagnostics.
     pub made_at: Option<TextRange>,
     pub is_param: bool,
-    /// The order of the dims in memory when it is not the plain one (a
-    /// transposed view); `None` for contiguous or unknown.
-    pub layout: Option<Rc<Vec<usize>>>,
+    /// How it lies in memory when that is not the plain order (a
+    /// transposed, expanded or sliced view); `None` for contiguous or
+    /// unknown.
+    pub layout: Option<Rc<Layout>>,
     /// The ops that made it, last first, for hover; kept only by an
     /// analysis that records expressions (see `Interp::extend_trail`).
     pub trail: Option<Rc<Trail>>,

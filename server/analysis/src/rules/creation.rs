@@ -201,6 +201,34 @@ fn literal_shape(meta: &mut dyn Meta, data: &Value) -> Option<(Vec<Dim>, Option<
     }
 }
 
+/// What torch raises for nested lists of uneven lengths: the lengths the
+/// first items give each depth, and the first list that breaks them
+/// (`[[1, 2], [3]]`: "expected sequence of length 2 at dim 1 (got 1)").
+/// `None` where the lengths agree or the analysis cannot read them.
+fn ragged_literal(data: &Value) -> Option<String> {
+    let mut lengths = Vec::new();
+    let mut first = data.clone();
+    while let Some(items) = first.items() {
+        lengths.push(items.len());
+        let Some(next) = items.first() else {
+            break;
+        };
+        first = next.clone();
+    }
+    fn walk(v: &Value, depth: usize, lengths: &[usize]) -> Option<String> {
+        let items = v.items()?;
+        let expected = *lengths.get(depth)?;
+        if items.len() != expected {
+            return Some(format!(
+                "expected sequence of length {expected} at dim {depth} (got {})",
+                items.len()
+            ));
+        }
+        items.iter().find_map(|item| walk(item, depth + 1, lengths))
+    }
+    walk(data, 0, &lengths)
+}
+
 pub(crate) fn dtype_arg(args: &Args) -> Option<DType> {
     match args.kw("dtype") {
         Some(Value::DType(d)) => Some(*d),

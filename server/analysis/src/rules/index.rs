@@ -30,9 +30,66 @@ pub(crate) fn index_tensor(
         return of_unknown_rank(meta, t);
     };
     match indexed_dims(meta, t, &dims, index, &entries, range) {
-        Ok(out) => out_known(meta, t, out, t.dtype, device, "index"),
+        Ok(out) => {
+            let layout = basic_index_layout(meta, t, &dims, &entries, &out);
+            let result = out_known(meta, t, out, t.dtype, device, "index");
+            crate::rules::layout::with_layout(result, layout)
+        }
         Err(stop) => meta.settle(range, Err(stop)),
     }
+}
+
+/// The layout of a view made by basic indexing (ints, slices, `None`,
+/// `...`) of a tensor of known sizes: an int drops its dim, a slice keeps
+/// its dim's stride times its step, so a slice that leaves elements out
+/// makes a view whose memory has gaps. `None` (contiguous or unknown) for
+/// advanced indexing, which copies.
+fn basic_index_layout(
+    meta: &dyn Meta,
+    t: &Tensor,
+    dims: &[Dim],
+    entries: &[Value],
+    out: &[Dim],
+) -> Option<Rc<crate::rules::layout::Layout>> {
+    let sizes: Vec<i64> = dims.iter().map(|d| meta.env().value(d)).collect::<Option<_>>()?;
+    let out_sizes: Vec<i64> = out.iter().map(|d| meta.env().value(d)).collect::<Option<_>>()?;
+    let in_strides = crate::rules::layout::strides_of(&sizes, t.layout.as_deref())?;
+    let taken: usize = entries
+        .iter()
+        .filter(|e| matches!(e, Value::Int(_) | Value::Slice(..)))
+        .count();
+    let mut strides = Vec::new();
+    let mut pos = 0;
+    for e in entries {
+        match e {
+            Value::Int(_) => pos += 1,
+            Value::Slice(_, _, step) => {
+                let step = match &**step {
+                    Value::None => 1,
+                    Value::Int(d) => d.as_const()?,
+                    _ => return None,
+                };
+                strides.push(in_strides.get(pos)?.checked_mul(step)?);
+                pos += 1;
+            }
+            // As `unsqueeze` strides a new dim: over the dim after it.
+            Value::None => strides.push(match (sizes.get(pos), in_strides.get(pos)) {
+                (Some(size), Some(stride)) => size.checked_mul(*stride)?,
+                _ => 1,
+            }),
+            Value::Ellipsis => {
+                let covered = sizes.len().checked_sub(taken)?;
+                strides.extend(in_strides.get(pos..pos + covered)?.iter().copied());
+                pos += covered;
+            }
+            _ => return None,
+        }
+    }
+    strides.extend(in_strides.get(pos..)?.iter().copied());
+    if strides.len() != out_sizes.len() {
+        return None;
+    }
+    crate::rules::layout::from_strides(&out_sizes, strides)
 }
 
 /// The entries of an index, one per dim it addresses (or adds).

@@ -503,11 +503,19 @@ impl KeyBuilder<'_> {
             None => self.push(Part::Tag(0)),
         }
         self.push(Part::Number(u64::from(t.is_param)));
-        match &t.layout {
-            Some(order) => {
+        match t.layout.as_deref() {
+            Some(crate::value::Layout::Order(order)) => {
+                self.push(Part::Tag(1));
                 self.push(Part::Len(order.len()));
                 for i in order.iter() {
                     self.push(Part::Len(*i));
+                }
+            }
+            Some(crate::value::Layout::Strides(strides)) => {
+                self.push(Part::Tag(2));
+                self.push(Part::Len(strides.len()));
+                for s in strides.iter() {
+                    self.push(Part::Number(*s as u64));
                 }
             }
             None => self.push(Part::Tag(0)),

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use shapels_shapes::Dim;
 
-use super::{FactoryCall, device_arg, dtype_arg, dtype_or, literal_shape};
+use super::{FactoryCall, device_arg, dtype_arg, dtype_or, literal_shape, ragged_literal};
 use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::meta::Meta;
@@ -302,6 +302,10 @@ pub(crate) fn tensor(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Valu
     let data = args.get(0, "data").cloned().unwrap_or(Value::Unknown);
     if let Some((dims, dtype)) = literal_shape(meta, &data) {
         return Some(call.output(meta, dims, dtype));
+    }
+    if let Some(message) = ragged_literal(&data) {
+        meta.report(call.range, Code::ArgumentType, message);
+        return Some(Value::Unknown);
     }
     // Data it cannot read still goes where `device=` says, with the
     // `dtype=` given.

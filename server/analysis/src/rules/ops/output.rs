@@ -23,8 +23,23 @@ pub(super) fn track_layout(meta: &dyn Meta, name: &str, args: &Args, result: Val
         return crate::rules::layout::with_layout(result, None);
     };
     if let Some(p) = crate::rules::layout::permutation(name, args, in_rank) {
-        let layout =
-            crate::rules::layout::permuted(input.layout.as_deref().map(|v| v.as_slice()), &p);
+        let layout = crate::rules::layout::permuted(input.layout.as_deref(), &p);
+        return crate::rules::layout::with_layout(result, layout);
+    }
+    // `expand` views its input's memory, repeating it along grown dims.
+    if matches!(name, "expand" | "expand_as") {
+        let sizes = |t: &Tensor| -> Option<Vec<i64>> {
+            meta.dims(t)?
+                .iter()
+                .map(|d| meta.env().value(d))
+                .collect()
+        };
+        let layout = match (sizes(input), sizes(out)) {
+            (Some(a), Some(b)) => {
+                crate::rules::layout::expanded(&a, input.layout.as_deref(), &b)
+            }
+            _ => None,
+        };
         return crate::rules::layout::with_layout(result, layout);
     }
     // A contiguous input leaves nothing to keep: only a permutation (above)
@@ -35,7 +50,14 @@ pub(super) fn track_layout(meta: &dyn Meta, name: &str, args: &Args, result: Val
     let (Some(in_dims), Some(out_dims)) = (meta.dims(input), meta.dims(out)) else {
         return crate::rules::layout::with_layout(result, None);
     };
+    // Pointwise ops keep a dense order; the strides of an expanded or
+    // sliced view stay with that view, not with what is computed from it.
+    let dense_order = matches!(
+        input.layout.as_deref(),
+        Some(crate::rules::layout::Layout::Order(_))
+    );
     let keeps = name != "contiguous"
+        && dense_order
         && in_dims.len() == out_dims.len()
         && in_dims
             .iter()

@@ -311,6 +311,19 @@ pub(super) fn one_hot(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
             "one_hot is only applicable to index tensor of type LongTensor.".into(),
         );
     }
+    // Without a count of classes torch takes the largest index plus one,
+    // which an empty tensor does not have.
+    let infers_classes = match args.get(1, "num_classes") {
+        None => true,
+        Some(Value::Int(d)) => d.as_const() == Some(-1),
+        Some(_) => false,
+    };
+    if infers_classes && dims.iter().any(|d| meta.env().value(d) == Some(0)) {
+        return raise(
+            Code::IndexShape,
+            "Can not infer total number of classes from empty tensor.".into(),
+        );
+    }
     let mut shape = dims.clone();
     shape.push(c);
     Ok(call.output(meta, shape, Some(DType::Int64)))
