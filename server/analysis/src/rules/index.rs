@@ -273,7 +273,10 @@ impl IndexWalk<'_> {
                 self.advanced.note(self.out.len(), idims);
                 self.pos += 1;
             }
-            Value::Float(_) => {
+            // A float the analysis knows (`x[2.0]`, `x[n / 2]` of a known
+            // `n`); one it only guesses at (`t.item()` of a tensor of
+            // unknown dtype) stays an index it cannot read.
+            Value::Float(Some(_)) => {
                 return raise(
                     Code::IndexShape,
                     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices (got float)".into(),
