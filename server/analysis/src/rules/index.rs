@@ -51,8 +51,14 @@ fn basic_index_layout(
     entries: &[Value],
     out: &[Dim],
 ) -> Option<Rc<crate::rules::layout::Layout>> {
-    let sizes: Vec<i64> = dims.iter().map(|d| meta.env().value(d)).collect::<Option<_>>()?;
-    let out_sizes: Vec<i64> = out.iter().map(|d| meta.env().value(d)).collect::<Option<_>>()?;
+    let sizes: Vec<i64> = dims
+        .iter()
+        .map(|d| meta.env().value(d))
+        .collect::<Option<_>>()?;
+    let out_sizes: Vec<i64> = out
+        .iter()
+        .map(|d| meta.env().value(d))
+        .collect::<Option<_>>()?;
     let in_strides = crate::rules::layout::strides_of(&sizes, t.layout.as_deref())?;
     let taken: usize = entries
         .iter()

@@ -112,7 +112,10 @@ pub(crate) fn permuted(input: Option<&Layout>, p: &[usize]) -> Option<Rc<Layout>
     let input = match input {
         // A strided view's dims take their strides along.
         Some(Layout::Strides(strides)) if strides.len() == rank => {
-            let strides = p.iter().map(|&d| strides.get(d).copied()).collect::<Option<Vec<i64>>>()?;
+            let strides = p
+                .iter()
+                .map(|&d| strides.get(d).copied())
+                .collect::<Option<Vec<i64>>>()?;
             return Some(Rc::new(Layout::Strides(strides)));
         }
         Some(Layout::Order(order)) if order.len() == rank => order,
@@ -207,14 +210,20 @@ mod tests {
             Some(true)
         );
         // [2, 3, 4].permute(2, 0, 1) -> [4, 2, 3], layout [1, 2, 0]: view(4, 6) works.
-        assert_eq!(view_compatible(&[4, 2, 3], &order(&[1, 2, 0]), &[4, 6]), Some(true));
+        assert_eq!(
+            view_compatible(&[4, 2, 3], &order(&[1, 2, 0]), &[4, 6]),
+            Some(true)
+        );
         // y.transpose(1, 2).view(B, T, C) on y = [B, nh, T, hs]
         assert_eq!(
             view_compatible(&[2, 5, 4, 8], &order(&[0, 2, 1, 3]), &[2, 5, 32]),
             Some(false)
         );
         // A size-1 dim moved around changes nothing.
-        assert_eq!(view_compatible(&[2, 1, 5], &order(&[0, 2, 1]), &[10]), Some(true));
+        assert_eq!(
+            view_compatible(&[2, 1, 5], &order(&[0, 2, 1]), &[10]),
+            Some(true)
+        );
     }
 
     #[test]

@@ -354,5 +354,37 @@ pub(super) fn transformer_stack_layer(meta: &mut dyn Meta, call: &LayerCall<'_>)
         }
         let _ = meta.require_equal(last, &d_model);
     }
+    // A decoder's cross-attention splits the memory into heads with the
+    // target's batch: a memory of another batch fails there.
+    if let Some(memory) = call.args.tensor(1, "memory")
+        && let Some(md) = meta.dims(&memory)
+    {
+        let decoder = match kind {
+            "TransformerDecoderLayer" => Some(layer.clone()),
+            "TransformerDecoder" => match layer.args.first() {
+                Some(Value::Layer(inner)) if &*inner.kind == "TransformerDecoderLayer" => {
+                    Some(inner.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(decoder) = decoder {
+            let heads = decoder
+                .setting("nhead")
+                .cloned()
+                .and_then(|v| meta.as_dim(&v));
+            let batch_first = matches!(
+                decoder.setting("batch_first"),
+                Some(Value::Bool(Some(true)))
+            );
+            let no_masks = Args::new(Vec::new(), Vec::new());
+            if let Some(message) =
+                mask_error(meta, &no_masks, &dims, &md, heads.as_ref(), batch_first, 0)
+            {
+                return raise(Code::LayerInput, message);
+            }
+        }
+    }
     Ok(out_known(meta, x, dims, x.dtype, device, kind))
 }

@@ -29,15 +29,10 @@ pub(super) fn track_layout(meta: &dyn Meta, name: &str, args: &Args, result: Val
     // `expand` views its input's memory, repeating it along grown dims.
     if matches!(name, "expand" | "expand_as") {
         let sizes = |t: &Tensor| -> Option<Vec<i64>> {
-            meta.dims(t)?
-                .iter()
-                .map(|d| meta.env().value(d))
-                .collect()
+            meta.dims(t)?.iter().map(|d| meta.env().value(d)).collect()
         };
         let layout = match (sizes(input), sizes(out)) {
-            (Some(a), Some(b)) => {
-                crate::rules::layout::expanded(&a, input.layout.as_deref(), &b)
-            }
+            (Some(a), Some(b)) => crate::rules::layout::expanded(&a, input.layout.as_deref(), &b),
             _ => None,
         };
         return crate::rules::layout::with_layout(result, layout);
