@@ -58,13 +58,8 @@ pub(crate) fn expanded(
     let lead = out_sizes.len().checked_sub(in_sizes.len())?;
     let strides: Vec<i64> = (0..out_sizes.len())
         .map(|i| {
-            if i < lead {
-                0
-            } else if in_sizes[i - lead] == 1 && out_sizes[i] != 1 {
-                0
-            } else {
-                in_strides[i - lead]
-            }
+            let grown = i < lead || (in_sizes[i - lead] == 1 && out_sizes[i] != 1);
+            if grown { 0 } else { in_strides[i - lead] }
         })
         .collect();
     from_strides(out_sizes, strides)
