@@ -354,15 +354,7 @@ pub(super) fn multi_margin_loss(
         );
         return raise(Code::LossShape, message);
     }
-    if let Some(d) = t.dtype
-        && d != DType::Int64
-    {
-        let message = format!(
-            "expected scalar type Long but found {}",
-            crate::rules::dtype::torch_name(d)
-        );
-        return raise(Code::DtypeMismatch, message);
-    }
+    long_target(&t)?;
     let shape = if args.str(usize::MAX, "reduction").as_deref() == Some("none") {
         td.clone()
     } else {
@@ -406,15 +398,7 @@ pub(super) fn multilabel_margin_loss(
         );
         return raise(Code::LossShape, message);
     }
-    if let Some(d) = t.dtype
-        && d != DType::Int64
-    {
-        let message = format!(
-            "expected scalar type Long but found {}",
-            crate::rules::dtype::torch_name(d)
-        );
-        return raise(Code::DtypeMismatch, message);
-    }
+    long_target(&t)?;
     let shape = match (args.str(usize::MAX, "reduction").as_deref(), xd.as_slice()) {
         (Some("none"), [n, _]) => vec![n.clone()],
         (Some("none"), [_]) => Vec::new(),
@@ -564,4 +548,19 @@ pub(super) fn pointwise_loss(
         x.dtype
     };
     Ok(out_known(meta, x, out, dtype, device, name))
+}
+
+/// The margin losses' kernels read their target as class indices of
+/// int64.
+fn long_target(t: &Tensor) -> Result<(), crate::rules::check::Stop> {
+    if let Some(d) = t.dtype
+        && d != DType::Int64
+    {
+        let message = format!(
+            "expected scalar type Long but found {}",
+            crate::rules::dtype::torch_name(d)
+        );
+        return raise(Code::DtypeMismatch, message);
+    }
+    Ok(())
 }

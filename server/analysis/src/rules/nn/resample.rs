@@ -359,31 +359,16 @@ pub(super) fn unfold_rule(
         return Ok(Value::Unknown);
     }
     let spatial_dims = &dims[lead + 1..];
-    // torch's kernel counts the blocks in C++ integers (division toward
-    // zero) and refuses a count below one.
-    let counts: Option<Vec<i64>> = (0..2)
-        .map(|i| {
-            let value = |d: &Dim| meta.env().value(d);
-            let (size, k, d, p, s) = (
-                value(&spatial_dims[i])?,
-                value(&kernel[i])?,
-                value(&dilation[i])?,
-                value(&padding[i])?,
-                value(&stride[i])?,
-            );
-            (s > 0).then(|| (size + 2 * p - (d * (k - 1) + 1)) / s + 1)
-        })
-        .collect();
-    if let Some(counts) = counts
+    // torch's kernel refuses a count of blocks below one.
+    if let Some(counts) = block_counts(meta, spatial_dims, [&kernel, &dilation, &padding, &stride])
         && counts.iter().any(|&n| n < 1)
     {
-        let pair = |v: &[Dim]| format!("({}, {})", meta.fmt_dim(&v[0]), meta.fmt_dim(&v[1]));
         let message = format!(
             "Given input with spatial size {}, kernel_size={}, dilation={}, padding={}, calculated shape of the array of sliding blocks as ({}, {}), but its components must be at least one.",
-            pair(spatial_dims),
-            pair(&kernel),
-            pair(&dilation),
-            pair(&padding),
+            pair(meta, spatial_dims),
+            pair(meta, &kernel),
+            pair(meta, &dilation),
+            pair(meta, &padding),
             counts[0],
             counts[1]
         );
@@ -495,8 +480,6 @@ pub(super) fn fold_rule(
     }
     let (columns, blocks) = (&dims[lead], &dims[lead + 1]);
     let kernel_numel = kernel[0].mul(&kernel[1]);
-    let pair =
-        |meta: &dyn Meta, v: &[Dim]| format!("({}, {})", meta.fmt_dim(&v[0]), meta.fmt_dim(&v[1]));
     if let (Some(c), Some(k)) = (meta.env().value(columns), meta.env().value(&kernel_numel))
         && k > 0
         && c % k != 0
@@ -507,21 +490,7 @@ pub(super) fn fold_rule(
         );
         return raise(Code::LayerInput, message);
     }
-    // torch counts the blocks in C++ integers (division toward zero).
-    let counts: Option<Vec<i64>> = (0..2)
-        .map(|i| {
-            let value = |d: &Dim| meta.env().value(d);
-            let (size, k, d, p, s) = (
-                value(&output[i])?,
-                value(&kernel[i])?,
-                value(&dilation[i])?,
-                value(&padding[i])?,
-                value(&stride[i])?,
-            );
-            (s > 0).then(|| (size + 2 * p - (d * (k - 1) + 1)) / s + 1)
-        })
-        .collect();
-    if let Some(counts) = counts
+    if let Some(counts) = block_counts(meta, &output, [&kernel, &dilation, &padding, &stride])
         && let Some(l) = meta.env().value(blocks)
         && counts[0] * counts[1] != l
     {
@@ -545,4 +514,32 @@ pub(super) fn fold_rule(
     shape.push(channels);
     shape.extend(output.iter().cloned());
     Ok(out_known(meta, x, shape, x.dtype, device, name))
+}
+
+/// How many blocks `unfold` cuts from each of two spatial sizes (and
+/// `fold` sums into them), counted as torch's kernels count them: in C++
+/// integers, dividing toward zero. `None` unless every setting is known.
+fn block_counts(
+    meta: &dyn Meta,
+    sizes: &[Dim],
+    [kernel, dilation, padding, stride]: [&[Dim]; 4],
+) -> Option<Vec<i64>> {
+    let value = |d: &Dim| meta.env().value(d);
+    (0..2)
+        .map(|i| {
+            let (size, k, d, p, s) = (
+                value(sizes.get(i)?)?,
+                value(kernel.get(i)?)?,
+                value(dilation.get(i)?)?,
+                value(padding.get(i)?)?,
+                value(stride.get(i)?)?,
+            );
+            (s > 0).then(|| (size + 2 * p - (d * (k - 1) + 1)) / s + 1)
+        })
+        .collect()
+}
+
+/// Two sizes as torch prints a pair of settings: `(5, 5)`.
+fn pair(meta: &dyn Meta, v: &[Dim]) -> String {
+    format!("({}, {})", meta.fmt_dim(&v[0]), meta.fmt_dim(&v[1]))
 }
