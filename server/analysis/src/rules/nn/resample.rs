@@ -491,8 +491,9 @@ pub(super) fn fold_rule(
         return raise(Code::LayerInput, message);
     }
     if let Some(counts) = block_counts(meta, &output, [&kernel, &dilation, &padding, &stride])
+        && let Some(total) = counts[0].checked_mul(counts[1])
         && let Some(l) = meta.env().value(blocks)
-        && counts[0] * counts[1] != l
+        && total != l
     {
         let message = format!(
             "Given output_size={}, kernel_size={}, dilation={}, padding={}, stride={}, expected size of input's dimension 2 to match the calculated number of sliding blocks {} * {} = {}, but got input.size(2)={l}.",
@@ -503,7 +504,7 @@ pub(super) fn fold_rule(
             pair(meta, &stride),
             counts[0],
             counts[1],
-            counts[0] * counts[1]
+            total
         );
         return raise(Code::LayerInput, message);
     }
@@ -534,7 +535,12 @@ fn block_counts(
                 value(padding.get(i)?)?,
                 value(stride.get(i)?)?,
             );
-            (s > 0).then(|| (size + 2 * p - (d * (k - 1) + 1)) / s + 1)
+            if s <= 0 {
+                return None;
+            }
+            let span = d.checked_mul(k.checked_sub(1)?)?.checked_add(1)?;
+            let room = size.checked_add(p.checked_mul(2)?)?.checked_sub(span)?;
+            (room / s).checked_add(1)
         })
         .collect()
 }
