@@ -487,12 +487,7 @@ fn batch_norm_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     }
     let features = layer.declared_setting("num_features").cloned();
     if let (Some(c), Some(nf)) = (dims.get(1), features.and_then(|v| meta.as_dim(&v))) {
-        if meta.env().known_different(c, &nf) {
-            let message = format!(
-                "running_mean should contain {} elements not {}",
-                meta.fmt_dim(c),
-                meta.fmt_dim(&nf)
-            );
+        if let Some(message) = super::norm::per_channel_error(meta, "running_mean", c, &nf) {
             return raise(Code::LayerInput, message);
         }
         let _ = meta.require_equal(c, &nf);

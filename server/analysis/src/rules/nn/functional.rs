@@ -632,12 +632,8 @@ fn norm_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, is_batch: bool) -> R
                 let Some(numel) = meta.dims(&t).map(|d| crate::rules::shape::numel(&d)) else {
                     continue;
                 };
-                if meta.env().known_different(channels, &numel) {
-                    let message = format!(
-                        "{what} should contain {} elements not {}",
-                        meta.fmt_dim(channels),
-                        meta.fmt_dim(&numel)
-                    );
+                if let Some(message) = super::norm::per_channel_error(meta, what, channels, &numel)
+                {
                     return raise(Code::LayerInput, message);
                 }
             }

@@ -19,7 +19,7 @@ pub(super) fn layer_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(
         "PReLU" => prelu_input(meta, call),
         "Softmax2d" => softmax2d_input(meta, call),
         "ChannelShuffle" => channel_shuffle_input(meta, call),
-        "LocalResponseNorm" | "CrossMapLRN2d" => response_norm_input(meta, call),
+        "CrossMapLRN2d" => cross_map_input(meta, call),
         "GaussianNLLLoss" => {
             check!(
                 call.args.pos.len() >= 3 || call.args.kw("var").is_some(),
@@ -86,25 +86,17 @@ fn softmax2d_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop
     Ok(())
 }
 
-/// The ranks the response norms take: `LocalResponseNorm` at least 3
-/// (it is `F.local_response_norm`), `CrossMapLRN2d` exactly 4.
-fn response_norm_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
+/// `CrossMapLRN2d` takes images only (`LocalResponseNorm` is
+/// `F.local_response_norm`, which checks its own rank).
+fn cross_map_input(meta: &mut dyn Meta, call: &LayerCall<'_>) -> Result<(), Stop> {
     let Some(rank) = meta.rank(call.x) else {
         return Ok(());
     };
-    if &*call.layer.kind == "CrossMapLRN2d" {
-        check!(
-            rank == 4,
-            Code::LayerInput,
-            "CrossMapLRN2d: Expected input to be 4D, got {rank}D instead."
-        );
-    } else {
-        check!(
-            rank >= 3,
-            Code::LayerInput,
-            "Expected 3D or higher dimensionality                          input (got {rank} dimensions)"
-        );
-    }
+    check!(
+        rank == 4,
+        Code::LayerInput,
+        "CrossMapLRN2d: Expected input to be 4D, got {rank}D instead."
+    );
     Ok(())
 }
 

@@ -367,9 +367,10 @@ pub(crate) static LAYERS: &[LayerDef] = &[
         Forward::GroupNorm,
         Counted(shapes::group_norm),
     ),
-    pointwise(
+    stateless(
         "LocalResponseNorm",
         &["size", "alpha=0.0001", "beta=0.75", "k=1.0"],
+        Forward::Functional("local_response_norm"),
     ),
     spatial(
         2,

@@ -1,6 +1,8 @@
-//! Normalisation: layer and RMS norm's `normalized_shape`, and the dtypes norm kernels accept.
+//! Normalisation: layer and RMS norm's `normalized_shape`, batch norm's per-channel statistics, and the dtypes norm kernels accept.
 
 use std::rc::Rc;
+
+use shapels_shapes::Dim;
 
 use crate::code::Code;
 use crate::rules::Args;
@@ -126,4 +128,21 @@ pub(super) fn layer_norm(
         let _ = meta.require_equal(b, a);
     }
     Ok(out_known(meta, x, dims, x.dtype, device, op))
+}
+
+/// What batch norm's kernel says when a per-channel statistic or parameter
+/// (`running_mean`, `weight`) holds `count` values for `channels` channels.
+pub(super) fn per_channel_error(
+    meta: &dyn Meta,
+    what: &str,
+    channels: &Dim,
+    count: &Dim,
+) -> Option<String> {
+    meta.env().known_different(channels, count).then(|| {
+        format!(
+            "{what} should contain {} elements not {}",
+            meta.fmt_dim(channels),
+            meta.fmt_dim(count)
+        )
+    })
 }
