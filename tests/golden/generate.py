@@ -23,6 +23,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import sys
 import warnings
 
@@ -161,16 +162,30 @@ def run_case(setup, expr, unpack, imports=()):
         return expr, {"bindings": b}
 
 
+def sorted_sets(text):
+    """Python prints a set of strings in an order that changes from run to
+    run (string hashes are seeded): record its items sorted."""
+    return re.sub(r"\{('[^']*'(?:, '[^']*')*)\}",
+                  lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", text)
+
+
 def err(e):
-    msg = str(e).strip().splitlines()
+    msg = sorted_sets(str(e)).strip().splitlines()
     if type(e).__name__ == "EinopsError" and msg:
-        msg = [msg[-1].strip()]  # einops' reason comes last, after the pattern and input shape
+        # einops' reason comes last, after the pattern and the input's shape,
+        # and may take several lines
+        header = [i for i, line in enumerate(msg) if "Input tensor shape:" in line]
+        reason = msg[header[-1] + 1:] if header and header[-1] + 1 < len(msg) else msg[-1:]
+        return {"type": "EinopsError", "message": "\n".join(line.strip() for line in reason)[:300]}
     msg = msg[0] if msg else ""
     return {"type": type(e).__name__, "message": msg[:300]}
 
 
-# errors that depend on tensor values (randint drew a 0), not shapes: not recorded
-VALUE_DEPENDENT = ("ZeroDivisionError", "Integers to negative integer powers")
+# Errors that depend on the tensors' values, not on shapes or dtypes (a
+# `randint` that drew a 0; `MaxUnpool` finding an index past its output where
+# a window's maximum lies there): fake tensors have no values, so these are
+# not recorded.
+VALUE_DEPENDENT = ("ZeroDivisionError", "Integers to negative integer powers", "Found an invalid max index")
 
 # ---------------------------------------------------------------- families
 
@@ -2075,9 +2090,42 @@ def planes_and_bounds(f):
     return f
 
 
-FAMILIES = [fam_creation, lambda: more_pointwise(fam_pointwise()), lambda: by_position(more_reduction(fam_reduction())),
+def product_dtypes(f):
+    """A product of two dtypes, refused in the words of the kernel the
+    operands' ranks pick (`dot`, `addmv`, `mm`, `bmm`)."""
+    for sa, sb in [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 2)), ((4, 2, 3), (3, 2)),
+                   ((4, 2, 3), (3,)), ((3,), (4, 3, 2)), ((4, 2, 3), (4, 3, 2))]:
+        f.add([mk("a", sa), mk("b", sb, "f64")], "out = a @ b")
+    f.add([mk("a", (3,)), mk("b", (3,), "c64")], "out = torch.dot(a, b)")
+    f.add([mk("a", (2, 3), "f64"), mk("b", (3,))], "out = torch.mv(a, b)")
+    return f
+
+
+def complex_numbers(f):
+    """Python complex numbers with tensors: promotion makes a float tensor's
+    dtype complex with parts as wide (half gives `complex32`, bfloat16
+    `bcomplex32`), and the CPU kernels that refuse those two; complex
+    tensors have no order."""
+    for da in ["bool", "i64", "f16", "bf16", "f32", "f64"]:
+        setup = mk("a", (2, 3), da)
+        for expr in ["a - 1j", "a / 1j", "1j / a", "1j - a", "a < 1j", "a == 1j", "a * (2 + 3j)",
+                     "torch.add(a, 1j)", "a.mul(-1j)", "(a + 1j).real", "(a + 1j).abs()"]:
+            f.add(setup, f"out = {expr}")
+    for da in ["f16", "f32"]:
+        setup = [mk("a", (2, 3), da), "z = a + 1j"]
+        for expr in ["z / 2", "2 / z", "z * z", "z + a", "z.exp()", "z.sum()", "torch.maximum(z, z)",
+                     "z > 0", "torch.sigmoid(z)", "-z", "z.abs()", "torch.view_as_real(z)", "z.mean(0)",
+                     "torch.sqrt(z)", "z.var()"]:
+            f.add(setup, f"out = {expr}")
+    for dt in ["torch.complex32", "torch.chalf"]:
+        f.add([f"z = torch.zeros(2, 3, dtype={dt})"], "out = z + 1")
+    f.add([mk("a", (2, 3), "f16")], "out = torch.complex(a, a)")
+    return f
+
+
+FAMILIES = [fam_creation, lambda: complex_numbers(more_pointwise(fam_pointwise())), lambda: by_position(more_reduction(fam_reduction())),
             fam_indexing, lambda: planes_and_bounds(more_view(fam_view())), lambda: more_join(fam_join()),
-            lambda: edge_ranks(more_linalg(fam_linalg())), lambda: more_index_ops(fam_index_ops()),
+            lambda: product_dtypes(edge_ranks(more_linalg(fam_linalg()))), lambda: more_index_ops(fam_index_ops()),
             lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: attention_checks(more_functional(fam_functional())),
             fam_einops]
 

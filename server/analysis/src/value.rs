@@ -28,6 +28,12 @@ pub enum DType {
     BFloat16,
     Float32,
     Float64,
+    /// `torch.complex32` (`chalf`): complex numbers with half parts.
+    ComplexHalf,
+    /// `torch.bcomplex32`: complex numbers with bfloat16 parts, which torch
+    /// promotes bfloat16 tensors to with a Python complex but has almost no
+    /// kernels for.
+    BComplex32,
     Complex64,
     Complex128,
 }
@@ -48,6 +54,8 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::Float32 => "float32",
             DType::Float64 => "float64",
+            DType::ComplexHalf => "complex32",
+            DType::BComplex32 => "bcomplex32",
             DType::Complex64 => "complex64",
             DType::Complex128 => "complex128",
         }
@@ -69,6 +77,8 @@ impl DType {
             "bfloat16" => DType::BFloat16,
             "float32" | "float" => DType::Float32,
             "float64" | "double" => DType::Float64,
+            "complex32" | "chalf" => DType::ComplexHalf,
+            "bcomplex32" => DType::BComplex32,
             "complex64" | "cfloat" => DType::Complex64,
             "complex128" | "cdouble" => DType::Complex128,
             _ => return None,
@@ -83,7 +93,34 @@ impl DType {
     }
 
     pub fn is_complex(self) -> bool {
-        matches!(self, DType::Complex64 | DType::Complex128)
+        matches!(
+            self,
+            DType::ComplexHalf | DType::BComplex32 | DType::Complex64 | DType::Complex128
+        )
+    }
+
+    /// The complex dtype whose parts are this float dtype (`float16` makes
+    /// `complex32`), as promotion with a Python complex number gives it.
+    pub fn to_complex(self) -> Option<DType> {
+        match self {
+            DType::Float16 => Some(DType::ComplexHalf),
+            DType::BFloat16 => Some(DType::BComplex32),
+            DType::Float32 => Some(DType::Complex64),
+            DType::Float64 => Some(DType::Complex128),
+            _ => None,
+        }
+    }
+
+    /// The real dtype of a complex dtype's parts (what `.real`, `abs` and
+    /// `var` give); any other dtype is its own.
+    pub fn to_real(self) -> DType {
+        match self {
+            DType::ComplexHalf => DType::Float16,
+            DType::BComplex32 => DType::BFloat16,
+            DType::Complex64 => DType::Float32,
+            DType::Complex128 => DType::Float64,
+            d => d,
+        }
     }
 
     pub fn is_integral(self) -> bool {
@@ -105,7 +142,11 @@ impl DType {
         match self {
             DType::Bool | DType::UInt8 | DType::Int8 => 1,
             DType::UInt16 | DType::Int16 | DType::Float16 | DType::BFloat16 => 2,
-            DType::UInt32 | DType::Int32 | DType::Float32 => 4,
+            DType::UInt32
+            | DType::Int32
+            | DType::Float32
+            | DType::ComplexHalf
+            | DType::BComplex32 => 4,
             DType::UInt64 | DType::Int64 | DType::Float64 | DType::Complex64 => 8,
             DType::Complex128 => 16,
         }
@@ -445,6 +486,9 @@ pub enum Value {
     /// An integer: a known number or a symbolic size.
     Int(Dim),
     Float(Option<f64>),
+    /// A Python complex number (`1j`, `2 + 0.5j`); only its kind is kept,
+    /// which is what promotion needs.
+    Complex,
     Str(Rc<str>),
     /// A string whose text is not known (an f-string formatting a value
     /// that is not): never a tensor, never equal to a known string.

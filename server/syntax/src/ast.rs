@@ -280,6 +280,8 @@ pub enum ExprKind {
     /// Integers that do not fit in an `i64` become `Float`.
     Int(i64),
     Float(f64),
+    /// An imaginary literal (`1j`, `2.5J`): its imaginary part.
+    Imaginary(f64),
     /// The value of a plain string literal; f-strings and concatenations
     /// with interpolation become `FString`.
     Str(String),

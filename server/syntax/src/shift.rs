@@ -240,6 +240,7 @@ fn expr_kind(kind: &ExprKind, m: Move) -> ExprKind {
         ExprKind::Name(n) => ExprKind::Name(n.clone()),
         ExprKind::Int(v) => ExprKind::Int(*v),
         ExprKind::Float(v) => ExprKind::Float(*v),
+        ExprKind::Imaginary(v) => ExprKind::Imaginary(*v),
         ExprKind::Str(s) => ExprKind::Str(s.clone()),
         ExprKind::FString(parts) => ExprKind::FString(
             parts

@@ -2,53 +2,59 @@
 
 use crate::value::{DType, Value};
 
-/// A pointwise op's result dtype from its operands, torch's way: the
-/// highest category wins; within it, dimensioned tensors beat 0-dim ones,
-/// which beat Python scalars.
+/// A pointwise op's result dtype from its operands, as torch's
+/// `result_type` computes it: the dimensioned tensors' dtypes joined, then
+/// the 0-dim tensors', then the Python numbers' (at the default dtypes);
+/// a later group only counts where its category is higher, and a complex
+/// number makes a float result complex with parts as wide (`float16` with
+/// `1j` is `complex32`).
 pub(crate) fn promote(operands: &[(&Value, Option<usize>)]) -> Option<DType> {
-    let mut category = 0u8;
     let mut dimensioned: Option<DType> = None;
     let mut zero_dim: Option<DType> = None;
-    let mut unknown = false;
+    let mut wrapped: Option<DType> = None;
     for (v, rank) in operands {
-        match v {
+        let (group, d) = match v {
             Value::Tensor(t) => {
-                let Some(d) = t.dtype else {
-                    unknown = true;
-                    continue;
-                };
-                category = category.max(d.category());
+                let d = t.dtype?;
                 match rank {
-                    Some(0) => zero_dim = Some(join_opt(zero_dim, d)),
-                    Some(_) => dimensioned = Some(join_opt(dimensioned, d)),
-                    None => unknown = true,
+                    Some(0) => (&mut zero_dim, d),
+                    Some(_) => (&mut dimensioned, d),
+                    None => return None,
                 }
             }
-            Value::Bool(_) => {}
-            Value::Int(_) => category = category.max(1),
-            Value::Float(_) => category = category.max(2),
-            // A value the analysis cannot read may be a complex number
-            // (`1j`) or a tensor of any dtype: the result's is unknown.
-            _ => unknown = true,
-        }
+            Value::Bool(_) => (&mut wrapped, DType::Bool),
+            Value::Int(_) => (&mut wrapped, DType::Int64),
+            Value::Float(_) => (&mut wrapped, DType::Float32),
+            Value::Complex => (&mut wrapped, DType::Complex64),
+            // A value the analysis cannot read may be a number of any kind
+            // or a tensor of any dtype: the result's is unknown.
+            _ => return None,
+        };
+        *group = Some(join_opt(*group, d));
     }
-    if unknown {
-        return None;
-    }
-    let pick = |d: Option<DType>| d.filter(|d| d.category() == category);
-    Some(
-        pick(dimensioned)
-            .or(pick(zero_dim))
-            .unwrap_or(match category {
-                0 => DType::Bool,
-                1 => DType::Int64,
-                2 => DType::Float32,
-                _ => match dimensioned.or(zero_dim) {
-                    Some(DType::Float64) => DType::Complex128,
-                    _ => DType::Complex64,
-                },
-            }),
-    )
+    combine_categories(dimensioned, combine_categories(zero_dim, wrapped))
+}
+
+/// c10's `combine_categories`: `higher` (the group that outranks) keeps its
+/// dtype unless `lower` is of a higher category.
+fn combine_categories(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
+    let Some(high) = higher else {
+        return lower;
+    };
+    let Some(low) = lower else {
+        return higher;
+    };
+    Some(if high.is_complex() {
+        high
+    } else if low.is_complex() {
+        high.to_complex().unwrap_or(low)
+    } else if high.is_floating() {
+        high
+    } else if high == DType::Bool || low.is_floating() {
+        join(high, low)
+    } else {
+        high
+    })
 }
 
 fn join_opt(a: Option<DType>, b: DType) -> DType {
@@ -64,6 +70,14 @@ pub(crate) fn join(a: DType, b: DType) -> DType {
     if a == b {
         return a;
     }
+    // A complex result has parts as wide as both operands' real parts
+    // (`complex32` with `bfloat16` is `complex64`, as half with bfloat16 is
+    // float).
+    if a.is_complex() || b.is_complex() {
+        return join(a.to_real(), b.to_real())
+            .to_complex()
+            .unwrap_or(Complex64);
+    }
     let rank = |d: DType| match d {
         Bool => 0,
         UInt8 | Int8 => 1,
@@ -73,14 +87,12 @@ pub(crate) fn join(a: DType, b: DType) -> DType {
         Float16 | BFloat16 => 5,
         Float32 => 6,
         Float64 => 7,
-        Complex64 => 8,
+        ComplexHalf | BComplex32 | Complex64 => 8,
         Complex128 => 9,
     };
     match (a, b) {
         (UInt8, Int8) | (Int8, UInt8) => Int16,
         (Float16, BFloat16) | (BFloat16, Float16) => Float32,
-        // complex64 with a double takes the double's precision
-        (Complex64, Float64) | (Float64, Complex64) => Complex128,
         _ => {
             if rank(a) >= rank(b) {
                 a
@@ -119,6 +131,8 @@ pub(crate) fn cpp_name(d: DType) -> &'static str {
         DType::UInt32 => "unsigned int",
         DType::UInt64 => "unsigned long",
         DType::Bool => "bool",
+        DType::ComplexHalf => "c10::complex<c10::Half>",
+        DType::BComplex32 => "c10::complex<c10::BFloat16>",
         DType::Complex64 => "c10::complex<float>",
         DType::Complex128 => "c10::complex<double>",
     }
@@ -159,6 +173,8 @@ pub(crate) fn torch_name(d: DType) -> &'static str {
         DType::UInt32 => "UInt32",
         DType::UInt64 => "UInt64",
         DType::Bool => "Bool",
+        DType::ComplexHalf => "ComplexHalf",
+        DType::BComplex32 => "BComplex32",
         DType::Complex64 => "ComplexFloat",
         DType::Complex128 => "ComplexDouble",
     }

@@ -504,7 +504,7 @@ impl Transform<'_> {
                 ..(**x).clone()
             }))));
         };
-        check_rank(&left, n_fixed, dims.len())?;
+        check_rank(&left, n_fixed, dims.len(), self.layer)?;
         let n_ellipsis = dims.len() - n_fixed;
         let (sizes, ellipsis_dims) = self.axis_sizes(meta, &left, &dims, n_ellipsis)?;
         let Some(out) = output_dims(&right, &sizes, &ellipsis_dims) else {
@@ -653,21 +653,26 @@ impl Transform<'_> {
 }
 
 /// The input has as many dims as the pattern's left side has groups, or
-/// at least as many with an ellipsis.
-fn check_rank(left: &Side, n_fixed: usize, rank: usize) -> Result<(), Stop> {
-    if left.has_ellipsis {
-        check!(
-            rank >= n_fixed,
-            Code::EinopsPattern,
-            "Wrong shape: expected >={n_fixed} dims. Received {rank}-dim tensor."
-        );
+/// at least as many with an ellipsis. einops' functions say so; its layers
+/// look the rank up among the recipes they prepared and fail with Python's
+/// bare `KeyError: 3`, which the message quotes before explaining it.
+fn check_rank(left: &Side, n_fixed: usize, rank: usize, layer: bool) -> Result<(), Stop> {
+    let fits = if left.has_ellipsis {
+        rank >= n_fixed
     } else {
-        check!(
-            rank == n_fixed,
-            Code::EinopsPattern,
-            "Wrong shape: expected {n_fixed} dims. Received {rank}-dim tensor."
-        );
-    }
+        rank == n_fixed
+    };
+    let at_least = if left.has_ellipsis { ">=" } else { "" };
+    check!(
+        fits || layer,
+        Code::EinopsPattern,
+        "Wrong shape: expected {at_least}{n_fixed} dims. Received {rank}-dim tensor."
+    );
+    check!(
+        fits,
+        Code::EinopsPattern,
+        "KeyError: {rank} (the layer's pattern takes {at_least}{n_fixed} dims; received a {rank}-dim tensor)"
+    );
     Ok(())
 }
 

@@ -26,7 +26,7 @@ mod tail;
 use std::rc::Rc;
 
 use shapels_shapes::Dim;
-use shapels_syntax::ast::{BinOp, TextRange, UnaryOp};
+use shapels_syntax::ast::{BinOp, CmpOp, TextRange, UnaryOp};
 
 use crate::code::Code;
 use crate::rules::meta::Meta;
@@ -309,17 +309,10 @@ pub(crate) fn tensor_attr(
         ),
         // the real and imaginary parts of a complex tensor are real
         "real" | "imag" => match t.dtype {
-            Some(d @ (crate::value::DType::Complex64 | crate::value::DType::Complex128)) => {
-                let real = if d == crate::value::DType::Complex64 {
-                    crate::value::DType::Float32
-                } else {
-                    crate::value::DType::Float64
-                };
-                Value::Tensor(Rc::new(Tensor {
-                    dtype: Some(real),
-                    ..(**t).clone()
-                }))
-            }
+            Some(d) if d.is_complex() => Value::Tensor(Rc::new(Tensor {
+                dtype: Some(d.to_real()),
+                ..(**t).clone()
+            })),
             Some(_) if attr == "imag" => {
                 meta.report(
                     range,
@@ -412,8 +405,35 @@ pub(crate) fn inplace_binary_op(
     ops::op(meta, &format!("{}_", binary_op_name(op)), args, range)
 }
 
-pub(crate) fn compare_op(meta: &mut dyn Meta, a: &Value, b: &Value, range: TextRange) -> Value {
-    ops::op(meta, "eq", Args::operands(a, b, Vec::new()), range)
+/// `a < b` and the other comparisons with a tensor: torch's `lt`, `eq`, ...
+/// (`is` and `in` never reach a kernel).
+pub(crate) fn compare_op(
+    meta: &mut dyn Meta,
+    op: CmpOp,
+    a: &Value,
+    b: &Value,
+    range: TextRange,
+) -> Value {
+    // `2 < t` is `t > 2`: Python asks the tensor, with the operator mirrored.
+    if !matches!(a, Value::Tensor(_)) && matches!(b, Value::Tensor(_)) {
+        let mirrored = match op {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::LtE => CmpOp::GtE,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::GtE => CmpOp::LtE,
+            other => other,
+        };
+        return compare_op(meta, mirrored, b, a, range);
+    }
+    let name = match op {
+        CmpOp::NotEq => "ne",
+        CmpOp::Lt => "lt",
+        CmpOp::LtE => "le",
+        CmpOp::Gt => "gt",
+        CmpOp::GtE => "ge",
+        CmpOp::Eq | CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn => "eq",
+    };
+    ops::op(meta, name, Args::operands(a, b, Vec::new()), range)
 }
 
 pub(crate) fn unary_op(meta: &mut dyn Meta, op: UnaryOp, v: &Value, range: TextRange) -> Value {

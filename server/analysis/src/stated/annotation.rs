@@ -218,21 +218,7 @@ fn torchtyping(inner: &str) -> Option<StatedShape> {
 /// `torch.float32`, `torch.long` as a dtype class.
 fn torch_dtype(text: &str) -> Option<DTypeClass> {
     let name = text.strip_prefix("torch.")?;
-    Some(DTypeClass::Exact(match name {
-        "float32" | "float" => DType::Float32,
-        "float64" | "double" => DType::Float64,
-        "float16" | "half" => DType::Float16,
-        "bfloat16" => DType::BFloat16,
-        "int64" | "long" => DType::Int64,
-        "int32" | "int" => DType::Int32,
-        "int16" | "short" => DType::Int16,
-        "int8" => DType::Int8,
-        "uint8" => DType::UInt8,
-        "bool" => DType::Bool,
-        "complex64" => DType::Complex64,
-        "complex128" => DType::Complex128,
-        _ => return None,
-    }))
+    DType::from_attr(name).map(DTypeClass::Exact)
 }
 
 /// `Tensor, "B T C"` or `Tensor, Shape("B", "T", 768)` of `Annotated[...]`.

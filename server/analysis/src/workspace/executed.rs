@@ -151,6 +151,7 @@ impl Walk {
             | Value::None
             | Value::Bool(_)
             | Value::Float(_)
+            | Value::Complex
             | Value::Str(_)
             | Value::Text
             | Value::Device(_)

@@ -7,13 +7,13 @@ use crate::ast::ExprKind;
 
 /// The value of an `integer` token: decimal, hex, octal or binary, with
 /// underscores. Values that overflow an `i64` become `Float` (the analysis
-/// only needs their magnitude), and imaginary literals (`10j`, which the
-/// grammar also calls `integer`) are `Unknown`.
+/// only needs their magnitude). The grammar also calls imaginary literals
+/// (`10j`) `integer`; they are read as Python reads them, as a float's digits.
 pub(super) fn integer(text: &str) -> ExprKind {
     let digits: String = text.chars().filter(|&c| c != '_').collect();
     let lower = digits.to_ascii_lowercase();
     if lower.ends_with('j') {
-        return ExprKind::Unknown;
+        return float(text);
     }
     // A trailing `l` is Python 2's long suffix; the value is the same.
     let lower = lower.trim_end_matches('l');
@@ -45,12 +45,16 @@ pub(super) fn integer(text: &str) -> ExprKind {
     }
 }
 
-/// The value of a `float` token (`1.5`, `1e-5`, `1_000.0`, `.5`); imaginary
-/// literals (`1.5j`) are `Unknown`.
+/// The value of a `float` token (`1.5`, `1e-5`, `1_000.0`, `.5`), or of an
+/// imaginary one (`1.5j`, `10J`: Python allows leading zeros there, as in
+/// `010j`, since the digits are a float's).
 pub(super) fn float(text: &str) -> ExprKind {
     let digits: String = text.chars().filter(|&c| c != '_').collect();
-    if digits.ends_with(['j', 'J']) {
-        return ExprKind::Unknown;
+    if let Some(imaginary) = digits.strip_suffix(['j', 'J']) {
+        return match imaginary.parse::<f64>() {
+            Ok(value) => ExprKind::Imaginary(value),
+            Err(_) => ExprKind::Unknown,
+        };
     }
     match digits.parse::<f64>() {
         Ok(value) => ExprKind::Float(value),
@@ -181,7 +185,8 @@ mod tests {
         assert_eq!(int("0o17"), "Int(15)");
         assert_eq!(int("0B101"), "Int(5)");
         assert_eq!(int("10L"), "Int(10)");
-        assert_eq!(int("10j"), "Unknown");
+        assert_eq!(int("10j"), "Imaginary(10.0)");
+        assert_eq!(int("0_10J"), "Imaginary(10.0)");
         assert_eq!(int("99999999999999999999"), "Float(1e20)");
         assert_eq!(
             int("0x1_0000_0000_0000_0000"),
@@ -196,7 +201,8 @@ mod tests {
         assert_eq!(format!("{:?}", float("1.")), "Float(1.0)");
         assert_eq!(format!("{:?}", float(".5")), "Float(0.5)");
         assert_eq!(format!("{:?}", float("1_0.2_5")), "Float(10.25)");
-        assert_eq!(format!("{:?}", float("2.5j")), "Unknown");
+        assert_eq!(format!("{:?}", float("2.5j")), "Imaginary(2.5)");
+        assert_eq!(format!("{:?}", float("1e-3J")), "Imaginary(0.001)");
     }
 
     #[test]

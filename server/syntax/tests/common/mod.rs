@@ -290,6 +290,7 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Name(id) => id.clone(),
         ExprKind::Int(value) => value.to_string(),
         ExprKind::Float(value) => format!("{value:?}"),
+        ExprKind::Imaginary(value) => format!("{value:?}j"),
         ExprKind::Str(value) => format!("{value:?}"),
         ExprKind::FString(parts) => {
             let inner: String = parts

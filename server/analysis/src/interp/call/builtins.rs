@@ -80,6 +80,7 @@ impl Interp<'_> {
                 }),
                 _ => Value::Float(None),
             },
+            ("complex", _) => Value::Complex,
             ("bool", [v]) => Value::Bool(self.truth(v)),
             ("str", []) => Value::Str(Rc::from("")),
             // The text of a value the analysis can spell (`str(i)` keys
@@ -348,6 +349,7 @@ impl Interp<'_> {
                 (Value::Int(_), Value::Path(p)) if &**p == "builtins.int" => Some(true),
                 (Value::Float(_), Value::Path(p)) if &**p == "builtins.float" => Some(true),
                 (Value::Int(_), Value::Path(p)) if &**p == "builtins.float" => Some(false),
+                (Value::Complex, Value::Path(p)) if &**p == "builtins.complex" => Some(true),
                 (Value::Tuple(_), Value::Path(p)) if &**p == "builtins.tuple" => Some(true),
                 (Value::List(_), Value::Path(p)) if &**p == "builtins.list" => Some(true),
                 (Value::Str(_) | Value::Text, Value::Path(p)) if &**p == "builtins.str" => {
@@ -367,6 +369,7 @@ impl Interp<'_> {
                 (
                     Value::Int(_)
                     | Value::Float(_)
+                    | Value::Complex
                     | Value::Tuple(_)
                     | Value::List(_)
                     | Value::Str(_)

@@ -81,7 +81,7 @@ impl Interp<'_> {
             if matches!(op, CmpOp::In | CmpOp::NotIn) {
                 return Value::Bool(None);
             }
-            return rules::compare_op(self, a, b, range);
+            return rules::compare_op(self, op, a, b, range);
         }
         let answer: Option<bool> = match op {
             CmpOp::Is | CmpOp::IsNot => {
@@ -327,6 +327,15 @@ impl Interp<'_> {
                 }
                 BinOp::MatMul => Value::Unknown,
             },
+            // Python's arithmetic with a complex number is complex; it has no
+            // floor division, modulo or bit operations.
+            (
+                Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Complex,
+                Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Complex,
+            ) if matches!(a, Value::Complex) || matches!(b, Value::Complex) => match op {
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Pow => Value::Complex,
+                _ => Value::Unknown,
+            },
             (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
                 let num = |v: &Value| match v {
                     Value::Int(d) => d.as_const().map(|n| n as f64),
@@ -445,6 +454,7 @@ impl Interp<'_> {
             (UnaryOp::Neg, Value::Int(d)) => Value::Int(self.bounded(d.neg())),
             (UnaryOp::Neg, Value::Float(f)) => Value::Float(f.map(|f| -f)),
             (UnaryOp::Pos, Value::Int(_) | Value::Float(_)) => v,
+            (UnaryOp::Neg | UnaryOp::Pos, Value::Complex) => v,
             (UnaryOp::Invert, Value::Int(d)) => match d.as_const() {
                 Some(n) => Value::int(!n),
                 None => Value::Unknown,

@@ -239,6 +239,7 @@ impl KeyBuilder<'_> {
         match v {
             Value::Unknown => self.push(Part::Tag(2)),
             Value::Text => self.push(Part::Tag(30)),
+            Value::Complex => self.push(Part::Tag(33)),
             Value::Distribution(d) => {
                 self.push(Part::Tag(31));
                 self.push(Part::Text(d.kind.clone()));

@@ -410,6 +410,7 @@ fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Bool(_)
         | Value::Int(_)
         | Value::Float(_)
+        | Value::Complex
         | Value::Str(_)
         | Value::Text
         | Value::Distribution(_)

@@ -19,23 +19,15 @@ fn has_complex(d: DType) -> bool {
     matches!(d, DType::Float16 | DType::Float32 | DType::Float64)
 }
 
-/// The complex dtype with parts of `d`, for the float dtypes that have one
-/// the analysis names (half makes torch's complex32).
+/// The complex dtype with parts of `d`, for the float dtypes torch builds
+/// complex tensors from (half makes `complex32`).
 pub(super) fn complex_of(d: DType) -> Option<DType> {
-    match d {
-        DType::Float32 => Some(DType::Complex64),
-        DType::Float64 => Some(DType::Complex128),
-        _ => None,
-    }
+    if has_complex(d) { d.to_complex() } else { None }
 }
 
 /// The float dtype of the parts of a complex `d`.
 pub(super) fn part_of(d: DType) -> Option<DType> {
-    match d {
-        DType::Complex64 => Some(DType::Float32),
-        DType::Complex128 => Some(DType::Float64),
-        _ => None,
-    }
+    d.is_complex().then(|| d.to_real())
 }
 
 /// `torch.polar(abs, angle)`, `torch.complex(real, imag)`: two float
@@ -110,7 +102,6 @@ pub(super) fn view_as_complex(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResu
     }
     // torch checks the size: past this point it is 2.
     let _ = meta.env_mut().unify(last, &Dim::konst(2));
-    // Half becomes torch's complex32, which the analysis does not name.
     let dtype = call.x.dtype.and_then(complex_of);
     Ok(out_known(
         meta,

@@ -398,7 +398,9 @@ pub(crate) fn matmul(
     let Value::Tensor(y) = other else {
         return Value::Unknown;
     };
-    let dtype = product_dtype(meta, name, x, y, range);
+    let Some(dtype) = product_dtype(meta, name, x, y, range) else {
+        return Value::Unknown;
+    };
     let (Some(a), Some(b)) = (meta.dims(x), meta.dims(y)) else {
         if let Some(shape) = crate::rules::tail::matmul(meta, x, y, range) {
             return out_shape(meta, x, shape, dtype, device, name);
@@ -423,30 +425,50 @@ pub(crate) fn matmul(
 }
 
 /// The product's dtype: both operands must have the same one (torch
-/// raises, in `bmm`'s own words for it; the analysis goes on with the first
-/// operand's).
+/// raises, in the words of the kernel the ranks pick: `dot` for two
+/// vectors, `addmv` for a matrix times a vector, `bmm` for batches, and
+/// the result is `None`: unknown, so that nothing after reports again).
 fn product_dtype(
     meta: &mut dyn Meta,
     name: &str,
     x: &Tensor,
     y: &Tensor,
     range: TextRange,
-) -> Option<DType> {
+) -> Option<Option<DType>> {
+    use crate::rules::dtype::torch_name;
     match (x.dtype, y.dtype) {
         (Some(a), Some(b)) if a != b => {
-            let message = if name == "bmm" {
-                format!(
+            let ranks = (meta.dims(x).map(|d| d.len()), meta.dims(y).map(|d| d.len()));
+            let kernel = match (name, ranks) {
+                ("bmm", _) => "bmm",
+                ("dot", _) | ("matmul", (Some(1), Some(1))) => "dot",
+                ("mv", _) | ("matmul", (Some(2..), Some(1))) => "addmv",
+                ("matmul", (Some(1), Some(3..)) | (Some(3..), Some(3..))) => "bmm",
+                _ => "mm",
+            };
+            let message = match kernel {
+                "bmm" => format!(
                     "expected scalar type {} but found {}",
-                    crate::rules::dtype::torch_name(a),
-                    crate::rules::dtype::torch_name(b)
-                )
-            } else {
-                crate::rules::dtype::mm_dtype_message(a, b)
+                    torch_name(a),
+                    torch_name(b)
+                ),
+                "dot" => format!(
+                    "dot : expected both vectors to have same dtype, but found {} and {}",
+                    torch_name(a),
+                    torch_name(b)
+                ),
+                "addmv" => format!(
+                    "addmv input tensors must have the same dtype, but got {}, {}, and {}",
+                    torch_name(b),
+                    torch_name(a),
+                    torch_name(b)
+                ),
+                _ => crate::rules::dtype::mm_dtype_message(a, b),
             };
             meta.report(range, Code::DtypeMismatch, message);
-            Some(a)
+            None
         }
-        (a, _) => a,
+        (a, _) => Some(a),
     }
 }
 

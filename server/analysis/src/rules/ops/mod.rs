@@ -230,6 +230,12 @@ fn dispatch(
             return meta.settle(range, result);
         }
         Some(Family::ToFloat) => {
+            if let Some(message) = x
+                .dtype
+                .and_then(|d| pointwise::kernel_refuses(name, d, device.as_ref()))
+            {
+                return meta.settle(range, raise(Code::DtypeUnsupported, message));
+            }
             let dtype = int_to_float(x.dtype);
             return out_shape(meta, &x, x.shape.clone(), dtype, device, name);
         }

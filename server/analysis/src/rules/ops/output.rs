@@ -76,7 +76,20 @@ pub(super) fn unknown_rank_rule(
             "bucketize" | "searchsorted" if args.flag(99, "out_int32", false) == Some(true) => {
                 Some(DType::Int32)
             }
-            "bucketize" | "searchsorted" => Some(DType::Int64),
+            "bucketize" | "searchsorted" | "argmax" | "argmin" => Some(DType::Int64),
+            // Sums of bools and integers are int64; a mean or a spread of
+            // them is refused, and `logsumexp` gives the default float.
+            "sum" | "prod" | "cumsum" | "cumprod" => {
+                crate::rules::creation::dtype_or(args, crate::rules::dtype::sum_dtype(x.dtype))
+            }
+            "mean" | "logsumexp" => crate::rules::creation::dtype_or(
+                args,
+                x.dtype.filter(|d| d.is_floating() || d.is_complex()),
+            ),
+            "std" | "var" | "norm" => x
+                .dtype
+                .filter(|d| d.is_floating() || d.is_complex())
+                .map(DType::to_real),
             _ => x.dtype,
         };
         return match shape {

@@ -128,7 +128,10 @@ pub(super) fn same_shape(
     if matches!(name, "masked_fill" | "masked_scatter") {
         check_mask(meta, &x, args, range);
     }
-    if let Some(message) = x.dtype.and_then(|d| kernel_refuses(name, d)) {
+    if let Some(message) = x
+        .dtype
+        .and_then(|d| kernel_refuses(name, d, device.as_ref()))
+    {
         return raise(Code::DtypeUnsupported, message);
     }
     let mut dtype = x.dtype;
@@ -270,13 +273,7 @@ pub(super) fn same_shape(
         // pow(x, 2): bool becomes int64
         "square" if dtype == Some(DType::Bool) => dtype = Some(DType::Int64),
         // |z| of a complex tensor is real
-        "abs" | "absolute" => {
-            dtype = match dtype {
-                Some(DType::Complex64) => Some(DType::Float32),
-                Some(DType::Complex128) => Some(DType::Float64),
-                d => d,
-            }
-        }
+        "abs" | "absolute" => dtype = dtype.map(DType::to_real),
         _ => {}
     }
     Ok(out_shape(meta, &x, x.shape.clone(), dtype, device, name))
@@ -434,8 +431,17 @@ fn check_mask(meta: &mut dyn Meta, x: &Rc<Tensor>, args: &Args, range: TextRange
 /// What torch says when a pointwise op has no loop for `dtype`: rounding,
 /// `abs` and a few others have none for bools, the bitwise ops none for
 /// floating-point or complex numbers (nor shifts for bools), clamps none
-/// for complex numbers; a few refuse in words of their own.
-fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
+/// for complex numbers; a few refuse in words of their own. On the CPU the
+/// 32-bit complex dtypes have hardly any kernels (see `small_complex_kernel`).
+pub(super) fn kernel_refuses(name: &str, dtype: DType, device: Option<&Device>) -> Option<String> {
+    if device == Some(&Device::Cpu)
+        && let Some(kernel) = small_complex_kernel(name, dtype)
+    {
+        return Some(format!(
+            "\"{kernel}\" not implemented for '{}'",
+            crate::rules::dtype::torch_name(dtype)
+        ));
+    }
     // Complex numbers have no order to clamp by (`relu` is a clamp at 0).
     if dtype.is_complex() && matches!(name, "clamp" | "clip" | "clamp_min" | "clamp_max" | "relu") {
         return Some("clamp is not supported for complex types".into());
@@ -470,6 +476,9 @@ fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
             "heaviside" => {
                 return Some("heaviside is not yet implemented for complex tensors.".into());
             }
+            "maximum" | "minimum" => {
+                return Some(format!("{name} not implemented for complex tensors."));
+            }
             _ => {}
         }
     }
@@ -501,6 +510,10 @@ fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
         && let Some(kernel) = match name {
             "hardshrink" => Some("hardshrink_cpu"),
             "hypot" => Some("hypot_cpu"),
+            "lt" | "less" => Some("lt_cpu"),
+            "le" | "less_equal" => Some("le_cpu"),
+            "gt" | "greater" => Some("gt_cpu"),
+            "ge" | "greater_equal" => Some("ge_cpu"),
             "remainder" => Some("remainder_cpu"),
             "fmod" => Some("fmod_cpu"),
             "floor_divide" => Some("div_floor_cpu"),
@@ -530,6 +543,45 @@ fn kernel_refuses(name: &str, dtype: DType) -> Option<String> {
     ))
 }
 
+/// The CPU kernel that refuses `name` for `complex32` (which has add, sub,
+/// mul, comparisons for equality, `neg`, `abs`, `conj` and `sgn`) or
+/// `bcomplex32` (which has only `conj` and equality), in torch's words (no
+/// complex dtype has an order: `lt` and the like are refused above); the
+/// CUDA kernels cover far more, so only tensors known to be on the CPU are
+/// checked.
+fn small_complex_kernel(name: &str, dtype: DType) -> Option<&'static str> {
+    let bfloat = match dtype {
+        DType::ComplexHalf => false,
+        DType::BComplex32 => true,
+        _ => return None,
+    };
+    Some(match name {
+        "add" | "sub" | "subtract" | "rsub" if bfloat => "add_stub",
+        "mul" | "multiply" if bfloat => "mul_cpu",
+        "neg" | "negative" if bfloat => "neg_cpu",
+        "abs" | "absolute" if bfloat => "abs_cpu",
+        "sgn" if bfloat => "sgn_cpu",
+        "div" | "divide" | "true_divide" => "div_cpu",
+        "pow" | "square" => "pow",
+        "exp" => "exp_vml_cpu",
+        "sqrt" => "sqrt_vml_cpu",
+        "log" => "log_vml_cpu",
+        "sin" => "sin_vml_cpu",
+        "cos" => "cos_vml_cpu",
+        "tan" => "tan_vml_cpu",
+        "tanh" => "tanh_vml_cpu",
+        "log1p" => "log1p_vml_cpu",
+        "expm1" => "expm1_vml_cpu",
+        "sigmoid" => "sigmoid_cpu",
+        "reciprocal" => "reciprocal_cpu",
+        "rsqrt" => "rsqrt_cpu",
+        "xlogy" => "xlogy_cpu",
+        "logaddexp" => "logaddexp_cpu",
+        "copysign" => "copysign_cpu",
+        _ => return None,
+    })
+}
+
 pub(super) fn binary(
     meta: &mut dyn Meta,
     name: &str,
@@ -542,7 +594,9 @@ pub(super) fn binary(
     let dims_of = |meta: &dyn Meta, v: &Value| -> Option<Option<Vec<Dim>>> {
         match v {
             Value::Tensor(t) => Some(meta.dims(t)),
-            Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(Some(Vec::new())),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Complex => {
+                Some(Some(Vec::new()))
+            }
             _ => None,
         }
     };
@@ -595,16 +649,28 @@ pub(super) fn binary(
     // A subtraction of two bool tensors is refused before anything else;
     // a kernel that has no loop for the dtype the operands promote to
     // (`bitwise_or` of floats, `fmod` of bools), once the shapes broadcast.
-    let both_bool = [a, b]
-        .iter()
-        .all(|v| matches!(v, Value::Tensor(t) if t.dtype == Some(DType::Bool)));
-    if both_bool && matches!(name, "sub" | "subtract" | "rsub") {
-        meta.report(
-            range,
-            Code::DtypeUnsupported,
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.".into(),
-        );
-        return Value::Unknown;
+    // Subtraction refuses bools before anything else: torch's `sub_check`
+    // (a Python `True` counts as a bool tensor, other numbers do not).
+    if matches!(name, "sub" | "subtract" | "rsub" | "sub_" | "subtract_") {
+        let is_bool = |v: &Value| match v {
+            Value::Tensor(t) => t.dtype.map(|d| d == DType::Bool),
+            Value::Bool(_) => Some(true),
+            Value::Int(_) | Value::Float(_) | Value::Complex => Some(false),
+            _ => None,
+        };
+        let message = match (is_bool(a), is_bool(b)) {
+            (Some(true), Some(true)) => Some(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+            ),
+            (Some(true), Some(false)) | (Some(false), Some(true)) => Some(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+            ),
+            _ => None,
+        };
+        if let Some(message) = message {
+            meta.report(range, Code::DtypeUnsupported, message.into());
+            return Value::Unknown;
+        }
     }
     // `isclose` and `heaviside` take two tensors of one dtype, checked
     // before anything else.
@@ -628,7 +694,19 @@ pub(super) fn binary(
             return Value::Unknown;
         }
     }
-    let refused = promoted.and_then(|d| kernel_refuses(name, d));
+    // `2 / t` runs as `t.reciprocal() * 2` (`Tensor.__rtruediv__`): those
+    // two kernels are the ones that may refuse.
+    let refused = match (name, a, b) {
+        (
+            "div" | "divide" | "true_divide",
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Complex,
+            Value::Tensor(t),
+        ) => t
+            .dtype
+            .and_then(|d| kernel_refuses("reciprocal", d, device.as_ref()))
+            .or_else(|| promoted.and_then(|d| kernel_refuses("mul", d, device.as_ref()))),
+        _ => promoted.and_then(|d| kernel_refuses(name, d, device.as_ref())),
+    };
     let (Some(Some(xa)), Some(Some(xb))) = (da.clone(), db.clone()) else {
         if let Some(message) = refused {
             meta.report(range, Code::DtypeUnsupported, message);

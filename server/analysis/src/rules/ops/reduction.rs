@@ -302,6 +302,21 @@ pub(super) fn reduce(
         );
         return raise(Code::BroadcastShape, message);
     }
+    // The 32-bit complex dtypes have no CPU kernels for sums and products
+    // (std, var and norm work).
+    if device == Some(Device::Cpu)
+        && crate::rules::creation::dtype_arg(args).is_none()
+        && let Some(dt @ (DType::ComplexHalf | DType::BComplex32)) = x.dtype
+        && let Some(kernel) = match name {
+            "sum" | "mean" => Some("sum_cpu"),
+            "prod" => Some("prod_out_cpu"),
+            "amax" => Some("max_values_cpu"),
+            _ => None,
+        }
+    {
+        let message = format!("\"{kernel}\" not implemented for '{}'", torch_name(dt));
+        return raise(Code::DtypeUnsupported, message);
+    }
     let dtype = match name {
         "sum" | "prod" | "nansum" | "count_nonzero" => {
             if name == "count_nonzero" {
@@ -338,15 +353,10 @@ pub(super) fn reduce(
                 return raise(Code::DtypeMismatch, message);
             }
             // complex var / std / norm are real (spec §3.3)
-            match (name, x.dtype) {
-                (
-                    "std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm",
-                    Some(DType::Complex64),
-                ) => Some(DType::Float32),
-                (
-                    "std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm",
-                    Some(DType::Complex128),
-                ) => Some(DType::Float64),
+            match name {
+                "std" | "var" | "norm" | "linalg_vector_norm" | "linalg_norm" => {
+                    x.dtype.map(DType::to_real)
+                }
                 _ => x.dtype,
             }
         }

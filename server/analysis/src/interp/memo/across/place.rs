@@ -114,6 +114,7 @@ pub(super) fn placed_value(v: &Value, place: &Placer<'_>) -> Option<Value> {
         | Value::None
         | Value::Bool(_)
         | Value::Float(_)
+        | Value::Complex
         | Value::Str(_)
         | Value::Text
         | Value::Device(_)
