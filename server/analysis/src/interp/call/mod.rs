@@ -45,8 +45,10 @@ impl Interp<'_> {
         let mut positional = Vec::new();
         let mut keywords: Kwargs = Vec::new();
         let mut open = false;
+        let user_code = runs_user_code(&callee);
         for arg in args {
             match arg {
+                Arg::Positional(e) if user_code => positional.push(self.eval_passed(e)),
                 Arg::Positional(e) => positional.push(self.eval(e)),
                 Arg::Starred(e) => {
                     let v = self.eval(e);
@@ -66,7 +68,11 @@ impl Interp<'_> {
                     }
                 }
                 Arg::Keyword(name, e) => {
-                    let v = self.eval(e);
+                    let v = if user_code {
+                        self.eval_passed(e)
+                    } else {
+                        self.eval(e)
+                    };
                     keywords.push((Rc::from(name.id.as_str()), v));
                 }
                 Arg::DoubleStarred(e) => {

@@ -85,21 +85,28 @@ impl Interp<'_> {
     }
 
     pub(crate) fn eval(&mut self, e: &Expr) -> Value {
-        if !self.tick_at(&e.range) || self.expr_depth > MAX_EXPR_DEPTH {
-            self.cuts += 1;
-            return Value::Unknown;
-        }
-        let v = self.eval_maybe_none(e);
         // A value that may be None is used as what it is when it is not:
-        // only an `is None` test sees the difference (`eval_maybe_none`).
-        let v = match v {
+        // only an `is None` test sees the difference (`eval_maybe_none`),
+        // and a user function it is passed to (`eval_passed`).
+        match self.eval_passed(e) {
             Value::Optional(inner) => *inner,
             v => v,
+        }
+    }
+
+    /// An argument of a call to the user's code: a value that may be None
+    /// stays so, since the callee's own `is None` tests cannot decide it
+    /// either; its expression shows what it is when given.
+    pub(crate) fn eval_passed(&mut self, e: &Expr) -> Value {
+        let v = self.eval_maybe_none(e);
+        let given = match &v {
+            Value::Optional(inner) => &**inner,
+            v => v,
         };
-        match &v {
+        match given {
             Value::Tensor(t) => self.recorder.expression(e.range, t.clone()),
             Value::Instance(_) | Value::Layer(_) if self.summary.is_some() => {
-                self.summary_seen(&e.range, &v)
+                self.summary_seen(&e.range, given)
             }
             _ => {}
         }
