@@ -320,18 +320,21 @@ impl IndexWalk<'_> {
     /// the tensor's there, and gives one of the count of its trues.
     fn mask(&mut self, meta: &mut dyn Meta, ix: &Rc<Tensor>) -> Result<(), Stop> {
         let dims = self.dims;
-        let k = meta.dims(ix).map(|d| d.len()).unwrap_or(1);
-        if let Some(md) = meta.dims(ix) {
-            for (j, (m, d)) in md.iter().zip(&dims[self.pos..]).enumerate() {
-                check!(
-                    !meta.env().known_different(m, d),
-                    Code::IndexShape,
-                    "The shape of the mask {} at index {j} does not match the shape of the indexed tensor {} at index {}",
-                    meta.fmt_dims(&md),
-                    meta.fmt_dims(dims),
-                    self.pos + j
-                );
-            }
+        // A mask takes as many dims as it has: of one whose rank is not
+        // known, the result's rank is not known either.
+        let Some(md) = meta.dims(ix) else {
+            return Err(Stop::Give(Value::Unknown));
+        };
+        let k = md.len();
+        for (j, (m, d)) in md.iter().zip(&dims[self.pos..]).enumerate() {
+            check!(
+                !meta.env().known_different(m, d),
+                Code::IndexShape,
+                "The shape of the mask {} at index {j} does not match the shape of the indexed tensor {} at index {}",
+                meta.fmt_dims(&md),
+                meta.fmt_dims(dims),
+                self.pos + j
+            );
         }
         let n = meta.env_mut().anonymous();
         self.advanced.note(self.out.len(), vec![n]);
