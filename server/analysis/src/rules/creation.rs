@@ -173,6 +173,7 @@ fn literal_shape(meta: &mut dyn Meta, data: &Value) -> Option<(Vec<Dim>, Option<
     match data {
         Value::Int(_) => Some((Vec::new(), Some(DType::Int64))),
         Value::Float(_) => Some((Vec::new(), Some(DType::Float32))),
+        Value::Complex => Some((Vec::new(), Some(DType::Complex64))),
         Value::Bool(_) => Some((Vec::new(), Some(DType::Bool))),
         Value::Tensor(t) => Some((meta.dims(t)?, t.dtype)),
         Value::Tuple(_) | Value::List(_) => {

@@ -64,10 +64,13 @@ fn sizes_of_unknown_rank(meta: &mut dyn Meta, args: &Args) -> Option<Shape> {
 /// `full(size, fill_value)`: the fill value's kind decides the dtype.
 pub(crate) fn full(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
+    // A fill value the analysis cannot read may be of any kind.
     let dtype = match args.get(1, "fill_value") {
         Some(Value::Int(_)) => Some(DType::Int64),
         Some(Value::Bool(_)) => Some(DType::Bool),
-        _ => meta.defaults().float,
+        Some(Value::Float(_)) => meta.defaults().float,
+        Some(Value::Complex) => meta.defaults().float.and_then(DType::to_complex),
+        _ => None,
     };
     Some(match sized(meta, args.get(0, "size")) {
         Ok(sizes) => call.output(meta, sizes, dtype),
