@@ -270,11 +270,12 @@ impl IndexWalk<'_> {
                 self.out.push(len);
                 self.pos += 1;
             }
-            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => self.mask(meta, ix)?,
+            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => self.mask(meta, t, ix)?,
             Value::Tensor(ix) => {
                 check_index_dtype(ix)?;
+                // An index of unknown rank gives a result of unknown rank.
                 let Some(idims) = meta.dims(ix) else {
-                    return Err(Stop::Give(Value::Unknown));
+                    return Err(Stop::Give(of_unknown_rank(meta, t)));
                 };
                 self.advanced.note(self.out.len(), idims);
                 self.pos += 1;
@@ -318,12 +319,12 @@ impl IndexWalk<'_> {
 
     /// A boolean mask: it takes as many dims as it has, which must match
     /// the tensor's there, and gives one of the count of its trues.
-    fn mask(&mut self, meta: &mut dyn Meta, ix: &Rc<Tensor>) -> Result<(), Stop> {
+    fn mask(&mut self, meta: &mut dyn Meta, t: &Rc<Tensor>, ix: &Rc<Tensor>) -> Result<(), Stop> {
         let dims = self.dims;
         // A mask takes as many dims as it has: of one whose rank is not
         // known, the result's rank is not known either.
         let Some(md) = meta.dims(ix) else {
-            return Err(Stop::Give(Value::Unknown));
+            return Err(Stop::Give(of_unknown_rank(meta, t)));
         };
         let k = md.len();
         for (j, (m, d)) in md.iter().zip(&dims[self.pos..]).enumerate() {
