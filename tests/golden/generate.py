@@ -2101,6 +2101,19 @@ def product_dtypes(f):
     return f
 
 
+def class_weights(f):
+    """A class weight of `cross_entropy` and `nll_loss` (and their layers)
+    has one entry per class: the input's dim 1, or its only dim."""
+    for xs, ts, ws in [((10,), (), (5,)), ((8, 10), (8,), (5,)), ((8, 10), (8,), (10,)), ((8, 10), (8,), (2, 5)),
+                       ((8, 10, 6), (8, 6), (5,)), ((8, 10, 4, 4), (8, 4, 4), (5,)), ((8, 10, 4, 4), (8, 4, 4), (10,))]:
+        setup = [mk("x", xs), f"t = torch.randint(0, 5, {tup(ts) if ts else '()'})", mk("w", ws)]
+        f.add(setup, "out = F.cross_entropy(x, t, weight=w)")
+        f.add(setup, "out = F.nll_loss(x, t, w)")
+        f.add(setup, "out = nn.CrossEntropyLoss(weight=w)(x, t)")
+        f.add(setup, "out = nn.NLLLoss(weight=w, reduction='none')(x, t)")
+    return f
+
+
 def complex_numbers(f):
     """Python complex numbers with tensors: promotion makes a float tensor's
     dtype complex with parts as wide (half gives `complex32`, bfloat16
@@ -2126,7 +2139,7 @@ def complex_numbers(f):
 FAMILIES = [fam_creation, lambda: complex_numbers(more_pointwise(fam_pointwise())), lambda: by_position(more_reduction(fam_reduction())),
             fam_indexing, lambda: planes_and_bounds(more_view(fam_view())), lambda: more_join(fam_join()),
             lambda: product_dtypes(edge_ranks(more_linalg(fam_linalg()))), lambda: more_index_ops(fam_index_ops()),
-            lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: attention_checks(more_functional(fam_functional())),
+            lambda: more_convert(fam_convert()), lambda: trust_nn(more_nn(fam_nn())), lambda: class_weights(attention_checks(more_functional(fam_functional()))),
             fam_einops]
 
 

@@ -156,19 +156,10 @@ fn forward(
         Forward::MultiheadAttention => mha(meta, layer, &args, call.device.clone()),
         Forward::TransformerStack => transformer_stack_layer(meta, &call),
         Forward::Transformer => transformer_layer(meta, &call),
-        Forward::Loss(function) => {
-            let mut kw = args.kw.clone();
-            if let Some(r) = layer.setting("reduction") {
-                kw.push((Rc::from("reduction"), r.clone()));
-            }
-            Ok(functional(
-                meta,
-                function,
-                Args::new(args.pos.clone(), kw),
-                call.range,
-            ))
-        }
-        Forward::Functional(function) => {
+        // A loss layer, like a functional one, calls its function with the
+        // settings it was built with (`weight`, `ignore_index`, `margin`,
+        // `reduction`, ...), which take part in the function's checks.
+        Forward::Loss(function) | Forward::Functional(function) => {
             let mut kw = args.kw.clone();
             for param in def.map_or(&[][..], |d| d.params) {
                 let name = param.split('=').next().unwrap_or(param);

@@ -155,6 +155,28 @@ fn loss_ce_rule(
             };
             return raise(Code::LossShape, message);
         }
+        // A class weight has one entry per class (the input's dim 1, or
+        // its only dim for a single sample); the images' kernel counts its
+        // elements only, and says less.
+        if let Some(w) = args.tensor(2, "weight")
+            && let Some(wd) = meta.dims(&w)
+            && let Some(classes) = xd.get(1).or(xd.first())
+        {
+            let one_per_class =
+                |meta: &dyn Meta| wd.len() == 1 && !meta.env().known_different(&wd[0], classes);
+            if xd.len() <= 2 && !one_per_class(meta) {
+                let message = format!(
+                    "weight tensor should be defined either for all {} classes or no classes but got weight tensor of shape: {}",
+                    meta.fmt_dim(classes),
+                    meta.fmt_dims(&wd)
+                );
+                return raise(Code::LossShape, message);
+            }
+            if xd.len() > 2 && wd.len() == 1 && !one_per_class(meta) {
+                let message = "weight tensor should be defined either for all or no classes";
+                return raise(Code::LossShape, message.to_string());
+            }
+        }
         if let Some(d) = t.dtype
             && !matches!(d, DType::Int64 | DType::UInt8)
             && matches!(name, "cross_entropy" | "nll_loss")
