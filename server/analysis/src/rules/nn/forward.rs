@@ -163,6 +163,12 @@ fn forward(
             let mut kw = args.kw.clone();
             for param in def.map_or(&[][..], |d| d.params) {
                 let name = param.split('=').next().unwrap_or(param);
+                // `*` marks the keyword-only ones; `~` a deprecated
+                // parameter (`size_average`), which the function would
+                // read against `reduction`.
+                if name == "*" || name.starts_with('~') {
+                    continue;
+                }
                 if let Some(v) = layer.setting(name) {
                     kw.push((Rc::from(name), v.clone()));
                 }
