@@ -551,6 +551,14 @@ pub enum Value {
 }
 
 impl Value {
+    /// A Python number: a bool, an int, a float or a complex.
+    pub(crate) fn is_number(&self) -> bool {
+        matches!(
+            self,
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Complex
+        )
+    }
+
     pub fn int(n: i64) -> Value {
         Value::Int(Dim::konst(n))
     }

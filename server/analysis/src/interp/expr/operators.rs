@@ -329,13 +329,17 @@ impl Interp<'_> {
             },
             // Python's arithmetic with a complex number is complex; it has no
             // floor division, modulo or bit operations.
-            (
-                Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Complex,
-                Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Complex,
-            ) if matches!(a, Value::Complex) || matches!(b, Value::Complex) => match op {
-                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Pow => Value::Complex,
-                _ => Value::Unknown,
-            },
+            _ if a.is_number()
+                && b.is_number()
+                && (matches!(a, Value::Complex) || matches!(b, Value::Complex)) =>
+            {
+                match op {
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Pow => {
+                        Value::Complex
+                    }
+                    _ => Value::Unknown,
+                }
+            }
             (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
                 let num = |v: &Value| match v {
                     Value::Int(d) => d.as_const().map(|n| n as f64),

@@ -594,9 +594,7 @@ pub(super) fn binary(
     let dims_of = |meta: &dyn Meta, v: &Value| -> Option<Option<Vec<Dim>>> {
         match v {
             Value::Tensor(t) => Some(meta.dims(t)),
-            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Complex => {
-                Some(Some(Vec::new()))
-            }
+            v if v.is_number() => Some(Some(Vec::new())),
             _ => None,
         }
     };
@@ -697,11 +695,7 @@ pub(super) fn binary(
     // `2 / t` runs as `t.reciprocal() * 2` (`Tensor.__rtruediv__`): those
     // two kernels are the ones that may refuse.
     let refused = match (name, a, b) {
-        (
-            "div" | "divide" | "true_divide",
-            Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Complex,
-            Value::Tensor(t),
-        ) => t
+        ("div" | "divide" | "true_divide", number, Value::Tensor(t)) if number.is_number() => t
             .dtype
             .and_then(|d| kernel_refuses("reciprocal", d, device.as_ref()))
             .or_else(|| promoted.and_then(|d| kernel_refuses("mul", d, device.as_ref()))),
