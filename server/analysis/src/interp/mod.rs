@@ -296,6 +296,9 @@ pub(crate) struct Interp<'s> {
     /// How many times a limit (depth, recursion) cut the analysis short:
     /// a result reached under a cut depends on where the call was made.
     pub cuts: u64,
+    /// The cuts made before the module top level being run spent its own
+    /// budget (see `import_target`), once it has.
+    pub cuts_when_spent: Option<u64>,
     /// Calls made before, with their results (see `memo`).
     memo: memo::Memo,
     /// Diagnostics reported so far, those already reported included (a
@@ -433,6 +436,7 @@ impl<'s> Interp<'s> {
             unseen_writes: 0,
             globals_epoch: 0,
             cuts: 0,
+            cuts_when_spent: None,
             memo: memo::Memo::default(),
             builtin_paths: FxHashMap::default(),
             reports: 0,
@@ -454,6 +458,9 @@ impl<'s> Interp<'s> {
         if self.importing > 0 {
             self.import_steps += 1;
             self.module_steps += 1;
+            if self.module_steps == MODULE_BUDGET + 1 {
+                self.cuts_when_spent = Some(self.cuts);
+            }
             return !self.out_of_budget();
         }
         self.steps += 1;

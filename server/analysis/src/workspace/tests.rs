@@ -396,3 +396,64 @@ fn stub_folders_describe_modules_with_pyi_files() {
         Some("/proj/typings/local.pyi")
     );
 }
+
+#[test]
+fn a_top_level_stopped_by_its_own_budget_runs_once_and_is_shared() {
+    // 262,144 loop steps: more than a module's top level may take, so the
+    // top level stops in the loop, at the same step wherever it is
+    // imported from; what it bound before the loop is known, after it not.
+    let fs = Memory::new(&[
+        (
+            "/proj/main.py",
+            "import torch\nfrom heavy import WIDTH, LATE\nx = torch.zeros(WIDTH)\ny = torch.zeros(LATE)\n",
+        ),
+        (
+            "/proj/heavy.py",
+            "WIDTH = 3\nfor a in range(64):\n    for b in range(64):\n        for c in range(64):\n            j = c\nLATE = 4\n",
+        ),
+    ]);
+    let text = fs.0[Path::new("/proj/main.py")].clone();
+    let module = shapels_syntax::parse(&text).module;
+    let search = SearchPath::new(
+        Some(Path::new("/proj/main.py")),
+        &[PathBuf::from("/proj")],
+        &[],
+        &fs,
+    );
+    let shapes = |cache: &mut ModuleCache| -> Vec<String> {
+        let graph = load(
+            MainFile {
+                path: Some(Path::new("/proj/main.py")),
+                module: &module,
+            },
+            &search,
+            &fs,
+            cache,
+        );
+        let analysis = crate::analyze_module_in(
+            &text,
+            &module,
+            &crate::Config::default(),
+            crate::Coverage::Bindings,
+            &graph,
+        );
+        analysis
+            .bindings
+            .iter()
+            .map(|b| format!("{} {}", b.name, b.tensor.shape_label()))
+            .collect()
+    };
+    let mut cache = ModuleCache::new();
+    let first = shapes(&mut cache);
+    assert_eq!(first, ["x [3]", "y [...]"]);
+    assert_eq!(
+        cache.executed().borrow().len(),
+        1,
+        "the stopped top level is kept"
+    );
+    assert_eq!(
+        shapes(&mut cache),
+        first,
+        "the kept top level says the same"
+    );
+}
