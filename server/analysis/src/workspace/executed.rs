@@ -39,21 +39,16 @@ pub(super) fn closure_key(graph: &ModuleGraph, id: u32) -> u64 {
         if !seen.insert(m) {
             continue;
         }
-        let known = graph.own_keys.borrow().get(&m).copied();
-        let key = match known {
-            Some(key) => {
-                stack.extend(graph.targets_of(m).filter_map(|(_, target)| match target {
-                    Target::Module(next) => Some(*next),
-                    _ => None,
-                }));
-                key
-            }
+        let known = graph.own_keys.borrow().get(&m).cloned();
+        let OwnKey { key, imports } = match known {
+            Some(known) => known,
             None => {
-                let key = own_key(graph, m, &mut stack);
-                graph.own_keys.borrow_mut().insert(m, key);
-                key
+                let found = own_key(graph, m);
+                graph.own_keys.borrow_mut().insert(m, found.clone());
+                found
             }
         };
+        stack.extend(imports.iter().copied());
         own.push((m, key));
     }
     own.sort_unstable();
@@ -62,25 +57,40 @@ pub(super) fn closure_key(graph: &ModuleGraph, id: u32) -> u64 {
     hasher.finish()
 }
 
-/// A hash of what module `m` imports and what each import names; the
-/// modules named are pushed on `stack`.
-fn own_key(graph: &ModuleGraph, m: u32, stack: &mut Vec<u32>) -> u64 {
+/// What one module contributes to the closure keys of the modules that
+/// import it: a hash of its own imports and what each names, and the
+/// modules they name.
+#[derive(Debug, Clone)]
+pub(super) struct OwnKey {
+    key: u64,
+    /// Kept with the hash: a closure walks every module it reaches, and
+    /// finding a module's targets again means hashing each import's name.
+    imports: Rc<[u32]>,
+}
+
+/// A hash of what module `m` imports and what each import names, with the
+/// modules named.
+fn own_key(graph: &ModuleGraph, m: u32) -> OwnKey {
     let mut edges: Vec<(&super::TargetKey, &Target)> = graph.targets_of(m).collect();
     edges.sort_by(|a, b| a.0.cmp(b.0));
     let mut hasher = super::cache::text_hasher();
+    let mut imports = Vec::new();
     for ((_, level, name), target) in &edges {
         level.hash(&mut hasher);
         name.hash(&mut hasher);
         match target {
             Target::Module(next) => {
                 (0u8, next).hash(&mut hasher);
-                stack.push(*next);
+                imports.push(*next);
             }
             Target::Namespace(dirs) => (1u8, dirs).hash(&mut hasher),
             Target::Unreadable(why) => (2u8, why).hash(&mut hasher),
         }
     }
-    hasher.finish()
+    OwnKey {
+        key: hasher.finish(),
+        imports: imports.into(),
+    }
 }
 
 /// Forgets every kept namespace, breaking the cycles between them (a

@@ -264,7 +264,7 @@ pub struct ModuleGraph {
     /// A hash of each module's own imports and what they name (see
     /// `executed::closure_key`), found once per graph: in a package whose
     /// modules import one another, every module's closure is most of them.
-    own_keys: std::cell::RefCell<FxHashMap<u32, u64>>,
+    own_keys: std::cell::RefCell<FxHashMap<u32, executed::OwnKey>>,
     /// Top levels already run, shared with the cache this graph was
     /// loaded from.
     executed: Option<executed::Executed>,
