@@ -193,6 +193,9 @@ pub(crate) fn render(style: Style, dims: &[String]) -> String {
 
 /// Where a line's comment starts: a `#` outside string quotes.
 pub(crate) fn comment_start(line: &str) -> Option<usize> {
+    // Most lines hold no `#` at all; a byte search says so without walking
+    // their characters (every line of a file is asked, at every keystroke).
+    line.find('#')?;
     let mut quote: Option<char> = None;
     for (i, c) in line.char_indices() {
         match (quote, c) {
