@@ -250,24 +250,30 @@ impl Finder<'_> {
         }
         let mut portions = Vec::new();
         for dir in dirs {
-            let package = dir.join(name);
-            let is_dir = self.fs.kind(&package) == PathKind::Dir;
+            // One path, changed in place from candidate to candidate: a
+            // package's folder, its `__init__`, the module's file. Every
+            // file of a large library asks for every name its imports use.
+            let mut path = dir.join(name);
+            let is_dir = self.fs.kind(&path) == PathKind::Dir;
             // A module's code first; its stub (`.pyi`) where there is no
             // code (a stub folder holds only stubs).
-            for ext in ["py", "pyi"] {
+            for (init, ext) in [("__init__.py", "py"), ("__init__.pyi", "pyi")] {
                 if is_dir {
-                    let init = package.join(format!("__init__.{ext}"));
-                    if self.fs.kind(&init) == PathKind::File {
-                        return Some(Found::File(init));
+                    path.push(init);
+                    if self.fs.kind(&path) == PathKind::File {
+                        return Some(Found::File(path));
                     }
+                    path.pop();
                 }
-                let module = dir.join(format!("{name}.{ext}"));
-                if self.fs.kind(&module) == PathKind::File {
-                    return Some(Found::File(module));
+                // `name` has no dot: the extension is the one given here.
+                path.set_extension(ext);
+                if self.fs.kind(&path) == PathKind::File {
+                    return Some(Found::File(path));
                 }
+                path.set_extension("");
             }
             if is_dir {
-                portions.push(package);
+                portions.push(path);
             }
         }
         (!portions.is_empty()).then_some(Found::Namespace(portions))
