@@ -43,6 +43,11 @@ impl FileSystem for Memory {
 
 /// The graph of `main` (a path in `fs`), with `/proj` as the root.
 fn graph_of(fs: &Memory, main: &str, extra: &[&str]) -> ModuleGraph {
+    graph_with(fs, main, extra, &mut ModuleCache::new())
+}
+
+/// `graph_of`, loading through `cache`.
+fn graph_with(fs: &Memory, main: &str, extra: &[&str], cache: &mut ModuleCache) -> ModuleGraph {
     let text = fs.0[Path::new(main)].clone();
     let module = shapels_syntax::parse(&text).module;
     let extra: Vec<PathBuf> = extra.iter().map(PathBuf::from).collect();
@@ -54,7 +59,7 @@ fn graph_of(fs: &Memory, main: &str, extra: &[&str]) -> ModuleGraph {
         },
         &search,
         fs,
-        &mut ModuleCache::new(),
+        cache,
     )
 }
 
@@ -414,22 +419,8 @@ fn a_top_level_stopped_by_its_own_budget_runs_once_and_is_shared() {
     ]);
     let text = fs.0[Path::new("/proj/main.py")].clone();
     let module = shapels_syntax::parse(&text).module;
-    let search = SearchPath::new(
-        Some(Path::new("/proj/main.py")),
-        &[PathBuf::from("/proj")],
-        &[],
-        &fs,
-    );
     let shapes = |cache: &mut ModuleCache| -> Vec<String> {
-        let graph = load(
-            MainFile {
-                path: Some(Path::new("/proj/main.py")),
-                module: &module,
-            },
-            &search,
-            &fs,
-            cache,
-        );
+        let graph = graph_with(&fs, "/proj/main.py", &[], cache);
         let analysis = crate::analyze_module_in(
             &text,
             &module,
