@@ -285,9 +285,12 @@ impl Interp<'_> {
         // spent its own budget, when it ran that long) is kept for later
         // analyses, with what only this one can read left out: it holds
         // what its text and its imports make, whatever ran before it. A
-        // top level stopped by its own budget stops at the same step in
-        // every analysis, so its namespace as far as it ran is shared too:
-        // run again for each importer, a mapping-table module of a large
+        // top level stopped by its own budget is shared too, as far as it
+        // ran: its steps are its own (a module it imports counts apart),
+        // so it stops at the same place for every importer, unless a call
+        // of it was answered from the importer's memo (fewer steps, a
+        // later stop); the first analysis on a thread then decides. Run
+        // again for each importer, a mapping-table module of a large
         // library (transformers' `modeling_auto.py`) took a sixth of a
         // 2,600-file check to reach the same stop every time.
         let cut_before_stop = spent.unwrap_or(self.cuts) != cuts;
