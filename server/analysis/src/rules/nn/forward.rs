@@ -161,14 +161,7 @@ fn forward(
         // `reduction`, ...), which take part in the function's checks.
         Forward::Loss(function) | Forward::Functional(function) => {
             let mut kw = args.kw.clone();
-            for param in def.map_or(&[][..], |d| d.params) {
-                let name = param.split('=').next().unwrap_or(param);
-                // `*` marks the keyword-only ones; `~` a deprecated
-                // parameter (`size_average`), which the function would
-                // read against `reduction`.
-                if name == "*" || name.starts_with('~') {
-                    continue;
-                }
+            for name in def.into_iter().flat_map(|d| d.setting_names()) {
                 if let Some(v) = layer.setting(name) {
                     kw.push((Rc::from(name), v.clone()));
                 }

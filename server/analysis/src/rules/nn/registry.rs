@@ -204,6 +204,17 @@ impl LayerDef {
                 .any(|p| !p.starts_with('~') && is_param(p, name))
     }
 
+    /// The names of the parameters a layer passes on to its function as
+    /// settings: every one but the keyword-only marker `*` and the
+    /// deprecated ones (`~size_average`), which the function would read
+    /// against `reduction`.
+    pub(crate) fn setting_names(&self) -> impl Iterator<Item = &'static str> {
+        self.params
+            .iter()
+            .filter(|p| **p != "*" && !p.starts_with('~'))
+            .map(|p| p.split_once('=').map_or(*p, |(name, _)| name))
+    }
+
     /// The argument a call gave for a parameter of this signature: by
     /// keyword, else at the parameter's position. The one way layer
     /// arguments are bound, for values and for where they were written.
