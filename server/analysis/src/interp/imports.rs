@@ -251,7 +251,7 @@ impl Interp<'_> {
         };
         if self.depth >= MAX_CALL_DEPTH || self.import_steps > super::IMPORT_BUDGET {
             // Cut: the module stays as far as it ran (not at all).
-            self.cuts += 1;
+            self.cut_from(0);
             return Value::Module(ns);
         }
         self.frames.push(Frame {
@@ -271,20 +271,31 @@ impl Interp<'_> {
         self.depth += 1;
         self.importing += 1;
         let reports = self.reports;
-        let cuts = self.cuts;
+        let base = self.stack.len();
+        let outer_floor = std::mem::replace(&mut self.cut_floor, usize::MAX);
         let outer_steps = std::mem::replace(&mut self.module_steps, 0);
-        let outer_spent = self.cuts_when_spent.take();
+        let outer_spent = self.floor_when_spent.take();
         let _ = self.exec_block(&loaded.module.body);
         let own_steps = std::mem::replace(&mut self.module_steps, outer_steps);
-        let spent = std::mem::replace(&mut self.cuts_when_spent, outer_spent);
+        let spent = std::mem::replace(&mut self.floor_when_spent, outer_spent);
+        let floor = self.cut_floor;
+        self.cut_floor = outer_floor.min(floor);
         self.importing -= 1;
         self.depth -= 1;
         self.call_sites.pop();
         self.frames.pop();
-        // A top level that said nothing and met no cut (none before it
-        // spent its own budget, when it ran that long) is kept for later
-        // analyses, with what only this one can read left out: it holds
-        // what its text and its imports make, whatever ran before it. A
+        // A top level that said nothing and met no cut that depends on its
+        // importer (none before it spent its own budget, when it ran that
+        // long) is kept for later analyses, with what only this one can
+        // read left out: it holds what its text and its imports make,
+        // whatever ran before it. A recursion cut whose first call was
+        // made inside this top level depends on this top level alone (the
+        // package `__init__` of a large library walks its folders with a
+        // recursive helper): run again for every importer, transformers'
+        // two such `__init__` files took about a tenth of a check of its
+        // `models/` folder. (A later importer that is itself inside a call
+        // of that helper would have cut it one level sooner; no such case
+        // is known, and the first analysis on a thread decides.) A
         // top level stopped by its own budget is shared too, as far as it
         // ran: its steps are its own (a module it imports counts apart),
         // so it stops at the same place for every importer, unless a call
@@ -293,12 +304,16 @@ impl Interp<'_> {
         // again for each importer, a mapping-table module of a large
         // library (transformers' `modeling_auto.py`) took a sixth of a
         // 2,600-file check to reach the same stop every time.
-        let cut_before_stop = spent.unwrap_or(self.cuts) != cuts;
+        let cut_before_stop = spent.unwrap_or(floor) <= base;
         debug_assert!(spent.is_some() == (own_steps > super::MODULE_BUDGET));
         if self.reports == reports
             && !cut_before_stop
             && self.import_steps <= super::IMPORT_BUDGET
-            && crate::workspace::executed::make_shareable(&ns)
+            && crate::workspace::executed::make_shareable(&ns, &|file| {
+                self.sys_modules
+                    .get(&ModuleKey::File(file))
+                    .is_some_and(|m| m.shared.get())
+            })
         {
             ns.shared.set(true);
             self.modules.keep_executed(id, ns.clone());

@@ -296,9 +296,17 @@ pub(crate) struct Interp<'s> {
     /// How many times a limit (depth, recursion) cut the analysis short:
     /// a result reached under a cut depends on where the call was made.
     pub cuts: u64,
-    /// The cuts made before the module top level being run spent its own
+    /// How much of the call stack (`stack`) the cuts since the last import
+    /// began depend on: a recursion cut depends on the frames from the
+    /// first call of the recursing function up (its position plus one),
+    /// any other cut (depth, budget) on the whole stack and more (0).
+    /// `usize::MAX`: no cut. A module top level entered with `n` frames on
+    /// the stack whose cuts all have a floor above `n` runs the same for
+    /// every importer (see `import_target`).
+    pub cut_floor: usize,
+    /// `cut_floor` when the module top level being run spent its own
     /// budget (see `import_target`), once it has.
-    pub cuts_when_spent: Option<u64>,
+    pub floor_when_spent: Option<usize>,
     /// Calls made before, with their results (see `memo`).
     memo: memo::Memo,
     /// Diagnostics reported so far, those already reported included (a
@@ -436,7 +444,8 @@ impl<'s> Interp<'s> {
             unseen_writes: 0,
             globals_epoch: 0,
             cuts: 0,
-            cuts_when_spent: None,
+            cut_floor: usize::MAX,
+            floor_when_spent: None,
             memo: memo::Memo::default(),
             builtin_paths: FxHashMap::default(),
             reports: 0,
@@ -453,13 +462,20 @@ impl<'s> Interp<'s> {
         self.run_unreached();
     }
 
+    /// Counts a cut (a limit that stopped a call or an evaluation short)
+    /// with its floor (see `cut_floor`).
+    pub(crate) fn cut_from(&mut self, floor: usize) {
+        self.cuts += 1;
+        self.cut_floor = self.cut_floor.min(floor);
+    }
+
     /// Count one step; false once the budget is spent.
     pub fn tick(&mut self) -> bool {
         if self.importing > 0 {
             self.import_steps += 1;
             self.module_steps += 1;
             if self.module_steps == MODULE_BUDGET + 1 {
-                self.cuts_when_spent = Some(self.cuts);
+                self.floor_when_spent = Some(self.cut_floor);
             }
             return !self.out_of_budget();
         }

@@ -8,8 +8,8 @@
 //!
 //! Only a namespace that means the same in any analysis is kept: one whose
 //! values hold no symbolic size, no tensor of unknown rank, no fake tensor,
-//! and only modules that are kept themselves; whose run reported nothing
-//! and hit no limit. The interpreter never changes a kept namespace (a
+//! and only modules and classes of modules that are kept themselves; whose
+//! run reported nothing and hit no limit that depends on the importer. The interpreter never changes a kept namespace (a
 //! write to a kept module's attribute is dropped).
 
 use std::cell::RefCell;
@@ -118,8 +118,22 @@ const MAX_WALK: usize = 200_000;
 /// place. Such values are rare at a module's top level (a version number
 /// read from the environment) and say nothing about the shapes of the code
 /// that imports it. False when the namespace is too large to walk.
-pub(crate) fn make_shareable(ns: &ModuleNs) -> bool {
-    let mut walk = Walk::default();
+///
+/// `shared_file` says whether the module of a file is kept already. A
+/// class of a module that is neither kept nor `ns` itself (a name imported
+/// from a module whose run met a cut) belongs to this analysis: its
+/// methods read that module's globals. The name is made `Unknown` in `ns`;
+/// the class itself is left as it is, for the module that defined it
+/// (changed in place, its methods became `Unknown` for the rest of this
+/// analysis and every later one on the thread). Not keeping such
+/// namespaces at all was tried: transformers' `models/` took twice as long,
+/// as most of its modules import a class from one that is not kept.
+pub(crate) fn make_shareable(ns: &ModuleNs, shared_file: &dyn Fn(u32) -> bool) -> bool {
+    let mut walk = Walk {
+        seen: FxHashSet::default(),
+        steps: 0,
+        shared_file,
+    };
     let names: Vec<Rc<str>> = ns.globals.borrow().keys().cloned().collect();
     for name in names {
         let value = ns.globals.borrow().get(&name).cloned();
@@ -135,13 +149,13 @@ pub(crate) fn make_shareable(ns: &ModuleNs) -> bool {
     true
 }
 
-#[derive(Default)]
-struct Walk {
+struct Walk<'a> {
     seen: FxHashSet<usize>,
     steps: usize,
+    shared_file: &'a dyn Fn(u32) -> bool,
 }
 
-impl Walk {
+impl Walk<'_> {
     /// False when the object was seen before (it is being or was made
     /// shareable), true the first time.
     fn first<T>(&mut self, object: &Rc<T>) -> bool {
@@ -251,6 +265,13 @@ impl Walk {
                 .is_some()
                 .then_some(Value::Unknown),
             Value::Class(c) => {
+                let foreign = c.def.as_ref().is_some_and(|def| {
+                    let file = crate::workspace::file_of(def.range.start);
+                    home.file != Some(file) && !(self.shared_file)(file)
+                });
+                if foreign {
+                    return unknown;
+                }
                 if self.first(c) {
                     if c.bases.iter().any(|b| self.sanitized(b, home).is_some()) {
                         return unknown;

@@ -402,6 +402,87 @@ fn stub_folders_describe_modules_with_pyi_files() {
     );
 }
 
+/// The bindings (`name shape`) of `main` analysed with imports loaded
+/// through `cache`.
+fn bindings_with(fs: &Memory, main: &str, cache: &mut ModuleCache) -> Vec<String> {
+    let text = fs.0[Path::new(main)].clone();
+    let module = shapels_syntax::parse(&text).module;
+    let graph = graph_with(fs, main, &[], cache);
+    let analysis = crate::analyze_module_in(
+        &text,
+        &module,
+        &crate::Config::default(),
+        crate::Coverage::Bindings,
+        &graph,
+    );
+    analysis
+        .bindings
+        .iter()
+        .map(|b| format!("{} {}", b.name, b.tensor.shape_label()))
+        .collect()
+}
+
+#[test]
+fn a_top_level_whose_own_recursion_is_cut_is_shared() {
+    // `walk` recurses deeper than the analysis follows: the cut is made
+    // inside the top level's own call of it, so the top level runs the
+    // same for every importer and is kept. A module whose call chain is
+    // cut by the depth limit (which counts the importer's calls too) is
+    // not.
+    let chain: String = (0..30)
+        .map(|i| format!("def f{i}():\n    return f{}()\n", i + 1))
+        .collect();
+    let fs = Memory::new(&[
+        (
+            "/proj/main.py",
+            "import torch\nfrom deep import WIDTH\nimport chain\nx = torch.zeros(WIDTH)\n",
+        ),
+        (
+            "/proj/deep.py",
+            "def walk(n):\n    return walk(n - 1) if n > 0 else 0\nDEPTH = walk(10)\nWIDTH = 3\n",
+        ),
+        (
+            "/proj/chain.py",
+            &format!("{chain}def f30():\n    return 1\nEND = f0()\n"),
+        ),
+    ]);
+    let mut cache = ModuleCache::new();
+    let first = bindings_with(&fs, "/proj/main.py", &mut cache);
+    assert_eq!(first, ["x [3]"]);
+    assert_eq!(
+        cache.executed().borrow().len(),
+        1,
+        "deep.py is kept, chain.py is not"
+    );
+    assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), first);
+}
+
+#[test]
+fn a_kept_module_leaves_a_class_of_a_module_not_kept_as_it_is() {
+    // `cut.py` is not kept (its call chain meets the depth limit); `reexport.py`,
+    // run after it, has no cut of its own and is kept, holding `cut.Block`.
+    // Keeping it must not empty `Block`'s methods for `main.py`.
+    let chain: String = (0..30)
+        .map(|i| format!("def f{i}():\n    return f{}()\n", i + 1))
+        .collect();
+    let fs = Memory::new(&[
+        (
+            "/proj/main.py",
+            "import torch\nimport cut\nimport reexport\ny = cut.Block().run(torch.zeros(2, 3))\n",
+        ),
+        (
+            "/proj/cut.py",
+            &format!(
+                "{chain}def f30():\n    return 1\nEND = f0()\nclass Block:\n    def run(self, x):\n        return x.sum(0)\n"
+            ),
+        ),
+        ("/proj/reexport.py", "from cut import Block\nSIZE = 4\n"),
+    ]);
+    let mut cache = ModuleCache::new();
+    assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), ["y [3]"]);
+    assert_eq!(cache.executed().borrow().len(), 1, "reexport.py is kept");
+}
+
 #[test]
 fn a_top_level_stopped_by_its_own_budget_runs_once_and_is_shared() {
     // 262,144 loop steps: more than a module's top level may take, so the
@@ -417,25 +498,8 @@ fn a_top_level_stopped_by_its_own_budget_runs_once_and_is_shared() {
             "WIDTH = 3\nfor a in range(64):\n    for b in range(64):\n        for c in range(64):\n            j = c\nLATE = 4\n",
         ),
     ]);
-    let text = fs.0[Path::new("/proj/main.py")].clone();
-    let module = shapels_syntax::parse(&text).module;
-    let shapes = |cache: &mut ModuleCache| -> Vec<String> {
-        let graph = graph_with(&fs, "/proj/main.py", &[], cache);
-        let analysis = crate::analyze_module_in(
-            &text,
-            &module,
-            &crate::Config::default(),
-            crate::Coverage::Bindings,
-            &graph,
-        );
-        analysis
-            .bindings
-            .iter()
-            .map(|b| format!("{} {}", b.name, b.tensor.shape_label()))
-            .collect()
-    };
     let mut cache = ModuleCache::new();
-    let first = shapes(&mut cache);
+    let first = bindings_with(&fs, "/proj/main.py", &mut cache);
     assert_eq!(first, ["x [3]", "y [...]"]);
     assert_eq!(
         cache.executed().borrow().len(),
@@ -443,7 +507,7 @@ fn a_top_level_stopped_by_its_own_budget_runs_once_and_is_shared() {
         "the stopped top level is kept"
     );
     assert_eq!(
-        shapes(&mut cache),
+        bindings_with(&fs, "/proj/main.py", &mut cache),
         first,
         "the kept top level says the same"
     );

@@ -75,11 +75,17 @@ impl Interp<'_> {
             self.across_reached(key);
         }
         if self.depth >= MAX_CALL_DEPTH
-            || self.stack.iter().filter(|k| **k == key).count() >= 2
             || self.out_of_budget()
             || (!crate::workspace::is_local(&f.def.range) && !self.foreign_budget_left())
         {
-            self.cuts += 1;
+            self.cut_from(0);
+            return Value::Unknown;
+        }
+        // Recursion is cut at its third level: what that depends on starts
+        // at the function's first call.
+        if self.stack.iter().filter(|k| **k == key).count() >= 2 {
+            let first = self.stack.iter().position(|k| *k == key).unwrap_or(0);
+            self.cut_from(first + 1);
             return Value::Unknown;
         }
         if readable {

@@ -130,7 +130,7 @@ impl Interp<'_> {
     /// Evaluate without unwrapping a value that may be None.
     fn eval_maybe_none(&mut self, e: &Expr) -> Value {
         if !self.tick_at(&e.range) || self.expr_depth > MAX_EXPR_DEPTH {
-            self.cuts += 1;
+            self.cut_from(0);
             return Value::Unknown;
         }
         self.expr_depth += 1;
