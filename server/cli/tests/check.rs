@@ -590,3 +590,51 @@ fn a_project_without_shapels_settings_imports_from_its_root() {
         .collect();
     assert_eq!(codes, ["broadcast-shape"], "{report}");
 }
+
+/// The shape of binding `name` in the report's entry for `path`.
+fn shape_of<'a>(report: &'a Value, path: &str, name: &str) -> &'a Value {
+    let file = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("{path} is not in the report"));
+    let binding = file["bindings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no binding {name} in {path}"));
+    &binding["shape"]
+}
+
+#[test]
+fn files_named_together_find_imports_as_python_runs_each() {
+    // `python a/model.py` finds `a/layers.py` (its own folder) and not
+    // `b/helper.py`, even when `b/helper.py` is checked in the same run: a
+    // file named on the command line does not make its folder a place
+    // where other files' imports are found (a named folder does).
+    let dir = project(&[
+        (
+            "a/model.py",
+            b"import torch\nfrom layers import WIDTH\nfrom helper import HEIGHT\nx = torch.zeros(WIDTH)\ny = torch.zeros(HEIGHT)\n",
+        ),
+        ("a/layers.py", b"WIDTH = 3\n"),
+        ("b/helper.py", b"HEIGHT = 4\n"),
+    ]);
+    let files = json(&run(
+        dir.path(),
+        &["check", "--format", "json", "a/model.py", "b/helper.py"],
+    ));
+    assert_eq!(shape_of(&files, "a/model.py", "x"), &serde_json::json!([3]));
+    // `HEIGHT` is not found: `torch.zeros(HEIGHT)` may be of any rank.
+    assert_eq!(shape_of(&files, "a/model.py", "y"), &Value::Null);
+    let folders = json(&run(
+        dir.path(),
+        &["check", "--format", "json", "a/model.py", "b"],
+    ));
+    assert_eq!(
+        shape_of(&folders, "a/model.py", "y"),
+        &serde_json::json!([4])
+    );
+}
