@@ -422,6 +422,16 @@ fn bindings_with(fs: &Memory, main: &str, cache: &mut ModuleCache) -> Vec<String
         .collect()
 }
 
+/// A module top level that calls 31 functions deep: more than the
+/// analysis follows, whatever called it, so its run is cut by the depth
+/// limit, which depends on the importer.
+fn depth_limited_chain() -> String {
+    let chain: String = (0..30)
+        .map(|i| format!("def f{i}():\n    return f{}()\n", i + 1))
+        .collect();
+    format!("{chain}def f30():\n    return 1\nEND = f0()\n")
+}
+
 #[test]
 fn a_top_level_whose_own_recursion_is_cut_is_shared() {
     // `walk` recurses deeper than the analysis follows: the cut is made
@@ -429,9 +439,6 @@ fn a_top_level_whose_own_recursion_is_cut_is_shared() {
     // same for every importer and is kept. A module whose call chain is
     // cut by the depth limit (which counts the importer's calls too) is
     // not.
-    let chain: String = (0..30)
-        .map(|i| format!("def f{i}():\n    return f{}()\n", i + 1))
-        .collect();
     let fs = Memory::new(&[
         (
             "/proj/main.py",
@@ -441,10 +448,7 @@ fn a_top_level_whose_own_recursion_is_cut_is_shared() {
             "/proj/deep.py",
             "def walk(n):\n    return walk(n - 1) if n > 0 else 0\nDEPTH = walk(10)\nWIDTH = 3\n",
         ),
-        (
-            "/proj/chain.py",
-            &format!("{chain}def f30():\n    return 1\nEND = f0()\n"),
-        ),
+        ("/proj/chain.py", &depth_limited_chain()),
     ]);
     let mut cache = ModuleCache::new();
     let first = bindings_with(&fs, "/proj/main.py", &mut cache);
@@ -462,9 +466,6 @@ fn a_kept_module_leaves_a_class_of_a_module_not_kept_as_it_is() {
     // `cut.py` is not kept (its call chain meets the depth limit); `reexport.py`,
     // run after it, has no cut of its own and is kept, holding `cut.Block`.
     // Keeping it must not empty `Block`'s methods for `main.py`.
-    let chain: String = (0..30)
-        .map(|i| format!("def f{i}():\n    return f{}()\n", i + 1))
-        .collect();
     let fs = Memory::new(&[
         (
             "/proj/main.py",
@@ -473,7 +474,8 @@ fn a_kept_module_leaves_a_class_of_a_module_not_kept_as_it_is() {
         (
             "/proj/cut.py",
             &format!(
-                "{chain}def f30():\n    return 1\nEND = f0()\nclass Block:\n    def run(self, x):\n        return x.sum(0)\n"
+                "{}class Block:\n    def run(self, x):\n        return x.sum(0)\n",
+                depth_limited_chain()
             ),
         ),
         ("/proj/reexport.py", "from cut import Block\nSIZE = 4\n"),
