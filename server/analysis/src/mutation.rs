@@ -8,7 +8,7 @@
 //! the `Epoch` it moves (`write`), or, where no memo can have seen the
 //! object, through `write_unobserved`, whose every use says why.
 
-use std::cell::{Ref, RefCell, RefMut};
+use std::cell::{Cell, Ref, RefCell, RefMut};
 
 /// How many times an object the memo may have read has changed. Results
 /// memoised at one epoch are reused only at the same epoch.
@@ -24,24 +24,56 @@ impl Epoch {
 
 /// A mutable part of a shared object: read freely, written only by moving
 /// the epoch.
-#[derive(Debug, Default, Clone)]
-pub struct Shared<T>(RefCell<T>);
+///
+/// An object of a module top level kept for later analyses (see
+/// `workspace::executed`) is marked kept: a write to it is noted (`written`)
+/// so that the analysis can put it back as it was kept when it ends, and
+/// the next analysis finds what the module's top level made, not what the
+/// last one added (a registry a file appends to would grow with each).
+#[derive(Debug, Default)]
+pub struct Shared<T> {
+    value: RefCell<T>,
+    /// How many times it was written: a kept copy is stale when it differs.
+    writes: Cell<u32>,
+    kept: Cell<bool>,
+}
+
+/// A copy is a new object: not kept, whatever the original is.
+impl<T: Clone> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared::new(self.value.borrow().clone())
+    }
+}
+
+thread_local! {
+    /// The kept objects written since the last `take_written`, by address.
+    static WRITTEN: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The addresses of the kept `Shared` values written since the last call.
+pub(crate) fn take_written() -> Vec<usize> {
+    WRITTEN.with(|written| std::mem::take(&mut *written.borrow_mut()))
+}
 
 impl<T> Shared<T> {
     pub(crate) fn new(value: T) -> Self {
-        Shared(RefCell::new(value))
+        Shared {
+            value: RefCell::new(value),
+            writes: Cell::new(0),
+            kept: Cell::new(false),
+        }
     }
 
     /// Reads the value.
     pub(crate) fn borrow(&self) -> Ref<'_, T> {
-        self.0.borrow()
+        self.value.borrow()
     }
 
     /// Writes the value, telling the memo: results that read it before
     /// are not reused.
     pub(crate) fn write(&self, epoch: &mut Epoch) -> RefMut<'_, T> {
         epoch.bump();
-        self.0.borrow_mut()
+        self.write_unobserved()
     }
 
     /// Writes the value without telling the memo, which is right only where
@@ -50,14 +82,33 @@ impl<T> Shared<T> {
     /// saw no other state), or a module namespace between two analyses.
     /// Each caller says which.
     pub(crate) fn write_unobserved(&self) -> RefMut<'_, T> {
-        self.0.borrow_mut()
+        self.writes.set(self.writes.get().wrapping_add(1));
+        if self.kept.get() {
+            WRITTEN.with(|written| written.borrow_mut().push(self.address()));
+        }
+        self.value.borrow_mut()
+    }
+
+    /// How many times it was written (wrapping).
+    pub(crate) fn writes(&self) -> u32 {
+        self.writes.get()
+    }
+
+    /// Marks it as part of a kept module top level (see the type's comment).
+    pub(crate) fn mark_kept(&self) {
+        self.kept.set(true);
+    }
+
+    /// Its address, which names it in the list of written kept objects.
+    pub(crate) fn address(&self) -> usize {
+        std::ptr::from_ref(self).addr()
     }
 }
 
 impl<T: Copy> Shared<T> {
     /// A copy of the value.
     pub(crate) fn get(&self) -> T {
-        *self.0.borrow()
+        *self.value.borrow()
     }
 
     /// Sets the value, telling the memo (see `write`).

@@ -309,14 +309,14 @@ impl Interp<'_> {
         if self.reports == reports
             && !cut_before_stop
             && self.import_steps <= super::IMPORT_BUDGET
-            && crate::workspace::executed::make_shareable(&ns, &|file| {
+            && let Some(shareable) = crate::workspace::executed::make_shareable(&ns, &|file| {
                 self.sys_modules
                     .get(&ModuleKey::File(file))
                     .is_some_and(|m| m.shared.get())
             })
         {
             ns.shared.set(true);
-            self.modules.keep_executed(id, ns.clone());
+            self.modules.keep_executed(id, ns.clone(), shareable);
         }
         Value::Module(ns)
     }
@@ -346,12 +346,15 @@ impl Interp<'_> {
     }
 
     /// Drops what modules hold: functions and modules point at each other
-    /// through their globals, and would keep one another alive.
+    /// through their globals, and would keep one another alive. Kept
+    /// namespaces' objects this analysis wrote are put back as they were
+    /// kept.
     pub(crate) fn release_modules(&mut self) {
         for ns in self.sys_modules.values().filter(|ns| !ns.shared.get()) {
             ns.globals.borrow_mut().clear();
         }
         self.sys_modules.clear();
+        self.modules.put_back_kept();
     }
 }
 

@@ -350,6 +350,9 @@ impl<'s> Interp<'s> {
         config: &Config,
         modules: &'s crate::workspace::ModuleGraph,
     ) -> Interp<'s> {
+        // An analysis that ended early (a panic caught by its caller) did
+        // not put back what it wrote into kept namespaces.
+        modules.put_back_kept();
         let globals: Scope = Rc::new(RefCell::new(FxHashMap::default()));
         let main = Rc::new(crate::value::ModuleNs {
             file: Some(0),

@@ -18,12 +18,50 @@ use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::snapshot::{Reached, Snapshots};
 use super::{ModuleGraph, Target};
 use crate::mutation::Shared;
 use crate::value::{ModuleNs, Provenance, Shape, Value};
 
-/// Kept namespaces, by module version and closure key.
-pub(crate) type Executed = Rc<RefCell<FxHashMap<(u32, u64), Rc<ModuleNs>>>>;
+/// Kept namespaces and what they reach as it was kept.
+pub(crate) type Executed = Rc<RefCell<Kept>>;
+
+#[derive(Default)]
+pub(crate) struct Kept {
+    /// By module version and closure key.
+    namespaces: FxHashMap<(u32, u64), Rc<ModuleNs>>,
+    snapshots: Snapshots,
+}
+
+impl std::fmt::Debug for Kept {
+    // Namespaces point back at themselves through their functions.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kept({} namespaces)", self.namespaces.len())
+    }
+}
+
+impl Kept {
+    pub(crate) fn get(&self, key: &(u32, u64)) -> Option<Rc<ModuleNs>> {
+        self.namespaces.get(key).cloned()
+    }
+
+    /// How many namespaces are kept.
+    pub(crate) fn len(&self) -> usize {
+        self.namespaces.len()
+    }
+
+    /// How many objects were saved as they were kept.
+    #[cfg(test)]
+    pub(crate) fn saved_objects(&self) -> usize {
+        self.snapshots.len()
+    }
+}
+
+/// Puts back what the last analysis wrote into kept objects (see
+/// `snapshot`).
+pub(super) fn put_back(executed: &Executed) {
+    executed.borrow().snapshots.put_back();
+}
 
 /// More kept namespaces than this and the cache starts over.
 const CAPACITY: usize = 4096;
@@ -96,17 +134,22 @@ fn own_key(graph: &ModuleGraph, m: u32) -> OwnKey {
 /// Forgets every kept namespace, breaking the cycles between them (a
 /// module's globals hold the modules it imports, which may import it).
 pub(super) fn clear(executed: &Executed) {
-    for ns in executed.borrow().values() {
+    for ns in executed.borrow().namespaces.values() {
         ns.globals.borrow_mut().clear();
     }
-    executed.borrow_mut().clear();
+    let mut kept = executed.borrow_mut();
+    kept.namespaces.clear();
+    kept.snapshots.clear();
 }
 
-pub(super) fn keep(executed: &Executed, key: (u32, u64), ns: Rc<ModuleNs>) {
+/// Keeps `ns`, with the objects it reaches as they are now.
+pub(super) fn keep(executed: &Executed, key: (u32, u64), ns: Rc<ModuleNs>, reached: Vec<Reached>) {
     if executed.borrow().len() >= CAPACITY {
         clear(executed);
     }
-    executed.borrow_mut().insert(key, ns);
+    let mut kept = executed.borrow_mut();
+    kept.namespaces.insert(key, ns);
+    kept.snapshots.take(reached);
 }
 
 /// Most values a namespace is walked through when making it shareable.
@@ -128,11 +171,15 @@ const MAX_WALK: usize = 200_000;
 /// analysis and every later one on the thread). Not keeping such
 /// namespaces at all was tried: transformers' `models/` took twice as long,
 /// as most of its modules import a class from one that is not kept.
-pub(crate) fn make_shareable(ns: &ModuleNs, shared_file: &dyn Fn(u32) -> bool) -> bool {
+pub(crate) fn make_shareable(
+    ns: &ModuleNs,
+    shared_file: &dyn Fn(u32) -> bool,
+) -> Option<Shareable> {
     let mut walk = Walk {
         seen: FxHashSet::default(),
         steps: 0,
         shared_file,
+        reached: Vec::new(),
     };
     let names: Vec<Rc<str>> = ns.globals.borrow().keys().cloned().collect();
     for name in names {
@@ -143,16 +190,21 @@ pub(crate) fn make_shareable(ns: &ModuleNs, shared_file: &dyn Fn(u32) -> bool) -
             ns.globals.borrow_mut().insert(name, replacement);
         }
         if walk.steps > MAX_WALK {
-            return false;
+            return None;
         }
     }
-    true
+    Some(Shareable(walk.reached))
 }
+
+/// A namespace made shareable: the objects with mutable parts it reaches.
+pub(crate) struct Shareable(pub(super) Vec<Reached>);
 
 struct Walk<'a> {
     seen: FxHashSet<usize>,
     steps: usize,
     shared_file: &'a dyn Fn(u32) -> bool,
+    /// The objects with mutable parts met, kept as they are (`snapshot`).
+    reached: Vec<Reached>,
 }
 
 impl Walk<'_> {
@@ -207,6 +259,7 @@ impl Walk<'_> {
             }
             Value::List(items) => {
                 if self.first(items) {
+                    self.reached.push(Reached::List(items.clone()));
                     let old = items.borrow().clone();
                     for (i, item) in old.iter().enumerate() {
                         if let Some(new) = self.sanitized(item, home) {
@@ -218,6 +271,7 @@ impl Walk<'_> {
             }
             Value::Dict(entries) => {
                 if self.first(entries) {
+                    self.reached.push(Reached::Dict(entries.clone()));
                     let old = entries.borrow().clone();
                     for (i, (k, val)) in old.iter().enumerate() {
                         let key = self.sanitized(k, home);
@@ -276,6 +330,7 @@ impl Walk<'_> {
                     if c.bases.iter().any(|b| self.sanitized(b, home).is_some()) {
                         return unknown;
                     }
+                    self.reached.push(Reached::Class(c.clone()));
                     self.in_place(&c.attrs, home);
                 }
                 None
@@ -288,6 +343,7 @@ impl Walk<'_> {
                     {
                         return unknown;
                     }
+                    self.reached.push(Reached::Instance(inst.clone()));
                     self.in_place(&inst.attrs, home);
                 }
                 None
@@ -305,6 +361,7 @@ impl Walk<'_> {
                 if fixed {
                     return unknown;
                 }
+                self.reached.push(Reached::Layer(layer.clone()));
                 let children = layer.children.borrow().clone();
                 for (i, child) in children.iter().enumerate() {
                     if let Some(new) = self.sanitized(child, home) {

@@ -27,6 +27,7 @@ mod cache;
 pub(crate) mod executed;
 mod resolve;
 mod scan;
+mod snapshot;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -337,7 +338,7 @@ impl ModuleGraph {
     /// top level with the same imports, if kept.
     pub(crate) fn executed(&self, id: u32) -> Option<Rc<crate::value::ModuleNs>> {
         let key = (id, self.closure_key(id));
-        self.executed.as_ref()?.borrow().get(&key).cloned()
+        self.executed.as_ref()?.borrow().get(&key)
     }
 
     fn closure_key(&self, id: u32) -> u64 {
@@ -351,9 +352,22 @@ impl ModuleGraph {
 
     /// Keeps the namespace this analysis got from running module `id`'s top
     /// level, for later ones (it must be `executed::shareable`).
-    pub(crate) fn keep_executed(&self, id: u32, ns: Rc<crate::value::ModuleNs>) {
+    pub(crate) fn keep_executed(
+        &self,
+        id: u32,
+        ns: Rc<crate::value::ModuleNs>,
+        shareable: executed::Shareable,
+    ) {
         if let Some(executed) = &self.executed {
-            executed::keep(executed, (id, self.closure_key(id)), ns);
+            executed::keep(executed, (id, self.closure_key(id)), ns, shareable.0);
+        }
+    }
+
+    /// Puts back what this analysis wrote into the objects of kept
+    /// namespaces, for the next one (see `snapshot`).
+    pub(crate) fn put_back_kept(&self) {
+        if let Some(executed) = &self.executed {
+            executed::put_back(executed);
         }
     }
 

@@ -514,3 +514,28 @@ fn a_top_level_stopped_by_its_own_budget_runs_once_and_is_shared() {
         "the kept top level says the same"
     );
 }
+
+#[test]
+fn what_an_analysis_writes_into_a_kept_module_is_gone_for_the_next() {
+    // Each analysis appends to a kept module's list and to a list held
+    // by one of its classes, and puts its layer in eval mode; the next one
+    // starts from what the module's top level made.
+    let fs = Memory::new(&[
+        (
+            "/proj/main.py",
+            "import torch\nimport reg\nreg.ITEMS.append(1)\nreg.Box.items.append(2)\nreg.PROJ.eval()\nx = torch.zeros(len(reg.ITEMS), len(reg.Box.items))\ny = reg.PROJ(torch.zeros(3, 4))\n",
+        ),
+        (
+            "/proj/reg.py",
+            "import torch.nn as nn\nITEMS = []\nclass Box:\n    items = []\nPROJ = nn.Linear(4, 5)\n",
+        ),
+    ]);
+    let mut cache = ModuleCache::new();
+    let first = bindings_with(&fs, "/proj/main.py", &mut cache);
+    assert_eq!(first, ["x [1, 1]", "y [3, 5]"]);
+    assert_eq!(cache.executed().borrow().len(), 1, "reg.py is kept");
+    assert!(cache.executed().borrow().saved_objects() >= 3);
+    for _ in 0..3 {
+        assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), first);
+    }
+}
