@@ -138,3 +138,49 @@ fn edits_of_an_imported_file_reach_its_importers() {
     let status = server.shutdown_and_exit();
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn edits_do_not_pile_up_in_an_imported_registry() {
+    // Each analysis of the model appends to a list of an imported module
+    // whose top level is kept between analyses: every version must see
+    // one entry, not one more per edit.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("reg.py"), "ITEMS = []\n").unwrap();
+    let model =
+        "import torch\nimport reg\n\nreg.ITEMS.append(1)\nx = torch.zeros(len(reg.ITEMS), 4)\n";
+    std::fs::write(root.join("model.py"), model).unwrap();
+    let model_uri = format!("file://{}/model.py", root.display());
+
+    let mut server = Server::start_in(Some(&root));
+    server.request(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": format!("file://{}", root.display()),
+            "workspaceFolders": [{"uri": format!("file://{}", root.display()), "name": "ws"}],
+            "capabilities": capabilities(false),
+        }),
+    );
+    server.notify("initialized", json!({}));
+    server.open(&model_uri, 1, model);
+    let x_hint = |server: &mut Server| -> Option<String> {
+        diagnostics_until(server, &model_uri, |d| d.is_empty());
+        server
+            .inlay_hints(&model_uri)
+            .iter()
+            .find(|hint| hint["position"]["line"] == 4)
+            .and_then(|hint| hint["label"].as_str().map(str::to_string))
+    };
+    assert_eq!(x_hint(&mut server).as_deref(), Some(": [1, 4]"));
+    for (version, width) in [(2, "5"), (3, "6"), (4, "7")] {
+        server.change(&model_uri, version, [4, 32, 4, 33], width);
+        assert_eq!(
+            x_hint(&mut server),
+            Some(format!(": [1, {width}]")),
+            "version {version}"
+        );
+    }
+    let status = server.shutdown_and_exit();
+    assert_eq!(status.code(), Some(0));
+}
