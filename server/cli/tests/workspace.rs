@@ -40,6 +40,23 @@ fn diagnostics_until(
     panic!("no diagnostics of {uri} as expected");
 }
 
+/// A server started in `root`, initialized with it as the workspace folder.
+fn start_in_folder(root: &std::path::Path, capabilities: Value) -> Server {
+    let mut server = Server::start_in(Some(root));
+    let uri = format!("file://{}", root.display());
+    server.request(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": uri,
+            "workspaceFolders": [{"uri": uri, "name": "ws"}],
+            "capabilities": capabilities,
+        }),
+    );
+    server.notify("initialized", json!({}));
+    server
+}
+
 #[test]
 fn edits_of_an_imported_file_reach_its_importers() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,19 +66,9 @@ fn edits_of_an_imported_file_reach_its_importers() {
     let layers_uri = format!("file://{}/layers.py", root.display());
     let model_uri = format!("file://{}/model.py", root.display());
 
-    let mut server = Server::start_in(Some(&root));
     let mut caps = capabilities(false);
     caps["workspace"]["didChangeWatchedFiles"] = json!({"dynamicRegistration": true});
-    server.request(
-        "initialize",
-        json!({
-            "processId": null,
-            "rootUri": format!("file://{}", root.display()),
-            "workspaceFolders": [{"uri": format!("file://{}", root.display()), "name": "ws"}],
-            "capabilities": caps,
-        }),
-    );
-    server.notify("initialized", json!({}));
+    let mut server = start_in_folder(&root, caps);
     // The server asks to watch Python files, so that changes made outside
     // the editor reach it.
     let registration = server.wait_for("client/registerCapability", |m| {
@@ -152,17 +159,7 @@ fn edits_do_not_pile_up_in_an_imported_registry() {
     std::fs::write(root.join("model.py"), model).unwrap();
     let model_uri = format!("file://{}/model.py", root.display());
 
-    let mut server = Server::start_in(Some(&root));
-    server.request(
-        "initialize",
-        json!({
-            "processId": null,
-            "rootUri": format!("file://{}", root.display()),
-            "workspaceFolders": [{"uri": format!("file://{}", root.display()), "name": "ws"}],
-            "capabilities": capabilities(false),
-        }),
-    );
-    server.notify("initialized", json!({}));
+    let mut server = start_in_folder(&root, capabilities(false));
     server.open(&model_uri, 1, model);
     let x_hint = |server: &mut Server| -> Option<String> {
         diagnostics_until(server, &model_uri, |d| d.is_empty());
