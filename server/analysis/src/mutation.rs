@@ -55,6 +55,22 @@ pub(crate) fn take_written() -> Vec<usize> {
     WRITTEN.with(|written| std::mem::take(&mut *written.borrow_mut()))
 }
 
+/// A mark in the list of written kept values (see `written_since`).
+pub(crate) fn written_mark() -> usize {
+    WRITTEN.with(|written| written.borrow().len())
+}
+
+/// The kept values written since `mark`, without taking them.
+pub(crate) fn written_since(mark: usize) -> Vec<usize> {
+    WRITTEN.with(|written| {
+        written
+            .borrow()
+            .get(mark..)
+            .map(<[usize]>::to_vec)
+            .unwrap_or_default()
+    })
+}
+
 impl<T> Shared<T> {
     pub(crate) fn new(value: T) -> Self {
         Shared {

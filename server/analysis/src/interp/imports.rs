@@ -275,6 +275,7 @@ impl Interp<'_> {
         let outer_floor = std::mem::replace(&mut self.cut_floor, usize::MAX);
         let outer_steps = std::mem::replace(&mut self.module_steps, 0);
         let outer_spent = self.floor_when_spent.take();
+        let written_mark = crate::mutation::written_mark();
         let _ = self.exec_block(&loaded.module.body);
         let own_steps = std::mem::replace(&mut self.module_steps, outer_steps);
         let spent = std::mem::replace(&mut self.floor_when_spent, outer_spent);
@@ -316,7 +317,9 @@ impl Interp<'_> {
             })
         {
             ns.shared.set(true);
-            self.modules.keep_executed(id, ns.clone(), shareable);
+            let written = crate::mutation::written_since(written_mark);
+            self.modules
+                .keep_executed(id, ns.clone(), shareable, &written);
         }
         Value::Module(ns)
     }

@@ -142,13 +142,21 @@ pub(super) fn clear(executed: &Executed) {
     kept.snapshots.clear();
 }
 
-/// Keeps `ns`, with the objects it reaches as they are now.
-pub(super) fn keep(executed: &Executed, key: (u32, u64), ns: Rc<ModuleNs>, reached: Vec<Reached>) {
+/// Keeps `ns`, with the objects it reaches as they are now, and the kept
+/// objects its top level wrote (at the addresses `written`) as they are now.
+pub(super) fn keep(
+    executed: &Executed,
+    key: (u32, u64),
+    ns: Rc<ModuleNs>,
+    reached: Vec<Reached>,
+    written: &[usize],
+) {
     if executed.borrow().len() >= CAPACITY {
         clear(executed);
     }
     let mut kept = executed.borrow_mut();
     kept.namespaces.insert(key, ns);
+    kept.snapshots.refresh(written);
     kept.snapshots.take(reached);
 }
 

@@ -357,9 +357,16 @@ impl ModuleGraph {
         id: u32,
         ns: Rc<crate::value::ModuleNs>,
         shareable: executed::Shareable,
+        written: &[usize],
     ) {
         if let Some(executed) = &self.executed {
-            executed::keep(executed, (id, self.closure_key(id)), ns, shareable.0);
+            executed::keep(
+                executed,
+                (id, self.closure_key(id)),
+                ns,
+                shareable.0,
+                written,
+            );
         }
     }
 

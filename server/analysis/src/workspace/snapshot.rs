@@ -31,6 +31,19 @@ pub(super) enum Reached {
     Layer(Rc<Layer>),
 }
 
+impl Reached {
+    /// The address of its first mutable part (see `Snapshot::parts`).
+    fn first_part(&self) -> usize {
+        match self {
+            Reached::List(items) => items.address(),
+            Reached::Dict(entries) => entries.address(),
+            Reached::Class(class) => class.attrs.address(),
+            Reached::Instance(inst) => inst.attrs.address(),
+            Reached::Layer(layer) => layer.device.address(),
+        }
+    }
+}
+
 /// One mutable part as it was kept, with its write count then.
 struct Saved<T> {
     writes: Cell<u32>,
@@ -44,6 +57,10 @@ impl<T: Clone> Saved<T> {
             writes: Cell::new(part.writes()),
             value: part.borrow().clone(),
         }
+    }
+
+    fn is_current(&self, part: &Shared<T>) -> bool {
+        part.writes() == self.writes.get()
     }
 
     fn put_back(&self, part: &Shared<T>) {
@@ -138,6 +155,39 @@ impl Snapshot {
         }
     }
 
+    fn owner(&self) -> Reached {
+        match self {
+            Snapshot::List(items, _) => Reached::List(items.clone()),
+            Snapshot::Dict(entries, _) => Reached::Dict(entries.clone()),
+            Snapshot::Class(class, _) => Reached::Class(class.clone()),
+            Snapshot::Instance(inst, ..) => Reached::Instance(inst.clone()),
+            Snapshot::Layer(layer, _) => Reached::Layer(layer.clone()),
+        }
+    }
+
+    /// Whether no part was written since it was saved.
+    fn is_current(&self) -> bool {
+        match self {
+            Snapshot::List(items, saved) => saved.is_current(items),
+            Snapshot::Dict(entries, saved) => saved.is_current(entries),
+            Snapshot::Class(class, saved) => saved.is_current(&class.attrs),
+            Snapshot::Instance(inst, attrs, order, device) => {
+                attrs.is_current(&inst.attrs)
+                    && order.is_current(&inst.order)
+                    && device.is_current(&inst.device)
+            }
+            Snapshot::Layer(layer, parts) => {
+                parts.device.is_current(&layer.device)
+                    && parts.dtype.is_current(&layer.dtype)
+                    && parts.children.is_current(&layer.children)
+                    && parts.keys.is_current(&layer.keys)
+                    && parts.unknown_children.is_current(&layer.unknown_children)
+                    && parts.training.is_current(&layer.training)
+                    && parts.params.is_current(&layer.params)
+            }
+        }
+    }
+
     fn put_back(&self) {
         match self {
             Snapshot::List(items, saved) => saved.put_back(items),
@@ -173,8 +223,17 @@ pub(super) struct Snapshots {
 }
 
 impl Snapshots {
+    /// Saves what a newly kept namespace reaches. An object saved before
+    /// (a class of a module kept earlier, reached again through an import)
+    /// is saved again only when it changed since: its later state is the
+    /// kept one.
     pub(super) fn take(&mut self, reached: Vec<Reached>) {
         for object in reached {
+            if let Some(&index) = self.by_part.get(&object.first_part())
+                && self.all[index].is_current()
+            {
+                continue;
+            }
             let snapshot = Snapshot::of(object);
             let index = self.all.len();
             for part in snapshot.parts() {
@@ -182,6 +241,20 @@ impl Snapshots {
             }
             self.all.push(snapshot);
         }
+    }
+
+    /// Saves again the kept objects at these addresses as they are now: a
+    /// module top level being kept wrote them (it registered a class in
+    /// another module's registry), and later analyses, which take that top
+    /// level as it was kept instead of running it, must find the write.
+    pub(super) fn refresh(&mut self, written: &[usize]) {
+        let owners: Vec<Reached> = written
+            .iter()
+            .filter_map(|part| self.by_part.get(part))
+            .filter(|&&index| !self.all[index].is_current())
+            .map(|&index| self.all[index].owner())
+            .collect();
+        self.take(owners);
     }
 
     /// Puts back every kept object written since the last call.

@@ -539,3 +539,29 @@ fn what_an_analysis_writes_into_a_kept_module_is_gone_for_the_next() {
         assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), first);
     }
 }
+
+#[test]
+fn a_kept_top_level_that_registers_in_another_module_keeps_its_entry() {
+    // `plugin.py` appends to `reg.ITEMS` when it is imported; kept, it is
+    // not run again, so its entry must be part of what was kept, and what
+    // `main.py` itself appends must not.
+    let fs = Memory::new(&[
+        (
+            "/proj/main.py",
+            "import torch\nimport reg\nimport plugin\nreg.ITEMS.append(2)\nx = torch.zeros(len(reg.ITEMS))\n",
+        ),
+        ("/proj/reg.py", "ITEMS = []\n"),
+        ("/proj/plugin.py", "import reg\nreg.ITEMS.append(1)\n"),
+    ]);
+    let mut cache = ModuleCache::new();
+    let first = bindings_with(&fs, "/proj/main.py", &mut cache);
+    assert_eq!(first, ["x [2]"]);
+    assert_eq!(
+        cache.executed().borrow().len(),
+        2,
+        "reg.py and plugin.py are kept"
+    );
+    for _ in 0..2 {
+        assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), first);
+    }
+}
