@@ -9,8 +9,11 @@
 //! Only a namespace that means the same in any analysis is kept: one whose
 //! values hold no symbolic size, no tensor of unknown rank, no fake tensor,
 //! and only modules and classes of modules that are kept themselves; whose
-//! run reported nothing and hit no limit that depends on the importer. The interpreter never changes a kept namespace (a
-//! write to a kept module's attribute is dropped).
+//! run reported nothing and hit no limit that depends on the importer. No
+//! analysis changes a kept namespace for the next: a write to a kept
+//! module's attribute is kept for the run only, and what a run writes into
+//! the objects a kept namespace reaches is put back when it ends
+//! (`snapshot`).
 
 use std::cell::RefCell;
 use std::hash::{Hash, Hasher};

@@ -5,8 +5,8 @@
 //!
 //! A kept namespace is shared by every later analysis on the thread, and
 //! its objects are the very objects those analyses run with: a file that
-//! appends to an imported registry (`reg.ITEMS.append(...)`), sets a class
-//! attribute or moves an imported layer would otherwise leave that change
+//! appends to an imported registry (`reg.ITEMS.append(...)`), grows a list
+//! an imported class holds or moves an imported layer would leave that change
 //! for the next file, and a document edited a hundred times would see a
 //! registry a hundred entries long. Within one analysis the writes are
 //! seen, as Python sees them; when it ends, what it wrote is put back.
@@ -32,14 +32,26 @@ pub(super) enum Reached {
 }
 
 impl Reached {
-    /// The address of its first mutable part (see `Snapshot::parts`).
-    fn first_part(&self) -> usize {
+    /// The addresses of its mutable parts (see `Shared::address`).
+    fn parts(&self) -> Vec<usize> {
         match self {
-            Reached::List(items) => items.address(),
-            Reached::Dict(entries) => entries.address(),
-            Reached::Class(class) => class.attrs.address(),
-            Reached::Instance(inst) => inst.attrs.address(),
-            Reached::Layer(layer) => layer.device.address(),
+            Reached::List(items) => vec![items.address()],
+            Reached::Dict(entries) => vec![entries.address()],
+            Reached::Class(class) => vec![class.attrs.address()],
+            Reached::Instance(inst) => vec![
+                inst.attrs.address(),
+                inst.order.address(),
+                inst.device.address(),
+            ],
+            Reached::Layer(layer) => vec![
+                layer.device.address(),
+                layer.dtype.address(),
+                layer.children.address(),
+                layer.keys.address(),
+                layer.unknown_children.address(),
+                layer.training.address(),
+                layer.params.address(),
+            ],
         }
     }
 }
@@ -132,29 +144,6 @@ impl Snapshot {
         }
     }
 
-    /// The addresses of its mutable parts (see `Shared::address`).
-    fn parts(&self) -> Vec<usize> {
-        match self {
-            Snapshot::List(items, _) => vec![items.address()],
-            Snapshot::Dict(entries, _) => vec![entries.address()],
-            Snapshot::Class(class, _) => vec![class.attrs.address()],
-            Snapshot::Instance(inst, ..) => vec![
-                inst.attrs.address(),
-                inst.order.address(),
-                inst.device.address(),
-            ],
-            Snapshot::Layer(layer, _) => vec![
-                layer.device.address(),
-                layer.dtype.address(),
-                layer.children.address(),
-                layer.keys.address(),
-                layer.unknown_children.address(),
-                layer.training.address(),
-                layer.params.address(),
-            ],
-        }
-    }
-
     fn owner(&self) -> Reached {
         match self {
             Snapshot::List(items, _) => Reached::List(items.clone()),
@@ -229,14 +218,15 @@ impl Snapshots {
     /// kept one.
     pub(super) fn take(&mut self, reached: Vec<Reached>) {
         for object in reached {
-            if let Some(&index) = self.by_part.get(&object.first_part())
+            let parts = object.parts();
+            if let Some(&index) = self.by_part.get(&parts[0])
                 && self.all[index].is_current()
             {
                 continue;
             }
             let snapshot = Snapshot::of(object);
             let index = self.all.len();
-            for part in snapshot.parts() {
+            for part in parts {
                 self.by_part.insert(part, index);
             }
             self.all.push(snapshot);
