@@ -1095,7 +1095,14 @@ impl<'s> Interp<'s> {
                     || self.recorder.declared_generic(&f.def.range)
             });
             let methods = self.unreached_methods(&class);
-            if forward.is_none() && methods.is_empty() {
+            // A class with a constructor and nothing else (an encoding that
+            // fills tables, a config object) still has lines to show: its
+            // constructor runs when the made-up instance below is built.
+            let unreached_init =
+                class.attrs.borrow().get("__init__").is_some_and(
+                    |init| matches!(init, Value::Function(f) if !self.reached_only(f)),
+                );
+            if forward.is_none() && methods.is_empty() && !unreached_init {
                 continue;
             }
             self.mode = ModeState {

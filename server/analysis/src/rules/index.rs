@@ -7,11 +7,11 @@ use shapels_syntax::ast::TextRange;
 
 use super::Args;
 use super::check::{Stop, check, raise};
-use super::ops::{check_inputs, out_known};
+use super::ops::{check_inputs, out_known, out_shape};
 use super::shape::broadcast;
 use crate::code::Code;
 use crate::rules::meta::Meta;
-use crate::value::{DType, Device, Tensor, Value};
+use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// `x[index]`: ints, slices, `None` and `...` (basic indexing, torch's
 /// `aten.slice`/`aten.select`), and index tensors, lists and boolean masks
@@ -27,8 +27,12 @@ pub(crate) fn index_tensor(
         return Value::Unknown;
     };
     let Some(dims) = meta.dims(t) else {
-        return of_unknown_rank(meta, t);
+        return index_trailing(meta, t, &entries, device, range)
+            .unwrap_or_else(|| of_unknown_rank(meta, t));
     };
+    if let Some(gathered) = gather_by_unknown_rank(meta, t, &dims, &entries, device.clone()) {
+        return gathered;
+    }
     match indexed_dims(meta, t, &dims, index, &entries, range) {
         Ok(out) => {
             let layout = basic_index_layout(meta, t, &dims, &entries, &out);
@@ -162,6 +166,95 @@ fn index_device(
     Some(device.or_else(|| t.device.clone()))
 }
 
+/// `t[..., i, 1:]` of a tensor of unknown rank (`[*batch, 3]`): the entries
+/// after a leading ellipsis index its last dims, which the index says it
+/// has, and the dims before them stay the rank variable's. `None` for any
+/// other index of such a tensor (one that reads its leading dims, or holds
+/// index tensors), whose result's rank is not known.
+fn index_trailing(
+    meta: &mut dyn Meta,
+    t: &Rc<Tensor>,
+    entries: &[Value],
+    device: Option<Device>,
+    range: TextRange,
+) -> Option<Value> {
+    let (Value::Ellipsis, after) = entries.split_first()? else {
+        return None;
+    };
+    let basic = |e: &Value| matches!(e, Value::Int(_) | Value::Slice(..) | Value::None);
+    if !after.iter().all(basic) {
+        return None;
+    }
+    let taken = after.iter().filter(|e| !matches!(e, Value::None)).count();
+    let shape = meta.demand_suffix(&t.shape, taken);
+    let (var, suffix) = shape.tail()?;
+    let split = suffix.len().checked_sub(taken)?;
+    let mut walk = IndexWalk {
+        dims: &suffix[split..],
+        // The rank is not known: torch's number for the dim is not either,
+        // but counted from the end it is.
+        first_dim: -(taken as i64),
+        range,
+        out: Vec::new(),
+        pos: 0,
+        advanced: AdvancedIndices::default(),
+    };
+    for e in after {
+        if let Err(stop) = walk.step(meta, t, e, after) {
+            return Some(meta.settle(range, Err(stop)));
+        }
+    }
+    let mut kept: Vec<Dim> = suffix[..split].to_vec();
+    kept.extend(walk.out);
+    let shape = if kept.is_empty() {
+        Shape::Var(var)
+    } else {
+        Shape::Tail(var, Rc::new(kept))
+    };
+    Some(out_shape(meta, t, shape, t.dtype, device, "index"))
+}
+
+/// `table[idx]` (and `table[idx, :]`) with one integer index tensor of
+/// unknown rank (`[*batch, n]`) and nothing but full slices after it: torch
+/// puts the index's shape first and the table's other dims after it, so
+/// the result is `[*batch, n, *table.shape[1:]]`.
+fn gather_by_unknown_rank(
+    meta: &mut dyn Meta,
+    t: &Rc<Tensor>,
+    dims: &[Dim],
+    entries: &[Value],
+    device: Option<Device>,
+) -> Option<Value> {
+    let (Value::Tensor(ix), rest) = entries.split_first()? else {
+        return None;
+    };
+    let integer = ix
+        .dtype
+        .is_some_and(|d| d != DType::Bool && !d.is_floating());
+    if !integer || meta.dims(ix).is_some() || dims.is_empty() {
+        return None;
+    }
+    let full = |e: &Value| {
+        matches!(e, Value::Slice(lo, hi, step)
+            if [lo, hi, step].iter().all(|v| matches!(***v, Value::None)))
+    };
+    if rest.len() >= dims.len() || !rest.iter().all(full) {
+        return None;
+    }
+    let (var, suffix) = meta
+        .resolve_shape(&ix.shape)
+        .tail()
+        .map(|(v, s)| (v, s.to_vec()))?;
+    let mut out = suffix;
+    out.extend(dims[1..].iter().cloned());
+    let shape = if out.is_empty() {
+        Shape::Var(var)
+    } else {
+        Shape::Tail(var, Rc::new(out))
+    };
+    Some(out_shape(meta, t, shape, t.dtype, device, "index"))
+}
+
 /// `t` indexed where its rank, or what an index entry is, is not known:
 /// the result's rank is not known either.
 fn of_unknown_rank(meta: &mut dyn Meta, t: &Rc<Tensor>) -> Value {
@@ -195,6 +288,7 @@ fn indexed_dims(
     }
     let mut walk = IndexWalk {
         dims,
+        first_dim: 0,
         range,
         out: Vec::new(),
         pos: 0,
@@ -231,6 +325,9 @@ fn dims_taken(meta: &dyn Meta, e: &Value) -> usize {
 /// indices met.
 struct IndexWalk<'a> {
     dims: &'a [Dim],
+    /// The number torch gives `dims[0]` in its messages: 0, or counted
+    /// from the end when only the trailing dims of a tensor are indexed.
+    first_dim: i64,
     range: TextRange,
     out: Vec<Dim>,
     pos: usize,
@@ -257,7 +354,7 @@ impl IndexWalk<'_> {
                 self.pos += take;
             }
             Value::Int(i) => {
-                check_int_index(meta, i, &dims[self.pos], self.pos)?;
+                check_int_index(meta, i, &dims[self.pos], self.first_dim + self.pos as i64)?;
                 self.pos += 1;
             }
             Value::Slice(lo, hi, step) => {
@@ -302,7 +399,7 @@ impl IndexWalk<'_> {
                     let place = self.advanced.parts.len();
                     for item in &items {
                         if let Value::Int(i) = item {
-                            check_int_index(meta, i, &dims[self.pos], place)?;
+                            check_int_index(meta, i, &dims[self.pos], place as i64)?;
                         }
                     }
                     vec![Dim::konst(items.len() as i64)]
@@ -345,7 +442,7 @@ impl IndexWalk<'_> {
 }
 
 /// An int index must be within the size it indexes.
-fn check_int_index(meta: &dyn Meta, i: &Dim, size: &Dim, pos: usize) -> Result<(), Stop> {
+fn check_int_index(meta: &dyn Meta, i: &Dim, size: &Dim, pos: i64) -> Result<(), Stop> {
     if let (Some(i), Some(s)) = (i.as_const(), meta.env().value(size))
         && (i >= s || i < -s)
     {
@@ -506,6 +603,12 @@ pub(crate) fn index_put(
     value: &Value,
     range: TextRange,
 ) {
+    if meta.dims(t).is_none() {
+        // Only the devices can be checked; reading the region would name
+        // trailing dims of the written tensor that nothing else asked for.
+        let _ = index_device(meta, t, &index_entries(index), range);
+        return;
+    }
     let region = index_tensor(meta, t, index, range);
     if let (Value::Tensor(r), Value::Tensor(v)) = (&region, value)
         && let (Some(rd), Some(vd)) = (meta.dims(r), meta.dims(v))

@@ -148,6 +148,30 @@ impl Interp<'_> {
                 }
                 None => Value::Unknown,
             },
+            // A set is kept as the list of its distinct items, which is
+            // what membership, `len` and iteration read; one whose items
+            // may or may not be equal has a length the analysis cannot know.
+            ("set", []) => Value::list(Vec::new()),
+            ("set", [v]) => match self.iterate(v) {
+                Some(items) => {
+                    let mut distinct: Vec<Value> = Vec::new();
+                    for item in items {
+                        let equal: Vec<Option<bool>> = distinct
+                            .iter()
+                            .map(|kept| self.values_equal(&item, kept))
+                            .collect();
+                        if equal.contains(&Some(true)) {
+                            continue;
+                        }
+                        if equal.contains(&None) {
+                            return Value::Unknown;
+                        }
+                        distinct.push(item);
+                    }
+                    Value::list(distinct)
+                }
+                None => Value::Unknown,
+            },
             ("dict", []) => Value::Dict(Rc::new(Shared::new(
                 kwargs
                     .into_iter()

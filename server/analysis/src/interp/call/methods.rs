@@ -4,7 +4,8 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
 
-use crate::interp::Interp;
+use crate::interp::{Interp, join_all};
+use crate::mutation::Shared;
 use crate::rules;
 use crate::value::{Provenance, Value};
 
@@ -83,14 +84,77 @@ impl Interp<'_> {
                     }
                     Value::None
                 }
-                ("insert", [Value::Int(i), v]) => {
+                ("insert", [at, v]) => {
                     self.note_loop_append(items);
-                    let mut items = items.write(&mut self.epoch);
-                    let i = i.as_const().unwrap_or(0).clamp(0, items.len() as i64) as usize;
-                    items.insert(i, v.clone());
+                    let len = items.borrow().len();
+                    // Python counts a negative place from the end and puts
+                    // one beyond either end at that end.
+                    match list_index(at, len) {
+                        Some(i) => {
+                            let i = i.clamp(0, len as i64) as usize;
+                            items.write(&mut self.epoch).insert(i, v.clone());
+                        }
+                        None => {
+                            let mut all = items.borrow().clone();
+                            all.push(v.clone());
+                            self.scramble(items, &all, len + 1);
+                        }
+                    }
                     Value::None
                 }
                 ("pop", []) => items.write(&mut self.epoch).pop().unwrap_or(Value::Unknown),
+                ("pop", [at]) => {
+                    let all = items.borrow().clone();
+                    if all.is_empty() {
+                        return Value::Unknown;
+                    }
+                    let len = all.len() as i64;
+                    match list_index(at, all.len()).filter(|i| (0..len).contains(i)) {
+                        Some(i) => items.write(&mut self.epoch).remove(i as usize),
+                        None => self.scramble(items, &all, all.len() - 1),
+                    }
+                }
+                ("remove", [v]) => {
+                    let all = items.borrow().clone();
+                    let mut first = None;
+                    for (i, item) in all.iter().enumerate() {
+                        match self.values_equal(item, v) {
+                            Some(true) => {
+                                first = Some(Some(i));
+                                break;
+                            }
+                            Some(false) => {}
+                            None => {
+                                first = Some(None);
+                                break;
+                            }
+                        }
+                    }
+                    match first {
+                        Some(Some(i)) => {
+                            items.write(&mut self.epoch).remove(i);
+                        }
+                        Some(None) => {
+                            let _ = self.scramble(items, &all, all.len().saturating_sub(1));
+                        }
+                        // Python raises ValueError: the list stays as it is.
+                        None => {}
+                    }
+                    Value::None
+                }
+                ("reverse", []) => {
+                    items.write(&mut self.epoch).reverse();
+                    Value::None
+                }
+                ("clear", []) => {
+                    items.write(&mut self.epoch).clear();
+                    Value::None
+                }
+                ("sort", _) => {
+                    let all = items.borrow().clone();
+                    let _ = self.scramble(items, &all, all.len());
+                    Value::None
+                }
                 ("copy", []) => Value::list(items.borrow().clone()),
                 ("index" | "count", _) => Value::Unknown,
                 _ => Value::Unknown,
@@ -187,4 +251,21 @@ impl Interp<'_> {
             _ => Value::Unknown,
         }
     }
+
+    /// A list changed at a place the analysis cannot read (`xs.insert(k,
+    /// v)` of an unknown `k`, a sort): it holds `len` items, each of which
+    /// may be any of `all`, so every place holds their join. Gives the join.
+    fn scramble(&mut self, items: &Rc<Shared<Vec<Value>>>, all: &[Value], len: usize) -> Value {
+        let joined = join_all(self, all);
+        *items.write(&mut self.epoch) = vec![joined.clone(); len];
+        joined
+    }
+}
+
+/// A list place as a number from the list's start (`-1` is `len - 1`);
+/// `None` when the place is not a known int.
+fn list_index(at: &Value, len: usize) -> Option<i64> {
+    let Value::Int(d) = at else { return None };
+    let i = d.as_const()?;
+    Some(if i < 0 { i + len as i64 } else { i })
 }

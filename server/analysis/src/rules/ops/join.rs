@@ -7,13 +7,13 @@ use shapels_syntax::ast::TextRange;
 
 use super::OpCall;
 use super::inputs::check_inputs;
-use super::output::{out_known, out_var};
+use super::output::{out_known, out_shape, out_var};
 use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, ShapeError, Stop, check, raise};
 use crate::rules::meta::Meta;
 use crate::rules::shape::wrap_dim;
-use crate::value::{DType, Device, Tensor, Value};
+use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// `unbind`.
 pub(super) fn unbind(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
@@ -294,6 +294,9 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
     };
     let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| meta.dims(t)).collect();
     let Some(mut all) = all else {
+        if let Some(result) = join_trailing(meta, name, args, &tensors, dtype, device.clone()) {
+            return result;
+        }
         return Ok(
             match partly_known(meta, name, args, &tensors, dtype, device.clone()) {
                 Some(v) => v,
@@ -577,6 +580,74 @@ fn partly_known(
         }
         _ => None,
     }
+}
+
+/// `cat`/`stack` along a trailing dim (`dim=-1`) of inputs whose leading
+/// dims are one rank variable (`[*batch, 1]` pieces of one `[*batch, 3]`):
+/// the leading dims pass through, the trailing ones join as for known
+/// shapes. `None` for any other mix of ranks, whose result is not known.
+fn join_trailing(
+    meta: &mut dyn Meta,
+    name: &str,
+    args: &Args,
+    tensors: &[Rc<Tensor>],
+    dtype: Option<DType>,
+    device: Option<Device>,
+) -> Option<RuleResult> {
+    let stack = match name {
+        "stack" => true,
+        "cat" | "concat" | "concatenate" => false,
+        _ => return None,
+    };
+    let d = args.int(1, dim_keyword(args))?;
+    // Counted from the end, into the dims every input is known to have.
+    let from_end = usize::try_from(-d).ok().filter(|&k| k >= 1)?;
+    let taken = if stack { from_end - 1 } else { from_end };
+    let shapes: Vec<Shape> = tensors
+        .iter()
+        .map(|t| meta.demand_suffix(&t.shape, taken))
+        .collect();
+    let (var, first) = shapes[0].tail()?;
+    let suffixes: Vec<Vec<Dim>> = shapes
+        .iter()
+        .map(|s| match s.tail() {
+            Some((v, dims)) if v == var && dims.len() == first.len() => Some(dims.to_vec()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let first = suffixes[0].clone();
+    let dims = if stack {
+        for (i, s) in suffixes.iter().enumerate().skip(1) {
+            if s.iter()
+                .zip(&first)
+                .any(|(a, b)| meta.env().known_different(a, b))
+            {
+                let message = format!(
+                    "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
+                    meta.fmt_dims(&first),
+                    meta.fmt_dims(s)
+                );
+                return Some(raise(Code::StackShape, message));
+            }
+            for (a, b) in s.iter().zip(&first) {
+                let _ = meta.require_equal(a, b);
+            }
+        }
+        let mut dims = first;
+        dims.insert(dims.len() + 1 - from_end, Dim::konst(tensors.len() as i64));
+        dims
+    } else {
+        let at = first.len() - from_end;
+        let total = match joined_size(meta, &suffixes, &first, at) {
+            Ok(total) => total,
+            Err(stop) => return Some(Err(stop)),
+        };
+        let mut dims = first;
+        dims[at] = total;
+        dims
+    };
+    let shape = Shape::Tail(var, Rc::new(dims));
+    Some(Ok(out_shape(meta, &tensors[0], shape, dtype, device, name)))
 }
 
 /// `torch.stack(ys)` / `torch.cat(ys)` of a list of unknown length (filled
