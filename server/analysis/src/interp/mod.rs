@@ -336,6 +336,9 @@ pub(crate) struct Interp<'s> {
     /// The rank variable each `*name` of the signature being made up
     /// stands for (see `stated`).
     stated_ranks: FxHashMap<String, u32>,
+    /// The name an annotation gave a rank variable (`*bs` in
+    /// `Float[Tensor, "*bs 3"]`), kept for the hints: `[*bs, 3]`.
+    rank_names: FxHashMap<u32, Rc<str>>,
     /// The function each custom op's calls run (`torch.ops.ns.op`): its
     /// fake kernel when one is registered (see `custom_ops`).
     custom_ops: FxHashMap<String, Rc<Function>>,
@@ -371,6 +374,7 @@ impl<'s> Interp<'s> {
             doc_memos: Vec::new(),
             documented_returns: FxHashMap::default(),
             stated_ranks: FxHashMap::default(),
+            rank_names: FxHashMap::default(),
             custom_ops: FxHashMap::default(),
             fake_kernels: FxHashMap::default(),
             imported_names: FxHashMap::default(),
@@ -678,6 +682,21 @@ impl<'s> Interp<'s> {
 
     /// For each rank variable never refined, the sizes read from its first
     /// dims (`x.size(0)`, `len(x)`), in order while they are contiguous.
+    /// The names annotations gave rank variables, by the variable each
+    /// now resolves to (a `*bs` whose last dims became known lives on in
+    /// the variable of the dims before them). The first name given wins.
+    pub fn variadic_names(&self) -> FxHashMap<u32, Rc<str>> {
+        let mut named: Vec<(&u32, &Rc<str>)> = self.rank_names.iter().collect();
+        named.sort_unstable();
+        let mut out: FxHashMap<u32, Rc<str>> = FxHashMap::default();
+        for (&v, name) in named {
+            if let Some((w, _)) = self.resolve_shape(&Shape::Var(v)).tail() {
+                out.entry(w).or_insert_with(|| name.clone());
+            }
+        }
+        out
+    }
+
     pub fn var_heads(&self) -> FxHashMap<u32, Vec<Dim>> {
         let mut out: FxHashMap<u32, Vec<Dim>> = FxHashMap::default();
         for &(v, _) in self.var_dims.keys() {

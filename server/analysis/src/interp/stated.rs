@@ -186,6 +186,7 @@ impl Interp<'_> {
                 return Shape::known(dims);
             };
             if let Some(n) = name {
+                self.rank_names.insert(v, Rc::from(n.as_str()));
                 self.stated_ranks.insert(n, v);
             }
             return Shape::Tail(v, Rc::new(dims));

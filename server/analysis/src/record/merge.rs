@@ -45,6 +45,8 @@ pub(super) struct Namer<'a> {
     scope: usize,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
     pub heads: FxHashMap<u32, Vec<Dim>>,
+    /// Names annotations gave rank variables (`*bs`), shown for them.
+    pub variadic_names: FxHashMap<u32, std::rc::Rc<str>>,
     pub static_shapes: bool,
     /// Memoised resolution and display: one file shows the same sizes often.
     resolved_cache: FxHashMap<Dim, Dim>,
@@ -152,6 +154,7 @@ impl<'a> Namer<'a> {
             scopes,
             scope: 0,
             heads: FxHashMap::default(),
+            variadic_names: FxHashMap::default(),
             static_shapes: false,
             guard_facts: env.guard_facts(),
             resolved_cache: FxHashMap::default(),
@@ -473,6 +476,8 @@ pub(super) fn merge(
     // stand: before them (known trailing dims, `[*, 768]`), after them (known
     // leading sizes of a tensor of unknown rank, `[N, *]`), or nowhere.
     let mut shapes: Vec<Option<(Variadic, Vec<Dim>)>> = Vec::with_capacity(hits.len());
+    // The names annotations gave the leading dims of the runs (`*bs`).
+    let mut lead_names: Vec<Option<std::rc::Rc<str>>> = Vec::new();
     for (i, t) in hits.iter().enumerate() {
         // Runs of the same tensor (a repeated call) resolve alike.
         if i > 0 && Rc::ptr_eq(t, &hits[i - 1]) {
@@ -485,13 +490,22 @@ pub(super) fn merge(
                 Variadic::None,
                 d.iter().map(|x| namer.resolved(x)).collect(),
             )),
-            Shape::Tail(_, d) => Some((
-                Variadic::Lead,
-                d.iter().map(|x| namer.resolved(x)).collect(),
-            )),
+            Shape::Tail(v, d) => {
+                lead_names.push(namer.variadic_names.get(&v).cloned());
+                Some((
+                    Variadic::Lead,
+                    d.iter().map(|x| namer.resolved(x)).collect(),
+                ))
+            }
             Shape::Var(v) => {
                 let head = namer.heads.get(&v).cloned().unwrap_or_default();
-                if head.is_empty() {
+                let name = namer.variadic_names.get(&v).cloned();
+                if head.is_empty() && name.is_some() {
+                    // The dims an annotation named (`*bs`) and nothing
+                    // more: `[*bs]` says which, where `[*batch]` would not.
+                    lead_names.push(name);
+                    Some((Variadic::Lead, Vec::new()))
+                } else if head.is_empty() {
                     None
                 } else {
                     Some((
@@ -537,14 +551,22 @@ pub(super) fn merge(
         };
         let rank = shapes.first().map(Vec::len).unwrap_or(0);
         // A variadic head alone says nothing about the shape.
+        // One name for the leading dims of every run, when they all have it.
+        let lead_name = match lead_names.split_first() {
+            Some((Some(first), rest)) if rest.iter().all(|n| n.as_ref() == Some(first)) => {
+                Some(first.clone())
+            }
+            _ => None,
+        };
         if shapes.is_empty()
             || shapes.iter().any(|s| s.len() != rank)
-            || (rank == 0 && variadic != Variadic::None)
+            || (rank == 0 && variadic != Variadic::None && lead_name.is_none())
         {
             None
         } else {
-            let lead =
-                (variadic == Variadic::Lead).then(|| DimView::Variadic("*batch".to_string()));
+            let lead = (variadic == Variadic::Lead).then(|| {
+                DimView::Variadic(format!("*{}", lead_name.as_deref().unwrap_or("batch")))
+            });
             let trail =
                 (variadic == Variadic::Trail).then(|| DimView::Variadic("*rest".to_string()));
             Some(

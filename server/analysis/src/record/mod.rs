@@ -26,6 +26,8 @@ pub(crate) struct FinishView<'a> {
     pub resolve: &'a dyn Fn(&Shape) -> Shape,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
     pub heads: FxHashMap<u32, Vec<Dim>>,
+    /// Names annotations gave rank variables (`*bs`).
+    pub variadic_names: FxHashMap<u32, std::rc::Rc<str>>,
     pub static_shapes: bool,
     /// Where an offset of another file is (`enc.py:5`).
     pub place: &'a dyn Fn(usize) -> Option<String>,
@@ -712,6 +714,7 @@ impl Recorder {
             ..
         } = *view;
         let (heads, scopes) = (view.heads.clone(), view.scopes.clone());
+        let variadic_names = view.variadic_names.clone();
         let mut namer = Namer::new(
             env,
             &self.scalars,
@@ -722,6 +725,7 @@ impl Recorder {
 
         namer.static_shapes = static_shapes;
         namer.heads = heads;
+        namer.variadic_names = variadic_names;
         // Sites and expressions often saw the very same tensors (`x =
         // self.fc(x)` records one tensor for the name and the call): their
         // merge is the same, so it is done once.

@@ -156,7 +156,7 @@ impl Interp<'_> {
                     Value::None
                 }
                 ("copy", []) => Value::list(items.borrow().clone()),
-                ("index" | "count", _) => Value::Unknown,
+                ("index" | "count", [_]) => Value::Int(self.env.anonymous()),
                 _ => Value::Unknown,
             },
             Value::Dict(d) => match (name, args.as_slice()) {
@@ -217,9 +217,20 @@ impl Interp<'_> {
             }
             Value::Text => match name {
                 "startswith" | "endswith" => Value::Bool(None),
+                "index" | "find" | "rindex" | "rfind" | "count" => Value::Int(self.env.anonymous()),
                 _ => Value::Unknown,
             },
             Value::Str(s) => match name {
+                // A place or count in a string is a number even when the
+                // text looked for is not known (`"xy".index(dimension)`).
+                "index" | "find" | "rindex" | "rfind" | "count" => match args.first() {
+                    Some(Value::Str(p)) => match super::strings::position(s, p, name) {
+                        Some(n) => Value::int(n),
+                        // `index` of text that is not there raises.
+                        None => Value::Unknown,
+                    },
+                    _ => Value::Int(self.env.anonymous()),
+                },
                 "startswith" | "endswith" => match args.first() {
                     Some(Value::Str(p)) => Value::Bool(Some(if name == "startswith" {
                         s.starts_with(&**p)

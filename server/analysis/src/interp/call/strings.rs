@@ -147,3 +147,19 @@ mod tests {
         ));
     }
 }
+
+/// `text.index(part)` and its relatives, counted in characters as Python
+/// counts: `find` and `rfind` give -1 for text that is not there, `index`
+/// and `rindex` raise (`None`), `count` counts places that do not overlap.
+pub(crate) fn position(text: &str, part: &str, name: &str) -> Option<i64> {
+    let chars = |byte: usize| text[..byte].chars().count() as i64;
+    match name {
+        "count" if part.is_empty() => Some(text.chars().count() as i64 + 1),
+        "count" => Some(text.matches(part).count() as i64),
+        "find" => Some(text.find(part).map_or(-1, chars)),
+        "rfind" => Some(text.rfind(part).map_or(-1, chars)),
+        "index" => text.find(part).map(chars),
+        "rindex" => text.rfind(part).map(chars),
+        _ => None,
+    }
+}
