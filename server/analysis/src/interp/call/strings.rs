@@ -104,6 +104,22 @@ fn format(template: &str, args: &[Value], kwargs: &Kwargs) -> Option<String> {
     Some(out)
 }
 
+/// `text.index(part)` and its relatives, counted in characters as Python
+/// counts: `find` and `rfind` give -1 for text that is not there, `index`
+/// and `rindex` raise (`None`), `count` counts places that do not overlap.
+pub(crate) fn position(text: &str, part: &str, name: &str) -> Option<i64> {
+    let chars = |byte: usize| text[..byte].chars().count() as i64;
+    match name {
+        "count" if part.is_empty() => Some(text.chars().count() as i64 + 1),
+        "count" => Some(text.matches(part).count() as i64),
+        "find" => Some(text.find(part).map_or(-1, chars)),
+        "rfind" => Some(text.rfind(part).map_or(-1, chars)),
+        "index" => text.find(part).map(chars),
+        "rindex" => text.rfind(part).map(chars),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::rc::Rc;
@@ -146,20 +162,15 @@ mod tests {
             Value::Text
         ));
     }
-}
 
-/// `text.index(part)` and its relatives, counted in characters as Python
-/// counts: `find` and `rfind` give -1 for text that is not there, `index`
-/// and `rindex` raise (`None`), `count` counts places that do not overlap.
-pub(crate) fn position(text: &str, part: &str, name: &str) -> Option<i64> {
-    let chars = |byte: usize| text[..byte].chars().count() as i64;
-    match name {
-        "count" if part.is_empty() => Some(text.chars().count() as i64 + 1),
-        "count" => Some(text.matches(part).count() as i64),
-        "find" => Some(text.find(part).map_or(-1, chars)),
-        "rfind" => Some(text.rfind(part).map_or(-1, chars)),
-        "index" => text.find(part).map(chars),
-        "rindex" => text.rfind(part).map(chars),
-        _ => None,
+    #[test]
+    fn places_in_text_are_counted_in_characters() {
+        assert_eq!(position("xy", "y", "index"), Some(1));
+        assert_eq!(position("ééx", "x", "find"), Some(2));
+        assert_eq!(position("xy", "z", "find"), Some(-1));
+        assert_eq!(position("xy", "z", "index"), None);
+        assert_eq!(position("abab", "b", "rindex"), Some(3));
+        assert_eq!(position("aaaa", "aa", "count"), Some(2));
+        assert_eq!(position("ab", "", "count"), Some(3));
     }
 }
