@@ -72,6 +72,9 @@ pub(crate) fn unknown_rank_op(
     if name == "__attr_mT" {
         let _ = meta.demand_suffix(&x.shape, 2);
     }
+    if let Some(result) = indexed_by_tensor(meta, name, x, args) {
+        return Some(result);
+    }
     let shape = meta.resolve_shape(&x.shape);
     let (var, suffix) = shape.tail()?;
     let suffix = suffix.to_vec();
@@ -162,6 +165,58 @@ pub(crate) fn unknown_rank_op(
                     })
                     .collect(),
             ))
+        }
+        _ => None,
+    }
+}
+
+/// Ops whose result has the shape of a tensor argument that says where to
+/// look: `searchsorted(seq, values)` gives one position per value,
+/// `gather(x, dim, index)` one element per index, and `take_along_dim(x,
+/// indices, dim)` the broadcast of both with the indices' size at `dim`.
+/// For inputs of unknown rank that share their leading dims.
+fn indexed_by_tensor(
+    meta: &mut dyn Meta,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+) -> Option<TailResult> {
+    let tensor = |v: Option<&Value>| match v {
+        Some(Value::Tensor(t)) => Some(t.clone()),
+        _ => None,
+    };
+    match name {
+        "searchsorted" => {
+            let values = tensor(args.get(1, "input"))?;
+            let shape = meta.resolve_shape(&values.shape);
+            shape.tail()?;
+            Some(TailResult::One(shape))
+        }
+        "gather" => {
+            let index = tensor(args.get(2, "index"))?;
+            let shape = meta.resolve_shape(&index.shape);
+            shape.tail()?;
+            Some(TailResult::One(shape))
+        }
+        "take_along_dim" => {
+            let indices = tensor(args.get(1, "indices"))?;
+            let Some(Value::Int(d)) = args.get(2, "dim") else {
+                return None;
+            };
+            let k = usize::try_from(-d.as_const()?).ok().filter(|&k| k >= 1)?;
+            let (a, b) = (
+                meta.demand_suffix(&x.shape, k),
+                meta.demand_suffix(&indices.shape, k),
+            );
+            let ((v, xs), (w, ys)) = (a.tail()?, b.tail()?);
+            if v != w || xs.len() != ys.len() {
+                return None;
+            }
+            let at = xs.len() - k;
+            let mut xs = xs.to_vec();
+            xs[at] = ys[at].clone();
+            let dims = broadcast_dims(meta, &xs, ys).ok()?;
+            Some(TailResult::One(with_suffix(v, dims)))
         }
         _ => None,
     }

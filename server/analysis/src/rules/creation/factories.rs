@@ -78,6 +78,37 @@ pub(crate) fn full(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value>
     })
 }
 
+/// `normal(mean, std, size)` of two numbers: `size` gives the shape, in
+/// the default float dtype. A tensor `mean` (or `std`) with a number for
+/// the other gives a tensor like it; two tensors broadcast, which the op
+/// rules say (`None`).
+pub(crate) fn normal(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
+    let args = call.args;
+    let (mean, std) = (args.get(0, "mean"), args.get(1, "std"));
+    let tensor = |v: Option<&Value>| match v {
+        Some(Value::Tensor(t)) => Some(t.clone()),
+        _ => None,
+    };
+    let number = |v: Option<&Value>| matches!(v, Some(Value::Int(_) | Value::Float(_)));
+    let like = match (tensor(mean), tensor(std)) {
+        (Some(t), None) if std.is_none() || number(std) => t,
+        (None, Some(t)) if number(mean) => t,
+        (None, None) => {
+            let float = dtype_or(args, meta.defaults().float);
+            return Some(match sized(meta, args.get(2, "size")) {
+                Ok(sizes) => call.output(meta, sizes, float),
+                Err(shape) => call.output_of_unlisted_size(meta, shape, float),
+            });
+        }
+        _ => return None,
+    };
+    let shape = meta.resolve_shape(&like.shape);
+    Some(match shape.dims() {
+        Some(dims) => call.output(meta, dims.to_vec(), like.dtype),
+        None => call.output_of_unlisted_size(meta, shape, like.dtype),
+    })
+}
+
 /// `randint(high, size)` or `randint(low, high, size)`: int64 sizes last.
 pub(crate) fn randint(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;

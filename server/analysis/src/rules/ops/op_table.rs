@@ -533,6 +533,7 @@ pub(super) static OPS: &[OpDef] = &[
     factory("randn", factories::filled).unread_args(UnreadArgs::ShapeFirst { alone: true }),
     factory("full", factories::full).unread_args(UnreadArgs::ShapeFirst { alone: false }),
     factory("randint", factories::randint),
+    factory("normal", factories::normal),
     factory("randperm", factories::randperm),
     factory("triu_indices", factories::triangle_indices),
     factory("tril_indices", factories::triangle_indices),

@@ -412,6 +412,7 @@ mod tests {
                 "randn",
                 "full",
                 "randint",
+                "normal",
                 "randperm",
                 "triu_indices",
                 "tril_indices",
