@@ -84,7 +84,8 @@ impl Interp<'_> {
         args: Vec<Value>,
         kwargs: Kwargs,
     ) {
-        let mut fields: Vec<(String, Option<Value>)> = Vec::new();
+        // Each field: its name, its default, and where its annotation is.
+        let mut fields: Vec<(String, Option<Value>, Option<TextRange>)> = Vec::new();
         let mut chain = vec![class.clone()];
         let mut i = 0;
         while i < chain.len() {
@@ -101,21 +102,26 @@ impl Interp<'_> {
             for stmt in &def.body {
                 if let shapels_syntax::ast::StmtKind::Assign {
                     targets,
-                    annotation: Some(_),
+                    annotation: Some(annotation),
                     ..
                 } = &stmt.kind
                     && let [target] = targets.as_slice()
                     && let ExprKind::Name(name) = &target.kind
                 {
                     let default = c.attrs.borrow().get(name.as_str()).cloned();
-                    fields.retain(|(n, _)| n != name);
-                    fields.push((name.clone(), default));
+                    fields.retain(|(n, _, _)| n != name);
+                    fields.push((name.clone(), default, Some(annotation.range)));
                 }
             }
         }
         let mut positional = args.into_iter();
         let open = self.dataclass_prefix.take();
-        for (name, default) in fields {
+        // Dims named alike in the fields' stated shapes are one size, and
+        // `*bs` in several fields the same leading dims (`origins:
+        // Float[Tensor, "*bs 3"]`, `starts: Float[Tensor, "*bs 1"]`).
+        let mut stated_symbols: FxHashMap<String, shapels_shapes::Dim> = FxHashMap::default();
+        self.stated_ranks.clear();
+        for (name, default, annotation) in fields {
             let default = match default {
                 Some(Value::Tuple(t))
                     if t.len() == 2 && matches!(&t[0], Value::Str(s) if &**s == "@factory") =>
@@ -141,8 +147,18 @@ impl Interp<'_> {
                         .find(|(k, _)| **k == *name)
                         .map(|(_, v)| v.clone())
                 })
-                .or(default)
-                .unwrap_or(Value::Unknown);
+                .or(default);
+            // A field nobody gave (a made-up object of library mode), or
+            // given a value the analysis cannot read, whose annotation
+            // states a shape is a tensor of that shape.
+            let v = match (v, annotation) {
+                (Some(v), _) if !matches!(v, Value::Unknown) => v,
+                (_, Some(range)) => match crate::stated::annotation::read(self.text(&range)) {
+                    Some(stated) => self.stated_tensor(&stated, &mut stated_symbols, &name),
+                    None => Value::Unknown,
+                },
+                (_, None) => Value::Unknown,
+            };
             self.set_attr(&Value::Instance(instance.clone()), &name, v);
         }
     }
