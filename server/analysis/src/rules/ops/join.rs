@@ -284,26 +284,24 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
     if let Some(Value::Many(element, len)) = args.get(0, "tensors") {
         return cat_many(meta, name, &element.clone(), len.clone(), args);
     }
-    let Some(JoinInputs {
+    let Some(inputs) = join_inputs(meta, name, args, range) else {
+        return Ok(Value::Unknown);
+    };
+    let all: Option<Vec<Vec<Dim>>> = inputs.tensors.iter().map(|t| meta.dims(t)).collect();
+    let Some(mut all) = all else {
+        if let Some(result) = join_trailing(meta, name, args, &inputs) {
+            return result;
+        }
+        return Ok(match partly_known(meta, name, args, &inputs) {
+            Some(v) => v,
+            None => out_var(meta, &inputs.tensors[0], inputs.dtype, inputs.device, name),
+        });
+    };
+    let JoinInputs {
         tensors,
         dtype,
         device,
-    }) = join_inputs(meta, name, args, range)
-    else {
-        return Ok(Value::Unknown);
-    };
-    let all: Option<Vec<Vec<Dim>>> = tensors.iter().map(|t| meta.dims(t)).collect();
-    let Some(mut all) = all else {
-        if let Some(result) = join_trailing(meta, name, args, &tensors, dtype, device.clone()) {
-            return result;
-        }
-        return Ok(
-            match partly_known(meta, name, args, &tensors, dtype, device.clone()) {
-                Some(v) => v,
-                None => out_var(meta, &tensors[0], dtype, device, name),
-            },
-        );
-    };
+    } = inputs;
     let (op, dim_default) = promote_ranks(name, &mut all);
     let joined = Joined {
         name,
@@ -556,10 +554,14 @@ fn partly_known(
     meta: &mut dyn Meta,
     name: &str,
     args: &Args,
-    tensors: &[Rc<Tensor>],
-    dtype: Option<DType>,
-    device: Option<Device>,
+    inputs: &JoinInputs,
 ) -> Option<Value> {
+    let JoinInputs {
+        tensors,
+        dtype,
+        device,
+    } = inputs;
+    let (dtype, device) = (*dtype, device.clone());
     let (known, dims) = tensors
         .iter()
         .find_map(|t| meta.dims(t).map(|d| (t.clone(), d)))?;
@@ -590,10 +592,9 @@ fn join_trailing(
     meta: &mut dyn Meta,
     name: &str,
     args: &Args,
-    tensors: &[Rc<Tensor>],
-    dtype: Option<DType>,
-    device: Option<Device>,
+    inputs: &JoinInputs,
 ) -> Option<RuleResult> {
+    let tensors = &inputs.tensors;
     let stack = match name {
         "stack" => true,
         "cat" | "concat" | "concatenate" => false,
@@ -647,7 +648,14 @@ fn join_trailing(
         dims
     };
     let shape = Shape::Tail(var, Rc::new(dims));
-    Some(Ok(out_shape(meta, &tensors[0], shape, dtype, device, name)))
+    Some(Ok(out_shape(
+        meta,
+        &tensors[0],
+        shape,
+        inputs.dtype,
+        inputs.device.clone(),
+        name,
+    )))
 }
 
 /// `torch.stack(ys)` / `torch.cat(ys)` of a list of unknown length (filled
