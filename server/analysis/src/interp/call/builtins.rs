@@ -153,6 +153,11 @@ impl Interp<'_> {
             // may or may not be equal has a length the analysis cannot know.
             ("set", []) => Value::list(Vec::new()),
             ("set", [v]) => match self.iterate(v) {
+                // Each item is compared with the ones kept: a long literal
+                // list would cost its length squared.
+                Some(items) if items.len() > crate::interp::MAX_LOOP_ITERATIONS * 4 => {
+                    Value::Unknown
+                }
                 Some(items) => {
                     let mut distinct: Vec<Value> = Vec::new();
                     for item in items {
