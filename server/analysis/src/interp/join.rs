@@ -147,6 +147,18 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
     }
 }
 
+/// The join of two layers' settings. Sizes that differ (`Linear(in_dim,
+/// w)` and `Linear(w, w)`, the first and the other layers a loop made) are
+/// unknown, not one unknown size: the joined layer stands for each of them,
+/// and running it on one input must not decide the size for the others
+/// (`in_dim == w`, and an error on the next layer's input).
+fn join_setting(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) if !interp.env.known_equal(x, y) => Value::Unknown,
+        _ => join_values(interp, a, b),
+    }
+}
+
 /// Objects a model calls that can stand as alternatives of an `Either`.
 fn is_callable_object(v: &Value) -> bool {
     matches!(
@@ -242,7 +254,7 @@ fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
         x.args
             .iter()
             .zip(&y.args)
-            .map(|(a, b)| join_values(interp, a, b))
+            .map(|(a, b)| join_setting(interp, a, b))
             .collect()
     } else {
         Vec::new()
@@ -253,7 +265,7 @@ fn join_layers(interp: &mut Interp<'_>, x: &Rc<Layer>, y: &Rc<Layer>) -> Value {
         .kwargs
         .iter()
         .map(|(k, a)| match y.kwargs.iter().find(|(j, _)| j == k) {
-            Some((_, b)) => (k.clone(), join_values(interp, a, b)),
+            Some((_, b)) => (k.clone(), join_setting(interp, a, b)),
             None => (k.clone(), Value::Unknown),
         })
         .collect();

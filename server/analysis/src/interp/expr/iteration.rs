@@ -136,56 +136,16 @@ impl Interp<'_> {
     }
 
     /// A value standing for any element of an iterable we cannot enumerate.
-    /// One item of a collection that `element` stands for. Where the items
-    /// differ (`Linear(in_dim, width)` first, then `Linear(width, width)`),
-    /// the join made a size nobody knows: each item has its own, so one
-    /// item's run (`in_dim` for the first) does not decide the next's.
-    fn one_of_many(&mut self, element: &Value) -> Value {
-        let Value::Layer(layer) = element else {
-            return element.clone();
-        };
-        let mut changed = false;
-        let mut fresh = |this: &mut Self, v: &Value| -> Value {
-            match v {
-                Value::Int(d)
-                    if d.as_sym().is_some_and(|s| this.env.is_anonymous(s))
-                        && this.env.resolve(d) == *d =>
-                {
-                    changed = true;
-                    Value::Int(this.env.anonymous())
-                }
-                other => other.clone(),
-            }
-        };
-        let args: Vec<Value> = layer.args.iter().map(|a| fresh(self, a)).collect();
-        let kwargs: Vec<(Rc<str>, Value)> = layer
-            .kwargs
-            .iter()
-            .map(|(k, a)| (k.clone(), fresh(self, a)))
-            .collect();
-        if !changed {
-            return element.clone();
-        }
-        Value::Layer(Rc::new(crate::value::Layer {
-            args,
-            kwargs,
-            // Its weights follow its sizes: built again on first use.
-            params: Default::default(),
-            ..(**layer).clone()
-        }))
-    }
-
     pub(crate) fn element_of(&mut self, value: &Value) -> Value {
         match value {
             Value::Range(..) => Value::Int(self.env.anonymous()),
-            Value::Many(element, _) => self.one_of_many(element),
+            Value::Many(element, _) => (**element).clone(),
             // A container of layers built in a loop of unknown length: its
             // children are the layers the loop body made, each standing for
             // any number of alike layers.
             Value::Layer(layer) if layer.unknown_children.get() => {
                 let children = layer.children.borrow().clone();
-                let element = join_all(self, &children);
-                self.one_of_many(&element)
+                join_all(self, &children)
             }
             Value::Tensor(t) => {
                 let shape = self.resolve_shape(&t.shape);
