@@ -339,6 +339,11 @@ pub(crate) struct Interp<'s> {
     /// The name an annotation gave a rank variable (`*bs` in
     /// `Float[Tensor, "*bs 3"]`), kept for the hints: `[*bs, 3]`.
     rank_names: FxHashMap<u32, Rc<str>>,
+    /// A layer made by joining the children of a container the analysis
+    /// cannot enumerate (what a loop over it hands out), by address: the
+    /// layer (so the address stays its) and the children it stands for, so
+    /// that moving it (`layer.to("cuda")`) moves them.
+    pub(crate) stands_for: FxHashMap<usize, (Value, Rc<Vec<Value>>)>,
     /// The function each custom op's calls run (`torch.ops.ns.op`): its
     /// fake kernel when one is registered (see `custom_ops`).
     custom_ops: FxHashMap<String, Rc<Function>>,
@@ -375,6 +380,7 @@ impl<'s> Interp<'s> {
             documented_returns: FxHashMap::default(),
             stated_ranks: FxHashMap::default(),
             rank_names: FxHashMap::default(),
+            stands_for: FxHashMap::default(),
             custom_ops: FxHashMap::default(),
             fake_kernels: FxHashMap::default(),
             imported_names: FxHashMap::default(),

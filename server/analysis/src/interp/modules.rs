@@ -257,6 +257,19 @@ pub(crate) fn container_item(interp: &mut Interp<'_>, layer: &Rc<Layer>, index: 
     }
 }
 
+/// The children a layer that a loop over a container handed out stands
+/// for (see `Interp::stands_for`); none for any other module.
+fn stood_for(interp: &Interp<'_>, module: &Value) -> Rc<Vec<Value>> {
+    match module {
+        Value::Layer(l) => interp
+            .stands_for
+            .get(&(Rc::as_ptr(l) as usize))
+            .map(|(_, children)| children.clone())
+            .unwrap_or_default(),
+        _ => Rc::default(),
+    }
+}
+
 /// Methods of modules (user instances and built-in layers): `to`, `eval`, `register_buffer`, ...
 pub(crate) fn module_method(
     interp: &mut Interp<'_>,
@@ -304,7 +317,10 @@ pub(crate) fn module_method(
                         _ => None,
                     }),
             };
-            move_module(interp, receiver, device, dtype, 0);
+            move_module(interp, receiver, device.clone(), dtype, 0);
+            for child in stood_for(interp, receiver).iter() {
+                move_module(interp, child, device.clone(), dtype, 0);
+            }
             receiver.clone()
         }
         // Any number of parameters of any shapes, where the module lives:
@@ -344,6 +360,9 @@ pub(crate) fn module_method(
                 }
             };
             set_training(interp, receiver, mode);
+            for child in stood_for(interp, receiver).iter() {
+                set_training(interp, child, mode);
+            }
             receiver.clone()
         }
         "requires_grad_" => {

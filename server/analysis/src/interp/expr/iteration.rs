@@ -145,7 +145,18 @@ impl Interp<'_> {
             // any number of alike layers.
             Value::Layer(layer) if layer.unknown_children.get() => {
                 let children = layer.children.borrow().clone();
-                join_all(self, &children)
+                let element = join_all(self, &children);
+                if let Value::Layer(joined) = &element
+                    && !children
+                        .iter()
+                        .any(|c| matches!(c, Value::Layer(l) if Rc::ptr_eq(l, joined)))
+                {
+                    self.stands_for.insert(
+                        Rc::as_ptr(joined) as usize,
+                        (element.clone(), Rc::new(children)),
+                    );
+                }
+                element
             }
             Value::Tensor(t) => {
                 let shape = self.resolve_shape(&t.shape);
