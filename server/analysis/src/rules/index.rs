@@ -206,11 +206,7 @@ fn index_trailing(
     }
     let mut kept: Vec<Dim> = suffix[..split].to_vec();
     kept.extend(walk.out);
-    let shape = if kept.is_empty() {
-        Shape::Var(var)
-    } else {
-        Shape::Tail(var, Rc::new(kept))
-    };
+    let shape = Shape::of_sizes(var, &Rc::new(kept));
     Some(out_shape(meta, t, shape, t.dtype, device, "index"))
 }
 
@@ -247,11 +243,7 @@ fn gather_by_unknown_rank(
         .map(|(v, s)| (v, s.to_vec()))?;
     let mut out = suffix;
     out.extend(dims[1..].iter().cloned());
-    let shape = if out.is_empty() {
-        Shape::Var(var)
-    } else {
-        Shape::Tail(var, Rc::new(out))
-    };
+    let shape = Shape::of_sizes(var, &Rc::new(out));
     Some(out_shape(meta, t, shape, t.dtype, device, "index"))
 }
 

@@ -181,25 +181,21 @@ fn indexed_by_tensor(
     x: &Rc<Tensor>,
     args: &Args,
 ) -> Option<TailResult> {
-    let tensor = |v: Option<&Value>| match v {
-        Some(Value::Tensor(t)) => Some(t.clone()),
-        _ => None,
-    };
     match name {
         "searchsorted" => {
-            let values = tensor(args.get(1, "input"))?;
+            let values = args.tensor(1, "input")?;
             let shape = meta.resolve_shape(&values.shape);
             shape.tail()?;
             Some(TailResult::One(shape))
         }
         "gather" => {
-            let index = tensor(args.get(2, "index"))?;
+            let index = args.tensor(2, "index")?;
             let shape = meta.resolve_shape(&index.shape);
             shape.tail()?;
             Some(TailResult::One(shape))
         }
         "take_along_dim" => {
-            let indices = tensor(args.get(1, "indices"))?;
+            let indices = args.tensor(1, "indices")?;
             let Some(Value::Int(d)) = args.get(2, "dim") else {
                 return None;
             };

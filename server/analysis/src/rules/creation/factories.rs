@@ -85,12 +85,8 @@ pub(crate) fn full(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value>
 pub(crate) fn normal(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Option<Value> {
     let args = call.args;
     let (mean, std) = (args.get(0, "mean"), args.get(1, "std"));
-    let tensor = |v: Option<&Value>| match v {
-        Some(Value::Tensor(t)) => Some(t.clone()),
-        _ => None,
-    };
     let number = |v: Option<&Value>| matches!(v, Some(Value::Int(_) | Value::Float(_)));
-    let like = match (tensor(mean), tensor(std)) {
+    let like = match (args.tensor(0, "mean"), args.tensor(1, "std")) {
         (Some(t), None) if std.is_none() || number(std) => t,
         (None, Some(t)) if number(mean) => t,
         (None, None) => {
