@@ -120,7 +120,9 @@ impl Interp<'_> {
         // `*bs` in several fields the same leading dims (`origins:
         // Float[Tensor, "*bs 3"]`, `starts: Float[Tensor, "*bs 1"]`).
         let mut stated_symbols: FxHashMap<String, shapels_shapes::Dim> = FxHashMap::default();
-        self.stated_ranks.clear();
+        // A dataclass built while a signature's arguments are made up (a
+        // config parameter) must not lose that signature's `*bs`.
+        let outer_ranks = std::mem::take(&mut self.stated_ranks);
         for (name, default, annotation) in fields {
             let default = match default {
                 Some(Value::Tuple(t))
@@ -161,6 +163,7 @@ impl Interp<'_> {
             };
             self.set_attr(&Value::Instance(instance.clone()), &name, v);
         }
+        self.stated_ranks = outer_ranks;
     }
 }
 
