@@ -337,6 +337,11 @@ impl ShapeEnv {
     /// ones before: equalities between two of the code's named sizes that
     /// stand at different places of one of them are assumptions (see
     /// `unify`).
+    /// The shapes of the operands of the op being run (see `set_operands`).
+    pub fn operands(&self) -> &[std::rc::Rc<Vec<Dim>>] {
+        &self.operands
+    }
+
     pub fn set_operands(
         &mut self,
         operands: Vec<std::rc::Rc<Vec<Dim>>>,

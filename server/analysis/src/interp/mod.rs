@@ -271,6 +271,14 @@ pub(crate) struct Interp<'s> {
     pub open_call: bool,
     /// Classes an object of which was called (ran its forward), by address.
     pub forward_ran: FxHashSet<usize>,
+    /// What a module called at a site with only inputs nobody can see
+    /// returns for any input, by the site, the `forward` and the module
+    /// (see `forward_for_any_input`): a loop's turns get the same sizes.
+    /// The module is held so that its address is not reused meanwhile.
+    pub any_input_results: FxHashMap<(usize, usize, usize, usize), (Value, Value)>,
+    /// The symbols and rank variables those runs made: a value whose sizes
+    /// they are is made up, not read (see `made_for_any_input`).
+    pub made_for_any_input: Vec<(std::ops::Range<u32>, std::ops::Range<u32>)>,
     /// Instances of each user class made so far (a few), by class address.
     pub instances: FxHashMap<usize, Vec<Value>>,
     /// Classes built at least once from arguments that are parts of the
@@ -430,6 +438,8 @@ impl<'s> Interp<'s> {
             loop_unknown: None,
             built_from_parts: FxHashSet::default(),
             forward_ran: FxHashSet::default(),
+            any_input_results: FxHashMap::default(),
+            made_for_any_input: Vec::new(),
             open_call: false,
             uncertain: 0,
             unknown_loops: 0,
@@ -901,6 +911,9 @@ impl<'s> Interp<'s> {
         }
         if severity == Severity::Error && self.uncertain == 0 {
             self.mark_raised();
+        }
+        if self.op_on_made_up_sizes() {
+            return;
         }
         if !crate::workspace::is_local(&range) {
             self.report_elsewhere(range, severity, code, message, related);

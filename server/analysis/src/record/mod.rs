@@ -227,6 +227,9 @@ pub(crate) struct Recorder {
     /// Tensor-valued expressions are recorded (for hover); when not, only
     /// bindings are.
     pub expressions: bool,
+    /// Runs whose records nobody reads are under way (see
+    /// `Interp::forward_for_any_input`): nothing is recorded.
+    pub muted: u32,
     /// Functions whose annotations declare them generic in their sizes
     /// (see `Runs::generic`), by their ranges.
     generic_bodies: Vec<TextRange>,
@@ -517,7 +520,8 @@ impl Recorder {
     /// analysis can read: the function's lines are shown for that call
     /// (hover says "for the call at line 88").
     pub fn reached_from(&mut self, function: TextRange, at: TextRange) {
-        if self.made_up || !is_local(&function) || !is_local(&at) || at.is_empty() {
+        if self.made_up || self.muted > 0 || !is_local(&function) || !is_local(&at) || at.is_empty()
+        {
             return;
         }
         self.reached_at(function.start, at.start);
@@ -534,7 +538,7 @@ impl Recorder {
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
         // Code of an imported file runs in this analysis, but its hints
         // belong to that file's own.
-        if !is_local(&range) {
+        if !is_local(&range) || self.muted > 0 {
             return;
         }
         let at = self.index.entry(range.start).or_default();
@@ -585,6 +589,9 @@ impl Recorder {
     /// Why the name bound at `range` holds something the analysis cannot
     /// follow (see `interp::unknowns`).
     pub fn unknown_reason(&mut self, name: &str, range: TextRange, why: String) {
+        if self.muted > 0 {
+            return;
+        }
         // Journaled, so that a call taken from the memo or from the last
         // version explains its names too.
         self.journal(|| Recorded::UnknownReason(Rc::from(name), range, Rc::from(why.as_str())));
@@ -605,7 +612,7 @@ impl Recorder {
     /// A run where the name was bound to something the analysis could not
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
-        if !self.made_up && is_local(&range) {
+        if !self.made_up && self.muted == 0 && is_local(&range) {
             let read = RunKind::of(self.call) == RunKind::Read;
             self.unknown_at(Rc::from(name), range.start, read);
         }
@@ -617,7 +624,7 @@ impl Recorder {
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
-        if self.expressions && is_local(&range) {
+        if self.expressions && self.muted == 0 && is_local(&range) {
             self.expression_at(range.start, range.end, self.call, tensor);
         }
     }
@@ -637,7 +644,7 @@ impl Recorder {
 
     pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim, param: bool) {
         // Another file's names do not name this file's sizes.
-        if !is_local(&range) {
+        if !is_local(&range) || self.muted > 0 {
             return;
         }
         let at = self.scalar_index.entry(range.start).or_default();

@@ -565,7 +565,7 @@ fn slice_len(
     // Clamp to [0, size] where the values are known.
     let s = meta.env().value(size);
     let clamp = |d: Dim| match (d.as_const(), s) {
-        (Some(n), Some(s)) => Dim::konst(n.clamp(0, s)),
+        (Some(n), Some(s)) => Dim::konst(n.clamp(0, s.max(0))),
         (Some(n), None) if n < 0 => Dim::konst(0),
         _ => d,
     };

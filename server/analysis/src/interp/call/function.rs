@@ -19,11 +19,16 @@ use crate::mutation::Shared;
 /// the analysis could not make out) shows only some of it: it does not
 /// count as reaching the body, so that the body still runs on made-up
 /// inputs of its own.
-pub(crate) fn says_something(args: &[Value], kwargs: &Kwargs) -> bool {
-    !args
-        .iter()
-        .chain(kwargs.iter().map(|(_, v)| v))
-        .any(|v| matches!(v, Value::Unknown))
+/// A value made from what a module returns for any input (see
+/// `forward_for_any_input`) counts as one the analysis could not follow:
+/// its sizes are made up, not the caller's.
+impl Interp<'_> {
+    pub(crate) fn says_something(&self, args: &[Value], kwargs: &Kwargs) -> bool {
+        !args
+            .iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .any(|v| matches!(v, Value::Unknown) || self.made_for_any_input(v))
+    }
 }
 
 impl Interp<'_> {
@@ -66,7 +71,7 @@ impl Interp<'_> {
             return result;
         }
         let key = Rc::as_ptr(&f.def) as usize;
-        let readable_args = says_something(&args, &kwargs);
+        let readable_args = self.says_something(&args, &kwargs);
         // The inputs the body runs on are readable (the receiver too): its
         // lines show this call's shapes.
         let readable = readable_args && !matches!(receiver, Some(Value::Unknown));

@@ -8,7 +8,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::ParamKind;
 
 use crate::interp::Interp;
-use crate::value::{Class, Function, Value};
+use crate::value::{Class, Function, Shape, Value};
 
 use super::class::lookup_method;
 use shapels_syntax::ast::TextRange;
@@ -195,6 +195,159 @@ impl Interp<'_> {
         (out, keywords)
     }
 
+    /// What a user module returns for any input, for a call given an
+    /// input the analysis cannot see (`output = model(data)` over a
+    /// `DataLoader`'s batches): the module's `forward` runs on a copy of
+    /// the module, with made-up inputs where the call's are unknown (as
+    /// library mode makes them up) and the call's own elsewhere. Nothing of
+    /// that run is recorded or reported, and it reaches nothing: the
+    /// module's lines show what they show without it, and the caller gets
+    /// a value whose sizes hold for every input (`[N, 10]`). `None` when
+    /// that run cannot tell either.
+    pub(crate) fn forward_for_any_input(
+        &mut self,
+        f: &Rc<Function>,
+        module: &Value,
+        args: &[Value],
+        kwargs: &super::Kwargs,
+        site: TextRange,
+    ) -> Option<Value> {
+        // Only unknown inputs: the same value for every call at the site.
+        let key = args
+            .iter()
+            .chain(kwargs.iter().map(|(_, v)| v))
+            .all(|v| matches!(v, Value::Unknown))
+            .then(|| {
+                let module = match module {
+                    Value::Instance(inst) => Rc::as_ptr(inst) as usize,
+                    _ => 0,
+                };
+                (site.start, site.end, Rc::as_ptr(&f.def) as usize, module)
+            });
+        if let Some((_, known)) = key.as_ref().and_then(|k| self.any_input_results.get(k)) {
+            return Some(known.clone());
+        }
+        if self.recorder.muted > 0
+            || self.out_of_budget()
+            || self.depth + 1 >= crate::interp::MAX_CALL_DEPTH
+        {
+            return None;
+        }
+        let symbols = self.env.generation() - self.env.facts();
+        let vars = self.rank_vars.len();
+        // Making up arguments resets what the signature being run named.
+        let stated = self.stated_ranks.clone();
+        let (made, made_kwargs) = self.generic_args(f, true);
+        self.stated_ranks = stated;
+        let skip = usize::from(f.owner.is_some());
+        let positional: Vec<&str> = f
+            .def
+            .params
+            .iter()
+            .skip(skip)
+            .filter(|p| matches!(p.kind, ParamKind::Normal { .. }))
+            .map(|p| p.name.id.as_str())
+            .collect();
+        let mut made_by_name: FxHashMap<&str, Value> =
+            positional.iter().copied().zip(made).collect();
+        for (name, value) in &made_kwargs {
+            made_by_name.insert(name, value.clone());
+        }
+        let args: Vec<Value> = args
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match (v, positional.get(i)) {
+                (Value::Unknown, Some(name)) => {
+                    made_by_name.get(name).cloned().unwrap_or(Value::Unknown)
+                }
+                _ => v.clone(),
+            })
+            .collect();
+        let kwargs: super::Kwargs = kwargs
+            .iter()
+            .map(|(name, v)| match v {
+                Value::Unknown => (
+                    name.clone(),
+                    made_by_name.get(&**name).cloned().unwrap_or(Value::Unknown),
+                ),
+                _ => (name.clone(), v.clone()),
+            })
+            .collect();
+        let reached = self.reached.clone();
+        let forward_ran = self.forward_ran.clone();
+        let diagnostics = self.diagnostics.len();
+        let made_up = std::mem::replace(&mut self.recorder.made_up, true);
+        self.recorder.muted += 1;
+        // What `forward` writes on its module (a cache, the last attention
+        // map) is the copy's.
+        let copy = super::copy::deep_copy(module);
+        let result = self.call_function(f, Some(copy), args, kwargs, TextRange::new(0, 0));
+        self.recorder.muted -= 1;
+        self.recorder.made_up = made_up;
+        self.diagnostics.truncate(diagnostics);
+        self.reached = reached;
+        self.forward_ran = forward_ran;
+        self.made_for_any_input.push((
+            symbols as u32..(self.env.generation() - self.env.facts()) as u32,
+            vars as u32..self.rank_vars.len() as u32,
+        ));
+        let result = (!says_nothing(&result)).then_some(result)?;
+        if let Some(key) = key {
+            self.any_input_results
+                .insert(key, (module.clone(), result.clone()));
+        }
+        Some(result)
+    }
+
+    /// Whether a value's sizes come from what a module returns for any
+    /// input (see `forward_for_any_input`).
+    pub(crate) fn made_for_any_input(&self, v: &Value) -> bool {
+        if self.made_for_any_input.is_empty() {
+            return false;
+        }
+        let made_dim = |d: &Dim| self.dim_made_for_any_input(d);
+        match v {
+            Value::Tensor(t) => match self.resolve_shape(&t.shape) {
+                Shape::Known(dims) => dims.iter().any(made_dim),
+                Shape::Var(var) | Shape::Tail(var, _)
+                    if self
+                        .made_for_any_input
+                        .iter()
+                        .any(|(_, v)| v.contains(&var)) =>
+                {
+                    true
+                }
+                Shape::Tail(_, dims) => dims.iter().any(made_dim),
+                Shape::Var(_) => false,
+            },
+            Value::Optional(inner) => self.made_for_any_input(inner),
+            Value::Tuple(items) => items.iter().any(|i| self.made_for_any_input(i)),
+            Value::List(items) => items.borrow().iter().any(|i| self.made_for_any_input(i)),
+            _ => false,
+        }
+    }
+
+    fn dim_made_for_any_input(&self, d: &Dim) -> bool {
+        self.env.resolve(d).symbols().into_iter().any(|s| {
+            self.made_for_any_input
+                .iter()
+                .any(|(made, _)| made.contains(&s.0))
+        })
+    }
+
+    /// Whether the op being run has an operand whose sizes come from what
+    /// a module returns for any input: what it raises is a made-up input's
+    /// problem (a model's layers reached through a loop the analysis
+    /// cannot cut short), not one of a call the file makes.
+    pub(crate) fn op_on_made_up_sizes(&self) -> bool {
+        !self.made_for_any_input.is_empty()
+            && self
+                .env
+                .operands()
+                .iter()
+                .any(|dims| dims.iter().any(|d| self.dim_made_for_any_input(d)))
+    }
+
     fn generic_tensor(&mut self, name: &str) -> Value {
         let shape = self.fresh_rank_var();
         if let crate::value::Shape::Var(v) = shape {
@@ -204,6 +357,29 @@ impl Interp<'_> {
         // can fire on a guess.
         let t = self.new_tensor(shape, None, None, name);
         Value::Tensor(Rc::new(t))
+    }
+}
+
+/// Whether a value holds nothing the analysis can follow: unknown, or a
+/// tuple of such (what `forward` returns for an input nobody can see).
+/// Whether a call's inputs are some the analysis cannot see and, besides,
+/// only plain settings (numbers, strings, flags): a known tensor or a
+/// symbolic number would tie the made-up inputs to the caller's sizes.
+pub(crate) fn only_unseen(args: &[Value], kwargs: &super::Kwargs) -> bool {
+    let mut values = args.iter().chain(kwargs.iter().map(|(_, v)| v));
+    let plain = |v: &Value| match v {
+        Value::Unknown | Value::None | Value::Str(_) | Value::Bool(_) | Value::Float(_) => true,
+        Value::Int(d) => d.is_const(),
+        _ => false,
+    };
+    values.clone().any(|v| matches!(v, Value::Unknown)) && values.all(plain)
+}
+
+pub(crate) fn says_nothing(v: &Value) -> bool {
+    match v {
+        Value::Unknown => true,
+        Value::Tuple(items) => items.iter().all(says_nothing),
+        _ => false,
     }
 }
 

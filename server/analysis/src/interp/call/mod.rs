@@ -243,7 +243,7 @@ impl Interp<'_> {
             }
             Value::Class(class) => self.instantiate(class, args, kwargs, range),
             Value::Instance(inst) => {
-                if function::says_something(&args, &kwargs) {
+                if self.says_something(&args, &kwargs) {
                     self.forward_ran.insert(Rc::as_ptr(&inst.class) as usize);
                     self.across_forward_ran(Rc::as_ptr(&inst.class) as usize);
                 }
@@ -251,6 +251,9 @@ impl Interp<'_> {
                     .or_else(|| lookup_method(&inst.class, "__call__"));
                 match method {
                     Some(f) => {
+                        // A batch the analysis cannot see (a `DataLoader`'s)
+                        // leaves the run on it nothing to follow.
+                        let unseen = generic::only_unseen(&args, &kwargs).then(|| kwargs.clone());
                         let result = self.call_function(
                             &f,
                             Some(callee.clone()),
@@ -259,7 +262,12 @@ impl Interp<'_> {
                             range,
                         );
                         self.check_module_device(callee, &args, range);
-                        result
+                        match unseen {
+                            Some(kwargs) if generic::says_nothing(&result) => self
+                                .forward_for_any_input(&f, callee, &args, &kwargs, range)
+                                .unwrap_or(result),
+                            _ => result,
+                        }
                     }
                     None => {
                         // A torch layer subclassed without its own forward.

@@ -176,8 +176,9 @@ impl Interp<'_> {
         kwargs: &Kwargs,
         open: bool,
     ) -> Lookup {
-        // A summary wants every module call run, to see each layer's output.
-        if self.summary.is_some() {
+        // A summary wants every module call run, to see each layer's output;
+        // a run that records nothing cannot give a repeat what to record.
+        if self.summary.is_some() || self.recorder.muted > 0 {
             return Lookup::Run(None);
         }
         let def = Rc::as_ptr(&f.def) as usize;

@@ -36,7 +36,7 @@ fn loss_ce_rule(
 ) -> RuleResult {
     let reduction = args.str(99, "reduction");
     let Some(t) = args.tensor(1, "target") else {
-        return Ok(Value::Unknown);
+        return Ok(reduced_whatever_the_target(meta, name, x, args, device));
     };
     let (Some(xd), Some(td)) = (meta.dims(x), meta.dims(&t)) else {
         return Ok(out_known(meta, x, Vec::new(), x.dtype, device, name));
@@ -221,6 +221,30 @@ fn loss_ce_rule(
 }
 
 /// torch's words for class indices of the wrong shape.
+/// A loss of a target nobody can see (a `DataLoader`'s labels): reduced,
+/// as by default, it is a scalar whatever the target is, if it runs;
+/// unreduced (or reduced by the old `reduce`/`size_average` flags, or by a
+/// setting the analysis cannot read) its shape is the target's to say.
+fn reduced_whatever_the_target(
+    meta: &mut dyn Meta,
+    name: &str,
+    x: &Rc<Tensor>,
+    args: &Args,
+    device: Option<Device>,
+) -> Value {
+    let reduced = match args.get(99, "reduction") {
+        None => true,
+        Some(_) => matches!(args.str(99, "reduction").as_deref(), Some("mean" | "sum")),
+    };
+    let legacy =
+        args.pos.len() > 2 || args.kw("reduce").is_some() || args.kw("size_average").is_some();
+    if reduced && !legacy && matches!(args.get(1, "target"), Some(Value::Unknown)) {
+        out_known(meta, x, Vec::new(), x.dtype, device, name)
+    } else {
+        Value::Unknown
+    }
+}
+
 fn target_size_message(meta: &dyn Meta, expected: &[Dim], got: &[Dim]) -> String {
     format!(
         "Expected target size {}, got {}",
@@ -244,7 +268,7 @@ pub(super) fn elementwise_loss(
 ) -> RuleResult {
     let reduction = args.str(99, "reduction");
     let Some(t) = args.tensor(1, "target") else {
-        return Ok(Value::Unknown);
+        return Ok(reduced_whatever_the_target(meta, name, x, args, device));
     };
     let (Some(xd), Some(td)) = (meta.dims(x), meta.dims(&t)) else {
         return Ok(Value::Unknown);
@@ -449,7 +473,7 @@ pub(super) fn pointwise_loss(
 ) -> RuleResult {
     let reduction = args.str(99, "reduction");
     let Some(t) = args.tensor(1, "target") else {
-        return Ok(Value::Unknown);
+        return Ok(reduced_whatever_the_target(meta, name, x, args, device));
     };
     // Binary cross entropy needs input and target of one shape: a
     // side of unknown rank takes the other's.

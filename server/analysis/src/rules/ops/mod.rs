@@ -257,7 +257,7 @@ fn dispatch(
         _ => {}
     }
     let Some(dims) = dims else {
-        return unranked(meta, name, &x, args, device);
+        return unranked(meta, name, &x, args, device, range);
     };
     let rank = dims.len();
     // a 0-dim tensor: dim 0 / -1 wrap to a dim that is not there
@@ -337,6 +337,7 @@ fn unranked(
     x: &Rc<Tensor>,
     args: &Args,
     device: Option<Device>,
+    range: TextRange,
 ) -> Value {
     if matches!(name, "view" | "reshape")
         && let Some(Value::SizeOfVar(var, prefix)) = args.pos.get(1)
@@ -387,13 +388,37 @@ fn unranked(
         let items = args.varargs(1);
         if !items.is_empty() && !matches!(items.as_slice(), [Value::DType(_)]) {
             let mut sizes = meta.size_dims(&items);
+            // torch reads the sizes before the input: a second -1 or
+            // another negative size fails whatever the input is.
+            let shown = format!(
+                "[{}]",
+                sizes
+                    .iter()
+                    .map(|d| meta.fmt_dim(d))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let mut inferred = false;
             for (i, d) in sizes.iter_mut().enumerate() {
-                if meta.env().value(d) == Some(-1) {
-                    *d = if i == 0 {
-                        meta.env_mut().weak_symbol("N")
-                    } else {
-                        meta.env_mut().anonymous()
-                    };
+                match meta.env().value(d) {
+                    Some(-1) if inferred => {
+                        let message = "only one dimension can be inferred".to_string();
+                        return meta.settle(range, raise(Code::ViewSize, message));
+                    }
+                    Some(-1) => {
+                        inferred = true;
+                        *d = if i == 0 {
+                            meta.env_mut().weak_symbol("N")
+                        } else {
+                            meta.env_mut().anonymous()
+                        };
+                    }
+                    Some(n) if n < 0 => {
+                        let message =
+                            format!("invalid shape dimension {n} at index {i} of shape {shown}");
+                        return meta.settle(range, raise(Code::ViewSize, message));
+                    }
+                    _ => {}
                 }
             }
             return out_known(meta, x, sizes, x.dtype, device, name);

@@ -254,6 +254,10 @@ impl<'c> Interp<'c> {
     }
 
     pub(crate) fn across_reached(&mut self, def: usize) {
+        // What a run that records nothing reached, no run reached.
+        if self.recorder.muted > 0 {
+            return;
+        }
         if let Some(frame) = self.across.frames.last_mut()
             && !frame.reached.contains(&def)
         {
@@ -262,6 +266,9 @@ impl<'c> Interp<'c> {
     }
 
     pub(crate) fn across_forward_ran(&mut self, class: usize) {
+        if self.recorder.muted > 0 {
+            return;
+        }
         if let Some(frame) = self.across.frames.last_mut()
             && !frame.forward_ran.contains(&class)
         {
