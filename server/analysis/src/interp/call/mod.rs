@@ -340,6 +340,23 @@ impl Interp<'_> {
         {
             return math_call(name, &args);
         }
+        // `torch.compile` gives back what it compiles, run as it was (an
+        // `OptimizedModule` calls and reads through to the module it
+        // wraps); with settings only (`@torch.compile(mode=...)`), a
+        // decorator that does the same.
+        if matches!(&**path, "torch.compile" | "torch.jit.script") {
+            return match args.first() {
+                Some(
+                    v @ (Value::Instance(_)
+                    | Value::Layer(_)
+                    | Value::Function(_)
+                    | Value::BoundMethod(..)
+                    | Value::Partial(_)),
+                ) => v.clone(),
+                None if &**path == "torch.compile" => Value::Path(path.clone()),
+                _ => Value::Unknown,
+            };
+        }
         // Activation checkpointing recomputes in the backward pass; the
         // forward pass is the function's own result.
         if matches!(
