@@ -268,6 +268,13 @@ fn indexed_dims(
     entries: &[Value],
     range: TextRange,
 ) -> Result<Vec<Dim>, Stop> {
+    // An entry the analysis cannot read (`np.newaxis` of a parameter named
+    // `np`, a name of a library it does not model, a tensor that may be a
+    // mask of any rank) may be `None`, an int or a mask: how many dims it
+    // takes, and so what the index gives, is unknown.
+    if !entries.iter().all(|e| kind_known(meta, e)) {
+        return Err(Stop::Give(Value::Unknown));
+    }
     let consumed = entries.iter().map(|e| dims_taken(meta, e)).sum::<usize>();
     if consumed > dims.len() {
         // A 0-d tensor indexed by one integer has torch's advice on `item`.
@@ -302,6 +309,26 @@ fn indexed_dims(
 /// How many of the indexed tensor's dims an index entry takes: a mask as
 /// many as it has, `None` and `...` none (the ellipsis takes what the
 /// others leave), any other one.
+/// Whether an index entry is one whose kind the analysis knows: how many
+/// dims it takes follows from it.
+fn kind_known(meta: &dyn Meta, e: &Value) -> bool {
+    match e {
+        Value::Int(_)
+        | Value::Bool(_)
+        | Value::Slice(..)
+        | Value::None
+        | Value::Ellipsis
+        | Value::List(_)
+        | Value::Tuple(_)
+        | Value::Range(..)
+        | Value::Float(Some(_)) => true,
+        // An integer index takes one dim, a mask as many as it has: one
+        // of unknown dtype takes one only when it has one.
+        Value::Tensor(ix) => ix.dtype.is_some() || meta.dims(ix).is_some_and(|d| d.len() == 1),
+        _ => false,
+    }
+}
+
 fn dims_taken(meta: &dyn Meta, e: &Value) -> usize {
     match e {
         Value::None | Value::Ellipsis => 0,
