@@ -14,24 +14,21 @@ use crate::value::{Function, Value};
 use super::Kwargs;
 use crate::mutation::Shared;
 
-/// Whether a call's arguments show its body as it runs. A call given a
-/// value the analysis could not follow (a part of a model run on inputs
-/// the analysis could not make out) shows only some of it: it does not
-/// count as reaching the body, so that the body still runs on made-up
-/// inputs of its own.
-/// A value made from what a module returns for any input (see
-/// `forward_for_any_input`) counts as one the analysis could not follow:
-/// its sizes are made up, not the caller's.
 impl Interp<'_> {
+    /// Whether a call's arguments show its body as it runs. A call given a
+    /// value the analysis could not follow (a part of a model run on inputs
+    /// the analysis could not make out) shows only some of it: it does not
+    /// count as reaching the body, so that the body still runs on made-up
+    /// inputs of its own. A value made from what a module returns for any
+    /// input (see `forward_for_any_input`) counts as one the analysis could
+    /// not follow: its sizes are made up, not the caller's.
     pub(crate) fn says_something(&self, args: &[Value], kwargs: &Kwargs) -> bool {
         !args
             .iter()
             .chain(kwargs.iter().map(|(_, v)| v))
             .any(|v| matches!(v, Value::Unknown) || self.made_for_any_input(v))
     }
-}
 
-impl Interp<'_> {
     pub(crate) fn call_function(
         &mut self,
         f: &Rc<Function>,
