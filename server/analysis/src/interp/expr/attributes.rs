@@ -205,6 +205,12 @@ impl Interp<'_> {
                         attr,
                     );
                 }
+                // `DataParallel(model)` and `DistributedDataParallel(model)`
+                // are the model here (see `rules::nn::construct`): their
+                // `.module` is the model, as the wrapper's is.
+                if attr == "module" && crate::interp::call::is_module_class(&inst.class) {
+                    return object.clone();
+                }
                 if crate::interp::call::is_module_class(&inst.class) {
                     Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
                 } else {
