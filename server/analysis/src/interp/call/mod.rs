@@ -238,6 +238,12 @@ impl Interp<'_> {
                 all_kwargs.extend(kwargs);
                 self.call_value(&p.function, all_args, all_kwargs, range)
             }
+            // `self.forward(x)` is `self(x)` without the hooks.
+            Value::BoundMethod(receiver, f)
+                if f.def.name.id == "forward" && matches!(**receiver, Value::Instance(_)) =>
+            {
+                self.call_forward(f, receiver, args, kwargs, range)
+            }
             Value::BoundMethod(receiver, f) => {
                 self.call_function(f, Some((**receiver).clone()), args, kwargs, range)
             }
@@ -251,23 +257,9 @@ impl Interp<'_> {
                     .or_else(|| lookup_method(&inst.class, "__call__"));
                 match method {
                     Some(f) => {
-                        // A batch the analysis cannot see (a `DataLoader`'s)
-                        // leaves the run on it nothing to follow.
-                        let unseen = generic::only_unseen(&args, &kwargs).then(|| kwargs.clone());
-                        let result = self.call_function(
-                            &f,
-                            Some(callee.clone()),
-                            args.clone(),
-                            kwargs,
-                            range,
-                        );
+                        let result = self.call_forward(&f, callee, args.clone(), kwargs, range);
                         self.check_module_device(callee, &args, range);
-                        match unseen {
-                            Some(kwargs) if generic::says_nothing(&result) => self
-                                .forward_for_any_input(&f, callee, &args, &kwargs, range)
-                                .unwrap_or(result),
-                            _ => result,
-                        }
+                        result
                     }
                     None => {
                         // A torch layer subclassed without its own forward.
@@ -309,6 +301,27 @@ impl Interp<'_> {
                 self.call_builtin_method(receiver, name, args, kwargs, range)
             }
             _ => Value::Unknown,
+        }
+    }
+
+    /// A user module's `forward` (or `__call__`) run on `args`. A batch the
+    /// analysis cannot see (a `DataLoader`'s) leaves that run nothing to
+    /// follow: the call gives what the module returns for any input.
+    fn call_forward(
+        &mut self,
+        f: &Rc<crate::value::Function>,
+        module: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        range: TextRange,
+    ) -> Value {
+        let unseen = generic::only_unseen(&args, &kwargs).then(|| (args.clone(), kwargs.clone()));
+        let result = self.call_function(f, Some(module.clone()), args, kwargs, range);
+        match unseen {
+            Some((args, kwargs)) if generic::says_nothing(&result) => self
+                .forward_for_any_input(f, module, &args, &kwargs, range)
+                .unwrap_or(result),
+            _ => result,
         }
     }
 
