@@ -315,7 +315,7 @@ impl Recorder {
     /// A size a generic function's annotation names (`batch` of
     /// `Float[Tensor, "batch token dim"]`), in the function starting at `start`.
     pub fn declared_name(&mut self, start: usize, name: &str, dim: Dim) {
-        if is_local(&TextRange::new(start, start))
+        if self.takes_site(&TextRange::new(start, start))
             && !self
                 .declared_names
                 .iter()
@@ -336,6 +336,13 @@ impl Recorder {
         self.generic_bodies
             .iter()
             .any(|r| r.start <= start && start < r.end)
+    }
+
+    /// Whether something recorded at `range` is kept: it is in the
+    /// analysed file (an imported file's hints are its own), and no run
+    /// whose records nobody reads is under way (see `muted`).
+    fn takes_site(&self, range: &TextRange) -> bool {
+        self.muted == 0 && is_local(range)
     }
 
     /// A user function's body starts running: what it records is that
@@ -520,8 +527,7 @@ impl Recorder {
     /// analysis can read: the function's lines are shown for that call
     /// (hover says "for the call at line 88").
     pub fn reached_from(&mut self, function: TextRange, at: TextRange) {
-        if self.made_up || self.muted > 0 || !is_local(&function) || !is_local(&at) || at.is_empty()
-        {
+        if self.made_up || !self.takes_site(&function) || !is_local(&at) || at.is_empty() {
             return;
         }
         self.reached_at(function.start, at.start);
@@ -538,7 +544,7 @@ impl Recorder {
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
         // Code of an imported file runs in this analysis, but its hints
         // belong to that file's own.
-        if !is_local(&range) || self.muted > 0 {
+        if !self.takes_site(&range) {
             return;
         }
         let at = self.index.entry(range.start).or_default();
@@ -612,7 +618,7 @@ impl Recorder {
     /// A run where the name was bound to something the analysis could not
     /// follow: the site's shape is then not known for every run.
     pub fn unknown_binding(&mut self, name: &str, range: TextRange) {
-        if !self.made_up && self.muted == 0 && is_local(&range) {
+        if !self.made_up && self.takes_site(&range) {
             let read = RunKind::of(self.call) == RunKind::Read;
             self.unknown_at(Rc::from(name), range.start, read);
         }
@@ -624,7 +630,7 @@ impl Recorder {
     }
 
     pub fn expression(&mut self, range: TextRange, tensor: Rc<Tensor>) {
-        if self.expressions && self.muted == 0 && is_local(&range) {
+        if self.expressions && self.takes_site(&range) {
             self.expression_at(range.start, range.end, self.call, tensor);
         }
     }
@@ -644,7 +650,7 @@ impl Recorder {
 
     pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim, param: bool) {
         // Another file's names do not name this file's sizes.
-        if !is_local(&range) || self.muted > 0 {
+        if !self.takes_site(&range) {
             return;
         }
         let at = self.scalar_index.entry(range.start).or_default();

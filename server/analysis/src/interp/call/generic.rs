@@ -235,6 +235,9 @@ impl Interp<'_> {
         }
         let symbols = self.env.generation() - self.env.facts();
         let vars = self.rank_vars.len();
+        // From here on nothing is recorded: not even the names a declared
+        // signature gives its made-up sizes, which are library mode's to give.
+        self.recorder.muted += 1;
         // Making up arguments resets what the signature being run named.
         let stated = self.stated_ranks.clone();
         let (made, made_kwargs) = self.generic_args(f, true);
@@ -273,11 +276,14 @@ impl Interp<'_> {
                 _ => (name.clone(), v.clone()),
             })
             .collect();
+        // What the run reaches, runs and builds is not what the file does:
+        // library mode reads these to choose what to run on its own.
         let reached = self.reached.clone();
         let forward_ran = self.forward_ran.clone();
+        let instances = self.instances.clone();
+        let built_from_parts = self.built_from_parts.clone();
         let diagnostics = self.diagnostics.len();
         let made_up = std::mem::replace(&mut self.recorder.made_up, true);
-        self.recorder.muted += 1;
         // What `forward` writes on its module (a cache, the last attention
         // map) is the copy's.
         let copy = super::copy::deep_copy(module);
@@ -287,6 +293,8 @@ impl Interp<'_> {
         self.diagnostics.truncate(diagnostics);
         self.reached = reached;
         self.forward_ran = forward_ran;
+        self.instances = instances;
+        self.built_from_parts = built_from_parts;
         self.made_for_any_input.push((
             symbols as u32..(self.env.generation() - self.env.facts()) as u32,
             vars as u32..self.rank_vars.len() as u32,
