@@ -310,9 +310,15 @@ impl Interp<'_> {
         body: &[Stmt],
         orelse: &[Stmt],
     ) -> Flow {
-        match self.iterate(&iterable) {
+        // A loop over more items than the analysis unrolls runs as a loop
+        // of unknown length: running only its first turns would leave what
+        // those turns left, a state the real loop never ends in.
+        match self
+            .iterate(&iterable)
+            .filter(|items| items.len() <= MAX_LOOP_ITERATIONS)
+        {
             Some(items) => {
-                for item in items.into_iter().take(MAX_LOOP_ITERATIONS) {
+                for item in items {
                     if self.out_of_budget() {
                         return Flow::Stop;
                     }
@@ -426,6 +432,7 @@ impl Interp<'_> {
         match iterable {
             Value::Range(start, stop, step) if step.as_const() == Some(1) => Some(stop.sub(start)),
             Value::Tensor(t) => self.dims(t)?.first().cloned(),
+            Value::List(_) | Value::Tuple(_) => Some(Dim::konst(iterable.items()?.len() as i64)),
             _ => None,
         }
     }

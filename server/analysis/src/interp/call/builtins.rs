@@ -6,7 +6,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use crate::interp::{Interp, join_all};
-use crate::value::Value;
+use crate::value::{Class, Value};
 
 use super::Kwargs;
 use super::class::{class_chain, class_lookup};
@@ -388,6 +388,7 @@ impl Interp<'_> {
                 (Value::Instance(inst), Value::Class(c)) => {
                     Some(class_chain(&inst.class).iter().any(|k| Rc::ptr_eq(k, c)))
                 }
+                (Value::Instance(inst), Value::Path(p)) => instance_of_path(&inst.class, p),
                 // A torch layer is no instance of a user's class (a user
                 // class built on a torch layer is an `Instance`).
                 (Value::Layer(_), Value::Class(_)) => Some(false),
@@ -417,6 +418,30 @@ impl Interp<'_> {
         }
         Value::Bool(answer)
     }
+}
+
+/// `isinstance(obj, torch_or_builtin_class)` for an object of a user
+/// class: true when a base along its classes is that class (or `p` is
+/// `nn.Module` and a base is a torch module); false when every base outside
+/// the user's classes is `nn.Module` or `object`, which are no subclass of
+/// anything else (a model's `for m in self.modules(): if isinstance(m,
+/// nn.Conv2d)` meets its own blocks); unknown for other bases, whose class
+/// tree the analysis does not hold.
+fn instance_of_path(class: &Rc<Class>, p: &str) -> Option<bool> {
+    let wants_module = p.ends_with(".Module");
+    let mut answer = Some(false);
+    for c in class_chain(class) {
+        for base in &c.bases {
+            match base {
+                Value::Class(_) => {}
+                Value::Path(q) if &**q == p => return Some(true),
+                Value::Path(q) if q.starts_with("torch.nn.") && wants_module => return Some(true),
+                Value::Path(q) if q.ends_with(".Module") || &**q == "builtins.object" => {}
+                _ => answer = None,
+            }
+        }
+    }
+    answer
 }
 
 pub(super) fn math_call(name: &str, args: &[Value]) -> Value {

@@ -35,7 +35,13 @@ impl Interp<'_> {
             return true;
         };
         let iterable = self.eval(&first.iter);
-        let Some(items) = self.iterate(&iterable) else {
+        // More items than the analysis unrolls: the comprehension is read as
+        // over an iterable it cannot enumerate (its first items alone would
+        // make a list too short).
+        let Some(items) = self
+            .iterate(&iterable)
+            .filter(|items| items.len() <= MAX_LOOP_ITERATIONS)
+        else {
             // Still evaluate once so hover and diagnostics see the element expression.
             let element = self.element_of(&iterable);
             self.assign(&first.target, element, BindingKind::For);
@@ -43,7 +49,7 @@ impl Interp<'_> {
             return false;
         };
         let mut complete = true;
-        for item in items.into_iter().take(MAX_LOOP_ITERATIONS) {
+        for item in items {
             if self.out_of_budget() {
                 return false;
             }
@@ -140,6 +146,11 @@ impl Interp<'_> {
         match value {
             Value::Range(..) => Value::Int(self.env.anonymous()),
             Value::Many(element, _) => (**element).clone(),
+            // A list too long to unroll (see `exec_for`): any of its items.
+            Value::List(_) | Value::Tuple(_) => {
+                let items = value.items().unwrap_or_default();
+                join_all(self, &items)
+            }
             // A container of layers built in a loop of unknown length: its
             // children are the layers the loop body made, each standing for
             // any number of alike layers.
