@@ -6,7 +6,7 @@
 //! function of `rules::nn`, which this calls.
 
 use crate::rules::meta::Meta;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
@@ -138,13 +138,17 @@ pub(crate) fn child_modules(module: &Value) -> Option<Vec<(Rc<str>, Value)>> {
 }
 
 /// `named_modules()`: the module itself (named `""`), then each submodule
-/// by its dotted path, each object once.
+/// by its dotted path, each object once, appended to `out`; `named` false
+/// leaves the paths empty (`modules()` has no use for them). `None` when
+/// the analysis does not know the whole tree.
 fn all_modules(
     module: &Value,
     prefix: &str,
+    named: bool,
     depth: usize,
-    seen: &mut Vec<usize>,
-) -> Option<Vec<(Rc<str>, Value)>> {
+    seen: &mut FxHashSet<usize>,
+    out: &mut Vec<(Rc<str>, Value)>,
+) -> Option<()> {
     let address = match module {
         Value::Instance(i) => Rc::as_ptr(i) as usize,
         Value::Layer(l) => Rc::as_ptr(l) as usize,
@@ -153,20 +157,19 @@ fn all_modules(
     if depth > 16 || seen.len() > 512 {
         return None;
     }
-    if seen.contains(&address) {
-        return Some(Vec::new());
+    if !seen.insert(address) {
+        return Some(());
     }
-    seen.push(address);
-    let mut out = vec![(Rc::from(prefix), module.clone())];
+    out.push((Rc::from(prefix), module.clone()));
     for (name, child) in child_modules(module)? {
-        let path = if prefix.is_empty() {
-            name.to_string()
-        } else {
-            format!("{prefix}.{name}")
+        let path = match (named, prefix.is_empty()) {
+            (false, _) => String::new(),
+            (true, true) => name.to_string(),
+            (true, false) => format!("{prefix}.{name}"),
         };
-        out.extend(all_modules(&child, &path, depth + 1, seen)?);
+        all_modules(&child, &path, named, depth + 1, seen, out)?;
     }
-    Some(out)
+    Some(())
 }
 
 /// `transformer.encoder` / `transformer.decoder` of an `nn.Transformer`: the
@@ -459,8 +462,17 @@ pub(crate) fn module_method(
             let named = if name.ends_with("children") {
                 child_modules(receiver)
             } else {
-                let mut seen = Vec::new();
-                all_modules(receiver, "", 0, &mut seen)
+                let mut seen = FxHashSet::default();
+                let mut all = Vec::new();
+                all_modules(
+                    receiver,
+                    "",
+                    name == "named_modules",
+                    0,
+                    &mut seen,
+                    &mut all,
+                )
+                .map(|()| all)
             };
             match named {
                 Some(named) => Value::list(
