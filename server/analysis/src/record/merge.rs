@@ -335,6 +335,7 @@ impl<'a> Namer<'a> {
         let (mut order, rest): (Vec<usize>, Vec<usize>) =
             (0..self.varying.len()).partition(by_assignment);
         order.extend(rest);
+        let mut next_number: FxHashMap<String, usize> = FxHashMap::default();
         for id in order {
             let root = link[id];
             if let Some(name) = names[root].clone() {
@@ -351,9 +352,12 @@ impl<'a> Namer<'a> {
                 _ => "s".to_string(),
             };
             let mut name = base.clone();
-            let mut k = 1;
+            // Numbers go up from where the base's last one stopped: trying
+            // each from 2 again made naming quadratic in the unnamed sizes
+            // (`s2` ... `s200`), a twentieth of a model file's check.
+            let k = next_number.entry(base.clone()).or_insert(1);
             while self.taken.contains(&name) || (base == "s" && name == "s") {
-                k += 1;
+                *k += 1;
                 name = format!("{base}{k}");
             }
             self.taken.insert(name.clone());
