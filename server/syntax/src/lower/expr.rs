@@ -329,9 +329,7 @@ impl Lowerer<'_> {
     }
 
     fn binary(&mut self, node: Node<'_>) -> ExprKind {
-        let op = node
-            .child_by_field_name("operator")
-            .and_then(|op| binary_op(kind(op)));
+        let op = field(node, "operator").and_then(|op| binary_op(kind(op)));
         let Some(op) = op else {
             return ExprKind::Unknown;
         };

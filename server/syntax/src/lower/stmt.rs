@@ -184,9 +184,7 @@ impl Lowerer<'_> {
     /// `a = b = value`, `x: T = value`, `x: T`. Chains nest to the right in
     /// tree-sitter; they are followed in a loop so a long chain costs no stack.
     fn assignment(&mut self, node: Node<'_>) -> StmtKind {
-        let annotation = node
-            .child_by_field_name("type")
-            .map(|annotation| self.expr(annotation));
+        let annotation = field(node, "type").map(|annotation| self.expr(annotation));
         let mut targets = Vec::new();
         let mut current = node;
         loop {
@@ -229,9 +227,7 @@ impl Lowerer<'_> {
     }
 
     fn augmented_assignment(&mut self, node: Node<'_>) -> StmtKind {
-        let operator = node
-            .child_by_field_name("operator")
-            .map(|op| self.text(op).trim_end_matches('='));
+        let operator = field(node, "operator").map(|op| self.text(op).trim_end_matches('='));
         let Some(op) = operator.and_then(binary_op) else {
             return StmtKind::Other;
         };
@@ -385,9 +381,7 @@ impl Lowerer<'_> {
             [] => (None, None),
             [value] => {
                 let (typ, target) = self.as_pattern(*value);
-                let alias = clause
-                    .child_by_field_name("alias")
-                    .map(|alias| self.expr(alias));
+                let alias = field(clause, "alias").map(|alias| self.expr(alias));
                 (Some(typ), target.or(alias))
             }
             // Python 2's `except A, B:`.
@@ -420,9 +414,7 @@ impl Lowerer<'_> {
         let def = FunctionDef {
             name: self.name(name),
             params: self.params(field(node, "parameters")),
-            returns: node
-                .child_by_field_name("return_type")
-                .map(|returns| self.expr(returns)),
+            returns: field(node, "return_type").map(|returns| self.expr(returns)),
             body: self.suite(node, "body"),
             decorators,
             is_async: node.child(0).is_some_and(|first| kind(first) == "async"),
@@ -522,9 +514,7 @@ impl Lowerer<'_> {
                 }),
                 "default_parameter" | "typed_default_parameter" => {
                     // Python 2's tuple parameters `(a, b)=x` are skipped.
-                    let name = child
-                        .child_by_field_name("name")
-                        .filter(|name| kind(*name) == "identifier");
+                    let name = field(child, "name").filter(|name| kind(*name) == "identifier");
                     name.map(|name| Param {
                         name: self.name(name),
                         kind: normal,
@@ -577,13 +567,10 @@ impl Lowerer<'_> {
                     range: child.byte_range().into(),
                 },
                 "aliased_import" => Alias {
-                    name: child
-                        .child_by_field_name("name")
+                    name: field(child, "name")
                         .map(|name| self.dotted_name(name))
                         .unwrap_or_default(),
-                    asname: child
-                        .child_by_field_name("alias")
-                        .map(|alias| self.name(alias)),
+                    asname: field(child, "alias").map(|alias| self.name(alias)),
                     range: child.byte_range().into(),
                 },
                 _ => continue,
