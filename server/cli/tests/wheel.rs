@@ -99,6 +99,44 @@ fn the_installed_binary_checks_a_file() {
     assert!(stdout.contains("Found 1 error in 1 file."), "{stdout}");
 }
 
+/// Whether an ELF executable names a program interpreter (`PT_INTERP`,
+/// the dynamic loader); `None` when the file is no 64-bit little-endian ELF.
+fn elf_needs_loader(binary: &[u8]) -> Option<bool> {
+    if binary.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let u16_at = |at: usize| Some(u16::from_le_bytes(binary.get(at..at + 2)?.try_into().ok()?));
+    let phoff = u64::from_le_bytes(binary.get(0x20..0x28)?.try_into().ok()?) as usize;
+    let (entry_size, entries) = (usize::from(u16_at(0x36)?), usize::from(u16_at(0x38)?));
+    const PT_INTERP: u32 = 3;
+    Some((0..entries).any(|i| {
+        let at = phoff + i * entry_size;
+        binary
+            .get(at..at + 4)
+            .is_some_and(|t| u32::from_le_bytes(t.try_into().unwrap()) == PT_INTERP)
+    }))
+}
+
+#[test]
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn the_installed_binary_is_linked_statically() {
+    let Some(shapels) = wheel_binary() else {
+        return;
+    };
+    // scripts/test builds the wheel as releases are built on Linux: no
+    // loader to start, a third of a millisecond off every run.
+    let binary = fs::read(&shapels).expect("read the installed binary");
+    assert_eq!(
+        elf_needs_loader(&binary),
+        Some(false),
+        "{} names a program interpreter: not linked statically",
+        shapels.display()
+    );
+    // The test's own build is linked dynamically: the check can tell.
+    let build = fs::read(env!("CARGO_BIN_EXE_shapels")).expect("read this build's binary");
+    assert_eq!(elf_needs_loader(&build), Some(true));
+}
+
 #[test]
 fn the_installed_binary_serves_lsp() {
     let Some(shapels) = wheel_binary() else {
