@@ -11,14 +11,25 @@ use crate::report::BindingKind;
 use crate::rules;
 use crate::value::Value;
 
+/// How a comprehension's body ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Comprehended {
+    /// Once per element: what it made is every item.
+    All,
+    /// On elements standing for others (an iterable the analysis cannot
+    /// enumerate or unroll, a condition it cannot decide): what it made
+    /// stands for the items, `count` of them when that is known.
+    Partly { count: Option<usize> },
+}
+
 impl Interp<'_> {
     /// Run `body` once per element of the comprehension's generators, in a
-    /// scope of its own. Returns false when some iterable was not enumerable.
+    /// scope of its own.
     pub(super) fn comprehend(
         &mut self,
         generators: &[ast::Comprehension],
         body: &mut dyn FnMut(&mut Self),
-    ) -> bool {
+    ) -> Comprehended {
         let saved = self.snapshot_locals();
         let complete = self.comprehend_level(generators, body);
         self.restore_locals(saved);
@@ -29,29 +40,33 @@ impl Interp<'_> {
         &mut self,
         generators: &[ast::Comprehension],
         body: &mut dyn FnMut(&mut Self),
-    ) -> bool {
+    ) -> Comprehended {
         let Some((first, rest)) = generators.split_first() else {
             body(self);
-            return true;
+            return Comprehended::All;
         };
         let iterable = self.eval(&first.iter);
+        let items = self.iterate(&iterable);
+        let too_many = items
+            .as_ref()
+            .map(Vec::len)
+            .filter(|n| *n > MAX_LOOP_ITERATIONS);
         // More items than the analysis unrolls: the comprehension is read as
         // over an iterable it cannot enumerate (its first items alone would
-        // make a list too short).
-        let Some(items) = self
-            .iterate(&iterable)
-            .filter(|items| items.len() <= MAX_LOOP_ITERATIONS)
-        else {
+        // make a list too short), of a known length.
+        let Some(items) = items.filter(|items| items.len() <= MAX_LOOP_ITERATIONS) else {
             // Still evaluate once so hover and diagnostics see the element expression.
             let element = self.element_of(&iterable);
             self.assign(&first.target, element, BindingKind::For);
             let _ = self.comprehend_level(rest, body);
-            return false;
+            // One item per element, when nothing filters or multiplies them.
+            let count = too_many.filter(|_| rest.is_empty() && first.ifs.is_empty());
+            return Comprehended::Partly { count };
         };
         let mut complete = true;
         for item in items {
             if self.out_of_budget() {
-                return false;
+                return Comprehended::Partly { count: None };
             }
             self.assign(&first.target, item, BindingKind::For);
             let mut keep = true;
@@ -64,10 +79,14 @@ impl Interp<'_> {
                 }
             }
             if keep {
-                complete &= self.comprehend_level(rest, body);
+                complete &= self.comprehend_level(rest, body) == Comprehended::All;
             }
         }
-        complete
+        if complete {
+            Comprehended::All
+        } else {
+            Comprehended::Partly { count: None }
+        }
     }
 
     /// The elements of an iterable the analysis can enumerate.

@@ -18,6 +18,8 @@ use crate::mutation::Shared;
 use crate::report::BindingKind;
 use crate::rules::names::NameSet;
 use crate::value::Value;
+use iteration::Comprehended;
+use shapels_shapes::Dim;
 
 pub(crate) use subscripts::slice_indices;
 
@@ -254,18 +256,20 @@ impl Interp<'_> {
                 generators,
             } => {
                 let mut items = Vec::new();
-                let complete = self.comprehend(generators, &mut |this| {
+                let ran = self.comprehend(generators, &mut |this| {
                     let v = this.eval(elt);
                     items.push(v);
                 });
-                match (kind, complete) {
+                match (kind, ran) {
                     (ast::ComprehensionKind::Set, _) => Value::Unknown,
-                    (_, true) => Value::list(items),
+                    (_, Comprehended::All) => Value::list(items),
                     // Run over an iterable of unknown length, the element was
                     // evaluated on a made-up item: it stands for all of them.
-                    (_, false) => match join_all(self, &items) {
+                    (_, Comprehended::Partly { count }) => match join_all(self, &items) {
                         Value::Unknown => Value::Unknown,
-                        element => Value::Many(Rc::new(element), None),
+                        element => {
+                            Value::Many(Rc::new(element), count.map(|n| Dim::konst(n as i64)))
+                        }
                     },
                 }
             }
@@ -275,12 +279,12 @@ impl Interp<'_> {
                 generators,
             } => {
                 let mut items = Vec::new();
-                let complete = self.comprehend(generators, &mut |this| {
+                let ran = self.comprehend(generators, &mut |this| {
                     let k = this.eval(key);
                     let v = this.eval(value);
                     items.push((k, v));
                 });
-                if complete {
+                if ran == Comprehended::All {
                     Value::Dict(Rc::new(Shared::new(items)))
                 } else {
                     Value::Unknown
