@@ -97,7 +97,7 @@ fn conv_setting(layer: &Rc<Layer>, attr: &str) -> Option<Value> {
 pub(crate) fn child_modules(module: &Value) -> Option<Vec<(Rc<str>, Value)>> {
     match module {
         Value::Instance(inst) => {
-            let order = inst.order.borrow().clone();
+            let order = inst.order.borrow();
             let attrs = inst.attrs.borrow();
             Some(
                 order
@@ -160,7 +160,12 @@ fn all_modules(
     if !seen.insert(address) {
         return Some(());
     }
-    out.push((Rc::from(prefix), module.clone()));
+    let path: Rc<str> = match out.first() {
+        // Without names every entry shares the first one's empty path.
+        Some((empty, _)) if !named => empty.clone(),
+        _ => Rc::from(prefix),
+    };
+    out.push((path, module.clone()));
     for (name, child) in child_modules(module)? {
         let path = match (named, prefix.is_empty()) {
             (false, _) => String::new(),
