@@ -354,7 +354,7 @@ impl<'a> Namer<'a> {
             let mut name = base.clone();
             // Numbers go up from where the base's last one stopped: trying
             // each from 2 again made naming quadratic in the unnamed sizes
-            // (`s2` ... `s200`), a twentieth of a model file's check.
+            // (`s2` ... `s200`), 2-3 % of a small model file's check.
             let k = next_number.entry(base.clone()).or_insert(1);
             while self.taken.contains(&name) || (base == "s" && name == "s") {
                 *k += 1;
@@ -380,47 +380,19 @@ impl<'a> Namer<'a> {
         let widest = |v: &Varying| v.by_call.iter().map(Vec::len).max().unwrap_or(0);
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by_key(|id| (std::cmp::Reverse(widest(&self.varying[*id])), *id));
-        let mut rank = vec![0; n];
         for (at, &id) in order.iter().enumerate() {
-            rank[id] = at;
-        }
-        // Where each run (a call and its value) appears: a part can only be
-        // restricted from a whole that holds its first run, so only those
-        // are compared (comparing every pair cost a tenth of a small file's
-        // analysis).
-        let mut holding: FxHashMap<(u32, &str), Vec<(usize, usize)>> = FxHashMap::default();
-        for (other, v) in self.varying.iter().enumerate() {
-            for (w, whole) in v.by_call.iter().enumerate() {
-                for (call, value) in whole {
-                    holding
-                        .entry((*call, value.as_str()))
-                        .or_default()
-                        .push((other, w));
-                }
-            }
-        }
-        for (at, &id) in order.iter().enumerate() {
-            let mut roots: Vec<usize> = Vec::new();
-            for part in &self.varying[id].by_call {
-                let Some((call, value)) = part.first() else {
-                    // No run at all: every longer whole restricts to it.
-                    roots.extend(
-                        order[..at]
+            let mut roots: Vec<usize> = order[..at]
+                .iter()
+                .filter(|&&other| {
+                    self.varying[id].by_call.iter().any(|part| {
+                        self.varying[other]
+                            .by_call
                             .iter()
-                            .filter(|&&other| {
-                                self.varying[other].by_call.iter().any(|w| !w.is_empty())
-                            })
-                            .map(|&other| link[other]),
-                    );
-                    continue;
-                };
-                for &(other, w) in holding.get(&(*call, value.as_str())).into_iter().flatten() {
-                    let whole = &self.varying[other].by_call[w];
-                    if rank[other] < at && part.len() < whole.len() && restricts(part, whole) {
-                        roots.push(link[other]);
-                    }
-                }
-            }
+                            .any(|whole| part.len() < whole.len() && restricts(part, whole))
+                    })
+                })
+                .map(|&other| link[other])
+                .collect();
             roots.sort_unstable();
             roots.dedup();
             if let [root] = roots[..] {

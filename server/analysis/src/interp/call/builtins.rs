@@ -428,7 +428,7 @@ impl Interp<'_> {
 /// nn.Conv2d)` meets its own blocks); unknown for other bases, whose class
 /// tree the analysis does not hold.
 fn instance_of_path(class: &Rc<Class>, p: &str) -> Option<bool> {
-    let wants_module = p.ends_with(".Module");
+    let wants_module = is_module_class(p);
     let mut answer = Some(false);
     for c in class_chain(class) {
         for base in &c.bases {
@@ -436,12 +436,17 @@ fn instance_of_path(class: &Rc<Class>, p: &str) -> Option<bool> {
                 Value::Class(_) => {}
                 Value::Path(q) if &**q == p => return Some(true),
                 Value::Path(q) if q.starts_with("torch.nn.") && wants_module => return Some(true),
-                Value::Path(q) if q.ends_with(".Module") || &**q == "builtins.object" => {}
+                Value::Path(q) if is_module_class(q) || &**q == "builtins.object" => {}
                 _ => answer = None,
             }
         }
     }
     answer
+}
+
+/// `torch.nn.Module` under any of its paths.
+fn is_module_class(path: &str) -> bool {
+    path.starts_with("torch.nn.") && path.ends_with(".Module")
 }
 
 pub(super) fn math_call(name: &str, args: &[Value]) -> Value {
