@@ -127,6 +127,12 @@ fn check_all(jobs: Vec<(PathBuf, FileConfig)>, roots: &[PathBuf]) -> Vec<Outcome
                 })
                 .collect()
         };
+        // On the main thread when its stack can grow as far as an analysis
+        // thread's: a thread of its own cost a twelfth of a model file's
+        // run (see `main_stack`).
+        if crate::main_stack::main_thread_fits_analysis() {
+            return check();
+        }
         let checked = std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .stack_size(guarded::ANALYSIS_STACK)

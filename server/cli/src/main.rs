@@ -9,6 +9,7 @@ mod args;
 mod check;
 mod hints;
 mod logging;
+mod main_stack;
 mod output;
 mod settings;
 mod source;
