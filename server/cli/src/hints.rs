@@ -45,6 +45,9 @@ pub(crate) fn run(args: &HintsArgs) -> ExitCode {
         args.file.as_path()
     };
     let config = resolver.config_for(config_path, &mut problems);
+    // The analysis runs on this thread: where the system allows, with the
+    // stack an analysis thread gets (see `main_stack`).
+    let _ = crate::main_stack::main_thread_fits_analysis();
     let analysis = if from_stdin {
         guarded::analyze("<stdin>", &source, &config.analysis)
     } else {

@@ -27,7 +27,7 @@ pub use edit::{ByteEdit, edit_between};
 pub use lower::MAX_DEPTH;
 pub use moved::only_moved;
 pub use source_text::{NotUtf8, source_text};
-pub use two_threads::parse_on_two_threads;
+pub use two_threads::{parse_in_two_parts, parse_on_two_threads};
 
 use ast::{Module, TextRange};
 
