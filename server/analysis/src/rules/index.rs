@@ -306,9 +306,6 @@ fn indexed_dims(
     advanced.place(meta, out)
 }
 
-/// How many of the indexed tensor's dims an index entry takes: a mask as
-/// many as it has, `None` and `...` none (the ellipsis takes what the
-/// others leave), any other one.
 /// Whether an index entry is one whose kind the analysis knows: how many
 /// dims it takes follows from it.
 fn kind_known(meta: &dyn Meta, e: &Value) -> bool {
@@ -329,6 +326,9 @@ fn kind_known(meta: &dyn Meta, e: &Value) -> bool {
     }
 }
 
+/// How many of the indexed tensor's dims an index entry takes: a mask as
+/// many as it has, `None` and `...` none (the ellipsis takes what the
+/// others leave), any other one.
 fn dims_taken(meta: &dyn Meta, e: &Value) -> usize {
     match e {
         Value::None | Value::Ellipsis => 0,
