@@ -7,6 +7,7 @@
 
 mod args;
 mod check;
+mod heap_pages;
 mod hints;
 mod logging;
 mod main_stack;
@@ -32,7 +33,11 @@ fn main() -> ExitCode {
     // SAFETY: the first thing the process does; no tree-sitter object
     // exists yet and no other thread runs.
     unsafe { shapels_syntax::allocate_with_mimalloc() };
+    let arena = heap_pages::HeapArena::on_huge_pages();
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Lsp) {
+        arena.back_to_small_pages();
+    }
     let default_level = match cli.command {
         Command::Lsp => "info",
         Command::Check(_) | Command::Hints(_) | Command::Summary(_) => "warn",

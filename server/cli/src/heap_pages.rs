@@ -1,0 +1,151 @@
+//! A one-shot command's heap on 2 MiB pages: one page fault where 512 were.
+//!
+//! `shapels check` of one file runs for a few milliseconds, and a fifth of
+//! that was the kernel handing the heap out a 4 KiB page at a time: a
+//! 150-line model touches about 1.6 MiB, some 400 faults of 1.3-2 µs each
+//! on this project's hosts. The process starts by giving the allocator an
+//! arena of its own, with transparent huge pages asked for before anything
+//! is allocated in it, so that a 2 MiB region is one fault, zeroed at once:
+//! `resnet.py` 530 -> 122 faults against musl, 534 -> 355 against glibc,
+//! whose start allocates first (BENCHMARKS.md, "Stop 44").
+//!
+//! The language server takes the advice back before it allocates more than
+//! its command line: it lives for hours, and huge pages there doubled its
+//! resident memory and made it jump by megabytes (the workspace Cargo.toml
+//! says so). Where the kernel has transparent huge pages off, or only for
+//! other processes, the advice changes nothing.
+
+/// The arena: more than a one-file run touches, a small part of what a
+/// folder check does (mimalloc takes more arenas as it needs them). A
+/// multiple of mimalloc's 32 MiB segments.
+#[cfg(target_os = "linux")]
+const ARENA: usize = 64 * 1024 * 1024;
+
+/// The arena given to the allocator at the start, when it could be made.
+pub struct HeapArena {
+    #[cfg(target_os = "linux")]
+    area: Option<(*mut std::ffi::c_void, usize)>,
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod linux {
+    use std::ffi::{c_int, c_void};
+
+    use super::{ARENA, HeapArena};
+
+    /// mimalloc 2's arena number.
+    type ArenaId = c_int;
+
+    // mimalloc's arena functions (libmimalloc-sys binds them only with its
+    // `arena` feature, for this one use).
+    unsafe extern "C" {
+        fn mi_reserve_os_memory_ex(
+            size: usize,
+            commit: bool,
+            allow_large: bool,
+            exclusive: bool,
+            arena_id: *mut ArenaId,
+        ) -> c_int;
+        fn mi_arena_area(arena_id: ArenaId, size: *mut usize) -> *mut c_void;
+    }
+
+    /// The start of mimalloc's first arena (where a short run's heap
+    /// lives), up to `ARENA` bytes of it; `None` before there is one.
+    fn first_arena() -> Option<(*mut c_void, usize)> {
+        let mut size = 0_usize;
+        // SAFETY: reads mimalloc's table of arenas (numbered from 1) and
+        // writes the size; null when there is no such arena.
+        let start = unsafe { mi_arena_area(1, &mut size) };
+        (!start.is_null()).then_some((start, size.min(ARENA)))
+    }
+
+    impl HeapArena {
+        /// Asks for huge pages on the arena the heap will use: one given
+        /// to mimalloc now, or the one it made before `main` if it did
+        /// (against glibc, Rust's runtime names the main thread on the
+        /// heap first; there the first 2 MiB keep small pages). Call it
+        /// before anything is allocated: a 2 MiB region that already has
+        /// a small page keeps small pages. Never fails: without the arena
+        /// or the advice, the allocator works as it always does.
+        pub fn on_huge_pages() -> HeapArena {
+            let area = first_arena().or_else(|| {
+                let mut id: ArenaId = 0;
+                // SAFETY: reserves and maps memory for mimalloc, which hands
+                // it out from now on (the first arena is tried first); `id`
+                // is written on success.
+                let made = unsafe { mi_reserve_os_memory_ex(ARENA, true, false, false, &mut id) };
+                if made == 0 { first_arena() } else { None }
+            });
+            if let Some((start, size)) = area {
+                // SAFETY: the range is in a mapping mimalloc made; the
+                // advice only changes how the kernel backs it.
+                unsafe { libc::madvise(start, size, libc::MADV_HUGEPAGE) };
+            }
+            HeapArena { area }
+        }
+
+        /// Takes the advice back, for a long-lived process: regions not yet
+        /// touched get small pages.
+        pub fn back_to_small_pages(&self) {
+            if let Some((start, size)) = self.area {
+                // SAFETY: as in `on_huge_pages`.
+                unsafe { libc::madvise(start, size, libc::MADV_NOHUGEPAGE) };
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl HeapArena {
+    /// Elsewhere the allocator takes memory as the system gives it.
+    pub fn on_huge_pages() -> HeapArena {
+        HeapArena {}
+    }
+
+    /// Nothing to take back.
+    pub fn back_to_small_pages(&self) {}
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::HeapArena;
+
+    /// The kernel's flags for the mapping that holds `addr`, from
+    /// /proc/self/smaps ("hg": huge pages asked for, "nh": refused).
+    fn flags_at(addr: usize) -> Vec<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ')
+                && let Some((start, end)) = range.split_once('-')
+                && let (Ok(start), Ok(end)) = (
+                    usize::from_str_radix(start, 16),
+                    usize::from_str_radix(end, 16),
+                )
+            {
+                inside = (start..end).contains(&addr);
+            } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+                return flags.split_whitespace().map(str::to_owned).collect();
+            }
+        }
+        panic!("no mapping holds {addr:#x}");
+    }
+
+    #[test]
+    fn the_arena_asks_for_huge_pages_and_a_server_takes_it_back() {
+        let arena = HeapArena::on_huge_pages();
+        let (start, size) = arena.area.expect("mimalloc made the arena");
+        assert!(size > 0 && size <= super::ARENA);
+        // A kernel built without transparent huge pages refuses the advice
+        // (the arena still works, with small pages).
+        if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+            eprintln!("this kernel has no transparent huge pages: the advice is refused");
+            return;
+        }
+        assert!(flags_at(start.addr()).contains(&"hg".to_owned()));
+        arena.back_to_small_pages();
+        let flags = flags_at(start.addr());
+        assert!(flags.contains(&"nh".to_owned()) && !flags.contains(&"hg".to_owned()));
+    }
+}
