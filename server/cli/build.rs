@@ -12,7 +12,13 @@
 //! editor on stdio.
 
 fn main() {
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+    // With musl, a static binary is position-independent unless built with
+    // `-C relocation-model=static` (scripts/build-dist): `-no-pie` on top
+    // of musl's self-relocating start code makes a binary that crashes
+    // before `main`.
+    let linux = std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux");
+    let musl = std::env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("musl");
+    if linux && !musl {
         println!("cargo:rustc-link-arg-bin=shapels=-no-pie");
     }
 }
