@@ -6,8 +6,9 @@
 //! on this project's hosts. The process starts by giving the allocator an
 //! arena of its own, with transparent huge pages asked for before anything
 //! is allocated in it, so that a 2 MiB region is one fault, zeroed at once:
-//! `resnet.py` 530 -> 122 faults against musl, 534 -> 355 against glibc,
-//! whose start allocates first (BENCHMARKS.md, "Stop 44").
+//! `resnet.py` 530 -> 122 faults and ~10 % faster (BENCHMARKS.md, "Stop
+//! 44"). That takes a process whose start allocates nothing: the release
+//! build against musl, not one against glibc (see `on_huge_pages`).
 //!
 //! The language server takes the advice back before it allocates more than
 //! its command line: it lives for hours, and huge pages there doubled its
@@ -29,7 +30,7 @@ pub struct HeapArena {
 
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-mod linux {
+pub(crate) mod linux {
     use std::ffi::{c_int, c_void};
 
     use super::{ARENA, HeapArena};
@@ -50,39 +51,49 @@ mod linux {
         fn mi_arena_area(arena_id: ArenaId, size: *mut usize) -> *mut c_void;
     }
 
-    /// The start of mimalloc's first arena (where a short run's heap
-    /// lives), up to `ARENA` bytes of it; `None` before there is one.
-    fn first_arena() -> Option<(*mut c_void, usize)> {
+    /// Where mimalloc's arena `id` is (numbered from 1, tried in that
+    /// order); `None` when there is no such arena.
+    fn arena_area(id: ArenaId) -> Option<(*mut c_void, usize)> {
         let mut size = 0_usize;
-        // SAFETY: reads mimalloc's table of arenas (numbered from 1) and
-        // writes the size; null when there is no such arena.
-        let start = unsafe { mi_arena_area(1, &mut size) };
-        (!start.is_null()).then_some((start, size.min(ARENA)))
+        // SAFETY: reads mimalloc's table of arenas and writes the size;
+        // null when there is no such arena.
+        let start = unsafe { mi_arena_area(id, &mut size) };
+        (!start.is_null()).then_some((start, size))
+    }
+
+    /// Reserves an arena for mimalloc, which hands it out from now on
+    /// when it is the first, and asks for huge pages on it.
+    pub(super) fn reserve_advised() -> Option<(*mut c_void, usize)> {
+        let mut id: ArenaId = 0;
+        // SAFETY: reserves and maps memory for mimalloc; `id` is written on
+        // success.
+        if unsafe { mi_reserve_os_memory_ex(ARENA, true, false, false, &mut id) } != 0 {
+            return None;
+        }
+        let (start, size) = arena_area(id)?;
+        // SAFETY: the range is the mapping mimalloc just made; the advice
+        // only changes how the kernel backs it.
+        unsafe { libc::madvise(start, size, libc::MADV_HUGEPAGE) };
+        Some((start, size))
     }
 
     impl HeapArena {
-        /// Asks for huge pages on the arena the heap will use: one given
-        /// to mimalloc now, or the one it made before `main` if it did
-        /// (against glibc, Rust's runtime names the main thread on the
-        /// heap first; there the first 2 MiB keep small pages). Call it
-        /// before anything is allocated: a 2 MiB region that already has
-        /// a small page keeps small pages. Never fails: without the arena
-        /// or the advice, the allocator works as it always does.
+        /// Gives mimalloc an arena on huge pages, when nothing has been
+        /// allocated yet: a 2 MiB region that already has a small page keeps
+        /// small pages. Against glibc, Rust's runtime names the main thread
+        /// on the heap before `main`, so mimalloc's own arena exists and its
+        /// first 2 MiB, where a short run's heap lives, are small pages
+        /// already; advising the rest saved faults but cost a 2 MiB zeroing
+        /// per thread (a two-thread parse of nanoGPT's `model.py` ran 3 %
+        /// slower), so there the heap is left as it is. Never fails: without
+        /// the arena or the advice, the allocator works as it always does.
         pub fn on_huge_pages() -> HeapArena {
-            let area = first_arena().or_else(|| {
-                let mut id: ArenaId = 0;
-                // SAFETY: reserves and maps memory for mimalloc, which hands
-                // it out from now on (the first arena is tried first); `id`
-                // is written on success.
-                let made = unsafe { mi_reserve_os_memory_ex(ARENA, true, false, false, &mut id) };
-                if made == 0 { first_arena() } else { None }
-            });
-            if let Some((start, size)) = area {
-                // SAFETY: the range is in a mapping mimalloc made; the
-                // advice only changes how the kernel backs it.
-                unsafe { libc::madvise(start, size, libc::MADV_HUGEPAGE) };
+            if arena_area(1).is_some() {
+                return HeapArena { area: None };
             }
-            HeapArena { area }
+            HeapArena {
+                area: reserve_advised(),
+            }
         }
 
         /// Takes the advice back, for a long-lived process: regions not yet
@@ -133,10 +144,19 @@ mod tests {
     }
 
     #[test]
+    fn a_process_that_allocated_before_keeps_its_heap_as_it_is() {
+        // The test harness has allocated long before this runs, as glibc's
+        // start does before `main`.
+        assert!(HeapArena::on_huge_pages().area.is_none());
+    }
+
+    #[test]
     fn the_arena_asks_for_huge_pages_and_a_server_takes_it_back() {
-        let arena = HeapArena::on_huge_pages();
+        let arena = HeapArena {
+            area: super::linux::reserve_advised(),
+        };
         let (start, size) = arena.area.expect("mimalloc made the arena");
-        assert!(size > 0 && size <= super::ARENA);
+        assert!(size >= super::ARENA);
         // A kernel built without transparent huge pages refuses the advice
         // (the arena still works, with small pages).
         if !std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
