@@ -30,7 +30,7 @@ pub struct HeapArena {
 
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-pub(crate) mod linux {
+mod linux {
     use std::ffi::{c_int, c_void};
 
     use super::{ARENA, HeapArena};

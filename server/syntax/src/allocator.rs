@@ -74,7 +74,11 @@ unsafe impl GlobalAlloc for Mimalloc {
     }
 }
 
-/// Makes tree-sitter allocate with mimalloc.
+/// Makes tree-sitter allocate with mimalloc: the library, and the Python
+/// grammar's external scanner, which reaches this allocator only when
+/// built with `TREE_SITTER_REUSE_ALLOCATOR` (the workspace's
+/// `.cargo/config.toml` defines it; without it the scanner calls the C
+/// library's `malloc`).
 ///
 /// # Safety
 ///
