@@ -31,46 +31,13 @@ pub struct HeapArena {
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 mod linux {
-    use std::ffi::{c_int, c_void};
+    use std::ffi::c_void;
 
     use super::{ARENA, HeapArena};
 
-    /// mimalloc 2's arena number.
-    type ArenaId = c_int;
-
-    // mimalloc's arena functions (libmimalloc-sys binds them only with its
-    // `arena` feature, for this one use).
-    unsafe extern "C" {
-        fn mi_reserve_os_memory_ex(
-            size: usize,
-            commit: bool,
-            allow_large: bool,
-            exclusive: bool,
-            arena_id: *mut ArenaId,
-        ) -> c_int;
-        fn mi_arena_area(arena_id: ArenaId, size: *mut usize) -> *mut c_void;
-    }
-
-    /// Where mimalloc's arena `id` is (numbered from 1, tried in that
-    /// order); `None` when there is no such arena.
-    fn arena_area(id: ArenaId) -> Option<(*mut c_void, usize)> {
-        let mut size = 0_usize;
-        // SAFETY: reads mimalloc's table of arenas and writes the size;
-        // null when there is no such arena.
-        let start = unsafe { mi_arena_area(id, &mut size) };
-        (!start.is_null()).then_some((start, size))
-    }
-
-    /// Reserves an arena for mimalloc, which hands it out from now on
-    /// when it is the first, and asks for huge pages on it.
+    /// Gives mimalloc a new arena and asks for huge pages on it.
     pub(super) fn reserve_advised() -> Option<(*mut c_void, usize)> {
-        let mut id: ArenaId = 0;
-        // SAFETY: reserves and maps memory for mimalloc; `id` is written on
-        // success.
-        if unsafe { mi_reserve_os_memory_ex(ARENA, true, false, false, &mut id) } != 0 {
-            return None;
-        }
-        let (start, size) = arena_area(id)?;
+        let (start, size) = shapels_syntax::reserve_arena(ARENA)?;
         // SAFETY: the range is the mapping mimalloc just made; the advice
         // only changes how the kernel backs it.
         unsafe { libc::madvise(start, size, libc::MADV_HUGEPAGE) };
@@ -88,7 +55,7 @@ mod linux {
         /// slower), so there the heap is left as it is. Never fails: without
         /// the arena or the advice, the allocator works as it always does.
         pub fn on_huge_pages() -> HeapArena {
-            if arena_area(1).is_some() {
+            if shapels_syntax::has_arena() {
                 return HeapArena { area: None };
             }
             HeapArena {

@@ -6,16 +6,16 @@
 //! thread's arena a page at a time (a system call and a fault each) and its
 //! `malloc`/`free` took a tenth of the parse of a model file.
 
-// The one place the workspace allows `unsafe`: handing mimalloc's C
-// functions to tree-sitter's C code.
+// The one place the workspace allows `unsafe` for mimalloc: handing its C
+// functions to tree-sitter's C code, and its arenas to the binary.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
 
 use libmimalloc_sys::{
-    mi_calloc, mi_free, mi_malloc, mi_malloc_aligned, mi_realloc, mi_realloc_aligned, mi_zalloc,
-    mi_zalloc_aligned,
+    mi_arena_id_t, mi_calloc, mi_free, mi_malloc, mi_malloc_aligned, mi_realloc,
+    mi_realloc_aligned, mi_reserve_os_memory_ex, mi_zalloc, mi_zalloc_aligned,
 };
 
 /// What every mimalloc block is aligned to: a pointer's size.
@@ -130,4 +130,38 @@ unsafe extern "C" fn ts_realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
 unsafe extern "C" fn ts_free(ptr: *mut c_void) {
     // SAFETY: `ptr` came from these functions or is null.
     unsafe { mi_free(ptr) }
+}
+
+unsafe extern "C" {
+    // mimalloc's, missing from libmimalloc-sys' bindings: where an arena is.
+    fn mi_arena_area(arena_id: mi_arena_id_t, size: *mut usize) -> *mut c_void;
+}
+
+/// Where mimalloc's arena `id` is, as its start and length (arenas are
+/// numbered from 1 and tried in that order); `None` when there is none.
+fn arena_area(id: mi_arena_id_t) -> Option<(*mut c_void, usize)> {
+    let mut size = 0_usize;
+    // SAFETY: reads mimalloc's table of arenas and writes the size; null
+    // when there is no such arena.
+    let start = unsafe { mi_arena_area(id, &mut size) };
+    (!start.is_null()).then_some((start, size))
+}
+
+/// Whether mimalloc has taken memory from the system yet: it makes its
+/// first arena at its first allocation.
+pub fn has_arena() -> bool {
+    arena_area(1).is_some()
+}
+
+/// Gives mimalloc an arena of `size` bytes, mapped now; when it is the
+/// first, the heap comes from it until it is full. Its start and length,
+/// or `None` when the system refused the memory.
+pub fn reserve_arena(size: usize) -> Option<(*mut c_void, usize)> {
+    let mut id: mi_arena_id_t = 0;
+    // SAFETY: maps memory for mimalloc (committed, not exclusive: any heap
+    // may take from it); `id` is written on success.
+    if unsafe { mi_reserve_os_memory_ex(size, true, false, false, &mut id) } != 0 {
+        return None;
+    }
+    arena_area(id)
 }

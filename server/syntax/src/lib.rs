@@ -22,7 +22,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Parser, Tree};
 
-pub use allocator::{Mimalloc, allocate_with_mimalloc};
+pub use allocator::{Mimalloc, allocate_with_mimalloc, has_arena, reserve_arena};
 pub use edit::{ByteEdit, edit_between};
 pub use lower::MAX_DEPTH;
 pub use moved::only_moved;
