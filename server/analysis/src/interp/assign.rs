@@ -105,6 +105,15 @@ impl Interp<'_> {
                 items.extend(suffix.iter().map(|d| Value::Int(d.clone())));
                 Some(items)
             }
+            // `*batch, c = x.shape` of a tensor of unknown rank: the
+            // leading sizes stay a sequence of unknown length, the rank
+            // unfixed.
+            Value::SizeOfVar(var, suffix) if star == Some(0) && n - 1 <= suffix.len() => {
+                let lead = suffix.len() - (n - 1);
+                let mut items = vec![Value::SizeOfVar(*var, Rc::new(suffix[..lead].to_vec()))];
+                items.extend(suffix[lead..].iter().map(|d| Value::Int(d.clone())));
+                Some(items)
+            }
             Value::Tensor(t) if star.is_none() => match self.iterate(value) {
                 Some(items) => (items.len() == n).then_some(items),
                 // `k, v = kv` of a tensor whose rank is unknown: its first

@@ -143,7 +143,47 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         (x, y) if is_callable_object(x) && is_callable_object(y) && !different_ranks(x, y) => {
             either(x, y)
         }
+        // An int on one path and a float on the other (`np.exp(r) if n > 1
+        // else 1`): a number of either kind. Arithmetic follows each (see
+        // `Interp::binop`), so a tensor scaled by it keeps its shape.
+        (x, y) if is_number_choice(x) && is_number_choice(y) => number_either(interp, x, y),
         _ => Value::Unknown,
+    }
+}
+
+/// A number, or a choice between numbers of different kinds.
+pub(crate) fn is_number_choice(v: &Value) -> bool {
+    match v {
+        Value::Either(items) => items.iter().all(Value::is_number),
+        v => v.is_number(),
+    }
+}
+
+/// The numbers either value may be, one alternative per kind (two ints
+/// join into one int, as on their own).
+fn number_either(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Value {
+    let mut alternatives: Vec<Value> = Vec::new();
+    for v in [a, b] {
+        let items = match v {
+            Value::Either(items) => items.as_ref().clone(),
+            v => vec![v.clone()],
+        };
+        for item in items {
+            let same_kind = alternatives
+                .iter()
+                .position(|known| std::mem::discriminant(known) == std::mem::discriminant(&item));
+            match same_kind {
+                Some(at) => {
+                    let known = alternatives[at].clone();
+                    alternatives[at] = join_values(interp, &known, &item);
+                }
+                None => alternatives.push(item),
+            }
+        }
+    }
+    match alternatives.len() {
+        1 => alternatives.pop().unwrap_or(Value::Unknown),
+        _ => Value::Either(Rc::new(alternatives)),
     }
 }
 

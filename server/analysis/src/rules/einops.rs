@@ -12,10 +12,10 @@ use shapels_syntax::ast::TextRange;
 use super::Args;
 use super::check::{RuleResult, ShapeError, Stop, check, raise};
 use super::dtype::sum_dtype;
-use super::ops::out_known;
+use super::ops::{out_known, out_shape};
 use crate::code::Code;
 use crate::rules::meta::Meta;
-use crate::value::{DType, Tensor, Value};
+use crate::value::{DType, Shape, Tensor, Value};
 
 /// One elementary axis of an einops pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -496,6 +496,9 @@ impl Transform<'_> {
             self.pin_rank(meta, &left);
         }
         let Some(dims) = meta.dims(x) else {
+            if let Some(result) = self.apply_to_tail(meta, &left, &right, n_fixed)? {
+                return Ok(result);
+            }
             let shape = meta.fresh_rank_var();
             return Err(Stop::Give(Value::Tensor(Rc::new(Tensor {
                 shape,
@@ -516,6 +519,51 @@ impl Transform<'_> {
         let device = x.device.clone();
         let op = format!("einops.{}", self.name);
         Ok(out_known(meta, x, out, dtype, device, &op))
+    }
+
+    /// An input of unknown rank whose last dims are known (`[*batch,
+    /// bucket]`) under a pattern that starts with its ellipsis (`...
+    /// bucket -> ... ()`): the ellipsis stands for the unknown leading dims
+    /// and the known ones the pattern's axes leave, and the result keeps
+    /// the unknown ones in front. `None` when the pattern reaches into the
+    /// unknown dims (axes before the ellipsis, more axes than known dims).
+    fn apply_to_tail(
+        &self,
+        meta: &mut dyn Meta,
+        left: &Side,
+        right: &Side,
+        n_fixed: usize,
+    ) -> Result<Option<Value>, Stop> {
+        let resolved = meta.resolve_shape(&self.x.shape);
+        let Some((var, suffix)) = resolved.tail() else {
+            return Ok(None);
+        };
+        let leads = |side: &Side| matches!(side.groups.first(), Some(Group::Ellipsis));
+        let usable = left.has_ellipsis
+            && leads(left)
+            && !left.ellipsis_parenthesized
+            && !right.ellipsis_parenthesized
+            && (!right.has_ellipsis || leads(right))
+            && n_fixed <= suffix.len();
+        if !usable {
+            return Ok(None);
+        }
+        let n_known = suffix.len() - n_fixed;
+        let (sizes, known_ellipsis) = self.axis_sizes(meta, left, suffix, n_known)?;
+        let Some(out) = output_dims(right, &sizes, &known_ellipsis) else {
+            return Ok(Some(Value::Unknown));
+        };
+        let reduced = left.names.iter().any(|n| !right.names.contains(n)) || !right.has_ellipsis;
+        let dtype = self.dtype(reduced)?;
+        let out: Vec<Dim> = out.into_iter().map(|d| meta.bounded(d)).collect();
+        let shape = match (right.has_ellipsis, out.is_empty()) {
+            (false, _) => Shape::known(out),
+            (true, true) => Shape::Var(var),
+            (true, false) => Shape::Tail(var, Rc::new(out)),
+        };
+        let op = format!("einops.{}", self.name);
+        let device = self.x.device.clone();
+        Ok(Some(out_shape(meta, self.x, shape, dtype, device, &op)))
     }
 
     /// The pattern spells out the rank of an input nobody knew the rank

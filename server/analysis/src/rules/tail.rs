@@ -124,6 +124,26 @@ pub(crate) fn unknown_rank_op(
                 TailResult::One(out)
             })
         }
+        // `i, j, k, r = quaternions.unbind(-1)` of `[*batch, 4]`: four
+        // `[*batch]` tensors.
+        "unbind" => {
+            let d = suffix_index(args.get(1, "dim"), suffix.len())?;
+            let n = meta
+                .env()
+                .value(&suffix[d])
+                .filter(|n| (0..=1024).contains(n))?;
+            let mut s = suffix;
+            s.remove(d);
+            Some(TailResult::Many(vec![with_suffix(var, s); n as usize]))
+        }
+        // The last dim spread on a new diagonal (`offset=0, dim1=-2,
+        // dim2=-1`, the defaults): `[*batch, n]` becomes `[*batch, n, n]`.
+        "diag_embed" if args.pos.len() <= 1 && args.kw.is_empty() => {
+            let n = suffix.last()?.clone();
+            let mut s = suffix;
+            s.push(n);
+            Some(TailResult::One(with_suffix(var, s)))
+        }
         "split" | "chunk" => {
             let d = suffix_index(args.get(2, "dim"), suffix.len())?;
             let size = &suffix[d];

@@ -226,6 +226,11 @@ impl Interp<'_> {
                     }
                 }
             }
+            ExprKind::Tuple(items) | ExprKind::List(items)
+                if matches!(items.first().map(|e| &e.kind), Some(ExprKind::Starred(_))) =>
+            {
+                self.eval_led_by_star(items, matches!(e.kind, ExprKind::List(_)))
+            }
             ExprKind::Tuple(items) => self.eval_items(items).map_or(Value::Unknown, Value::tuple),
             ExprKind::List(items) => self.eval_items(items).map_or(Value::Unknown, Value::list),
             ExprKind::Set(items) => {
@@ -324,6 +329,53 @@ impl Interp<'_> {
     /// The items of a tuple or list display; `None` when a starred item's
     /// length is unknown (`(*x.shape[:-1], -1, d)` of a tensor of unknown
     /// rank), as then is the display's. Every item is evaluated either way.
+    /// `(*batch, n)` where `batch` holds the leading sizes of a tensor of
+    /// unknown rank (`*batch, c = x.shape`): those sizes, then `n`, as
+    /// `x.shape[:-1] + (n,)` gives them. Other sequences as usual.
+    fn eval_led_by_star(&mut self, items: &[Expr], list: bool) -> Value {
+        let (Some(first), rest) = (items.first(), items.get(1..).unwrap_or_default()) else {
+            return Value::Unknown;
+        };
+        let ExprKind::Starred(inner) = &first.kind else {
+            return Value::Unknown;
+        };
+        let lead = self.eval(inner);
+        if let Value::SizeOfVar(var, suffix) = &lead {
+            let mut dims = suffix.as_ref().clone();
+            let mut known = true;
+            for item in rest {
+                let v = match &item.kind {
+                    ExprKind::Starred(_) => {
+                        known = false;
+                        let _ = self.eval(item);
+                        continue;
+                    }
+                    _ => self.eval(item),
+                };
+                match self.as_dim(&v) {
+                    Some(d) if known => dims.push(d),
+                    _ => known = false,
+                }
+            }
+            return if known {
+                Value::SizeOfVar(*var, Rc::new(dims))
+            } else {
+                Value::Unknown
+            };
+        }
+        let head = self.iterate(&lead);
+        let tail = self.eval_items(rest);
+        let (Some(mut out), Some(tail)) = (head, tail) else {
+            return Value::Unknown;
+        };
+        out.extend(tail);
+        if list {
+            Value::list(out)
+        } else {
+            Value::tuple(out)
+        }
+    }
+
     fn eval_items(&mut self, items: &[Expr]) -> Option<Vec<Value>> {
         let mut out = Vec::new();
         let mut known = true;

@@ -5,7 +5,7 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::{self, BinOp, CmpOp, Expr, TextRange, UnaryOp};
 
-use crate::interp::{Interp, join_values};
+use crate::interp::{Interp, join_all, join_values};
 use crate::rules;
 use crate::value::{Device, Value};
 
@@ -254,6 +254,23 @@ impl Interp<'_> {
         left: TextRange,
         right: TextRange,
     ) -> Value {
+        // A number of either kind (see `join_values`): the result of each,
+        // joined, so that `scale * x` keeps `x`'s shape whatever `scale` is.
+        if let Some(options) = number_options(&a).or_else(|| number_options(&b)) {
+            let on_left = matches!(a, Value::Either(_));
+            let results: Vec<Value> = options
+                .iter()
+                .map(|option| {
+                    let (x, y) = if on_left {
+                        (option.clone(), b.clone())
+                    } else {
+                        (a.clone(), option.clone())
+                    };
+                    self.binop(op, x, y, range, left, right)
+                })
+                .collect();
+            return join_all(self, &results);
+        }
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             let (a, b) = (self.number_if_known(a), self.number_if_known(b));
             let at = range;
@@ -304,7 +321,16 @@ impl Interp<'_> {
                         }
                     }
                     (Some(_), Some(_)) => Value::Float(None),
-                    (_, Some(2)) => Value::Int(self.bounded(x.mul(x))),
+                    (_, Some(q)) if (0..=4).contains(&q) => {
+                        let power = (0..q).fold(Dim::konst(1), |acc, _| acc.mul(x));
+                        Value::Int(self.bounded(power))
+                    }
+                    (_, Some(q)) if q < 0 => Value::Float(None),
+                    // An int to a power no small polynomial says (`2 **
+                    // log2_size`, `n ** 8`) is an int when the exponent
+                    // cannot be negative; with an exponent of unknown sign
+                    // it may be an int or a float.
+                    _ if y.neg().never_positive() => Value::Int(self.env.anonymous()),
                     _ => Value::Unknown,
                 },
                 BinOp::LShift | BinOp::RShift | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
@@ -452,6 +478,13 @@ impl Interp<'_> {
     }
 
     pub(super) fn unary(&mut self, op: UnaryOp, v: Value, range: TextRange) -> Value {
+        if let Some(options) = number_options(&v) {
+            let results: Vec<Value> = options
+                .iter()
+                .map(|option| self.unary(op, option.clone(), range))
+                .collect();
+            return join_all(self, &results);
+        }
         match (op, &v) {
             (_, Value::Tensor(_)) => rules::unary_op(self, op, &v, range),
             (UnaryOp::Not, _) => Value::Bool(self.truth(&v).map(|b| !b)),
@@ -466,6 +499,14 @@ impl Interp<'_> {
             (UnaryOp::Neg, Value::Opaque(name)) => Value::Int(self.opaque_symbol(name).neg()),
             _ => Value::Unknown,
         }
+    }
+}
+
+/// The alternatives of a number of either kind (`Value::Either` of numbers).
+fn number_options(v: &Value) -> Option<Rc<Vec<Value>>> {
+    match v {
+        Value::Either(options) if options.iter().all(Value::is_number) => Some(options.clone()),
+        _ => None,
     }
 }
 

@@ -44,6 +44,12 @@ pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Rule
         );
     }
     pin_ranks(meta, &inputs, &tensors);
+    if tensors.iter().any(|t| meta.dims(t).is_none())
+        && let Some(result) =
+            over_shared_batch(meta, args, &inputs, rhs.as_deref(), &tensors, range)
+    {
+        return result;
+    }
     let mut operand_dims = Vec::new();
     for (i, (spec, t)) in inputs.iter().zip(&tensors).enumerate() {
         let Some(dims) = meta.dims(t) else {
@@ -81,6 +87,65 @@ pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Rule
 
 /// The operands after the equation, or the one list of them; `None` unless
 /// all are tensors, and at least one.
+/// Operands whose leading dims are one rank variable (`[*batch, i, j]`
+/// and `[*batch, j]` of one function's annotations), each subscripted from
+/// an ellipsis that stands for those dims alone (`... i j, ... j -> ...
+/// i`): the contraction of the known trailing dims, behind the same
+/// leading ones. `None` for anything else, whose result is not known.
+fn over_shared_batch(
+    meta: &mut dyn Meta,
+    args: &Args,
+    inputs: &[&str],
+    rhs: Option<&str>,
+    tensors: &[Rc<Tensor>],
+    range: TextRange,
+) -> Option<RuleResult> {
+    let mut var = None;
+    let mut trailing = Vec::new();
+    for (spec, t) in inputs.iter().zip(tensors) {
+        let shape = meta.resolve_shape(&t.shape);
+        let (v, suffix) = shape.tail()?;
+        let letters = spec.strip_prefix("...")?;
+        // The ellipsis must hold the rank variable's dims only: dims it
+        // also held of the known ones would line up differently per operand.
+        if letters.contains('.')
+            || letters.chars().count() != suffix.len()
+            || *var.get_or_insert(v) != v
+        {
+            return None;
+        }
+        trailing.push(Rc::new(Tensor {
+            shape: crate::value::Shape::known(suffix.to_vec()),
+            ..(**t).clone()
+        }));
+    }
+    let var = var?;
+    let leading = match rhs {
+        None => true,
+        Some(r) if r.starts_with("...") => true,
+        Some(r) if !r.contains('.') => false,
+        Some(_) => return None,
+    };
+    let mut pos = vec![args.pos.first()?.clone()];
+    pos.extend(trailing.into_iter().map(Value::Tensor));
+    let result = einsum(meta, &Args::new(pos, Vec::new()), range);
+    Some(result.map(|v| match (&v, leading) {
+        (Value::Tensor(t), true) => {
+            let dims = meta.dims(t).unwrap_or_default();
+            let shape = if dims.is_empty() {
+                crate::value::Shape::Var(var)
+            } else {
+                crate::value::Shape::Tail(var, Rc::new(dims))
+            };
+            Value::Tensor(Rc::new(Tensor {
+                shape,
+                ..(**t).clone()
+            }))
+        }
+        _ => v,
+    }))
+}
+
 fn operands(args: &Args) -> Option<Vec<Rc<Tensor>>> {
     let mut operands: Vec<Value> = args.pos.get(1..).unwrap_or_default().to_vec();
     if let [single] = operands.as_slice()
