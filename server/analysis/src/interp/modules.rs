@@ -416,8 +416,17 @@ pub(crate) fn module_method(
             Value::None
         }
         "register_buffer" | "register_parameter" | "add_module" | "register_module" => {
-            if let (Some(Value::Str(n)), Some(v)) = (args.pos.first(), args.pos.get(1)) {
-                interp.set_attr(receiver, n, v.clone());
+            // `register_buffer(name, tensor)`, `register_parameter(name,
+            // param)`, `add_module(name, module)`, by position or keyword.
+            let value_keyword = match name {
+                "register_buffer" => "tensor",
+                "register_parameter" => "param",
+                _ => "module",
+            };
+            if let (Some(Value::Str(n)), Some(v)) =
+                (args.get(0, "name"), args.get(1, value_keyword))
+            {
+                interp.set_attr(receiver, &n.clone(), v.clone());
             }
             Value::None
         }

@@ -46,17 +46,41 @@ impl Interp<'_> {
         let mut keywords: Kwargs = Vec::new();
         let mut open = false;
         let user_code = runs_user_code(&callee);
+        // The sizes `*x.shape[:-2]` spread into a torch call, while the
+        // sizes after them (`x.view(*x.shape[:-2], -1)`) join them.
+        let mut spread_sizes: Option<usize> = None;
         for arg in args {
             match arg {
                 Arg::Positional(e) if user_code => positional.push(self.eval_passed(e)),
-                Arg::Positional(e) => positional.push(self.eval(e)),
+                Arg::Positional(e) => {
+                    let v = self.eval(e);
+                    let joined = match (spread_sizes, &v) {
+                        (Some(at), Value::Int(d)) if at + 1 == positional.len() => {
+                            match &mut positional[at] {
+                                Value::SizeOfVar(_, suffix) => {
+                                    Rc::make_mut(suffix).push(d.clone());
+                                    true
+                                }
+                                _ => false,
+                            }
+                        }
+                        _ => false,
+                    };
+                    if !joined {
+                        spread_sizes = None;
+                        positional.push(v);
+                    }
+                }
                 Arg::Starred(e) => {
                     let v = self.eval(e);
                     match self.iterate(&v) {
                         Some(items) => positional.extend(items),
                         // `*x.shape[:-1]` of unknown rank stays one sizes value;
                         // shape arguments (`view`, `reshape`) read it as such.
-                        None if matches!(v, Value::SizeOfVar(..)) => positional.push(v),
+                        None if matches!(v, Value::SizeOfVar(..)) => {
+                            spread_sizes = (!user_code).then_some(positional.len());
+                            positional.push(v);
+                        }
                         // `nn.Sequential(*[Block() for _ in range(n)])`: a
                         // torch constructor reads the unknown-length list as such.
                         None if matches!(v, Value::Many(..))

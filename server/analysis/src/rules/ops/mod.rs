@@ -200,6 +200,17 @@ fn dispatch(
         let result = broadcast_tensors(meta, name, args);
         return meta.settle(range, result);
     }
+    // `y.view(*t.shape[:-1], d)` (the sizes spread into the call join the
+    // ones after them): a view of a tensor of known rank to the sizes of
+    // one of unknown rank, with no `-1` to infer, has those sizes.
+    if matches!(name, "view" | "reshape")
+        && meta.rank(&x).is_some()
+        && let [_, Value::SizeOfVar(var, suffix)] = args.pos.as_slice()
+        && !suffix.iter().any(|d| meta.env().value(d) == Some(-1))
+    {
+        let shape = Shape::of_sizes(*var, suffix);
+        return out_shape(meta, &x, shape, x.dtype, device, name);
+    }
     // Sizes given as one value nobody can read: the result's rank is unknown.
     if def.is_some_and(|def| def.sizes_follow)
         && (args.sizes_unknown(1)
@@ -423,6 +434,13 @@ fn unranked(
             }
             return out_known(meta, x, sizes, x.dtype, device, name);
         }
+    }
+    // `x @ w` of `[*batch, n, k]` and a matrix, or of two operands that
+    // share their leading dims.
+    if name == "matmul"
+        && let Some(y) = args.tensor(1, "other")
+    {
+        return matmul(meta, name, x, &Value::Tensor(y), args, device, range);
     }
     unknown_rank_rule(meta, name, x, args, device)
 }
