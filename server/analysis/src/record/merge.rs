@@ -60,6 +60,11 @@ pub(super) struct Namer<'a> {
     )>,
     /// Symbols by their shown name (see `with_local_names`).
     by_name: std::cell::OnceCell<FxHashMap<String, shapels_shapes::SymId>>,
+    /// Names of varying dims numbered to tell them apart in the file
+    /// (`n_ctx2`), each with the user's name it was numbered from: in a
+    /// function where no other size takes that name, it is shown as such
+    /// (see `scoped_names::unsuffix`).
+    pub numbered: FxHashMap<String, String>,
 }
 
 impl<'a> Namer<'a> {
@@ -160,6 +165,7 @@ impl<'a> Namer<'a> {
             resolved_cache: FxHashMap::default(),
             shown_cache: FxHashMap::default(),
             by_name: std::cell::OnceCell::new(),
+            numbered: FxHashMap::default(),
         }
     }
 
@@ -346,10 +352,10 @@ impl<'a> Namer<'a> {
             // `in_channels`) would need a number to tell them apart, and
             // `in_channels2` is a name nobody wrote: such a size stays
             // nameless.
-            let base = match self.candidates.get(&self.varying[root].values) {
-                Some((name, false)) => name.clone(),
-                Some((name, true)) if !self.taken.contains(name) => name.clone(),
-                _ => "s".to_string(),
+            let (base, users) = match self.candidates.get(&self.varying[root].values) {
+                Some((name, false)) => (name.clone(), true),
+                Some((name, true)) if !self.taken.contains(name) => (name.clone(), true),
+                _ => ("s".to_string(), false),
             };
             let mut name = base.clone();
             // Numbers go up from where the base's last one stopped: trying
@@ -361,6 +367,9 @@ impl<'a> Namer<'a> {
                 name = format!("{base}{k}");
             }
             self.taken.insert(name.clone());
+            if users && name != base {
+                self.numbered.insert(name.clone(), base);
+            }
             names[root] = Some(name.clone());
             names[id] = Some(name);
         }

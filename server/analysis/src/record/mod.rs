@@ -855,7 +855,7 @@ impl Recorder {
                 (namer.scope_at(d.range.start), &mut d.message)
             })
             .collect();
-        scoped_names::unsuffix(env, &mut scoped, &mut messages);
+        scoped_names::unsuffix(env, &namer.numbered, &mut scoped, &mut messages);
         for (_, info) in &mut scoped {
             scoped_names::say_free_sizes(info, FOR_ANY_INPUT);
             scoped_names::say_free_sizes(info, FOR_DECLARED_INPUT);

@@ -69,14 +69,16 @@ fn texts_of(info: &TensorInfo) -> impl Iterator<Item = &str> {
 }
 
 /// Drop the uniqueness suffix of every size name that has no namesake in
-/// its function: `infos` are the shown tensors with the function each
-/// belongs to.
+/// its function (`B_2`, and `n_ctx2` of a size that differs between runs):
+/// `infos` are the shown tensors with the function each belongs to.
 pub(super) fn unsuffix(
     env: &ShapeEnv,
+    numbered: &FxHashMap<String, String>,
     infos: &mut [(usize, &mut TensorInfo)],
     messages: &mut [(usize, &mut String)],
 ) {
-    let suffixed = suffixed_names(env);
+    let mut suffixed = suffixed_names(env);
+    suffixed.extend(numbered.iter().map(|(a, b)| (a.clone(), b.clone())));
     if suffixed.is_empty() {
         return;
     }
