@@ -124,6 +124,32 @@ pub(crate) fn unknown_rank_op(
                 TailResult::One(out)
             })
         }
+        // Batches of square matrices (`extrinsics.inverse()` of `[*batch,
+        // 4, 4]`): the same shape, or one value per matrix.
+        "inverse"
+        | "linalg_inv"
+        | "matrix_exp"
+        | "linalg_matrix_exp"
+        | "cholesky"
+        | "linalg_cholesky"
+        | "matrix_power"
+        | "linalg_matrix_power"
+        | "det"
+        | "linalg_det"
+        | "logdet"
+            if suffix.len() >= 2 =>
+        {
+            let n = suffix.len();
+            if meta.env().known_different(&suffix[n - 2], &suffix[n - 1]) {
+                return None;
+            }
+            let _ = meta.require_equal(&suffix[n - 2], &suffix[n - 1]);
+            let mut s = suffix;
+            if matches!(name, "det" | "linalg_det" | "logdet") {
+                s.truncate(n - 2);
+            }
+            Some(TailResult::One(with_suffix(var, s)))
+        }
         // `i, j, k, r = quaternions.unbind(-1)` of `[*batch, 4]`: four
         // `[*batch]` tensors.
         "unbind" => {
