@@ -12,7 +12,63 @@ use super::Kwargs;
 use super::class::{class_chain, class_lookup};
 use crate::mutation::Shared;
 
+/// More items than this and an `itertools` product or chain is not spelled
+/// out (its loop runs an unknown number of times instead).
+const MAX_ITERTOOLS_ITEMS: usize = 256;
+
 impl Interp<'_> {
+    /// `itertools.product(a, b)`, `product(a, repeat=k)` and `chain(a, b)`
+    /// of iterables the analysis can list: the list of what they give
+    /// (`for min_valid, max_valid in product([True, False], [True,
+    /// False])` runs four known turns). `None` for anything else.
+    pub(super) fn itertools_call(
+        &mut self,
+        path: &str,
+        args: &[Value],
+        kwargs: &Kwargs,
+    ) -> Option<Value> {
+        let name = path.strip_prefix("itertools.")?;
+        let lists: Vec<Vec<Value>> = args
+            .iter()
+            .map(|a| self.iterate(a))
+            .collect::<Option<_>>()?;
+        match name {
+            "chain" if kwargs.is_empty() => {
+                let items: Vec<Value> = lists.into_iter().flatten().collect();
+                (items.len() <= MAX_ITERTOOLS_ITEMS).then(|| Value::list(items))
+            }
+            "product" => {
+                let repeat = match kwargs.iter().find(|(k, _)| &**k == "repeat") {
+                    Some((_, Value::Int(d))) => usize::try_from(d.as_const()?).ok()?,
+                    Some(_) => return None,
+                    None => 1,
+                };
+                if kwargs.iter().any(|(k, _)| &**k != "repeat") {
+                    return None;
+                }
+                let pools: Vec<&Vec<Value>> = (0..repeat).flat_map(|_| lists.iter()).collect();
+                let mut tuples: Vec<Vec<Value>> = vec![Vec::new()];
+                for pool in pools {
+                    if tuples.len().saturating_mul(pool.len()) > MAX_ITERTOOLS_ITEMS {
+                        return None;
+                    }
+                    tuples = tuples
+                        .iter()
+                        .flat_map(|t| {
+                            pool.iter().map(move |item| {
+                                let mut next = t.clone();
+                                next.push(item.clone());
+                                next
+                            })
+                        })
+                        .collect();
+                }
+                Some(Value::list(tuples.into_iter().map(Value::tuple).collect()))
+            }
+            _ => None,
+        }
+    }
+
     pub(super) fn call_builtin(
         &mut self,
         name: &str,

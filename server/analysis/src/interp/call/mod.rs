@@ -419,6 +419,9 @@ impl Interp<'_> {
         if let Some(name) = path.strip_prefix("math.") {
             return math_call(name, &args);
         }
+        if let Some(items) = self.itertools_call(path, &args, &kwargs) {
+            return items;
+        }
         match (&**path, args.first()) {
             ("copy.deepcopy", Some(v)) => return copy::deep_copy(v),
             ("copy.copy", Some(v)) => return copy::shallow_copy(v),
