@@ -116,6 +116,9 @@ impl Interp<'_> {
         }
         let mut positional = args.into_iter();
         let open = self.dataclass_prefix.take();
+        // Made up for library mode: a config parameter's, or one for the
+        // methods of a class no code builds (`generic_instance`).
+        let made_up = open.is_some() || self.open_call;
         // Dims named alike in the fields' stated shapes are one size, and
         // `*bs` in several fields the same leading dims (`origins:
         // Float[Tensor, "*bs 3"]`, `starts: Float[Tensor, "*bs 1"]`).
@@ -150,6 +153,22 @@ impl Interp<'_> {
                         .map(|(_, v)| v.clone())
                 })
                 .or(default);
+            // A made-up object's field that defaults to None but states a
+            // shape (`deltas: Optional[Float[Tensor, "*bs 1"]] = None`) may
+            // hold either: code that uses it (`assert self.deltas is not
+            // None`) sees the tensor.
+            if made_up
+                && matches!(v, Some(Value::None))
+                && let Some(range) = annotation
+                && let Some(stated) = crate::stated::annotation::read(self.text(&range))
+            {
+                let tensor = self.stated_tensor(&stated, &mut stated_symbols, &name);
+                if matches!(tensor, Value::Tensor(_)) {
+                    let v = crate::interp::optional(tensor);
+                    self.set_attr(&Value::Instance(instance.clone()), &name, v);
+                    continue;
+                }
+            }
             // A field nobody gave (a made-up object of library mode), or
             // given a value the analysis cannot read, whose annotation
             // states a shape is a tensor of that shape.
