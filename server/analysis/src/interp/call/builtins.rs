@@ -13,8 +13,12 @@ use super::class::{class_chain, class_lookup};
 use crate::mutation::Shared;
 
 /// More items than this and an `itertools` product or chain is not spelled
-/// out (its loop runs an unknown number of times instead).
-const MAX_ITERTOOLS_ITEMS: usize = 256;
+/// out (its loop runs an unknown number of times instead). A product is
+/// kept to a few cases (`product([True, False], repeat=2)`): one of grid
+/// positions (`product(range(14), range(14))`) read pairwise in a nested
+/// loop would spend the analysis' whole budget on index arithmetic.
+const MAX_ITERTOOLS_ITEMS: usize = 64;
+const MAX_PRODUCT_ITEMS: usize = 16;
 
 impl Interp<'_> {
     /// `itertools.product(a, b)`, `product(a, repeat=k)` and `chain(a, b)`
@@ -49,7 +53,7 @@ impl Interp<'_> {
                 let pools: Vec<&Vec<Value>> = (0..repeat).flat_map(|_| lists.iter()).collect();
                 let mut tuples: Vec<Vec<Value>> = vec![Vec::new()];
                 for pool in pools {
-                    if tuples.len().saturating_mul(pool.len()) > MAX_ITERTOOLS_ITEMS {
+                    if tuples.len().saturating_mul(pool.len()) > MAX_PRODUCT_ITEMS {
                         return None;
                     }
                     tuples = tuples
