@@ -252,15 +252,36 @@ impl<'a> Namer<'a> {
         if let Some(best) = shifted.into_iter().min() {
             return Some(best);
         }
+        // A product of two named sizes (`h*w` of a flattened map), or one
+        // and a constant (`h*w + 4`: the map's positions and four memory
+        // slots).
         let mut products: Vec<String> = Vec::new();
+        let mut shifted_products: Vec<String> = Vec::new();
         for (a, na) in local {
             for (b, nb) in local {
-                if na <= nb && a.mul(b) == *d {
+                if na > nb || a.is_const() || b.is_const() {
+                    continue;
+                }
+                let product = a.mul(b);
+                if product == *d {
                     products.push(format!("{na}*{nb}"));
+                } else if products.is_empty()
+                    && let Some(k) = d.sub(&product).as_const()
+                    && k != 0
+                    && k.abs() <= 16
+                {
+                    shifted_products.push(if k > 0 {
+                        format!("{na}*{nb} + {k}")
+                    } else {
+                        format!("{na}*{nb} - {}", -k)
+                    });
                 }
             }
         }
-        products.into_iter().min()
+        products
+            .into_iter()
+            .min()
+            .or_else(|| shifted_products.into_iter().min())
     }
 
     fn resolved(&mut self, d: &Dim) -> Dim {
