@@ -181,6 +181,11 @@ fn shape_in(written: &str) -> Option<(StatedShape, usize, usize, super::comment:
         if item.is_empty() {
             continue;
         }
+        // `(torch.Tensor)`, `(Tensor, optional)`: Google's type of an
+        // entry, not a shape.
+        if names_a_type(item) {
+            return None;
+        }
         dims.push(match item {
             "*" | "..." => StatedDim::Many(None),
             _ => parse_dim(item)?,
@@ -191,6 +196,26 @@ fn shape_in(written: &str) -> Option<(StatedShape, usize, usize, super::comment:
     }
     let shape = StatedShape::new(dims);
     shape.valid().then_some((shape, at, end + 1, style))
+}
+
+/// Whether a parenthesised item names a type (`torch.Tensor`,
+/// `np.ndarray`, `optional`) rather than a size.
+fn names_a_type(item: &str) -> bool {
+    let last = item.rsplit('.').next().unwrap_or(item);
+    last.ends_with("Tensor")
+        || matches!(
+            last,
+            "ndarray"
+                | "int"
+                | "float"
+                | "bool"
+                | "str"
+                | "list"
+                | "tuple"
+                | "dict"
+                | "optional"
+                | "Optional"
+        )
 }
 
 /// Backticks and `:math:` before a shape.
@@ -275,6 +300,10 @@ mod tests {
             ]
         );
         assert!(shown("Returns the sum (of everything).\nx: the input (a tensor)").is_empty());
+        assert!(
+            shown("Returns:\n  (torch.Tensor): Batched masks in BxCxHxW format, where (H, W)\n")
+                .is_empty()
+        );
     }
 
     #[test]

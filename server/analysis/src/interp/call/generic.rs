@@ -101,6 +101,16 @@ impl Interp<'_> {
                     );
                     break 'value Value::Tensor(Rc::new(t));
                 }
+                // A parameter its annotation says is no torch tensor (a
+                // numpy array, an image, a path) is never made up as one:
+                // numpy and PIL accept what torch refuses (`image[..., ::-1]`).
+                let foreign = param
+                    .annotation
+                    .as_ref()
+                    .is_some_and(|a| names_foreign_array(self.text(&a.range)));
+                if foreign {
+                    break 'value Value::Unknown;
+                }
                 let tensors = tensors || used_as_tensor.contains(&param.name.id);
                 if let Some(Some(default)) = f.defaults.get(i)
                     && dim_selectors.contains(&param.name.id)
@@ -412,4 +422,20 @@ fn names_spatial_rank(name: &str) -> bool {
     name.contains("dims")
         || name.contains("ndim")
         || (name.starts_with("spatial") && name.ends_with("_dim"))
+}
+
+/// Whether an annotation names an array type other than torch's, and no
+/// tensor (`np.ndarray`, `Optional[np.ndarray]`, `numpy.typing.NDArray[...]`,
+/// `PIL.Image.Image`).
+fn names_foreign_array(annotation: &str) -> bool {
+    let foreign = [
+        "ndarray",
+        "NDArray",
+        "ArrayLike",
+        "np.",
+        "numpy.",
+        "PIL.",
+        "Image.Image",
+    ];
+    foreign.iter().any(|f| annotation.contains(f)) && !annotation.contains("Tensor")
 }

@@ -139,12 +139,20 @@ pub(crate) fn construct(meta: &mut dyn Meta, name: &str, args: Args, range: Text
         Some(v) => super::creation::device_of(v),
         None => meta.defaults().device.clone(),
     };
+    // `nn.Linear(a, b, dtype=torch.bfloat16)` (often through `**factory_kwargs`
+    // with `dtype=dtype`): the parameters are made in that dtype; one the
+    // analysis cannot read is a dtype it does not know.
+    let dtype = match args.kw("dtype") {
+        None | Some(Value::None) => meta.defaults().float,
+        Some(Value::DType(d)) => Some(*d),
+        Some(_) => None,
+    };
     Value::Layer(Rc::new(Layer {
         kind,
         args: args.pos,
         kwargs: args.kw,
         device: Shared::new(device),
-        dtype: Shared::new(meta.defaults().float),
+        dtype: Shared::new(dtype),
         origin: if meta.mode().fake {
             Provenance::Fake
         } else {
