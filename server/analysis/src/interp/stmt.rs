@@ -293,6 +293,9 @@ impl Interp<'_> {
         };
         for item in items {
             let ctx = self.eval(&item.context);
+            // After the call: run as a plain function, the generator also
+            // ran its `finally`, which put the old default back.
+            self.forget_defaults_a_manager_sets(&item.context);
             // `with torch.device("cuda"):` makes factories default to it.
             if let Value::Device(device) = &ctx {
                 self.defaults.device = Some(device.clone());
@@ -328,6 +331,27 @@ impl Interp<'_> {
             }
         }
         flow
+    }
+
+    /// A context manager of the user's that sets torch's default dtype or
+    /// device (`with training.set_default_dtype(torch.bfloat16):`, a
+    /// `@contextmanager` around `torch.set_default_dtype`) leaves them
+    /// unknown in its block: the analysis does not run the generator to its
+    /// `yield`, and float32 there would be a wrong dtype for every layer.
+    fn forget_defaults_a_manager_sets(&mut self, context: &Expr) {
+        let ExprKind::Call { func, .. } = &context.kind else {
+            return;
+        };
+        let Value::Function(f) = self.eval(func) else {
+            return;
+        };
+        let body = self.text(&f.def.range);
+        if body.contains("set_default_dtype") || body.contains("set_default_tensor_type") {
+            self.defaults.float = None;
+        }
+        if body.contains("set_default_device") || body.contains("set_default_tensor_type") {
+            self.defaults.device = None;
+        }
     }
 
     /// Whether a `with` item is a test's assertion that its block raises:

@@ -51,6 +51,12 @@ impl Interp<'_> {
             }
             Value::Float(_) => Value::Float(None),
             Value::Bool(_) => Value::Bool(None),
+            // An empty default (`anchors=()`, `ch=[]`) is a placeholder
+            // for what callers pass: it stands for any sequence, as a
+            // parameter without a default does (torch would refuse an empty
+            // one: `torch.tensor(()).view(nl, -1, 2)`).
+            Value::Tuple(items) if items.is_empty() => Value::Opaque(Rc::from(name)),
+            Value::List(items) if items.borrow().is_empty() => Value::Opaque(Rc::from(name)),
             Value::Tuple(items) => Value::tuple(
                 items
                     .iter()

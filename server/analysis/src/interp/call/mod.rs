@@ -45,6 +45,7 @@ impl Interp<'_> {
         let mut positional = Vec::new();
         let mut keywords: Kwargs = Vec::new();
         let mut open = false;
+        let mut unread_keywords = false;
         let user_code = runs_user_code(&callee);
         // The sizes `*x.shape[:-2]` spread into a torch call, while the
         // sizes after them (`x.view(*x.shape[:-2], -1)`) join them.
@@ -114,10 +115,16 @@ impl Interp<'_> {
                         // them (`rearrange(x, p, **sizes)`): like an
                         // unknown `*args`, its result is unknown.
                         _ if !runs_user_code(&callee) => return self.unknown_call(&callee),
-                        _ => open = true,
+                        _ => {
+                            open = true;
+                            unread_keywords = true;
+                        }
                     }
                 }
             }
+        }
+        if unread_keywords {
+            self.unread_keywords_given(&callee, positional.len(), &mut keywords);
         }
         if matches!(positional.last(), Some(Value::Function(_)))
             && let Some(kernel) = self.register_by_call(func, args, &positional)
@@ -205,6 +212,36 @@ impl Interp<'_> {
         // must not leak into the next call.
         self.open_call = false;
         result
+    }
+
+    /// `Enc(**config)` with a `config` the analysis cannot read: the call
+    /// passes keywords nobody knows, so a parameter whose default is None
+    /// or a string (`out_indices=None`, `mode="nearest"`) may hold anything
+    /// (an open call keeps such defaults otherwise, as a made-up run does).
+    fn unread_keywords_given(&mut self, callee: &Value, given: usize, keywords: &mut Kwargs) {
+        let function = match callee {
+            Value::Function(f) | Value::BoundMethod(_, f) => Some(f.clone()),
+            Value::Class(c) => match class::class_lookup(c, "__init__") {
+                Some(Value::Function(f)) => Some(f),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(f) = function else { return };
+        // A bound method's and a constructor's `self` is given already.
+        let skip = usize::from(!matches!(callee, Value::Function(_)));
+        for (i, param) in f.def.params.iter().enumerate().skip(skip + given) {
+            let name = param.name.id.as_str();
+            if keywords.iter().any(|(k, _)| &**k == name) {
+                continue;
+            }
+            let value = match f.defaults.get(i) {
+                Some(Some(Value::None)) => Value::Unknown,
+                Some(Some(Value::Str(_))) => Value::Text,
+                _ => continue,
+            };
+            keywords.push((Rc::from(name), value));
+        }
     }
 
     /// The result of a call whose arguments could not be followed.
