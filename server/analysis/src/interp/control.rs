@@ -51,6 +51,7 @@ impl Interp<'_> {
                 id,
                 allow_non_fake_inputs: self.config.allow_non_fake_inputs,
                 user_mode: false,
+                autocast: saved.autocast,
             };
             let flow = self.exec_block(body);
             self.mode = saved;

@@ -422,6 +422,7 @@ impl<'s> Interp<'s> {
                 id: 0,
                 allow_non_fake_inputs: config.allow_non_fake_inputs,
                 user_mode: false,
+                autocast: false,
             },
             next_mode_id: 1,
             user_modes: FxHashMap::default(),

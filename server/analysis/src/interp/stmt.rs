@@ -292,6 +292,9 @@ impl Interp<'_> {
             Vec::new()
         };
         for item in items {
+            if self.enables_autocast(&item.context) {
+                self.mode.autocast = true;
+            }
             let ctx = self.eval(&item.context);
             // After the call: run as a plain function, the generator also
             // ran its `finally`, which put the old default back.
@@ -310,6 +313,7 @@ impl Interp<'_> {
                     id: *id,
                     allow_non_fake_inputs: *allow_non_fake_inputs,
                     user_mode: true,
+                    autocast: self.mode.autocast,
                 };
                 self.enter_user_mode(*id, *allow_non_fake_inputs);
             }
@@ -352,6 +356,21 @@ impl Interp<'_> {
         if body.contains("set_default_device") || body.contains("set_default_tensor_type") {
             self.defaults.device = None;
         }
+    }
+
+    /// `with torch.autocast("cuda"):`, `torch.cuda.amp.autocast()`,
+    /// `torch.amp.autocast(...)`, unless it says `enabled=False`.
+    fn enables_autocast(&self, context: &Expr) -> bool {
+        let ExprKind::Call { func, args } = &context.kind else {
+            return false;
+        };
+        let callee = self.text(&func.range);
+        let named = callee.rsplit('.').next() == Some("autocast");
+        let disabled = args.iter().any(|a| {
+            matches!(a, ast::Arg::Keyword(name, value)
+                if name.id == "enabled" && matches!(value.kind, ExprKind::Bool(false)))
+        });
+        named && !disabled
     }
 
     /// Whether a `with` item is a test's assertion that its block raises:

@@ -31,6 +31,9 @@ pub(crate) struct ModeState {
     pub allow_non_fake_inputs: bool,
     /// The mode was written by the user (`with FakeTensorMode()`).
     pub user_mode: bool,
+    /// Inside `with torch.autocast(...)`: matrix products and layers run
+    /// in the autocast dtype, whatever their operands' dtypes.
+    pub autocast: bool,
 }
 
 /// What factories and layers use when a call names no device or dtype.
@@ -368,6 +371,7 @@ pub(crate) mod testing {
                 id: 0,
                 allow_non_fake_inputs: true,
                 user_mode: false,
+                autocast: false,
             }
         }
         fn fresh_mode_id(&mut self) -> u32 {

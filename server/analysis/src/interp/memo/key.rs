@@ -97,6 +97,7 @@ impl Interp<'_> {
         k.push(Part::Mode(mode.id));
         k.push(Part::Number(u64::from(mode.allow_non_fake_inputs)));
         k.push(Part::Number(u64::from(mode.user_mode)));
+        k.push(Part::Number(u64::from(mode.autocast)));
         // What factories make depends on torch's defaults as set now.
         k.push(Part::Device(defaults.device));
         k.push(Part::Number(defaults.float.map_or(u64::MAX, |d| d as u64)));

@@ -86,6 +86,7 @@ fn forward(
     // lets it pass; the run would not).
     let weight_dtype = *layer.dtype.borrow();
     if let (Some(xd), Some(wd)) = (x.dtype, weight_dtype)
+        && !meta.mode().autocast
         && let Some(message) = weight_dtype_message(layer, family, xd, wd)
     {
         return raise(Code::DtypeMismatch, message);

@@ -437,6 +437,9 @@ fn product_dtype(
 ) -> Option<Option<DType>> {
     use crate::rules::dtype::torch_name;
     match (x.dtype, y.dtype) {
+        // Autocast casts both operands to its own dtype, which the
+        // analysis does not follow.
+        (Some(a), Some(b)) if a != b && meta.mode().autocast => Some(None),
         (Some(a), Some(b)) if a != b => {
             let ranks = (meta.dims(x).map(|d| d.len()), meta.dims(y).map(|d| d.len()));
             let kernel = match (name, ranks) {
