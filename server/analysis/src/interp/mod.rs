@@ -1176,43 +1176,9 @@ impl<'s> Interp<'s> {
             if let Some(forward) = forward {
                 let reports_before = self.diagnostics.len();
                 let declared = self.recorder.declared_generic(&forward.def.range);
-                // All instances see the same made-up input, so their shapes
-                // relate. But what one instance's run learned of the input
-                // (its width, from a first layer) is not the input of another
-                // built otherwise (`Proj(16, 32)` and `Proj(32, 8)`): an
-                // instance whose run with the shared input fails runs again
-                // on an input of its own, and only that run's errors count.
-                let (args, kwargs) = self.generic_args(&forward, true);
-                for (i, instance) in instances.iter().enumerate() {
-                    if let Value::Instance(_) = instance {
-                        let before = self.diagnostics.len();
-                        self.recorder.declared = declared;
-                        self.open_call = true;
-                        let _ = self.call_function(
-                            &forward,
-                            Some(instance.clone()),
-                            args.clone(),
-                            kwargs.clone(),
-                            TextRange::new(0, 0),
-                        );
-                        let failed = self.diagnostics[before..]
-                            .iter()
-                            .any(|d| d.severity == crate::report::Severity::Error);
-                        if i > 0 && failed {
-                            self.diagnostics.truncate(before);
-                            let (own, own_kwargs) = self.generic_args(&forward, true);
-                            self.recorder.declared = declared;
-                            self.open_call = true;
-                            let _ = self.call_function(
-                                &forward,
-                                Some(instance.clone()),
-                                own,
-                                own_kwargs,
-                                TextRange::new(0, 0),
-                            );
-                        }
-                    }
-                }
+                let receivers: Vec<Option<Value>> =
+                    instances.iter().map(|i| Some(i.clone())).collect();
+                self.run_on_instances(&forward, &instances, &receivers, declared, true);
                 self.recorder.declared = false;
                 self.drop_rerun_reports(forward_reran, reports_before);
             }
@@ -1229,52 +1195,60 @@ impl<'s> Interp<'s> {
                 let rerun = self.reached.contains(&(Rc::as_ptr(&method.def) as usize));
                 let reports_before = self.diagnostics.len();
                 let declared = self.recorder.declared_generic(&method.def.range);
-                let (args, kwargs) = self.generic_args(&method, false);
-                for (i, instance) in instances.iter().enumerate() {
-                    if let Value::Instance(_) = instance {
-                        let receiver = match kind {
-                            MethodKind::Instance => Some(instance.clone()),
-                            MethodKind::Class => Some(Value::Class(class.clone())),
-                            MethodKind::Static => None,
-                        };
-                        let before = self.diagnostics.len();
-                        self.recorder.declared = declared;
-                        self.open_call = true;
-                        let _ = self.call_function(
-                            &method,
-                            receiver.clone(),
-                            args.clone(),
-                            kwargs.clone(),
-                            TextRange::new(0, 0),
-                        );
-                        // As for `forward` (above): the made-up input an
-                        // earlier instance's run tied to its sizes (`[N, L,
-                        // 1280]` of the huge model) is not this instance's
-                        // input (`Linear(1024, 512)` of the large one).
-                        let failed = self.diagnostics[before..]
-                            .iter()
-                            .any(|d| d.severity == crate::report::Severity::Error);
-                        if i > 0 && failed {
-                            self.diagnostics.truncate(before);
-                            let (own, own_kwargs) = self.generic_args(&method, false);
-                            self.recorder.declared = declared;
-                            self.open_call = true;
-                            let _ = self.call_function(
-                                &method,
-                                receiver,
-                                own,
-                                own_kwargs,
-                                TextRange::new(0, 0),
-                            );
-                        }
-                    }
-                }
+                let receivers: Vec<Option<Value>> = instances
+                    .iter()
+                    .map(|instance| match kind {
+                        MethodKind::Instance => Some(instance.clone()),
+                        MethodKind::Class => Some(Value::Class(class.clone())),
+                        MethodKind::Static => None,
+                    })
+                    .collect();
+                self.run_on_instances(&method, &instances, &receivers, declared, false);
                 self.recorder.declared = false;
                 self.drop_rerun_reports(rerun, reports_before);
             }
             self.recorder.only_new_sites = false;
         }
         self.run_functions(others);
+    }
+
+    /// Runs a method no call reached on each object built of its class
+    /// (`receivers`: what it is called on for each), all on the same
+    /// made-up input, so that their shapes relate. But what one object's
+    /// run learned of the input (its width, from a first layer) is not the
+    /// input of another built otherwise (`Proj(16, 32)` and `Proj(32, 8)`,
+    /// the huge and the large model of three factories): an object whose
+    /// run with the shared input fails runs again on an input of its own,
+    /// and only that run's errors count.
+    fn run_on_instances(
+        &mut self,
+        method: &Rc<Function>,
+        instances: &[Value],
+        receivers: &[Option<Value>],
+        declared: bool,
+        forward: bool,
+    ) {
+        let (args, kwargs) = self.generic_args(method, forward);
+        for (i, (instance, receiver)) in instances.iter().zip(receivers).enumerate() {
+            if !matches!(instance, Value::Instance(_)) {
+                continue;
+            }
+            let before = self.diagnostics.len();
+            self.recorder.declared = declared;
+            self.open_call = true;
+            let at = TextRange::new(0, 0);
+            let _ = self.call_function(method, receiver.clone(), args.clone(), kwargs.clone(), at);
+            let failed = self.diagnostics[before..]
+                .iter()
+                .any(|d| d.severity == crate::report::Severity::Error);
+            if i > 0 && failed {
+                self.diagnostics.truncate(before);
+                let (own, own_kwargs) = self.generic_args(method, forward);
+                self.recorder.declared = declared;
+                self.open_call = true;
+                let _ = self.call_function(method, receiver.clone(), own, own_kwargs, at);
+            }
+        }
     }
 
     /// The methods a class defines itself that no run reached, in source

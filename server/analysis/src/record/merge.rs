@@ -238,15 +238,8 @@ impl<'a> Namer<'a> {
             if a.is_const() {
                 continue;
             }
-            if let Some(k) = d.sub(a).as_const()
-                && k != 0
-                && k.abs() <= 16
-            {
-                shifted.push(if k > 0 {
-                    format!("{na} + {k}")
-                } else {
-                    format!("{na} - {}", -k)
-                });
+            if let Some(text) = plus_small_constant(na, &d.sub(a)) {
+                shifted.push(text);
             }
         }
         if let Some(best) = shifted.into_iter().min() {
@@ -266,15 +259,9 @@ impl<'a> Namer<'a> {
                 if product == *d {
                     products.push(format!("{na}*{nb}"));
                 } else if products.is_empty()
-                    && let Some(k) = d.sub(&product).as_const()
-                    && k != 0
-                    && k.abs() <= 16
+                    && let Some(text) = plus_small_constant(&format!("{na}*{nb}"), &d.sub(&product))
                 {
-                    shifted_products.push(if k > 0 {
-                        format!("{na}*{nb} + {k}")
-                    } else {
-                        format!("{na}*{nb} - {}", -k)
-                    });
+                    shifted_products.push(text);
                 }
             }
         }
@@ -431,6 +418,17 @@ impl<'a> Namer<'a> {
         }
         link
     }
+}
+
+/// `name + k` (or `name - k`) for a difference that is a small non-zero
+/// constant `k`: a named size shifted by a few (`num_patches + 1`).
+fn plus_small_constant(name: &str, difference: &Dim) -> Option<String> {
+    let k = difference.as_const().filter(|k| *k != 0 && k.abs() <= 16)?;
+    Some(if k > 0 {
+        format!("{name} + {k}")
+    } else {
+        format!("{name} - {}", -k)
+    })
 }
 
 /// The function a site at `start` is in: the innermost of `scopes` that
