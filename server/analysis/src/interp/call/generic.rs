@@ -117,6 +117,18 @@ impl Interp<'_> {
                 if foreign {
                     break 'value Value::Unknown;
                 }
+                // `accelerator: Accelerator`, `decoder: Decoder`: an object of a
+                // class, whatever tensor methods its name shares (`.gather`).
+                let of_a_class = param.annotation.as_ref().is_some_and(|a| {
+                    let text = self.text(&a.range);
+                    names_a_class(text)
+                        && !matches!(self.lookup(text), Some(Value::Class(c)) if c.is_dataclass)
+                        // `Batch = torch.Tensor` and then `x: Batch`.
+                        && !matches!(self.lookup(text), Some(Value::Path(p)) if p.contains("Tensor"))
+                });
+                if of_a_class {
+                    break 'value Value::Opaque(Rc::from(param.name.id.as_str()));
+                }
                 let tensors = tensors || used_as_tensor.contains(&param.name.id);
                 if let Some(Some(default)) = f.defaults.get(i)
                     && dim_selectors.contains(&param.name.id)
@@ -428,6 +440,20 @@ fn names_spatial_rank(name: &str) -> bool {
     name.contains("dims")
         || name.contains("ndim")
         || (name.starts_with("spatial") && name.ends_with("_dim"))
+}
+
+/// Whether an annotation is a plain class name (`Accelerator`,
+/// `models.Decoder`) that is no tensor type.
+fn names_a_class(annotation: &str) -> bool {
+    let plain = !annotation.is_empty()
+        && annotation
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    let last = annotation.rsplit('.').next().unwrap_or(annotation);
+    plain
+        && last.starts_with(|c: char| c.is_ascii_uppercase())
+        && !last.contains("Tensor")
+        && !matches!(last, "Any" | "Parameter")
 }
 
 /// Whether an annotation names an array type other than torch's, and no

@@ -123,6 +123,32 @@ impl Interp<'_> {
         range: TextRange,
     ) {
         match object {
+            // `view_shape[1:] = [1] * (len(view_shape) - 1)`: the slice's
+            // items replaced by the new ones (a step of 1 only).
+            Value::List(items)
+                if matches!(index.as_slice(), [Value::Slice(_, _, step)]
+                    if matches!(**step, Value::None)) =>
+            {
+                let [Value::Slice(lo, hi, step)] = index.as_slice() else {
+                    return;
+                };
+                let len = items.borrow().len();
+                let (Some(taken), Some(new)) =
+                    (slice_indices(len, lo, hi, step), self.iterate(&value))
+                else {
+                    return;
+                };
+                if let (Some(&first), Some(&last)) = (taken.first(), taken.last()) {
+                    items.write(&mut self.epoch).splice(first..=last, new);
+                } else if let Value::Int(d) = &**lo
+                    && let Some(at) = d.as_const()
+                {
+                    // An empty slice inserts where it starts (`xs[2:2] = ...`).
+                    let n = len as i64;
+                    let at = if at < 0 { (at + n).max(0) } else { at.min(n) } as usize;
+                    items.write(&mut self.epoch).splice(at..at, new);
+                }
+            }
             Value::List(items) => {
                 if let [Value::Int(d)] = index.as_slice()
                     && let Some(i) = d.as_const()
