@@ -152,7 +152,7 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
 }
 
 /// A number, or a choice between numbers of different kinds.
-pub(crate) fn is_number_choice(v: &Value) -> bool {
+fn is_number_choice(v: &Value) -> bool {
     match v {
         Value::Either(items) => items.iter().all(Value::is_number),
         v => v.is_number(),

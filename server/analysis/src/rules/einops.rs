@@ -556,10 +556,10 @@ impl Transform<'_> {
         let reduced = left.names.iter().any(|n| !right.names.contains(n)) || !right.has_ellipsis;
         let dtype = self.dtype(reduced)?;
         let out: Vec<Dim> = out.into_iter().map(|d| meta.bounded(d)).collect();
-        let shape = match (right.has_ellipsis, out.is_empty()) {
-            (false, _) => Shape::known(out),
-            (true, true) => Shape::Var(var),
-            (true, false) => Shape::Tail(var, Rc::new(out)),
+        let shape = if right.has_ellipsis {
+            super::tail::suffix_shape(var, out)
+        } else {
+            Shape::known(out)
         };
         let op = format!("einops.{}", self.name);
         let device = self.x.device.clone();

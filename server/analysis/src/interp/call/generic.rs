@@ -121,10 +121,14 @@ impl Interp<'_> {
                 // class, whatever tensor methods its name shares (`.gather`).
                 let of_a_class = param.annotation.as_ref().is_some_and(|a| {
                     let text = self.text(&a.range);
+                    // A config dataclass is made up below; `Batch =
+                    // torch.Tensor` and then `x: Batch` names a tensor.
                     names_a_class(text)
-                        && !matches!(self.lookup(text), Some(Value::Class(c)) if c.is_dataclass)
-                        // `Batch = torch.Tensor` and then `x: Batch`.
-                        && !matches!(self.lookup(text), Some(Value::Path(p)) if p.contains("Tensor"))
+                        && !match self.lookup(text) {
+                            Some(Value::Class(c)) => c.is_dataclass,
+                            Some(Value::Path(p)) => p.contains("Tensor"),
+                            _ => false,
+                        }
                 });
                 if of_a_class {
                     break 'value Value::Opaque(Rc::from(param.name.id.as_str()));

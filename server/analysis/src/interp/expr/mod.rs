@@ -326,9 +326,6 @@ impl Interp<'_> {
         }
     }
 
-    /// The items of a tuple or list display; `None` when a starred item's
-    /// length is unknown (`(*x.shape[:-1], -1, d)` of a tensor of unknown
-    /// rank), as then is the display's. Every item is evaluated either way.
     /// `(*batch, n)` where `batch` holds the leading sizes of a tensor of
     /// unknown rank (`*batch, c = x.shape`): those sizes, then `n`, as
     /// `x.shape[:-1] + (n,)` gives them. Other sequences as usual.
@@ -376,6 +373,9 @@ impl Interp<'_> {
         }
     }
 
+    /// The items of a tuple or list display; `None` when a starred item's
+    /// length is unknown (`(*x.shape[:-1], -1, d)` of a tensor of unknown
+    /// rank), as then is the display's. Every item is evaluated either way.
     fn eval_items(&mut self, items: &[Expr]) -> Option<Vec<Value>> {
         let mut out = Vec::new();
         let mut known = true;

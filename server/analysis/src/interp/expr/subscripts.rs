@@ -125,13 +125,10 @@ impl Interp<'_> {
         match object {
             // `view_shape[1:] = [1] * (len(view_shape) - 1)`: the slice's
             // items replaced by the new ones (a step of 1 only).
-            Value::List(items)
-                if matches!(index.as_slice(), [Value::Slice(_, _, step)]
-                    if matches!(**step, Value::None)) =>
-            {
-                let [Value::Slice(lo, hi, step)] = index.as_slice() else {
+            Value::List(items) if let [Value::Slice(lo, hi, step)] = index.as_slice() => {
+                if !matches!(**step, Value::None) {
                     return;
-                };
+                }
                 let len = items.borrow().len();
                 let (Some(taken), Some(new)) =
                     (slice_indices(len, lo, hi, step), self.iterate(&value))

@@ -18,7 +18,7 @@ use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, ShapeError, Stop, check, raise};
 use crate::rules::meta::Meta;
-use crate::value::{Tensor, Value};
+use crate::value::{Shape, Tensor, Value};
 
 /// `torch.einsum("bij,bjk->bik", a, b)` (operands may also come as one list).
 pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> RuleResult {
@@ -85,8 +85,6 @@ pub(crate) fn einsum(meta: &mut dyn Meta, args: &Args, range: TextRange) -> Rule
     ))
 }
 
-/// The operands after the equation, or the one list of them; `None` unless
-/// all are tensors, and at least one.
 /// Operands whose leading dims are one rank variable (`[*batch, i, j]`
 /// and `[*batch, j]` of one function's annotations), each subscripted from
 /// an ellipsis that stands for those dims alone (`... i j, ... j -> ...
@@ -115,7 +113,7 @@ fn over_shared_batch(
             return None;
         }
         trailing.push(Rc::new(Tensor {
-            shape: crate::value::Shape::known(suffix.to_vec()),
+            shape: Shape::known(suffix.to_vec()),
             ..(**t).clone()
         }));
     }
@@ -130,22 +128,16 @@ fn over_shared_batch(
     pos.extend(trailing.into_iter().map(Value::Tensor));
     let result = einsum(meta, &Args::new(pos, Vec::new()), range);
     Some(result.map(|v| match (&v, leading) {
-        (Value::Tensor(t), true) => {
-            let dims = meta.dims(t).unwrap_or_default();
-            let shape = if dims.is_empty() {
-                crate::value::Shape::Var(var)
-            } else {
-                crate::value::Shape::Tail(var, Rc::new(dims))
-            };
-            Value::Tensor(Rc::new(Tensor {
-                shape,
-                ..(**t).clone()
-            }))
-        }
+        (Value::Tensor(t), true) => Value::Tensor(Rc::new(Tensor {
+            shape: crate::rules::tail::suffix_shape(var, meta.dims(t).unwrap_or_default()),
+            ..(**t).clone()
+        })),
         _ => v,
     }))
 }
 
+/// The operands after the equation, or the one list of them; `None` unless
+/// all are tensors, and at least one.
 fn operands(args: &Args) -> Option<Vec<Rc<Tensor>>> {
     let mut operands: Vec<Value> = args.pos.get(1..).unwrap_or_default().to_vec();
     if let [single] = operands.as_slice()
