@@ -30,6 +30,34 @@ pub use summary::{
 pub use syntax_errors::add_syntax_errors;
 pub use workspace::ModuleGraph;
 
+thread_local! {
+    static LOOPS_AT_ONCE: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    static LOOPS_RUN_AT_ONCE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether loops of many turns may run all their turns at once (see
+/// `interp::induction`); on unless a test turns it off on its thread, to
+/// hold the result to that of running every turn.
+#[doc(hidden)]
+pub fn set_loops_at_once(on: bool) {
+    LOOPS_AT_ONCE.with(|cell| cell.set(on));
+}
+
+pub(crate) fn loops_at_once() -> bool {
+    LOOPS_AT_ONCE.with(std::cell::Cell::get)
+}
+
+/// How many loops ran their turns at once on this thread so far (for the
+/// test that holds them to running every turn).
+#[doc(hidden)]
+pub fn loops_run_at_once() -> u64 {
+    LOOPS_RUN_AT_ONCE.with(std::cell::Cell::get)
+}
+
+pub(crate) fn count_loop_run_at_once() {
+    LOOPS_RUN_AT_ONCE.with(|count| count.set(count.get() + 1));
+}
+
 /// Analyse one Python file, expressions included, with a diagnostic for
 /// each syntax error. Never panics on any input.
 pub fn analyze(source: &str, config: &Config) -> FileAnalysis {

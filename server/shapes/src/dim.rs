@@ -253,6 +253,19 @@ impl Dim {
         }
     }
 
+    /// Whether a symbol for which `f` holds is in the expression, inside
+    /// opaque atoms too (without collecting them, as `symbols` does).
+    pub fn mentions(&self, f: &dyn Fn(SymId) -> bool) -> bool {
+        self.terms().any(|(mono, _)| {
+            mono.iter().any(|atom| match atom {
+                Atom::Sym(id) => f(*id),
+                Atom::FloorDiv(a, b) | Atom::Mod(a, b) | Atom::Min(a, b) | Atom::Max(a, b) => {
+                    a.mentions(f) || b.mentions(f)
+                }
+            })
+        })
+    }
+
     fn collect_symbols(&self, out: &mut Vec<SymId>) {
         for (mono, _) in self.terms() {
             for atom in mono {

@@ -78,11 +78,19 @@ pub struct ShapeEnv {
     retracted: usize,
     /// The op running now, which guards assumed now are put down to.
     site: Option<GuardSite>,
+    /// A symbol known to lie in a range of integers, both ends included:
+    /// the turn of a loop the analysis runs once for all of its turns
+    /// (`for _ in range(16)`). Comparisons it alone decides are decided.
+    bounded: Option<(SymId, i64, i64)>,
 }
 
 /// The replacements one branch learned, as `close_branch` hands them back.
 #[derive(Debug, Default)]
 pub struct BranchFacts(Vec<(SymId, Dim)>);
+
+/// Ranges of the bounded symbol shorter than this are tried value by
+/// value (see `range_of`).
+const BOUNDED_POINTS: i64 = 128;
 
 /// How many rounds of substitution `resolve` applies; replacements never
 /// form cycles, so this only bounds pathological chains.
@@ -246,13 +254,80 @@ impl ShapeEnv {
 
     /// Whether the two sizes are known to be equal.
     pub fn known_equal(&self, a: &Dim, b: &Dim) -> bool {
-        self.resolve(a) == self.resolve(b)
+        let (a, b) = (self.resolve(a), self.resolve(b));
+        a == b || (self.bounded.is_some() && self.range_of(&a.sub(&b)) == Some((0, 0)))
     }
 
     /// Whether the two sizes are known to differ (their difference is a
-    /// non-zero constant).
+    /// non-zero constant, or never zero over the bounded symbol's range).
     pub fn known_different(&self, a: &Dim, b: &Dim) -> bool {
-        matches!(self.resolve(a).sub(&self.resolve(b)).as_const(), Some(d) if d != 0)
+        let diff = self.resolve(a).sub(&self.resolve(b));
+        match diff.as_const() {
+            Some(d) => d != 0,
+            None => self
+                .range_of(&diff)
+                .is_some_and(|(lo, hi)| lo > 0 || hi < 0),
+        }
+    }
+
+    /// An equality that holds for some turns of a bounded loop only: kept as
+    /// a guard (which the run that assumed it sees as a new fact), never
+    /// learned as a replacement of the turn's symbol.
+    fn assume_bounded(&mut self, lhs: Dim, rhs: Dim) -> Unified {
+        self.guards.push(Guard {
+            lhs,
+            rhs,
+            void: false,
+            site: self.site.clone(),
+        });
+        Unified::Assumed
+    }
+
+    /// From now on `s` lies in `lo..=hi` (see `bounded`); one symbol at a
+    /// time.
+    pub fn bound(&mut self, s: SymId, lo: i64, hi: i64) {
+        self.bounded = Some((s, lo, hi));
+    }
+
+    /// Whether `dim` mentions the bounded symbol (see `bounded`).
+    pub fn mentions_bounded(&self, dim: &Dim) -> bool {
+        self.bounded
+            .is_some_and(|(s, _, _)| self.resolve(dim).symbols().contains(&s))
+    }
+
+    /// The bounded symbol is a free size again.
+    pub fn unbound(&mut self) {
+        self.bounded = None;
+    }
+
+    /// The least and the greatest value of `dim` while the bounded symbol
+    /// runs over its range, when no other symbol is in it: every value is
+    /// tried for short ranges, the two ends for a linear expression.
+    /// `None` whenever no symbol is bounded.
+    pub fn range_of(&self, dim: &Dim) -> Option<(i64, i64)> {
+        let (s, lo, hi) = self.bounded?;
+        let dim = self.resolve(dim);
+        if let Some(c) = dim.as_const() {
+            return Some((c, c));
+        }
+        if dim.symbols().iter().any(|other| *other != s) {
+            return None;
+        }
+        let at = |v: i64| dim.eval(&|id| (id == s).then_some(v));
+        let points: Vec<i64> = if hi - lo < BOUNDED_POINTS {
+            (lo..=hi).collect()
+        } else {
+            // Linear when one step up always adds the same constant.
+            let next = dim.substitute(&mut |id| (id == s).then(|| Dim::sym(s).add(&Dim::konst(1))));
+            next.sub(&dim).as_const()?;
+            vec![lo, hi]
+        };
+        let mut range: Option<(i64, i64)> = None;
+        for p in points {
+            let v = at(p)?;
+            range = Some(range.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
+        }
+        range
     }
 
     /// Whether `a` and `b` differ for every choice of positive sizes:
@@ -273,6 +348,17 @@ impl ShapeEnv {
         let diff = ra.sub(&rb);
         if diff.is_const() {
             return Unified::Contradiction;
+        }
+        // Over the bounded symbol's range the two are equal always or never:
+        // nothing to learn about the symbol, which stands for every turn.
+        if let Some((lo, hi)) = self.range_of(&diff) {
+            return if (lo, hi) == (0, 0) {
+                Unified::Equal
+            } else if lo > 0 || hi < 0 {
+                Unified::Contradiction
+            } else {
+                self.assume_bounded(ra, rb)
+            };
         }
         // Two different sizes of one operand, both named by the code (`T`
         // and `dim` of `x.transpose(1, 2)` after `C == dim`, `B` and

@@ -167,20 +167,37 @@ impl Interp<'_> {
 
     pub(crate) fn bind_name(&mut self, name: &str, value: Value) {
         self.touch_scope();
-        self.frame()
-            .locals
-            .borrow_mut()
-            .insert(Rc::from(name), value);
+        let name: Rc<str> = Rc::from(name);
+        if let Some(trial) = &mut self.trial
+            && trial.runs_in(&self.frames.last().expect("a frame").locals)
+        {
+            trial.wrote(&name);
+        }
+        self.frame().locals.borrow_mut().insert(name, value);
     }
 
     pub(crate) fn lookup(&mut self, name: &str) -> Option<Value> {
-        if let Some(v) = self.frame().locals.borrow().get(name) {
-            return Some(v.clone());
+        let frame = self.frames.last().expect("a frame");
+        let local = frame.locals.borrow().get(name).cloned();
+        if let Some(v) = local {
+            if let Some(trial) = &mut self.trial
+                && trial.runs_in(&frame.locals)
+            {
+                trial.read(name);
+            }
+            return Some(v);
         }
-        if let Some(closure) = &self.frame().closure
-            && let Some(v) = closure.borrow().get(name)
-        {
-            return Some(v.clone());
+        let enclosing = frame
+            .closure
+            .as_ref()
+            .and_then(|closure| Some((closure.borrow().get(name).cloned()?, closure)));
+        if let Some((v, closure)) = enclosing {
+            if let Some(trial) = &mut self.trial
+                && trial.runs_in(closure)
+            {
+                trial.read(name);
+            }
+            return Some(v);
         }
         // Compared by address, not cloned: this runs for every name read.
         if self

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::{self, Expr, ExprKind, Stmt, StmtKind};
 
+use super::induction::Induction;
 use super::{Flow, Interp, ListJournal, MAX_LOOP_ITERATIONS, ModeState, join_all, join_values};
 use crate::mutation::Epoch;
 use crate::report::BindingKind;
@@ -16,7 +17,7 @@ use crate::value::{ListRef, Value, entries};
 
 impl Interp<'_> {
     /// Merge two branch states name by name.
-    fn join_locals(
+    pub(super) fn join_locals(
         &mut self,
         a: FxHashMap<Rc<str>, Value>,
         b: FxHashMap<Rc<str>, Value>,
@@ -319,6 +320,12 @@ impl Interp<'_> {
             .filter(|items| items.len() <= MAX_LOOP_ITERATIONS)
         {
             Some(items) => {
+                // Many turns over evenly spaced ints may run all at once
+                // after the first (see `induction`).
+                let mut plan = self.induction_plan(&items, body);
+                let before = plan
+                    .as_ref()
+                    .map(|_| (self.snapshot_locals(), self.footprint()));
                 for item in items {
                     if self.out_of_budget() {
                         return Flow::Stop;
@@ -328,6 +335,12 @@ impl Interp<'_> {
                         Flow::Normal | Flow::Continue => {}
                         Flow::Break => return Flow::Normal,
                         other => return other,
+                    }
+                    if let (Some(p), Some((names, footprint))) = (plan.take(), &before)
+                        && let Induction::Done =
+                            self.run_turns_at_once(&p, target, body, names, footprint)
+                    {
+                        return self.exec_block(orelse);
                     }
                 }
                 self.exec_block(orelse)

@@ -14,6 +14,7 @@ pub(crate) mod defaults;
 mod expr;
 pub(crate) mod fake_modes;
 mod imports;
+mod induction;
 mod join;
 mod memo;
 mod meta;
@@ -317,6 +318,12 @@ pub(crate) struct Interp<'s> {
     pub floor_when_spent: Option<usize>,
     /// Calls made before, with their results (see `memo`).
     memo: memo::Memo,
+    /// The run of a loop's turns all at once under way, and what it read
+    /// and wrote of the loop's names (see `induction`).
+    pub(crate) trial: Option<Box<induction::Trial>>,
+    /// That run met what it cannot decide for every turn: it stops, as a
+    /// spent budget stops the analysis, and the loop runs turn by turn.
+    pub(crate) abandoned: bool,
     /// Diagnostics reported so far, those already reported included (a
     /// repeat is not pushed again, but it was reported).
     pub reports: u64,
@@ -471,6 +478,8 @@ impl<'s> Interp<'s> {
             cut_floor: usize::MAX,
             floor_when_spent: None,
             memo: memo::Memo::default(),
+            trial: None,
+            abandoned: false,
             builtin_paths: FxHashMap::default(),
             reports: 0,
             across: memo::Across::default(),
@@ -543,6 +552,7 @@ impl<'s> Interp<'s> {
             return self.import_steps > IMPORT_BUDGET || self.module_steps > MODULE_BUDGET;
         }
         self.cancelled
+            || self.abandoned
             || self.steps > self.budget
             || (self.foreign_steps > FOREIGN_BUDGET && self.in_foreign_code())
     }

@@ -531,7 +531,15 @@ impl Interp<'_> {
         match value {
             Value::Bool(b) => *b,
             Value::None => Some(false),
-            Value::Int(d) => d.as_const().map(|n| n != 0),
+            Value::Int(d) => d.as_const().map(|n| n != 0).or_else(|| {
+                let decided = self.env.range_of(d).and_then(|(lo, hi)| {
+                    (lo > 0 || hi < 0 || (lo, hi) == (0, 0)).then_some(lo != 0 || hi != 0)
+                });
+                if decided.is_none() {
+                    self.undecided_by_turn(&[d]);
+                }
+                decided
+            }),
             Value::Float(f) => f.map(|f| f != 0.0),
             Value::Str(s) => Some(!s.is_empty()),
             Value::Tuple(items) => Some(!items.is_empty()),

@@ -77,11 +77,16 @@ impl Runs {
         self.calls.push(call);
     }
 
+    /// Whether it holds `MAX_HITS` runs of `call`'s kind.
+    fn full(&self, call: u32) -> bool {
+        self.counts[RunKind::of(call) as usize] >= MAX_HITS
+    }
+
     /// Whether it takes one more run of `call`'s kind: up to `MAX_HITS` of
     /// each kind, and while only new sites record, only when no run that
     /// could read its inputs recorded here yet.
     fn takes(&self, only_new_sites: bool, call: u32) -> bool {
-        if self.counts[RunKind::of(call) as usize] >= MAX_HITS {
+        if self.full(call) {
             return false;
         }
         if !only_new_sites {
@@ -211,6 +216,11 @@ pub(crate) struct Recorder {
     capturing: usize,
     /// The journal reached its bound and stopped taking entries.
     journal_full: bool,
+    /// Loop turns run once for all of them are under way (see
+    /// `interp::induction`): what they record is only journaled, to be
+    /// recorded once per turn when the run holds for every turn, or
+    /// dropped when it does not.
+    deferring: u32,
     /// Runs on made-up inputs (library mode) are under way: a value such a
     /// run cannot follow says nothing about the runs that could, so it does
     /// not make their sites unknown.
@@ -243,6 +253,21 @@ pub(crate) struct Recorder {
     call: u32,
     /// Calls numbered so far.
     calls: u32,
+}
+
+/// Where the recorder stood when deferring began (see `begin_deferring`).
+pub(crate) struct DeferMark {
+    journal: usize,
+    full: bool,
+    sites: usize,
+    scalars: usize,
+}
+
+impl DeferMark {
+    /// Where the journal ended: entries after it are the deferred ones.
+    pub(crate) fn journal_len(&self) -> usize {
+        self.journal
+    }
 }
 
 /// The runs a merge was made of, and the function whose names it shows.
@@ -384,7 +409,7 @@ impl Recorder {
     }
 
     fn journal(&mut self, entry: impl FnOnce() -> Recorded) {
-        if self.capturing == 0 {
+        if self.capturing == 0 && self.deferring == 0 {
             return;
         }
         if self.journal.len() >= MAX_JOURNAL {
@@ -408,23 +433,97 @@ impl Recorder {
             if self.capturing == 0 && !self.would_take(r) {
                 continue;
             }
-            match map(r.clone()) {
-                Recorded::Binding(site, call, tensor) => {
-                    let call = renewal.call(call, &mut self.calls);
-                    self.binding_hit(site, call, tensor)
-                }
-                Recorded::Unknown(name, start, read) => self.unknown_at(name, start, read),
-                Recorded::Expression(start, end, call, tensor) => {
-                    let call = renewal.call(call, &mut self.calls);
-                    self.expression_at(start, end, call, tensor)
-                }
-                Recorded::Scalar(site, value) => self.scalar_hit(site, value),
-                Recorded::Annotation(start, end) => self.annotation_at(start, end),
-                Recorded::UnknownReason(name, range, why) => {
-                    self.unknown_reason(&name, range, why.to_string())
-                }
-                Recorded::Reached(function, at) => self.reached_at(function, at),
+            let r = map(r.clone());
+            self.replay_one(r, &mut renewal);
+        }
+    }
+
+    fn replay_one(&mut self, r: Recorded, renewal: &mut Renewal) {
+        match r {
+            Recorded::Binding(site, call, tensor) => {
+                let call = renewal.call(call, &mut self.calls);
+                self.binding_hit(site, call, tensor)
             }
+            Recorded::Unknown(name, start, read) => self.unknown_at(name, start, read),
+            Recorded::Expression(start, end, call, tensor) => {
+                let call = renewal.call(call, &mut self.calls);
+                self.expression_at(start, end, call, tensor)
+            }
+            Recorded::Scalar(site, value) => self.scalar_hit(site, value),
+            Recorded::Annotation(start, end) => self.annotation_at(start, end),
+            Recorded::UnknownReason(name, range, why) => {
+                self.unknown_reason(&name, range, why.to_string())
+            }
+            Recorded::Reached(function, at) => self.reached_at(function, at),
+        }
+    }
+
+    /// Start deferring what is recorded (see `deferring`).
+    pub fn begin_deferring(&mut self) -> DeferMark {
+        self.deferring += 1;
+        DeferMark {
+            journal: self.journal.len(),
+            full: self.journal_full,
+            sites: self.sites.len(),
+            scalars: self.scalars.len(),
+        }
+    }
+
+    /// Stop deferring: what was recorded since `mark`, taken out of the
+    /// journal (no capture may replay it as it is); `None` when the
+    /// journal could not hold all of it.
+    pub fn end_deferring(&mut self, mark: &DeferMark) -> Option<Vec<Recorded>> {
+        self.deferring = self.deferring.saturating_sub(1);
+        let full = std::mem::replace(&mut self.journal_full, mark.full);
+        let taken = self.journal.split_off(mark.journal.min(self.journal.len()));
+        (!full || mark.full).then_some(taken)
+    }
+
+    /// Forget the sites first met while deferring, when what was deferred
+    /// is dropped: they hold no run, and no hint may come of them.
+    pub fn drop_sites_since(&mut self, mark: &DeferMark) {
+        for site in self.sites.drain(mark.sites..) {
+            if let Some(at) = self.index.get_mut(&site.range.start) {
+                at.retain(|i| *i < mark.sites);
+            }
+        }
+        for start in self.scalar_starts.drain(mark.scalars..) {
+            if let Some(at) = self.scalar_index.get_mut(&start) {
+                at.retain(|i| *i < mark.scalars);
+            }
+        }
+        self.scalars.truncate(mark.scalars);
+    }
+
+    /// Record entries deferred from one run standing for several loop
+    /// turns, as one turn (`map` puts the turn's values in). Records of
+    /// the call the loop runs in stay that call's; each call made inside
+    /// the turn is a new call, as running the turn would make it.
+    pub fn record_turn(&mut self, entries: &[Recorded], map: impl Fn(&Recorded) -> Recorded) {
+        let mut renewal = Renewal::default();
+        renewal.0.insert(self.call, self.call);
+        for r in entries {
+            // A site holding all the runs it keeps never takes another, so
+            // a capture replayed later would drop the entry too.
+            if self.is_full(r)
+                || (self.capturing == 0 && self.deferring == 0 && !self.would_take(r))
+            {
+                continue;
+            }
+            self.replay_one(map(r), &mut renewal);
+        }
+    }
+
+    /// Whether the entry's site holds all the runs of its kind it keeps.
+    fn is_full(&self, r: &Recorded) -> bool {
+        match r {
+            Recorded::Binding(site, call, _) => self.sites[*site].hits.full(*call),
+            Recorded::Expression(start, end, call, _) => self
+                .exprs
+                .get(&(*start, *end))
+                .is_some_and(|runs| runs.full(*call)),
+            Recorded::Scalar(site, _) => self.scalars[*site].hits.len() >= MAX_HITS,
+            _ => false,
         }
     }
 
@@ -534,11 +633,14 @@ impl Recorder {
     }
 
     fn reached_at(&mut self, function: usize, at: usize) {
+        self.journal(|| Recorded::Reached(function, at));
+        if self.deferring > 0 {
+            return;
+        }
         let calls = self.reached.entry(function).or_default();
         if let Err(i) = calls.binary_search(&at) {
             calls.insert(i, at);
         }
-        self.journal(|| Recorded::Reached(function, at));
     }
 
     pub fn binding(&mut self, name: &str, range: TextRange, kind: BindingKind, tensor: Rc<Tensor>) {
@@ -571,6 +673,9 @@ impl Recorder {
 
     fn binding_hit(&mut self, site: usize, call: u32, tensor: Rc<Tensor>) {
         self.journal(|| Recorded::Binding(site, call, tensor.clone()));
+        if self.deferring > 0 {
+            return;
+        }
         let only_new = self.only_new_sites;
         let site = &mut self.sites[site];
         if site.hits.takes(only_new, call) {
@@ -589,6 +694,9 @@ impl Recorder {
 
     fn annotation_at(&mut self, start: usize, end: usize) {
         self.journal(|| Recorded::Annotation(start, end));
+        if self.deferring > 0 {
+            return;
+        }
         self.annotations.insert(start, end);
     }
 
@@ -601,7 +709,8 @@ impl Recorder {
         // Journaled, so that a call taken from the memo or from the last
         // version explains its names too.
         self.journal(|| Recorded::UnknownReason(Rc::from(name), range, Rc::from(why.as_str())));
-        if self.unknown_reasons.len() < 4096
+        if self.deferring == 0
+            && self.unknown_reasons.len() < 4096
             && !self
                 .unknown_reasons
                 .iter()
@@ -626,6 +735,9 @@ impl Recorder {
 
     fn unknown_at(&mut self, name: Rc<str>, start: usize, read: bool) {
         self.journal(|| Recorded::Unknown(name.clone(), start, read));
+        if self.deferring > 0 {
+            return;
+        }
         *self.unknown_runs.entry((start, name)).or_insert(false) |= read;
     }
 
@@ -637,6 +749,9 @@ impl Recorder {
 
     fn expression_at(&mut self, start: usize, end: usize, call: u32, tensor: Rc<Tensor>) {
         self.journal(|| Recorded::Expression(start, end, call, tensor.clone()));
+        if self.deferring > 0 {
+            return;
+        }
         let only_new = self.only_new_sites;
         let generic = !self.generic_bodies.is_empty() && self.in_generic(start);
         let hits = self.exprs.entry((start, end)).or_insert_with(|| Runs {
@@ -672,6 +787,9 @@ impl Recorder {
 
     fn scalar_hit(&mut self, site: usize, value: Dim) {
         self.journal(|| Recorded::Scalar(site, value.clone()));
+        if self.deferring > 0 {
+            return;
+        }
         let only_new = self.only_new_sites;
         let site = &mut self.scalars[site];
         if takes_run(only_new, site.hits.len()) {

@@ -114,7 +114,25 @@ impl Interp<'_> {
                         CmpOp::Gt => x > y,
                         _ => x >= y,
                     }),
-                    _ => None,
+                    // The turn of a loop run all at once against a size:
+                    // decided when every turn decides it alike.
+                    _ => match (a, b) {
+                        (Value::Int(x), Value::Int(y)) => {
+                            let decided =
+                                self.env.range_of(&x.sub(y)).and_then(|(lo, hi)| match op {
+                                    CmpOp::Lt if hi < 0 || lo >= 0 => Some(hi < 0),
+                                    CmpOp::LtE if hi <= 0 || lo > 0 => Some(hi <= 0),
+                                    CmpOp::Gt if lo > 0 || hi <= 0 => Some(lo > 0),
+                                    CmpOp::GtE if lo >= 0 || hi < 0 => Some(lo >= 0),
+                                    _ => None,
+                                });
+                            if decided.is_none() {
+                                self.undecided_by_turn(&[x, y]);
+                            }
+                            decided
+                        }
+                        _ => None,
+                    },
                 }
             }
             CmpOp::In | CmpOp::NotIn => {
@@ -188,6 +206,8 @@ impl Interp<'_> {
                     Some(true)
                 } else if self.env.known_different(x, y) {
                     Some(false)
+                } else if self.undecided_by_turn(&[x, y]) {
+                    None
                 } else {
                     self.mode_selected(x, y)
                         .or_else(|| self.mode_selected(y, x))

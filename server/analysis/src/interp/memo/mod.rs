@@ -87,13 +87,23 @@ pub(crate) struct Stamp {
 /// number of symbols can be skipped when it repeats (its repeat makes as
 /// many new symbols).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Footprint {
+pub(crate) struct Footprint {
     stamp: Stamp,
-    symbols: usize,
+    pub(crate) symbols: usize,
     rank_vars: usize,
     modes: u32,
     diagnostics: usize,
     cuts: u64,
+}
+
+impl Footprint {
+    /// Whether nothing but the number of symbols differs.
+    pub(crate) fn same_but_symbols(&self, other: &Footprint) -> bool {
+        Footprint {
+            symbols: other.symbols,
+            ..*self
+        } == *other
+    }
 }
 
 struct Entry {
@@ -149,7 +159,7 @@ impl Interp<'_> {
         }
     }
 
-    fn footprint(&self) -> Footprint {
+    pub(crate) fn footprint(&self) -> Footprint {
         Footprint {
             stamp: self.stamp(),
             symbols: self.env.generation() - self.env.facts(),
@@ -158,6 +168,15 @@ impl Interp<'_> {
             diagnostics: self.diagnostics.len(),
             cuts: self.cuts,
         }
+    }
+
+    /// Whether an object, a class, a rank variable or a global was written
+    /// since `before`: a write no undo can take back.
+    pub(crate) fn heap_written_since(&self, before: &Footprint) -> bool {
+        let now = self.stamp();
+        now.epoch != before.stamp.epoch
+            || now.unseen_writes != before.stamp.unseen_writes
+            || now.globals_epoch != before.stamp.globals_epoch
     }
 
     /// Whether a memo key ever wrote the object at this address: once one
@@ -290,6 +309,12 @@ impl Interp<'_> {
         plain
     }
 
+    /// Forget the calls whose records are in the journal from `len` on,
+    /// which is about to be cut there (see `interp::induction`).
+    pub(crate) fn memo_forget_journal_from(&mut self, len: usize) {
+        self.memo.entries.retain(|_, e| e.recorded.end <= len);
+    }
+
     fn memo_structure(&self, number: u32) -> Option<Rc<Parts>> {
         self.memo.bodies.get(number as usize).cloned()
     }
@@ -300,7 +325,7 @@ impl Interp<'_> {
 }
 
 /// New symbols in place of those a call made the first time it ran.
-struct Renaming {
+pub(crate) struct Renaming {
     /// The number of the first symbol the first run made; they are
     /// consecutive.
     first: u32,
@@ -308,6 +333,15 @@ struct Renaming {
 }
 
 impl Renaming {
+    /// Consecutive symbols from `first` on replaced by expressions (a
+    /// loop's turn by its number, the symbols the turn made by new ones).
+    pub(crate) fn from(first: SymId, fresh: Vec<Dim>) -> Renaming {
+        Renaming {
+            first: first.0,
+            fresh,
+        }
+    }
+
     fn symbol(&self, id: SymId) -> Option<Dim> {
         let i = id.0.checked_sub(self.first)?;
         self.fresh.get(i as usize).cloned()
@@ -320,6 +354,14 @@ impl Renaming {
         }
         if let Some(id) = d.as_sym() {
             return self.symbol(id).unwrap_or_else(|| d.clone());
+        }
+        let end = self.first + self.fresh.len() as u32;
+        if !d.mentions(&|id| (self.first..end).contains(&id.0)) {
+            return d.clone();
+        }
+        // A loop's turn replaced by its number leaves a number.
+        if let Some(n) = d.eval(&|id| self.symbol(id)?.as_const()) {
+            return Dim::konst(n);
         }
         d.substitute(&mut |id| self.symbol(id))
     }
@@ -354,7 +396,7 @@ impl Renaming {
     }
 
     /// A plain value (see `is_plain`) with the new symbols.
-    fn value(&self, v: &Value) -> Value {
+    pub(crate) fn value(&self, v: &Value) -> Value {
         match v {
             Value::Int(d) => Value::Int(self.dim(d)),
             Value::SizeOfVar(var, dims) => Value::SizeOfVar(*var, self.dims(dims)),
@@ -385,7 +427,7 @@ impl Renaming {
         }
     }
 
-    fn recorded(&self, r: Recorded) -> Recorded {
+    pub(crate) fn recorded(&self, r: Recorded) -> Recorded {
         match r {
             Recorded::Binding(site, call, t) => Recorded::Binding(site, call, self.tensor(&t)),
             Recorded::Expression(start, end, call, t) => {
@@ -401,7 +443,7 @@ impl Renaming {
 }
 
 /// Data a caller cannot change in place: safe to hand out twice.
-fn is_plain(v: &Value, depth: u32) -> bool {
+pub(crate) fn is_plain(v: &Value, depth: u32) -> bool {
     if depth > 16 {
         return false;
     }
