@@ -208,12 +208,27 @@ impl Interp<'_> {
             if self.across_tracking() {
                 self.across_global(name);
             }
-            return self.globals.borrow().get(name).cloned();
+            let value = self.globals.borrow().get(name).cloned();
+            if value.is_some()
+                && let Some(trial) = &mut self.trial
+                && trial.runs_in(&self.globals)
+            {
+                trial.read(name);
+            }
+            return value;
         }
         // Another file's globals are not among what a carried call can
         // check again in the next version: such a call is not carried.
         self.across_unstable();
-        self.frame().module.globals.borrow().get(name).cloned()
+        let globals = &self.frames.last().expect("a frame").module.globals;
+        let value = globals.borrow().get(name).cloned();
+        if value.is_some()
+            && let Some(trial) = &mut self.trial
+            && trial.runs_in(globals)
+        {
+            trial.read(name);
+        }
+        value
     }
 
     pub(crate) fn snapshot_locals(&mut self) -> FxHashMap<Rc<str>, Value> {

@@ -95,8 +95,8 @@ impl Interp<'_> {
     }
 
     /// Whether the loop over `items` with this body may run its turns all
-    /// at once: enough turns over evenly spaced ints, in a function's own
-    /// scope, not inside another such run, in an analysis that keeps no
+    /// at once: enough turns over evenly spaced ints, not inside another
+    /// such run, in an analysis that keeps no
     /// chains of ops, and a body that defines, deletes or declares no name
     /// (which would read or write names unseen).
     pub(super) fn induction_plan(&mut self, items: &[Value], body: &[Stmt]) -> Option<Plan> {
@@ -108,7 +108,6 @@ impl Interp<'_> {
             // Hover's analysis keeps the chain of ops that made each tensor,
             // one link per turn: it runs every turn.
             || self.recorder.expressions
-            || self.frame().is_module
             || !body.iter().all(plain_statement)
         {
             return None;
@@ -143,7 +142,10 @@ impl Interp<'_> {
     ) -> Induction {
         // A first turn that wrote an object or a global may write it again
         // in every turn, which no formula of the loop's names says.
-        if self.heap_written_since(first_turn) || self.out_of_budget() {
+        // At the top level the loop's names are the globals, whose writes
+        // the trial watches itself (`Trial`).
+        let globals = !self.frame().is_module;
+        if self.heap_written_since(first_turn, globals) || self.out_of_budget() {
             return Induction::OneByOne;
         }
         let after_first = self.snapshot_locals();
@@ -219,7 +221,7 @@ impl Interp<'_> {
         let minted = state.symbols..self.footprint().symbols;
         let holds = !abandoned
             && matches!(flow, Flow::Normal | Flow::Continue)
-            && self.footprint().same_but_symbols(&state)
+            && self.footprint().same_but_symbols(&state, globals)
             && !self.out_of_budget()
             && ranks.is_empty()
             && same_frame
@@ -265,7 +267,7 @@ impl Interp<'_> {
                 crate::count_loop_run_at_once();
                 Induction::Done
             }
-            _ if self.heap_written_since(&state) => {
+            _ if self.heap_written_since(&state, globals) => {
                 // The run wrote what cannot be taken back: it stands, as a
                 // turn of a loop of unknown length does, for any turn.
                 self.env.unbound();

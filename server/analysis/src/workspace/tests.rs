@@ -487,9 +487,10 @@ fn a_kept_module_leaves_a_class_of_a_module_not_kept_as_it_is() {
 
 #[test]
 fn a_top_level_stopped_by_its_own_budget_runs_once_and_is_shared() {
-    // 262,144 loop steps: more than a module's top level may take, so the
-    // top level stops in the loop, at the same step wherever it is
-    // imported from; what it bound before the loop is known, after it not.
+    // 262,144 loop turns, none of which one symbolic turn can stand for
+    // (`j` doubles): more than a module's top level may take, so the top
+    // level stops in the loop, at the same step wherever it is imported
+    // from; what it bound before the loop is known, after it not.
     let fs = Memory::new(&[
         (
             "/proj/main.py",
@@ -497,7 +498,7 @@ fn a_top_level_stopped_by_its_own_budget_runs_once_and_is_shared() {
         ),
         (
             "/proj/heavy.py",
-            "WIDTH = 3\nfor a in range(64):\n    for b in range(64):\n        for c in range(64):\n            j = c\nLATE = 4\n",
+            "WIDTH = 3\nj = 1\nfor a in range(64):\n    for b in range(64):\n        for c in range(64):\n            j = j * 2 % 7 + c\nLATE = 4\n",
         ),
     ]);
     let mut cache = ModuleCache::new();

@@ -97,10 +97,16 @@ pub(crate) struct Footprint {
 }
 
 impl Footprint {
-    /// Whether nothing but the number of symbols differs.
-    pub(crate) fn same_but_symbols(&self, other: &Footprint) -> bool {
+    /// Whether nothing but the number of symbols (and, unless `globals`,
+    /// the globals' epoch) differs.
+    pub(crate) fn same_but_symbols(&self, other: &Footprint, globals: bool) -> bool {
+        let mut stamp = self.stamp;
+        if !globals {
+            stamp.globals_epoch = other.stamp.globals_epoch;
+        }
         Footprint {
             symbols: other.symbols,
+            stamp,
             ..*self
         } == *other
     }
@@ -170,13 +176,14 @@ impl Interp<'_> {
         }
     }
 
-    /// Whether an object, a class, a rank variable or a global was written
-    /// since `before`: a write no undo can take back.
-    pub(crate) fn heap_written_since(&self, before: &Footprint) -> bool {
+    /// Whether an object, a class, a rank variable or (unless `globals`
+    /// are the names of the code asking, which watches them itself) a
+    /// global was written since `before`: a write no undo can take back.
+    pub(crate) fn heap_written_since(&self, before: &Footprint, globals: bool) -> bool {
         let now = self.stamp();
         now.epoch != before.stamp.epoch
             || now.unseen_writes != before.stamp.unseen_writes
-            || now.globals_epoch != before.stamp.globals_epoch
+            || (globals && now.globals_epoch != before.stamp.globals_epoch)
     }
 
     /// Whether a memo key ever wrote the object at this address: once one
