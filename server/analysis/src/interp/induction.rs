@@ -31,7 +31,6 @@ use shapels_syntax::ast::{Expr, ExprKind, Stmt, StmtKind};
 
 use super::memo::{Renaming, is_plain};
 use super::{Flow, Interp, MAX_LOOP_ITERATIONS};
-use crate::record::Recorded;
 use crate::report::BindingKind;
 use crate::value::{Scope, Shape, Tensor, Value};
 
@@ -250,10 +249,22 @@ impl Interp<'_> {
                     };
                     Renaming::from(turn_symbol, fresh)
                 };
+                // Which entries hold the turn or its symbols is the same for
+                // every turn; the others are recorded as they are.
+                let touched: Vec<bool> = {
+                    let any = renaming(self, last);
+                    entries.iter().map(|r| any.touches(r)).collect()
+                };
                 for k in 1..=last {
                     let renaming = renaming(self, k);
-                    self.recorder
-                        .record_turn(&entries, |r| renaming.recorded(r.clone()));
+                    let mut renamed = FxHashMap::default();
+                    self.recorder.record_turn(&entries, |i, r| {
+                        if touched[i] {
+                            renaming.recorded_shared(r, &mut renamed)
+                        } else {
+                            r.clone()
+                        }
+                    });
                 }
                 let at_end = renaming(self, last);
                 let mut end = after_first;
@@ -273,7 +284,7 @@ impl Interp<'_> {
                 self.env.unbound();
                 self.env.keep(learned, None);
                 if let Some(entries) = entries {
-                    self.recorder.record_turn(&entries, Recorded::clone);
+                    self.recorder.record_turn(&entries, |_, r| r.clone());
                 }
                 let mut joined = self.join_locals(after_first, after_turn);
                 if abandoned || !matches!(flow, Flow::Normal | Flow::Continue) {

@@ -499,10 +499,14 @@ impl Recorder {
     /// turns, as one turn (`map` puts the turn's values in). Records of
     /// the call the loop runs in stay that call's; each call made inside
     /// the turn is a new call, as running the turn would make it.
-    pub fn record_turn(&mut self, entries: &[Recorded], map: impl Fn(&Recorded) -> Recorded) {
+    pub fn record_turn(
+        &mut self,
+        entries: &[Recorded],
+        mut map: impl FnMut(usize, &Recorded) -> Recorded,
+    ) {
         let mut renewal = Renewal::default();
         renewal.0.insert(self.call, self.call);
-        for r in entries {
+        for (i, r) in entries.iter().enumerate() {
             // A site holding all the runs it keeps never takes another, so
             // a capture replayed later would drop the entry too.
             if self.is_full(r)
@@ -510,7 +514,7 @@ impl Recorder {
             {
                 continue;
             }
-            self.replay_one(map(r), &mut renewal);
+            self.replay_one(map(i, r), &mut renewal);
         }
     }
 

@@ -434,6 +434,44 @@ impl Renaming {
         }
     }
 
+    /// Whether a recorded entry holds a size with a replaced symbol.
+    pub(crate) fn touches(&self, r: &Recorded) -> bool {
+        let end = self.first + self.fresh.len() as u32;
+        let hit = |d: &Dim| d.mentions(&|id| (self.first..end).contains(&id.0));
+        let dims = |t: &Tensor| match &t.shape {
+            Shape::Known(d) | Shape::Tail(_, d) => d.iter().any(hit),
+            Shape::Var(_) => false,
+        };
+        match r {
+            Recorded::Binding(_, _, t) | Recorded::Expression(_, _, _, t) => dims(t),
+            Recorded::Scalar(_, d) => hit(d),
+            _ => false,
+        }
+    }
+
+    /// `recorded`, renaming each tensor once however many entries hold it
+    /// (`renamed` keeps them by address), so that entries sharing a tensor
+    /// still share it.
+    pub(crate) fn recorded_shared(
+        &self,
+        r: &Recorded,
+        renamed: &mut FxHashMap<usize, Rc<Tensor>>,
+    ) -> Recorded {
+        let mut tensor = |t: &Rc<Tensor>| {
+            renamed
+                .entry(Rc::as_ptr(t) as usize)
+                .or_insert_with(|| self.tensor(t))
+                .clone()
+        };
+        match r {
+            Recorded::Binding(site, call, t) => Recorded::Binding(*site, *call, tensor(t)),
+            Recorded::Expression(start, end, call, t) => {
+                Recorded::Expression(*start, *end, *call, tensor(t))
+            }
+            other => self.recorded(other.clone()),
+        }
+    }
+
     pub(crate) fn recorded(&self, r: Recorded) -> Recorded {
         match r {
             Recorded::Binding(site, call, t) => Recorded::Binding(site, call, self.tensor(&t)),
