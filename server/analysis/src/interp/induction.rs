@@ -191,6 +191,10 @@ impl Interp<'_> {
             .iter()
             .map(|(class, made)| (*class, made.len()))
             .collect();
+        // As many symbols as the first turn made (a mask's count of true
+        // elements): more would be sizes the symbolic turn could not tell
+        // (the elements of a loop over `range(t)`).
+        let first_minted = state.symbols - 1 - first_turn.symbols;
         self.rank_journals.push(Vec::new());
         self.env.open_branch();
         self.env.bound(turn_symbol, 1, last);
@@ -219,6 +223,7 @@ impl Interp<'_> {
         // each turn makes its own.
         let minted = state.symbols..self.footprint().symbols;
         let holds = !abandoned
+            && minted.len() == first_minted
             && matches!(flow, Flow::Normal | Flow::Continue)
             && self.footprint().same_but_symbols(&state, globals)
             && !self.out_of_budget()
