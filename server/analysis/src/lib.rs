@@ -37,7 +37,9 @@ thread_local! {
 
 /// Whether loops of many turns may run all their turns at once (see
 /// `interp::induction`); on unless a test turns it off on its thread, to
-/// hold the result to that of running every turn.
+/// hold the result to that of running every turn. Loops longer than the
+/// analysis runs turn by turn may run at once either way: there is no
+/// turn-by-turn run of them to hold them to.
 #[doc(hidden)]
 pub fn set_loops_at_once(on: bool) {
     LOOPS_AT_ONCE.with(|cell| cell.set(on));

@@ -346,6 +346,24 @@ impl Interp<'_> {
                 self.exec_block(orelse)
             }
             None => {
+                // A range of more turns than run one by one may still run
+                // at once after its first turn (see `induction`); if not,
+                // it is a loop of unknown length from there on.
+                if let Some(plan) = self.long_range_plan(&iterable, body) {
+                    let names = self.snapshot_locals();
+                    let footprint = self.footprint();
+                    self.assign(target, Value::int(plan.first()), BindingKind::For);
+                    match self.exec_block(body) {
+                        Flow::Normal | Flow::Continue => {}
+                        Flow::Break => return Flow::Normal,
+                        other => return other,
+                    }
+                    if let Induction::Done =
+                        self.run_turns_at_once(&plan, target, body, &names, &footprint)
+                    {
+                        return self.exec_block(orelse);
+                    }
+                }
                 // An iterable we cannot enumerate: the body may run any number
                 // of times. Run it twice (to let values flow around the loop
                 // once) and join with the state of running it not at all.

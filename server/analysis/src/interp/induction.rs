@@ -38,6 +38,10 @@ use crate::value::{Scope, Shape, Tensor, Value};
 /// checks cost about two turns.
 const MIN_TURNS: usize = 4;
 
+/// Loops of more turns run as loops of unknown length: each turn at once
+/// is still recorded once.
+const MAX_LONG_TURNS: usize = 4096;
+
 /// The loop's names a symbolic turn reads and writes (see the module
 /// comment), watched by `Interp::lookup` and `Interp::bind_name`.
 pub(crate) struct Trial {
@@ -73,6 +77,13 @@ pub(super) struct Plan {
     step: i64,
 }
 
+impl Plan {
+    /// The loop's first int.
+    pub(super) fn first(&self) -> i64 {
+        self.first
+    }
+}
+
 /// What became of the loop.
 pub(super) enum Induction {
     /// Every turn ran: the loop's names are what the last turn leaves.
@@ -93,21 +104,24 @@ impl Interp<'_> {
         self.abandoned
     }
 
+    /// Whether a loop with this body may run its turns all at once: not
+    /// inside another such run, and a body that defines, deletes or
+    /// declares no name (which would read or write names unseen).
+    fn may_run_at_once(&self, body: &[Stmt]) -> bool {
+        self.trial.is_none() && self.summary.is_none() && body.iter().all(plain_statement)
+    }
+
     /// Whether the loop over `items` with this body may run its turns all
-    /// at once: enough turns over evenly spaced ints, not inside another
-    /// such run, in an analysis that keeps no
-    /// chains of ops, and a body that defines, deletes or declares no name
-    /// (which would read or write names unseen).
+    /// at once: enough turns over evenly spaced ints, in an analysis that
+    /// keeps no chains of ops (see `may_run_at_once`).
     pub(super) fn induction_plan(&mut self, items: &[Value], body: &[Stmt]) -> Option<Plan> {
         if items.len() < MIN_TURNS
             || items.len() > MAX_LOOP_ITERATIONS
             || !crate::loops_at_once()
-            || self.trial.is_some()
-            || self.summary.is_some()
             // Hover's analysis keeps the chain of ops that made each tensor,
-            // one link per turn: it runs every turn.
+            // one link per turn: it runs every turn it can.
             || self.recorder.expressions
-            || !body.iter().all(plain_statement)
+            || !self.may_run_at_once(body)
         {
             return None;
         }
@@ -126,6 +140,33 @@ impl Interp<'_> {
             first,
             step,
         })
+    }
+
+    /// A loop over a `range` longer than the analysis runs turn by turn:
+    /// it may still run at once (see `may_run_at_once`), when its body
+    /// writes no list, dict, attribute or item itself. Should it run at once
+    /// only in part, the loop is one of unknown length from after its first
+    /// turn, and a list its first turn had filled could no longer be counted
+    /// (`layers.append(...)` 70 times makes 70 layers).
+    pub(super) fn long_range_plan(&mut self, iterable: &Value, body: &[Stmt]) -> Option<Plan> {
+        let Value::Range(start, stop, step) = iterable else {
+            return None;
+        };
+        let (first, stop, step) = (start.as_const()?, stop.as_const()?, step.as_const()?);
+        if step == 0 {
+            return None;
+        }
+        let count = if step > 0 {
+            (stop - first + step - 1).max(0) / step
+        } else {
+            (first - stop - step - 1).max(0) / -step
+        };
+        let count = usize::try_from(count).ok()?;
+        (count > MAX_LOOP_ITERATIONS
+            && count <= MAX_LONG_TURNS
+            && self.may_run_at_once(body)
+            && !body.iter().any(writes_in_place))
+        .then_some(Plan { count, first, step })
     }
 
     /// After the first turn of a planned loop: run the remaining turns at
@@ -568,4 +609,66 @@ fn assigned_names(body: &[Stmt], out: &mut Vec<Rc<str>>) {
             _ => {}
         }
     }
+}
+
+/// Whether a statement writes into an object in place, at any depth: an
+/// item or attribute assigned, an augmented assignment (`xs += [x]`), or a
+/// call of a method that fills a container or a module.
+fn writes_in_place(stmt: &Stmt) -> bool {
+    let mut writes = false;
+    let mut call = |e: &Expr| {
+        if let ExprKind::Call { func, .. } = &e.kind
+            && let ExprKind::Attribute { attr, .. } = &func.kind
+            && matches!(
+                attr.id.as_str(),
+                "append"
+                    | "extend"
+                    | "insert"
+                    | "add"
+                    | "update"
+                    | "setdefault"
+                    | "pop"
+                    | "remove"
+                    | "clear"
+                    | "register_buffer"
+                    | "register_parameter"
+                    | "add_module"
+            )
+        {
+            writes = true;
+        }
+    };
+    super::signature::walk_stmt(stmt, &mut call);
+    let assigned = |e: &Expr| {
+        matches!(
+            e.kind,
+            ExprKind::Subscript { .. } | ExprKind::Attribute { .. }
+        )
+    };
+    writes
+        || match &stmt.kind {
+            StmtKind::Assign { targets, .. } => targets.iter().any(|t| {
+                assigned(t)
+                    || matches!(&t.kind, ExprKind::Tuple(items) | ExprKind::List(items) if items.iter().any(assigned))
+            }),
+            StmtKind::AugAssign { .. } => true,
+            StmtKind::If { body, orelse, .. }
+            | StmtKind::For { body, orelse, .. }
+            | StmtKind::While { body, orelse, .. } => {
+                body.iter().any(writes_in_place) || orelse.iter().any(writes_in_place)
+            }
+            StmtKind::With { body, .. } => body.iter().any(writes_in_place),
+            StmtKind::Try {
+                body,
+                handlers,
+                orelse,
+                finalbody,
+            } => {
+                body.iter().any(writes_in_place)
+                    || handlers.iter().any(|h| h.body.iter().any(writes_in_place))
+                    || orelse.iter().any(writes_in_place)
+                    || finalbody.iter().any(writes_in_place)
+            }
+            _ => false,
+        }
 }
