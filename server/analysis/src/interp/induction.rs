@@ -4,7 +4,8 @@
 //! A sampling loop (`for _ in range(max_new_tokens): ... idx = torch.cat((idx,
 //! nxt), dim=1)`) runs the whole model once per turn, and every turn differs
 //! only in a size that grows by one. Running its sixteen turns one by one
-//! is most of what a keystroke in such a file costs. Instead, after the
+//! is most of what a keystroke in such a file costs, and past 64 turns the
+//! analysis could only call it a loop of unknown length. Instead, after the
 //! first turn has run as usual:
 //!
 //! 1. each name the first turn changed is written as a function of the turn
@@ -12,16 +13,20 @@
 //! 2. one turn runs with those values and `t` a symbol known to lie in
 //!    `1..=n-1` (comparisons that every turn decides alike are decided);
 //! 3. the run holds for every turn when it went the same way whatever `t`
-//!    is (no condition left undecided), changed nothing but the loop's own
-//!    names (no object, global, fact or diagnostic), and left each name it
-//!    read before writing as the next turn's formula (`[1, 1 + (t + 1)]`).
+//!    is (no condition on the turn's sizes left undecided), changed nothing
+//!    but the loop's own names (no object, global, fact or diagnostic),
+//!    made as many symbols as the first turn (a mask's count of true
+//!    elements, which every turn makes), and left each name it read before
+//!    writing as the next turn's formula (`[1, 1 + (t + 1)]`).
 //!
 //! Then what the turn recorded is recorded once per turn with `t` replaced
-//! by the turn's number, and the loop ends with the names the last turn
-//! leaves: exactly what running every turn gives. When the run does not
-//! hold, all it did is taken back and the loop goes on turn by turn, as
-//! before. Which names a turn reads is watched as it runs (`Trial`), so a
-//! name read through a closure counts too.
+//! by the turn's number (and the symbols it made by new ones), and the loop
+//! ends with the names the last turn leaves: exactly what running every
+//! turn gives (`tests/loops_at_once.rs` holds the two to the same output).
+//! When the run does not hold, all it did is taken back and the loop goes
+//! on turn by turn, as before. Which names a turn reads is watched as it
+//! runs (`Trial`), so a name read through a closure, or a global read by a
+//! function the loop calls, counts too.
 
 use std::rc::Rc;
 
@@ -38,8 +43,8 @@ use crate::value::{Scope, Shape, Tensor, Value};
 /// checks cost about two turns.
 const MIN_TURNS: usize = 4;
 
-/// Loops of more turns run as loops of unknown length: each turn at once
-/// is still recorded once.
+/// Loops of more turns run as loops of unknown length: a loop run at once
+/// still records each of its turns.
 const MAX_LONG_TURNS: usize = 4096;
 
 /// The loop's names a symbolic turn reads and writes (see the module
@@ -153,15 +158,7 @@ impl Interp<'_> {
             return None;
         };
         let (first, stop, step) = (start.as_const()?, stop.as_const()?, step.as_const()?);
-        if step == 0 {
-            return None;
-        }
-        let count = if step > 0 {
-            (stop - first + step - 1).max(0) / step
-        } else {
-            (first - stop - step - 1).max(0) / -step
-        };
-        let count = usize::try_from(count).ok()?;
+        let count = usize::try_from(super::expr::range_len(first, stop, step)?).ok()?;
         (count > MAX_LOOP_ITERATIONS
             && count <= MAX_LONG_TURNS
             && self.may_run_at_once(body)
@@ -530,24 +527,10 @@ fn plain_statement(stmt: &Stmt) -> bool {
         | StmtKind::Import(_)
         | StmtKind::ImportFrom { .. }
         | StmtKind::Other => false,
-        StmtKind::If { body, orelse, .. }
-        | StmtKind::For { body, orelse, .. }
-        | StmtKind::While { body, orelse, .. } => {
-            body.iter().all(plain_statement) && orelse.iter().all(plain_statement)
-        }
-        StmtKind::With { body, .. } => body.iter().all(plain_statement),
-        StmtKind::Try {
-            body,
-            handlers,
-            orelse,
-            finalbody,
-        } => {
-            body.iter().all(plain_statement)
-                && handlers.iter().all(|h| h.body.iter().all(plain_statement))
-                && orelse.iter().all(plain_statement)
-                && finalbody.iter().all(plain_statement)
-        }
-        _ => true,
+        _ => stmt
+            .nested_blocks()
+            .iter()
+            .all(|block| block.iter().all(plain_statement)),
     }
 }
 
@@ -568,45 +551,24 @@ fn assigned_names(body: &[Stmt], out: &mut Vec<Rc<str>>) {
         match &stmt.kind {
             StmtKind::Assign { targets: ts, .. } => ts.iter().for_each(|t| targets(t, out)),
             StmtKind::AugAssign { target, .. } => targets(target, out),
-            StmtKind::For {
-                target,
-                body,
-                orelse,
-                ..
-            } => {
-                targets(target, out);
-                assigned_names(body, out);
-                assigned_names(orelse, out);
-            }
-            StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
-                assigned_names(body, out);
-                assigned_names(orelse, out);
-            }
-            StmtKind::With { items, body } => {
-                for item in items {
-                    if let Some(t) = &item.target {
-                        targets(t, out);
-                    }
+            StmtKind::For { target, .. } => targets(target, out),
+            StmtKind::With { items, .. } => {
+                for item in items.iter().filter_map(|i| i.target.as_ref()) {
+                    targets(item, out);
                 }
-                assigned_names(body, out);
             }
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-            } => {
-                assigned_names(body, out);
-                for h in handlers {
-                    if let Some(n) = &h.name {
-                        out.push(Rc::from(n.id.as_str()));
-                    }
-                    assigned_names(&h.body, out);
-                }
-                assigned_names(orelse, out);
-                assigned_names(finalbody, out);
+            StmtKind::Try { handlers, .. } => {
+                out.extend(
+                    handlers
+                        .iter()
+                        .filter_map(|h| h.name.as_ref())
+                        .map(|n| Rc::from(n.id.as_str())),
+                );
             }
             _ => {}
+        }
+        for block in stmt.nested_blocks() {
+            assigned_names(block, out);
         }
     }
 }
@@ -652,23 +614,9 @@ fn writes_in_place(stmt: &Stmt) -> bool {
                     || matches!(&t.kind, ExprKind::Tuple(items) | ExprKind::List(items) if items.iter().any(assigned))
             }),
             StmtKind::AugAssign { .. } => true,
-            StmtKind::If { body, orelse, .. }
-            | StmtKind::For { body, orelse, .. }
-            | StmtKind::While { body, orelse, .. } => {
-                body.iter().any(writes_in_place) || orelse.iter().any(writes_in_place)
-            }
-            StmtKind::With { body, .. } => body.iter().any(writes_in_place),
-            StmtKind::Try {
-                body,
-                handlers,
-                orelse,
-                finalbody,
-            } => {
-                body.iter().any(writes_in_place)
-                    || handlers.iter().any(|h| h.body.iter().any(writes_in_place))
-                    || orelse.iter().any(writes_in_place)
-                    || finalbody.iter().any(writes_in_place)
-            }
-            _ => false,
+            _ => stmt
+                .nested_blocks()
+                .iter()
+                .any(|block| block.iter().any(writes_in_place)),
         }
 }

@@ -96,14 +96,7 @@ impl Interp<'_> {
             Value::Dict(d) => Some(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
             Value::Range(start, stop, step) => {
                 let (a, b, s) = (start.as_const()?, stop.as_const()?, step.as_const()?);
-                if s == 0 {
-                    return None;
-                }
-                let count = if s > 0 {
-                    (b - a + s - 1).max(0) / s
-                } else {
-                    (a - b - s - 1).max(0) / -s
-                };
+                let count = range_len(a, b, s)?;
                 if count as usize > MAX_LOOP_ITERATIONS * 4 {
                     return None;
                 }
@@ -202,5 +195,14 @@ impl Interp<'_> {
             }
             _ => Value::Unknown,
         }
+    }
+}
+
+/// How many items `range(start, stop, step)` holds; `None` for a step of 0.
+pub(crate) fn range_len(start: i64, stop: i64, step: i64) -> Option<i64> {
+    match step {
+        0 => None,
+        s if s > 0 => Some((stop - start + s - 1).max(0) / s),
+        s => Some((start - stop - s - 1).max(0) / -s),
     }
 }

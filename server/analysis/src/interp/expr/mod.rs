@@ -21,6 +21,7 @@ use crate::value::Value;
 use iteration::Comprehended;
 use shapels_shapes::Dim;
 
+pub(crate) use iteration::range_len;
 pub(crate) use subscripts::slice_indices;
 
 /// Python built-ins the interpreter models; any other global name is unknown.
