@@ -380,6 +380,15 @@ pub struct Class {
     pub is_dataclass: bool,
 }
 
+/// Whether a class is written in the analysed file (or made by no
+/// `class` statement at all), not in a file it imports.
+pub(crate) fn is_local_class(class: &Class) -> bool {
+    class
+        .def
+        .as_ref()
+        .is_none_or(|d| crate::workspace::is_local(&d.range))
+}
+
 /// An instance of a user class.
 #[derive(Debug)]
 pub struct Instance {
@@ -389,6 +398,26 @@ pub struct Instance {
     pub order: Shared<Vec<Rc<str>>>,
     pub origin: Provenance,
     pub device: Shared<Option<Device>>,
+    /// When it was made, among all instances this process made (see
+    /// [`Instance::next_serial`]).
+    pub serial: u64,
+}
+
+static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Instance {
+    /// A number for a new instance, greater than every earlier one's, in
+    /// every analysis (kept module namespaces hold instances of earlier
+    /// ones): a call that writes only instances numbered from where it
+    /// began wrote nothing that existed before it (see `interp::memo`).
+    pub(crate) fn next_serial() -> u64 {
+        NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The number the next instance made will have, or a greater one.
+    pub(crate) fn serial_mark() -> u64 {
+        NEXT_INSTANCE.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// A scope: names to values, shared so closures and branches can see it.

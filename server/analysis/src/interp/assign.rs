@@ -217,9 +217,16 @@ impl Interp<'_> {
             }
             return value;
         }
-        // Another file's globals are not among what a carried call can
-        // check again in the next version: such a call is not carried.
-        self.across_unstable();
+        // Another file's globals are checked again in the next version
+        // when its top level is a shared one, which no run changes; others
+        // are not, and a call reading them is not carried.
+        if self.across_tracking() {
+            let module = &self.frames.last().expect("a frame").module;
+            match module.file.filter(|_| module.shared.get()) {
+                Some(file) => self.across_foreign_global(file, name),
+                None => self.across_unstable(),
+            }
+        }
         let globals = &self.frames.last().expect("a frame").module.globals;
         let value = globals.borrow().get(name).cloned();
         if value.is_some()

@@ -53,6 +53,7 @@ impl Interp<'_> {
         });
         if let Some(target) = target {
             self.definitions.push((*at, target));
+            self.across_definition(*at, target);
         }
     }
 

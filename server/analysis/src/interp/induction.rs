@@ -263,7 +263,7 @@ impl Interp<'_> {
         let holds = !abandoned
             && minted.len() == first_minted
             && matches!(flow, Flow::Normal | Flow::Continue)
-            && self.footprint().same_but_symbols(&state, globals)
+            && self.unchanged_but_symbols(&state, globals)
             && !self.out_of_budget()
             && ranks.is_empty()
             && same_frame

@@ -286,6 +286,7 @@ fn join_instances(interp: &mut Interp<'_>, x: &Rc<Instance>, y: &Rc<Instance>) -
         order: Shared::new(keys),
         origin: x.origin,
         device: Shared::new(device),
+        serial: Instance::next_serial(),
     }))
 }
 

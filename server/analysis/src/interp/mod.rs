@@ -291,13 +291,13 @@ pub(crate) struct Interp<'s> {
     /// Moves whenever state a call could read changes outside the caller's
     /// own frame: an object, a container, a class, a rank variable.
     pub epoch: crate::mutation::Epoch,
-    /// Moves when an attribute of an instance no memo key has seen is
-    /// written (`self.fc = ...` while a constructor runs): such a write
-    /// cannot change a structure the memo numbered, so it leaves `epoch`
-    /// (and every number) alone, but a call made earlier may have read
-    /// the instance another way (through a global), so memoised results
-    /// do not survive it.
-    pub unseen_writes: u64,
+    /// The writes to attributes of instances no memo key has seen
+    /// (`self.fc = ...` while a constructor runs): such a write cannot
+    /// change a structure the memo numbered, so it leaves `epoch` (and
+    /// every number) alone, but a call made before the instance was
+    /// written may have read it another way (through a global), and its
+    /// memoised result does not survive it (see `memo::unseen`).
+    pub(crate) unseen: memo::UnseenWrites,
     /// Moves whenever a global is bound. Kept apart from `epoch` because no
     /// object changes with it: the structures the memo numbered for objects
     /// still hold after `x = model(x)` at the top level.
@@ -472,7 +472,7 @@ impl<'s> Interp<'s> {
                 after_early_exits: 0,
             }],
             epoch: crate::mutation::Epoch::default(),
-            unseen_writes: 0,
+            unseen: memo::UnseenWrites::default(),
             globals_epoch: 0,
             cuts: 0,
             cut_floor: usize::MAX,

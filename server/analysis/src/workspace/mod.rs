@@ -302,6 +302,11 @@ impl ModuleGraph {
         self.modules.is_empty()
     }
 
+    /// Every module of the graph.
+    pub(crate) fn loaded(&self) -> impl Iterator<Item = &Rc<LoadedModule>> {
+        self.modules.values()
+    }
+
     pub(crate) fn module(&self, id: u32) -> Option<&Rc<LoadedModule>> {
         self.modules.get(&id)
     }

@@ -1,5 +1,6 @@
 //! What the tests that compare an analysis with a fresh one share: the
-//! files they run over, and how an analysis is compared.
+//! files they run over, the edits they make, and how an analysis is
+//! compared.
 
 use std::path::{Path, PathBuf};
 
@@ -38,4 +39,64 @@ fn collect_python(dir: &Path, files: &mut Vec<PathBuf>) {
 #[allow(dead_code)]
 pub fn shown(analysis: &FileAnalysis) -> String {
     format!("{analysis:?}")
+}
+
+/// Lines with code (not blank, not a comment, outside docstrings), by the
+/// byte range of the line including its newline.
+fn code_lines(text: &str) -> Vec<(usize, usize)> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut in_docstring = false;
+    for line in text.split_inclusive('\n') {
+        let quotes = line.matches("\"\"\"").count();
+        let in_string = in_docstring || quotes > 0;
+        in_docstring ^= quotes % 2 == 1;
+        let trimmed = line.trim();
+        if !in_string && !trimmed.is_empty() && !trimmed.starts_with('#') {
+            lines.push((start, start + line.len()));
+        }
+        start += line.len();
+    }
+    lines
+}
+
+/// A chain of code edits of `text`, each applied to the one before: at
+/// lines spread over the file, one of each kind in turn.
+#[allow(dead_code)]
+pub fn edit_chain(text: &str, seed: usize) -> Vec<String> {
+    let mut versions = Vec::new();
+    let mut current = text.to_string();
+    for step in 0..4 {
+        let lines = code_lines(&current);
+        if lines.is_empty() {
+            break;
+        }
+        let (start, end) = lines[(lines.len() * (2 * step + 1 + seed % 3) / 9) % lines.len()];
+        let line = &current[start..end];
+        let code_end = start + line.find('#').unwrap_or(line.len());
+        let code = &current[start..code_end];
+        let next = match (step + seed) % 4 {
+            // A number changed: a size, a count, a dim.
+            0 => match code.find(|c: char| c.is_ascii_digit()) {
+                Some(i) => {
+                    let at = start + i;
+                    let digit = if &current[at..=at] == "3" { "5" } else { "3" };
+                    format!("{}{digit}{}", &current[..at], &current[at + 1..])
+                }
+                None => format!("{}{}", &current[..start], &current[end..]),
+            },
+            // A name changed (it no longer resolves, or means another thing).
+            1 => match code.find(" = ") {
+                Some(i) => format!("{}_b{}", &current[..start + i], &current[start + i..]),
+                None => format!("{}{line}{}", &current[..start], &current[start..]),
+            },
+            // A line repeated (`x = f(x)` twice).
+            2 => format!("{}{line}{}", &current[..start], &current[start..]),
+            // A line removed.
+            _ => format!("{}{}", &current[..start], &current[end..]),
+        };
+        versions.push(next.clone());
+        current = next;
+    }
+    versions
 }

@@ -30,17 +30,22 @@ impl Interp<'_> {
                 Provenance::Real
             },
             device: Shared::new(None),
+            serial: Instance::next_serial(),
         });
         let value = Value::Instance(instance.clone());
-        // Another run cannot make it again (library mode runs the
-        // instances made).
-        self.across_unstable();
-        let made = self
-            .instances
-            .entry(Rc::as_ptr(class) as usize)
-            .or_default();
-        if made.len() < 4 {
-            made.push(value.clone());
+        // Library mode runs the instances made of this file's classes,
+        // which another run taking the call would not make; those of
+        // another file's classes only a summary shows, and no call is
+        // taken from another run when one is made.
+        if crate::value::is_local_class(class) || self.summary.is_some() {
+            self.across_unstable();
+            let made = self
+                .instances
+                .entry(Rc::as_ptr(class) as usize)
+                .or_default();
+            if made.len() < 4 {
+                made.push(value.clone());
+            }
         }
         if args
             .iter()
@@ -228,6 +233,7 @@ impl Interp<'_> {
             order: Shared::new(Vec::new()),
             origin: Provenance::Fake,
             device: Shared::new(None),
+            serial: Instance::next_serial(),
         }));
         let mut all = vec![ctx];
         all.extend(args);

@@ -34,6 +34,7 @@ pub(crate) fn shallow_copy(value: &Value) -> Value {
             order: Shared::new(inst.order.borrow().clone()),
             origin: inst.origin,
             device: Shared::new(inst.device.borrow().clone()),
+            serial: Instance::next_serial(),
         })),
         Value::Layer(layer) => Value::Layer(Rc::new(copy_layer(layer, |v| v.clone()))),
         other => other.clone(),
@@ -116,6 +117,7 @@ impl DeepCopy {
                     order: Shared::new(inst.order.borrow().clone()),
                     origin: inst.origin,
                     device: Shared::new(inst.device.borrow().clone()),
+                    serial: Instance::next_serial(),
                 });
                 self.copied.insert(address, Value::Instance(copy.clone()));
                 let attrs: Vec<(Rc<str>, Value)> = inst

@@ -312,7 +312,11 @@ impl Interp<'_> {
             Value::Instance(inst) => {
                 if self.says_something(&args, &kwargs) {
                     self.forward_ran.insert(Rc::as_ptr(&inst.class) as usize);
-                    self.across_forward_ran(Rc::as_ptr(&inst.class) as usize);
+                    // Only this file's classes are asked about (see
+                    // `run_unreached`).
+                    if crate::value::is_local_class(&inst.class) {
+                        self.across_forward_ran(Rc::as_ptr(&inst.class) as usize);
+                    }
                 }
                 let method = lookup_method(&inst.class, "forward")
                     .or_else(|| lookup_method(&inst.class, "__call__"));

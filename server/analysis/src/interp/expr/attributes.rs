@@ -224,15 +224,22 @@ impl Interp<'_> {
         if attr == "requires_grad" && matches!(value, Value::Bool(Some(false))) {
             self.summary_freeze_tensor(object);
         }
-        // An instance no memo key has seen (one its constructor is filling
-        // in) moves `unseen_writes` instead of the epoch: see there.
-        let unseen = matches!(object, Value::Instance(inst)
-            if !self.memo_has_seen(Rc::as_ptr(inst) as *const u8 as usize));
-        if unseen {
-            self.unseen_writes += 1;
-        } else if !matches!(object, Value::Instance(_)) {
-            self.epoch.bump();
-        }
+        // A write to an instance no memo key has seen (one its constructor
+        // is filling in) is noted apart instead of moving the epoch (see
+        // `memo::unseen`); one to a seen instance moves it below.
+        let unseen = match object {
+            Value::Instance(inst)
+                if !self.memo_has_seen(Rc::as_ptr(inst) as *const u8 as usize) =>
+            {
+                self.unseen.note(inst.serial);
+                true
+            }
+            Value::Instance(_) => false,
+            _ => {
+                self.epoch.bump();
+                false
+            }
+        };
         if let Value::Module(ns) = object {
             // `config.DEBUG = True` from another module: its globals change
             // (for this run only when earlier analyses share them).
@@ -255,8 +262,8 @@ impl Interp<'_> {
                     inst.attrs.borrow().get(attr).cloned(),
                 ));
             }
-            // An unseen instance: no memo key has read it (`unseen_writes`
-            // moved above).
+            // An unseen instance: no memo key has read it (the write was
+            // noted above).
             let mut attrs = if unseen {
                 inst.attrs.write_unobserved()
             } else {

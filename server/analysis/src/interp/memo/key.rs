@@ -20,8 +20,9 @@ pub(super) enum Part {
     /// An object by the number of its structure (see `Memo::structures`).
     Object(u32),
     Len(usize),
-    /// A function definition, by the address of its syntax.
-    Def(usize),
+    /// A function definition, by the address of its syntax and where it
+    /// starts (which says, for another file's, the file's version).
+    Def(usize, usize),
     /// A class, by address (see `Memo::classes`).
     Class(usize),
     /// A rank variable: a number that means something in this run only.
@@ -462,7 +463,10 @@ impl KeyBuilder<'_> {
         if f.closure.is_some() {
             return None;
         }
-        self.push(Part::Def(Rc::as_ptr(&f.def) as *const u8 as usize));
+        self.push(Part::Def(
+            Rc::as_ptr(&f.def) as *const u8 as usize,
+            f.def.range.start,
+        ));
         match f.owner.as_ref().and_then(std::rc::Weak::upgrade) {
             Some(owner) => self.class(&owner),
             None => self.push(Part::Tag(0)),

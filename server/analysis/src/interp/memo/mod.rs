@@ -36,11 +36,14 @@ use crate::value::{Function, Shape, Tensor, Value};
 
 mod across;
 mod key;
+mod unseen;
 
 pub(crate) use across::Across;
 pub use across::CallCache;
 use across::{StableKey, Traced};
 use key::{CallKey, Parts};
+use unseen::UnseenMark;
+pub(crate) use unseen::UnseenWrites;
 
 /// The calls made so far and the structure of the objects they were made on.
 #[derive(Default)]
@@ -69,13 +72,13 @@ pub(crate) struct Memo {
 const BUILDER_RUNS: u32 = 2;
 
 /// The analysis state a body can read beyond its inputs; a result holds
-/// while these are the same. New symbols, rank variables and modes are
-/// not in it: making one says nothing about the others.
+/// while these are the same and no instance older than the call was
+/// written unseen (see `unseen`). New symbols, rank variables and modes
+/// are not in it: making one says nothing about the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp {
     facts: usize,
     epoch: crate::mutation::Epoch,
-    unseen_writes: u64,
     globals_epoch: u64,
     tail_vars: usize,
     var_dims: usize,
@@ -86,9 +89,10 @@ pub(crate) struct Stamp {
 /// Everything a call can change; a call that changed none of it but the
 /// number of symbols can be skipped when it repeats (its repeat makes as
 /// many new symbols).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Footprint {
     stamp: Stamp,
+    unseen: UnseenMark,
     pub(crate) symbols: usize,
     rank_vars: usize,
     modes: u32,
@@ -97,23 +101,28 @@ pub(crate) struct Footprint {
 }
 
 impl Footprint {
-    /// Whether nothing but the number of symbols (and, unless `globals`,
-    /// the globals' epoch) differs.
-    pub(crate) fn same_but_symbols(&self, other: &Footprint, globals: bool) -> bool {
-        let mut stamp = self.stamp;
+    /// Whether `now` differs from this earlier footprint in nothing but
+    /// the number of symbols (and, unless `globals`, the globals' epoch),
+    /// writes to unseen instances aside (see `Interp::unchanged_but_symbols`).
+    fn same_but_symbols(&self, now: &Footprint, globals: bool) -> bool {
+        let mut stamp = now.stamp;
         if !globals {
-            stamp.globals_epoch = other.stamp.globals_epoch;
+            stamp.globals_epoch = self.stamp.globals_epoch;
         }
-        Footprint {
-            symbols: other.symbols,
-            stamp,
-            ..*self
-        } == *other
+        (stamp, now.rank_vars, now.modes, now.diagnostics, now.cuts)
+            == (
+                self.stamp,
+                self.rank_vars,
+                self.modes,
+                self.diagnostics,
+                self.cuts,
+            )
     }
 }
 
 struct Entry {
     stamp: Stamp,
+    unseen: UnseenMark,
     result: Value,
     /// What the call recorded: a range of the recorder's journal.
     recorded: std::ops::Range<usize>,
@@ -156,7 +165,6 @@ impl Interp<'_> {
         Stamp {
             facts: self.env.facts(),
             epoch: self.epoch,
-            unseen_writes: self.unseen_writes,
             globals_epoch: self.globals_epoch,
             tail_vars: self.tail_vars.len(),
             var_dims: self.var_dims.len(),
@@ -168,6 +176,7 @@ impl Interp<'_> {
     pub(crate) fn footprint(&self) -> Footprint {
         Footprint {
             stamp: self.stamp(),
+            unseen: self.unseen.mark(),
             symbols: self.env.generation() - self.env.facts(),
             rank_vars: self.rank_vars.len(),
             modes: self.next_mode_id,
@@ -176,13 +185,22 @@ impl Interp<'_> {
         }
     }
 
+    /// Whether nothing a call could read changed since `before` but the
+    /// number of symbols (and, unless `globals`, the globals): instances
+    /// made since may have been filled in, which nothing before could read.
+    pub(crate) fn unchanged_but_symbols(&self, before: &Footprint, globals: bool) -> bool {
+        before.same_but_symbols(&self.footprint(), globals)
+            && !self.unseen.older_written_since(&before.unseen)
+    }
+
     /// Whether an object, a class, a rank variable or (unless `globals`
     /// are the names of the code asking, which watches them itself) a
-    /// global was written since `before`: a write no undo can take back.
+    /// global that existed at `before` was written since: a write no undo
+    /// can take back.
     pub(crate) fn heap_written_since(&self, before: &Footprint, globals: bool) -> bool {
         let now = self.stamp();
         now.epoch != before.stamp.epoch
-            || now.unseen_writes != before.stamp.unseen_writes
+            || self.unseen.older_written_since(&before.unseen)
             || (globals && now.globals_epoch != before.stamp.globals_epoch)
     }
 
@@ -222,6 +240,7 @@ impl Interp<'_> {
         let stamp = self.stamp();
         if let Some(entry) = self.memo.entries.get(&key)
             && entry.stamp == stamp
+            && !self.unseen.older_written_since(&entry.unseen)
         {
             let result = entry.result.clone();
             let recorded = entry.recorded.clone();
@@ -273,12 +292,7 @@ impl Interp<'_> {
         let recorded = self.recorder.end_capture(p.mark);
         let after = self.footprint();
         let plain = self.count_builder_runs(&p, result);
-        let clean = Footprint {
-            symbols: p.before.symbols,
-            ..after
-        } == p.before
-            && !self.out_of_budget()
-            && plain;
+        let clean = self.unchanged_but_symbols(&p.before, true) && !self.out_of_budget() && plain;
         let recorded = recorded.filter(|_| clean);
         // Only a call that made no symbols can be read in another run.
         let carried = recorded
@@ -291,6 +305,7 @@ impl Interp<'_> {
                 p.key,
                 Entry {
                     stamp: p.before.stamp,
+                    unseen: p.before.unseen,
                     result: result.clone(),
                     recorded,
                     minted: p.before.symbols as u32..after.symbols as u32,

@@ -1,6 +1,7 @@
 //! The places of one version of a file that the next version can find
 //! again: its items, each named by what it is and its text, and places as
-//! offsets into them.
+//! offsets into them; places in the files it imports as offsets into the
+//! file, named by its path and text (another run numbers files otherwise).
 
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
@@ -10,6 +11,7 @@ use shapels_syntax::ast::{self, Module, StmtKind, TextRange};
 
 use super::stable_hasher;
 use crate::interp::control::is_main_guard;
+use crate::workspace::{FILE_SPAN, ModuleGraph, file_of, is_local};
 
 /// A top-level statement or a method of a top-level class, that the next
 /// version can find again by its name and text.
@@ -32,11 +34,23 @@ pub(crate) struct Items {
     pub(super) by_def: FxHashMap<usize, u32>,
     /// Identities two items share are left out: neither can be found again.
     pub(super) by_identity: FxHashMap<u64, u32>,
+    /// The imported files' identities (a hash of path and text), by id.
+    files: FxHashMap<u32, u64>,
+    /// The same, the other way.
+    file_ids: FxHashMap<u64, u32>,
 }
 
 impl Items {
-    pub(crate) fn new(src: &str, module: &Module) -> Items {
+    pub(crate) fn new(src: &str, module: &Module, graph: &ModuleGraph) -> Items {
         let mut items = Items::default();
+        for file in graph.loaded() {
+            let mut hasher = stable_hasher();
+            file.path.hash(&mut hasher);
+            file.hash.hash(&mut hasher);
+            let identity = hasher.finish();
+            items.files.insert(file.id, identity);
+            items.file_ids.insert(identity, file.id);
+        }
         let mut shared = Vec::new();
         let mut add =
             |items: &mut Items, name: &str, range: &TextRange, starts: Vec<usize>, addr: usize| {
@@ -123,8 +137,18 @@ impl Items {
         (range.end <= item.span.end && range.start <= range.end).then_some(index)
     }
 
-    /// A range as its item's identity and offsets into it.
+    /// A range as its item's identity and offsets into it (in another
+    /// file: the file's identity and offsets into the file).
     pub(super) fn anchor(&self, range: &TextRange) -> Option<(u64, usize, usize)> {
+        if !is_local(range) {
+            let file = file_of(range.start);
+            let base = file as usize * FILE_SPAN;
+            if range.start > range.end || range.end - base >= FILE_SPAN {
+                return None;
+            }
+            let identity = *self.files.get(&file)?;
+            return Some((identity, range.start - base, range.end - base));
+        }
         let index = self
             .within(&self.functions, range)
             .or_else(|| self.within(&self.statements, range))?;
@@ -139,6 +163,10 @@ impl Items {
     }
 
     pub(super) fn place(&self, (identity, start, end): (u64, usize, usize)) -> Option<TextRange> {
+        if let Some(file) = self.file_ids.get(&identity) {
+            let base = *file as usize * FILE_SPAN;
+            return Some(TextRange::new(base + start, base + end));
+        }
         let item = &self.items[*self.by_identity.get(&identity)? as usize];
         let start = item.span.start + start;
         let end = item.span.start + end;
@@ -150,6 +178,16 @@ impl Items {
     pub(super) fn def_of_identity(&self, identity: u64) -> Option<usize> {
         let item = &self.items[*self.by_identity.get(&identity)? as usize];
         (item.def != 0).then_some(item.def)
+    }
+
+    /// An imported file's identity, by its id in this run.
+    pub(super) fn file_identity(&self, file: u32) -> Option<u64> {
+        self.files.get(&file).copied()
+    }
+
+    /// An imported file's id in this run, by its identity.
+    pub(super) fn file_id(&self, identity: u64) -> Option<u32> {
+        self.file_ids.get(&identity).copied()
     }
 
     pub(super) fn identity_of_def(&self, addr: usize) -> Option<u64> {

@@ -7,27 +7,35 @@
 //! - functions by their item (a top-level statement, a method of a
 //!   top-level class, a statement of the main block), named by qualified
 //!   name and a hash of its text: editing a function makes it another item,
-//!   and every call keyed on it is gone;
+//!   and every call keyed on it is gone; a function of another file by
+//!   where it starts in that file, named by the file's path and text
+//!   (editing that file makes every place in it another);
 //! - classes by their item, their bases and their attributes;
 //! - objects by a hash of their whole structure, sizes only as numbers (a
-//!   symbol means nothing in another run), places as offsets into an item,
-//!   fake modes by their order among the main block's.
+//!   symbol means nothing in another run), places as offsets into an item
+//!   (or into another file), fake modes by their order among the main
+//!   block's.
 //!
 //! Besides its key a call reads globals: each global it read is kept with
 //! what it held, and the call is taken again only when every one holds the
-//! same (a helper function edited, a constant changed). What a call does
-//! besides returning — records for hints, functions it reached, classes
-//! whose `forward` ran, text it read, steps it took — is kept and done again,
-//! at the places the new version has for it. Not carried: a call that made
-//! a symbol or an instance, reported anything (even a repeat of an earlier
-//! report, which adds no diagnostic), read state that earlier calls fill
-//! (the symbols of opaque values), or whose result or records hold a symbol
-//! or a place outside every item. Every call of it, nested ones included,
-//! counts: a caller depends on what its callees depended on.
+//! same (a helper function edited, a constant changed). Globals of another
+//! file count when its top level is one that analyses share (see
+//! `workspace::executed`); others make the call one that is not carried.
+//! What a call does besides returning — records for hints, functions it
+//! reached, classes whose `forward` ran, names defined in other files that
+//! it read, text it read, steps it took — is kept and done again, at the
+//! places the new version has for it. Not carried: a call that made a
+//! symbol or an instance of this file's classes (library mode runs those),
+//! reported anything (even a repeat of an earlier report, which adds no
+//! diagnostic), read state that earlier calls fill (the symbols of opaque
+//! values), or whose result or records hold a symbol or a place outside
+//! every item. Every call of it, nested ones included, counts: a caller
+//! depends on what its callees depended on.
 //!
 //! `tests/reuse.rs` holds this to its promise: over every fixture and
 //! test-corpus model and chains of code edits, an analysis that takes calls
-//! equals a fresh one.
+//! equals a fresh one; `tests/reuse_across_files.rs` does the same for
+//! projects, with edits of the files they import.
 
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
@@ -48,6 +56,7 @@ use crate::interp::Interp;
 use crate::record::Portable;
 use crate::report::Config;
 use crate::value::Value;
+use crate::workspace::is_local;
 
 /// The calls of one analysis that the analysis of the next version of the
 /// file can take instead of running them (see the module comment). Only
@@ -123,8 +132,11 @@ pub(crate) struct CarriedCall {
     reads: TextReads,
     /// The globals it read, with what each held (`None`: unbound).
     globals: Vec<(Rc<str>, Option<StableKey>)>,
+    /// The same of other files, by the file's identity (see `Items`).
+    foreign_globals: Vec<(u64, Rc<str>, Option<StableKey>)>,
     reached: Vec<u64>,
     forward_ran: Vec<u64>,
+    definitions: Vec<(TextRange, TextRange)>,
     steps: u64,
 }
 
@@ -148,10 +160,16 @@ pub(crate) struct Traced {
 #[derive(Debug, Default)]
 pub(crate) struct Deps {
     globals: Vec<Rc<str>>,
+    /// Globals of other files' kept top levels (see
+    /// `workspace::executed`), by file.
+    foreign_globals: Vec<(u32, Rc<str>)>,
     /// Functions it reached, by the address of their syntax.
     reached: Vec<usize>,
     /// Classes whose `forward` it ran, by address.
     forward_ran: Vec<usize>,
+    /// Names of this file it read that another file defines, with where
+    /// (see `note_definition`).
+    definitions: Vec<(TextRange, TextRange)>,
     /// It did something no other run can do again (made an instance).
     unstable: bool,
 }
@@ -163,6 +181,11 @@ impl Deps {
                 self.globals.push(name.clone());
             }
         }
+        for read in &other.foreign_globals {
+            if !self.foreign_globals.contains(read) {
+                self.foreign_globals.push(read.clone());
+            }
+        }
         // A caller reaching many functions reaches each many times.
         for def in &other.reached {
             if !self.reached.contains(def) {
@@ -172,6 +195,11 @@ impl Deps {
         for class in &other.forward_ran {
             if !self.forward_ran.contains(class) {
                 self.forward_ran.push(*class);
+            }
+        }
+        for noted in &other.definitions {
+            if !self.definitions.contains(noted) {
+                self.definitions.push(*noted);
             }
         }
         self.unstable |= other.unstable;
@@ -204,7 +232,7 @@ impl<'c> Interp<'c> {
         let expressions = self.recorder.expressions;
         self.across = Across {
             enabled: true,
-            items: Rc::new(Items::new(self.src, module)),
+            items: Rc::new(Items::new(self.src, module, self.modules)),
             previous: previous.filter(|p| {
                 p.config == self.config && p.expressions == expressions && !p.is_empty()
             }),
@@ -253,6 +281,38 @@ impl<'c> Interp<'c> {
         }
     }
 
+    /// A running call read the global `name` of file `file`, whose top
+    /// level an earlier analysis ran and this one shares: no run changes
+    /// what it holds but by a `global` statement, which the next version's
+    /// check of the value sees.
+    pub(crate) fn across_foreign_global(&mut self, file: u32, name: &str) {
+        if let Some(frame) = self.across.frames.last_mut()
+            && !frame
+                .foreign_globals
+                .iter()
+                .any(|(f, g)| *f == file && **g == *name)
+        {
+            frame.foreign_globals.push((file, Rc::from(name)));
+        }
+    }
+
+    /// What global `name` of file `file` holds, as a key part; `None` when
+    /// the file's top level is not a shared one or the value cannot be
+    /// written so.
+    fn foreign_global(&mut self, file: u32, name: &str) -> Option<Option<StableKey>> {
+        let ns = self
+            .sys_modules
+            .get(&crate::interp::imports::ModuleKey::File(file))
+            .cloned()
+            .or_else(|| self.modules.executed(file))
+            .filter(|ns| ns.shared.get())?;
+        let value = ns.globals.borrow().get(name).cloned();
+        match value {
+            Some(v) => Some(Some(self.stable_value(&v)?)),
+            None => Some(None),
+        }
+    }
+
     pub(crate) fn across_reached(&mut self, def: usize) {
         // What a run that records nothing reached, no run reached.
         if self.recorder.muted > 0 {
@@ -273,6 +333,16 @@ impl<'c> Interp<'c> {
             && !frame.forward_ran.contains(&class)
         {
             frame.forward_ran.push(class);
+        }
+    }
+
+    /// A running call read, at `at`, a name another file defines at
+    /// `target`: hover says so in every version that takes the call.
+    pub(crate) fn across_definition(&mut self, at: TextRange, target: TextRange) {
+        if let Some(frame) = self.across.frames.last_mut()
+            && !frame.definitions.contains(&(at, target))
+        {
+            frame.definitions.push((at, target));
         }
     }
 
@@ -337,6 +407,12 @@ impl<'c> Interp<'c> {
                 return None;
             }
         }
+        for (identity, name, held) in &call.foreign_globals {
+            let file = self.across.items.file_id(*identity)?;
+            if self.foreign_global(file, name)? != *held {
+                return None;
+            }
+        }
         let new = &self.across.items;
         let range = |r: &TextRange| new.place(call.origin.anchor(r)?);
         let main_modes = &self.across.main_modes;
@@ -358,6 +434,11 @@ impl<'c> Interp<'c> {
             .map(|r| placed_record(r, &place))
             .collect::<Option<Vec<_>>>()?;
         let reads = call.reads.placed(range)?;
+        let definitions = call
+            .definitions
+            .iter()
+            .map(|(at, target)| Some((range(at)?, range(target)?)))
+            .collect::<Option<Vec<_>>>()?;
         let reached = call
             .reached
             .iter()
@@ -390,6 +471,15 @@ impl<'c> Interp<'c> {
         }
         for (name, _) in &call.globals {
             self.across_global(name);
+        }
+        for (at, target) in definitions {
+            self.definitions.push((at, target));
+            self.across_definition(at, target);
+        }
+        for (identity, name, _) in &call.foreign_globals {
+            if let Some(file) = self.across.items.file_id(*identity) {
+                self.across_foreign_global(file, name);
+            }
         }
         self.steps += call.steps;
         self.across.taken += 1;
@@ -455,6 +545,10 @@ impl<'c> Interp<'c> {
             placed_record(r, &place)?;
         }
         let reads = reads.placed(anchored)?;
+        for (at, target) in &deps.definitions {
+            anchored(at)?;
+            anchored(target)?;
+        }
         let reached = deps
             .reached
             .iter()
@@ -481,6 +575,12 @@ impl<'c> Interp<'c> {
             };
             globals.push((name.clone(), held));
         }
+        let mut foreign_globals = Vec::with_capacity(deps.foreign_globals.len());
+        for (file, name) in &deps.foreign_globals {
+            let identity = self.across.items.file_identity(*file)?;
+            let held = self.foreign_global(*file, name)?;
+            foreign_globals.push((identity, name.clone(), held));
+        }
         self.across.next.insert(
             stable,
             Rc::new(CarriedCall {
@@ -490,8 +590,10 @@ impl<'c> Interp<'c> {
                 records,
                 reads,
                 globals,
+                foreign_globals,
                 reached,
                 forward_ran,
+                definitions: deps.definitions.clone(),
                 steps,
             }),
         );
@@ -526,7 +628,7 @@ impl<'c> Interp<'c> {
             Part::Device(d) => Stable::Device(d.clone()),
             Part::Dim(d) => Stable::Int(d.as_const()?),
             Part::Object(n) => Stable::Structure(self.structure_id(*n)?),
-            Part::Def(addr) => Stable::Item(self.across.items.identity_of_def(*addr)?),
+            Part::Def(addr, start) => self.stable_def(*addr, *start)?,
             Part::Class(addr) => Stable::Class(self.class_id(*addr)?),
             Part::Var(_) => return None,
             Part::Mode(m) => Stable::Mode(self.stable_mode(*m)?),
@@ -536,6 +638,17 @@ impl<'c> Interp<'c> {
                 Stable::At(identity, start, end)
             }
         })
+    }
+
+    /// A definition of this file as its item; one of another file as
+    /// where it starts in that file's version.
+    fn stable_def(&self, addr: usize, start: usize) -> Option<Stable> {
+        let items = &self.across.items;
+        if is_local(&TextRange::empty(start)) {
+            return Some(Stable::Item(items.identity_of_def(addr)?));
+        }
+        let (file, at, _) = items.anchor(&TextRange::empty(start))?;
+        Some(Stable::At(file, at, at))
     }
 
     /// A structure the memo numbered, as a hash of what it is made of.
@@ -571,11 +684,9 @@ impl<'c> Interp<'c> {
         let id = (|| {
             let mut parts = Vec::new();
             match &class.def {
-                Some(def) => parts.push(Stable::Item(
-                    self.across
-                        .items
-                        .identity_of_def(Rc::as_ptr(def) as usize)?,
-                )),
+                Some(def) => {
+                    parts.push(self.stable_def(Rc::as_ptr(def) as usize, def.range.start)?)
+                }
                 None => parts.push(Stable::Text(class.name.clone())),
             }
             parts.push(Stable::Tag(u8::from(class.is_dataclass)));
