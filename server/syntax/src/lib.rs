@@ -16,6 +16,7 @@ mod moved;
 pub mod queries;
 mod shift;
 mod source_text;
+mod token;
 mod two_threads;
 
 use std::cell::RefCell;
@@ -121,6 +122,9 @@ pub fn reparse(old: &ParsedFile, old_text: &str, new_text: &str, edit: ByteEdit)
     };
     let mut tree = old_tree.clone();
     tree.edit(&input_edit);
+    if let Some(file) = token::reparse(old, old_tree, &tree, new_text, edit) {
+        return file;
+    }
     let unchanged = Unchanged {
         old,
         edited_tree: &tree,
@@ -335,7 +339,18 @@ fn parse_with(text: &str, old: Option<(&Tree, Unchanged<'_>)>) -> ParsedFile {
     }
 }
 
+thread_local! {
+    static PARSER_RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times tree-sitter's parser ran on this thread: for tests and
+/// benchmarks that check an edit was reparsed without it (see `token`).
+pub fn parser_runs() -> u64 {
+    PARSER_RUNS.with(std::cell::Cell::get)
+}
+
 fn run_parser(parser: Option<&mut Parser>, text: &str, old_tree: Option<&Tree>) -> Option<Tree> {
+    PARSER_RUNS.with(|runs| runs.set(runs.get() + 1));
     let parser = parser?;
     let tree = parser.parse(text, old_tree);
     if tree.is_none() {

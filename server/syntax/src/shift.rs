@@ -1,13 +1,16 @@
 //! Moving lowered statements by an edit's length: an incremental reparse
 //! keeps the statements after the edited lines instead of lowering them
-//! again, and only their byte ranges change.
+//! again, and only their byte ranges change; an edit inside one name or
+//! number changes that leaf's text too (see `token`).
 //!
 //! Every match below is exhaustive on purpose: a node kind added to `ast`
 //! does not compile until it says how its ranges move.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::ByteEdit;
+use crate::lower::literal;
 
 use crate::ast::{
     Alias, Arg, ClassDef, Comprehension, ExceptHandler, Expr, ExprKind, FStringPart, FunctionDef,
@@ -16,27 +19,44 @@ use crate::ast::{
 
 /// How ranges move: all by one distance (statements wholly after an edit),
 /// or each as an edit of trivia moves it (`ByteEdit::move_range`), or not
-/// at all.
+/// at all, or as an edit inside one leaf moves them (`Token`).
 ///
 /// The last two make copies to compare (`moved`), and leave out the text
 /// of a string that stands as a statement of its own (a docstring): running
 /// one has no effect, so what it says cannot change anything.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Move {
+pub(crate) enum Move<'t> {
     By(isize),
     Over(ByteEdit),
     Still,
+    Token(TokenEdit<'t>),
+}
+
+/// An edit inside one identifier or number (see `crate::token`): ranges
+/// from the end of the edited bytes on move by its length, those before
+/// stay, and the leaf at the token's new range takes its new text.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TokenEdit<'t> {
+    pub(crate) edit: ByteEdit,
+    /// The new text of the file.
+    pub(crate) text: &'t str,
+    /// Where the token lies in the new text.
+    pub(crate) token: TextRange,
+    /// How many leaves took the new text: exactly one when the token is a
+    /// leaf the tree holds (a name or a number), none when it is part of
+    /// something else (a dotted import, a string).
+    pub(crate) read: &'t Cell<u32>,
 }
 
 /// A copy of `stmt` with every range moved.
-pub(crate) fn stmt(s: &Stmt, m: Move) -> Stmt {
+pub(crate) fn stmt(s: &Stmt, m: Move<'_>) -> Stmt {
     Stmt {
         range: range(&s.range, m),
         kind: stmt_kind(&s.kind, m),
     }
 }
 
-fn range(r: &TextRange, m: Move) -> TextRange {
+fn range(r: &TextRange, m: Move<'_>) -> TextRange {
     match m {
         Move::By(delta) => {
             let at = |p: usize| p.saturating_add_signed(delta);
@@ -46,33 +66,49 @@ fn range(r: &TextRange, m: Move) -> TextRange {
         // text: it becomes one that no real range equals.
         Move::Over(edit) => edit.move_range(r).unwrap_or(TextRange::empty(usize::MAX)),
         Move::Still => *r,
+        Move::Token(t) => {
+            let delta = t.edit.new_end_byte as isize - t.edit.old_end_byte as isize;
+            let at = |p: usize| {
+                if p >= t.edit.old_end_byte {
+                    p.saturating_add_signed(delta)
+                } else {
+                    p
+                }
+            };
+            TextRange::new(at(r.start), at(r.end))
+        }
     }
 }
 
-fn stmts(body: &[Stmt], m: Move) -> Vec<Stmt> {
+fn stmts(body: &[Stmt], m: Move<'_>) -> Vec<Stmt> {
     body.iter().map(|s| stmt(s, m)).collect()
 }
 
-fn exprs(items: &[Expr], m: Move) -> Vec<Expr> {
+fn exprs(items: &[Expr], m: Move<'_>) -> Vec<Expr> {
     items.iter().map(|e| expr(e, m)).collect()
 }
 
-fn opt(e: &Option<Expr>, m: Move) -> Option<Expr> {
+fn opt(e: &Option<Expr>, m: Move<'_>) -> Option<Expr> {
     e.as_ref().map(|e| expr(e, m))
 }
 
-fn boxed(e: &Expr, m: Move) -> Box<Expr> {
+fn boxed(e: &Expr, m: Move<'_>) -> Box<Expr> {
     Box::new(expr(e, m))
 }
 
-fn name(n: &Name, m: Move) -> Name {
-    Name {
-        id: n.id.clone(),
-        range: range(&n.range, m),
-    }
+fn name(n: &Name, m: Move<'_>) -> Name {
+    let range = range(&n.range, m);
+    let id = match m {
+        Move::Token(t) if range == t.token => {
+            t.read.set(t.read.get() + 1);
+            t.text[range.range()].to_string()
+        }
+        _ => n.id.clone(),
+    };
+    Name { id, range }
 }
 
-fn stmt_kind(kind: &StmtKind, m: Move) -> StmtKind {
+fn stmt_kind(kind: &StmtKind, m: Move<'_>) -> StmtKind {
     match kind {
         StmtKind::Expr(e) => StmtKind::Expr(match (&e.kind, m) {
             (ExprKind::Str(_), Move::Over(_) | Move::Still) => Expr {
@@ -166,7 +202,7 @@ fn stmt_kind(kind: &StmtKind, m: Move) -> StmtKind {
     }
 }
 
-fn aliases(items: &[Alias], m: Move) -> Vec<Alias> {
+fn aliases(items: &[Alias], m: Move<'_>) -> Vec<Alias> {
     items
         .iter()
         .map(|a| Alias {
@@ -177,7 +213,7 @@ fn aliases(items: &[Alias], m: Move) -> Vec<Alias> {
         .collect()
 }
 
-fn params(items: &[Param], m: Move) -> Vec<Param> {
+fn params(items: &[Param], m: Move<'_>) -> Vec<Param> {
     items
         .iter()
         .map(|p| Param {
@@ -189,7 +225,7 @@ fn params(items: &[Param], m: Move) -> Vec<Param> {
         .collect()
 }
 
-fn function(f: &FunctionDef, m: Move) -> FunctionDef {
+fn function(f: &FunctionDef, m: Move<'_>) -> FunctionDef {
     FunctionDef {
         name: name(&f.name, m),
         params: params(&f.params, m),
@@ -201,7 +237,7 @@ fn function(f: &FunctionDef, m: Move) -> FunctionDef {
     }
 }
 
-fn class(c: &ClassDef, m: Move) -> ClassDef {
+fn class(c: &ClassDef, m: Move<'_>) -> ClassDef {
     ClassDef {
         name: name(&c.name, m),
         bases: exprs(&c.bases, m),
@@ -216,7 +252,7 @@ fn class(c: &ClassDef, m: Move) -> ClassDef {
     }
 }
 
-fn generators(items: &[Comprehension], m: Move) -> Vec<Comprehension> {
+fn generators(items: &[Comprehension], m: Move<'_>) -> Vec<Comprehension> {
     items
         .iter()
         .map(|g| Comprehension {
@@ -227,14 +263,32 @@ fn generators(items: &[Comprehension], m: Move) -> Vec<Comprehension> {
         .collect()
 }
 
-fn expr(e: &Expr, m: Move) -> Expr {
+fn expr(e: &Expr, m: Move<'_>) -> Expr {
+    let range = range(&e.range, m);
+    if let Move::Token(t) = m
+        && range == t.token
+    {
+        let text = &t.text[range.range()];
+        let kind = match &e.kind {
+            ExprKind::Name(_) => Some(ExprKind::Name(text.to_string())),
+            ExprKind::Int(_) | ExprKind::Float(_) if text.contains('.') => {
+                Some(literal::float(text))
+            }
+            ExprKind::Int(_) | ExprKind::Float(_) => Some(literal::integer(text)),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            t.read.set(t.read.get() + 1);
+            return Expr { range, kind };
+        }
+    }
     Expr {
-        range: range(&e.range, m),
+        range,
         kind: expr_kind(&e.kind, m),
     }
 }
 
-fn expr_kind(kind: &ExprKind, m: Move) -> ExprKind {
+fn expr_kind(kind: &ExprKind, m: Move<'_>) -> ExprKind {
     let opt_boxed = |e: &Option<Box<Expr>>| e.as_ref().map(|e| boxed(e, m));
     match kind {
         ExprKind::Name(n) => ExprKind::Name(n.clone()),

@@ -200,7 +200,15 @@ pub(crate) fn check_comments(
     diagnostics: &mut Vec<Diagnostic>,
     reads: &mut TextReads,
 ) {
-    reads.stated_comments(comments_key(src));
+    let comments = comment_lines(src);
+    reads.stated_comments(key_of(src, &comments));
+    if comments.is_empty() {
+        return;
+    }
+    let claim_at = |line_start: usize| {
+        let i = comments.partition_point(|c| c.start < line_start);
+        comments.get(i).filter(|c| c.start == line_start)
+    };
     let mut by_line: Vec<(usize, Vec<usize>)> = Vec::new();
     for (i, b) in bindings.iter().enumerate() {
         if !matches!(b.kind, BindingKind::Assign | BindingKind::AugAssign)
@@ -215,15 +223,9 @@ pub(crate) fn check_comments(
         }
     }
     for (line_start, group) in by_line {
-        let line_end = src[line_start..]
-            .find('\n')
-            .map_or(src.len(), |i| line_start + i);
-        let above = line_above(src, line_start);
-        let mut places = vec![trailing(src, line_start..line_end)];
-        if let Some((start, end)) = above {
-            places.push(trailing(src, start..end));
-        }
-        for (comment_at, claim) in places.into_iter().flatten() {
+        let above = line_above(src, line_start).and_then(|(start, _)| claim_at(start));
+        for comment in [claim_at(line_start), above].into_iter().flatten() {
+            let claim = &comment.claim;
             let targets: Vec<usize> = match claim.label.as_deref() {
                 Some("shape" | "shapes" | "size") | None if group.len() == 1 => group.clone(),
                 Some(label) => group
@@ -241,7 +243,14 @@ pub(crate) fn check_comments(
                 let in_function = functions
                     .iter()
                     .any(|f| f.start <= binding.range.start && binding.range.end <= f.end);
-                if !check_one(src, comment_at, &claim, binding, !in_function, diagnostics) {
+                if !check_one(
+                    src,
+                    comment.body_start,
+                    claim,
+                    binding,
+                    !in_function,
+                    diagnostics,
+                ) {
                     let names = comment_names(&claim.shape, binding);
                     bindings[i].tensor.notes.extend(names);
                 }
@@ -343,23 +352,61 @@ fn trailing(src: &str, line: std::ops::Range<usize>) -> Option<(usize, CommentCl
     Some((body_start, comment::read(body)?))
 }
 
+/// A line whose comment states a shape.
+struct CommentLine {
+    /// Where the line starts and ends (before its newline).
+    start: usize,
+    end: usize,
+    /// Where the comment's text starts.
+    body_start: usize,
+    claim: CommentClaim,
+}
+
+/// The lines of a file whose comment states a shape, in order. Found from
+/// the file's `#` characters, not by walking every line: most lines hold
+/// none, and this runs at every keystroke.
+fn comment_lines(src: &str) -> Vec<CommentLine> {
+    let mut out: Vec<CommentLine> = Vec::new();
+    let mut line_done = None;
+    for (at, _) in src.match_indices('#') {
+        let start = src[..at].rfind('\n').map_or(0, |i| i + 1);
+        if line_done == Some(start) {
+            continue;
+        }
+        line_done = Some(start);
+        let end = src[at..].find('\n').map_or(src.len(), |i| at + i);
+        if let Some((body_start, claim)) = trailing(src, start..end) {
+            out.push(CommentLine {
+                start,
+                end,
+                body_start,
+                claim,
+            });
+        }
+    }
+    out
+}
+
 /// What the comments of a file state, as the check reads them: equal keys
 /// mean the same claims, each on a code line or on a comment line followed
 /// by the same kind of line (a blank line between a comment and the code
 /// below parts them).
 pub(crate) fn comments_key(src: &str) -> String {
+    key_of(src, &comment_lines(src))
+}
+
+fn key_of(src: &str, comments: &[CommentLine]) -> String {
+    use std::fmt::Write;
     let mut key = String::new();
-    let mut at = 0;
-    let lines: Vec<&str> = src.split('\n').collect();
-    for (i, line) in lines.iter().enumerate() {
-        if let Some((_, claim)) = trailing(src, at..at + line.len()) {
-            let own_line = line.trim_start().starts_with('#');
-            let next_is_code = lines
-                .get(i + 1)
-                .is_some_and(|next| !next.trim().is_empty() && !next.trim_start().starts_with('#'));
-            key.push_str(&format!("{own_line} {next_is_code} {claim:?};"));
-        }
-        at += line.len() + 1;
+    for c in comments {
+        let own_line = src[c.start..c.end].trim_start().starts_with('#');
+        let next = src.get(c.end + 1..).map(|rest| {
+            let line_end = rest.find('\n').unwrap_or(rest.len());
+            &rest[..line_end]
+        });
+        let next_is_code =
+            next.is_some_and(|next| !next.trim().is_empty() && !next.trim_start().starts_with('#'));
+        let _ = write!(key, "{own_line} {next_is_code} {:?};", c.claim);
     }
     key
 }

@@ -9,7 +9,7 @@ use crate::ast::ExprKind;
 /// underscores. Values that overflow an `i64` become `Float` (the analysis
 /// only needs their magnitude). The grammar also calls imaginary literals
 /// (`10j`) `integer`; they are read as Python reads them, as a float's digits.
-pub(super) fn integer(text: &str) -> ExprKind {
+pub(crate) fn integer(text: &str) -> ExprKind {
     let digits: String = text.chars().filter(|&c| c != '_').collect();
     let lower = digits.to_ascii_lowercase();
     if lower.ends_with('j') {
@@ -48,7 +48,7 @@ pub(super) fn integer(text: &str) -> ExprKind {
 /// The value of a `float` token (`1.5`, `1e-5`, `1_000.0`, `.5`), or of an
 /// imaginary one (`1.5j`, `10J`: Python allows leading zeros there, as in
 /// `010j`, since the digits are a float's).
-pub(super) fn float(text: &str) -> ExprKind {
+pub(crate) fn float(text: &str) -> ExprKind {
     let digits: String = text.chars().filter(|&c| c != '_').collect();
     if let Some(imaginary) = digits.strip_suffix(['j', 'J']) {
         return match imaginary.parse::<f64>() {

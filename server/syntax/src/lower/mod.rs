@@ -10,7 +10,7 @@
 //! that is easy (see `recover.rs`) and `MISSING` nodes lower to `Unknown`.
 
 mod expr;
-mod literal;
+pub(crate) mod literal;
 mod recover;
 mod stmt;
 
