@@ -272,6 +272,11 @@ impl<'a> Namer<'a> {
     }
 
     fn resolved(&mut self, d: &Dim) -> Dim {
+        // Most sizes are numbers, which nothing resolves further: no need
+        // to hash them.
+        if d.as_const().is_some() {
+            return d.clone();
+        }
         if let Some(r) = self.resolved_cache.get(d) {
             return r.clone();
         }
@@ -283,6 +288,9 @@ impl<'a> Namer<'a> {
     /// The size as the code around the site writes it: its symbols by the
     /// names given there.
     fn shown(&mut self, d: &Dim) -> String {
+        if let Some(n) = d.as_const() {
+            return n.to_string();
+        }
         let key = (self.scope, d.clone());
         if let Some(s) = self.shown_cache.get(&key) {
             return s.clone();
@@ -298,6 +306,9 @@ impl<'a> Namer<'a> {
     /// The size by the names of the symbols (the same for every site: the
     /// values by which varying dims are compared).
     fn shown_anywhere(&mut self, d: &Dim) -> String {
+        if let Some(n) = d.as_const() {
+            return n.to_string();
+        }
         let key = (usize::MAX, d.clone());
         if let Some(s) = self.shown_cache.get(&key) {
             return s.clone();

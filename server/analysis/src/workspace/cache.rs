@@ -41,6 +41,10 @@ pub struct ModuleCache {
     /// they were resolved along: the same for every file that imports the
     /// module, so found once (see `forget_resolutions`).
     resolutions: FxHashMap<(u32, u64), Rc<Resolutions>>,
+    /// What an analysed file's imports name, by a hash of its path, its
+    /// imports and the search path: most edits of a file leave its imports
+    /// as they were.
+    main_resolutions: FxHashMap<u64, Rc<Resolutions>>,
     /// What the relative imports of each module version name (the rest of
     /// its imports give nothing here): the same along any search path, so
     /// found once however many folders the analysed files are in.
@@ -83,6 +87,7 @@ impl ModuleCache {
     /// changed.
     pub fn forget_resolutions(&mut self) {
         self.resolutions.clear();
+        self.main_resolutions.clear();
         self.relative.clear();
         super::executed::clear(&self.executed);
     }
@@ -100,6 +105,17 @@ impl ModuleCache {
             self.resolutions.clear();
         }
         self.resolutions.insert((module, search), found);
+    }
+
+    pub(super) fn main_resolutions(&self, key: u64) -> Option<Rc<Resolutions>> {
+        self.main_resolutions.get(&key).cloned()
+    }
+
+    pub(super) fn keep_main_resolutions(&mut self, key: u64, found: Rc<Resolutions>) {
+        if self.main_resolutions.len() > CAPACITY {
+            self.main_resolutions.clear();
+        }
+        self.main_resolutions.insert(key, found);
     }
 
     /// What the relative imports of module `module` name, one list per

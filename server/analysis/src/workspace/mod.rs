@@ -443,7 +443,8 @@ pub fn load(
         // relative imports name the same files along any search path (the
         // files of a large package, each in a folder of its own, import
         // the same modules): found once for all. The analysed file's own
-        // are found each time (they are what an edit changes).
+        // are found again when its imports change (what most edits leave
+        // alone).
         let finder = resolve::Finder {
             fs,
             search,
@@ -451,7 +452,19 @@ pub fn load(
             chains: &chains,
         };
         let found = match (importer, cache.resolutions(importer, search_key)) {
-            (0, _) => Rc::new(finder.resolve_all(imports)),
+            (0, _) => {
+                let key = {
+                    use std::hash::{Hash, Hasher};
+                    let mut hasher = cache::text_hasher();
+                    (main.path, imports, search_key).hash(&mut hasher);
+                    hasher.finish()
+                };
+                cache.main_resolutions(key).unwrap_or_else(|| {
+                    let found = Rc::new(finder.resolve_all(imports));
+                    cache.keep_main_resolutions(key, found.clone());
+                    found
+                })
+            }
             (_, None) => {
                 let relative = cache.relative(importer).unwrap_or_else(|| {
                     let relative: resolve::PerImport = imports

@@ -5,7 +5,7 @@
 use shapels_syntax::ast::{self, Stmt, StmtKind};
 
 /// One import statement's module and what it takes from it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct ImportSpec {
     /// The number of leading dots (0 for an absolute import).
     pub(crate) level: u32,
@@ -14,7 +14,7 @@ pub(crate) struct ImportSpec {
     pub(crate) kind: ImportKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum ImportKind {
     /// `import a.b.c` (with or without `as`).
     Import,
