@@ -24,17 +24,7 @@ const CASE_TIME_LIMIT: Duration = Duration::from_secs(30);
 
 /// Everything observable about a parse.
 fn fingerprint(file: &ParsedFile) -> String {
-    format!(
-        "{:?}\n{:?}\n{:?}\n{}\n{}",
-        file.module,
-        file.syntax_errors,
-        file.comments,
-        file.source_len,
-        file.tree
-            .as_ref()
-            .map(|tree| tree.root_node().to_sexp())
-            .unwrap_or_default()
-    )
+    file.observable()
 }
 
 /// Pieces of Python, broken Python and awkward text.

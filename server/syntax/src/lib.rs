@@ -55,6 +55,26 @@ pub struct ParsedFile {
     kept: Option<Kept>,
 }
 
+impl ParsedFile {
+    /// Everything observable about the parse, as text: the lowered tree
+    /// with its ranges, the syntax errors, the comments, the text's length
+    /// and tree-sitter's own tree. For tests that hold an incremental
+    /// parse to a fresh one.
+    pub fn observable(&self) -> String {
+        format!(
+            "{:?}\n{:?}\n{:?}\n{}\n{}",
+            self.module,
+            self.syntax_errors,
+            self.comments,
+            self.source_len,
+            self.tree
+                .as_ref()
+                .map(|tree| tree.root_node().to_sexp())
+                .unwrap_or_default()
+        )
+    }
+}
+
 /// The top-level statements before and after an edit that a reparse took
 /// over (moved) instead of lowering them again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

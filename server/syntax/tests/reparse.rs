@@ -3,24 +3,7 @@
 mod common;
 
 use proptest::prelude::*;
-use shapels_syntax::{ByteEdit, ParsedFile, edit_between, parse, reparse};
-
-/// Everything observable about a parse: the lowered tree with its ranges,
-/// the syntax errors, the comments and tree-sitter's own tree (which, with
-/// the text, decides whether the file imports torch).
-fn fingerprint(file: &ParsedFile) -> String {
-    format!(
-        "{:?}\n{:?}\n{:?}\n{}\n{}",
-        file.module,
-        file.syntax_errors,
-        file.comments,
-        file.source_len,
-        file.tree
-            .as_ref()
-            .map(|tree| tree.root_node().to_sexp())
-            .unwrap_or_default()
-    )
-}
+use shapels_syntax::{ByteEdit, edit_between, parse, reparse};
 
 #[track_caller]
 fn check_edit(old_text: &str, new_text: &str) {
@@ -28,8 +11,8 @@ fn check_edit(old_text: &str, new_text: &str) {
     let edit = edit_between(old_text, new_text);
     let incremental = reparse(&old, old_text, new_text, edit);
     assert_eq!(
-        fingerprint(&incremental),
-        fingerprint(&parse(new_text)),
+        incremental.observable(),
+        parse(new_text).observable(),
         "{old_text:?} -> {new_text:?}"
     );
 }
@@ -45,8 +28,8 @@ fn typing_a_line_character_by_character() {
         let next = format!("{prefix}{}{suffix}", &line[..end]);
         file = reparse(&file, &previous, &next, edit_between(&previous, &next));
         assert_eq!(
-            fingerprint(&file),
-            fingerprint(&parse(&next)),
+            file.observable(),
+            parse(&next).observable(),
             "after typing {:?}",
             &line[..end]
         );
@@ -110,14 +93,14 @@ fn a_wrong_edit_falls_back_to_a_fresh_parse() {
         new_end_byte: 1,
     };
     let file = reparse(&old, old_text, new_text, wrong);
-    assert_eq!(fingerprint(&file), fingerprint(&parse(new_text)));
+    assert_eq!(file.observable(), parse(new_text).observable());
     let out_of_range = ByteEdit {
         start_byte: 100,
         old_end_byte: 200,
         new_end_byte: 300,
     };
     let file = reparse(&old, old_text, new_text, out_of_range);
-    assert_eq!(fingerprint(&file), fingerprint(&parse(new_text)));
+    assert_eq!(file.observable(), parse(new_text).observable());
     // `old` parsed from another text than the one given.
     let file = reparse(
         &parse("other\n"),
@@ -125,7 +108,7 @@ fn a_wrong_edit_falls_back_to_a_fresh_parse() {
         new_text,
         edit_between(old_text, new_text),
     );
-    assert_eq!(fingerprint(&file), fingerprint(&parse(new_text)));
+    assert_eq!(file.observable(), parse(new_text).observable());
 }
 
 /// Pieces of Python, some of them broken, to build texts and edits from.
@@ -184,7 +167,7 @@ proptest! {
             // server reparses such texts from scratch). Valid text must agree.
             let fresh = parse(&new_text);
             if fresh.syntax_errors.is_empty() {
-                prop_assert_eq!(fingerprint(&file), fingerprint(&fresh));
+                prop_assert_eq!(file.observable(), fresh.observable());
             }
             text = new_text;
         }

@@ -3,22 +3,7 @@
 //! also for the edits after them, which the parser reparses from the tree
 //! such an edit left.
 
-use shapels_syntax::{ByteEdit, ParsedFile, parse, parser_runs, reparse};
-
-/// Everything observable about a parse (as in `reparse.rs`).
-fn fingerprint(file: &ParsedFile) -> String {
-    format!(
-        "{:?}\n{:?}\n{:?}\n{}\n{}",
-        file.module,
-        file.syntax_errors,
-        file.comments,
-        file.source_len,
-        file.tree
-            .as_ref()
-            .map(|tree| tree.root_node().to_sexp())
-            .unwrap_or_default()
-    )
-}
+use shapels_syntax::{ByteEdit, parse, parser_runs, reparse};
 
 const MODEL: &str = "\
 import torch
@@ -60,8 +45,8 @@ fn type_at(text: &str, at: usize, typed: &str) -> (String, u64) {
         file = reparse(&file, &text, &next, edit);
         runs += parser_runs() - before;
         assert_eq!(
-            fingerprint(&file),
-            fingerprint(&parse(&next)),
+            file.observable(),
+            parse(&next).observable(),
             "typing {c:?} at {pos} of:\n{next}"
         );
         text = next;
@@ -149,8 +134,8 @@ fn chains_of_token_edits_and_other_edits_match_fresh_parses() {
         };
         file = reparse(&file, &text, &next, edit);
         assert_eq!(
-            fingerprint(&file),
-            fingerprint(&parse(&next)),
+            file.observable(),
+            parse(&next).observable(),
             "{old:?} -> {new:?}"
         );
         text = next;
