@@ -551,6 +551,53 @@ impl Dim {
         Some((self.exact_div(&m)?, c))
     }
 
+    /// For a one-term divisor (`B*T*n_head`): `self` and the divisor with
+    /// the sizes they share divided out (`B*T*n_state` over it is
+    /// `n_state` over `n_head`), when at least one was and the divisor
+    /// keeps plain sizes only; `None` otherwise. `self // other` is then the
+    /// first over the second for positive sizes.
+    pub fn cancel_shared(&self, other: &Dim) -> Option<(Dim, Dim)> {
+        let (atoms, c) = other.single_term()?;
+        if c <= 0 {
+            return None;
+        }
+        let mut num = self.clone();
+        let mut kept = Vec::new();
+        let mut cancelled = false;
+        for atom in atoms {
+            let factor = Dim::from_terms(vec![(vec![atom.clone()], 1)]);
+            match num.exact_div(&factor) {
+                Some(q) => {
+                    num = q;
+                    cancelled = true;
+                }
+                None => kept.push(atom.clone()),
+            }
+        }
+        // A quotient holding quotients (`hidden // heads` left in the
+        // divisor, `(H // ws)*(W // ws)` in the dividend) is not a size
+        // anyone writes: only sums of products of plain sizes.
+        let plain = |atoms: &[Atom]| atoms.iter().all(|a| matches!(a, Atom::Sym(_)));
+        if !cancelled
+            || kept.is_empty()
+            || num.as_const().is_some()
+            || !plain(&kept)
+            || !num.terms().all(|(atoms, _)| plain(atoms))
+        {
+            return None;
+        }
+        // A number both share cancels too: `3*C` over `3*n_head` is `C`
+        // over `n_head`.
+        let shared = num
+            .terms()
+            .fold(c.unsigned_abs(), |g, (_, k)| gcd(g, k.unsigned_abs()))
+            .max(1) as i64;
+        Some((
+            num.map_coefficients(|k| k / shared),
+            Dim::from_terms(vec![(kept, c / shared)]),
+        ))
+    }
+
     /// `self / other` when `other` is a single monomial that divides every
     /// term of `self` exactly.
     pub fn exact_div(&self, other: &Dim) -> Option<Dim> {

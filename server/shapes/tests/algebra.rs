@@ -325,6 +325,34 @@ fn a_one_term_divisor_cancels_its_product() {
     assert_eq!(total.cancel_term(&rest.add(&Dim::konst(1))), None);
 }
 
+/// The sizes a view keeps and those it splits into cancel out of the one
+/// it infers: `B*T*n_state` over `B*T*n_head` is `n_state` over `n_head`,
+/// `3*C` over `3*n_head` is `C` over `n_head`; quotients stay out.
+#[test]
+fn shared_sizes_cancel_out_of_a_quotient() {
+    let mut env = ShapeEnv::new();
+    let [b, t, s, h, c] = ["B", "T", "n_state", "n_head", "C"].map(|n| env.symbol(n));
+    let total = b.mul(&t).mul(&s);
+    let rest = b.mul(&t).mul(&h);
+    assert_eq!(total.cancel_shared(&rest), Some((s.clone(), h.clone())));
+    let three = Dim::konst(3);
+    assert_eq!(
+        c.mul(&three).mul(&b).cancel_shared(&h.mul(&three).mul(&b)),
+        Some((c.clone(), h.clone()))
+    );
+    let (num, den) = total.cancel_shared(&rest).expect("cancels");
+    assert_eq!(
+        env.display(&num.floordiv(&den).expect("a quotient")),
+        "n_state // n_head"
+    );
+    // Nothing shared, nothing left to divide by, or a quotient in either.
+    assert_eq!(s.cancel_shared(&h), None);
+    assert_eq!(total.cancel_shared(&b.mul(&t)), None);
+    let half = s.floordiv(&h).expect("a quotient");
+    assert_eq!(total.cancel_shared(&b.mul(&half)), None);
+    assert_eq!(b.mul(&half).cancel_shared(&b.mul(&h)), None);
+}
+
 /// `hid == 3*hid + emb` would make `emb` -2*hid: no size is negative, so
 /// nothing is learned and the equality stays an assumption.
 #[test]

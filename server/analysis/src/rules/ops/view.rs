@@ -544,6 +544,19 @@ fn reshape(
                         meta.env_mut().assume_divisible(&reduced, &Dim::konst(c));
                         meta.env().resolve(&q)
                     }
+                    // `q.view(B, T, n_head, -1)` of `[B, T, n_state]`: the
+                    // sizes both hold cancel, and torch guards that `n_head`
+                    // divides `n_state`; it is `n_state // n_head` (a fresh
+                    // size would rename `n_state` to a product of it). Not
+                    // when the quotient holds a size nobody named: `?`
+                    // says less than the fresh size below.
+                    _ if let Some((num, den)) = total.cancel_shared(&rest)
+                        && let Some(q) = num.floordiv(&den)
+                        && !meta.env().has_anonymous(&q) =>
+                    {
+                        meta.env_mut().assume_divisible(&num, &den);
+                        meta.env().resolve(&q)
+                    }
                     _ => {
                         // numel / rest is not a clean expression: a fresh size,
                         // learned later if a use pins it down.
