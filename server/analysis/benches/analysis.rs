@@ -77,9 +77,13 @@ fn cold(c: &mut Criterion) {
 fn keystroke(c: &mut Criterion) {
     let config = Config::default();
     let old = parse(GPT);
-    // A digit typed into a size inside `MLP.forward`'s module: the structure
-    // stays valid, as after most keystrokes.
+    // A character typed into a name inside `MLP.__init__`: the structure
+    // stays valid, as after most keystrokes, and the edit stays inside one
+    // token, so the parser need not run (`shapels_syntax`'s `token`).
     let (valid, valid_edit) = type_after(GPT, "hidden = config.mlp_ratio * config.n_embd", "0");
+    // An operator typed at the same place (`2 * `): the tree changes shape,
+    // and tree-sitter's incremental parse runs.
+    let (operator, operator_edit) = type_after(GPT, "hidden = ", "2 * ");
     // An open parenthesis in `Block.forward`: the file is broken until the
     // matching `)` is typed, which the server answers with a fresh parse.
     let (broken, broken_edit) = type_after(GPT, "x = x + self.mlp(", "(");
@@ -105,6 +109,19 @@ fn keystroke(c: &mut Criterion) {
             let file = reparse(&old, GPT, black_box(&valid), valid_edit);
             analyze_module_reusing(
                 &valid,
+                &file.module,
+                &config,
+                Coverage::Bindings,
+                Some(&calls),
+                &ModuleGraph::empty(),
+            )
+        })
+    });
+    group.bench_function("gpt_400_lines_operator_reparse_and_analyze_reusing", |b| {
+        b.iter(|| {
+            let file = reparse(&old, GPT, black_box(&operator), operator_edit);
+            analyze_module_reusing(
+                &operator,
                 &file.module,
                 &config,
                 Coverage::Bindings,
