@@ -26,12 +26,15 @@ const PENDING: char = '\u{0}';
 pub(super) struct Namer<'a> {
     env: &'a ShapeEnv,
     /// Per sequence of per-run values, the varying dim that stands for it.
-    chosen: FxHashMap<Vec<String>, usize>,
+    chosen: FxHashMap<Vec<u32>, usize>,
     /// The varying dims met so far, in the order they were met.
     varying: Vec<Varying>,
     /// The user's int variables by their sequence of per-run values, and
     /// whether each is a parameter.
-    candidates: FxHashMap<Vec<String>, (String, bool)>,
+    candidates: FxHashMap<Vec<u32>, (String, bool)>,
+    /// Sizes as shown anywhere (`shown_anywhere`), numbered: runs' values
+    /// are compared by number, not by their text.
+    values: Values,
     taken: FxHashSet<String>,
     /// Per function (by the index of its range in `scopes`, the module's
     /// own code last), the sizes the code there gives a name: `B` for the
@@ -76,6 +79,7 @@ impl<'a> Namer<'a> {
         scopes: Vec<TextRange>,
     ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
+        let mut values = Values::default();
         // A name the code gave a size it computed (`width = planes *
         // groups`) before a parameter that holds the same (`planes`).
         let assigned_first = || {
@@ -97,6 +101,7 @@ impl<'a> Namer<'a> {
             if key.iter().all(|k| matches!(k.as_str(), "0" | "1" | "2")) {
                 continue;
             }
+            let key: Vec<u32> = key.into_iter().map(|k| values.number(k)).collect();
             candidates
                 .entry(key)
                 .or_insert_with(|| (s.name.clone(), s.param));
@@ -154,6 +159,7 @@ impl<'a> Namer<'a> {
             chosen: FxHashMap::default(),
             varying: Vec::new(),
             candidates,
+            values,
             taken,
             local,
             scopes,
@@ -303,24 +309,24 @@ impl<'a> Namer<'a> {
         s
     }
 
-    /// The size by the names of the symbols (the same for every site: the
-    /// values by which varying dims are compared).
-    fn shown_anywhere(&mut self, d: &Dim) -> String {
+    /// The number of the size as shown by the names of its symbols (the
+    /// same for every site: the values by which varying dims are
+    /// compared).
+    fn shown_anywhere(&mut self, d: &Dim) -> u32 {
         if let Some(n) = d.as_const() {
-            return n.to_string();
+            return self.values.number_of_const(n);
         }
-        let key = (usize::MAX, d.clone());
-        if let Some(s) = self.shown_cache.get(&key) {
-            return s.clone();
+        if let Some(id) = self.values.by_dim.get(d) {
+            return *id;
         }
-        let s = self.env.display(d);
-        self.shown_cache.insert(key, s.clone());
-        s
+        let id = self.values.number(self.env.display(d));
+        self.values.by_dim.insert(d.clone(), id);
+        id
     }
 
     /// The name of a dim whose runs (made in `calls`) showed `values`:
     /// a mark until `names` hands out the names.
-    fn name(&mut self, values: Vec<String>, calls: &[u32]) -> String {
+    fn name(&mut self, values: Vec<u32>, calls: &[u32]) -> String {
         let id = match self.chosen.get(&values) {
             Some(id) => *id,
             None => {
@@ -334,7 +340,7 @@ impl<'a> Namer<'a> {
         };
         // A call that ran the site twice (a loop) says nothing about which
         // run goes with which run of another site.
-        let mut by_call: Vec<(u32, String)> = calls.iter().copied().zip(values).collect();
+        let mut by_call: Vec<(u32, u32)> = calls.iter().copied().zip(values).collect();
         by_call.sort_unstable();
         let once = by_call.windows(2).all(|w| w[0].0 != w[1].0);
         let seen = &mut self.varying[id].by_call;
@@ -459,15 +465,53 @@ const MAX_LINKED: usize = 256;
 
 /// A dim that differed between runs.
 struct Varying {
-    /// Its value in each run, in the order the runs came.
-    values: Vec<String>,
+    /// Its value in each run (numbered, see `Values`), in the order the
+    /// runs came.
+    values: Vec<u32>,
     /// Its value by the call each run was made in, sorted by call; one
     /// entry per site it was seen at (a few), when no call ran it twice.
-    by_call: Vec<Vec<(u32, String)>>,
+    by_call: Vec<Vec<(u32, u32)>>,
+}
+
+/// Sizes by the text that shows them, numbered in the order met: a run's
+/// value is a number, so that comparing and hashing the values of many
+/// runs (a loop's turns) costs no text.
+#[derive(Default)]
+struct Values {
+    numbers: FxHashMap<String, u32>,
+    texts: Vec<String>,
+    /// Constants and other sizes already numbered.
+    consts: FxHashMap<i64, u32>,
+    by_dim: FxHashMap<Dim, u32>,
+}
+
+impl Values {
+    fn number(&mut self, text: String) -> u32 {
+        if let Some(id) = self.numbers.get(&text) {
+            return *id;
+        }
+        let id = self.texts.len() as u32;
+        self.texts.push(text.clone());
+        self.numbers.insert(text, id);
+        id
+    }
+
+    fn number_of_const(&mut self, n: i64) -> u32 {
+        if let Some(id) = self.consts.get(&n) {
+            return *id;
+        }
+        let id = self.number(n.to_string());
+        self.consts.insert(n, id);
+        id
+    }
+
+    fn text(&self, id: u32) -> &str {
+        &self.texts[id as usize]
+    }
 }
 
 /// Whether every call of `part` is one of `whole`'s, with the same value.
-fn restricts(part: &[(u32, String)], whole: &[(u32, String)]) -> bool {
+fn restricts(part: &[(u32, u32)], whole: &[(u32, u32)]) -> bool {
     part.iter().all(|(call, value)| {
         whole
             .binary_search_by_key(call, |(c, _)| *c)
@@ -615,31 +659,35 @@ pub(super) fn merge(
             Some(
                 lead.into_iter()
                     .chain((0..rank).map(|i| {
-                        // Most lines run once or with one size: display it once.
-                        let column: Vec<String> = if shapes.iter().all(|s| s[i] == shapes[0][i]) {
-                            vec![namer.shown(&shapes[0][i])]
-                        } else {
-                            shapes.iter().map(|s| namer.shown_anywhere(&s[i])).collect()
-                        };
-                        if column.iter().any(|c| c == "?") {
-                            DimView::Unknown
-                        } else if column.iter().all(|c| c == &column[0]) {
+                        let same = |namer: &mut Namer<'_>, shown: String| {
+                            if shown == "?" {
+                                return DimView::Unknown;
+                            }
                             match shapes[0][i].as_const() {
                                 Some(n) => DimView::Known(n),
-                                None => DimView::Symbol(
-                                    namer
-                                        .alias_of(&shapes[0][i])
-                                        .unwrap_or_else(|| column[0].clone()),
-                                ),
+                                None => {
+                                    DimView::Symbol(namer.alias_of(&shapes[0][i]).unwrap_or(shown))
+                                }
                             }
-                        } else {
+                        };
+                        // Most lines run once or with one size: display it once.
+                        if shapes.iter().all(|s| s[i] == shapes[0][i]) {
+                            let shown = namer.shown(&shapes[0][i]);
+                            return same(namer, shown);
+                        }
+                        let column: Vec<u32> =
+                            shapes.iter().map(|s| namer.shown_anywhere(&s[i])).collect();
+                        if column.iter().any(|c| namer.values.text(*c) == "?") {
+                            DimView::Unknown
+                        } else if column.iter().all(|c| *c == column[0]) {
+                            let shown = namer.values.text(column[0]).to_string();
+                            same(namer, shown)
+                        } else if namer.static_shapes {
                             // With static shapes there are no symbols for
                             // sizes that vary between runs, as in torch.
-                            if namer.static_shapes {
-                                DimView::Unknown
-                            } else {
-                                DimView::Symbol(namer.name(column, calls))
-                            }
+                            DimView::Unknown
+                        } else {
+                            DimView::Symbol(namer.name(column, calls))
                         }
                     }))
                     .chain(trail)
