@@ -18,6 +18,7 @@ use crate::value::{Provenance, Shape, Tensor};
 use crate::workspace::is_local;
 
 use super::ScalarSite;
+use super::run_values::Values;
 
 /// A mark that stands for a varying dim's name until every site is merged.
 const PENDING: char = '\u{0}';
@@ -471,43 +472,6 @@ struct Varying {
     /// Its value by the call each run was made in, sorted by call; one
     /// entry per site it was seen at (a few), when no call ran it twice.
     by_call: Vec<Vec<(u32, u32)>>,
-}
-
-/// Sizes by the text that shows them, numbered in the order met: a run's
-/// value is a number, so that comparing and hashing the values of many
-/// runs (a loop's turns) costs no text.
-#[derive(Default)]
-struct Values {
-    numbers: FxHashMap<String, u32>,
-    texts: Vec<String>,
-    /// Constants and other sizes already numbered.
-    consts: FxHashMap<i64, u32>,
-    by_dim: FxHashMap<Dim, u32>,
-}
-
-impl Values {
-    fn number(&mut self, text: String) -> u32 {
-        if let Some(id) = self.numbers.get(&text) {
-            return *id;
-        }
-        let id = self.texts.len() as u32;
-        self.texts.push(text.clone());
-        self.numbers.insert(text, id);
-        id
-    }
-
-    fn number_of_const(&mut self, n: i64) -> u32 {
-        if let Some(id) = self.consts.get(&n) {
-            return *id;
-        }
-        let id = self.number(n.to_string());
-        self.consts.insert(n, id);
-        id
-    }
-
-    fn text(&self, id: u32) -> &str {
-        &self.texts[id as usize]
-    }
 }
 
 /// Whether every call of `part` is one of `whole`'s, with the same value.

@@ -16,6 +16,7 @@ use crate::value::{Shape, Tensor};
 use crate::workspace::is_local;
 
 mod merge;
+mod run_values;
 mod scoped_names;
 
 use merge::{Namer, merge, name_varying};
