@@ -15,7 +15,7 @@ use shapels_syntax::parse;
 
 mod common;
 
-use common::{edit_chain, python_files, shown};
+use common::{edit_chain, first_difference, python_files, shown};
 
 /// Analyses each version with the calls of the one before, comparing with
 /// a fresh analysis; returns how many calls were taken.
@@ -45,14 +45,6 @@ fn check_chain(path: &Path, text: &str, versions: &[String], coverage: Coverage)
         let fresh = analyze_module(version, &file.module, &config, coverage);
         if shown(&reused) != shown(&fresh) {
             let (a, b) = (format!("{reused:#?}"), format!("{fresh:#?}"));
-            let differing: Vec<String> = a
-                .lines()
-                .zip(b.lines())
-                .enumerate()
-                .filter(|(_, (x, y))| x != y)
-                .take(6)
-                .map(|(n, (x, y))| format!("line {n}: taken {x} / fresh {y}"))
-                .collect();
             let _ = std::fs::write(std::env::temp_dir().join("reuse-taken.txt"), &a);
             let _ = std::fs::write(std::env::temp_dir().join("reuse-fresh.txt"), &b);
             let _ = std::fs::write(std::env::temp_dir().join("reuse-before.py"), before);
@@ -70,7 +62,7 @@ fn check_chain(path: &Path, text: &str, versions: &[String], coverage: Coverage)
                 i + 1,
                 edited.join("; "),
                 next.taken(),
-                differing.join("\n")
+                first_difference(&reused, &fresh)
             );
         }
         before = version;

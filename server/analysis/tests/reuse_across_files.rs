@@ -15,7 +15,7 @@ use shapels_syntax::parse;
 
 mod common;
 
-use common::{edit_chain, python_files, shown};
+use common::{edit_chain, first_difference, python_files, shown};
 
 /// The disk with some files' text replaced, as an editor's unsaved
 /// buffers replace it.
@@ -110,18 +110,6 @@ fn check_chain(project: &Path, main: &Path, edited_path: &Path, versions: &[Stri
         calls = next;
     }
     taken
-}
-
-fn first_difference(a: &FileAnalysis, b: &FileAnalysis) -> String {
-    let (a, b) = (format!("{a:#?}"), format!("{b:#?}"));
-    a.lines()
-        .zip(b.lines())
-        .enumerate()
-        .filter(|(_, (x, y))| x != y)
-        .take(6)
-        .map(|(n, (x, y))| format!("line {n}: taken {x} / fresh {y}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[test]

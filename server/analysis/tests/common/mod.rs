@@ -34,6 +34,22 @@ fn collect_python(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
+/// The first lines where an analysis that took calls from the last
+/// version (`taken`) and a fresh one differ, pretty-printed.
+// Not every test file that shares this module compares analyses.
+#[allow(dead_code)]
+pub fn first_difference(taken: &FileAnalysis, fresh: &FileAnalysis) -> String {
+    let (a, b) = (format!("{taken:#?}"), format!("{fresh:#?}"));
+    a.lines()
+        .zip(b.lines())
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .take(6)
+        .map(|(n, (x, y))| format!("line {n}: taken {x} / fresh {y}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Everything an analysis says, ranges and what it read included.
 // Not every test file that shares this module compares analyses.
 #[allow(dead_code)]
