@@ -86,6 +86,45 @@ z = pool(torch.randn(2, 5, 3))
     );
 }
 
+#[test]
+fn a_part_shown_for_a_run_of_its_own_says_so() {
+    // The model runs its block at two widths, on made-up inputs: the
+    // block's lines show a run of its own, and hover says why.
+    let source = "\
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Block(8)
+        self.down = nn.Conv2d(8, 16, 2, stride=2)
+        self.b = Block(16)
+
+    def forward(self, x):
+        return self.b(self.down(self.a(x)))
+";
+    let analysis = analyze(source, &Config::default());
+    let y = analysis.bindings.iter().find(|b| b.name == "y").unwrap();
+    assert!(
+        y.tensor.notes.iter().any(|n| n
+            == "for any input: the calls that reach this code are themselves on made-up \
+                inputs; N, dim, H, W are free sizes"),
+        "{:?}",
+        y.tensor.notes
+    );
+}
+
 /// A model whose forward the tests below call in several ways.
 const CONV_NET: &str = "\
 import torch

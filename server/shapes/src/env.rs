@@ -82,6 +82,8 @@ pub struct ShapeEnv {
     /// the turn of a loop the analysis runs once for all of its turns
     /// (`for _ in range(16)`). Comparisons it alone decides are decided.
     bounded: Option<(SymId, i64, i64)>,
+    /// See `named_merges`.
+    named_merges: usize,
 }
 
 /// The replacements one branch learned, as `close_branch` hands them back.
@@ -605,9 +607,20 @@ impl ShapeEnv {
         self.replacements.len() + self.retracted + self.guards.len() + self.divisible.len()
     }
 
+    /// How many times a size the code named was learned to be made of
+    /// another it named (`planes` is `inplanes`): a run that learns such a
+    /// thing holds only for some settings of its sizes.
+    pub fn named_merges(&self) -> usize {
+        self.named_merges
+    }
+
     fn learn(&mut self, s: SymId, solution: Dim) {
         if let Some(branch) = self.branches.last_mut() {
             branch.push(s);
+        }
+        let named = |id: SymId| self.info(id).is_some_and(|i| !i.weak && !i.anonymous);
+        if named(s) && solution.symbols().into_iter().any(named) {
+            self.named_merges += 1;
         }
         self.replacements.insert(s, solution);
     }

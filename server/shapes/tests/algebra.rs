@@ -447,3 +447,23 @@ fn floor_divisions_in_a_row_are_one() {
     let pooled = conv(&h).floordiv(&Dim::konst(2)).unwrap();
     assert_eq!(env.display(&pooled), "(H + 1) // 4");
 }
+
+#[test]
+fn learning_one_named_size_is_another_is_counted() {
+    let mut env = ShapeEnv::new();
+    let (inplanes, planes) = (env.symbol("inplanes"), env.symbol("planes"));
+    let (n, fresh) = (env.weak_symbol("N"), env.anonymous());
+    let before = env.named_merges();
+    // A size tied to a number, or a nameless size to a named one, is no
+    // lesson that two of the code's sizes are one.
+    assert_eq!(env.unify(&planes, &Dim::from(64)), Unified::Learned);
+    assert_eq!(env.unify(&fresh, &inplanes), Unified::Learned);
+    assert_eq!(env.unify(&n, &inplanes), Unified::Learned);
+    assert_eq!(env.named_merges(), before);
+    let (width, heads) = (env.symbol("width"), env.symbol("heads"));
+    assert_eq!(
+        env.unify(&width, &heads.mul(&Dim::from(2))),
+        Unified::Learned
+    );
+    assert_eq!(env.named_merges(), before + 1);
+}

@@ -69,6 +69,8 @@ pub(super) struct Namer<'a> {
     /// function where no other size takes that name, it is shown as such
     /// (see `scoped_names::unsuffix`).
     pub numbered: FxHashMap<String, String>,
+    /// The names of `numbered` numbered from a parameter's name.
+    pub numbered_params: FxHashSet<String>,
 }
 
 impl<'a> Namer<'a> {
@@ -173,6 +175,7 @@ impl<'a> Namer<'a> {
             shown_cache: FxHashMap::default(),
             by_name: std::cell::OnceCell::new(),
             numbered: FxHashMap::default(),
+            numbered_params: FxHashSet::default(),
         }
     }
 
@@ -374,14 +377,14 @@ impl<'a> Namer<'a> {
                 names[id] = Some(name);
                 continue;
             }
-            // A parameter's name already given to another size (two blocks'
-            // `in_channels`) would need a number to tell them apart, and
-            // `in_channels2` is a name nobody wrote: such a size stays
-            // nameless.
-            let (base, users) = match self.candidates.get(&self.varying[root].values) {
-                Some((name, false)) => (name.clone(), true),
-                Some((name, true)) if !self.taken.contains(name) => (name.clone(), true),
-                _ => ("s".to_string(), false),
+            // A parameter's name already given to another size (two
+            // blocks' `in_channels`) takes a number, shown without it in
+            // the functions where no other size of that name shows; where
+            // one does, `in_channels2` is a name nobody wrote, and the size
+            // is shown nameless (see `scoped_names::unsuffix`).
+            let (base, users, param) = match self.candidates.get(&self.varying[root].values) {
+                Some((name, param)) => (name.clone(), true, *param),
+                _ => ("s".to_string(), false, false),
             };
             let mut name = base.clone();
             // Numbers go up from where the base's last one stopped: trying
@@ -394,6 +397,9 @@ impl<'a> Namer<'a> {
             }
             self.taken.insert(name.clone());
             if users && name != base {
+                if param {
+                    self.numbered_params.insert(name.clone());
+                }
                 self.numbered.insert(name.clone(), base);
             }
             names[root] = Some(name.clone());

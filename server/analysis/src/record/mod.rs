@@ -16,6 +16,7 @@ use crate::value::{Shape, Tensor};
 use crate::workspace::is_local;
 
 mod merge;
+mod own_runs;
 mod run_values;
 mod scoped_names;
 
@@ -120,6 +121,25 @@ impl Runs {
             }
             return (tensors, calls, Some(FOR_DECLARED_INPUT));
         }
+        // A function's own run that `own_runs` found to show less than the
+        // runs that reached it is not shown.
+        // Where only that run went, it is all there is to show.
+        if self.declared > 0 {
+            if self.declared == self.tensors.len() {
+                return (
+                    self.tensors.clone(),
+                    self.calls.clone(),
+                    Some(FOR_ANY_INPUT),
+                );
+            }
+            let mut rest = Runs::default();
+            for (t, c) in self.tensors.iter().zip(&self.calls) {
+                if c & DECLARED_CALL == 0 {
+                    rest.push(t.clone(), *c);
+                }
+            }
+            return rest.telling(read_unknown);
+        }
         // Calls with inputs the analysis can read say what the lines hold;
         // runs on made-up inputs (a caller that no readable call reaches)
         // would only blur them into sizes nobody named.
@@ -188,6 +208,9 @@ impl RunKind {
 struct ScalarSite {
     name: String,
     hits: Vec<Dim>,
+    /// Per hit, whether a function's run of its own made it (see
+    /// `own_runs`), which decides whether it counts.
+    own: Vec<bool>,
     /// A function's parameter, not an assignment: a name the code chose for
     /// a size it computes is the better name where both fit.
     param: bool,
@@ -241,9 +264,18 @@ pub(crate) struct Recorder {
     /// Runs whose records nobody reads are under way (see
     /// `Interp::forward_for_any_input`): nothing is recorded.
     pub muted: u32,
+    /// A function's run of its own is under way (see `own_runs`): only
+    /// what its own lines hold is recorded, not what the functions it
+    /// calls hold for its made-up inputs, which would blur their runs.
+    pub own_only: Option<TextRange>,
     /// Functions whose annotations declare them generic in their sizes
     /// (see `Runs::generic`), by their ranges.
     generic_bodies: Vec<TextRange>,
+    /// The functions of `generic_bodies` that no annotation declared
+    /// generic: their own made-up run is shown (see `show_own_run`).
+    own_bodies: Vec<TextRange>,
+    /// Own runs that hold for some settings only (see `drop_own_run`).
+    own_dropped: Vec<TextRange>,
     /// The sizes a generic function's annotations name, with where the
     /// function's parameters start: they name those sizes in it.
     declared_names: Vec<(usize, String, Dim)>,
@@ -368,7 +400,14 @@ impl Recorder {
     /// analysed file (an imported file's hints are its own), and no run
     /// whose records nobody reads is under way (see `muted`).
     fn takes_site(&self, range: &TextRange) -> bool {
-        self.muted == 0 && is_local(range)
+        self.muted == 0 && is_local(range) && self.in_own_run(range)
+    }
+
+    /// Whether `range` is in the function whose own run is under way, if
+    /// one is (see `own_only`).
+    fn in_own_run(&self, range: &TextRange) -> bool {
+        self.own_only
+            .is_none_or(|body| body.start <= range.start && range.start < body.end)
     }
 
     /// A user function's body starts running: what it records is that
@@ -708,7 +747,7 @@ impl Recorder {
     /// Why the name bound at `range` holds something the analysis cannot
     /// follow (see `interp::unknowns`).
     pub fn unknown_reason(&mut self, name: &str, range: TextRange, why: String) {
-        if self.muted > 0 {
+        if self.muted > 0 || !self.in_own_run(&range) {
             return;
         }
         // Journaled, so that a call taken from the memo or from the last
@@ -782,6 +821,7 @@ impl Recorder {
                 self.scalars.push(ScalarSite {
                     name: name.to_string(),
                     hits: Vec::new(),
+                    own: Vec::new(),
                     param,
                 });
                 self.scalars.len() - 1
@@ -799,6 +839,7 @@ impl Recorder {
         let site = &mut self.scalars[site];
         if takes_run(only_new, site.hits.len()) {
             site.hits.push(value);
+            site.own.push(self.own_only.is_some());
         }
     }
 
@@ -838,7 +879,7 @@ impl Recorder {
     }
 
     pub fn finish(
-        self,
+        mut self,
         view: &FinishView<'_>,
         diagnostics: &mut [Diagnostic],
     ) -> (Vec<Binding>, Vec<ExprInfo>) {
@@ -849,6 +890,7 @@ impl Recorder {
             place,
             ..
         } = *view;
+        self.settle_own_runs(env, resolve);
         let (heads, scopes) = (view.heads.clone(), view.scopes.clone());
         let variadic_names = view.variadic_names.clone();
         let mut namer = Namer::new(
@@ -867,6 +909,15 @@ impl Recorder {
         // merge is the same, so it is done once.
         let mut merged: FxHashMap<MergeKey, TensorInfo> = FxHashMap::default();
         let reached = &self.reached;
+        // Whether the innermost function shown for its own run around
+        // `at` is one no annotation declared generic (see `show_own_run`).
+        let own_run_at = |at: usize| {
+            self.generic_bodies
+                .iter()
+                .filter(|r| r.start <= at && at < r.end)
+                .max_by_key(|r| r.start)
+                .is_some_and(|r| self.own_bodies.contains(r))
+        };
         let mut merge_once = |hits: &Runs, read_unknown: bool, namer: &mut Namer<'_>| {
             let (tensors, calls, note) = hits.telling(read_unknown);
             let key: Vec<(*const Tensor, u32)> = tensors
@@ -885,7 +936,10 @@ impl Recorder {
                         info.called_from = calls.clone();
                     }
                     if let Some(note) = note {
-                        info.notes.push(note.to_string());
+                        let own = note == FOR_DECLARED_INPUT
+                            && namer.scope_start().is_some_and(&own_run_at);
+                        info.notes
+                            .push(if own { own_runs::FOR_OWN_INPUT } else { note }.to_string());
                     }
                     // A tensor another file made says where (`enc.py:5`).
                     if let Some(at) = tensors.first().and_then(|t| t.made_at.as_ref())
@@ -978,10 +1032,17 @@ impl Recorder {
                 (namer.scope_at(d.range.start), &mut d.message)
             })
             .collect();
-        scoped_names::unsuffix(env, &namer.numbered, &mut scoped, &mut messages);
+        scoped_names::unsuffix(
+            env,
+            &namer.numbered,
+            &namer.numbered_params,
+            &mut scoped,
+            &mut messages,
+        );
         for (_, info) in &mut scoped {
             scoped_names::say_free_sizes(info, FOR_ANY_INPUT);
             scoped_names::say_free_sizes(info, FOR_DECLARED_INPUT);
+            scoped_names::say_free_sizes(info, own_runs::FOR_OWN_INPUT);
         }
         (bindings, exprs)
     }

@@ -74,6 +74,7 @@ fn texts_of(info: &TensorInfo) -> impl Iterator<Item = &str> {
 pub(super) fn unsuffix(
     env: &ShapeEnv,
     numbered: &FxHashMap<String, String>,
+    from_params: &FxHashSet<String>,
     infos: &mut [(usize, &mut TensorInfo)],
     messages: &mut [(usize, &mut String)],
 ) {
@@ -106,6 +107,25 @@ pub(super) fn unsuffix(
         );
     }
     let mut renames: FxHashMap<usize, FxHashMap<String, String>> = FxHashMap::default();
+    // A parameter's name numbered (`in_channels2`) where another size of
+    // that name shows too is a name nobody wrote: such a size is shown
+    // nameless there, by a name of its own not shown anywhere else.
+    let mut nameless: FxHashMap<String, String> = FxHashMap::default();
+    let mut next = 1;
+    let mut fresh = |numbered: &str| -> String {
+        nameless
+            .entry(numbered.to_string())
+            .or_insert_with(|| {
+                loop {
+                    next += 1;
+                    let name = format!("s{next}");
+                    if !per_scope.values().any(|names| names.contains(&name)) {
+                        break name;
+                    }
+                }
+            })
+            .clone()
+    };
     for (scope, names) in &per_scope {
         let mut by_base: FxHashMap<String, Vec<&String>> = FxHashMap::default();
         for name in names {
@@ -119,6 +139,13 @@ pub(super) fn unsuffix(
                     .entry(*scope)
                     .or_default()
                     .insert((*only).clone(), base);
+            } else {
+                for name in namesakes.into_iter().filter(|n| from_params.contains(*n)) {
+                    renames
+                        .entry(*scope)
+                        .or_default()
+                        .insert(name.clone(), fresh(name));
+                }
             }
         }
     }

@@ -222,7 +222,8 @@ impl Interp<'_> {
     ) -> Lookup {
         // A summary wants every module call run, to see each layer's output;
         // a run that records nothing cannot give a repeat what to record.
-        if self.summary.is_some() || self.recorder.muted > 0 {
+        // Nor can a function's own run, which records its own lines only.
+        if self.summary.is_some() || self.recorder.muted > 0 || self.recorder.own_only.is_some() {
             return Lookup::Run(None);
         }
         let def = Rc::as_ptr(&f.def) as usize;
