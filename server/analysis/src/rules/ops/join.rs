@@ -287,6 +287,10 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
     let Some(inputs) = join_inputs(meta, name, args, range) else {
         return Ok(Value::Unknown);
     };
+    if matches!(name, "cat" | "concat" | "concatenate") {
+        let dim = args.int(1, dim_keyword(args)).unwrap_or(0);
+        give_inputs_the_known_rank(meta, &inputs.tensors, dim);
+    }
     let all: Option<Vec<Vec<Dim>>> = inputs.tensors.iter().map(|t| meta.dims(t)).collect();
     let Some(mut all) = all else {
         if let Some(result) = join_trailing(meta, name, args, &inputs) {
@@ -313,6 +317,52 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
         stack_known(meta, &joined, args, all, dim_default)
     } else {
         cat_known(meta, &joined, args, all, dim_default)
+    }
+}
+
+/// `cat` takes tensors of one rank (or 1-D empty ones, which a tensor of
+/// unknown rank is taken not to be): one of unknown rank among tensors of
+/// known rank has theirs (`torch.cat([x2, x1], dim=1)` with `x1: [N, C, H,
+/// W]` makes `x2` four-dimensional), and the sizes of a known one but in
+/// the joined dim (`[N, ?, H, W]`), as torch requires; a size read before
+/// (`x2.size(2)`) is tied to the known one. The ties are made before the
+/// join, so that its result is written in the known sizes: a join in a
+/// branch the analysis cannot decide keeps them when the branch's facts
+/// are taken back.
+fn give_inputs_the_known_rank(meta: &mut dyn Meta, tensors: &[Rc<Tensor>], dim: i64) {
+    // A 1-D empty tensor (`torch.tensor([])`, an accumulator's start) joins
+    // tensors of any rank, and says nothing of theirs.
+    let legacy_empty = |dims: &Vec<Dim>| dims.len() == 1 && dims[0].as_const() == Some(0);
+    let Some(known) = tensors
+        .iter()
+        .filter_map(|t| meta.dims(t))
+        .find(|d| !legacy_empty(d))
+    else {
+        return;
+    };
+    let rank = known.len();
+    let Ok(joined) = wrap_dim(dim, rank) else {
+        return;
+    };
+    for t in tensors {
+        let (var, tail) = match meta.resolve_shape(&t.shape) {
+            Shape::Known(_) => continue,
+            Shape::Var(v) => (v, 0),
+            Shape::Tail(v, suffix) => (v, suffix.len()),
+        };
+        // A tail longer than the rank is a mismatch the join reports.
+        if tail > rank {
+            continue;
+        }
+        meta.refine_rank(var, &vec![None; rank - tail]);
+        let Some(dims) = meta.dims(t) else {
+            continue;
+        };
+        for (i, (mine, theirs)) in dims.iter().zip(&known).enumerate() {
+            if i != joined {
+                let _ = meta.env_mut().unify(mine, theirs);
+            }
+        }
     }
 }
 
