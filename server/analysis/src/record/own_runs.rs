@@ -9,12 +9,13 @@
 //! shows less than the others did (a parameter only a caller's tensor
 //! gives a rank), in which case the callers' runs are shown as before.
 
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
-use shapels_shapes::{Dim, ShapeEnv};
+use shapels_shapes::{Dim, ShapeEnv, SymId};
 use shapels_syntax::ast::TextRange;
 
-use super::{BindingKind, DECLARED_CALL, Recorder, RunKind, Runs};
+use super::{BindingKind, DECLARED_CALL, MADE_UP_CALL, Recorder, Runs};
 use crate::value::{Shape, Tensor};
 use crate::workspace::is_local;
 
@@ -73,9 +74,9 @@ impl Recorder {
             if site.kind != BindingKind::Param {
                 continue;
             }
-            if site.hits.counts[RunKind::MadeUp as usize] != site.hits.tensors.len()
-                || site.hits.declared > 0
-            {
+            // Library mode's runs, also those given a value they could not
+            // follow (a made-up model's timestep embedding).
+            if site.hits.calls.iter().any(|c| c & MADE_UP_CALL == 0) || site.hits.declared > 0 {
                 return None;
             }
             tensors.extend(site.hits.tensors.iter().cloned());
@@ -101,7 +102,9 @@ impl Recorder {
                 own += vagueness(mine.into_iter().map(|(t, _)| t), env, resolve);
                 others += vagueness(theirs.into_iter().map(|(t, _)| t), env, resolve);
             }
-            let keep = own <= others && !self.own_dropped.contains(&body);
+            let keep = own <= others
+                && !self.own_dropped.contains(&body)
+                && self.calls_are_instances(&inside, env, resolve);
             // The sizes the code names there count for the runs shown.
             for (site, start) in self.scalars.iter_mut().zip(&self.scalar_starts) {
                 if inside(*start) && site.own.contains(&keep) {
@@ -127,6 +130,93 @@ impl Recorder {
             }
         }
     }
+}
+
+impl Recorder {
+    /// Whether every call that reached the function (its sites, by
+    /// `inside`) is an instance of its own run: the own run's sizes, a
+    /// size per name, give each call's where both are known. A run of its
+    /// own made with a default that picks one case (`out_channels=None`,
+    /// which the code makes `in_channels`) says `conv1` keeps the width,
+    /// which the calls that double it contradict: it is not shown then.
+    fn calls_are_instances(
+        &self,
+        inside: &dyn Fn(usize) -> bool,
+        env: &ShapeEnv,
+        resolve: &dyn Fn(&Shape) -> Shape,
+    ) -> bool {
+        let known = |t: &Tensor| match resolve(&t.shape) {
+            Shape::Known(dims) => Some(dims.iter().map(|d| env.resolve(d)).collect::<Vec<Dim>>()),
+            _ => None,
+        };
+        // Per site, the own run's sizes (when it ran the site once) and
+        // each call's (when that call ran it once).
+        let mut pairs: FxHashMap<u32, Vec<(Vec<Dim>, Vec<Dim>)>> = FxHashMap::default();
+        for site in self.sites.iter().filter(|s| inside(s.range.start)) {
+            let hits = &site.hits;
+            let mut own = hits
+                .tensors
+                .iter()
+                .zip(&hits.calls)
+                .filter(|(_, c)| *c & DECLARED_CALL != 0);
+            let (Some((mine, _)), None) = (own.next(), own.next()) else {
+                continue;
+            };
+            let Some(mine) = known(mine) else {
+                continue;
+            };
+            let mut by_call: FxHashMap<u32, Vec<&Rc<Tensor>>> = FxHashMap::default();
+            for (t, c) in hits.tensors.iter().zip(&hits.calls) {
+                if c & DECLARED_CALL == 0 {
+                    by_call.entry(*c).or_default().push(t);
+                }
+            }
+            for (call, tensors) in by_call {
+                if let [theirs] = tensors.as_slice()
+                    && let Some(theirs) = known(theirs)
+                {
+                    pairs.entry(call).or_default().push((mine.clone(), theirs));
+                }
+            }
+        }
+        pairs.values().all(|sites| instance_of(sites, env))
+    }
+}
+
+/// Whether one call's sizes are the own run's with its names given values:
+/// the same rank at every site, each name of the own run one size of the
+/// call's throughout, and each other size of the own run, its names given
+/// those values, the call's. A size either side does not know matches all.
+fn instance_of(sites: &[(Vec<Dim>, Vec<Dim>)], env: &ShapeEnv) -> bool {
+    let mut given: FxHashMap<SymId, Dim> = FxHashMap::default();
+    let mut compound: Vec<(&Dim, &Dim)> = Vec::new();
+    for (mine, theirs) in sites {
+        if mine.len() != theirs.len() {
+            return false;
+        }
+        for (m, t) in mine.iter().zip(theirs) {
+            if env.has_anonymous(m) || env.has_anonymous(t) {
+                continue;
+            }
+            match m.as_sym() {
+                Some(s) => match given.get(&s) {
+                    Some(before) if before != t => return false,
+                    Some(_) => {}
+                    None => {
+                        given.insert(s, t.clone());
+                    }
+                },
+                None => compound.push((m, t)),
+            }
+        }
+    }
+    compound.into_iter().all(|(m, t)| {
+        if m.symbols().iter().any(|s| !given.contains_key(s)) {
+            return true;
+        }
+        let value = m.substitute(&mut |s| given.get(&s).cloned());
+        env.resolve(&value) == *t || env.known_equal(&value, t)
+    })
 }
 
 /// How little a site's runs say: a site that shows nothing (no run, an
