@@ -151,7 +151,7 @@ impl Recorder {
         };
         // Per site, the own run's sizes (when it ran the site once) and
         // each call's (when that call ran it once).
-        let mut pairs: FxHashMap<u32, Vec<(Vec<Dim>, Vec<Dim>)>> = FxHashMap::default();
+        let mut pairs: FxHashMap<u32, Vec<SitePair>> = FxHashMap::default();
         for site in self.sites.iter().filter(|s| inside(s.range.start)) {
             let hits = &site.hits;
             let mut own = hits
@@ -183,11 +183,14 @@ impl Recorder {
     }
 }
 
+/// A site's sizes in the own run and in one call.
+type SitePair = (Vec<Dim>, Vec<Dim>);
+
 /// Whether one call's sizes are the own run's with its names given values:
 /// the same rank at every site, each name of the own run one size of the
 /// call's throughout, and each other size of the own run, its names given
 /// those values, the call's. A size either side does not know matches all.
-fn instance_of(sites: &[(Vec<Dim>, Vec<Dim>)], env: &ShapeEnv) -> bool {
+fn instance_of(sites: &[SitePair], env: &ShapeEnv) -> bool {
     let mut given: FxHashMap<SymId, Dim> = FxHashMap::default();
     let mut compound: Vec<(&Dim, &Dim)> = Vec::new();
     for (mine, theirs) in sites {
