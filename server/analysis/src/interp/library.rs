@@ -94,10 +94,15 @@ impl Interp<'_> {
             // A run of its own says what the class does for any settings:
             // the objects built ran already, in the runs that reached it.
             let instances = if built.is_empty() || from_settings_only || own_run {
-                // Building it for the run of its own records nothing: the
-                // constructor's lines show the objects really built.
+                // Building it for the run of its own records and reports
+                // nothing: the constructor's lines show the objects really
+                // built, and what they raise was said when they were.
                 self.recorder.own_only = forward.as_ref().filter(|_| own_run).map(|f| f.def.range);
+                let reports_before = self.diagnostics.len();
                 let instance = self.generic_instance(&class);
+                if own_run {
+                    self.diagnostics.truncate(reports_before);
+                }
                 self.recorder.own_only = None;
                 vec![instance]
             } else {
