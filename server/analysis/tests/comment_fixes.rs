@@ -87,6 +87,34 @@ fn comment_on_the_line_above() {
 }
 
 #[test]
+fn a_sphinx_docstring_is_rewritten_between_its_brackets() {
+    let text = "\
+import torch
+
+
+def f(x):
+    \"\"\"
+    :param x: an [N x C] Tensor of features.
+    \"\"\"
+    return x.sum(-1)
+
+
+y = f(torch.randn(2, 3, 4))
+";
+    let analysis = analyze(text, &Config::default());
+    let stale = stale(&analysis);
+    assert_eq!(stale.len(), 1, "{:?}", analysis.diagnostics);
+    assert_eq!(stale[0].fixes[0].edits[0].1, "2 x 3 x 4");
+    assert_eq!(fix_all("sphinx", text), 1);
+    // `a 1-D batch` is words: the warning stands, with no rewrite of them.
+    let words = text.replace("an [N x C] Tensor of features", "a 1-D batch of features");
+    let analysis = analyze(&words, &Config::default());
+    let stale = self::stale(&analysis);
+    assert_eq!(stale.len(), 1, "{:?}", analysis.diagnostics);
+    assert!(stale[0].fixes.is_empty());
+}
+
+#[test]
 fn each_notation_is_rewritten_in_its_own() {
     let cases = [
         ("y = x.t()  # (B, T)\n", "(T, B)"),

@@ -338,7 +338,7 @@ pub(crate) struct Interp<'s> {
         Option<(
             crate::stated::StatedShape,
             TextRange,
-            crate::stated::comment::Style,
+            Option<crate::stated::comment::Style>,
         )>,
     >,
     /// The rank variable each `*name` of the signature being made up

@@ -81,7 +81,7 @@ impl Interp<'_> {
                 range: (doc_range.start + entry.span.start..doc_range.start + entry.span.end)
                     .into(),
                 annotation: false,
-                style: Some(entry.style),
+                style: entry.style,
             })
     }
 
@@ -163,8 +163,19 @@ impl Interp<'_> {
                     known_many = true;
                 }
                 StatedDim::Many(_) if i == 0 => {}
-                // Dims before a variadic entry cannot be said with a rank
-                // variable (which stands first): the rank stays open.
+                // Dims before a variadic entry that ends the shape (`[N x C
+                // x ...]`) are the first sizes of a tensor of open rank, as
+                // `x.size(0)` read from one would be; before one in the
+                // middle, the rank stays open.
+                StatedDim::Many(_) if i + 1 == stated.dims.len() => {
+                    let var = self.fresh_rank_var();
+                    if let Shape::Var(v) = var {
+                        for (k, d) in dims.into_iter().enumerate() {
+                            self.var_dims.insert((v, k as i64), d);
+                        }
+                    }
+                    return var;
+                }
                 StatedDim::Many(_) => return self.fresh_rank_var(),
                 d => match self.stated_dim(d, symbols) {
                     Some(dim) => dims.push(dim),
@@ -670,7 +681,7 @@ impl Interp<'_> {
             shape,
             range,
             annotation: false,
-            style: Some(style),
+            style,
         };
         let mut memo = self.doc_memos.last().cloned().unwrap_or_default();
         let Some(why) = self.stated_mismatch(&claim.shape, tensor, &mut memo) else {

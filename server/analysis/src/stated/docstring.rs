@@ -4,6 +4,9 @@
 //! - NumPy: `x : Tensor, shape (N, C)` or `x : torch.Tensor of shape (N, C)`.
 //! - torch: a `Shape:` section with `- Input: :math:`(N, C_{in}, H, W)``,
 //!   whose LaTeX subscripts become names (`C_in`).
+//! - Sphinx, as OpenAI's diffusion code writes it: `:param x: an [N x C x
+//!   ...] Tensor of inputs.`, `:return: an [N x C x ...] Tensor`, and `a 1-D
+//!   batch of timesteps` (one dim, the batch `N`).
 //!
 //! Each entry is a label as written (a parameter's name, or `Input`) and
 //! the shape; which parameter a label means is the caller's business.
@@ -19,8 +22,9 @@ pub(crate) struct DocEntry {
     /// Where the shape is written (its brackets included), in bytes of the
     /// docstring's text.
     pub(crate) span: std::ops::Range<usize>,
-    /// The shape's brackets: `(` or `[`.
-    pub(crate) style: super::comment::Style,
+    /// How the shape is written, for a fix that rewrites it alike: `(`
+    /// or `[`, or ` x ` between sizes; `None` for words (`a 1-D batch`).
+    pub(crate) style: Option<super::comment::Style>,
 }
 
 /// The label of what a `Returns:` section (or a `Shape:` section's
@@ -76,6 +80,21 @@ pub(crate) fn read(doc: &str) -> Vec<DocEntry> {
         if section == Section::Shape && entry.is_none() && line.ends_with(':') {
             section = Section::Other;
         }
+        if let Some((label, rest)) = sphinx_field(line) {
+            if let Some((shape, at, len, style)) = sphinx_shape(rest) {
+                let start = rest.as_ptr() as usize - doc.as_ptr() as usize + at;
+                if label == RETURN_LABEL {
+                    returns += 1;
+                }
+                out.push(DocEntry {
+                    label,
+                    shape,
+                    span: start..start + len,
+                    style,
+                });
+            }
+            continue;
+        }
         // Outside a `Shape:` section, only a tensor's entry states a shape
         // (`scale (float): [0, 1]` is a range).
         if !(section == Section::Shape || line.contains("ensor") || line.contains("rray")) {
@@ -110,7 +129,7 @@ pub(crate) fn read(doc: &str) -> Vec<DocEntry> {
                 label,
                 shape,
                 span: start..start + len,
-                style,
+                style: Some(style),
             });
         }
     }
@@ -129,6 +148,59 @@ pub(crate) fn key(doc: &str) -> String {
         .map(|e| format!("{} {:?} {:?};", e.label, e.shape, e.style))
         .collect()
 }
+
+/// `:param x: rest` (or `:param Tensor x: rest`) → `x` and rest;
+/// `:return: rest` (or `:returns:`) → the return's label and rest.
+fn sphinx_field(line: &str) -> Option<(String, &str)> {
+    let field = line.strip_prefix(':')?;
+    let (head, rest) = field.split_once(':')?;
+    let mut words = head.split_whitespace();
+    let label = match words.next()? {
+        "param" | "parameter" | "arg" | "argument" => words.last()?.to_string(),
+        "return" | "returns" if words.next().is_none() => RETURN_LABEL.to_string(),
+        _ => return None,
+    };
+    crate::interp::is_identifier(&label).then_some((label, rest))
+}
+
+/// The shape a Sphinx field's description states, where its words open
+/// with it (`an [N x C x ...] Tensor`, dims split by ` x `), or `a 1-D
+/// batch`: one dim, the batch, `N`. With where it is written (the sizes
+/// inside the brackets, which a fix rewrites alike), its length and style.
+fn sphinx_shape(rest: &str) -> Option<SphinxShape> {
+    let words = rest.trim_start();
+    let after_article = ["an ", "a ", "the "]
+        .iter()
+        .find_map(|a| words.strip_prefix(a))
+        .unwrap_or(words)
+        .trim_start();
+    let at = after_article.as_ptr() as usize - rest.as_ptr() as usize;
+    if let Some(batch) = after_article
+        .strip_prefix("1-D batch")
+        .or_else(|| after_article.strip_prefix("1D batch"))
+    {
+        let len = after_article.len() - batch.len();
+        let shape = StatedShape::new(vec![StatedDim::Name("N".to_string())]);
+        return Some((shape, at, len, None));
+    }
+    if !after_article.starts_with('[') {
+        return None;
+    }
+    let end = matching(after_article, '[', ']')?;
+    let mut dims = Vec::new();
+    for item in after_article[1..end].split(" x ") {
+        dims.push(match item.trim() {
+            "..." => StatedDim::Many(None),
+            item => parse_dim(item)?,
+        });
+    }
+    let shape = StatedShape::new(dims);
+    let style = Some(super::comment::Style::Times(" x "));
+    shape.valid().then_some((shape, at + 1, end - 1, style))
+}
+
+/// A Sphinx field's shape, where it is written, its length and style.
+type SphinxShape = (StatedShape, usize, usize, Option<super::comment::Style>);
 
 /// `x (Tensor): rest`, `x : Tensor, rest`, `Input: rest` → label and rest.
 fn label_and_rest(line: &str) -> Option<(String, &str)> {
@@ -304,6 +376,30 @@ mod tests {
             shown("Returns:\n  (torch.Tensor): Batched masks in BxCxHxW format, where (H, W)\n")
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn sphinx_fields() {
+        assert_eq!(
+            shown(
+                "Apply the block.\n\n:param x: an [N x C x ...] Tensor of features.\n\
+                 :param emb: an [N x emb_channels] Tensor of embeddings.\n\
+                 :param timesteps: a 1-D batch of timesteps.\n\
+                 :param y: an [N] Tensor of labels, if class-conditional.\n\
+                 :param use_conv: a bool determining if a convolution is applied.\n\
+                 :return: an [N x C x ...] Tensor of outputs.\n"
+            ),
+            vec![
+                "x [N, C, ...] @N x C x ...",
+                "emb [N, emb_channels] @N x emb_channels",
+                "timesteps [N] @1-D batch",
+                "y [N] @N",
+                "return [N, C, ...] @N x C x ...",
+            ]
+        );
+        // Words about a shape, not a shape.
+        assert!(shown(":param dims: determines if the signal is 1D, 2D, or 3D.\n").is_empty());
+        assert!(shown(":param x: a list of [N x C] Tensors.\n").is_empty());
     }
 
     #[test]
