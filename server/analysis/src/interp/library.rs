@@ -68,14 +68,7 @@ impl Interp<'_> {
             if forward.is_none() && methods.is_empty() && !unreached_init {
                 continue;
             }
-            self.mode = ModeState {
-                fake: true,
-                ..self.mode
-            };
-            // Each entry names its own unknowns: `hidden_dim` of one model
-            // is not `hidden_dim` of another.
-            self.opaque_syms.clear();
-            self.opaque_numbers.clear();
+            self.begin_entry();
             let built: Vec<Value> = self
                 .instances
                 .get(&(Rc::as_ptr(&class) as usize))
@@ -297,6 +290,18 @@ impl Interp<'_> {
             && !self.recorder.declared_generic(&function.def.range)
     }
 
+    /// A class or function library mode runs next starts in fake mode,
+    /// and names its own unknowns: `hidden_dim` of one model is not
+    /// `hidden_dim` of another.
+    fn begin_entry(&mut self) {
+        self.mode = ModeState {
+            fake: true,
+            ..self.mode
+        };
+        self.opaque_syms.clear();
+        self.opaque_numbers.clear();
+    }
+
     fn run_functions(&mut self, functions: Vec<Rc<Function>>) {
         for function in functions {
             if self.out_of_budget() {
@@ -305,12 +310,7 @@ impl Interp<'_> {
             if self.reached_only_as_shown(&function) {
                 continue;
             }
-            self.mode = ModeState {
-                fake: true,
-                ..self.mode
-            };
-            self.opaque_syms.clear();
-            self.opaque_numbers.clear();
+            self.begin_entry();
             let rerun = self.reached.contains(&(Rc::as_ptr(&function.def) as usize));
             let merges = self.env.named_merges();
             let (args, kwargs) = self.generic_args(&function, false);

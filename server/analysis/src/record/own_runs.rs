@@ -7,7 +7,10 @@
 //! a block runs once more on made-up inputs of its own, as if no call had
 //! reached it, and shows that run (`x: [N, dim, H, W]`) — unless that run
 //! shows less than the others did (a parameter only a caller's tensor
-//! gives a rank), in which case the callers' runs are shown as before.
+//! gives a rank), holds for some settings only (it learned that two sizes
+//! the code named apart are one), or some call that reached the block is
+//! no instance of it (a default that picks one case, `out_channels=None`):
+//! then the callers' runs are shown as before.
 
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
@@ -37,22 +40,28 @@ impl Recorder {
         }
         self.generic_bodies.push(range);
         self.own_bodies.push(range);
-        let inside = |start: usize| range.start <= start && start < range.end;
-        for site in &mut self.sites {
-            if inside(site.range.start) {
-                site.hits.generic = true;
-            }
-        }
-        for ((start, _), hits) in &mut self.exprs {
-            if inside(*start) {
-                hits.generic = true;
-            }
-        }
+        self.mark_generic(range, true);
     }
 
     /// Whether the function at `range` shows a run of its own.
     pub fn shows_own_run(&self, range: &TextRange) -> bool {
         self.own_bodies.contains(range)
+    }
+
+    /// Whether the sites and expressions in `range` show their function's
+    /// own run (see `Runs::generic`).
+    fn mark_generic(&mut self, range: TextRange, generic: bool) {
+        let inside = |start: usize| range.start <= start && start < range.end;
+        for site in &mut self.sites {
+            if inside(site.range.start) {
+                site.hits.generic = generic;
+            }
+        }
+        for ((start, _), hits) in &mut self.exprs {
+            if inside(*start) {
+                hits.generic = generic;
+            }
+        }
     }
 
     /// The function at `range` showed a run of its own that holds only
@@ -118,16 +127,7 @@ impl Recorder {
                 continue;
             }
             self.generic_bodies.retain(|r| *r != body);
-            for site in &mut self.sites {
-                if inside(site.range.start) {
-                    site.hits.generic = false;
-                }
-            }
-            for ((start, _), hits) in &mut self.exprs {
-                if inside(*start) {
-                    hits.generic = false;
-                }
-            }
+            self.mark_generic(body, false);
         }
     }
 }
