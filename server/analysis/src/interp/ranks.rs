@@ -1,0 +1,249 @@
+//! Tensors of unknown rank: rank variables, what ops learn of them (`B, T, C = x.size()`, a layer's demand for four dims), and their sizes read before.
+
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+use shapels_shapes::Dim;
+
+use super::Interp;
+use crate::value::Shape;
+
+impl Interp<'_> {
+    /// A new rank variable (a tensor of unknown rank).
+    pub fn fresh_rank_var(&mut self) -> Shape {
+        self.rank_vars.push(None);
+        Shape::Var((self.rank_vars.len() - 1) as u32)
+    }
+
+    /// The shape with a refined rank variable replaced by its dims.
+    pub fn resolve_shape(&self, shape: &Shape) -> Shape {
+        let (mut var, mut suffix): (u32, Vec<Dim>) = match shape {
+            Shape::Known(_) => return shape.clone(),
+            Shape::Var(v) => (*v, Vec::new()),
+            Shape::Tail(v, dims) => (*v, dims.as_ref().clone()),
+        };
+        // Refinements never form cycles; the bound only guards against bugs.
+        for _ in 0..32 {
+            if let Some(Some(dims)) = self.rank_vars.get(var as usize) {
+                let mut all = dims.as_ref().clone();
+                all.extend(suffix);
+                return Shape::known(all);
+            }
+            match self.tail_vars.get(&var) {
+                Some((inner, known)) => {
+                    let mut s = known.as_ref().clone();
+                    s.extend(suffix);
+                    suffix = s;
+                    var = *inner;
+                }
+                None => break,
+            }
+        }
+        if suffix.is_empty() {
+            Shape::Var(var)
+        } else {
+            Shape::Tail(var, Rc::new(suffix))
+        }
+    }
+
+    /// Give a shape of unknown rank the dims an op proved it has (input and
+    /// target of a loss that needs one shape).
+    pub fn adopt_shape(&mut self, shape: &Shape, dims: &[Dim]) {
+        match self.resolve_shape(shape) {
+            Shape::Var(v) => {
+                self.set_rank(v, Rc::new(dims.to_vec()));
+            }
+            Shape::Tail(v, suffix) if suffix.len() <= dims.len() => {
+                let head = dims.len() - suffix.len();
+                for (a, b) in suffix.iter().zip(&dims[head..]) {
+                    let _ = self.env.unify(a, b);
+                }
+                self.set_rank(v, Rc::new(dims[..head].to_vec()));
+            }
+            _ => {}
+        }
+    }
+
+    /// Make sure a shape of unknown rank ends in at least `k` known dims,
+    /// minting them (anonymous) when it does not yet; returns the resolved shape.
+    pub fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape {
+        let resolved = self.resolve_shape(shape);
+        let Some((var, suffix)) = resolved.tail() else {
+            return resolved;
+        };
+        if suffix.len() >= k {
+            return resolved;
+        }
+        let missing = k - suffix.len();
+        let inner = self.rank_vars.len() as u32;
+        self.rank_vars.push(None);
+        // These are real sizes of the tensor, just not known yet: give them
+        // made-up names (a user's name replaces one when they are unified),
+        // counted from the end: `T` and `C` for the last two, as in [B, T, C].
+        let dims: Vec<Dim> = (0..missing)
+            .map(|i| {
+                let from_end = k - i;
+                match from_end {
+                    1 => self.env.weak_symbol("C"),
+                    2 => self.env.weak_symbol("T"),
+                    n => self.env.weak_symbol(&format!("d{n}")),
+                }
+            })
+            .collect();
+        self.tail_vars.insert(var, (inner, Rc::new(dims)));
+        self.resolve_shape(shape)
+    }
+
+    /// For each rank variable never refined, the sizes read from its first
+    /// dims (`x.size(0)`, `len(x)`), in order while they are contiguous.
+    /// The names annotations gave rank variables, by the variable each
+    /// now resolves to (a `*bs` whose last dims became known lives on in
+    /// the variable of the dims before them). The first name given wins.
+    pub fn variadic_names(&self) -> FxHashMap<u32, Rc<str>> {
+        let mut named: Vec<(&u32, &Rc<str>)> = self.rank_names.iter().collect();
+        named.sort_unstable();
+        let mut out: FxHashMap<u32, Rc<str>> = FxHashMap::default();
+        for (&v, name) in named {
+            if let Some((w, _)) = self.resolve_shape(&Shape::Var(v)).tail() {
+                out.entry(w).or_insert_with(|| name.clone());
+            }
+        }
+        out
+    }
+
+    pub fn var_heads(&self) -> FxHashMap<u32, Vec<Dim>> {
+        let mut out: FxHashMap<u32, Vec<Dim>> = FxHashMap::default();
+        for &(v, _) in self.var_dims.keys() {
+            if out.contains_key(&v) || !matches!(self.resolve_shape(&Shape::Var(v)), Shape::Var(_))
+            {
+                continue;
+            }
+            let mut head = Vec::new();
+            while let Some(d) = self.var_dims.get(&(v, head.len() as i64)) {
+                head.push(d.clone());
+            }
+            out.insert(v, head);
+        }
+        out
+    }
+
+    /// `x.size(i)` of a tensor whose rank is unknown: one named symbol per
+    /// (tensor, index), so repeated reads agree.
+    pub fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim {
+        if let Some(d) = self.var_dims.get(&(var, index)) {
+            return d.clone();
+        }
+        let source = self
+            .var_sources
+            .get(&var)
+            .cloned()
+            .unwrap_or_else(|| Rc::from(source));
+        // Counted from the end, dims are named as `demand_suffix` names
+        // them (`x.size(-1)` is `C`): a name must be an identifier.
+        let name = match index {
+            0 => "N".to_string(),
+            -1 => "C".to_string(),
+            -2 => "T".to_string(),
+            i if i < 0 => format!("d{}", -i),
+            i => format!("{source}_{i}"),
+        };
+        let name = if name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            name
+        } else {
+            format!("d{index}")
+        };
+        let d = self.env.weak_symbol(&name);
+        self.var_dims.insert((var, index), d.clone());
+        d
+    }
+
+    /// Give an unknown-rank tensor the rank an op demands, with dims named
+    /// after their conventional meaning (`N, C, H, W` for images). An earlier
+    /// `x.size(i)` keeps its symbol.
+    pub fn demand_rank(&mut self, shape: &Shape, names: &[&str]) {
+        let resolved = self.resolve_shape(shape);
+        let v = match &resolved {
+            Shape::Known(_) => return,
+            Shape::Tail(inner, known) => {
+                if names.len() >= known.len() {
+                    self.demand_rank(&Shape::Var(*inner), &names[..names.len() - known.len()]);
+                }
+                return;
+            }
+            Shape::Var(v) => *v,
+        };
+        let v = &v;
+        let n = names.len() as i64;
+        let dims: Vec<Dim> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let i = i as i64;
+                match self
+                    .var_dims
+                    .get(&(*v, i))
+                    .or_else(|| self.var_dims.get(&(*v, i - n)))
+                {
+                    Some(d) => d.clone(),
+                    None => self.env.weak_symbol(name),
+                }
+            })
+            .collect();
+        self.set_rank(*v, Rc::new(dims));
+    }
+
+    /// Fix the rank of an unknown-rank shape, naming the new dims.
+    pub fn refine_rank(&mut self, var: u32, names: &[Option<String>]) -> Rc<Vec<Dim>> {
+        let var = match self.resolve_shape(&Shape::Var(var)) {
+            Shape::Known(dims) => return dims,
+            Shape::Tail(inner, known) if names.len() >= known.len() => {
+                let head = self.refine_rank(inner, &names[..names.len() - known.len()]);
+                let mut all = head.as_ref().clone();
+                all.extend(known.iter().cloned());
+                return Rc::new(all);
+            }
+            Shape::Tail(..) => {
+                return Rc::new(names.iter().map(|_| self.env.anonymous()).collect());
+            }
+            Shape::Var(v) => v,
+        };
+        let count = names.len() as i64;
+        let dims: Vec<Dim> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let earlier = self
+                    .var_dims
+                    .get(&(var, i as i64))
+                    .or_else(|| self.var_dims.get(&(var, i as i64 - count)))
+                    .cloned();
+                let fresh = match n {
+                    Some(name) => self.env.symbol(name),
+                    None => self.env.anonymous(),
+                };
+                if let Some(e) = earlier {
+                    let _ = self.env.unify(&fresh, &e);
+                }
+                fresh
+            })
+            .collect();
+        let dims = Rc::new(dims);
+        self.set_rank(var, dims.clone());
+        dims
+    }
+
+    /// Fix the dims of a rank variable, noting the value before in the
+    /// innermost undecided branch (see `rank_journals`).
+    pub(crate) fn set_rank(&mut self, var: u32, dims: Rc<Vec<Dim>>) {
+        let Some(old) = self.rank_vars.get(var as usize).cloned() else {
+            return;
+        };
+        if let Some(journal) = self.rank_journals.last_mut()
+            && !journal.iter().any(|(v, _)| *v == var)
+        {
+            journal.push((var, old));
+        }
+        self.rank_vars[var as usize] = Some(dims);
+        self.epoch.bump();
+    }
+}
