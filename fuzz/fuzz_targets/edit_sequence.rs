@@ -11,7 +11,6 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use shapels_lsp::position::PositionEncoding;
 use shapels_lsp::testing::{Change, EditSession};
-use shapels_syntax::ParsedFile;
 
 #[derive(Debug, Arbitrary)]
 struct Input {
@@ -27,19 +26,6 @@ struct Edit {
     text: String,
     /// Whether to analyse after this `didChange` (parsing is always checked).
     analyze: bool,
-}
-
-fn fingerprint(file: &ParsedFile) -> String {
-    format!(
-        "{:?}\n{:?}\n{:?}\n{}",
-        file.module,
-        file.syntax_errors,
-        file.comments,
-        file.tree
-            .as_ref()
-            .map(|tree| tree.root_node().to_sexp())
-            .unwrap_or_default()
-    )
 }
 
 fuzz_target!(|input: Input| {
@@ -65,8 +51,8 @@ fuzz_target!(|input: Input| {
         let parsed = session.parse();
         assert_eq!(parsed.text, text);
         assert_eq!(
-            fingerprint(&parsed.file),
-            fingerprint(&shapels_syntax::parse(&text)),
+            parsed.file.observable(),
+            shapels_syntax::parse(&text).observable(),
             "incremental parse differs from a fresh one for {text:?}"
         );
         if changes_in.iter().take(4).any(|edit| edit.analyze) {

@@ -80,44 +80,41 @@ pub(crate) fn read(doc: &str) -> Vec<DocEntry> {
         if section == Section::Shape && entry.is_none() && line.ends_with(':') {
             section = Section::Other;
         }
-        if let Some((label, rest)) = sphinx_field(line) {
-            if let Some((shape, at, len, style)) = sphinx_shape(rest) {
-                let start = rest.as_ptr() as usize - doc.as_ptr() as usize + at;
-                if label == RETURN_LABEL {
-                    returns += 1;
-                }
-                out.push(DocEntry {
-                    label,
-                    shape,
-                    span: start..start + len,
-                    style,
-                });
-            }
-            continue;
-        }
+        let sphinx = sphinx_field(line);
         // Outside a `Shape:` section, only a tensor's entry states a shape
-        // (`scale (float): [0, 1]` is a range).
-        if !(section == Section::Shape || line.contains("ensor") || line.contains("rray")) {
+        // (`scale (float): [0, 1]` is a range); a Sphinx field says so in
+        // its words (`a 1-D batch`).
+        if sphinx.is_none()
+            && !(section == Section::Shape || line.contains("ensor") || line.contains("rray"))
+        {
             continue;
         }
-        let line = entry.unwrap_or(line);
-        let found = if section == Section::Returns {
-            // `Tensor: (N, L) pooled.`, `out : Tensor, shape (N, L)`,
-            // `torch.Tensor of shape (N, L)`.
-            let after_colon = line.split_once(':').map(|(_, rest)| rest);
-            after_colon
-                .and_then(shape_in)
-                .map(|found| (after_colon.unwrap_or(line), found))
-                .or_else(|| shape_in(line).map(|found| (line, found)))
-                .map(|(rest, found)| (RETURN_LABEL.to_string(), rest, found))
-        } else {
-            label_and_rest(line).and_then(|(label, rest)| {
-                let label = match (section, label.as_str()) {
-                    (Section::Shape, "Output") => RETURN_LABEL.to_string(),
-                    _ => label,
+        let found = match sphinx {
+            Some((label, rest)) => sphinx_shape(rest).map(|found| (label, rest, found)),
+            None => {
+                let line = entry.unwrap_or(line);
+                let found = if section == Section::Returns {
+                    // `Tensor: (N, L) pooled.`, `out : Tensor, shape (N, L)`,
+                    // `torch.Tensor of shape (N, L)`.
+                    let after_colon = line.split_once(':').map(|(_, rest)| rest);
+                    after_colon
+                        .and_then(shape_in)
+                        .map(|found| (after_colon.unwrap_or(line), found))
+                        .or_else(|| shape_in(line).map(|found| (line, found)))
+                        .map(|(rest, found)| (RETURN_LABEL.to_string(), rest, found))
+                } else {
+                    label_and_rest(line).and_then(|(label, rest)| {
+                        let label = match (section, label.as_str()) {
+                            (Section::Shape, "Output") => RETURN_LABEL.to_string(),
+                            _ => label,
+                        };
+                        shape_in(rest).map(|found| (label, rest, found))
+                    })
                 };
-                shape_in(rest).map(|found| (label, rest, found))
-            })
+                found.map(|(label, rest, (shape, at, len, style))| {
+                    (label, rest, (shape, at, len, Some(style)))
+                })
+            }
         };
         if let Some((label, rest, (shape, at, len, style))) = found {
             let start = rest.as_ptr() as usize - doc.as_ptr() as usize + at;
@@ -129,7 +126,7 @@ pub(crate) fn read(doc: &str) -> Vec<DocEntry> {
                 label,
                 shape,
                 span: start..start + len,
-                style: Some(style),
+                style,
             });
         }
     }
