@@ -48,6 +48,14 @@ impl Meta for Interp<'_> {
         Interp::fresh_rank_var(self)
     }
 
+    fn fresh_rank_var_like(&mut self, like: u32) -> Shape {
+        let shape = Interp::fresh_rank_var(self);
+        if let (Shape::Var(v), Some(name)) = (&shape, self.rank_name_of(like)) {
+            self.rank_names.insert(*v, name);
+        }
+        shape
+    }
+
     fn resolve_shape(&self, shape: &Shape) -> Shape {
         Interp::resolve_shape(self, shape)
     }

@@ -208,6 +208,12 @@ impl Interp<'_> {
             Shape::Var(v) => v,
         };
         let count = names.len() as i64;
+        // `*batch` (a jaxtyping group, a docstring's `...`) found to be one
+        // dim is that dim's name, as a person would write it.
+        let group = match names {
+            [None] => self.rank_name_of(var),
+            _ => None,
+        };
         let dims: Vec<Dim> = names
             .iter()
             .enumerate()
@@ -217,9 +223,10 @@ impl Interp<'_> {
                     .get(&(var, i as i64))
                     .or_else(|| self.var_dims.get(&(var, i as i64 - count)))
                     .cloned();
-                let fresh = match n {
-                    Some(name) => self.env.symbol(name),
-                    None => self.env.anonymous(),
+                let fresh = match (n, &group) {
+                    (Some(name), _) => self.env.symbol(name),
+                    (None, Some(name)) => self.env.weak_symbol(name),
+                    (None, None) => self.env.anonymous(),
                 };
                 if let Some(e) = earlier {
                     let _ = self.env.unify(&fresh, &e);
@@ -230,6 +237,18 @@ impl Interp<'_> {
         let dims = Rc::new(dims);
         self.set_rank(var, dims.clone());
         dims
+    }
+
+    /// The name an annotation gave the rank variable `var` resolves to.
+    pub(crate) fn rank_name_of(&self, var: u32) -> Option<Rc<str>> {
+        self.rank_names
+            .iter()
+            .filter(|(v, _)| match self.resolve_shape(&Shape::Var(**v)) {
+                Shape::Var(w) | Shape::Tail(w, _) => w == var,
+                Shape::Known(_) => false,
+            })
+            .min_by_key(|(v, _)| **v)
+            .map(|(_, name)| name.clone())
     }
 
     /// Fix the dims of a rank variable, noting the value before in the

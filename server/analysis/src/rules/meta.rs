@@ -83,6 +83,12 @@ pub(crate) trait Meta {
 
     /// A new rank variable (a tensor of unknown rank).
     fn fresh_rank_var(&mut self) -> Shape;
+    /// A new rank variable for dims made from those of `like` (the batch
+    /// dims of a broadcast), printed under the name an annotation gave it.
+    fn fresh_rank_var_like(&mut self, like: u32) -> Shape {
+        let _ = like;
+        self.fresh_rank_var()
+    }
     /// The shape with a refined rank variable replaced by its dims.
     fn resolve_shape(&self, shape: &Shape) -> Shape;
     /// Give a shape of unknown rank the dims an op proved it has.

@@ -266,7 +266,8 @@ fn indexed_by_tensor(
 
 /// Broadcasting where a side has unknown rank: only the trailing dims meet,
 /// so it is decidable when the other side is no longer than the known ones,
-/// or shares the rank variable.
+/// or shares the rank variable. Otherwise the result's rank is unknown too,
+/// but its last dims are not: see `broadcast_apart`.
 pub(crate) fn broadcast(meta: &mut dyn Meta, a: &Rc<Tensor>, b: &Rc<Tensor>) -> Option<Shape> {
     let (sa, sb) = (meta.resolve_shape(&a.shape), meta.resolve_shape(&b.shape));
     match (&sa, &sb) {
@@ -286,8 +287,50 @@ pub(crate) fn broadcast(meta: &mut dyn Meta, a: &Rc<Tensor>, b: &Rc<Tensor>) -> 
         (Shape::Tail(v, x), Shape::Var(w)) | (Shape::Var(w), Shape::Tail(v, x)) if v == w => {
             Some(with_suffix(*v, x.as_ref().clone()))
         }
+        (Shape::Tail(v, x), Shape::Tail(w, y)) => {
+            let like = if y.len() > x.len() { *w } else { *v };
+            broadcast_apart(meta, x, y, like)
+        }
+        (Shape::Tail(v, x), Shape::Known(y)) | (Shape::Known(y), Shape::Tail(v, x)) => {
+            broadcast_apart(meta, x, y, *v)
+        }
+        (Shape::Tail(v, x), Shape::Var(_)) | (Shape::Var(_), Shape::Tail(v, x)) => {
+            broadcast_apart(meta, x, &[], *v)
+        }
+        // A known shape with one of unknown rank (`h * mask`, `y + bias`
+        // read from a file) stays unknown: `[*batch, N, C, H, W]` would be
+        // true, but it reads as a claim of more dims than anybody passes.
         _ => None,
     }
+}
+
+/// Broadcasting two shapes whose ranks are not known to agree, one with
+/// known trailing dims (`[*bs, 1] * [*batch, n, 1]`, `[*batch, C] * mask`):
+/// the result has a rank of its own, at least the longer known suffix, and
+/// its last dims are the known ones broadcast as torch does. Where one side's
+/// dim is unknown or absent, a named or constant size of the other is the
+/// result (it is 1 or equal, the convention of known shapes too) and a 1
+/// gives an unknown size; unknown sizes before the first known one are left
+/// to the rank variable. Nothing when no trailing size would be known. The
+/// leading dims are named as those of `like`, the operand with more known
+/// dims (`*batch` stays `*batch` through a product with a mask).
+fn broadcast_apart(meta: &mut dyn Meta, x: &[Dim], y: &[Dim], like: u32) -> Option<Shape> {
+    let n = x.len().max(y.len());
+    let mut padded = |dims: &[Dim]| -> Vec<Dim> {
+        let mut out: Vec<Dim> = (dims.len()..n)
+            .map(|_| meta.env_mut().anonymous())
+            .collect();
+        out.extend(dims.iter().cloned());
+        out
+    };
+    let (x, y) = (padded(x), padded(y));
+    let mut dims = broadcast_dims(meta, &x, &y).ok()?;
+    let first_known = dims.iter().position(|d| !meta.env().has_anonymous(d))?;
+    dims.drain(..first_known);
+    let Shape::Var(v) = meta.fresh_rank_var_like(like) else {
+        return None;
+    };
+    Some(with_suffix(v, dims))
 }
 
 /// `x @ w` where `x` is `[*, n, k]` and `w` a known matrix, or both share

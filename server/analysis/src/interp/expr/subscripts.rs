@@ -89,6 +89,12 @@ impl Interp<'_> {
                                 *var,
                                 Rc::new(suffix[..suffix.len() - (-k) as usize].to_vec()),
                             ),
+                            // `x.shape[:1]` when `x` has at least that many
+                            // dims: that many sizes, which of them nobody
+                            // knows (the leading ones may be the known ones).
+                            Some(k) if k >= 0 && k as usize <= suffix.len() => Value::Tuple(
+                                Rc::new((0..k).map(|_| Value::Int(self.env.anonymous())).collect()),
+                            ),
                             _ => Value::Unknown,
                         },
                         Value::None => object.clone(),

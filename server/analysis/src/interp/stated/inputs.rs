@@ -92,13 +92,20 @@ impl Interp<'_> {
         Some((e.range, text))
     }
 
-    /// A tensor of the stated shape, for a parameter nobody passes.
+    /// A tensor of the stated shape, for a parameter nobody passes. A
+    /// stated size of 0 makes nothing up: an empty tensor is no input a
+    /// model's code is written for, and such a claim is mostly a slip for a
+    /// 0-d tensor (`sigma: Float[Tensor, "0"]` called with a scalar tensor),
+    /// which would spread sizes of 0 through every line it meets.
     pub(crate) fn stated_tensor(
         &mut self,
         stated: &StatedShape,
         symbols: &mut FxHashMap<String, Dim>,
         name: &str,
     ) -> Value {
+        if stated.dims.iter().any(|d| matches!(d, StatedDim::Size(0))) {
+            return Value::Unknown;
+        }
         self.stated_tensor_with(stated, symbols, &FxHashMap::default(), name)
     }
 
