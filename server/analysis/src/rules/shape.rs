@@ -101,7 +101,15 @@ fn broadcast_dim(meta: &mut dyn Meta, x: &Dim, y: &Dim) -> Option<Dim> {
                 return None;
             }
             let _ = meta.env_mut().unify(x, y);
-            Some(meta.env().resolve(x))
+            // Where one side is a plain name and the other a formula for the
+            // same size (`h` and `p*(h // p)` after a patch embedding and
+            // back), the result is written the plain way.
+            let (x, y) = (meta.env().resolve(x), meta.env().resolve(y));
+            Some(if x.as_sym().is_none() && y.as_sym().is_some() {
+                y
+            } else {
+                x
+            })
         }
     }
 }

@@ -23,7 +23,7 @@ use super::parameters::layer_param;
 use super::pool::{adaptive_pool, pool, with_indices};
 use super::recurrent::{rnn, rnn_cell_layer};
 use super::registry::{Forward, LayerDef};
-use super::spatial::{pool_settings, spatial, spatial_or};
+use super::spatial::{named_setting, pool_settings, spatial, spatial_or};
 
 /// Calling a built-in layer: its forward rule, with the fix of a size
 /// argument that does not fit the input offered for what it reports.
@@ -371,20 +371,21 @@ fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
     let layer = call.layer;
     let n = call.spatial;
     let transposed = layer.kind.starts_with("ConvTranspose");
+    let mut setting = |name: &str| named_setting(meta, layer.setting(name));
     let conv = ConvSpec {
         n,
         in_channels: call.setting("in_channels"),
         out_channels: call.setting("out_channels"),
-        kernel: spatial(layer.setting("kernel_size"), n),
-        stride: spatial_or(layer.setting("stride"), n, 1),
-        padding: call.setting("padding"),
+        kernel: spatial(setting("kernel_size").as_ref(), n),
+        stride: spatial_or(setting("stride").as_ref(), n, 1),
+        padding: setting("padding"),
         output_padding: if transposed {
-            spatial_or(layer.setting("output_padding"), n, 0)
+            spatial_or(setting("output_padding").as_ref(), n, 0)
         } else {
             vec![Dim::konst(0); n]
         },
         groups: call.setting("groups").unwrap_or(Value::int(1)),
-        dilation: spatial_or(layer.setting("dilation"), n, 1),
+        dilation: spatial_or(setting("dilation").as_ref(), n, 1),
         transposed,
     };
     let out = conv_forward(meta, call.x, &conv, call.device.clone(), call.range);
@@ -402,7 +403,16 @@ fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
 fn pool_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, is_max: bool) -> Value {
     let layer = call.layer;
     let n = call.spatial;
-    let (kernel, stride, padding, dilation) = pool_settings(n, is_max, |_, k| layer.setting(k));
+    let settings: Vec<(&str, Option<Value>)> = ["kernel_size", "stride", "padding", "dilation"]
+        .into_iter()
+        .map(|k| (k, named_setting(meta, layer.setting(k))))
+        .collect();
+    let (kernel, stride, padding, dilation) = pool_settings(n, is_max, |_, k| {
+        settings
+            .iter()
+            .find(|(name, _)| *name == k)
+            .and_then(|(_, v)| v.as_ref())
+    });
     let flag = |name: &str| matches!(layer.setting(name), Some(Value::Bool(Some(true))));
     let out = pool(
         meta,

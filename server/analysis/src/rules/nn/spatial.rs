@@ -2,6 +2,7 @@
 
 use shapels_shapes::Dim;
 
+use crate::rules::meta::Meta;
 use crate::value::Value;
 
 /// How many spatial dims a layer of this kind works on, when it works on
@@ -66,5 +67,16 @@ pub(super) fn spatial_or(v: Option<&Value>, n: usize, default: i64) -> Vec<Dim> 
     match v {
         None | Some(Value::None) => vec![Dim::konst(default); n],
         _ => spatial(v, n),
+    }
+}
+
+/// A spatial setting given as a value the analysis can name but not read
+/// (`cfg.patch_size`, an argparse value): the size that name stands for, in
+/// every spatial dim alike, so `Conv2d(c, d, cfg.patch_size,
+/// cfg.patch_size)` gives `H // cfg.patch_size` rather than `?`.
+pub(super) fn named_setting(meta: &mut dyn Meta, v: Option<&Value>) -> Option<Value> {
+    match v {
+        Some(Value::Opaque(name)) => Some(Value::Int(meta.opaque_symbol(name))),
+        other => other.cloned(),
     }
 }
