@@ -173,6 +173,7 @@ fn torch_function(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange)
             },
             None => Value::tuple(Vec::new()),
         },
+        "broadcast_shapes" => broadcast_shapes(meta, &args.pos),
         "no_grad" | "inference_mode" | "enable_grad" | "autocast" | "amp.autocast"
         | "cuda.amp.autocast" => Value::None,
         "set_default_device" | "set_default_dtype" | "set_default_tensor_type" => {
@@ -459,4 +460,61 @@ pub(crate) fn unary_op(meta: &mut dyn Meta, op: UnaryOp, v: &Value, range: TextR
         }
     };
     ops::op(meta, name, Args::new(vec![v.clone()], Vec::new()), range)
+}
+
+/// `torch.broadcast_shapes(*shapes)`: the size they all broadcast to. Sizes
+/// of tensors of unknown rank broadcast when they share the rank variable
+/// (`[*batch, 3]` for several rays) and their known dims are as many;
+/// sizes torch would refuse, or that the analysis cannot line up, give an
+/// unknown value.
+fn broadcast_shapes(meta: &mut dyn Meta, shapes: &[Value]) -> Value {
+    let mut var: Option<u32> = None;
+    let mut dims: Option<Vec<Dim>> = None;
+    for shape in shapes {
+        let (v, these) = match shape {
+            Value::SizeOfVar(v, suffix) => (Some(*v), suffix.as_ref().clone()),
+            other => match other.items() {
+                Some(items) => {
+                    let mut these = Vec::new();
+                    for item in &items {
+                        match item {
+                            Value::Int(d) => these.push(d.clone()),
+                            _ => return Value::Unknown,
+                        }
+                    }
+                    (None, these)
+                }
+                None => return Value::Unknown,
+            },
+        };
+        // A known size lines up with an unknown rank's only when it is
+        // no longer than the known dims; two unknown ranks, when they are
+        // one rank variable with as many known dims.
+        match (var, v) {
+            (Some(a), Some(b)) if a != b => return Value::Unknown,
+            (Some(_), Some(_)) if dims.as_ref().is_some_and(|d| d.len() != these.len()) => {
+                return Value::Unknown;
+            }
+            (Some(_), None) if dims.as_ref().is_some_and(|d| these.len() > d.len()) => {
+                return Value::Unknown;
+            }
+            (None, Some(_)) if dims.as_ref().is_some_and(|d| d.len() > these.len()) => {
+                return Value::Unknown;
+            }
+            _ => {}
+        }
+        var = var.or(v);
+        dims = Some(match dims {
+            None => these,
+            Some(before) => match shape::broadcast(meta, &before, &these) {
+                Ok(d) => d,
+                Err(_) => return Value::Unknown,
+            },
+        });
+    }
+    let dims = dims.unwrap_or_default();
+    match var {
+        Some(v) => Value::SizeOfVar(v, Rc::new(dims)),
+        None => Value::tuple(dims.into_iter().map(Value::Int).collect()),
+    }
 }

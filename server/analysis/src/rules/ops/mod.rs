@@ -211,6 +211,19 @@ fn dispatch(
         let shape = Shape::of_sizes(*var, suffix);
         return out_shape(meta, &x, shape, x.dtype, device, name);
     }
+    // `x.broadcast_to(torch.broadcast_shapes(x.shape, y.shape))` with `x`
+    // of unknown rank: sizes of the same rank variable with as many known
+    // dims are the result's.
+    if matches!(name, "broadcast_to" | "expand")
+        && let [_, Value::SizeOfVar(var, suffix)] = args.pos.as_slice()
+        && !suffix.iter().any(|d| meta.env().value(d) == Some(-1))
+        && let Shape::Tail(v, known) = meta.resolve_shape(&x.shape)
+        && v == *var
+        && known.len() == suffix.len()
+    {
+        let shape = Shape::of_sizes(*var, suffix);
+        return out_shape(meta, &x, shape, x.dtype, device, name);
+    }
     // Sizes given as one value nobody can read: the result's rank is unknown.
     if def.is_some_and(|def| def.sizes_follow)
         && (args.sizes_unknown(1)
