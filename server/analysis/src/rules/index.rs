@@ -27,7 +27,8 @@ pub(crate) fn index_tensor(
         return Value::Unknown;
     };
     let Some(dims) = meta.dims(t) else {
-        return index_trailing(meta, t, &entries, device, range)
+        return index_trailing(meta, t, &entries, device.clone(), range)
+            .or_else(|| mask_of_leading_dims(meta, t, &entries, device))
             .unwrap_or_else(|| of_unknown_rank(meta, t));
     };
     if let Some(gathered) = gather_by_unknown_rank(meta, t, &dims, &entries, device.clone()) {
@@ -208,6 +209,46 @@ fn index_trailing(
     kept.extend(walk.out);
     let shape = Shape::of_sizes(var, &Rc::new(kept));
     Some(out_shape(meta, t, shape, t.dtype, device, "index"))
+}
+
+/// `x[mask]` where `x` is `[*batch, 3]` and the mask `[*batch]` (rays
+/// kept where a test holds): the mask takes the dims of the shared rank
+/// variable and the known ones it has, and gives one dim of as many as
+/// its trues, a size only the data decides: `[?, 3]`.
+fn mask_of_leading_dims(
+    meta: &mut dyn Meta,
+    t: &Rc<Tensor>,
+    entries: &[Value],
+    device: Option<Device>,
+) -> Option<Value> {
+    let [Value::Tensor(mask)] = entries else {
+        return None;
+    };
+    if mask.dtype != Some(DType::Bool) {
+        return None;
+    }
+    let (v, dims) = meta
+        .resolve_shape(&t.shape)
+        .tail()
+        .map(|(v, s)| (v, s.to_vec()))?;
+    let (w, taken) = match meta.resolve_shape(&mask.shape) {
+        Shape::Var(w) => (w, Vec::new()),
+        Shape::Tail(w, m) => (w, m.to_vec()),
+        Shape::Known(_) => return None,
+    };
+    if v != w || taken.len() > dims.len() {
+        return None;
+    }
+    if taken
+        .iter()
+        .zip(&dims)
+        .any(|(m, d)| meta.env().known_different(m, d))
+    {
+        return None;
+    }
+    let mut out = vec![meta.env_mut().anonymous()];
+    out.extend(dims[taken.len()..].iter().cloned());
+    Some(out_known(meta, t, out, t.dtype, device, "index"))
 }
 
 /// `table[idx]` (and `table[idx, :]`) with one integer index tensor of
