@@ -144,9 +144,25 @@ impl Interp<'_> {
                     // number stays symbolic (named after the parameter), a flag
                     // stays undecided, so no shape rests on a guess.
                     let value = match default {
-                        // An optional tensor input (`mask=None`): both paths run.
-                        Value::None if tensors => {
-                            Value::Optional(Box::new(self.generic_tensor(&param.name.id)))
+                        // An optional tensor input (`mask=None`): both paths
+                        // run, the tensor of the shape it states if it does
+                        // (`near: Optional[Float[Tensor, "*#batch"]] = None`).
+                        Value::None
+                            if tensors || self.param_claim(&f.def, &param.name.id).is_some() =>
+                        {
+                            let stated = match self.param_claim(&f.def, &param.name.id) {
+                                Some(claim) => self.stated_tensor(
+                                    &claim.shape,
+                                    &mut jax_symbols,
+                                    &param.name.id,
+                                ),
+                                None => Value::Unknown,
+                            };
+                            let tensor = match stated {
+                                t @ Value::Tensor(_) => t,
+                                _ => self.generic_tensor(&param.name.id),
+                            };
+                            Value::Optional(Box::new(tensor))
                         }
                         other => self.any_like(other, &param.name.id),
                     };
