@@ -180,6 +180,30 @@ fn sphinx_shape(rest: &str) -> Option<SphinxShape> {
         let shape = StatedShape::new(vec![StatedDim::Name("N".to_string())]);
         return Some((shape, at, len, None));
     }
+    // `a 1-D Tensor of N indices`: one dim, of the size the capital names.
+    for prefix in [
+        "1-D Tensor of ",
+        "1-D tensor of ",
+        "1D Tensor of ",
+        "1D tensor of ",
+    ] {
+        let Some(tail) = after_article.strip_prefix(prefix) else {
+            continue;
+        };
+        let name: String = tail
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let capitals = name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if capitals {
+            let len = prefix.len() + name.len();
+            let shape = StatedShape::new(vec![StatedDim::Name(name)]);
+            return Some((shape, at, len, None));
+        }
+    }
     if !after_article.starts_with('[') {
         return None;
     }
@@ -397,6 +421,12 @@ mod tests {
         // Words about a shape, not a shape.
         assert!(shown(":param dims: determines if the signal is 1D, 2D, or 3D.\n").is_empty());
         assert!(shown(":param x: a list of [N x C] Tensors.\n").is_empty());
+        // A 1-D tensor of a size a capital names, and of something else.
+        assert_eq!(
+            shown(":param timesteps: a 1-D Tensor of N indices, one per batch element.\n"),
+            vec!["timesteps [N] @1-D Tensor of N"]
+        );
+        assert!(shown(":param idx: a 1-D Tensor of indices.\n").is_empty());
     }
 
     #[test]

@@ -403,9 +403,15 @@ fn conv_layer(meta: &mut dyn Meta, call: &LayerCall<'_>) -> RuleResult {
 fn pool_layer(meta: &mut dyn Meta, call: &LayerCall<'_>, is_max: bool) -> Value {
     let layer = call.layer;
     let n = call.spatial;
-    let settings: Vec<(&str, Option<Value>)> = ["kernel_size", "stride", "padding", "dilation"]
-        .into_iter()
-        .map(|k| (k, named_setting(meta, layer.setting(k))))
+    // Average pools have no dilation to ask for.
+    let names: &[&str] = if is_max {
+        &["kernel_size", "stride", "padding", "dilation"]
+    } else {
+        &["kernel_size", "stride", "padding"]
+    };
+    let settings: Vec<(&str, Option<Value>)> = names
+        .iter()
+        .map(|k| (*k, named_setting(meta, layer.setting(k))))
         .collect();
     let (kernel, stride, padding, dilation) = pool_settings(n, is_max, |_, k| {
         settings
