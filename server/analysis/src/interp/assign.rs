@@ -114,6 +114,16 @@ impl Interp<'_> {
                 items.extend(suffix[lead..].iter().map(|d| Value::Int(d.clone())));
                 Some(items)
             }
+            // `b, v, *rest = x.shape` of a tensor of unknown rank: its first
+            // sizes, as `x.shape[0]` reads them (a stated `[batch, view,
+            // ...]` names them), and a sequence nobody can count for the rest.
+            Value::SizeOfVar(var, suffix) if suffix.is_empty() && star == Some(n - 1) => {
+                let mut items: Vec<Value> = (0..n - 1)
+                    .map(|i| Value::Int(self.var_dim(*var, i as i64, "x")))
+                    .collect();
+                items.push(Value::Unknown);
+                Some(items)
+            }
             Value::Tensor(t) if star.is_none() => match self.iterate(value) {
                 Some(items) => (items.len() == n).then_some(items),
                 // `k, v = kv` of a tensor whose rank is unknown: its first

@@ -291,17 +291,14 @@ pub(crate) fn broadcast(meta: &mut dyn Meta, a: &Rc<Tensor>, b: &Rc<Tensor>) -> 
             let like = if y.len() > x.len() { *w } else { *v };
             broadcast_apart(meta, x, y, like)
         }
-        (Shape::Tail(v, x), Shape::Known(y)) | (Shape::Known(y), Shape::Tail(v, x)) => {
-            broadcast_apart(meta, x, y, *v)
-        }
         (Shape::Tail(v, x), Shape::Var(_)) | (Shape::Var(_), Shape::Tail(v, x)) => {
             broadcast_apart(meta, x, &[], *v)
         }
         // A vector with a tensor of unknown rank (`x * self.gamma`, `x +
-        // self.bias`): `[*batch, dim]`. A longer known shape with one of
-        // unknown rank (`h * mask`, `y + bias` read from a file) stays
-        // unknown: `[*batch, N, C, H, W]` would be true, but it reads as a
-        // claim of more dims than anybody passes.
+        // self.bias`): `[*batch, dim]`. A known shape longer than the other
+        // side's known dims (`h * mask`, `samples * valid[..., None, None]`)
+        // leaves the result unknown: `[*batch, N, C, H, W]` would be true,
+        // but it reads as a claim of more dims than anybody passes.
         (Shape::Var(v), Shape::Known(y)) | (Shape::Known(y), Shape::Var(v)) if y.len() == 1 => {
             broadcast_apart(meta, &[], y, *v)
         }
