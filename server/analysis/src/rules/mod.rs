@@ -6,6 +6,7 @@
 
 pub(crate) mod args;
 pub(crate) mod check;
+mod collate;
 pub(crate) mod creation;
 mod distributions;
 mod dtype;
@@ -174,6 +175,11 @@ fn torch_function(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange)
             None => Value::tuple(Vec::new()),
         },
         "broadcast_shapes" => broadcast_shapes(meta, &args.pos),
+        "utils.data.default_collate"
+        | "utils.data.dataloader.default_collate"
+        | "utils.data._utils.collate.default_collate" => {
+            collate::default_collate(meta, args.get(0, "batch"), range)
+        }
         "no_grad" | "inference_mode" | "enable_grad" | "autocast" | "amp.autocast"
         | "cuda.amp.autocast" => Value::None,
         "set_default_device" | "set_default_dtype" | "set_default_tensor_type" => {
