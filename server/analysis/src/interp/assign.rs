@@ -5,6 +5,7 @@ use crate::rules::meta::Meta;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
+use shapels_shapes::Dim;
 use shapels_syntax::ast::{Expr, ExprKind};
 
 use super::Interp;
@@ -16,6 +17,10 @@ impl Interp<'_> {
     pub(crate) fn assign(&mut self, target: &Expr, value: Value, kind: BindingKind) {
         match &target.kind {
             ExprKind::Name(name) => {
+                let value = match kind {
+                    BindingKind::Assign => self.name_unnamed_size(name, value),
+                    _ => value,
+                };
                 self.record_binding(name, target, &value, kind);
                 self.bind_name(name, value);
             }
@@ -23,6 +28,12 @@ impl Interp<'_> {
                 value: object,
                 attr,
             } => {
+                let value = match &object.kind {
+                    ExprKind::Name(owner) if owner == "self" && kind == BindingKind::Assign => {
+                        self.name_unnamed_size(&attr.id, value)
+                    }
+                    _ => value,
+                };
                 let object_value = self.eval(object);
                 let name = format!("{}.{}", self.text(&object.range), attr.id);
                 self.record_binding(&name, target, &value, kind);
@@ -79,6 +90,40 @@ impl Interp<'_> {
             ExprKind::Starred(inner) => self.assign(inner, value, kind),
             _ => {}
         }
+    }
+
+    /// A size nobody named, bound to a name (`num_masked = int(ratio *
+    /// num_patches)`, `self.table_size = 2 ** log2_size`): the name is the
+    /// size's, as a person reading the code calls it, where it would be `?`.
+    /// Not a loop's turn (`for i in range(100)` runs its turns as one), and
+    /// not a size another local already holds (`prev = cur`: it is `cur`'s).
+    fn name_unnamed_size(&mut self, name: &str, value: Value) -> Value {
+        let Value::Int(d) = &value else {
+            return value;
+        };
+        let resolved = self.env.resolve(d);
+        let Some(s) = resolved.as_sym() else {
+            return value;
+        };
+        if !self.env.is_anonymous(s) || name == "_" || self.env.mentions_bounded(&resolved) {
+            return value;
+        }
+        let held: Vec<Dim> = self
+            .frame()
+            .locals
+            .borrow()
+            .values()
+            .filter_map(|v| match v {
+                Value::Int(d) => Some(d.clone()),
+                _ => None,
+            })
+            .collect();
+        if held.iter().any(|h| self.env.resolve(h).as_sym() == Some(s)) {
+            return value;
+        }
+        let named = self.env.weak_symbol(name);
+        let _ = self.env.unify(&resolved, &named);
+        Value::Int(self.env.resolve(&named))
     }
 
     /// Split a value into `targets.len()` items for tuple unpacking. Unpacking

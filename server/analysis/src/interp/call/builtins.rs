@@ -126,7 +126,9 @@ impl Interp<'_> {
                     .parse::<i64>()
                     .map(Value::int)
                     .unwrap_or(Value::Unknown),
-                Value::Tensor(_) => Value::Int(self.env.anonymous()),
+                // An int of a number nobody can read is still an int (a
+                // count a ratio gives, `int(ratio * n)`).
+                Value::Tensor(_) | Value::Float(None) => Value::Int(self.env.anonymous()),
                 _ => Value::Unknown,
             },
             ("float", [v]) => match v {
