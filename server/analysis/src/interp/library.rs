@@ -103,17 +103,13 @@ impl Interp<'_> {
             };
             let forward_reran = self.forward_ran.contains(&(Rc::as_ptr(&class) as usize));
             if let Some(forward) = forward {
-                let merges = self.env.named_merges();
-                let reports_before = self.diagnostics.len();
                 let declared = self.recorder.declared_generic(&forward.def.range);
                 let receivers: Vec<Option<Value>> =
                     instances.iter().map(|i| Some(i.clone())).collect();
-                self.recorder.own_only = own_run.then_some(forward.def.range);
-                self.run_on_instances(&forward, &instances, &receivers, declared, true);
-                self.recorder.own_only = None;
-                self.recorder.declared = false;
-                self.drop_rerun_reports(forward_reran, reports_before);
-                self.keep_own_run_if_general(&forward.def.range, merges);
+                let own = own_run.then_some(forward.def.range);
+                self.run_entry(&forward, own, forward_reran, |interp| {
+                    interp.run_on_instances(&forward, &instances, &receivers, declared, true);
+                });
             }
             // The other methods (`generate`, `encode`, a loss), after forward
             // so that they see what forward set up, unless forward reached them.
@@ -126,8 +122,6 @@ impl Interp<'_> {
                     continue;
                 }
                 let rerun = self.reached.contains(&(Rc::as_ptr(&method.def) as usize));
-                let reports_before = self.diagnostics.len();
-                let merges = self.env.named_merges();
                 let declared = self.recorder.declared_generic(&method.def.range);
                 let receivers: Vec<Option<Value>> = instances
                     .iter()
@@ -137,12 +131,10 @@ impl Interp<'_> {
                         MethodKind::Static => None,
                     })
                     .collect();
-                self.recorder.own_only = self.own_body(&method);
-                self.run_on_instances(&method, &instances, &receivers, declared, false);
-                self.recorder.own_only = None;
-                self.recorder.declared = false;
-                self.drop_rerun_reports(rerun, reports_before);
-                self.keep_own_run_if_general(&method.def.range, merges);
+                let own = self.own_body(&method);
+                self.run_entry(&method, own, rerun, |interp| {
+                    interp.run_on_instances(&method, &instances, &receivers, declared, false);
+                });
             }
             self.recorder.only_new_sites = false;
         }
@@ -312,18 +304,37 @@ impl Interp<'_> {
             }
             self.begin_entry();
             let rerun = self.reached.contains(&(Rc::as_ptr(&function.def) as usize));
-            let merges = self.env.named_merges();
-            let (args, kwargs) = self.generic_args(&function, false);
-            let before = self.diagnostics.len();
-            self.recorder.declared = self.recorder.declared_generic(&function.def.range);
-            self.open_call = true;
-            self.recorder.own_only = self.own_body(&function);
-            let _ = self.call_function(&function, None, args, kwargs, TextRange::new(0, 0));
-            self.recorder.own_only = None;
-            self.recorder.declared = false;
-            self.drop_rerun_reports(rerun, before);
-            self.keep_own_run_if_general(&function.def.range, merges);
+            let own = self.own_body(&function);
+            self.run_entry(&function, own, rerun, |interp| {
+                let (args, kwargs) = interp.generic_args(&function, false);
+                interp.recorder.declared = interp.recorder.declared_generic(&function.def.range);
+                interp.open_call = true;
+                let _ = interp.call_function(&function, None, args, kwargs, TextRange::new(0, 0));
+            });
         }
+    }
+
+    /// One of library mode's runs of `function` (`run`): in its run of its
+    /// own (`own`, its body), only its own lines record; a rerun
+    /// of a function calls reached reports nothing new (see
+    /// `drop_rerun_reports`); and a run of its own that learned two sizes
+    /// the code named apart to be one is not shown (see
+    /// `keep_own_run_if_general`).
+    fn run_entry(
+        &mut self,
+        function: &Function,
+        own: Option<TextRange>,
+        rerun: bool,
+        run: impl FnOnce(&mut Self),
+    ) {
+        let merges = self.env.named_merges();
+        let before = self.diagnostics.len();
+        self.recorder.own_only = own;
+        run(self);
+        self.recorder.own_only = None;
+        self.recorder.declared = false;
+        self.drop_rerun_reports(rerun, before);
+        self.keep_own_run_if_general(&function.def.range, merges);
     }
 
     /// A declared-generic function that calls reached runs again on its
