@@ -70,6 +70,7 @@ impl Interp<'_> {
     fn exec_both(&mut self, body: &[Stmt], orelse: &[Stmt]) -> Flow {
         let before = self.snapshot_locals();
         let appended = self.loop_appends.len();
+        let minted = self.env.symbol_count();
         self.uncertain += 1;
         self.attr_journals.push(Vec::new());
         self.list_journals.push(Vec::new());
@@ -115,7 +116,7 @@ impl Interp<'_> {
         let lists_b = self.list_journals.pop().unwrap_or_default();
         let ranks_b = self.rank_journals.pop().unwrap_or_default();
         self.uncertain -= 1;
-        self.join_ranks(ranks_a, fixed_a, ranks_b);
+        self.join_ranks(ranks_a, fixed_a, ranks_b, minted);
         self.join_attrs(journal_a, attrs_a, journal_b);
         self.join_lists(lists_a, grown_a, lists_b);
         let after_b = self.snapshot_locals();
@@ -156,12 +157,14 @@ impl Interp<'_> {
 
     /// After both branches ran: a rank variable keeps the rank a branch
     /// fixed only when the other fixed the same one; otherwise the input
-    /// is of unknown rank, as it was before.
+    /// is of unknown rank, as it was before. Symbols numbered `minted` and
+    /// up were made while the branches ran.
     fn join_ranks(
         &mut self,
         ranks_a: super::RankJournal,
         fixed_a: Vec<Option<Rc<Vec<Dim>>>>,
         ranks_b: super::RankJournal,
+        minted: usize,
     ) {
         let mut touched: Vec<(u32, Option<Rc<Vec<Dim>>>)> = ranks_a.clone();
         for (v, old) in &ranks_b {
@@ -183,6 +186,9 @@ impl Interp<'_> {
                 (None, None) => true,
                 _ => false,
             };
+            if agree && let (Some(a), Some(b)) = (&a, &b) {
+                self.same_made_up_sizes(a, b, minted);
+            }
             let kept = if agree { b } else { old.clone() };
             if let Some(outer) = self.rank_journals.last_mut()
                 && !outer.iter().any(|(t, _)| *t == v)
@@ -192,6 +198,27 @@ impl Interp<'_> {
             self.rank_vars[v as usize] = kept;
         }
         self.epoch.bump();
+    }
+
+    /// Both branches gave one tensor of unknown rank the same rank, each
+    /// making up names for its sizes (`[N, C, H, W]` for an `interpolate`
+    /// in one, `[N_2, C_2, H_2, W_2]` for a transposed convolution in the
+    /// other): they are the same sizes of the same tensor, so the names the
+    /// first branch made up stand for both, and what the branches computed
+    /// from them still agrees at the join. A size a branch took from
+    /// elsewhere (an operand it was added to) holds in that branch only.
+    fn same_made_up_sizes(&mut self, a: &[Dim], b: &[Dim], minted: usize) {
+        let made_up = |env: &shapels_shapes::ShapeEnv, d: &Dim| {
+            d.as_sym().is_some_and(|s| {
+                s.0 as usize >= minted && env.info(s).is_some_and(|i| i.weak || i.anonymous)
+            })
+        };
+        for (x, y) in a.iter().zip(b) {
+            let (x, y) = (self.env.resolve(x), self.env.resolve(y));
+            if x != y && made_up(&self.env, &x) && made_up(&self.env, &y) {
+                let _ = self.env.unify(&x, &y);
+            }
+        }
     }
 
     /// After both branches ran: a list either branch grew holds, when both
