@@ -323,7 +323,7 @@ impl<'a> Namer<'a> {
         if let Some(id) = self.values.by_dim.get(d) {
             return *id;
         }
-        let id = self.values.number(self.env.display(d));
+        let id = self.values.number_dim(self.env.display(d), d);
         self.values.by_dim.insert(d.clone(), id);
         id
     }
@@ -384,7 +384,17 @@ impl<'a> Namer<'a> {
             // is shown nameless (see `scoped_names::unsuffix`).
             let (base, users, param) = match self.candidates.get(&self.varying[root].values) {
                 Some((name, param)) => (name.clone(), true, *param),
-                _ => ("s".to_string(), false, false),
+                _ => {
+                    // A size that is, in every call, a simple function of
+                    // one already named (the map an interpolation doubles)
+                    // is written as that: `2*s3` says what `s7` hides.
+                    if let Some(text) = self.in_terms_of_named(root, &names) {
+                        names[root] = Some(text.clone());
+                        names[id] = Some(text);
+                        continue;
+                    }
+                    ("s".to_string(), false, false)
+                }
             };
             let mut name = base.clone();
             // Numbers go up from where the base's last one stopped: trying
@@ -406,6 +416,38 @@ impl<'a> Namer<'a> {
             names[id] = Some(name);
         }
         names.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    /// The varying dim `v` written in terms of one already named, when in
+    /// every call that ran both at some site it was that one times a
+    /// small number, that one plus or minus a small number, or that one
+    /// floor-divided by a small number.
+    fn in_terms_of_named(&self, v: usize, names: &[Option<String>]) -> Option<String> {
+        let runs_of = |id: usize| self.varying[id].by_call.iter().filter(|r| r.len() >= 2);
+        for mine in runs_of(v) {
+            for (u, name) in names.iter().enumerate() {
+                let Some(name) = name else { continue };
+                if u == v || name.starts_with(PENDING) {
+                    continue;
+                }
+                for theirs in runs_of(u) {
+                    if theirs.len() != mine.len()
+                        || theirs.iter().zip(mine).any(|(a, b)| a.0 != b.0)
+                    {
+                        continue;
+                    }
+                    let pairs: Option<Vec<(&Dim, &Dim)>> = mine
+                        .iter()
+                        .zip(theirs)
+                        .map(|(a, b)| Some((self.values.dim(a.1)?, self.values.dim(b.1)?)))
+                        .collect();
+                    if let Some(text) = pairs.and_then(|p| simple_relation(&p, name)) {
+                        return Some(text);
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// For every varying dim, the one whose name it takes (itself unless
@@ -442,6 +484,49 @@ impl<'a> Namer<'a> {
         }
         link
     }
+}
+
+/// How each first size follows from its second, the same way in every
+/// pair, written with `name` for the second: `2*name`, `name + 1`,
+/// `name // 2`. Numbers alone relate by chance (`4` and `7` are `2 + 2`
+/// and `5 + 2` of a batch of 2 and 5): some pair must relate symbols.
+fn simple_relation(pairs: &[(&Dim, &Dim)], name: &str) -> Option<String> {
+    if pairs.iter().all(|(_, base)| base.is_const()) {
+        return None;
+    }
+    let (first, base) = pairs.first()?;
+    let holds = |f: &dyn Fn(&Dim) -> Option<Dim>| {
+        pairs
+            .iter()
+            .all(|(mine, theirs)| f(theirs).is_some_and(|d| &d == *mine))
+    };
+    let shown = |name: &str| {
+        if name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        {
+            name.to_string()
+        } else {
+            format!("({name})")
+        }
+    };
+    if let Some(k) = first.sub(base).as_const()
+        && k != 0
+        && k.abs() <= 16
+        && holds(&|d| Some(d.add(&Dim::konst(k))))
+    {
+        return plus_small_constant(name, &Dim::konst(k));
+    }
+    for c in 2..=16 {
+        let c = Dim::konst(c);
+        if holds(&|d| Some(d.mul(&c))) {
+            return Some(format!("{}*{}", c.as_const()?, shown(name)));
+        }
+        if holds(&|d| d.floordiv(&c)) {
+            return Some(format!("{} // {}", shown(name), c.as_const()?));
+        }
+    }
+    None
 }
 
 /// `name + k` (or `name - k`) for a difference that is a small non-zero

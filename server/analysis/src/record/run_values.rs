@@ -15,6 +15,9 @@ pub(super) struct Values {
     consts: FxHashMap<i64, u32>,
     /// Other sizes already numbered, by the size.
     pub(super) by_dim: FxHashMap<Dim, u32>,
+    /// A size each number shows, where one is known: what a varying size
+    /// is compared with when it is written in terms of another.
+    dims: FxHashMap<u32, Dim>,
 }
 
 impl Values {
@@ -34,7 +37,20 @@ impl Values {
         }
         let id = self.number(n.to_string());
         self.consts.insert(n, id);
+        self.dims.insert(id, Dim::konst(n));
         id
+    }
+
+    /// Number the text that shows `dim`, remembering the size.
+    pub(super) fn number_dim(&mut self, text: String, dim: &Dim) -> u32 {
+        let id = self.number(text);
+        self.dims.entry(id).or_insert_with(|| dim.clone());
+        id
+    }
+
+    /// A size the number shows (see `dims`).
+    pub(super) fn dim(&self, id: u32) -> Option<&Dim> {
+        self.dims.get(&id)
     }
 
     pub(super) fn text(&self, id: u32) -> &str {
