@@ -33,6 +33,12 @@ pub(super) struct Namer<'a> {
     /// The user's int variables by their sequence of per-run values, and
     /// whether each is a parameter.
     candidates: FxHashMap<Vec<u32>, (String, bool)>,
+    /// Per function (as `local`), its own int variables by their sequence
+    /// of per-run values: in the function that binds it, a size that
+    /// varies between runs is shown by the name the code there gives it
+    /// (`C` after `B, N, C = x.shape`), not by another function's name for
+    /// the same values (`out_features` of the block's MLP).
+    local_varying: Vec<FxHashMap<Vec<u32>, String>>,
     /// Sizes as shown anywhere (`shown_anywhere`), numbered: runs' values
     /// are compared by number, not by their text.
     values: Values,
@@ -90,7 +96,9 @@ impl<'a> Namer<'a> {
                 scalars.iter().zip(starts).partition(|(s, _)| !s.param);
             assigned.into_iter().chain(params)
         };
-        for (s, _) in assigned_first() {
+        let mut local_varying: Vec<FxHashMap<Vec<u32>, String>> =
+            vec![FxHashMap::default(); scopes.len() + 1];
+        for (s, start) in assigned_first() {
             if s.hits.len() < 2 || !names_a_size(&s.name) {
                 continue;
             }
@@ -105,6 +113,10 @@ impl<'a> Namer<'a> {
                 continue;
             }
             let key: Vec<u32> = key.into_iter().map(|k| values.number(k)).collect();
+            let scope = scope_of(&scopes, *start);
+            local_varying[scope]
+                .entry(key.clone())
+                .or_insert_with(|| s.name.clone());
             candidates
                 .entry(key)
                 .or_insert_with(|| (s.name.clone(), s.param));
@@ -162,6 +174,7 @@ impl<'a> Namer<'a> {
             chosen: FxHashMap::default(),
             varying: Vec::new(),
             candidates,
+            local_varying,
             values,
             taken,
             local,
@@ -351,13 +364,13 @@ impl<'a> Namer<'a> {
         if once && seen.len() < 4 && !seen.contains(&by_call) {
             seen.push(by_call);
         }
-        format!("{PENDING}{id}")
+        format!("{PENDING}{id}:{}", self.scope)
     }
 
-    /// The final name of every varying dim, by its mark's number.
-    fn names(&mut self) -> Vec<String> {
+    /// How every varying dim is named, by its mark's number.
+    fn names(&mut self) -> Vec<Naming> {
         let link = self.links();
-        let mut names: Vec<Option<String>> = vec![None; self.varying.len()];
+        let mut names: Vec<Option<Naming>> = vec![None; self.varying.len()];
         // Sizes a variable of the code names pick their names before those
         // only a parameter does: a parameter of the same name elsewhere
         // (another block's `in_planes`) must not push them to a number.
@@ -388,9 +401,9 @@ impl<'a> Namer<'a> {
                     // A size that is, in every call, a simple function of
                     // one already named (the map an interpolation doubles)
                     // is written as that: `2*s3` says what `s7` hides.
-                    if let Some(text) = self.in_terms_of_named(root, &names) {
-                        names[root] = Some(text.clone());
-                        names[id] = Some(text);
+                    if let Some(related) = self.in_terms_of_named(root, &names) {
+                        names[root] = Some(related.clone());
+                        names[id] = Some(related);
                         continue;
                     }
                     ("s".to_string(), false, false)
@@ -412,22 +425,41 @@ impl<'a> Namer<'a> {
                 }
                 self.numbered.insert(name.clone(), base);
             }
-            names[root] = Some(name.clone());
-            names[id] = Some(name);
+            names[root] = Some(Naming::Plain(name.clone()));
+            names[id] = Some(Naming::Plain(name));
         }
-        names.into_iter().map(Option::unwrap_or_default).collect()
+        names
+            .into_iter()
+            .map(|n| n.unwrap_or(Naming::Plain(String::new())))
+            .collect()
+    }
+
+    /// The text of varying dim `id` in the function numbered `scope`: the
+    /// name the code there gives its values, where it gives one, else its
+    /// name for the file (or the one it is written in terms of, so named).
+    fn render(&self, names: &[Naming], id: usize, scope: usize) -> String {
+        if let Some(own) = self
+            .local_varying
+            .get(scope)
+            .and_then(|l| l.get(&self.varying[id].values))
+        {
+            return own.clone();
+        }
+        match &names[id] {
+            Naming::Plain(name) => name.clone(),
+            Naming::Related(base, relation) => relation.render(&self.render(names, *base, scope)),
+        }
     }
 
     /// The varying dim `v` written in terms of one already named, when in
     /// every call that ran both at some site it was that one times a
     /// small number, that one plus or minus a small number, or that one
     /// floor-divided by a small number.
-    fn in_terms_of_named(&self, v: usize, names: &[Option<String>]) -> Option<String> {
+    fn in_terms_of_named(&self, v: usize, names: &[Option<Naming>]) -> Option<Naming> {
         let runs_of = |id: usize| self.varying[id].by_call.iter().filter(|r| r.len() >= 2);
         for mine in runs_of(v) {
             for (u, name) in names.iter().enumerate() {
-                let Some(name) = name else { continue };
-                if u == v || name.starts_with(PENDING) {
+                if u == v || name.is_none() {
                     continue;
                 }
                 for theirs in runs_of(u) {
@@ -441,8 +473,8 @@ impl<'a> Namer<'a> {
                         .zip(theirs)
                         .map(|(a, b)| Some((self.values.dim(a.1)?, self.values.dim(b.1)?)))
                         .collect();
-                    if let Some(text) = pairs.and_then(|p| simple_relation(&p, name)) {
-                        return Some(text);
+                    if let Some(relation) = pairs.and_then(|p| simple_relation(&p)) {
+                        return Some(Naming::Related(u, relation));
                     }
                 }
             }
@@ -486,11 +518,46 @@ impl<'a> Namer<'a> {
     }
 }
 
+/// How a varying dim is named.
+#[derive(Debug, Clone)]
+enum Naming {
+    /// A name of its own.
+    Plain(String),
+    /// A simple function of another varying dim's value (by its number).
+    Related(usize, Relation),
+}
+
+/// How one size follows from another in every run.
+#[derive(Debug, Clone, Copy)]
+enum Relation {
+    Plus(i64),
+    Times(i64),
+    FloorDiv(i64),
+}
+
+impl Relation {
+    fn render(self, name: &str) -> String {
+        let operand = if name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        {
+            name.to_string()
+        } else {
+            format!("({name})")
+        };
+        match self {
+            Relation::Plus(k) => plus_small_constant(name, &Dim::konst(k)).unwrap_or_default(),
+            Relation::Times(c) => format!("{c}*{operand}"),
+            Relation::FloorDiv(c) => format!("{operand} // {c}"),
+        }
+    }
+}
+
 /// How each first size follows from its second, the same way in every
-/// pair, written with `name` for the second: `2*name`, `name + 1`,
-/// `name // 2`. Numbers alone relate by chance (`4` and `7` are `2 + 2`
-/// and `5 + 2` of a batch of 2 and 5): some pair must relate symbols.
-fn simple_relation(pairs: &[(&Dim, &Dim)], name: &str) -> Option<String> {
+/// pair: `2*s`, `s + 1`, `s // 2`. Numbers alone relate by chance (`4`
+/// and `7` are `2 + 2` and `5 + 2` of a batch of 2 and 5): some pair must
+/// relate symbols.
+fn simple_relation(pairs: &[(&Dim, &Dim)]) -> Option<Relation> {
     if pairs.iter().all(|(_, base)| base.is_const()) {
         return None;
     }
@@ -500,30 +567,20 @@ fn simple_relation(pairs: &[(&Dim, &Dim)], name: &str) -> Option<String> {
             .iter()
             .all(|(mine, theirs)| f(theirs).is_some_and(|d| &d == *mine))
     };
-    let shown = |name: &str| {
-        if name
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-        {
-            name.to_string()
-        } else {
-            format!("({name})")
-        }
-    };
     if let Some(k) = first.sub(base).as_const()
         && k != 0
         && k.abs() <= 16
         && holds(&|d| Some(d.add(&Dim::konst(k))))
     {
-        return plus_small_constant(name, &Dim::konst(k));
+        return Some(Relation::Plus(k));
     }
     for c in 2..=16 {
-        let c = Dim::konst(c);
-        if holds(&|d| Some(d.mul(&c))) {
-            return Some(format!("{}*{}", c.as_const()?, shown(name)));
+        let factor = Dim::konst(c);
+        if holds(&|d| Some(d.mul(&factor))) {
+            return Some(Relation::Times(c));
         }
-        if holds(&|d| d.floordiv(&c)) {
-            return Some(format!("{} // {}", shown(name), c.as_const()?));
+        if holds(&|d| d.floordiv(&factor)) {
+            return Some(Relation::FloorDiv(c));
         }
     }
     None
@@ -583,10 +640,11 @@ pub(super) fn name_varying(namer: &mut Namer<'_>, infos: &mut [&mut TensorInfo])
     for info in infos {
         for dim in info.shape.iter_mut().flatten() {
             if let DimView::Symbol(s) = dim
-                && let Some(id) = s.strip_prefix(PENDING)
-                && let Ok(id) = id.parse::<usize>()
+                && let Some(mark) = s.strip_prefix(PENDING)
+                && let Some((id, scope)) = mark.split_once(':')
+                && let (Ok(id), Ok(scope)) = (id.parse::<usize>(), scope.parse::<usize>())
             {
-                *s = names[id].clone();
+                *s = namer.render(&names, id, scope);
             }
         }
     }
