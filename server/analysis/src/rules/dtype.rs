@@ -8,7 +8,46 @@ use crate::value::{DType, Value};
 /// a later group only counts where its category is higher, and a complex
 /// number makes a float result complex with parts as wide (`float16` with
 /// `1j` is `complex32`).
+///
+/// A tensor of unknown rank (`None`) may be 0-dim or not: the result is
+/// known when both cases give the same (`x * x`, an int64 `[*bs, 3]` times
+/// an int64 vector).
 pub(crate) fn promote(operands: &[(&Value, Option<usize>)]) -> Option<DType> {
+    let unknown: Vec<usize> = operands
+        .iter()
+        .enumerate()
+        .filter(|(_, (v, rank))| matches!(v, Value::Tensor(_)) && rank.is_none())
+        .map(|(i, _)| i)
+        .collect();
+    if unknown.is_empty() {
+        return promote_ranked(operands);
+    }
+    if unknown.len() > 4 {
+        return None;
+    }
+    let mut agreed: Option<DType> = None;
+    for case in 0..(1u32 << unknown.len()) {
+        let ranked: Vec<(&Value, Option<usize>)> = operands
+            .iter()
+            .enumerate()
+            .map(
+                |(i, (v, rank))| match unknown.iter().position(|u| *u == i) {
+                    Some(bit) => (*v, Some(((case >> bit) & 1) as usize)),
+                    None => (*v, *rank),
+                },
+            )
+            .collect();
+        let d = promote_ranked(&ranked)?;
+        if agreed.is_some_and(|a| a != d) {
+            return None;
+        }
+        agreed = Some(d);
+    }
+    agreed
+}
+
+/// `promote` with every tensor's rank known.
+fn promote_ranked(operands: &[(&Value, Option<usize>)]) -> Option<DType> {
     let mut dimensioned: Option<DType> = None;
     let mut zero_dim: Option<DType> = None;
     let mut wrapped: Option<DType> = None;
@@ -206,5 +245,46 @@ pub(crate) fn legacy_type_name(
         (Some(name), true) => format!("torch.cuda.{name}Tensor"),
         (None, false) => format!("CPU{}Type", torch_name(dtype)),
         (None, true) => format!("CUDA{}Type", torch_name(dtype)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::rules::meta::testing::TestMeta;
+
+    fn of(meta: &mut TestMeta, dtype: DType) -> Value {
+        let Value::Tensor(t) = meta.tensor(&[3]) else {
+            unreachable!("a test tensor is a tensor")
+        };
+        Value::Tensor(Rc::new(crate::value::Tensor {
+            dtype: Some(dtype),
+            ..(*t).clone()
+        }))
+    }
+
+    #[test]
+    fn unknown_rank_promotes_where_both_cases_agree() {
+        let mut meta = TestMeta::new();
+        let (i32_, i64_) = (of(&mut meta, DType::Int32), of(&mut meta, DType::Int64));
+        let (f32_, f64_) = (of(&mut meta, DType::Float32), of(&mut meta, DType::Float64));
+        // 0-dim or not, an int32 with an int64 vector is int64.
+        assert_eq!(
+            promote(&[(&i32_, None), (&i64_, Some(1))]),
+            Some(DType::Int64)
+        );
+        assert_eq!(
+            promote(&[(&f64_, None), (&f64_, None)]),
+            Some(DType::Float64)
+        );
+        // A 0-dim float64 leaves a float32 vector float32; a float64 with
+        // dims makes it float64: which, the rank decides.
+        assert_eq!(promote(&[(&f64_, None), (&f32_, Some(1))]), None);
+        assert_eq!(
+            promote(&[(&f32_, None), (&f64_, Some(1))]),
+            Some(DType::Float64)
+        );
     }
 }

@@ -296,11 +296,13 @@ pub(crate) fn tensor_attr(
             None => Value::Unknown,
         },
         "dtype" => t.dtype.map(Value::DType).unwrap_or(Value::Unknown),
+        // A device the analysis cannot tell is still a device: `p.to(x.device)`
+        // moves `p` and keeps its dtype.
         "device" => t
             .device
             .clone()
             .map(Value::Device)
-            .unwrap_or(Value::Unknown),
+            .unwrap_or_else(|| Value::Opaque(Rc::from("device"))),
         "is_cuda" => match &t.device {
             Some(Device::Cuda(_)) => Value::Bool(Some(true)),
             Some(Device::CudaOrCpu) | None => Value::Bool(None),
