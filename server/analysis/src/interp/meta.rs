@@ -143,6 +143,10 @@ impl Meta for Interp<'_> {
         self.recorder.made_up
     }
 
+    fn axis_named(&mut self, at: usize, name: &str, dim: &Dim) {
+        self.recorder.pattern_name(at, name, dim.clone());
+    }
+
     fn freeze_for_summary(&mut self, tensor: &Value) {
         self.summary_freeze_tensor(tensor)
     }

@@ -51,6 +51,12 @@ pub(super) struct Namer<'a> {
     local: Vec<FxHashMap<Dim, String>>,
     /// The ranges of the analysed file's functions, sorted by start.
     scopes: Vec<TextRange>,
+    /// Where the names of `local` are first bound (0: from the function's
+    /// start): a size is written as a name plus or times something only
+    /// after the name is bound (no `seq - 1` the line before `seq = …`).
+    bound_at: FxHashMap<(usize, String), usize>,
+    /// Where the site being merged starts.
+    site: usize,
     /// The function the site being merged is in (see `local`).
     scope: usize,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
@@ -85,6 +91,7 @@ impl<'a> Namer<'a> {
         scalars: &[ScalarSite],
         starts: &[usize],
         declared: &[(usize, String, Dim)],
+        patterns: &[(usize, String, Dim)],
         scopes: Vec<TextRange>,
     ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
@@ -125,6 +132,7 @@ impl<'a> Namer<'a> {
             .filter_map(|i| env.info(shapels_shapes::SymId(i)).map(|s| s.name.clone()))
             .collect();
         let mut local: Vec<FxHashMap<Dim, String>> = vec![FxHashMap::default(); scopes.len() + 1];
+        let mut bound_at: FxHashMap<(usize, String), usize> = FxHashMap::default();
         for (s, start) in assigned_first() {
             if !names_a_size(&s.name) {
                 continue;
@@ -149,6 +157,7 @@ impl<'a> Namer<'a> {
             local[scope]
                 .entry(first.clone())
                 .or_insert_with(|| s.name.clone());
+            bound_at.entry((scope, s.name.clone())).or_insert(*start);
         }
         // The names a generic function's annotations give its sizes
         // (`x: Float[Tensor, "batch token dim"]`) name them in it, also
@@ -165,9 +174,26 @@ impl<'a> Namer<'a> {
             {
                 continue;
             }
-            local[scope_of(&scopes, *start)]
-                .entry(resolved)
-                .or_insert_with(|| name.clone());
+            let scope = scope_of(&scopes, *start);
+            local[scope].entry(resolved).or_insert_with(|| name.clone());
+            bound_at.insert((scope, name.clone()), 0);
+        }
+        // The axes an einops pattern names (`'b n (h d) -> b h n d'`) name,
+        // in its function, the sizes nobody there named: a made-up size
+        // (`N` is `b`) or one the code computed (`h*w + 1` is `n`), not one
+        // a name already says (`heads` stays `heads`, not `h`).
+        for (start, name, dim) in patterns {
+            let resolved = env.resolve(dim);
+            let made_up = match resolved.as_sym() {
+                Some(id) => env.info(id).is_some_and(|i| i.weak && !i.anonymous),
+                None => !resolved.is_const(),
+            };
+            if !made_up || env.has_anonymous(&resolved) {
+                continue;
+            }
+            let scope = scope_of(&scopes, *start);
+            local[scope].entry(resolved).or_insert_with(|| name.clone());
+            bound_at.entry((scope, name.clone())).or_insert(*start);
         }
         Namer {
             env,
@@ -178,8 +204,10 @@ impl<'a> Namer<'a> {
             values,
             taken,
             local,
+            bound_at,
             scopes,
             scope: 0,
+            site: 0,
             heads: FxHashMap::default(),
             variadic_names: FxHashMap::default(),
             static_shapes: false,
@@ -196,6 +224,7 @@ impl<'a> Namer<'a> {
     /// of the function it is in.
     pub fn enter_site(&mut self, start: usize) {
         self.scope = scope_of(&self.scopes, start);
+        self.site = start;
     }
 
     /// The function a site at `start` is in.
@@ -255,10 +284,15 @@ impl<'a> Namer<'a> {
         if d.is_const() || local.len() > 32 {
             return None;
         }
+        let bound = |name: &String| {
+            self.bound_at
+                .get(&(self.scope, name.clone()))
+                .is_none_or(|at| *at <= self.site)
+        };
         // A named size and a constant (`num_patches + 1` for the class token).
         let mut shifted: Vec<String> = Vec::new();
         for (a, na) in local {
-            if a.is_const() {
+            if a.is_const() || !bound(na) {
                 continue;
             }
             if let Some(text) = plus_small_constant(na, &d.sub(a)) {
@@ -275,7 +309,7 @@ impl<'a> Namer<'a> {
         let mut shifted_products: Vec<String> = Vec::new();
         for (a, na) in local {
             for (b, nb) in local {
-                if na > nb || a.is_const() || b.is_const() {
+                if na > nb || a.is_const() || b.is_const() || !bound(na) || !bound(nb) {
                     continue;
                 }
                 let product = a.mul(b);

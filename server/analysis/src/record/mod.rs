@@ -281,6 +281,9 @@ pub(crate) struct Recorder {
     /// The sizes a generic function's annotations name, with where the
     /// function's parameters start: they name those sizes in it.
     declared_names: Vec<(usize, String, Dim)>,
+    /// The sizes einops patterns name (`n` of `'b n (h d)'`), with where
+    /// each pattern is written.
+    pattern_names: Vec<(usize, String, Dim)>,
     /// Per function (by where it starts), where the calls that ran it on
     /// inputs the analysis could read are, sorted (see `reached_from`).
     reached: FxHashMap<usize, Vec<usize>>,
@@ -312,6 +315,19 @@ impl Recorder {
                 .any(|(s, n, _)| *s == start && n == name)
         {
             self.declared_names.push((start, name.to_string(), dim));
+        }
+    }
+
+    /// A size an einops pattern written at `at` names (see `Meta::axis_named`).
+    pub fn pattern_name(&mut self, at: usize, name: &str, dim: Dim) {
+        if self.takes_site(&TextRange::new(at, at))
+            && self.pattern_names.len() < 4096
+            && !self
+                .pattern_names
+                .iter()
+                .any(|(s, n, d)| *s == at && n == name && *d == dim)
+        {
+            self.pattern_names.push((at, name.to_string(), dim));
         }
     }
 
@@ -598,6 +614,7 @@ impl Recorder {
             &self.scalars,
             &self.scalar_starts,
             &self.declared_names,
+            &self.pattern_names,
             scopes,
         );
 

@@ -423,6 +423,7 @@ fn transform(meta: &mut dyn Meta, name: &str, args: Args, range: TextRange, laye
         .collect();
     let call = Transform {
         name,
+        at: range.start,
         layer,
         operation: &operation,
         x: &x,
@@ -470,6 +471,8 @@ fn call_on_stacked(
 /// `reduce` by `operation` (`sum`, `mean`, …).
 struct Transform<'a> {
     name: &'a str,
+    /// Where the call is written.
+    at: usize,
     /// Applied by a layer (`Reduce`), whose reductions are torch's.
     layer: bool,
     operation: &'a str,
@@ -510,6 +513,14 @@ impl Transform<'_> {
         check_rank(&left, n_fixed, dims.len(), self.layer)?;
         let n_ellipsis = dims.len() - n_fixed;
         let (sizes, ellipsis_dims) = self.axis_sizes(meta, &left, &dims, n_ellipsis)?;
+        // A layer's pattern is written where it is built, not where it runs.
+        if !self.layer {
+            for name in left.names.iter().chain(&right.names) {
+                if let Some(d) = sizes.get(name.as_str()) {
+                    meta.axis_named(self.at, name, d);
+                }
+            }
+        }
         let Some(out) = output_dims(&right, &sizes, &ellipsis_dims) else {
             return Ok(Value::Unknown);
         };

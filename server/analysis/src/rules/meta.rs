@@ -144,6 +144,12 @@ pub(crate) trait Meta {
     fn lists_unsure(&self) -> bool;
     /// The run is one on inputs the analysis made up (library mode).
     fn made_up_run(&self) -> bool;
+    /// An einops pattern written at `at` names the axis of size `dim`
+    /// (`n` of `'b n (h d)'`): in the function there, a size nobody else
+    /// named is shown by that name.
+    fn axis_named(&mut self, at: usize, name: &str, dim: &Dim) {
+        let _ = (at, name, dim);
+    }
     /// `p.requires_grad_(False)` for a model summary.
     fn freeze_for_summary(&mut self, tensor: &Value);
     /// Call user code (a user module inside a torch container).
