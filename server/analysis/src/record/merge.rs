@@ -91,7 +91,7 @@ impl<'a> Namer<'a> {
         scalars: &[ScalarSite],
         starts: &[usize],
         declared: &[(usize, String, Dim)],
-        patterns: &[(usize, String, Dim)],
+        patterns: &[(usize, String, Dim, u32)],
         scopes: Vec<TextRange>,
     ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
@@ -182,8 +182,33 @@ impl<'a> Namer<'a> {
         // in its function, the sizes nobody there named: a made-up size
         // (`N` is `b`) or one the code computed (`h*w + 1` is `n`), not one
         // a name already says (`heads` stays `heads`, not `h`).
-        for (start, name, dim) in patterns {
+        // A name given two sizes (a pattern mapped over queries and keys
+        // of other lengths: `n` of each) names neither.
+        let mut sizes_named: FxHashMap<(usize, &str), FxHashSet<Dim>> = FxHashMap::default();
+        for (start, name, dim, _) in patterns {
+            sizes_named
+                .entry((scope_of(&scopes, *start), name.as_str()))
+                .or_default()
+                .insert(env.resolve(dim));
+        }
+        let ambiguous: FxHashSet<(usize, &str)> = sizes_named
+            .iter()
+            .filter(|(_, dims)| dims.len() > 1)
+            .map(|(key, _)| *key)
+            .collect();
+        for (start, name, dim, _) in patterns {
+            if ambiguous.contains(&(scope_of(&scopes, *start), name.as_str())) {
+                continue;
+            }
             let resolved = env.resolve(dim);
+            let scope = scope_of(&scopes, *start);
+            // A name the code there gives another size is that size's.
+            if local[scope]
+                .iter()
+                .any(|(d, n)| n == name && *d != resolved)
+            {
+                continue;
+            }
             let made_up = match resolved.as_sym() {
                 Some(id) => env.info(id).is_some_and(|i| i.weak && !i.anonymous),
                 None => !resolved.is_const(),
@@ -191,7 +216,6 @@ impl<'a> Namer<'a> {
             if !made_up || env.has_anonymous(&resolved) {
                 continue;
             }
-            let scope = scope_of(&scopes, *start);
             local[scope].entry(resolved).or_insert_with(|| name.clone());
             bound_at.entry((scope, name.clone())).or_insert(*start);
         }

@@ -282,8 +282,8 @@ pub(crate) struct Recorder {
     /// function's parameters start: they name those sizes in it.
     declared_names: Vec<(usize, String, Dim)>,
     /// The sizes einops patterns name (`n` of `'b n (h d)'`), with where
-    /// each pattern is written.
-    pattern_names: Vec<(usize, String, Dim)>,
+    /// each pattern is written and the call that ran it.
+    pattern_names: Vec<(usize, String, Dim, u32)>,
     /// Per function (by where it starts), where the calls that ran it on
     /// inputs the analysis could read are, sorted (see `reached_from`).
     reached: FxHashMap<usize, Vec<usize>>,
@@ -325,9 +325,10 @@ impl Recorder {
             && !self
                 .pattern_names
                 .iter()
-                .any(|(s, n, d)| *s == at && n == name && *d == dim)
+                .any(|(s, n, d, c)| *s == at && n == name && *d == dim && *c == self.call)
         {
-            self.pattern_names.push((at, name.to_string(), dim));
+            self.pattern_names
+                .push((at, name.to_string(), dim, self.call));
         }
     }
 
