@@ -514,6 +514,10 @@ impl<'a> Namer<'a> {
     /// small number, that one plus or minus a small number, or that one
     /// floor-divided by a small number.
     fn in_terms_of_named(&self, v: usize, names: &[Option<Naming>]) -> Option<Naming> {
+        // Quadratic in the varying dims, as `links` is.
+        if self.varying.len() > MAX_LINKED {
+            return None;
+        }
         let runs_of = |id: usize| self.varying[id].by_call.iter().filter(|r| r.len() >= 2);
         for mine in runs_of(v) {
             for (u, name) in names.iter().enumerate() {
