@@ -38,10 +38,11 @@ impl Interp<'_> {
             .cloned()
             .partition(|f| signature::instantiates_any(&f.def, &class_names));
         self.run_functions(factories);
-        // Models are usually defined after their parts: running the last
-        // class first reaches the parts through it, with shapes that relate,
-        // instead of analysing each part on its own.
-        let classes: Vec<Rc<Class>> = self.classes.iter().rev().cloned().collect();
+        // A model runs before its parts: running it first reaches the parts
+        // through it, with shapes that relate, instead of analysing each
+        // part on its own. Models are usually defined after their parts, so
+        // the last class goes first, unless another class builds it.
+        let classes = models_first(self.classes.iter().rev().cloned().collect());
         for class in classes {
             if self.out_of_budget() {
                 return;
@@ -346,4 +347,37 @@ impl Interp<'_> {
             self.diagnostics.truncate(before);
         }
     }
+}
+
+/// `classes` reordered so that a class another of them builds (in any of
+/// its methods, `self.encoder = Encoder(…)`) comes after that one, the
+/// given order kept otherwise (and where classes build each other).
+fn models_first(classes: Vec<Rc<Class>>) -> Vec<Rc<Class>> {
+    let names: Vec<Rc<str>> = classes.iter().map(|c| c.name.clone()).collect();
+    // Per class, the other classes it builds.
+    let builds: Vec<Vec<usize>> = classes
+        .iter()
+        .enumerate()
+        .map(|(i, class)| {
+            let mut built: Vec<usize> = Vec::new();
+            for value in class.attrs.borrow().values() {
+                if let Value::Function(f) = value {
+                    for j in signature::instantiated(&f.def, &names) {
+                        if j != i && !built.contains(&j) {
+                            built.push(j);
+                        }
+                    }
+                }
+            }
+            built
+        })
+        .collect();
+    let mut left: Vec<usize> = (0..classes.len()).collect();
+    let mut order: Vec<usize> = Vec::with_capacity(classes.len());
+    while !left.is_empty() {
+        let built_by_another = |c: usize| left.iter().any(|&o| o != c && builds[o].contains(&c));
+        let at = left.iter().position(|&c| !built_by_another(c)).unwrap_or(0);
+        order.push(left.remove(at));
+    }
+    order.into_iter().map(|i| classes[i].clone()).collect()
 }

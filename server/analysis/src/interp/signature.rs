@@ -331,6 +331,24 @@ pub(crate) fn instantiates_any(def: &FunctionDef, classes: &[std::rc::Rc<str>]) 
     found
 }
 
+/// Which of `classes` the function calls by name (builds), by index.
+pub(crate) fn instantiated(def: &FunctionDef, classes: &[std::rc::Rc<str>]) -> Vec<usize> {
+    let mut found: Vec<usize> = Vec::new();
+    let mut visit = |e: &Expr| {
+        if let ExprKind::Call { func, .. } = &e.kind
+            && let ExprKind::Name(n) = &func.kind
+            && let Some(i) = classes.iter().position(|c| **c == **n)
+            && !found.contains(&i)
+        {
+            found.push(i);
+        }
+    };
+    for stmt in &def.body {
+        walk_stmt(stmt, &mut visit);
+    }
+    found
+}
+
 /// Every `name: (dims)` stated in a comment among a function's first
 /// lines, in order, as written.
 pub(crate) fn shape_comments(text: &str) -> Vec<(String, Vec<String>)> {
