@@ -171,12 +171,22 @@ fn finish(
             &mut diagnostics,
         )
     };
+    // Whether a name is one the analysis made up for a size nobody named
+    // (`N`, `H`): a shape comment's own `N` is not that one. Asked only
+    // where a comment seems to put a name elsewhere, so a scan will do.
+    let env = &interp.env;
+    let made_up = |name: &str| {
+        (0..env.symbol_count() as u32)
+            .filter_map(|i| env.info(shapels_shapes::SymId(i)))
+            .any(|info| info.weak && !info.anonymous && (info.name == name || info.base == name))
+    };
     stated::claims::check_comments(
         interp.src,
         &scopes,
         &mut bindings,
         &mut diagnostics,
         &mut interp.reads.borrow_mut(),
+        &made_up,
     );
     let definitions = interp.public_definitions();
     interp.release_modules();

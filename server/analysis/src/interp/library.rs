@@ -133,6 +133,7 @@ impl Interp<'_> {
                     })
                     .collect();
                 let own = self.own_body(&method);
+                self.recorder.begin_entry_of_new_sites();
                 self.run_entry(&method, own, rerun, |interp| {
                     interp.run_on_instances(&method, &instances, &receivers, declared, false);
                 });

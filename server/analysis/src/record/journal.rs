@@ -296,14 +296,22 @@ impl Recorder {
     fn would_take(&self, r: &Recorded) -> bool {
         match r {
             Recorded::Binding(site, call, _) => {
-                self.sites[*site].hits.takes(self.only_new_sites, *call)
+                self.sites[*site]
+                    .hits
+                    .takes(self.only_new_sites, *call, self.new_sites_entry())
             }
             Recorded::Expression(start, end, call, _) => self
                 .exprs
                 .get(&(*start, *end))
-                .is_none_or(|runs| runs.takes(self.only_new_sites, *call)),
+                .is_none_or(|runs| runs.takes(self.only_new_sites, *call, self.new_sites_entry())),
             Recorded::Scalar(site, _) => {
-                takes_run(self.only_new_sites, self.scalars[*site].hits.len())
+                let site = &self.scalars[*site];
+                takes_run(
+                    self.only_new_sites,
+                    site.hits.len(),
+                    site.entry,
+                    self.new_sites_entry(),
+                )
             }
             Recorded::Reached(function, at) => self
                 .reached

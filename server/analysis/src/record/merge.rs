@@ -389,6 +389,34 @@ impl<'a> Namer<'a> {
         s
     }
 
+    /// Runs on made-up inputs of several objects (each construction of a
+    /// class) name their free sizes apart (`H`, `H_2`): where the runs'
+    /// sizes differ only in which made-up sizes they are made of, they are
+    /// one size for any input, shown by the names asked for (`2*H`).
+    fn made_up_alike<'d>(&self, dims: impl Iterator<Item = &'d Dim>) -> Option<String> {
+        let mut shown: Option<String> = None;
+        for d in dims {
+            let d = self.env.resolve(d);
+            let symbols = d.symbols();
+            if symbols.is_empty()
+                || !symbols
+                    .iter()
+                    .all(|s| self.env.info(*s).is_some_and(|i| i.weak && !i.anonymous))
+            {
+                return None;
+            }
+            let text = self
+                .env
+                .display_with(&d, &|id| self.env.info(id).map(|i| i.base.clone()));
+            match &shown {
+                Some(before) if *before != text => return None,
+                Some(_) => {}
+                None => shown = Some(text),
+            }
+        }
+        shown
+    }
+
     /// The number of the size as shown by the names of its symbols (the
     /// same for every site: the values by which varying dims are
     /// compared).
@@ -577,6 +605,9 @@ pub(super) fn merge(
                             // With static shapes there are no symbols for
                             // sizes that vary between runs, as in torch.
                             DimView::Unknown
+                        } else if let Some(free) = namer.made_up_alike(shapes.iter().map(|s| &s[i]))
+                        {
+                            DimView::Symbol(free)
                         } else {
                             DimView::Symbol(namer.name(column, calls))
                         }

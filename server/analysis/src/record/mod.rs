@@ -71,10 +71,17 @@ struct Runs {
     /// (`x: Float[Tensor, "b t d"]`): its run on inputs of the declared
     /// shapes says what the lines hold, whatever the calls pass.
     generic: bool,
+    /// The entry of library mode that recorded its first run while only
+    /// new sites recorded (0: another): that entry's further runs (a
+    /// loop's turns) are taken too.
+    entry: u32,
 }
 
 impl Runs {
-    fn push(&mut self, tensor: Rc<Tensor>, call: u32) {
+    fn push(&mut self, tensor: Rc<Tensor>, call: u32, entry: u32) {
+        if self.counts[RunKind::Read as usize] + self.counts[RunKind::MadeUp as usize] == 0 {
+            self.entry = entry;
+        }
         self.counts[RunKind::of(call) as usize] += 1;
         self.declared += usize::from(call & DECLARED_CALL != 0);
         self.tensors.push(tensor);
@@ -89,7 +96,7 @@ impl Runs {
     /// Whether it takes one more run of `call`'s kind: up to `MAX_HITS` of
     /// each kind, and while only new sites record, only when no run that
     /// could read its inputs recorded here yet.
-    fn takes(&self, only_new_sites: bool, call: u32) -> bool {
+    fn takes(&self, only_new_sites: bool, call: u32, entry: u32) -> bool {
         if self.full(call) {
             return false;
         }
@@ -102,6 +109,7 @@ impl Runs {
             return self.declared == 0;
         }
         self.counts[RunKind::Read as usize] + self.counts[RunKind::MadeUp as usize] == 0
+            || (entry != 0 && self.entry == entry)
     }
 
     /// The runs that say what the site holds (see `RunKind`), as
@@ -137,7 +145,7 @@ impl Runs {
             let mut rest = Runs::default();
             for (t, c) in self.tensors.iter().zip(&self.calls) {
                 if c & DECLARED_CALL == 0 {
-                    rest.push(t.clone(), *c);
+                    rest.push(t.clone(), *c, 0);
                 }
             }
             return rest.telling(read_unknown);
@@ -216,6 +224,8 @@ struct ScalarSite {
     /// A function's parameter, not an assignment: a name the code chose for
     /// a size it computes is the better name where both fit.
     param: bool,
+    /// As `Runs::entry`.
+    entry: u32,
 }
 
 #[derive(Default)]
@@ -260,6 +270,9 @@ pub(crate) struct Recorder {
     /// its lines hold in general, and a second made-up run would only blur
     /// it (`T` and `T_2` become a nameless size).
     pub only_new_sites: bool,
+    /// Library mode's entries while only new sites record, numbered from 1
+    /// (see `begin_entry_of_new_sites`).
+    entries_of_new_sites: u32,
     /// Tensor-valued expressions are recorded (for hover); when not, only
     /// bindings are.
     pub expressions: bool,
@@ -329,6 +342,22 @@ impl Recorder {
         {
             self.pattern_names
                 .push((at, name.to_string(), dim, self.call));
+        }
+    }
+
+    /// Library mode runs another method while only new sites record: the
+    /// sites it records first take all its runs (a loop's turns), not the
+    /// first alone.
+    pub fn begin_entry_of_new_sites(&mut self) {
+        self.entries_of_new_sites += 1;
+    }
+
+    /// The entry that records now while only new sites do, or 0.
+    fn new_sites_entry(&self) -> u32 {
+        if self.only_new_sites {
+            self.entries_of_new_sites
+        } else {
+            0
         }
     }
 
@@ -437,10 +466,10 @@ impl Recorder {
         if self.deferring > 0 {
             return;
         }
-        let only_new = self.only_new_sites;
+        let (only_new, entry) = (self.only_new_sites, self.new_sites_entry());
         let site = &mut self.sites[site];
-        if site.hits.takes(only_new, call) {
-            site.hits.push(tensor, call);
+        if site.hits.takes(only_new, call, entry) {
+            site.hits.push(tensor, call, entry);
         }
     }
 
@@ -513,14 +542,14 @@ impl Recorder {
         if self.deferring > 0 {
             return;
         }
-        let only_new = self.only_new_sites;
+        let (only_new, entry) = (self.only_new_sites, self.new_sites_entry());
         let generic = !self.generic_bodies.is_empty() && self.in_generic(start);
         let hits = self.exprs.entry((start, end)).or_insert_with(|| Runs {
             generic,
             ..Runs::default()
         });
-        if hits.takes(only_new, call) {
-            hits.push(tensor, call);
+        if hits.takes(only_new, call, entry) {
+            hits.push(tensor, call, entry);
         }
     }
 
@@ -540,6 +569,7 @@ impl Recorder {
                     hits: Vec::new(),
                     own: Vec::new(),
                     param,
+                    entry: 0,
                 });
                 self.scalars.len() - 1
             }
@@ -552,9 +582,12 @@ impl Recorder {
         if self.deferring > 0 {
             return;
         }
-        let only_new = self.only_new_sites;
+        let (only_new, entry) = (self.only_new_sites, self.new_sites_entry());
         let site = &mut self.scalars[site];
-        if takes_run(only_new, site.hits.len()) {
+        if takes_run(only_new, site.hits.len(), site.entry, entry) {
+            if site.hits.is_empty() {
+                site.entry = entry;
+            }
             site.hits.push(value);
             site.own.push(self.own_only.is_some());
         }
@@ -768,6 +801,6 @@ impl Recorder {
 
 /// Whether a site that holds `held` runs takes one more: up to `MAX_HITS`,
 /// and only an empty site while only new sites record.
-fn takes_run(only_new_sites: bool, held: usize) -> bool {
-    held < MAX_HITS && !(only_new_sites && held > 0)
+fn takes_run(only_new_sites: bool, held: usize, site_entry: u32, entry: u32) -> bool {
+    held < MAX_HITS && (!(only_new_sites && held > 0) || (entry != 0 && site_entry == entry))
 }

@@ -19,17 +19,21 @@ use crate::report::{Binding, BindingKind, Diagnostic, DimView, Fix, Related, Sev
 
 /// Why an inferred shape is not the stated one, if it is not.
 pub(crate) fn contradiction(claim: &StatedShape, inferred: &[DimView]) -> Option<String> {
-    contradiction_in(claim, inferred, true)
+    contradiction_in(claim, inferred, true, &|_| false)
 }
 
 /// `contradiction`; without `fixed_sizes`, a size the comment writes as a
 /// number is not compared with a known one: inside a function, a known
 /// size may be one call's (`# [n, 256, C]` in a model its one caller
 /// builds with 4 levels), and the comment the function's in general.
+/// A name `made_up` says the analysis made up (`N` of an input nobody
+/// sized) is no name of the code's: a comment's `N` elsewhere does not
+/// contradict it.
 fn contradiction_in(
     claim: &StatedShape,
     inferred: &[DimView],
     fixed_sizes: bool,
+    made_up: &dyn Fn(&str) -> bool,
 ) -> Option<String> {
     if inferred.iter().any(|d| matches!(d, DimView::Variadic(_))) {
         return None;
@@ -79,7 +83,7 @@ fn contradiction_in(
         if !fixed_sizes && matches!(stated, StatedDim::Size(_) | StatedDim::Expr(_)) {
             continue;
         }
-        if let Some(why) = dim_contradiction(i, stated, dim, &pairs, &mut sizes) {
+        if let Some(why) = dim_contradiction(i, stated, dim, &pairs, &mut sizes, made_up) {
             return Some(why);
         }
     }
@@ -93,10 +97,11 @@ fn dim_contradiction<'a>(
     dim: &DimView,
     pairs: &[(usize, &'a StatedDim, &DimView)],
     sizes: &mut FxHashMap<&'a str, i64>,
+    made_up: &dyn Fn(&str) -> bool,
 ) -> Option<String> {
     match (stated, dim) {
         (StatedDim::Broadcast(_), DimView::Known(1)) => None,
-        (StatedDim::Broadcast(inner), _) => dim_contradiction(i, inner, dim, pairs, sizes),
+        (StatedDim::Broadcast(inner), _) => dim_contradiction(i, inner, dim, pairs, sizes, made_up),
         (StatedDim::Size(n), DimView::Known(m)) if n != m => {
             Some(format!("dim {i} is {m}, not {n}"))
         }
@@ -109,7 +114,7 @@ fn dim_contradiction<'a>(
                 None
             }
         },
-        (StatedDim::Name(name), DimView::Symbol(s)) if s != name => {
+        (StatedDim::Name(name), DimView::Symbol(s)) if s != name && !made_up(name) => {
             // The code's own name for another dim written here: the dims
             // are not where the comment says.
             let elsewhere = pairs.iter().find(|(j, c, d)| {
@@ -199,6 +204,7 @@ pub(crate) fn check_comments(
     bindings: &mut [Binding],
     diagnostics: &mut Vec<Diagnostic>,
     reads: &mut TextReads,
+    made_up: &dyn Fn(&str) -> bool,
 ) {
     let comments = comment_lines(src);
     reads.stated_comments(key_of(src, &comments));
@@ -250,6 +256,7 @@ pub(crate) fn check_comments(
                     binding,
                     !in_function,
                     diagnostics,
+                    made_up,
                 ) {
                     let names = comment_names(&claim.shape, binding);
                     bindings[i].tensor.notes.extend(names);
@@ -292,11 +299,12 @@ fn check_one(
     binding: &Binding,
     fixed_sizes: bool,
     diagnostics: &mut Vec<Diagnostic>,
+    made_up: &dyn Fn(&str) -> bool,
 ) -> bool {
     let Some(inferred) = &binding.tensor.shape else {
         return false;
     };
-    let Some(why) = contradiction_in(&claim.shape, inferred, fixed_sizes) else {
+    let Some(why) = contradiction_in(&claim.shape, inferred, fixed_sizes, made_up) else {
         return false;
     };
     let span = comment_at + claim.span.start..comment_at + claim.span.end;
