@@ -96,7 +96,7 @@ impl<'a> Namer<'a> {
         scalars: &[ScalarSite],
         starts: &[usize],
         declared: &[(usize, String, Dim)],
-        patterns: &[(usize, String, Dim, u32)],
+        patterns: &[(usize, String, Dim)],
         scopes: Vec<TextRange>,
     ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
@@ -190,7 +190,7 @@ impl<'a> Namer<'a> {
         // A name given two sizes (a pattern mapped over queries and keys
         // of other lengths: `n` of each) names neither.
         let mut sizes_named: FxHashMap<(usize, &str), FxHashSet<Dim>> = FxHashMap::default();
-        for (start, name, dim, _) in patterns {
+        for (start, name, dim) in patterns {
             sizes_named
                 .entry((scope_of(&scopes, *start), name.as_str()))
                 .or_default()
@@ -201,7 +201,7 @@ impl<'a> Namer<'a> {
             .filter(|(_, dims)| dims.len() > 1)
             .map(|(key, _)| *key)
             .collect();
-        for (start, name, dim, _) in patterns {
+        for (start, name, dim) in patterns {
             if ambiguous.contains(&(scope_of(&scopes, *start), name.as_str())) {
                 continue;
             }

@@ -5,7 +5,7 @@
 //! run is recorded with the call of a user function it was made in, so that
 //! dims of different lines can be compared call by call.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::rc::Rc;
 
 use shapels_shapes::{Dim, ShapeEnv};
@@ -295,8 +295,9 @@ pub(crate) struct Recorder {
     /// function's parameters start: they name those sizes in it.
     declared_names: Vec<(usize, String, Dim)>,
     /// The sizes einops patterns name (`n` of `'b n (h d)'`), with where
-    /// each pattern is written and the call that ran it.
-    pattern_names: Vec<(usize, String, Dim, u32)>,
+    /// each pattern is written, in the order met, each once.
+    pattern_names: Vec<(usize, String, Dim)>,
+    pattern_names_seen: FxHashSet<(usize, String, Dim)>,
     /// Per function (by where it starts), where the calls that ran it on
     /// inputs the analysis could read are, sorted (see `reached_from`).
     reached: FxHashMap<usize, Vec<usize>>,
@@ -335,13 +336,11 @@ impl Recorder {
     pub fn pattern_name(&mut self, at: usize, name: &str, dim: Dim) {
         if self.takes_site(&TextRange::new(at, at))
             && self.pattern_names.len() < 4096
-            && !self
-                .pattern_names
-                .iter()
-                .any(|(s, n, d, c)| *s == at && n == name && *d == dim && *c == self.call)
+            && self
+                .pattern_names_seen
+                .insert((at, name.to_string(), dim.clone()))
         {
-            self.pattern_names
-                .push((at, name.to_string(), dim, self.call));
+            self.pattern_names.push((at, name.to_string(), dim));
         }
     }
 
