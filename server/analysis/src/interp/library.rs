@@ -354,6 +354,9 @@ impl Interp<'_> {
 /// its methods, `self.encoder = Encoder(…)`) comes after that one, the
 /// given order kept otherwise (and where classes build each other).
 fn models_first(classes: Vec<Rc<Class>>) -> Vec<Rc<Class>> {
+    if classes.len() < 2 {
+        return classes;
+    }
     let names: Vec<Rc<str>> = classes.iter().map(|c| c.name.clone()).collect();
     // Per class, the other classes it builds.
     let builds: Vec<Vec<usize>> = classes

@@ -316,19 +316,7 @@ pub(crate) fn dim_params(def: &FunctionDef) -> Vec<String> {
 
 /// Whether the function calls one of the named classes (a model factory).
 pub(crate) fn instantiates_any(def: &FunctionDef, classes: &[std::rc::Rc<str>]) -> bool {
-    let mut found = false;
-    let mut visit = |e: &Expr| {
-        if let ExprKind::Call { func, .. } = &e.kind
-            && let ExprKind::Name(n) = &func.kind
-            && classes.iter().any(|c| **c == **n)
-        {
-            found = true;
-        }
-    };
-    for stmt in &def.body {
-        walk_stmt(stmt, &mut visit);
-    }
-    found
+    !instantiated(def, classes).is_empty()
 }
 
 /// Which of `classes` the function calls by name (builds), by index.

@@ -95,7 +95,8 @@ impl Runs {
 
     /// Whether it takes one more run of `call`'s kind: up to `MAX_HITS` of
     /// each kind, and while only new sites record, only when no run that
-    /// could read its inputs recorded here yet.
+    /// could read its inputs recorded here yet, or the runs here are the
+    /// `entry`'s own (see `Recorder::begin_entry_of_new_sites`).
     fn takes(&self, only_new_sites: bool, call: u32, entry: u32) -> bool {
         if self.full(call) {
             return false;
