@@ -139,6 +139,7 @@ const FACTORIES: &[&str] = &[
     "manual_seed",
     "randperm",
     "Size",
+    "from_numpy",
 ];
 
 impl Interp<'_> {
@@ -146,6 +147,8 @@ impl Interp<'_> {
     pub(crate) fn tensor_params(&self, def: &FunctionDef) -> Vec<String> {
         let names: Vec<&str> = def.params.iter().map(|p| p.name.id.as_str()).collect();
         let mut found: Vec<String> = Vec::new();
+        let derived = array_locals(&def.body);
+        let mut arrays: Vec<String> = Vec::new();
         let mut visit = |e: &Expr| {
             let mut mark = |inner: &Expr| {
                 if let ExprKind::Name(n) = &inner.kind
@@ -155,6 +158,10 @@ impl Interp<'_> {
                     found.push(n.clone());
                 }
             };
+            // Arrays reaching a torch op (`torch.sum(w * (t[..., 1:] -
+            // t[..., :-1]))`) are tensors: numpy arrays are refused there.
+            // Their methods say less: numpy has `.sum()` too.
+            let mut mark_arrays = |inner: &Expr| array_names(inner, &derived, &mut arrays);
             match &e.kind {
                 ExprKind::Attribute { value, attr }
                     if TENSOR_MEMBERS.contains(&attr.id.as_str()) =>
@@ -192,6 +199,13 @@ impl Interp<'_> {
                     {
                         mark(first);
                     }
+                    if torch_op {
+                        for a in args {
+                            if let Arg::Positional(e) = a {
+                                mark_arrays(e);
+                            }
+                        }
+                    }
                     if callee.ends_with("einsum") {
                         for a in args.iter().skip(1) {
                             if let Arg::Positional(e) = a {
@@ -205,6 +219,11 @@ impl Interp<'_> {
         };
         for stmt in &def.body {
             walk_stmt(stmt, &mut visit);
+        }
+        for n in arrays {
+            if names.contains(&n.as_str()) && !found.contains(&n) {
+                found.push(n);
+            }
         }
         // A parameter the body calls (`model(x)`) or uses as a module
         // (`model.eval()`) is not a tensor, whatever else it shares with
@@ -403,6 +422,103 @@ pub(crate) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Whether a subscript's index can only index an array: an `...`, a new
+/// axis, or a slice among several indices (`t[..., 1:]`, `x[:, None]`,
+/// `x[:, 0]`). A dict's tuple key (`cache[layer, step]`) is none of these.
+fn indexes_an_array(index: &[Expr]) -> bool {
+    index.iter().any(|i| {
+        matches!(i.kind, ExprKind::Ellipsis | ExprKind::NoneLit)
+            || (index.len() > 1 && matches!(i.kind, ExprKind::Slice { .. }))
+    })
+}
+
+/// Names an expression indexes as arrays on its way into an op, through
+/// arithmetic and tensor methods: `t` in `(t[..., 1:] + t[..., :-1]) / 2`.
+/// A local made from such indexing (`derived`) stands for the names it was
+/// made from. A bare name in the arithmetic says nothing: it may be a
+/// number (`alpha * x`).
+fn array_names(e: &Expr, derived: &FxHashMap<String, Vec<String>>, out: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Name(n) => {
+            if let Some(sources) = derived.get(n) {
+                out.extend(sources.iter().cloned());
+            }
+        }
+        ExprKind::Subscript { value, index } => {
+            if let ExprKind::Name(n) = &value.kind
+                && indexes_an_array(index)
+            {
+                out.push(n.clone());
+            }
+            array_names(value, derived, out);
+        }
+        ExprKind::BinOp { left, right, .. } => {
+            array_names(left, derived, out);
+            array_names(right, derived, out);
+        }
+        ExprKind::UnaryOp { operand, .. } => array_names(operand, derived, out),
+        ExprKind::Call { func, .. } => {
+            if let ExprKind::Attribute { value, attr } = &func.kind
+                && TENSOR_MEMBERS.contains(&attr.id.as_str())
+            {
+                array_names(value, derived, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Locals a function makes by indexing arrays (`ut = (t[..., 1:] + t[...,
+/// :-1]) / 2`), each with the names it was made from, so that `ut` reaching
+/// a tensor op says `t` is a tensor.
+fn array_locals(body: &[Stmt]) -> FxHashMap<String, Vec<String>> {
+    let mut derived: FxHashMap<String, Vec<String>> = FxHashMap::default();
+    fn visit(body: &[Stmt], derived: &mut FxHashMap<String, Vec<String>>) {
+        for stmt in body {
+            match &stmt.kind {
+                StmtKind::Assign {
+                    targets,
+                    value: Some(value),
+                    ..
+                } if targets.len() == 1 => {
+                    if let ExprKind::Name(n) = &targets[0].kind {
+                        let mut sources = Vec::new();
+                        array_names(value, derived, &mut sources);
+                        if !sources.is_empty() {
+                            sources.sort();
+                            sources.dedup();
+                            derived.entry(n.clone()).or_default().extend(sources);
+                        }
+                    }
+                }
+                StmtKind::If { body, orelse, .. }
+                | StmtKind::While { body, orelse, .. }
+                | StmtKind::For { body, orelse, .. } => {
+                    visit(body, derived);
+                    visit(orelse, derived);
+                }
+                StmtKind::With { body, .. } => visit(body, derived),
+                StmtKind::Try {
+                    body,
+                    handlers,
+                    orelse,
+                    finalbody,
+                } => {
+                    visit(body, derived);
+                    for h in handlers {
+                        visit(&h.body, derived);
+                    }
+                    visit(orelse, derived);
+                    visit(finalbody, derived);
+                }
+                _ => {}
+            }
+        }
+    }
+    visit(body, &mut derived);
+    derived
 }
 
 /// Visit every expression of a statement, nested blocks included.
