@@ -117,7 +117,16 @@ impl Interp<'_> {
             }
             return;
         };
-        let imported = self.import_target(&target, dotted, stmt);
+        // Python runs a package before its modules (`from a.b import c`
+        // runs `a`, then `a.b`): a module's top level then sees its
+        // package as it always does, whichever module was imported first.
+        let chained = (level == 0 && dotted.contains('.'))
+            .then(|| self.import_chain(importer, dotted, stmt))
+            .flatten();
+        let imported = match chained {
+            Some((_, last)) => last,
+            None => self.import_target(&target, dotted, stmt),
+        };
         let Value::Module(ns) = imported else {
             for alias in names.iter().filter(|a| a.name != "*") {
                 self.bind_name(bound_name(alias), Value::Unknown);
@@ -227,7 +236,8 @@ impl Interp<'_> {
             return Value::Module(ns.clone());
         }
         if let Target::Module(id) = target
-            && let Some(ns) = self.modules.executed(*id)
+            && let Some((ns, cost)) = self.modules.executed(*id)
+            && self.charge_kept(&cost)
         {
             self.sys_modules.insert(key, ns.clone());
             return Value::Module(ns);
@@ -277,8 +287,22 @@ impl Interp<'_> {
         let outer_steps = std::mem::replace(&mut self.module_steps, 0);
         let outer_spent = self.floor_when_spent.take();
         let written_mark = crate::mutation::written_mark();
+        let paid_mark = self.imports_paid.len();
+        let paid_before = self.imports_paid_set.contains(&id);
         let _ = self.exec_block(&loaded.module.body);
         let own_steps = std::mem::replace(&mut self.module_steps, outer_steps);
+        // A module a kept namespace's cost already paid for (it ran inside
+        // that module's first run) costs nothing more.
+        if paid_before {
+            self.import_steps = self.import_steps.saturating_sub(own_steps);
+        } else {
+            self.imports_paid_set.insert(id);
+            self.imports_paid.push((id, own_steps));
+        }
+        let mut cost = self.imports_paid[paid_mark..].to_vec();
+        if paid_before {
+            cost.push((id, own_steps));
+        }
         let spent = std::mem::replace(&mut self.floor_when_spent, outer_spent);
         let floor = self.cut_floor;
         self.cut_floor = outer_floor.min(floor);
@@ -320,9 +344,31 @@ impl Interp<'_> {
             ns.shared.set(true);
             let written = crate::mutation::written_since(written_mark);
             self.modules
-                .keep_executed(id, ns.clone(), shareable, &written);
+                .keep_executed(id, ns.clone(), cost.into(), shareable, &written);
         }
         Value::Module(ns)
+    }
+
+    /// Charges a kept module's cost (see `ImportCost`): the steps of the
+    /// modules in it this analysis has not paid for. False, charging
+    /// nothing, when they would overrun the import budget: the module then
+    /// runs again and stops where a first run would have.
+    fn charge_kept(&mut self, cost: &[(u32, u64)]) -> bool {
+        let unpaid: u64 = cost
+            .iter()
+            .filter(|(file, _)| !self.imports_paid_set.contains(file))
+            .map(|(_, steps)| steps)
+            .sum();
+        if self.import_steps + unpaid > super::IMPORT_BUDGET {
+            return false;
+        }
+        self.import_steps += unpaid;
+        for &(file, steps) in cost {
+            if self.imports_paid_set.insert(file) {
+                self.imports_paid.push((file, steps));
+            }
+        }
+        true
     }
 
     /// The definitions noted, once per name written, as the result gives them.

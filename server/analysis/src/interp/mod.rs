@@ -190,6 +190,11 @@ pub(crate) struct Interp<'s> {
     pub foreign_steps: u64,
     /// Steps taken running imported modules' top levels.
     pub import_steps: u64,
+    /// The modules whose top levels this analysis ran or was charged for,
+    /// in the order each finished, with the steps of its own top level
+    /// (see `ImportCost`).
+    pub imports_paid: Vec<(u32, u64)>,
+    pub imports_paid_set: FxHashSet<u32>,
     /// The steps of the module top level running now, its imports apart.
     pub module_steps: u64,
     /// How many module top levels are running (nested imports).
@@ -407,6 +412,8 @@ impl<'s> Interp<'s> {
             steps: 0,
             foreign_steps: 0,
             import_steps: 0,
+            imports_paid: Vec::new(),
+            imports_paid_set: FxHashSet::default(),
             module_steps: 0,
             importing: 0,
             budget: step_budget(src.len()),

@@ -32,9 +32,17 @@ pub(crate) type Executed = Rc<RefCell<Kept>>;
 #[derive(Default)]
 pub(crate) struct Kept {
     /// By module version and closure key.
-    namespaces: FxHashMap<(u32, u64), Rc<ModuleNs>>,
+    namespaces: FxHashMap<(u32, u64), (Rc<ModuleNs>, ImportCost)>,
     snapshots: Snapshots,
 }
+
+/// What running a module's top level cost an analysis: the module and
+/// every module its run imported first, each with the steps of its own
+/// top level. An analysis given the kept namespace is charged these steps
+/// (those of modules it has not paid for yet), so that the import budget
+/// runs out where it would have had the module run again: which analysis
+/// on a thread ran a module first does not change what later ones show.
+pub(crate) type ImportCost = Rc<[(u32, u64)]>;
 
 impl std::fmt::Debug for Kept {
     // Namespaces point back at themselves through their functions.
@@ -44,7 +52,7 @@ impl std::fmt::Debug for Kept {
 }
 
 impl Kept {
-    pub(crate) fn get(&self, key: &(u32, u64)) -> Option<Rc<ModuleNs>> {
+    pub(crate) fn get(&self, key: &(u32, u64)) -> Option<(Rc<ModuleNs>, ImportCost)> {
         self.namespaces.get(key).cloned()
     }
 
@@ -137,7 +145,7 @@ fn own_key(graph: &ModuleGraph, m: u32) -> OwnKey {
 /// Forgets every kept namespace, breaking the cycles between them (a
 /// module's globals hold the modules it imports, which may import it).
 pub(super) fn clear(executed: &Executed) {
-    for ns in executed.borrow().namespaces.values() {
+    for (ns, _) in executed.borrow().namespaces.values() {
         ns.globals.borrow_mut().clear();
     }
     let mut kept = executed.borrow_mut();
@@ -151,6 +159,7 @@ pub(super) fn keep(
     executed: &Executed,
     key: (u32, u64),
     ns: Rc<ModuleNs>,
+    cost: ImportCost,
     reached: Vec<Reached>,
     written: &[usize],
 ) {
@@ -158,7 +167,7 @@ pub(super) fn keep(
         clear(executed);
     }
     let mut kept = executed.borrow_mut();
-    kept.namespaces.insert(key, ns);
+    kept.namespaces.insert(key, (ns, cost));
     kept.snapshots.refresh(written);
     kept.snapshots.take(reached);
 }

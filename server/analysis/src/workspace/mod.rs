@@ -341,7 +341,10 @@ impl ModuleGraph {
 
     /// The namespace an earlier analysis got from running module `id`'s
     /// top level with the same imports, if kept.
-    pub(crate) fn executed(&self, id: u32) -> Option<Rc<crate::value::ModuleNs>> {
+    pub(crate) fn executed(
+        &self,
+        id: u32,
+    ) -> Option<(Rc<crate::value::ModuleNs>, executed::ImportCost)> {
         let key = (id, self.closure_key(id));
         self.executed.as_ref()?.borrow().get(&key)
     }
@@ -361,6 +364,7 @@ impl ModuleGraph {
         &self,
         id: u32,
         ns: Rc<crate::value::ModuleNs>,
+        cost: executed::ImportCost,
         shareable: executed::Shareable,
         written: &[usize],
     ) {
@@ -369,6 +373,7 @@ impl ModuleGraph {
                 executed,
                 (id, self.closure_key(id)),
                 ns,
+                cost,
                 shareable.0,
                 written,
             );

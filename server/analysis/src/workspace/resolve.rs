@@ -148,6 +148,15 @@ impl Finder<'_> {
                     Found::Namespace(_) => spec.level > 0 || !submodules.is_empty(),
                 };
                 if keep {
+                    // `from a.b import c` runs `a` and `a.b` first, as
+                    // `import a.b` does: each prefix is a module.
+                    if spec.level == 0 && matches!(found, Found::File(_)) {
+                        let parts: Vec<&str> = spec.module.split('.').collect();
+                        let chain = self.chain(&spec.module);
+                        for (i, prefix) in chain.into_iter().enumerate().take(parts.len() - 1) {
+                            add(&mut out, (0, parts[..=i].join(".")), prefix);
+                        }
+                    }
                     add(&mut out, (spec.level, spec.module.clone()), found);
                     for (key, sub) in submodules {
                         add(&mut out, key, sub);

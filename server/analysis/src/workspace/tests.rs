@@ -566,3 +566,73 @@ fn a_kept_top_level_that_registers_in_another_module_keeps_its_entry() {
         assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), first);
     }
 }
+
+#[test]
+fn a_package_runs_before_the_module_imported_from_it() {
+    // `from pkg.layers import SIZE` runs `pkg/__init__.py` first, as
+    // Python does; it sets the size `layers.py` then reads from `config`.
+    let fs = Memory::new(&[
+        (
+            "/proj/main.py",
+            "import torch\nfrom pkg.layers import SIZE\nx = torch.zeros(SIZE)\n",
+        ),
+        (
+            "/proj/pkg/__init__.py",
+            "from pkg import config\nconfig.SIZE = 5\n",
+        ),
+        ("/proj/pkg/config.py", "SIZE = 4\n"),
+        ("/proj/pkg/layers.py", "from pkg.config import SIZE\n"),
+    ]);
+    let graph = graph_of(&fs, "/proj/main.py", &[]);
+    assert_eq!(
+        named(&graph, 0, "pkg").as_deref(),
+        Some("/proj/pkg/__init__.py")
+    );
+    assert_eq!(
+        bindings_with(&fs, "/proj/main.py", &mut ModuleCache::new()),
+        ["x [5]"]
+    );
+}
+
+/// A module whose top level stops at its own budget: it costs an importer
+/// that many steps of the import budget.
+fn heavy_module(width: usize) -> String {
+    format!(
+        "WIDTH = {width}\nj = 1\nfor a in range(64):\n    for b in range(64):\n        for c in range(64):\n            j = j * 2 % 7 + c\n"
+    )
+}
+
+#[test]
+fn a_kept_module_costs_what_running_it_costs() {
+    // Twelve top levels that each spend a module's budget overrun the
+    // import budget: the last ones imported are cut. An analysis after one
+    // that kept the modules is charged their steps all the same, so it
+    // cuts the same ones: which file a thread analysed first changes
+    // nothing.
+    let mut files: Vec<(String, String)> = (0..12)
+        .map(|i| (format!("/proj/heavy{i}.py"), heavy_module(i + 1)))
+        .collect();
+    let imports: String = (0..12)
+        .map(|i| format!("from heavy{i} import WIDTH as w{i}\n"))
+        .collect();
+    let uses: String = (0..12)
+        .map(|i| format!("x{i} = torch.zeros(w{i})\n"))
+        .collect();
+    files.push((
+        "/proj/main.py".into(),
+        format!("import torch\n{imports}{uses}"),
+    ));
+    files.push(("/proj/first.py".into(), format!("{imports}")));
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let fs = Memory::new(&refs);
+    let fresh = bindings_with(&fs, "/proj/main.py", &mut ModuleCache::new());
+    assert!(fresh.contains(&"x0 [1]".to_string()), "{fresh:?}");
+    assert!(fresh.contains(&"x11 [...]".to_string()), "{fresh:?}");
+    let mut cache = ModuleCache::new();
+    let _ = bindings_with(&fs, "/proj/first.py", &mut cache);
+    assert!(cache.executed().borrow().len() >= 9, "most are kept");
+    assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
+}

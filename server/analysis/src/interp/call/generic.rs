@@ -133,6 +133,15 @@ impl Interp<'_> {
                 if of_a_class {
                     break 'value Value::Opaque(Rc::from(param.name.id.as_str()));
                 }
+                // `messages: list[Message]`, `xs: List[Tensor]`: a container,
+                // whatever the body hands it to (`self.template(messages)`).
+                let container = param
+                    .annotation
+                    .as_ref()
+                    .is_some_and(|a| names_a_container(self.text(&a.range)));
+                if container {
+                    break 'value Value::Opaque(Rc::from(param.name.id.as_str()));
+                }
                 let tensors = tensors || used_as_tensor.contains(&param.name.id);
                 if let Some(Some(default)) = f.defaults.get(i)
                     && dim_selectors.contains(&param.name.id)
@@ -474,6 +483,39 @@ fn names_a_class(annotation: &str) -> bool {
         && last.starts_with(|c: char| c.is_ascii_uppercase())
         && !last.contains("Tensor")
         && !matches!(last, "Any" | "Parameter")
+}
+
+/// Whether an annotation names a container, optional or not
+/// (`list[Message]`, `Optional[Dict[str, Tensor]]`, `Sequence[int] |
+/// None`): no tensor, even of tensors. Tuples are made up item by item
+/// (see `tuple_items`).
+fn names_a_container(annotation: &str) -> bool {
+    let mut a = annotation.trim();
+    for optional in ["Optional[", "typing.Optional["] {
+        if let Some(inner) = a.strip_prefix(optional).and_then(|a| a.strip_suffix(']')) {
+            a = inner.trim();
+        }
+    }
+    let a = a.strip_suffix("| None").map_or(a, str::trim);
+    let outer = a.split('[').next().unwrap_or(a).trim();
+    let outer = outer.strip_prefix("typing.").unwrap_or(outer);
+    let outer = outer.strip_prefix("collections.abc.").unwrap_or(outer);
+    matches!(
+        outer,
+        "list"
+            | "List"
+            | "dict"
+            | "Dict"
+            | "set"
+            | "Set"
+            | "frozenset"
+            | "Sequence"
+            | "MutableSequence"
+            | "Iterable"
+            | "Iterator"
+            | "Mapping"
+            | "MutableMapping"
+    )
 }
 
 /// Whether an annotation names an array type other than torch's, and no
