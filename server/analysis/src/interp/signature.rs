@@ -493,27 +493,11 @@ fn array_locals(body: &[Stmt]) -> FxHashMap<String, Vec<String>> {
                         }
                     }
                 }
-                StmtKind::If { body, orelse, .. }
-                | StmtKind::While { body, orelse, .. }
-                | StmtKind::For { body, orelse, .. } => {
-                    visit(body, derived);
-                    visit(orelse, derived);
-                }
-                StmtKind::With { body, .. } => visit(body, derived),
-                StmtKind::Try {
-                    body,
-                    handlers,
-                    orelse,
-                    finalbody,
-                } => {
-                    visit(body, derived);
-                    for h in handlers {
-                        visit(&h.body, derived);
+                _ => {
+                    for block in stmt.nested_blocks() {
+                        visit(block, derived);
                     }
-                    visit(orelse, derived);
-                    visit(finalbody, derived);
                 }
-                _ => {}
             }
         }
     }

@@ -622,7 +622,7 @@ fn a_kept_module_costs_what_running_it_costs() {
         "/proj/main.py".into(),
         format!("import torch\n{imports}{uses}"),
     ));
-    files.push(("/proj/first.py".into(), format!("{imports}")));
+    files.push(("/proj/first.py".into(), imports.clone()));
     let refs: Vec<(&str, &str)> = files
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))

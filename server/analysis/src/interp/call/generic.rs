@@ -139,10 +139,7 @@ impl Interp<'_> {
                     .annotation
                     .as_ref()
                     .is_some_and(|a| names_a_container(self.text(&a.range)));
-                if container {
-                    break 'value Value::Opaque(Rc::from(param.name.id.as_str()));
-                }
-                let tensors = tensors || used_as_tensor.contains(&param.name.id);
+                let tensors = (tensors || used_as_tensor.contains(&param.name.id)) && !container;
                 if let Some(Some(default)) = f.defaults.get(i)
                     && dim_selectors.contains(&param.name.id)
                 {
@@ -485,11 +482,15 @@ fn names_a_class(annotation: &str) -> bool {
         && !matches!(last, "Any" | "Parameter")
 }
 
-/// Whether an annotation names a container, optional or not
-/// (`list[Message]`, `Optional[Dict[str, Tensor]]`, `Sequence[int] |
-/// None`): no tensor, even of tensors. Tuples are made up item by item
-/// (see `tuple_items`).
+/// Whether an annotation names a container of no tensors, optional or not
+/// (`list[Message]`, `Optional[Dict[str, int]]`, `Sequence[int] | None`).
+/// One that holds tensors (`x: List[Tensor]`) is left to the body, which
+/// may take a tensor as well (`if not isinstance(x, list): x = [x]`).
+/// Tuples are made up item by item (see `tuple_items`).
 fn names_a_container(annotation: &str) -> bool {
+    if annotation.contains("Tensor") {
+        return false;
+    }
     let mut a = annotation.trim();
     for optional in ["Optional[", "typing.Optional["] {
         if let Some(inner) = a.strip_prefix(optional).and_then(|a| a.strip_suffix(']')) {
