@@ -68,6 +68,10 @@ impl Meta for Interp<'_> {
         Interp::demand_suffix(self, shape, k)
     }
 
+    fn same_leading_dims(&mut self, a: u32, b: u32) -> bool {
+        Interp::same_leading_dims(self, a, b)
+    }
+
     fn demand_rank(&mut self, shape: &Shape, names: &[&str]) {
         Interp::demand_rank(self, shape, names)
     }

@@ -94,6 +94,34 @@ impl Interp<'_> {
         self.resolve_shape(shape)
     }
 
+    /// Makes two rank variables one: the leading dims of two inputs an op
+    /// needs alike (`cat` along a trailing dim). Only when exactly one of
+    /// them has a name an annotation gave it (`*bs`): two names the user
+    /// wrote apart (`*bs`, `*b2`) stay apart, and two made-up ones say too
+    /// little to be worth joining (their made-up sizes would read `C + C`).
+    /// False when they stay apart.
+    pub fn same_leading_dims(&mut self, a: u32, b: u32) -> bool {
+        let root = |interp: &Self, v: u32| match interp.resolve_shape(&Shape::Var(v)) {
+            Shape::Var(w) => Some(w),
+            _ => None,
+        };
+        let (Some(a), Some(b)) = (root(self, a), root(self, b)) else {
+            return false;
+        };
+        if a == b {
+            return true;
+        }
+        let (named_a, named_b) = (self.rank_name_of(a), self.rank_name_of(b));
+        if named_a.is_some() == named_b.is_some() {
+            return false;
+        }
+        // The named one stays the root, so that its name is shown.
+        let (alias, kept) = if named_a.is_some() { (b, a) } else { (a, b) };
+        self.tail_vars.insert(alias, (kept, Rc::new(Vec::new())));
+        self.epoch.bump();
+        true
+    }
+
     /// For each rank variable never refined, the sizes read from its first
     /// dims (`x.size(0)`, `len(x)`), in order while they are contiguous.
     /// The names annotations gave rank variables, by the variable each

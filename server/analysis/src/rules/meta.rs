@@ -95,6 +95,12 @@ pub(crate) trait Meta {
     fn adopt_shape(&mut self, shape: &Shape, dims: &[Dim]);
     /// Make sure a shape of unknown rank ends in at least `k` known dims.
     fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape;
+    /// Make two rank variables one when an annotation named one of them
+    /// (see `Interp::same_leading_dims`); false when they stay apart.
+    fn same_leading_dims(&mut self, a: u32, b: u32) -> bool {
+        let _ = (a, b);
+        false
+    }
     /// Give an unknown-rank tensor the rank an op demands, with dims named
     /// after their conventional meaning.
     fn demand_rank(&mut self, shape: &Shape, names: &[&str]);

@@ -150,6 +150,36 @@ pub(crate) fn unknown_rank_op(
             }
             Some(TailResult::One(with_suffix(var, s)))
         }
+        // The main diagonal of the last two dims (`torch.diagonal(covs,
+        // dim1=-2, dim2=-1)` of `[*bs, d, d]`): `[*bs, d]`.
+        "diagonal" | "linalg_diagonal" => {
+            // `linalg.diagonal` takes its settings by keyword only, and
+            // defaults to the last two dims; only those can be addressed
+            // here, counted from the end.
+            let linalg = name == "linalg_diagonal";
+            let at = |i: usize| if linalg { usize::MAX } else { i };
+            let offset = match args.get(at(1), "offset") {
+                None => 0,
+                Some(Value::Int(o)) => o.as_const()?,
+                Some(_) => return None,
+            };
+            let (d1, d2) = if linalg { (-2, -1) } else { (0, 1) };
+            let (d1, d2) = (Value::Int(Dim::konst(d1)), Value::Int(Dim::konst(d2)));
+            let a = suffix_index(args.get(at(2), "dim1").or(Some(&d1)), suffix.len())?;
+            let b = suffix_index(args.get(at(3), "dim2").or(Some(&d2)), suffix.len())?;
+            if offset != 0 || a == b {
+                return None;
+            }
+            let n = suffix[a].minimum(&suffix[b]);
+            let mut s: Vec<Dim> = suffix
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != a && *i != b)
+                .map(|(_, d)| d.clone())
+                .collect();
+            s.push(n);
+            Some(TailResult::One(with_suffix(var, s)))
+        }
         // `i, j, k, r = quaternions.unbind(-1)` of `[*batch, 4]`: four
         // `[*batch]` tensors.
         "unbind" => {

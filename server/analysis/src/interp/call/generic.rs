@@ -139,7 +139,8 @@ impl Interp<'_> {
                     .annotation
                     .as_ref()
                     .is_some_and(|a| names_a_container(self.text(&a.range)));
-                let tensors = (tensors || used_as_tensor.contains(&param.name.id)) && !container;
+                let input = tensors || used_as_tensor.contains(&param.name.id);
+                let tensors = input && !container;
                 if let Some(Some(default)) = f.defaults.get(i)
                     && dim_selectors.contains(&param.name.id)
                 {
@@ -170,6 +171,13 @@ impl Interp<'_> {
                             };
                             Value::Optional(Box::new(tensor))
                         }
+                        // An optional container of a model's inputs
+                        // (`texts: Optional[List[str]] = None`): both paths
+                        // run, as for an optional tensor, the other with
+                        // contents nobody knows.
+                        Value::None if input && container => Value::Optional(Box::new(
+                            Value::Opaque(Rc::from(param.name.id.as_str())),
+                        )),
                         other => self.any_like(other, &param.name.id),
                     };
                     break 'value value;

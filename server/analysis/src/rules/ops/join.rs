@@ -654,10 +654,29 @@ fn join_trailing(
     // Counted from the end, into the dims every input is known to have.
     let from_end = usize::try_from(-d).ok().filter(|&k| k >= 1)?;
     let taken = if stack { from_end - 1 } else { from_end };
-    let shapes: Vec<Shape> = tensors
+    let mut shapes: Vec<Shape> = tensors
         .iter()
         .map(|t| meta.demand_suffix(&t.shape, taken))
         .collect();
+    // Inputs of unknown rank joined along a trailing dim share their
+    // leading dims, or torch refuses them: a made-up rank (a layer the
+    // analysis cannot see gave it) is the other input's.
+    let (var, len) = shapes[0].tail().map(|(v, s)| (v, s.len()))?;
+    if shapes
+        .iter()
+        .any(|s| s.tail().is_some_and(|(v, d)| v != var && d.len() == len))
+    {
+        for shape in shapes.iter_mut().skip(1) {
+            if let Some((v, d)) = shape.tail()
+                && v != var
+                && d.len() == len
+                && meta.same_leading_dims(var, v)
+            {
+                *shape = meta.resolve_shape(shape);
+            }
+        }
+        shapes[0] = meta.resolve_shape(&shapes[0]);
+    }
     let (var, first) = shapes[0].tail()?;
     let suffixes: Vec<Vec<Dim>> = shapes
         .iter()
