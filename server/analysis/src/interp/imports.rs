@@ -12,6 +12,7 @@ use shapels_syntax::ast::{self, TextRange};
 
 use super::{Frame, Interp, MAX_CALL_DEPTH};
 use crate::value::{ModuleNs, Value};
+use crate::workspace::executed::NotShareable;
 use crate::workspace::{Target, scan_level};
 
 /// A module of `sys.modules`: a file of the user's, or a namespace package
@@ -332,15 +333,39 @@ impl Interp<'_> {
         // 2,600-file check to reach the same stop every time.
         let cut_before_stop = spent.unwrap_or(floor) <= base;
         debug_assert!(spent.is_some() == (own_steps > super::MODULE_BUDGET));
-        if self.reports == reports
-            && !cut_before_stop
-            && self.import_steps <= super::IMPORT_BUDGET
-            && let Some(shareable) = crate::workspace::executed::make_shareable(&ns, &|file| {
-                self.sys_modules
-                    .get(&ModuleKey::File(file))
-                    .is_some_and(|m| m.shared.get())
-            })
-        {
+        // A top level this analysis cannot keep for a reason of its own (a
+        // cut of the depth limit, which counts the importer's calls; the
+        // import budget) may be whole in another analysis: a module that
+        // holds its classes or functions is not kept either, or it would
+        // hold them as unknown names for every later analysis. A top level
+        // imported from the analysed file's own code and cut all the same
+        // is cut for every importer.
+        let cut_here =
+            (cut_before_stop && self.depth > 0) || self.import_steps > super::IMPORT_BUDGET;
+        let shareable = if self.reports == reports && !cut_before_stop && !cut_here {
+            match crate::workspace::executed::make_shareable(
+                &ns,
+                &|file| {
+                    self.sys_modules
+                        .get(&ModuleKey::File(file))
+                        .is_some_and(|m| m.shared.get())
+                },
+                &|file| self.unkept_for_this_analysis.contains(&file),
+            ) {
+                Ok(shareable) => Some(shareable),
+                Err(NotShareable::HoldsWhatThisAnalysisCut) => {
+                    self.unkept_for_this_analysis.insert(id);
+                    None
+                }
+                Err(NotShareable::TooLarge) => None,
+            }
+        } else {
+            if cut_here {
+                self.unkept_for_this_analysis.insert(id);
+            }
+            None
+        };
+        if let Some(shareable) = shareable {
             ns.shared.set(true);
             let written = crate::mutation::written_since(written_mark);
             self.modules

@@ -195,6 +195,9 @@ pub(crate) struct Interp<'s> {
     /// (see `ImportCost`).
     pub imports_paid: Vec<(u32, u64)>,
     pub imports_paid_set: FxHashSet<u32>,
+    /// Modules whose top levels this analysis ran but could not keep for a
+    /// reason of its own (see `import_target`).
+    pub unkept_for_this_analysis: FxHashSet<u32>,
     /// The steps of the module top level running now, its imports apart.
     pub module_steps: u64,
     /// How many module top levels are running (nested imports).
@@ -414,6 +417,7 @@ impl<'s> Interp<'s> {
             import_steps: 0,
             imports_paid: Vec::new(),
             imports_paid_set: FxHashSet::default(),
+            unkept_for_this_analysis: FxHashSet::default(),
             module_steps: 0,
             importing: 0,
             budget: step_budget(src.len()),

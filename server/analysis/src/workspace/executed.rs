@@ -180,7 +180,9 @@ const MAX_WALK: usize = 200_000;
 /// rank, a fake tensor, a module not kept) is replaced by `Unknown`, in
 /// place. Such values are rare at a module's top level (a version number
 /// read from the environment) and say nothing about the shapes of the code
-/// that imports it. False when the namespace is too large to walk.
+/// that imports it. An error when the namespace is too large to walk, or
+/// holds what `unkept_here` says this analysis could not keep for a reason
+/// of its own.
 ///
 /// `shared_file` says whether the module of a file is kept already. A
 /// class of a module that is neither kept nor `ns` itself (a name imported
@@ -194,11 +196,14 @@ const MAX_WALK: usize = 200_000;
 pub(crate) fn make_shareable(
     ns: &ModuleNs,
     shared_file: &dyn Fn(u32) -> bool,
-) -> Option<Shareable> {
+    unkept_here: &dyn Fn(u32) -> bool,
+) -> Result<Shareable, NotShareable> {
     let mut walk = Walk {
         seen: FxHashSet::default(),
         steps: 0,
         shared_file,
+        unkept_here,
+        spoiled: false,
         reached: Vec::new(),
     };
     let names: Vec<Rc<str>> = ns.globals.borrow().keys().cloned().collect();
@@ -209,11 +214,24 @@ pub(crate) fn make_shareable(
         {
             ns.globals.borrow_mut().insert(name, replacement);
         }
+        if walk.spoiled {
+            return Err(NotShareable::HoldsWhatThisAnalysisCut);
+        }
         if walk.steps > MAX_WALK {
-            return None;
+            return Err(NotShareable::TooLarge);
         }
     }
-    Some(Shareable(walk.reached))
+    Ok(Shareable(walk.reached))
+}
+
+/// Why a namespace cannot be kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NotShareable {
+    /// Too large to walk.
+    TooLarge,
+    /// It holds a class, function or module of a module this analysis
+    /// could not keep for a reason of its own (see `Interp::import_target`).
+    HoldsWhatThisAnalysisCut,
 }
 
 /// A namespace made shareable: the objects with mutable parts it reaches.
@@ -223,6 +241,11 @@ struct Walk<'a> {
     seen: FxHashSet<usize>,
     steps: usize,
     shared_file: &'a dyn Fn(u32) -> bool,
+    /// Whether a file's module was not kept for a reason of the analysis
+    /// that ran it (see `Interp::import_target`).
+    unkept_here: &'a dyn Fn(u32) -> bool,
+    /// A value of such a module was met: the namespace is not kept.
+    spoiled: bool,
     /// The objects with mutable parts met, kept as they are (`snapshot`).
     reached: Vec<Reached>,
 }
@@ -331,7 +354,11 @@ impl Walk<'_> {
                     .then(|| Value::Many(Rc::new(element.unwrap_or(Value::Unknown)), None))
             }
             Value::Module(m) => {
-                (!(std::ptr::eq(&**m, home) || m.shared.get())).then_some(Value::Unknown)
+                let kept = std::ptr::eq(&**m, home) || m.shared.get();
+                if !kept && m.file.is_some_and(|f| (self.unkept_here)(f)) {
+                    self.spoiled = true;
+                }
+                (!kept).then_some(Value::Unknown)
             }
             Value::Function(f) => (!self.function(f, home)).then_some(Value::Unknown),
             Value::BuiltinMethod(receiver, _) => self
@@ -341,7 +368,11 @@ impl Walk<'_> {
             Value::Class(c) => {
                 let foreign = c.def.as_ref().is_some_and(|def| {
                     let file = crate::workspace::file_of(def.range.start);
-                    home.file != Some(file) && !(self.shared_file)(file)
+                    let foreign = home.file != Some(file) && !(self.shared_file)(file);
+                    if foreign && (self.unkept_here)(file) {
+                        self.spoiled = true;
+                    }
+                    foreign
                 });
                 if foreign {
                     return unknown;
@@ -429,7 +460,13 @@ impl Walk<'_> {
             return true;
         }
         let module_ok = match f.module.upgrade() {
-            Some(m) => std::ptr::eq(&*m, home) || m.shared.get(),
+            Some(m) => {
+                let ok = std::ptr::eq(&*m, home) || m.shared.get();
+                if !ok && m.file.is_some_and(|f| (self.unkept_here)(f)) {
+                    self.spoiled = true;
+                }
+                ok
+            }
             None => false,
         };
         if !module_ok

@@ -636,3 +636,49 @@ fn a_kept_module_costs_what_running_it_costs() {
     assert!(cache.executed().borrow().len() >= 9, "most are kept");
     assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
 }
+
+/// A module top level that calls `n` functions deep before it defines
+/// `Block`: cut by the depth limit only when imported deep enough.
+fn chain_then_block(n: usize) -> String {
+    let chain: String = (0..n)
+        .map(|i| format!("def f{i}():\n    return f{}()\n", i + 1))
+        .collect();
+    format!(
+        "{chain}def f{n}():\n    return 1\nEND = f0()\nclass Block:\n    def run(self, x):\n        return x.sum(0)\n"
+    )
+}
+
+#[test]
+fn a_module_holding_a_class_cut_only_here_is_not_kept() {
+    // `deep.py` imports `d.py` five imports down, where its top level is
+    // cut by the depth limit; `m.py`, imported next, holds `d.Block`. Kept,
+    // `m.py` would hold `Block` as an unknown name for `main.py`, whose own
+    // import of `d.py` is shallow enough to run it whole.
+    let mut files: Vec<(String, String)> = vec![
+        ("/proj/d.py".into(), chain_then_block(20)),
+        ("/proj/m.py".into(), "from d import Block\n".into()),
+        (
+            "/proj/main.py".into(),
+            "import torch\nfrom m import Block\ny = Block().run(torch.zeros(2, 3))\n".into(),
+        ),
+        ("/proj/deep.py".into(), "import l1\nimport m\n".into()),
+    ];
+    for i in 1..=5 {
+        let next = if i == 5 {
+            "d".to_string()
+        } else {
+            format!("l{}", i + 1)
+        };
+        files.push((format!("/proj/l{i}.py"), format!("import {next}\n")));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let fs = Memory::new(&refs);
+    let fresh = bindings_with(&fs, "/proj/main.py", &mut ModuleCache::new());
+    assert_eq!(fresh, ["y [3]"]);
+    let mut cache = ModuleCache::new();
+    let _ = bindings_with(&fs, "/proj/deep.py", &mut cache);
+    assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
+}
