@@ -171,13 +171,7 @@ pub(crate) fn unknown_rank_op(
                 return None;
             }
             let n = suffix[a].minimum(&suffix[b]);
-            let mut s: Vec<Dim> = suffix
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != a && *i != b)
-                .map(|(_, d)| d.clone())
-                .collect();
-            s.push(n);
+            let s = crate::rules::ops::diagonal_dims(&suffix, a, b, n);
             Some(TailResult::One(with_suffix(var, s)))
         }
         // `i, j, k, r = quaternions.unbind(-1)` of `[*batch, 4]`: four

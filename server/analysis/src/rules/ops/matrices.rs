@@ -74,6 +74,12 @@ pub(super) fn diagonal(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
             _ => meta.env_mut().anonymous(),
         }
     };
+    Ok(call.output(meta, diagonal_dims(dims, a, b, n), x.dtype))
+}
+
+/// The dims of a diagonal taken over dims `a` and `b`: the others, then
+/// the diagonal's length `n`.
+pub(crate) fn diagonal_dims(dims: &[Dim], a: usize, b: usize, n: Dim) -> Vec<Dim> {
     let mut shape: Vec<Dim> = dims
         .iter()
         .enumerate()
@@ -81,7 +87,7 @@ pub(super) fn diagonal(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
         .map(|(_, d)| d.clone())
         .collect();
     shape.push(n);
-    Ok(call.output(meta, shape, x.dtype))
+    shape
 }
 
 /// `trace`.

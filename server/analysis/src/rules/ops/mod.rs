@@ -37,6 +37,7 @@ use crate::rules::meta::Meta;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 use self::join::cat;
+pub(crate) use self::matrices::diagonal_dims;
 use self::output::{track_layout, unknown_rank_rule};
 use self::pointwise::{binary, meshgrid, same_shape};
 use self::reduction::reduce;
