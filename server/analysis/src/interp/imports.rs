@@ -300,10 +300,6 @@ impl Interp<'_> {
             self.imports_paid_set.insert(id);
             self.imports_paid.push((id, own_steps));
         }
-        let mut cost = self.imports_paid[paid_mark..].to_vec();
-        if paid_before {
-            cost.push((id, own_steps));
-        }
         let spent = std::mem::replace(&mut self.floor_when_spent, outer_spent);
         let floor = self.cut_floor;
         self.cut_floor = outer_floor.min(floor);
@@ -366,6 +362,10 @@ impl Interp<'_> {
             None
         };
         if let Some(shareable) = shareable {
+            let mut cost = self.imports_paid[paid_mark..].to_vec();
+            if paid_before {
+                cost.push((id, own_steps));
+            }
             ns.shared.set(true);
             let written = crate::mutation::written_since(written_mark);
             self.modules

@@ -194,6 +194,7 @@ pub(crate) struct Interp<'s> {
     /// in the order each finished, with the steps of its own top level
     /// (see `ImportCost`).
     pub imports_paid: Vec<(u32, u64)>,
+    /// The modules of `imports_paid`, to look them up.
     pub imports_paid_set: FxHashSet<u32>,
     /// Modules whose top levels this analysis ran but could not keep for a
     /// reason of its own (see `import_target`).

@@ -209,13 +209,13 @@ pub(crate) fn make_shareable(
     let names: Vec<Rc<str>> = ns.globals.borrow().keys().cloned().collect();
     for name in names {
         let value = ns.globals.borrow().get(&name).cloned();
-        if let Some(value) = value
-            && let Some(replacement) = walk.sanitized(&value, ns)
-        {
-            ns.globals.borrow_mut().insert(name, replacement);
-        }
+        let replacement = value.and_then(|value| walk.sanitized(&value, ns));
+        // A namespace not kept keeps, for this analysis, what spoiled it.
         if walk.spoiled {
             return Err(NotShareable::HoldsWhatThisAnalysisCut);
+        }
+        if let Some(replacement) = replacement {
+            ns.globals.borrow_mut().insert(name, replacement);
         }
         if walk.steps > MAX_WALK {
             return Err(NotShareable::TooLarge);
