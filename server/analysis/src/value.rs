@@ -576,6 +576,12 @@ pub enum Value {
     /// length is known in one case: a loop over `range(n)` (or the rows of
     /// a tensor) that appends once on every turn makes `n` items.
     Many(Rc<Value>, Option<Dim>),
+    /// A tuple whose first items are these and whose further items, if
+    /// any, are not known: `tuple(inputs) + tuple(self.parameters())`.
+    /// Its known items are read by index and by a slice that stays among
+    /// them (`args[:length]`), and spread into a call of user code
+    /// (`f(*args)`) as those items followed by unknown ones.
+    OpenTuple(Rc<Vec<Value>>),
     Ellipsis,
 }
 

@@ -650,9 +650,16 @@ impl ShapeEnv {
     /// both learned alike.
     pub fn keep(&mut self, a: BranchFacts, b: Option<BranchFacts>) {
         for (s, d) in a.0 {
+            // Alike as they stand now: each branch may have fixed a rank
+            // with sizes of its own, made one since (`C` of either branch
+            // found to be `channels`).
             let agreed = match &b {
                 None => true,
-                Some(b) => b.0.iter().any(|(t, e)| *t == s && *e == d),
+                Some(b) => b.0.iter().any(|(t, e)| {
+                    (*t == s && *e == d)
+                        || (self.resolve(&Dim::sym(*t)) == self.resolve(&Dim::sym(s))
+                            && self.resolve(e) == self.resolve(&d))
+                }),
             };
             // A replacement taken back may have been made moot by what
             // the other branch learned (a cycle must never form).

@@ -62,12 +62,20 @@ impl Interp<'_> {
         match self.truth(&cond) {
             Some(true) => self.exec_block(body),
             Some(false) => self.exec_block(orelse),
-            None => self.exec_both(body, orelse),
+            None => {
+                let narrowed = self.narrowing(test);
+                self.exec_both(body, orelse, narrowed.as_ref())
+            }
         }
     }
 
     /// Run two alternative blocks from the same state and join what they leave.
-    fn exec_both(&mut self, body: &[Stmt], orelse: &[Stmt]) -> Flow {
+    fn exec_both(
+        &mut self,
+        body: &[Stmt],
+        orelse: &[Stmt],
+        narrowed: Option<&super::narrowing::Narrowed>,
+    ) -> Flow {
         let before = self.snapshot_locals();
         let appended = self.loop_appends.len();
         let minted = self.env.symbol_count();
@@ -76,18 +84,19 @@ impl Interp<'_> {
         self.list_journals.push(Vec::new());
         self.rank_journals.push(Vec::new());
         self.env.open_branch();
+        self.narrow(narrowed, true);
         let flow_a = self.exec_block(body);
         // Take back the sizes the first branch learned: the second starts
         // from the state before the condition.
         let facts_a = self.env.close_branch();
         // Undo the ranks the first branch fixed, keeping what it left.
         let ranks_a = self.rank_journals.pop().unwrap_or_default();
-        let fixed_a: Vec<Option<Rc<Vec<Dim>>>> = ranks_a
+        let fixed_a: Vec<(super::RankState, Option<Rc<Vec<Dim>>>)> = ranks_a
             .iter()
-            .map(|(v, _)| self.rank_vars[*v as usize].clone())
+            .map(|(v, _)| (self.rank_state(*v), self.rank_dims(*v)))
             .collect();
-        for (v, old) in &ranks_a {
-            self.rank_vars[*v as usize] = old.clone();
+        for (v, old) in ranks_a.iter().rev() {
+            self.restore_rank_state(*v, old.clone());
         }
         self.rank_journals.push(Vec::new());
         let after_a = self.snapshot_locals();
@@ -110,13 +119,22 @@ impl Interp<'_> {
         }
         self.attr_journals.push(Vec::new());
         self.env.open_branch();
+        self.narrow(narrowed, false);
         let flow_b = self.exec_block(orelse);
         let facts_b = self.env.close_branch();
         let journal_b = self.attr_journals.pop().unwrap_or_default();
         let lists_b = self.list_journals.pop().unwrap_or_default();
         let ranks_b = self.rank_journals.pop().unwrap_or_default();
         self.uncertain -= 1;
-        self.join_ranks(ranks_a, fixed_a, ranks_b, minted);
+        // A path that raised is no path the code after goes on from: the
+        // ranks the other fixed hold.
+        let raised = match (&flow_a, &flow_b) {
+            (Flow::Stop, Flow::Stop) => None,
+            (Flow::Stop, _) => Some(false),
+            (_, Flow::Stop) => Some(true),
+            _ => None,
+        };
+        self.join_ranks(ranks_a, fixed_a, ranks_b, minted, raised);
         self.join_attrs(journal_a, attrs_a, journal_b);
         self.join_lists(lists_a, grown_a, lists_b);
         let after_b = self.snapshot_locals();
@@ -129,12 +147,28 @@ impl Interp<'_> {
             (true, true) => self.env.keep(facts_a, Some(facts_b)),
             (true, false) => self.env.keep(facts_a, None),
             (false, true) => self.env.keep(facts_b, None),
-            (false, false) => {}
+            // Neither path goes on here, but what every path that returns
+            // learned holds for the caller (`if self.flag: return f(x)`
+            // and `return g(x)` both fixing `x`'s width); a path that
+            // raised is no path the caller goes on from.
+            (false, false) => match (&flow_a, &flow_b) {
+                (Flow::Return(_), Flow::Return(_)) => self.env.keep(facts_a, Some(facts_b)),
+                (Flow::Return(_), Flow::Stop) => self.env.keep(facts_a, None),
+                (Flow::Stop, Flow::Return(_)) => self.env.keep(facts_b, None),
+                _ => {}
+            },
         }
         let flow = match (flow_a, flow_b) {
             (Flow::Normal, Flow::Normal) => {
+                let narrowed_to = narrowed.map(|n| {
+                    let name = n.name();
+                    (after_a.get(name).cloned(), after_b.get(name).cloned())
+                });
                 let joined = self.join_locals(after_a, after_b);
                 self.restore_locals(joined);
+                if let Some((then, otherwise)) = narrowed_to {
+                    self.widen_narrowed(narrowed, then.as_ref(), otherwise.as_ref());
+                }
                 Flow::Normal
             }
             (Flow::Normal, other) => {
@@ -156,17 +190,21 @@ impl Interp<'_> {
     }
 
     /// After both branches ran: a rank variable keeps the rank a branch
-    /// fixed only when the other fixed the same one; otherwise the input
-    /// is of unknown rank, as it was before. Symbols numbered `minted` and
-    /// up were made while the branches ran.
+    /// fixed only when the other fixed the same one, and the trailing dims
+    /// a branch gave it (an input of unknown rank to a `Linear`) only when
+    /// the other gave it as many; otherwise the input is of unknown rank,
+    /// as it was before. Symbols numbered `minted` and up were made while
+    /// the branches ran. When only one branch goes on (`only_a`: whether
+    /// that is the first), its ranks hold.
     fn join_ranks(
         &mut self,
         ranks_a: super::RankJournal,
-        fixed_a: Vec<Option<Rc<Vec<Dim>>>>,
+        fixed_a: Vec<(super::RankState, Option<Rc<Vec<Dim>>>)>,
         ranks_b: super::RankJournal,
         minted: usize,
+        only_a: Option<bool>,
     ) {
-        let mut touched: Vec<(u32, Option<Rc<Vec<Dim>>>)> = ranks_a.clone();
+        let mut touched: super::RankJournal = ranks_a.clone();
         for (v, old) in &ranks_b {
             if !touched.iter().any(|(t, _)| t == v) {
                 touched.push((*v, old.clone()));
@@ -175,27 +213,56 @@ impl Interp<'_> {
         if touched.is_empty() {
             return;
         }
+        let mut aliases: Vec<(u32, u32)> = Vec::new();
         for (v, old) in touched {
-            let a = match ranks_a.iter().position(|(t, _)| *t == v) {
+            let (a, dims_a) = match ranks_a.iter().position(|(t, _)| *t == v) {
                 Some(p) => fixed_a[p].clone(),
-                None => old.clone(),
+                None => (old.clone(), old.0.clone()),
             };
-            let b = self.rank_vars[v as usize].clone();
-            let agree = match (&a, &b) {
-                (Some(a), Some(b)) => a.len() == b.len(),
-                (None, None) => true,
-                _ => false,
+            let b = self.rank_state(v);
+            let dims_b = self.rank_dims(v);
+            let kept = match (only_a, &dims_a, &dims_b) {
+                (Some(true), ..) => a,
+                (Some(false), ..) => b,
+                // Both branches know every dim (a `Linear`'s trailing ones
+                // and a batch dim fixed after them count): that rank holds.
+                (None, Some(x), Some(y)) if x.len() == y.len() => {
+                    self.same_made_up_sizes(x, y, minted);
+                    (Some(y.clone()), None)
+                }
+                (None, ..) => match (&a, &b) {
+                    ((None, None), (None, None)) => b,
+                    // Trailing dims one branch gave an input the other left
+                    // alone (`if z is None: ... else: self.to_kv(z)`): the
+                    // other has no say on them; a rank is fixed only by both.
+                    ((None, None), (None, Some(_))) => b,
+                    ((None, Some(_)), (None, None)) => a,
+                    ((None, Some((inner_a, x))), (None, Some((inner_b, y))))
+                        if x.len() == y.len() =>
+                    {
+                        self.same_made_up_sizes(x, y, minted);
+                        // The leading dims either branch left before them
+                        // are the same tensor's: the kept ones stand for
+                        // both, once every variable is joined.
+                        if inner_a != inner_b {
+                            aliases.push((*inner_a, *inner_b));
+                        }
+                        b
+                    }
+                    _ => old.clone(),
+                },
             };
-            if agree && let (Some(a), Some(b)) = (&a, &b) {
-                self.same_made_up_sizes(a, b, minted);
-            }
-            let kept = if agree { b } else { old.clone() };
             if let Some(outer) = self.rank_journals.last_mut()
                 && !outer.iter().any(|(t, _)| *t == v)
             {
                 outer.push((v, old));
             }
-            self.rank_vars[v as usize] = kept;
+            self.restore_rank_state(v, kept);
+        }
+        for (alias, kept) in aliases {
+            if self.rank_state(alias) == (None, None) {
+                self.set_tail(alias, kept, Rc::new(Vec::new()));
+            }
         }
         self.epoch.bump();
     }

@@ -241,6 +241,18 @@ impl Interp<'_> {
             && self.charge_kept(&cost)
         {
             self.sys_modules.insert(key, ns.clone());
+            // The modules its run imported are imported now as they were
+            // then: the classes the kept namespace holds are theirs, and a
+            // later import of one of them must give those classes, not
+            // ones of a second run (`isinstance` would tell them apart).
+            for &(file, _) in cost.iter() {
+                let imported = ModuleKey::File(file);
+                if !self.sys_modules.contains_key(&imported)
+                    && let Some((kept, _)) = self.modules.executed(file)
+                {
+                    self.sys_modules.insert(imported, kept);
+                }
+            }
             return Value::Module(ns);
         }
         let file = match target {
@@ -341,10 +353,13 @@ impl Interp<'_> {
         let shareable = if self.reports == reports && !cut_before_stop && !cut_here {
             match crate::workspace::executed::make_shareable(
                 &ns,
-                &|file| {
-                    self.sys_modules
-                        .get(&ModuleKey::File(file))
-                        .is_some_and(|m| m.shared.get())
+                // A module this analysis did not import, whose class or
+                // function it holds all the same, came in a kept namespace
+                // (imported first by another module when it was kept): it
+                // is kept too.
+                &|file| match self.sys_modules.get(&ModuleKey::File(file)) {
+                    Some(m) => m.shared.get(),
+                    None => self.modules.executed(file).is_some(),
                 },
                 &|file| self.unkept_for_this_analysis.contains(&file),
             ) {

@@ -350,7 +350,7 @@ impl Interp<'_> {
                 self.env.void_guards_since(guards);
                 self.loop_appends.truncate(appends);
                 for (v, old) in ranks.into_iter().rev() {
-                    self.rank_vars[v as usize] = old;
+                    self.restore_rank_state(v, old);
                 }
                 for (class, made) in instances {
                     if let Some(list) = self.instances.get_mut(&class) {

@@ -100,6 +100,18 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
                 .map(|(p, q)| join_values(interp, p, q))
                 .collect(),
         ),
+        // Open tuples, or one open and one whole: the items both know.
+        (Value::OpenTuple(x), Value::OpenTuple(y) | Value::Tuple(y))
+        | (Value::Tuple(y), Value::OpenTuple(x))
+            if !x.is_empty() && !y.is_empty() =>
+        {
+            Value::OpenTuple(Rc::new(
+                x.iter()
+                    .zip(y.iter())
+                    .map(|(p, q)| join_values(interp, p, q))
+                    .collect(),
+            ))
+        }
         (Value::List(x), Value::List(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Instance(x), Value::Instance(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Layer(x), Value::Layer(y)) if Rc::ptr_eq(x, y) => a.clone(),

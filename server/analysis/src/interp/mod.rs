@@ -20,6 +20,7 @@ mod library;
 mod memo;
 mod meta;
 pub(crate) mod modules;
+mod narrowing;
 mod ranks;
 mod reports;
 mod signature;
@@ -57,8 +58,12 @@ pub(crate) type AttrJournal = Vec<(Rc<crate::value::Instance>, Rc<str>, Option<V
 /// Lists grown inside an undecided branch, with their items before it.
 pub(crate) type ListJournal = Vec<(crate::value::ListRef, Vec<Value>)>;
 
-/// Rank variables fixed inside an undecided branch, with their value before.
-pub(crate) type RankJournal = Vec<(u32, Option<Rc<Vec<Dim>>>)>;
+/// What is known of a rank variable's dims: all of them once a use fixed
+/// them (`rank_vars`), else maybe the dims it ends in (`tail_vars`).
+pub(crate) type RankState = (Option<Rc<Vec<Dim>>>, Option<(u32, Rc<Vec<Dim>>)>);
+
+/// Rank variables refined inside an undecided branch, with their state before.
+pub(crate) type RankJournal = Vec<(u32, RankState)>;
 
 /// How control leaves a statement.
 #[derive(Debug, Clone)]

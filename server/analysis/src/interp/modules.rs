@@ -515,6 +515,20 @@ pub(crate) fn module_method(
             ),
             _ => Value::Unknown,
         },
+        // `assign=True` makes the state dict's tensors the module's own,
+        // where they live: a model built on the meta device, then loaded
+        // onto the GPU, is no longer on meta (which device it is on is
+        // not known). A module on a real device is taken to stay there.
+        "load_state_dict"
+            if !matches!(args.kw("assign"), None | Some(Value::Bool(Some(false))))
+                && module_device(interp, receiver) == Some(Device::Meta) =>
+        {
+            move_module(interp, receiver, Some(None), None, 0);
+            for child in stood_for(interp, receiver).iter() {
+                move_module(interp, child, Some(None), None, 0);
+            }
+            Value::Unknown
+        }
         "__init__" | "zero_grad" | "load_state_dict" => Value::None,
         _ => Value::Unknown,
     }
@@ -703,5 +717,19 @@ fn set_training(interp: &mut Interp<'_>, module: &Value, mode: Option<bool>) {
             Value::List(_) | Value::Tuple(_) => todo.extend(v.items().unwrap_or_default()),
             _ => {}
         }
+    }
+}
+
+/// The device a module's parameters are on, when known: its first
+/// parameter's, else where it was put (moved, or built under `with
+/// torch.device(...)`).
+fn module_device(interp: &mut Interp<'_>, module: &Value) -> Option<Device> {
+    match first_parameter(interp, module, 0) {
+        Some(Value::Tensor(t)) => t.device.clone(),
+        _ => match module {
+            Value::Layer(l) => l.device.borrow().clone(),
+            Value::Instance(inst) => inst.device.borrow().clone(),
+            _ => None,
+        },
     }
 }

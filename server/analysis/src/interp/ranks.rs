@@ -90,7 +90,7 @@ impl Interp<'_> {
                 }
             })
             .collect();
-        self.tail_vars.insert(var, (inner, Rc::new(dims)));
+        self.set_tail(var, inner, Rc::new(dims));
         self.resolve_shape(shape)
     }
 
@@ -117,7 +117,7 @@ impl Interp<'_> {
         }
         // The named one stays the root, so that its name is shown.
         let (alias, kept) = if named_a.is_some() { (b, a) } else { (a, b) };
-        self.tail_vars.insert(alias, (kept, Rc::new(Vec::new())));
+        self.set_tail(alias, kept, Rc::new(Vec::new()));
         self.epoch.bump();
         true
     }
@@ -282,15 +282,62 @@ impl Interp<'_> {
     /// Fix the dims of a rank variable, noting the value before in the
     /// innermost undecided branch (see `rank_journals`).
     pub(crate) fn set_rank(&mut self, var: u32, dims: Rc<Vec<Dim>>) {
-        let Some(old) = self.rank_vars.get(var as usize).cloned() else {
+        if var as usize >= self.rank_vars.len() {
             return;
-        };
+        }
+        self.journal_rank(var);
+        self.rank_vars[var as usize] = Some(dims);
+        self.epoch.bump();
+    }
+
+    /// Note that a rank variable ends in `dims` after those of `inner`,
+    /// its state before noted as for `set_rank`.
+    pub(crate) fn set_tail(&mut self, var: u32, inner: u32, dims: Rc<Vec<Dim>>) {
+        self.journal_rank(var);
+        self.tail_vars.insert(var, (inner, dims));
+    }
+
+    /// Notes a rank variable's state in the innermost undecided branch's
+    /// journal, the first time the branch refines it.
+    fn journal_rank(&mut self, var: u32) {
+        let state = self.rank_state(var);
         if let Some(journal) = self.rank_journals.last_mut()
             && !journal.iter().any(|(v, _)| *v == var)
         {
-            journal.push((var, old));
+            journal.push((var, state));
         }
-        self.rank_vars[var as usize] = Some(dims);
-        self.epoch.bump();
+    }
+
+    /// A rank variable's dims, when all of them are known now.
+    pub(crate) fn rank_dims(&self, var: u32) -> Option<Rc<Vec<Dim>>> {
+        match self.resolve_shape(&Shape::Var(var)) {
+            Shape::Known(dims) => Some(dims),
+            _ => None,
+        }
+    }
+
+    /// What is known of a rank variable now.
+    pub(crate) fn rank_state(&self, var: u32) -> super::RankState {
+        (
+            self.rank_vars.get(var as usize).cloned().flatten(),
+            self.tail_vars.get(&var).cloned(),
+        )
+    }
+
+    /// Puts a rank variable back in a state noted before.
+    pub(crate) fn restore_rank_state(&mut self, var: u32, (dims, tail): super::RankState) {
+        if let Some(slot) = self.rank_vars.get_mut(var as usize) {
+            *slot = dims;
+        }
+        let changed = match tail {
+            Some(tail) => self.tail_vars.insert(var, tail.clone()).as_ref() != Some(&tail),
+            None => self.tail_vars.remove(&var).is_some(),
+        };
+        // Memoised results note how many trailing dims are known (see
+        // `memo::Stamp`): one taken back and another given alike would
+        // count the same, so a change is made known.
+        if changed {
+            self.epoch.bump();
+        }
     }
 }

@@ -287,17 +287,20 @@ impl Walk<'_> {
                     && matches!(&t.shape, Shape::Known(d) if d.iter().all(|x| x.is_const()));
                 (!portable).then_some(Value::Unknown)
             }
-            Value::Tuple(items) => {
+            Value::Tuple(items) | Value::OpenTuple(items) => {
                 let parts: Vec<Option<Value>> =
                     items.iter().map(|i| self.sanitized(i, home)).collect();
                 parts.iter().any(Option::is_some).then(|| {
-                    Value::tuple(
-                        parts
-                            .into_iter()
-                            .zip(items.iter())
-                            .map(|(new, old)| new.unwrap_or_else(|| old.clone()))
-                            .collect(),
-                    )
+                    let items: Vec<Value> = parts
+                        .into_iter()
+                        .zip(items.iter())
+                        .map(|(new, old)| new.unwrap_or_else(|| old.clone()))
+                        .collect();
+                    if matches!(v, Value::OpenTuple(_)) {
+                        Value::OpenTuple(Rc::new(items))
+                    } else {
+                        Value::tuple(items)
+                    }
                 })
             }
             Value::List(items) => {

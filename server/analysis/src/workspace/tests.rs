@@ -682,3 +682,66 @@ fn a_module_holding_a_class_cut_only_here_is_not_kept() {
     let _ = bindings_with(&fs, "/proj/deep.py", &mut cache);
     assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
 }
+
+#[test]
+fn a_kept_package_brings_the_modules_its_run_imported() {
+    // `first.py` keeps `pkg` and `pkg/norm.py`. For `main.py`, `builder.py`
+    // takes `Norm` from the kept `pkg`: `pkg/norm.py` is imported as well,
+    // as Python's `sys.modules` would hold it, so `builder.py` holds a
+    // class of a module this analysis has too, and keeps working.
+    let fs = Memory::new(&[
+        ("/proj/first.py", "import pkg\n"),
+        ("/proj/pkg/__init__.py", "from pkg.norm import Norm\n"),
+        (
+            "/proj/pkg/norm.py",
+            "class Norm:\n    def __init__(self, d):\n        self.d = d\n    def __call__(self, x):\n        return x.sum(-1)\n",
+        ),
+        (
+            "/proj/builder.py",
+            "from pkg import Norm\ndef build(d):\n    return Norm(d)\n",
+        ),
+        (
+            "/proj/main.py",
+            "import torch\nfrom builder import build\ny = build(3)(torch.zeros(2, 3))\n",
+        ),
+    ]);
+    let fresh = bindings_with(&fs, "/proj/main.py", &mut ModuleCache::new());
+    assert_eq!(fresh, ["y [2]"]);
+    let mut cache = ModuleCache::new();
+    let _ = bindings_with(&fs, "/proj/first.py", &mut cache);
+    assert!(
+        cache.executed().borrow().len() >= 2,
+        "pkg and its norm are kept"
+    );
+    assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
+}
+
+#[test]
+fn a_class_kept_by_another_module_counts_as_kept() {
+    // `first.py` runs `other.py` first, which imports `norm.py`; `pkg`
+    // takes `Norm` from it without running it. For `main.py`, the kept
+    // `pkg` brings `Norm` but not `norm.py` (its run did not import it):
+    // `builder.py` holds a class of a kept module all the same.
+    let fs = Memory::new(&[
+        ("/proj/first.py", "import other\nimport pkg\n"),
+        ("/proj/other.py", "from norm import Norm\n"),
+        ("/proj/pkg/__init__.py", "from norm import Norm\n"),
+        (
+            "/proj/norm.py",
+            "class Norm:\n    def __init__(self, d):\n        self.d = d\n    def __call__(self, x):\n        return x.sum(-1)\n",
+        ),
+        (
+            "/proj/builder.py",
+            "from pkg import Norm\ndef build(d):\n    return Norm(d)\n",
+        ),
+        (
+            "/proj/main.py",
+            "import torch\nfrom builder import build\ny = build(3)(torch.zeros(2, 3))\n",
+        ),
+    ]);
+    let fresh = bindings_with(&fs, "/proj/main.py", &mut ModuleCache::new());
+    assert_eq!(fresh, ["y [2]"]);
+    let mut cache = ModuleCache::new();
+    let _ = bindings_with(&fs, "/proj/first.py", &mut cache);
+    assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
+}

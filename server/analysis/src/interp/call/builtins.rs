@@ -197,6 +197,8 @@ impl Interp<'_> {
                     Value::tuple(Vec::new())
                 }
             }
+            // Still open at its end: its known items stay readable.
+            ("list" | "tuple", [Value::OpenTuple(items)]) => Value::OpenTuple(items.clone()),
             ("list" | "tuple" | "sorted" | "reversed", [v, ..]) => match self.iterate(v) {
                 Some(mut items) => {
                     if name == "reversed" {
@@ -432,7 +434,19 @@ impl Interp<'_> {
         acc.unwrap_or(Value::Unknown)
     }
 
-    fn isinstance(&mut self, v: &Value, class: &Value) -> Value {
+    pub(crate) fn isinstance(&mut self, v: &Value, class: &Value) -> Value {
+        // One of several objects: what each of them answers, when they agree.
+        if let Value::Either(members) = v {
+            let answers: Vec<Option<bool>> = members
+                .iter()
+                .map(|m| match self.isinstance(m, class) {
+                    Value::Bool(b) => b,
+                    _ => None,
+                })
+                .collect();
+            let first = answers.first().copied().flatten();
+            return Value::Bool(first.filter(|f| answers.iter().all(|a| *a == Some(*f))));
+        }
         let classes = class.items().unwrap_or_else(|| vec![class.clone()]);
         let mut answer = Some(false);
         for c in &classes {

@@ -136,9 +136,14 @@ impl Interp<'_> {
                 }
                 // A made-up call passes nothing the function could count on:
                 // its `*args` are unknown, not empty.
+                // Those it passes (`*args` of an open tuple) come first.
                 ParamKind::VarArgs if open => {
                     extra_positional.extend(positional.by_ref());
-                    Some(Value::Unknown)
+                    Some(if extra_positional.is_empty() {
+                        Value::Unknown
+                    } else {
+                        Value::OpenTuple(Rc::new(std::mem::take(&mut extra_positional)))
+                    })
                 }
                 ParamKind::VarArgs => {
                     extra_positional.extend(positional.by_ref());

@@ -31,10 +31,14 @@ pub(crate) use class::{
 /// Whether calling `callee` runs the user's own code, which reads
 /// keywords it is not given as unknown (`open_call`).
 fn runs_user_code(callee: &Value) -> bool {
-    matches!(
-        callee,
-        Value::Function(_) | Value::BoundMethod(..) | Value::Class(_) | Value::Instance(_)
-    )
+    match callee {
+        Value::Function(_) | Value::BoundMethod(..) | Value::Class(_) | Value::Instance(_) => true,
+        // A user `autograd.Function`'s `apply` runs its `forward`.
+        Value::BuiltinMethod(receiver, name) => {
+            matches!(**receiver, Value::Class(_)) && &**name == "__autograd_apply__"
+        }
+        _ => false,
+    }
 }
 
 pub(crate) use crate::value::Kwargs;
@@ -76,6 +80,13 @@ impl Interp<'_> {
                     let v = self.eval(e);
                     match self.iterate(&v) {
                         Some(items) => positional.extend(items),
+                        // Known items, then any number of unknown ones: user
+                        // code gets the known ones, and an open call (its
+                        // further parameters unknown, its `*args` open too).
+                        None if let (true, Value::OpenTuple(items)) = (user_code, &v) => {
+                            positional.extend(items.iter().cloned());
+                            open = true;
+                        }
                         // `*x.shape[:-1]` of unknown rank stays one sizes value;
                         // shape arguments (`view`, `reshape`) read it as such.
                         None if matches!(v, Value::SizeOfVar(..)) => {

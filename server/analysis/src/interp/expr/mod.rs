@@ -198,6 +198,11 @@ impl Interp<'_> {
             ExprKind::BinOp { left, op, right } => {
                 let a = self.eval(left);
                 let b = self.eval(right);
+                if *op == ast::BinOp::Add
+                    && let Some(open) = open_concat(&a, &b, right)
+                {
+                    return open;
+                }
                 self.binop(*op, a, b, e.range, left.range, right.range)
             }
             ExprKind::UnaryOp { op, operand } => {
@@ -508,4 +513,35 @@ fn literal_int(e: &Expr, depth: u32) -> Option<i128> {
         }
         _ => None,
     }
+}
+
+/// `tuple(inputs) + tuple(self.parameters())`: known items followed by a
+/// sequence the analysis cannot read (`tuple(...)` or `list(...)` of an
+/// unknown value, a list of unknown length) are a tuple open at its end,
+/// whose known items stay readable (`args[:length]`). Only a sequence is
+/// taken for one: `(1, 2) + x` of an unknown `x` may be a tensor.
+fn open_concat(a: &Value, b: &Value, right: &Expr) -> Option<Value> {
+    let known = match a {
+        Value::OpenTuple(items) => return Some(Value::OpenTuple(items.clone())),
+        Value::Tuple(_) | Value::List(_) => a.items()?,
+        _ => return None,
+    };
+    let sequence = match b {
+        Value::Many(..) | Value::OpenTuple(_) => true,
+        Value::Unknown => matches!(
+            &right.kind,
+            ExprKind::Call { func, .. }
+                if matches!(&func.kind, ExprKind::Name(n) if matches!(n.as_str(), "tuple" | "list"))
+        ),
+        _ => false,
+    };
+    let extra = match b {
+        Value::OpenTuple(items) => items.as_ref().clone(),
+        _ => Vec::new(),
+    };
+    (sequence && !known.is_empty()).then(|| {
+        let mut items = known;
+        items.extend(extra);
+        Value::OpenTuple(Rc::new(items))
+    })
 }

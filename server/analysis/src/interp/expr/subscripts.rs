@@ -24,6 +24,37 @@ impl Interp<'_> {
                 [Value::Slice(..)] => Value::Many(element.clone(), None),
                 _ => Value::Unknown,
             },
+            // A tuple open at its end: what is read among its known items
+            // counting from the start is known; anything else is not.
+            Value::OpenTuple(items) => {
+                let from_start = |v: &Value, bound: usize| match v {
+                    Value::Int(d) => d
+                        .as_const()
+                        .is_some_and(|i| (0..=bound as i64).contains(&i)),
+                    _ => false,
+                };
+                match index.as_slice() {
+                    [Value::Int(d)] => match d.as_const() {
+                        Some(i) if (0..items.len() as i64).contains(&i) => {
+                            items[i as usize].clone()
+                        }
+                        _ => Value::Unknown,
+                    },
+                    [Value::Slice(lo, hi, step)]
+                        if (lo.is_none() || from_start(lo, items.len()))
+                            && from_start(hi, items.len())
+                            && (step.is_none() || from_start(step, usize::MAX >> 1)) =>
+                    {
+                        match slice_indices(items.len(), lo, hi, step) {
+                            Some(picked) => {
+                                Value::tuple(picked.into_iter().map(|i| items[i].clone()).collect())
+                            }
+                            None => Value::Unknown,
+                        }
+                    }
+                    _ => Value::Unknown,
+                }
+            }
             Value::Tuple(_) | Value::List(_) => {
                 let items = object.items().unwrap_or_default();
                 let [idx] = index.as_slice() else {

@@ -447,6 +447,13 @@ impl KeyBuilder<'_> {
                 self.value(c)?;
             }
             Value::Ellipsis => self.push(Part::Tag(28)),
+            Value::OpenTuple(items) => {
+                self.push(Part::Tag(30));
+                self.push(Part::Len(items.len()));
+                for item in items.iter() {
+                    self.value(item)?;
+                }
+            }
             Value::Many(element, len) => {
                 self.push(Part::Tag(29));
                 self.value(element)?;

@@ -426,6 +426,9 @@ impl Renaming {
             Value::Tensor(t) => Value::Tensor(self.tensor(t)),
             Value::Range(a, b, c) => Value::Range(self.dim(a), self.dim(b), self.dim(c)),
             Value::Tuple(items) => Value::tuple(items.iter().map(|i| self.value(i)).collect()),
+            Value::OpenTuple(items) => {
+                Value::OpenTuple(Rc::new(items.iter().map(|i| self.value(i)).collect()))
+            }
             Value::Optional(inner) => Value::Optional(Box::new(self.value(inner))),
             Value::Many(element, len) => Value::Many(
                 Rc::new(self.value(element)),
@@ -526,7 +529,9 @@ pub(crate) fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Opaque(_)
         | Value::Range(..)
         | Value::Ellipsis => true,
-        Value::Tuple(items) => items.iter().all(|i| is_plain(i, depth + 1)),
+        Value::Tuple(items) | Value::OpenTuple(items) => {
+            items.iter().all(|i| is_plain(i, depth + 1))
+        }
         Value::Optional(inner) => is_plain(inner, depth + 1),
         Value::Many(element, _) => is_plain(element, depth + 1),
         Value::Slice(a, b, c) => [a, b, c].iter().all(|x| is_plain(x, depth + 1)),

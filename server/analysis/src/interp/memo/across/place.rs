@@ -97,6 +97,12 @@ pub(super) fn placed_value(v: &Value, place: &Placer<'_>) -> Option<Value> {
                 .map(|i| placed_value(i, place))
                 .collect::<Option<Vec<_>>>()?,
         ),
+        Value::OpenTuple(items) => Value::OpenTuple(Rc::new(
+            items
+                .iter()
+                .map(|i| placed_value(i, place))
+                .collect::<Option<Vec<_>>>()?,
+        )),
         Value::Optional(inner) => Value::Optional(Box::new(placed_value(inner, place)?)),
         Value::Many(element, len) => Value::Many(
             Rc::new(placed_value(element, place)?),
