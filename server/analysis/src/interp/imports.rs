@@ -237,21 +237,14 @@ impl Interp<'_> {
             return Value::Module(ns.clone());
         }
         if let Target::Module(id) = target
-            && let Some((ns, cost)) = self.modules.executed(*id)
+            && let Some((ns, cost, imported)) = self.modules.executed(*id)
             && self.charge_kept(&cost)
         {
             self.sys_modules.insert(key, ns.clone());
-            // The modules its run imported are imported now as they were
-            // then: the classes the kept namespace holds are theirs, and a
-            // later import of one of them must give those classes, not
-            // ones of a second run (`isinstance` would tell them apart).
-            for &(file, _) in cost.iter() {
-                let imported = ModuleKey::File(file);
-                if !self.sys_modules.contains_key(&imported)
-                    && let Some((kept, _)) = self.modules.executed(file)
-                {
-                    self.sys_modules.insert(imported, kept);
-                }
+            for (file, kept) in imported.iter() {
+                self.sys_modules
+                    .entry(ModuleKey::File(*file))
+                    .or_insert_with(|| kept.clone());
             }
             return Value::Module(ns);
         }
@@ -381,10 +374,24 @@ impl Interp<'_> {
             if paid_before {
                 cost.push((id, own_steps));
             }
+            let imported: Vec<(u32, Rc<ModuleNs>)> = cost
+                .iter()
+                .filter(|(file, _)| *file != id)
+                .filter_map(|(file, _)| {
+                    let m = self.sys_modules.get(&ModuleKey::File(*file))?;
+                    m.shared.get().then(|| (*file, m.clone()))
+                })
+                .collect();
             ns.shared.set(true);
             let written = crate::mutation::written_since(written_mark);
-            self.modules
-                .keep_executed(id, ns.clone(), cost.into(), shareable, &written);
+            self.modules.keep_executed(
+                id,
+                ns.clone(),
+                cost.into(),
+                imported.into(),
+                shareable,
+                &written,
+            );
         }
         Value::Module(ns)
     }

@@ -32,7 +32,7 @@ pub(crate) type Executed = Rc<RefCell<Kept>>;
 #[derive(Default)]
 pub(crate) struct Kept {
     /// By module version and closure key.
-    namespaces: FxHashMap<(u32, u64), (Rc<ModuleNs>, ImportCost)>,
+    namespaces: FxHashMap<(u32, u64), (Rc<ModuleNs>, ImportCost, Imported)>,
     snapshots: Snapshots,
 }
 
@@ -44,6 +44,12 @@ pub(crate) struct Kept {
 /// on a thread ran a module first does not change what later ones show.
 pub(crate) type ImportCost = Rc<[(u32, u64)]>;
 
+/// The kept namespaces of the modules a kept module's run imported first.
+/// An analysis given the module imports them too, as Python's
+/// `sys.modules` holds them after the import: what the kept namespace
+/// holds of them is theirs, and this analysis has them.
+pub(crate) type Imported = Rc<[(u32, Rc<ModuleNs>)]>;
+
 impl std::fmt::Debug for Kept {
     // Namespaces point back at themselves through their functions.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -52,7 +58,7 @@ impl std::fmt::Debug for Kept {
 }
 
 impl Kept {
-    pub(crate) fn get(&self, key: &(u32, u64)) -> Option<(Rc<ModuleNs>, ImportCost)> {
+    pub(crate) fn get(&self, key: &(u32, u64)) -> Option<(Rc<ModuleNs>, ImportCost, Imported)> {
         self.namespaces.get(key).cloned()
     }
 
@@ -145,7 +151,7 @@ fn own_key(graph: &ModuleGraph, m: u32) -> OwnKey {
 /// Forgets every kept namespace, breaking the cycles between them (a
 /// module's globals hold the modules it imports, which may import it).
 pub(super) fn clear(executed: &Executed) {
-    for (ns, _) in executed.borrow().namespaces.values() {
+    for (ns, ..) in executed.borrow().namespaces.values() {
         ns.globals.borrow_mut().clear();
     }
     let mut kept = executed.borrow_mut();
@@ -160,6 +166,7 @@ pub(super) fn keep(
     key: (u32, u64),
     ns: Rc<ModuleNs>,
     cost: ImportCost,
+    imported: Imported,
     reached: Vec<Reached>,
     written: &[usize],
 ) {
@@ -167,7 +174,7 @@ pub(super) fn keep(
         clear(executed);
     }
     let mut kept = executed.borrow_mut();
-    kept.namespaces.insert(key, (ns, cost));
+    kept.namespaces.insert(key, (ns, cost, imported));
     kept.snapshots.refresh(written);
     kept.snapshots.take(reached);
 }
@@ -184,7 +191,9 @@ const MAX_WALK: usize = 200_000;
 /// holds what `unkept_here` says this analysis could not keep for a reason
 /// of its own.
 ///
-/// `shared_file` says whether the module of a file is kept already. A
+/// `shared_file` says whether the module of a file is kept already (by
+/// this analysis, or by an earlier one whose kept namespace brought its
+/// class here without this analysis importing it). A
 /// class of a module that is neither kept nor `ns` itself (a name imported
 /// from a module whose run met a cut) belongs to this analysis: its
 /// methods read that module's globals. The name is made `Unknown` in `ns`;

@@ -344,7 +344,11 @@ impl ModuleGraph {
     pub(crate) fn executed(
         &self,
         id: u32,
-    ) -> Option<(Rc<crate::value::ModuleNs>, executed::ImportCost)> {
+    ) -> Option<(
+        Rc<crate::value::ModuleNs>,
+        executed::ImportCost,
+        executed::Imported,
+    )> {
         let key = (id, self.closure_key(id));
         self.executed.as_ref()?.borrow().get(&key)
     }
@@ -365,6 +369,7 @@ impl ModuleGraph {
         id: u32,
         ns: Rc<crate::value::ModuleNs>,
         cost: executed::ImportCost,
+        imported: executed::Imported,
         shareable: executed::Shareable,
         written: &[usize],
     ) {
@@ -374,6 +379,7 @@ impl ModuleGraph {
                 (id, self.closure_key(id)),
                 ns,
                 cost,
+                imported,
                 shareable.0,
                 written,
             );

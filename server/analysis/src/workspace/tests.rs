@@ -684,11 +684,12 @@ fn a_module_holding_a_class_cut_only_here_is_not_kept() {
 }
 
 #[test]
-fn a_kept_package_brings_the_modules_its_run_imported() {
+fn a_class_of_a_kept_package_counts_as_kept() {
     // `first.py` keeps `pkg` and `pkg/norm.py`. For `main.py`, `builder.py`
-    // takes `Norm` from the kept `pkg`: `pkg/norm.py` is imported as well,
-    // as Python's `sys.modules` would hold it, so `builder.py` holds a
-    // class of a module this analysis has too, and keeps working.
+    // takes `Norm` from the kept `pkg` without importing `pkg/norm.py`
+    // itself: it holds a class of a kept module all the same, and is kept
+    // as it is (before, `Norm` was made an unknown name in it, for this
+    // analysis too).
     let fs = Memory::new(&[
         ("/proj/first.py", "import pkg\n"),
         ("/proj/pkg/__init__.py", "from pkg.norm import Norm\n"),

@@ -304,7 +304,7 @@ impl<'c> Interp<'c> {
             .sys_modules
             .get(&crate::interp::imports::ModuleKey::File(file))
             .cloned()
-            .or_else(|| self.modules.executed(file).map(|(ns, _)| ns))
+            .or_else(|| self.modules.executed(file).map(|(ns, ..)| ns))
             .filter(|ns| ns.shared.get())?;
         let value = ns.globals.borrow().get(name).cloned();
         match value {
