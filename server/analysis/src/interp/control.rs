@@ -128,13 +128,13 @@ impl Interp<'_> {
         self.uncertain -= 1;
         // A path that raised is no path the code after goes on from: the
         // ranks the other fixed hold.
-        let raised = match (&flow_a, &flow_b) {
+        let only_a = match (&flow_a, &flow_b) {
             (Flow::Stop, Flow::Stop) => None,
             (Flow::Stop, _) => Some(false),
             (_, Flow::Stop) => Some(true),
             _ => None,
         };
-        self.join_ranks(ranks_a, fixed_a, ranks_b, minted, raised);
+        self.join_ranks(ranks_a, fixed_a, ranks_b, minted, only_a);
         self.join_attrs(journal_a, attrs_a, journal_b);
         self.join_lists(lists_a, grown_a, lists_b);
         let after_b = self.snapshot_locals();

@@ -683,18 +683,14 @@ fn a_module_holding_a_class_cut_only_here_is_not_kept() {
     assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
 }
 
-#[test]
-fn a_class_of_a_kept_package_counts_as_kept() {
-    // `first.py` keeps `pkg` and `pkg/norm.py`. For `main.py`, `builder.py`
-    // takes `Norm` from the kept `pkg` without importing `pkg/norm.py`
-    // itself: it holds a class of a kept module all the same, and is kept
-    // as it is (before, `Norm` was made an unknown name in it, for this
-    // analysis too).
-    let fs = Memory::new(&[
-        ("/proj/first.py", "import pkg\n"),
-        ("/proj/pkg/__init__.py", "from pkg.norm import Norm\n"),
+/// `builder.py` takes `Norm` (defined at `norm_at`) from `pkg`, and
+/// `main.py` builds one through it: `main.py` shows the same after
+/// `first.py` kept modules as alone. `files` are `first.py` and the
+/// modules between it, `pkg` and `Norm`.
+fn same_after_kept_package(norm_at: &str, files: &[(&str, &str)]) {
+    let mut all: Vec<(&str, &str)> = vec![
         (
-            "/proj/pkg/norm.py",
+            norm_at,
             "class Norm:\n    def __init__(self, d):\n        self.d = d\n    def __call__(self, x):\n        return x.sum(-1)\n",
         ),
         (
@@ -705,16 +701,34 @@ fn a_class_of_a_kept_package_counts_as_kept() {
             "/proj/main.py",
             "import torch\nfrom builder import build\ny = build(3)(torch.zeros(2, 3))\n",
         ),
-    ]);
+    ];
+    all.extend_from_slice(files);
+    let fs = Memory::new(&all);
     let fresh = bindings_with(&fs, "/proj/main.py", &mut ModuleCache::new());
     assert_eq!(fresh, ["y [2]"]);
     let mut cache = ModuleCache::new();
     let _ = bindings_with(&fs, "/proj/first.py", &mut cache);
     assert!(
         cache.executed().borrow().len() >= 2,
-        "pkg and its norm are kept"
+        "pkg and the module of Norm are kept"
     );
     assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
+}
+
+#[test]
+fn a_class_of_a_kept_package_counts_as_kept() {
+    // `first.py` keeps `pkg` and `pkg/norm.py`. For `main.py`, `builder.py`
+    // takes `Norm` from the kept `pkg` without importing `pkg/norm.py`
+    // itself: it holds a class of a kept module all the same, and is kept
+    // as it is (before, `Norm` was made an unknown name in it, for this
+    // analysis too).
+    same_after_kept_package(
+        "/proj/pkg/norm.py",
+        &[
+            ("/proj/first.py", "import pkg\n"),
+            ("/proj/pkg/__init__.py", "from pkg.norm import Norm\n"),
+        ],
+    );
 }
 
 #[test]
@@ -723,26 +737,12 @@ fn a_class_kept_by_another_module_counts_as_kept() {
     // takes `Norm` from it without running it. For `main.py`, the kept
     // `pkg` brings `Norm` but not `norm.py` (its run did not import it):
     // `builder.py` holds a class of a kept module all the same.
-    let fs = Memory::new(&[
-        ("/proj/first.py", "import other\nimport pkg\n"),
-        ("/proj/other.py", "from norm import Norm\n"),
-        ("/proj/pkg/__init__.py", "from norm import Norm\n"),
-        (
-            "/proj/norm.py",
-            "class Norm:\n    def __init__(self, d):\n        self.d = d\n    def __call__(self, x):\n        return x.sum(-1)\n",
-        ),
-        (
-            "/proj/builder.py",
-            "from pkg import Norm\ndef build(d):\n    return Norm(d)\n",
-        ),
-        (
-            "/proj/main.py",
-            "import torch\nfrom builder import build\ny = build(3)(torch.zeros(2, 3))\n",
-        ),
-    ]);
-    let fresh = bindings_with(&fs, "/proj/main.py", &mut ModuleCache::new());
-    assert_eq!(fresh, ["y [2]"]);
-    let mut cache = ModuleCache::new();
-    let _ = bindings_with(&fs, "/proj/first.py", &mut cache);
-    assert_eq!(bindings_with(&fs, "/proj/main.py", &mut cache), fresh);
+    same_after_kept_package(
+        "/proj/norm.py",
+        &[
+            ("/proj/first.py", "import other\nimport pkg\n"),
+            ("/proj/other.py", "from norm import Norm\n"),
+            ("/proj/pkg/__init__.py", "from norm import Norm\n"),
+        ],
+    );
 }
