@@ -489,6 +489,12 @@ impl ShapeEnv {
         if ra.as_const().is_some() && rb.as_const().is_some() {
             return;
         }
+        // `3*C` divisible by `3*h` is `C` divisible by `h`, which is what
+        // `h*(C // h)` asks (floor division cancels the factor too).
+        let (ra, rb) = match ra.without_common_factor(&rb) {
+            Some((a, b)) if b.as_const().is_none() => (a, b),
+            _ => (ra, rb),
+        };
         if !self.divisible.contains(&(ra.clone(), rb.clone())) {
             self.divisible.push((ra, rb));
         }

@@ -14,6 +14,8 @@ enum E {
     FloorDiv(Box<E>, i64),
     Mod(Box<E>, i64),
     DivSym(Box<E>, u32),
+    /// `(k*a) // (k*v)`: a factor both sides share.
+    DivScaled(Box<E>, i64, u32),
 }
 
 fn expr() -> impl Strategy<Value = E> {
@@ -27,7 +29,12 @@ fn expr() -> impl Strategy<Value = E> {
                 .prop_map(|(a, d)| E::FloorDiv(Box::new(a), d)),
             (inner.clone(), prop_oneof![-5i64..-1, 1i64..6])
                 .prop_map(|(a, d)| E::Mod(Box::new(a), d)),
-            (inner, 0u32..3).prop_map(|(a, v)| E::DivSym(Box::new(a), v)),
+            (inner.clone(), 0u32..3).prop_map(|(a, v)| E::DivSym(Box::new(a), v)),
+            (inner, prop_oneof![-3i64..-1, 2i64..4], 0u32..3).prop_map(|(a, k, v)| E::DivScaled(
+                Box::new(a),
+                k,
+                v
+            )),
         ]
     })
 }
@@ -45,6 +52,9 @@ fn eval(e: &E, vars: &[i64; 3]) -> Option<i64> {
             n - d * floor_div_i64(n, *d)
         }
         E::DivSym(a, v) => floor_div_i64(eval(a, vars)?, vars[*v as usize]),
+        E::DivScaled(a, k, v) => {
+            floor_div_i64(eval(a, vars)?.checked_mul(*k)?, k * vars[*v as usize])
+        }
     })
 }
 
@@ -58,6 +68,13 @@ fn to_dim(e: &E) -> Dim {
         E::FloorDiv(a, d) => to_dim(a).floordiv(&Dim::konst(*d)).unwrap(),
         E::Mod(a, d) => to_dim(a).modulo(&Dim::konst(*d)).unwrap(),
         E::DivSym(a, v) => to_dim(a).floordiv(&Dim::sym(SymId(*v))).unwrap(),
+        E::DivScaled(a, k, v) => {
+            let k = Dim::konst(*k);
+            to_dim(a)
+                .mul(&k)
+                .floordiv(&Dim::sym(SymId(*v)).mul(&k))
+                .unwrap()
+        }
     }
 }
 
@@ -288,6 +305,43 @@ fn divisibility_guard_cancels_floor_division() {
     env.assume_divisible(&c, &h);
     assert_eq!(env.resolve(&back), c);
     assert_eq!(env.display(&c.floordiv(&h).unwrap()), "C // n_head");
+}
+
+/// A constant factor of both sides cancels: `(3*C) // (3*n_head)` is
+/// `C // n_head`, and `(6*C + 4) // (2*h)` is `(3*C + 2) // h`; a factor of
+/// one side only stays.
+#[test]
+fn common_factor_cancels_in_floor_division() {
+    let mut env = ShapeEnv::new();
+    let c = env.symbol("C");
+    let h = env.symbol("n_head");
+    let three = Dim::konst(3);
+    let q = c.mul(&three).floordiv(&h.mul(&three)).unwrap();
+    assert_eq!(env.display(&q), "C // n_head");
+    let q = c
+        .mul(&Dim::konst(6))
+        .add(&Dim::konst(4))
+        .floordiv(&h.mul(&Dim::konst(2)))
+        .unwrap();
+    assert_eq!(q, c.mul(&three).add(&Dim::konst(2)).floordiv(&h).unwrap());
+    let q = c.mul(&three).floordiv(&h.mul(&Dim::konst(2))).unwrap();
+    assert_ne!(q, c.floordiv(&h).unwrap());
+    assert_eq!(env.display(&q), "(3*C) // (2*n_head)");
+}
+
+/// `assert width % (3 * heads) == 0` with `width` three channels wide:
+/// `heads*((3*C) // (3*heads))` is `C`.
+#[test]
+fn divisibility_of_scaled_sizes_cancels_too() {
+    let mut env = ShapeEnv::new();
+    let c = env.symbol("C");
+    let h = env.symbol("heads");
+    let three = Dim::konst(3);
+    let (width, split) = (c.mul(&three), h.mul(&three));
+    let per_head = width.floordiv(&split).unwrap();
+    assert_ne!(env.resolve(&per_head.mul(&h)), c);
+    env.assume_divisible(&width, &split);
+    assert_eq!(env.resolve(&per_head.mul(&h)), c);
 }
 
 /// `2*(D // 2)` is `D` once 2 divides `D`, and `6*(D // 2)` is `3*D`; an

@@ -399,6 +399,13 @@ impl Dim {
         if let Some(quotient) = self.exact_div(other) {
             return Some(quotient);
         }
+        // A constant factor of both sides cancels: (g*A) / (g*B) is A / B
+        // exactly, so their floors agree. `(3*C) // (3*h)` reads `C // h`.
+        if other.as_const().is_none()
+            && let Some((a, b)) = self.without_common_factor(other)
+        {
+            return a.floordiv(&b);
+        }
         // Pull out the terms a one-term divisor divides:
         // floor((A + q*b) / b) = floor(A / b) + q, so `(H - p) // p` is
         // `H // p - 1` and a patch count reads as users write it.
@@ -463,6 +470,20 @@ impl Dim {
             Box::new(self.clone()),
             Box::new(other.clone()),
         )))
+    }
+
+    /// `self` and `other` with the constant factor greater than one that
+    /// divides every coefficient of both taken out (`3*C` and `3*h` are
+    /// `C` and `h`); `None` when there is none.
+    pub fn without_common_factor(&self, other: &Dim) -> Option<(Dim, Dim)> {
+        let common = self
+            .terms()
+            .chain(other.terms())
+            .fold(0u64, |g, (_, c)| gcd(g, c.unsigned_abs()));
+        let g = i64::try_from(common).ok().filter(|g| *g > 1)?;
+        let divided =
+            |d: &Dim| Dim::from_terms(d.terms().map(|(m, c)| (m.to_vec(), c / g)).collect());
+        Some((divided(self), divided(other)))
     }
 
     /// Python's `%`. `None` when dividing by zero.
