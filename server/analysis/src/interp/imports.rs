@@ -374,6 +374,9 @@ impl Interp<'_> {
             if paid_before {
                 cost.push((id, own_steps));
             }
+            // The kept modules its run imported, which an analysis given
+            // this namespace imports with it: noted now, as looking each
+            // up at every later import costs more than the check saves.
             let imported: Vec<(u32, Rc<ModuleNs>)> = cost
                 .iter()
                 .filter(|(file, _)| *file != id)

@@ -135,8 +135,9 @@ impl Interp<'_> {
                     }
                 }
                 // A made-up call passes nothing the function could count on:
-                // its `*args` are unknown, not empty.
-                // Those it passes (`*args` of an open tuple) come first.
+                // its `*args` are unknown, not empty. An open call's `*args`
+                // hold what it does pass (the known items of an open
+                // tuple), then any number of unknown ones.
                 ParamKind::VarArgs if open => {
                     extra_positional.extend(positional.by_ref());
                     Some(if extra_positional.is_empty() {
