@@ -523,6 +523,49 @@ fn parentheses_are_unwrapped_to_the_inner_range() {
     assert_eq!(&source[value.range], "x @ w");
 }
 
+/// tree-sitter-python reads `*x.shape` in a tuple without brackets as
+/// `(*x).shape`; the lowering gives it Python's reading, `*(x.shape)`.
+#[test]
+fn a_star_in_a_bare_tuple_takes_the_whole_chain() {
+    check(
+        "
+        b, c, d = *x.shape, x.device
+        e = *x.shape[1:], f(x).y, 1
+        g = *h(x).shape, 1
+        for i in *x.shape, 1: pass
+        j = (*x.shape, 1)
+        ",
+        "
+        (b, c, d) = (*x.shape, x.device)
+        e = (*x.shape[1:], f(x).y, 1)
+        g = (*h(x).shape, 1)
+        for i in (*x.shape, 1):
+          pass
+        j = (*x.shape, 1)
+        ",
+    );
+    let source = "b, d = *x.shape[1:], 1\n";
+    let file = parse(source);
+    let StmtKind::Assign {
+        value: Some(value), ..
+    } = &file.module.body[0].kind
+    else {
+        panic!()
+    };
+    let ExprKind::Tuple(items) = &value.kind else {
+        panic!()
+    };
+    assert_eq!(&source[items[0].range], "*x.shape[1:]");
+    let ExprKind::Starred(inner) = &items[0].kind else {
+        panic!("{:?}", items[0].kind)
+    };
+    assert_eq!(&source[inner.range], "x.shape[1:]");
+    let ExprKind::Subscript { value: shape, .. } = &inner.kind else {
+        panic!()
+    };
+    assert_eq!(&source[shape.range], "x.shape");
+}
+
 #[test]
 fn ranges_are_bytes_in_non_ascii_source() {
     let source = "größe = \"日本語\"  # ü\nx = größe\n";

@@ -126,6 +126,67 @@ impl Interp<'_> {
         Value::Int(self.env.resolve(&named))
     }
 
+    /// `b, n, device = *x.shape, x.device`, a display led by the sizes of a
+    /// tensor of unknown rank and unpacked at once. The targets before the
+    /// display's other items take the sizes, which fixes the rank or names
+    /// the first sizes as unpacking `x.shape` alone would; the others take
+    /// the other items. Evaluated as a display of unknown length, the whole
+    /// display would be unknown. `false` (nothing evaluated) when the
+    /// statement is not an unpacking of a display led by a starred item.
+    pub(super) fn assign_display(&mut self, target: &Expr, value: &Expr) -> bool {
+        let (ExprKind::Tuple(elts) | ExprKind::List(elts)) = &target.kind else {
+            return false;
+        };
+        let (ExprKind::Tuple(items) | ExprKind::List(items)) = &value.kind else {
+            return false;
+        };
+        let Some((first, rest)) = items.split_first() else {
+            return false;
+        };
+        let ExprKind::Starred(inner) = &first.kind else {
+            return false;
+        };
+        if rest.iter().any(|e| matches!(e.kind, ExprKind::Starred(_))) {
+            return false;
+        }
+        let lead = self.eval(inner);
+        let star = elts
+            .iter()
+            .position(|e| matches!(e.kind, ExprKind::Starred(_)));
+        // The sizes take the targets before the last `rest.len()`, and a
+        // starred target among them; one among the others would leave the
+        // sizes' count to the display, which the rank does not give.
+        let sizes = elts.len().checked_sub(rest.len());
+        let (Value::SizeOfVar(..), Some(sizes)) = (&lead, sizes) else {
+            let v = self.led_by(lead, rest, matches!(value.kind, ExprKind::List(_)));
+            self.assign(target, v, BindingKind::Assign);
+            return true;
+        };
+        if star.is_some_and(|s| s >= sizes) {
+            let v = self.led_by(lead, rest, matches!(value.kind, ExprKind::List(_)));
+            self.assign(target, v, BindingKind::Assign);
+            return true;
+        }
+        let others: Vec<Value> = rest.iter().map(|e| self.eval(e)).collect();
+        let (size_targets, other_targets) = elts.split_at(sizes);
+        let unpacked = self.unpack(&lead, size_targets, star);
+        for (i, elt) in size_targets.iter().enumerate() {
+            let item = unpacked
+                .as_ref()
+                .and_then(|items| items.get(i).cloned())
+                .unwrap_or(Value::Unknown);
+            let elt = match &elt.kind {
+                ExprKind::Starred(inner) => inner.as_ref(),
+                _ => elt,
+            };
+            self.assign(elt, item, BindingKind::Assign);
+        }
+        for (elt, item) in other_targets.iter().zip(others) {
+            self.assign(elt, item, BindingKind::Assign);
+        }
+        true
+    }
+
     /// Split a value into `targets.len()` items for tuple unpacking. Unpacking
     /// the size of a tensor of unknown rank fixes its rank and names its dims.
     fn unpack(

@@ -50,6 +50,11 @@ impl Interp<'_> {
                 annotation,
                 value,
             } => {
+                if let (None, Some(value), [target]) = (annotation, value, targets.as_slice())
+                    && self.assign_display(target, value)
+                {
+                    return Flow::Normal;
+                }
                 let v = match value {
                     Some(value) => self.eval(value),
                     None => return Flow::Normal,

@@ -116,9 +116,13 @@ impl Lowerer<'_> {
             "boolean_operator" => self.boolean(node),
             "comparison_operator" => self.comparison(node),
             "conditional_expression" => self.conditional(node),
-            "tuple" | "tuple_pattern" | "pattern_list" | "expression_list" => {
-                ExprKind::Tuple(self.elements(node))
-            }
+            "expression_list" => ExprKind::Tuple(
+                self.elements(node)
+                    .into_iter()
+                    .map(star_outermost)
+                    .collect(),
+            ),
+            "tuple" | "tuple_pattern" | "pattern_list" => ExprKind::Tuple(self.elements(node)),
             "list" | "list_pattern" => ExprKind::List(self.elements(node)),
             "set" => ExprKind::Set(self.elements(node)),
             "dictionary" => self.dictionary(node),
@@ -504,6 +508,57 @@ impl Lowerer<'_> {
             }
         }
         generators
+    }
+}
+
+/// tree-sitter-python reads `*x.shape` in a tuple without brackets (`b, c,
+/// device = *x.shape, x.device`) as `(*x).shape`, where Python reads
+/// `*(x.shape)`, as the grammar does in brackets. This moves the star out of
+/// the attribute, subscript or call chain to the item.
+fn star_outermost(mut item: Expr) -> Expr {
+    match unstar_base(&mut item) {
+        Some(star) => Expr {
+            range: TextRange::new(star, item.range.end),
+            kind: ExprKind::Starred(Box::new(item)),
+        },
+        None => item,
+    }
+}
+
+/// Replaces the starred base of a chain (`*x` of `(*x).shape[0]`) by what it
+/// stars, so that each link starts where the starred value does; returns
+/// where the star was.
+fn unstar_base(expr: &mut Expr) -> Option<usize> {
+    let base = match &mut expr.kind {
+        ExprKind::Attribute { value, .. } | ExprKind::Subscript { value, .. } => value,
+        ExprKind::Call { func, .. } => func,
+        _ => return None,
+    };
+    let star = match &mut base.kind {
+        ExprKind::Starred(inner) => {
+            let star = base.range.start;
+            let inner = std::mem::replace(
+                inner.as_mut(),
+                Expr {
+                    range: TextRange::new(star, star),
+                    kind: ExprKind::NoneLit,
+                },
+            );
+            **base = inner;
+            star
+        }
+        _ => unstar_base(base)?,
+    };
+    expr.range.start = base_start(expr);
+    Some(star)
+}
+
+/// Where the innermost base of a chain starts.
+fn base_start(expr: &Expr) -> usize {
+    match &expr.kind {
+        ExprKind::Attribute { value, .. } | ExprKind::Subscript { value, .. } => base_start(value),
+        ExprKind::Call { func, .. } => base_start(func),
+        _ => expr.range.start,
     }
 }
 

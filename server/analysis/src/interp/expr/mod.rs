@@ -343,6 +343,12 @@ impl Interp<'_> {
             return Value::Unknown;
         };
         let lead = self.eval(inner);
+        self.led_by(lead, rest, list)
+    }
+
+    /// A display's value from its first item's, evaluated already (the
+    /// sequence a starred first item spreads), and the items after it.
+    pub(super) fn led_by(&mut self, lead: Value, rest: &[Expr], list: bool) -> Value {
         if let Value::SizeOfVar(var, suffix) = &lead {
             let mut dims = suffix.as_ref().clone();
             let mut known = true;
