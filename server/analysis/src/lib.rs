@@ -163,6 +163,7 @@ fn finish(
                 env: &view.env,
                 resolve: &|s| view.resolve_shape(s),
                 heads: view.var_heads(),
+                tails: view.var_tails(),
                 variadic_names: view.variadic_names(),
                 static_shapes: config.static_shapes,
                 place: &|offset| view.modules.place(offset),

@@ -155,6 +155,28 @@ impl Interp<'_> {
         out
     }
 
+    /// For each rank variable never refined, the sizes read from its last
+    /// dims (`x.size(-1)`, `h, w = x.shape[-2:]`), in order, as many as are
+    /// contiguous from the end.
+    pub fn var_tails(&self) -> FxHashMap<u32, Vec<Dim>> {
+        let mut out: FxHashMap<u32, Vec<Dim>> = FxHashMap::default();
+        for &(v, i) in self.var_dims.keys() {
+            if i >= 0
+                || out.contains_key(&v)
+                || !matches!(self.resolve_shape(&Shape::Var(v)), Shape::Var(_))
+            {
+                continue;
+            }
+            let mut tail = Vec::new();
+            while let Some(d) = self.var_dims.get(&(v, -(tail.len() as i64) - 1)) {
+                tail.push(d.clone());
+            }
+            tail.reverse();
+            out.insert(v, tail);
+        }
+        out
+    }
+
     /// `x.size(i)` of a tensor whose rank is unknown: one named symbol per
     /// (tensor, index), so repeated reads agree.
     pub fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim {
@@ -185,6 +207,17 @@ impl Interp<'_> {
         d
     }
 
+    /// `x.size(i)` of a tensor whose rank is unknown, as `var_dim` reads
+    /// it, but a size nobody named when it is new.
+    pub fn var_dim_unnamed(&mut self, var: u32, index: i64) -> Dim {
+        if let Some(d) = self.var_dims.get(&(var, index)) {
+            return d.clone();
+        }
+        let d = self.env.anonymous();
+        self.var_dims.insert((var, index), d.clone());
+        d
+    }
+
     /// Give an unknown-rank tensor the rank an op demands, with dims named
     /// after their conventional meaning (`N, C, H, W` for images). An earlier
     /// `x.size(i)` keeps its symbol.
@@ -207,12 +240,26 @@ impl Interp<'_> {
             .enumerate()
             .map(|(i, name)| {
                 let i = i as i64;
-                match self
+                let earlier = self
                     .var_dims
                     .get(&(*v, i))
                     .or_else(|| self.var_dims.get(&(*v, i - n)))
-                {
-                    Some(d) => d.clone(),
+                    .cloned();
+                match earlier {
+                    // A size read before and still nobody's takes the
+                    // conventional name.
+                    Some(d)
+                        if self
+                            .env
+                            .resolve(&d)
+                            .as_sym()
+                            .is_some_and(|s| self.env.is_anonymous(s)) =>
+                    {
+                        let named = self.env.weak_symbol(name);
+                        let _ = self.env.unify(&named, &d);
+                        named
+                    }
+                    Some(d) => d,
                     None => self.env.weak_symbol(name),
                 }
             })

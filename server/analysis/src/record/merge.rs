@@ -66,6 +66,8 @@ pub(super) struct Namer<'a> {
     scope: usize,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
     pub heads: FxHashMap<u32, Vec<Dim>>,
+    /// Known trailing sizes of unrefined rank variables (`x.size(-1)`).
+    pub tails: FxHashMap<u32, Vec<Dim>>,
     /// Names annotations gave rank variables (`*bs`), shown for them.
     pub variadic_names: FxHashMap<u32, std::rc::Rc<str>>,
     pub static_shapes: bool,
@@ -238,6 +240,7 @@ impl<'a> Namer<'a> {
             scope: 0,
             site: 0,
             heads: FxHashMap::default(),
+            tails: FxHashMap::default(),
             variadic_names: FxHashMap::default(),
             static_shapes: false,
             guard_facts: env.guard_facts(),
@@ -505,8 +508,16 @@ pub(super) fn merge(
             }
             Shape::Var(v) => {
                 let head = namer.heads.get(&v).cloned().unwrap_or_default();
+                let tail = namer.tails.get(&v).cloned().unwrap_or_default();
                 let name = namer.variadic_names.get(&v).cloned();
-                if head.is_empty() && name.is_some() {
+                let tail: Vec<Dim> = tail.iter().map(|x| namer.resolved(x)).collect();
+                if head.is_empty() && tail.iter().any(|d| !namer.env.has_anonymous(d)) {
+                    // Only the last sizes were read (`h, w = x.shape[-2:]`),
+                    // shown when some have a name: `[*batch, ?, ?]` would
+                    // say little more than nothing.
+                    lead_names.push(name);
+                    Some((Variadic::Lead, tail))
+                } else if head.is_empty() && name.is_some() {
                     // The dims an annotation named (`*bs`) and nothing
                     // more: `[*bs]` says which, where `[*batch]` would not.
                     lead_names.push(name);

@@ -30,6 +30,8 @@ pub(crate) struct FinishView<'a> {
     pub resolve: &'a dyn Fn(&Shape) -> Shape,
     /// Known leading sizes of unrefined rank variables (`x.size(0)`).
     pub heads: FxHashMap<u32, Vec<Dim>>,
+    /// Known trailing sizes of unrefined rank variables (`x.size(-1)`).
+    pub tails: FxHashMap<u32, Vec<Dim>>,
     /// Names annotations gave rank variables (`*bs`).
     pub variadic_names: FxHashMap<u32, std::rc::Rc<str>>,
     pub static_shapes: bool,
@@ -654,6 +656,7 @@ impl Recorder {
 
         namer.static_shapes = static_shapes;
         namer.heads = heads;
+        namer.tails = view.tails.clone();
         namer.variadic_names = variadic_names;
         // Sites and expressions often saw the very same tensors (`x =
         // self.fc(x)` records one tensor for the name and the call): their

@@ -132,6 +132,35 @@ impl Interp<'_> {
                         _ => Value::Unknown,
                     }
                 }
+                // `x.shape[-2:]` of a tensor of unknown rank: its last sizes,
+                // as `x.shape[-1]` reads one. The known trailing sizes are
+                // them; else code that reads the last two sizes takes the
+                // tensor to have two (`h, w = x.shape[-2:]`). Those are
+                // nobody's yet: names bound to them, or a layer's
+                // conventional ones (`H, W`), name them.
+                [Value::Slice(lo, hi, step)]
+                    if matches!(**hi, Value::None) && matches!(**step, Value::None) =>
+                {
+                    let from_end = match &**lo {
+                        Value::Int(k) => k.as_const().filter(|k| *k < 0).map(|k| (-k) as usize),
+                        _ => None,
+                    };
+                    match from_end {
+                        Some(k) if k <= suffix.len() => Value::tuple(
+                            suffix[suffix.len() - k..]
+                                .iter()
+                                .map(|d| Value::Int(d.clone()))
+                                .collect(),
+                        ),
+                        Some(k) if suffix.is_empty() && k <= 8 => Value::tuple(
+                            (1..=k as i64)
+                                .rev()
+                                .map(|i| Value::Int(self.var_dim_unnamed(*var, -i)))
+                                .collect(),
+                        ),
+                        _ => Value::Unknown,
+                    }
+                }
                 _ => Value::Unknown,
             },
             Value::Layer(layer) => crate::interp::modules::container_item(self, layer, &index),
