@@ -225,7 +225,7 @@ impl Interp<'_> {
             // ...]` names them), and a sequence nobody can count for the rest.
             Value::SizeOfVar(var, suffix) if suffix.is_empty() && star == Some(n - 1) => {
                 let mut items: Vec<Value> = (0..n - 1)
-                    .map(|i| Value::Int(self.var_dim(*var, i as i64, "x")))
+                    .map(|i| Value::Int(self.var_dim(*var, i as i64)))
                     .collect();
                 items.push(Value::Unknown);
                 Some(items)

@@ -68,6 +68,10 @@ impl Meta for Interp<'_> {
         Interp::demand_suffix(self, shape, k)
     }
 
+    fn demand_named_suffix(&mut self, shape: &Shape, names: &[&str]) -> Shape {
+        Interp::demand_named_suffix(self, shape, names)
+    }
+
     fn same_leading_dims(&mut self, a: u32, b: u32) -> bool {
         Interp::same_leading_dims(self, a, b)
     }
@@ -80,8 +84,8 @@ impl Meta for Interp<'_> {
         Interp::refine_rank(self, var, names)
     }
 
-    fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim {
-        Interp::var_dim(self, var, index, source)
+    fn var_dim(&mut self, var: u32, index: i64) -> Dim {
+        Interp::var_dim(self, var, index)
     }
 
     fn as_dim(&mut self, value: &Value) -> Option<Dim> {

@@ -67,6 +67,15 @@ impl Interp<'_> {
     /// Make sure a shape of unknown rank ends in at least `k` known dims,
     /// minting them (anonymous) when it does not yet; returns the resolved shape.
     pub fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape {
+        self.demand_suffix_as(shape, k, None)
+    }
+
+    /// `demand_suffix` for as many dims as `names`, new ones named so.
+    pub fn demand_named_suffix(&mut self, shape: &Shape, names: &[&str]) -> Shape {
+        self.demand_suffix_as(shape, names.len(), Some(names))
+    }
+
+    fn demand_suffix_as(&mut self, shape: &Shape, k: usize, names: Option<&[&str]>) -> Shape {
         let resolved = self.resolve_shape(shape);
         let Some((var, suffix)) = resolved.tail() else {
             return resolved;
@@ -80,14 +89,21 @@ impl Interp<'_> {
         // These are real sizes of the tensor, just not known yet: give them
         // made-up names (a user's name replaces one when they are unified),
         // counted from the end: `T` and `C` for the last two, as in [B, T, C].
+        // A last size read before (`c = x.size(-1)`) is the same size.
         let dims: Vec<Dim> = (0..missing)
             .map(|i| {
                 let from_end = k - i;
-                match from_end {
-                    1 => self.env.weak_symbol("C"),
-                    2 => self.env.weak_symbol("T"),
-                    n => self.env.weak_symbol(&format!("d{n}")),
-                }
+                let name = match (names, from_end) {
+                    (Some(names), _) => names[i].to_string(),
+                    (None, 1) => "C".to_string(),
+                    (None, 2) => "T".to_string(),
+                    (None, n) => format!("d{n}"),
+                };
+                let earlier = self
+                    .var_dims
+                    .get(&(var, i as i64 - missing as i64))
+                    .cloned();
+                self.conventional_or(earlier, &name)
             })
             .collect();
         self.set_tail(var, inner, Rc::new(dims));
@@ -179,23 +195,24 @@ impl Interp<'_> {
 
     /// `x.size(i)` of a tensor whose rank is unknown: one named symbol per
     /// (tensor, index), so repeated reads agree.
-    pub fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim {
+    pub fn var_dim(&mut self, var: u32, index: i64) -> Dim {
         if let Some(d) = self.var_dims.get(&(var, index)) {
             return d.clone();
         }
-        let source = self
-            .var_sources
-            .get(&var)
-            .cloned()
-            .unwrap_or_else(|| Rc::from(source));
         // Counted from the end, dims are named as `demand_suffix` names
-        // them (`x.size(-1)` is `C`): a name must be an identifier.
+        // them (`x.size(-1)` is `C`): a name must be an identifier. A later
+        // dim is named after the input it is of (`idx_1`); of a tensor no
+        // input is (the result of an op of unknown rank) it is nobody's:
+        // `x_2` would name another tensor.
         let name = match index {
             0 => "N".to_string(),
             -1 => "C".to_string(),
             -2 => "T".to_string(),
             i if i < 0 => format!("d{}", -i),
-            i => format!("{source}_{i}"),
+            i => match self.var_sources.get(&var) {
+                Some(source) => format!("{source}_{i}"),
+                None => return self.var_dim_unnamed(var, index),
+            },
         };
         let name = if name.chars().all(|c| c.is_alphanumeric() || c == '_') {
             name
@@ -216,6 +233,27 @@ impl Interp<'_> {
         let d = self.env.anonymous();
         self.var_dims.insert((var, index), d.clone());
         d
+    }
+
+    /// The size a rank variable's dim was read as before, or a new one of
+    /// the conventional name (`C` for the last); a size read before and
+    /// still nobody's takes that name.
+    fn conventional_or(&mut self, earlier: Option<Dim>, name: &str) -> Dim {
+        match earlier {
+            Some(d)
+                if self
+                    .env
+                    .resolve(&d)
+                    .as_sym()
+                    .is_some_and(|s| self.env.is_anonymous(s)) =>
+            {
+                let named = self.env.weak_symbol(name);
+                let _ = self.env.unify(&named, &d);
+                named
+            }
+            Some(d) => d,
+            None => self.env.weak_symbol(name),
+        }
     }
 
     /// Give an unknown-rank tensor the rank an op demands, with dims named
@@ -245,23 +283,7 @@ impl Interp<'_> {
                     .get(&(*v, i))
                     .or_else(|| self.var_dims.get(&(*v, i - n)))
                     .cloned();
-                match earlier {
-                    // A size read before and still nobody's takes the
-                    // conventional name.
-                    Some(d)
-                        if self
-                            .env
-                            .resolve(&d)
-                            .as_sym()
-                            .is_some_and(|s| self.env.is_anonymous(s)) =>
-                    {
-                        let named = self.env.weak_symbol(name);
-                        let _ = self.env.unify(&named, &d);
-                        named
-                    }
-                    Some(d) => d,
-                    None => self.env.weak_symbol(name),
-                }
+                self.conventional_or(earlier, name)
             })
             .collect();
         self.set_rank(*v, Rc::new(dims));

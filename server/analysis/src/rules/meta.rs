@@ -95,6 +95,9 @@ pub(crate) trait Meta {
     fn adopt_shape(&mut self, shape: &Shape, dims: &[Dim]);
     /// Make sure a shape of unknown rank ends in at least `k` known dims.
     fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape;
+    /// `demand_suffix` for as many dims as `names`, new ones named so
+    /// (`H, W` for the last two dims an image padding names).
+    fn demand_named_suffix(&mut self, shape: &Shape, names: &[&str]) -> Shape;
     /// Make two rank variables one when an annotation named one of them
     /// (see `Interp::same_leading_dims`); false when they stay apart.
     fn same_leading_dims(&mut self, a: u32, b: u32) -> bool {
@@ -107,7 +110,7 @@ pub(crate) trait Meta {
     /// Fix the rank of an unknown-rank shape, naming the new dims.
     fn refine_rank(&mut self, var: u32, names: &[Option<String>]) -> Rc<Vec<Dim>>;
     /// `x.size(i)` of a tensor whose rank is unknown.
-    fn var_dim(&mut self, var: u32, index: i64, source: &str) -> Dim;
+    fn var_dim(&mut self, var: u32, index: i64) -> Dim;
 
     /// A dim from an int-like value (opaque values become named symbols).
     fn as_dim(&mut self, value: &Value) -> Option<Dim>;
@@ -420,6 +423,9 @@ pub(crate) mod testing {
         fn demand_suffix(&mut self, shape: &Shape, _: usize) -> Shape {
             self.resolve_shape(shape)
         }
+        fn demand_named_suffix(&mut self, shape: &Shape, _: &[&str]) -> Shape {
+            self.resolve_shape(shape)
+        }
         fn demand_rank(&mut self, shape: &Shape, names: &[&str]) {
             let dims: Vec<Dim> = names.iter().map(|n| self.env.weak_symbol(n)).collect();
             self.adopt_shape(shape, &dims);
@@ -429,7 +435,7 @@ pub(crate) mod testing {
             self.adopt_shape(&Shape::Var(var), &dims);
             Rc::new(dims)
         }
-        fn var_dim(&mut self, _: u32, _: i64, _: &str) -> Dim {
+        fn var_dim(&mut self, _: u32, _: i64) -> Dim {
             self.env.anonymous()
         }
         fn as_dim(&mut self, value: &Value) -> Option<Dim> {

@@ -91,7 +91,7 @@ impl Interp<'_> {
                         },
                         // The first size of a tensor of unknown rank: the same
                         // symbol `x.size(0)` gives, so the two relate.
-                        (None, crate::value::Shape::Var(v)) => Value::Int(self.var_dim(*v, 0, "x")),
+                        (None, crate::value::Shape::Var(v)) => Value::Int(self.var_dim(*v, 0)),
                         (None, _) => Value::Int(self.env.anonymous()),
                     }
                 }

@@ -105,9 +105,7 @@ impl Interp<'_> {
                     Some(i) if i < 0 && (-i) as usize <= suffix.len() => {
                         Value::Int(suffix[suffix.len() - (-i) as usize].clone())
                     }
-                    Some(i) if i >= 0 && suffix.is_empty() => {
-                        Value::Int(self.var_dim(*var, i, "x"))
-                    }
+                    Some(i) if i >= 0 && suffix.is_empty() => Value::Int(self.var_dim(*var, i)),
                     _ => Value::Int(self.env.anonymous()),
                 },
                 // `x.shape[:-1]` of a tensor of unknown rank: the leading sizes.
@@ -125,6 +123,18 @@ impl Interp<'_> {
                             // knows (the leading ones may be the known ones).
                             Some(k) if k >= 0 && k as usize <= suffix.len() => Value::Tuple(
                                 Rc::new((0..k).map(|_| Value::Int(self.env.anonymous())).collect()),
+                            ),
+                            // `n, c = x.shape[:2]` when nothing of `x` is
+                            // known: its first sizes, the batch's named as
+                            // `x.shape[0]` names it; names bound to the
+                            // others name them.
+                            Some(k) if suffix.is_empty() && (1..=8).contains(&k) => Value::tuple(
+                                (0..k)
+                                    .map(|i| match i {
+                                        0 => Value::Int(self.var_dim(*var, 0)),
+                                        i => Value::Int(self.var_dim_unnamed(*var, i)),
+                                    })
+                                    .collect(),
                             ),
                             _ => Value::Unknown,
                         },

@@ -28,7 +28,7 @@ pub(crate) fn size(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
                 }
             },
             (None, Some(i)) => match shape {
-                Shape::Var(v) => Value::Int(meta.var_dim(*v, i, &call.t.op)),
+                Shape::Var(v) => Value::Int(meta.var_dim(*v, i)),
                 _ => Value::Int(meta.env_mut().anonymous()),
             },
             _ => Value::Int(meta.env_mut().anonymous()),

@@ -339,16 +339,18 @@ fn conv_rule(meta: &mut dyn Meta, call: FunctionalCall<'_>, transposed: bool) ->
         );
     }
     let groups = args.get(6, "groups").cloned().unwrap_or(Value::int(1));
-    let g = meta.as_dim(&groups).unwrap_or_else(|| Dim::konst(1));
+    // Groups the analysis cannot read (`groups=n * c` of unknown sizes)
+    // leave the channels the weight's groups make unknown, not one group's.
+    let g = meta.as_dim(&groups);
     let (cin, cout) = if transposed {
-        (wd[0].clone(), wd[1].mul(&g))
+        (Some(wd[0].clone()), g.map(|g| wd[1].mul(&g)))
     } else {
-        (wd[1].mul(&g), wd[0].clone())
+        (g.map(|g| wd[1].mul(&g)), Some(wd[0].clone()))
     };
     let spec = ConvSpec {
         n,
-        in_channels: Some(Value::Int(cin)),
-        out_channels: Some(Value::Int(cout)),
+        in_channels: cin.map(Value::Int),
+        out_channels: cout.map(Value::Int),
         kernel: wd[2..].to_vec(),
         stride,
         padding: args.get(4, "padding").cloned(),

@@ -6,7 +6,8 @@ use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, Stop, check, raise};
 use crate::rules::meta::Meta;
-use crate::rules::ops::{out_known, out_var};
+use crate::rules::ops::{out_known, out_shape, out_var};
+use crate::rules::tail::suffix_shape;
 use crate::value::Value;
 use crate::value::{Device, Tensor};
 use shapels_shapes::Dim;
@@ -19,18 +20,22 @@ pub(super) fn pad_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
-    let Some(dims) = meta.dims(x) else {
-        return Ok(out_var(meta, x, x.dtype, device, name));
-    };
-    let Some(pads) = args.get(1, "pad").and_then(|v| v.items()) else {
-        return Ok(Value::Unknown);
-    };
-    if pads.len() % 2 != 0 {
+    let pads = args.get(1, "pad").and_then(|v| v.items());
+    if pads.as_ref().is_some_and(|p| p.len() % 2 != 0) {
         return raise(
             Code::PadSize,
             "Padding length must be divisible by 2".into(),
         );
     }
+    let Some(dims) = meta.dims(x) else {
+        return Ok(match pads {
+            Some(pads) => pad_trailing(meta, name, x, &pads, device),
+            None => out_var(meta, x, x.dtype, device, name),
+        });
+    };
+    let Some(pads) = pads else {
+        return Ok(Value::Unknown);
+    };
     if pads.len() / 2 > dims.len() {
         let message = format!(
             "Padding length should be less than or equal to two times the input dimension but got padding length {} and input of dimension {}",
@@ -77,6 +82,39 @@ pub(super) fn pad_rule(
         out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
     }
     Ok(out_known(meta, x, out, x.dtype, device, name))
+}
+
+/// `F.pad` of a tensor of unknown rank: torch refuses fewer dims than the
+/// pads name, so the input has those last dims, and they grow by their
+/// pads (`F.pad(mask, (1, 0))` of `[*batch, C]` is `[*batch, C + 1]`).
+fn pad_trailing(
+    meta: &mut dyn Meta,
+    name: &str,
+    x: &Rc<Tensor>,
+    pads: &[Value],
+    device: Option<Device>,
+) -> Value {
+    let pads = meta.size_dims(pads);
+    let k = pads.len() / 2;
+    // Two or three dims that all grow are an image's or a volume's; a
+    // padding that leaves the last dim be (`(0, 0, 0, n)`) pads a sequence.
+    let zero = |d: &Dim| d.as_const() == Some(0);
+    let all_grow = pads.chunks(2).all(|p| !(zero(&p[0]) && zero(&p[1])));
+    let shape = match k {
+        2 if all_grow => meta.demand_named_suffix(&x.shape, &["H", "W"]),
+        3 if all_grow => meta.demand_named_suffix(&x.shape, &["D", "H", "W"]),
+        _ => meta.demand_suffix(&x.shape, k),
+    };
+    let Some((var, suffix)) = shape.tail() else {
+        return out_var(meta, x, x.dtype, device, name);
+    };
+    let mut out = suffix.to_vec();
+    let n = out.len();
+    for i in 0..k {
+        out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
+    }
+    let out = out.into_iter().map(|d| meta.bounded(d)).collect();
+    out_shape(meta, x, suffix_shape(var, out), x.dtype, device, name)
 }
 
 /// `F.interpolate` and its kin.
