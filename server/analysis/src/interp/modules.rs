@@ -291,8 +291,8 @@ pub(crate) fn module_method(
     match name {
         "to" | "cuda" | "cpu" | "half" | "float" | "double" | "bfloat16" => {
             let device = match name {
-                "cuda" => Some(Some(
-                    Device::Cuda(args.int(0, "device").unwrap_or(0) as u32),
+                "cuda" => Some(crate::rules::creation::methods::cuda_device(
+                    args.get(0, "device"),
                 )),
                 "cpu" => Some(Some(Device::Cpu)),
                 "to" => args

@@ -121,8 +121,22 @@ pub(crate) fn cpu(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
 
 /// `cuda()`, `cuda(device)`.
 pub(crate) fn cuda(_: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
-    let index = call.args.int(1, "device").unwrap_or(0);
-    call.retyped(None, Some(Some(Device::Cuda(index as u32))))
+    call.retyped(None, Some(cuda_device(call.args.get(1, "device"))))
+}
+
+/// The device `cuda(device)` moves to: the current one (taken as `cuda:0`)
+/// without an argument, and an unknown one for an index the analysis
+/// cannot read (`x.cuda(local_rank)` runs on every rank's own GPU).
+pub(crate) fn cuda_device(arg: Option<&Value>) -> Option<Device> {
+    match arg {
+        None | Some(Value::None) => Some(Device::Cuda(0)),
+        Some(Value::Int(d)) => d
+            .as_const()
+            .and_then(|i| u32::try_from(i).ok())
+            .map(Device::Cuda),
+        Some(Value::Device(d)) => Some(d.clone()),
+        Some(_) => None,
+    }
 }
 
 /// `type_as(other)`: `self.type(other.type())`. The type names the device

@@ -674,7 +674,9 @@ pub(super) fn glu(meta: &mut dyn Meta, call: FunctionalCall<'_>) -> RuleResult {
     let Some(mut dims) = meta.dims(x) else {
         return Ok(Value::Unknown);
     };
-    let d = args.int(1, "dim").unwrap_or(-1);
+    let Some(d) = args.int_or(1, "dim", -1) else {
+        return Ok(out_var(meta, x, x.dtype, device, name));
+    };
     let d = match crate::rules::shape::wrap_dim(d, dims.len()) {
         Ok(d) => d,
         Err(message) => {

@@ -95,10 +95,11 @@ impl Recurrent {
                 .map(|(_, v)| v.clone())
         };
         let flag = |v: Option<Value>| matches!(v, Some(Value::Bool(Some(true))));
-        let num_layers = layer
-            .setting("num_layers")
-            .and_then(|v| meta.as_dim(v))
-            .unwrap_or_else(|| Dim::konst(1));
+        // A count given but not readable is some count, not the default one.
+        let num_layers = match layer.setting("num_layers") {
+            None | Some(Value::None) => Dim::konst(1),
+            Some(v) => meta.as_dim(v).unwrap_or_else(|| meta.env_mut().anonymous()),
+        };
         let hidden_size = layer
             .setting("hidden_size")
             .cloned()

@@ -288,8 +288,11 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
         return Ok(Value::Unknown);
     };
     if matches!(name, "cat" | "concat" | "concatenate") {
-        let dim = args.int(1, dim_keyword(args)).unwrap_or(0);
-        give_inputs_the_known_rank(meta, &inputs.tensors, dim);
+        // A dim the analysis cannot read could be any: no input's sizes
+        // outside it are known to match.
+        if let Some(dim) = args.int_or(1, dim_keyword(args), 0) {
+            give_inputs_the_known_rank(meta, &inputs.tensors, dim);
+        }
     }
     let all: Option<Vec<Vec<Dim>>> = inputs.tensors.iter().map(|t| meta.dims(t)).collect();
     let Some(mut all) = all else {
@@ -497,7 +500,9 @@ fn stack_known(
     dim_default: i64,
 ) -> RuleResult {
     let first = all[0].clone();
-    let d = args.int(1, dim_keyword(args)).unwrap_or(dim_default);
+    let Some(d) = args.int_or(1, dim_keyword(args), dim_default) else {
+        return Ok(Value::Unknown);
+    };
     let d = wrap_dim(d, first.len() + 1)
         .map_err(|message| ShapeError::new(Code::DimOutOfRange, message))?;
     for (i, s) in all.iter().enumerate().skip(1) {
@@ -616,7 +621,7 @@ fn partly_known(
         .iter()
         .find_map(|t| meta.dims(t).map(|d| (t.clone(), d)))?;
     let dim_key = dim_keyword(args);
-    let d = args.int(1, dim_key).unwrap_or(0);
+    let d = args.int_or(1, dim_key, 0)?;
     match name {
         "stack" => {
             let d = wrap_dim(d, dims.len() + 1).ok()?;
@@ -748,7 +753,10 @@ fn cat_many(
     if rank == 0 {
         return Ok(Value::Unknown);
     }
-    let d = match wrap_dim(args.int(1, dim_keyword(args)).unwrap_or(0), rank) {
+    let Some(d) = args.int_or(1, dim_keyword(args), 0) else {
+        return Ok(Value::Unknown);
+    };
+    let d = match wrap_dim(d, rank) {
         Ok(d) => d,
         Err(message) => {
             return raise(Code::DimOutOfRange, message);

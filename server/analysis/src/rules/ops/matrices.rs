@@ -58,12 +58,18 @@ pub(super) fn diagonal(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     if rank < 2 {
         return Ok(Value::Unknown);
     }
-    let offset = args.int(positions[0], "offset").unwrap_or(0);
-    let n = if offset == 0 {
+    // An offset the analysis cannot read leaves the diagonal's length
+    // unknown, not the main diagonal's.
+    let offset = args.int_or(positions[0], "offset", 0);
+    let n = if offset == Some(0) {
         dims[a].minimum(&dims[b])
     } else {
-        match (meta.env().value(&dims[a]), meta.env().value(&dims[b])) {
-            (Some(r), Some(c)) => {
+        match (
+            meta.env().value(&dims[a]),
+            meta.env().value(&dims[b]),
+            offset,
+        ) {
+            (Some(r), Some(c), Some(offset)) => {
                 let n = if offset > 0 {
                     r.min(c - offset)
                 } else {
