@@ -156,17 +156,14 @@ impl Interp<'_> {
         // The sizes take the targets before the last `rest.len()`, and a
         // starred target among them; one among the others would leave the
         // sizes' count to the display, which the rank does not give.
-        let sizes = elts.len().checked_sub(rest.len());
-        let (Value::SizeOfVar(..), Some(sizes)) = (&lead, sizes) else {
+        let sizes = elts.len().checked_sub(rest.len()).filter(|&sizes| {
+            matches!(lead, Value::SizeOfVar(..)) && star.is_none_or(|s| s < sizes)
+        });
+        let Some(sizes) = sizes else {
             let v = self.led_by(lead, rest, matches!(value.kind, ExprKind::List(_)));
             self.assign(target, v, BindingKind::Assign);
             return true;
         };
-        if star.is_some_and(|s| s >= sizes) {
-            let v = self.led_by(lead, rest, matches!(value.kind, ExprKind::List(_)));
-            self.assign(target, v, BindingKind::Assign);
-            return true;
-        }
         let others: Vec<Value> = rest.iter().map(|e| self.eval(e)).collect();
         let (size_targets, other_targets) = elts.split_at(sizes);
         let unpacked = self.unpack(&lead, size_targets, star);

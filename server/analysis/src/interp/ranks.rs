@@ -65,7 +65,8 @@ impl Interp<'_> {
     }
 
     /// Make sure a shape of unknown rank ends in at least `k` known dims,
-    /// minting them (anonymous) when it does not yet; returns the resolved shape.
+    /// minting them (made-up names, or the sizes read of them before) when
+    /// it does not yet; returns the resolved shape.
     pub fn demand_suffix(&mut self, shape: &Shape, k: usize) -> Shape {
         self.demand_suffix_as(shape, k, None)
     }

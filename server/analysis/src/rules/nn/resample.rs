@@ -96,13 +96,13 @@ fn pad_trailing(
 ) -> Value {
     let pads = meta.size_dims(pads);
     let k = pads.len() / 2;
-    // Two or three dims that all grow are an image's or a volume's; a
-    // padding that leaves the last dim be (`(0, 0, 0, n)`) pads a sequence.
+    // Two or three dims all padded are an image's or a volume's; a padding
+    // that leaves the last dim be (`(0, 0, 0, n)`) pads a sequence.
     let zero = |d: &Dim| d.as_const() == Some(0);
-    let all_grow = pads.chunks(2).all(|p| !(zero(&p[0]) && zero(&p[1])));
+    let all_padded = pads.chunks(2).all(|p| !(zero(&p[0]) && zero(&p[1])));
     let shape = match k {
-        2 if all_grow => meta.demand_named_suffix(&x.shape, &["H", "W"]),
-        3 if all_grow => meta.demand_named_suffix(&x.shape, &["D", "H", "W"]),
+        2 if all_padded => meta.demand_named_suffix(&x.shape, &["H", "W"]),
+        3 if all_padded => meta.demand_named_suffix(&x.shape, &["D", "H", "W"]),
         _ => meta.demand_suffix(&x.shape, k),
     };
     let Some((var, suffix)) = shape.tail() else {
