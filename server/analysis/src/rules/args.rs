@@ -130,16 +130,17 @@ impl Args {
         // (`x.view(torch.float8_e4m3fn)`), not a size.
         // A made-up parameter alone (`torch.zeros(size)`) may be a tuple as
         // well as a number; one whose default is `None` is what a caller
-        // passes instead.
+        // passes instead. A list of sizes whose end or length the analysis
+        // cannot read (`batch_shape + [n] + list(rest)`) says no count.
         matches!(
             self.pos.get(start..).unwrap_or(&[]),
-            [
-                Value::Unknown
-                    | Value::Optional(_)
-                    | Value::Path(_)
-                    | Value::Opaque(_)
-                    | Value::None
-            ]
+            [Value::Unknown
+                | Value::Optional(_)
+                | Value::Path(_)
+                | Value::Opaque(_)
+                | Value::None
+                | Value::OpenTuple(_)
+                | Value::Many(..)]
         )
     }
 
