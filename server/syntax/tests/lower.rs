@@ -509,16 +509,22 @@ fn other_expressions() {
     );
 }
 
+/// The value an assignment statement assigns.
+#[track_caller]
+fn assigned_value(stmt: &shapels_syntax::ast::Stmt) -> &shapels_syntax::ast::Expr {
+    match &stmt.kind {
+        StmtKind::Assign {
+            value: Some(value), ..
+        } => value,
+        other => panic!("not an assignment with a value: {other:?}"),
+    }
+}
+
 #[test]
 fn parentheses_are_unwrapped_to_the_inner_range() {
     let source = "y = ( x @ w )\n";
     let file = parse(source);
-    let StmtKind::Assign {
-        value: Some(value), ..
-    } = &file.module.body[0].kind
-    else {
-        panic!()
-    };
+    let value = assigned_value(&file.module.body[0]);
     assert!(matches!(value.kind, ExprKind::BinOp { .. }));
     assert_eq!(&source[value.range], "x @ w");
 }
@@ -546,13 +552,7 @@ fn a_star_in_a_bare_tuple_takes_the_whole_chain() {
     );
     let source = "b, d = *x.shape[1:], 1\n";
     let file = parse(source);
-    let StmtKind::Assign {
-        value: Some(value), ..
-    } = &file.module.body[0].kind
-    else {
-        panic!()
-    };
-    let ExprKind::Tuple(items) = &value.kind else {
+    let ExprKind::Tuple(items) = &assigned_value(&file.module.body[0]).kind else {
         panic!()
     };
     assert_eq!(&source[items[0].range], "*x.shape[1:]");
