@@ -76,11 +76,13 @@ pub(crate) fn unknown_rank_op(
         return Some(result);
     }
     let shape = meta.resolve_shape(&x.shape);
-    let (var, suffix) = shape.tail()?;
-    let suffix = suffix.to_vec();
+    // Also for a known shape with a dim the analysis cannot read
+    // (`x.softmax(dim=d)`): the shape stays, whichever dim it is.
     if def.is_some_and(|def| def.keeps_any_shape) {
         return Some(TailResult::One(shape.clone()));
     }
+    let (var, suffix) = shape.tail()?;
+    let suffix = suffix.to_vec();
     match name {
         "transpose" | "swapaxes" | "swapdims" => {
             let a = suffix_index(args.get(1, "dim0"), suffix.len())?;
