@@ -76,12 +76,25 @@ pub(super) fn pad_rule(
             return raise(Code::PadSize, message);
         }
     }
-    let mut out = dims.clone();
+    Ok(out_known(
+        meta,
+        x,
+        padded(&dims, &pads),
+        x.dtype,
+        device,
+        name,
+    ))
+}
+
+/// `dims` with their last ones grown by `pads`, which name the last dim
+/// first (`(left, right, top, bottom)`).
+fn padded(dims: &[Dim], pads: &[Dim]) -> Vec<Dim> {
+    let mut out = dims.to_vec();
     let n = out.len();
-    for i in 0..pads.len() / 2 {
-        out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
+    for (i, pair) in pads.chunks(2).enumerate() {
+        out[n - 1 - i] = out[n - 1 - i].add(&pair[0]).add(&pair[1]);
     }
-    Ok(out_known(meta, x, out, x.dtype, device, name))
+    out
 }
 
 /// `F.pad` of a tensor of unknown rank: torch refuses fewer dims than the
@@ -108,12 +121,10 @@ fn pad_trailing(
     let Some((var, suffix)) = shape.tail() else {
         return out_var(meta, x, x.dtype, device, name);
     };
-    let mut out = suffix.to_vec();
-    let n = out.len();
-    for i in 0..k {
-        out[n - 1 - i] = out[n - 1 - i].add(&pads[2 * i]).add(&pads[2 * i + 1]);
-    }
-    let out = out.into_iter().map(|d| meta.bounded(d)).collect();
+    let out = padded(suffix, &pads)
+        .into_iter()
+        .map(|d| meta.bounded(d))
+        .collect();
     out_shape(meta, x, suffix_shape(var, out), x.dtype, device, name)
 }
 
