@@ -66,7 +66,8 @@ codes! {
     SplitSize = "split-size", [Error];
     /// a `dim` argument outside `[-n, n-1]`
     DimOutOfRange = "dim-out-of-range", [Error];
-    /// an int index past a known size; too many indices; `topk` k too large
+    /// an int index past a known size; too many indices; `topk` k too large;
+    /// `x.shape[k]` past the rank
     IndexOutOfRange = "index-out-of-range", [Error];
     /// mask or index tensor shapes that do not fit
     IndexShape = "index-shape", [Error];

@@ -85,7 +85,7 @@ impl Interp<'_> {
         self.rank_journals.push(Vec::new());
         self.env.open_branch();
         self.narrow(narrowed, true);
-        let flow_a = self.exec_block(body);
+        let (flow_a, raised_a) = self.run_alternative(|interp| interp.exec_block(body));
         // Take back the sizes the first branch learned: the second starts
         // from the state before the condition.
         let facts_a = self.env.close_branch();
@@ -120,12 +120,24 @@ impl Interp<'_> {
         self.attr_journals.push(Vec::new());
         self.env.open_branch();
         self.narrow(narrowed, false);
-        let flow_b = self.exec_block(orelse);
+        let (flow_b, raised_b) = self.run_alternative(|interp| interp.exec_block(orelse));
         let facts_b = self.env.close_branch();
         let journal_b = self.attr_journals.pop().unwrap_or_default();
         let lists_b = self.list_journals.pop().unwrap_or_default();
         let ranks_b = self.rank_journals.pop().unwrap_or_default();
         self.uncertain -= 1;
+        // A branch where torch refused an op ends there, as one that
+        // raises does. When both did, every path raises here; both still
+        // give what they left, as code after a certain error runs on.
+        let (flow_a, flow_b) = match (raised_a, raised_b) {
+            (true, false) => (Flow::Stop, flow_b),
+            (false, true) => (flow_a, Flow::Stop),
+            (true, true) => {
+                self.raise_on_path();
+                (flow_a, flow_b)
+            }
+            (false, false) => (flow_a, flow_b),
+        };
         // A path that raised is no path the code after goes on from: the
         // ranks the other fixed hold.
         let only_a = match (&flow_a, &flow_b) {

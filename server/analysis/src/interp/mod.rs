@@ -5,6 +5,7 @@
 //! `Value::Unknown` and flows on. Every loop, call and expression is bounded
 //! by a step budget and a depth limit, so no input can make it hang.
 
+mod alternatives;
 mod assign;
 mod assumptions;
 pub(crate) mod call;
@@ -269,6 +270,9 @@ pub(crate) struct Interp<'s> {
     pub loop_appends: Vec<crate::value::ListRef>,
     /// How many undecided branches the current path is inside.
     pub uncertain: u32,
+    /// The alternatives of undecided choices being run, innermost last
+    /// (see `alternatives`).
+    pub(crate) alternatives: Vec<alternatives::Alternative>,
     /// The user calls on the stack that came from real call sites, outermost first.
     pub call_sites: Vec<TextRange>,
     /// Where the parts of the call being made were written (see
@@ -461,6 +465,7 @@ impl<'s> Interp<'s> {
             made_for_any_input: Vec::new(),
             open_call: false,
             uncertain: 0,
+            alternatives: Vec::new(),
             unknown_loops: 0,
             loop_appends: Vec::new(),
             join_depth: 0,

@@ -65,11 +65,11 @@ impl Interp<'_> {
         }
         // After torch raised, the function's remaining code does not run:
         // what it would meet there is no second bug.
-        if self.frames.iter().any(|f| f.raised) {
+        if self.frames.iter().any(|f| f.raised) || self.alternatives.iter().any(|a| a.raised) {
             return;
         }
-        if severity == Severity::Error && self.uncertain == 0 {
-            self.mark_raised();
+        if severity == Severity::Error {
+            self.raise_on_path();
         }
         if self.op_on_made_up_sizes() {
             return;

@@ -141,7 +141,12 @@ impl Interp<'_> {
                 // The body is taken as the path that runs; handlers are explored
                 // too but their bindings only join in where the body's are unknown.
                 let snapshot = self.snapshot_locals();
+                // What the body raises, a handler catches: the path goes on.
+                let raised_before = self.path_raised();
                 let flow = self.exec_block(body);
+                if !handlers.is_empty() {
+                    self.restore_path_raised(raised_before);
+                }
                 let flow = match flow {
                     Flow::Normal => self.exec_block(orelse),
                     other => other,
@@ -296,6 +301,7 @@ impl Interp<'_> {
         } else {
             Vec::new()
         };
+        let path_raised_before = self.path_raised();
         for item in items {
             if self.enables_autocast(&item.context) {
                 self.mode.autocast = true;
@@ -338,6 +344,7 @@ impl Interp<'_> {
             for (frame, raised) in self.frames.iter_mut().zip(raised_before) {
                 frame.raised = raised;
             }
+            self.restore_path_raised(path_raised_before);
         }
         flow
     }

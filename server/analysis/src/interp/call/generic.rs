@@ -397,7 +397,7 @@ impl Interp<'_> {
         }
     }
 
-    fn dim_made_for_any_input(&self, d: &Dim) -> bool {
+    pub(crate) fn dim_made_for_any_input(&self, d: &Dim) -> bool {
         self.env.resolve(d).symbols().into_iter().any(|s| {
             self.made_for_any_input
                 .iter()

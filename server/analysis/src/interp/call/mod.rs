@@ -287,6 +287,39 @@ impl Interp<'_> {
         self.call_value_here(callee, args, kwargs, range)
     }
 
+    /// Call one of several objects (`self.h_upd` built as an `Upsample`, a
+    /// `Downsample` or an `Identity`): only one of them runs, so what each
+    /// raises holds on some paths, and one that torch refuses for these
+    /// arguments gives nothing (see `alternatives`).
+    fn call_either(
+        &mut self,
+        alternatives: &[Value],
+        args: &[Value],
+        kwargs: &Kwargs,
+        range: TextRange,
+    ) -> Value {
+        self.uncertain += 1;
+        let results: Vec<(Value, bool)> = alternatives
+            .iter()
+            .map(|alt| {
+                self.run_alternative(|interp| {
+                    interp.call_value(alt, args.to_vec(), kwargs.clone(), range)
+                })
+            })
+            .collect();
+        self.uncertain -= 1;
+        let all_raised = results.iter().all(|(_, raised)| *raised);
+        if all_raised && !results.is_empty() {
+            self.raise_on_path();
+        }
+        let given: Vec<Value> = results
+            .into_iter()
+            .filter(|(_, raised)| all_raised || !raised)
+            .map(|(v, _)| v)
+            .collect();
+        join_all(self, &given)
+    }
+
     /// `call_value`, without noting module calls for a summary.
     fn call_value_here(
         &mut self,
@@ -356,15 +389,7 @@ impl Interp<'_> {
                 })
             }
             // Only one of them runs: what each raises holds on some paths.
-            Value::Either(alternatives) => {
-                self.uncertain += 1;
-                let results: Vec<Value> = alternatives
-                    .iter()
-                    .map(|alt| self.call_value(alt, args.clone(), kwargs.clone(), range))
-                    .collect();
-                self.uncertain -= 1;
-                join_all(self, &results)
-            }
+            Value::Either(alternatives) => self.call_either(alternatives, &args, &kwargs, range),
             Value::Path(path) => {
                 let at = range;
                 let result = self.call_path(path, args, kwargs, range);

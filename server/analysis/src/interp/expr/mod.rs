@@ -175,6 +175,9 @@ impl Interp<'_> {
             ExprKind::Subscript { value, index } => {
                 let object = self.eval(value);
                 let indices: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
+                if reads_sizes(value) {
+                    self.check_size_index(&object, &indices, e.range);
+                }
                 self.get_item(&object, indices, e.range)
             }
             ExprKind::Slice { lower, upper, step } => {
@@ -225,10 +228,19 @@ impl Interp<'_> {
                     // an undecided `if`.
                     None => {
                         self.uncertain += 1;
-                        let a = self.eval(body);
-                        let b = self.eval(orelse);
+                        let (a, raised_a) = self.run_alternative(|interp| interp.eval(body));
+                        let (b, raised_b) = self.run_alternative(|interp| interp.eval(orelse));
                         self.uncertain -= 1;
-                        join_values(self, &a, &b)
+                        // A side torch refuses gives nothing (see `alternatives`).
+                        match (raised_a, raised_b) {
+                            (true, false) => b,
+                            (false, true) => a,
+                            (true, true) => {
+                                self.raise_on_path();
+                                join_values(self, &a, &b)
+                            }
+                            (false, false) => join_values(self, &a, &b),
+                        }
                     }
                 }
             }
@@ -550,4 +562,18 @@ fn open_concat(a: &Value, b: &Value, right: &Expr) -> Option<Value> {
         items.extend(extra);
         Value::OpenTuple(Rc::new(items))
     })
+}
+
+/// Whether an expression reads a tensor's sizes as a tuple: `x.shape`,
+/// `x.size()`. Other tuples of ints (`tuple(t.tolist())`) hold values
+/// whose count the analysis may not know as surely.
+fn reads_sizes(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Attribute { attr, .. } => attr.id.as_str() == "shape",
+        ExprKind::Call { func, args } => {
+            args.is_empty()
+                && matches!(&func.kind, ExprKind::Attribute { attr, .. } if attr.id.as_str() == "size")
+        }
+        _ => false,
+    }
 }

@@ -320,3 +320,31 @@ pub(crate) fn slice_indices(
     }
     Some(out)
 }
+
+impl Interp<'_> {
+    /// `x.shape[4]` of a 4-D tensor (`sizes` is what `x.shape` or
+    /// `x.size()` gave): Python raises `IndexError`, so the path ends
+    /// here. In a function shown for any input, sizes made up for it may
+    /// have the wrong count, so the path ends unsaid.
+    pub(crate) fn check_size_index(&mut self, sizes: &Value, index: &[Value], range: TextRange) {
+        let (Value::Tuple(items), [Value::Int(i)]) = (sizes, index) else {
+            return;
+        };
+        let Some(i) = i.as_const() else {
+            return;
+        };
+        let n = items.len() as i64;
+        if (-n..n).contains(&i) || !items.iter().all(|v| matches!(v, Value::Int(_))) {
+            return;
+        }
+        let made_up = items
+            .iter()
+            .any(|v| matches!(v, Value::Int(d) if self.dim_made_for_any_input(d)));
+        if made_up {
+            self.raise_on_path();
+            return;
+        }
+        let message = format!("tuple index out of range: index {i} of {n} sizes");
+        self.report(range, crate::code::Code::IndexOutOfRange, message);
+    }
+}

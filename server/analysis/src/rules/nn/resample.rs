@@ -242,6 +242,8 @@ fn check_output_request(
                 Value::Int(d) => Some(meta.fmt_dim(d)),
                 Value::Float(Some(f)) => Some(format!("{f:?}")),
                 Value::Opaque(name) => Some(name.to_string()),
+                // A size the analysis cannot read still counts.
+                Value::Unknown | Value::Float(None) => Some("?".to_string()),
                 _ => None,
             })
             .collect();
