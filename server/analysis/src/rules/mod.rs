@@ -11,6 +11,7 @@ pub(crate) mod creation;
 mod distributions;
 mod dtype;
 mod einops;
+mod einops_pack;
 #[cfg(test)]
 mod family_tests;
 pub(crate) mod fixes;
@@ -93,6 +94,9 @@ pub(crate) fn call_torch(
         return nn::functional(meta, name, args, range);
     }
     if let Some(name) = path.strip_prefix("einops.") {
+        if let Some(result) = einops_pack::call(meta, name, &args, range) {
+            return result;
+        }
         return einops::call(meta, name, args, range);
     }
     if let Some(name) = path.strip_prefix("torch.") {

@@ -143,6 +143,7 @@ impl Interp<'_> {
                 _ => Value::Float(None),
             },
             ("complex", _) => Value::Complex,
+            ("callable", [v]) => Value::Bool(is_callable(v)),
             ("bool", [v]) => Value::Bool(self.truth(v)),
             ("str", []) => Value::Str(Rc::from("")),
             // The text of a value the analysis can spell (`str(i)` keys
@@ -547,5 +548,54 @@ pub(super) fn math_call(name: &str, args: &[Value]) -> Value {
         "prod" => Value::Unknown,
         "pi" => Value::Float(Some(std::f64::consts::PI)),
         _ => Value::Float(None),
+    }
+}
+
+/// `callable(v)`: whether calling `v` is no `TypeError`, where the
+/// analysis knows. `default(val, d)` helpers ask it of their fallback
+/// (`d() if callable(d) else d`): a number is the fallback itself.
+fn is_callable(v: &Value) -> Option<bool> {
+    match v {
+        Value::Function(_)
+        | Value::BoundMethod(..)
+        | Value::BuiltinMethod(..)
+        | Value::Partial(_)
+        | Value::Class(_)
+        | Value::Layer(_) => Some(true),
+        // A module object calls its `forward`; another object is callable
+        // when its class says how.
+        Value::Instance(i) => (super::class::lookup_method(&i.class, "__call__").is_some()
+            || super::class::lookup_method(&i.class, "forward").is_some())
+        .then_some(true),
+        Value::None
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Complex
+        | Value::Str(_)
+        | Value::Text
+        | Value::Tuple(_)
+        | Value::OpenTuple(_)
+        | Value::List(_)
+        | Value::Many(..)
+        | Value::Dict(_)
+        | Value::SizeOfVar(..)
+        | Value::Tensor(_)
+        | Value::Device(_)
+        | Value::DType(_)
+        | Value::Range(..)
+        | Value::Slice(..) => Some(false),
+        Value::Optional(inner) => match is_callable(inner) {
+            Some(false) => Some(false),
+            _ => None,
+        },
+        Value::Either(items) => {
+            let first = is_callable(items.first()?)?;
+            items
+                .iter()
+                .all(|i| is_callable(i) == Some(first))
+                .then_some(first)
+        }
+        _ => None,
     }
 }
