@@ -545,11 +545,25 @@ impl Transform<'_> {
         right: &Side,
         n_fixed: usize,
     ) -> Result<Option<Value>, Stop> {
-        let resolved = meta.resolve_shape(&self.x.shape);
+        let leads = |side: &Side| matches!(side.groups.first(), Some(Group::Ellipsis));
+        let mut resolved = meta.resolve_shape(&self.x.shape);
+        // einops needs as many dims as the pattern names after a leading
+        // ellipsis (`... c d`): the input has them, named as the pattern
+        // names them.
+        if leads(left)
+            && !left.ellipsis_parenthesized
+            && resolved
+                .tail()
+                .is_some_and(|(_, suffix)| suffix.len() < n_fixed)
+        {
+            let names = group_names(left);
+            let names: Vec<&str> = names.iter().skip(1).map(String::as_str).collect();
+            resolved = meta.demand_named_suffix(&resolved, &names);
+            self.name_composite_dims_of(meta, left, &resolved);
+        }
         let Some((var, suffix)) = resolved.tail() else {
             return Ok(None);
         };
-        let leads = |side: &Side| matches!(side.groups.first(), Some(Group::Ellipsis));
         let usable = left.has_ellipsis
             && leads(left)
             && !left.ellipsis_parenthesized
@@ -580,23 +594,7 @@ impl Transform<'_> {
     /// The pattern spells out the rank of an input nobody knew the rank
     /// of: its dims get the names of the pattern's groups.
     fn pin_rank(&self, meta: &mut dyn Meta, left: &Side) {
-        let names: Vec<String> = left
-            .groups
-            .iter()
-            .map(|g| match g {
-                Group::Axes(axes) => axes
-                    .iter()
-                    .map(|a| match a {
-                        Axis::Name(n) => n.clone(),
-                        Axis::Anon(k) => k.to_string(),
-                        Axis::Ellipsis => String::new(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("_"),
-                Group::Ellipsis => String::new(),
-            })
-            .map(|n| if n.is_empty() { "one".to_string() } else { n })
-            .collect();
+        let names = group_names(left);
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         meta.demand_rank(&self.x.shape, &names);
         self.name_composite_dims(meta, left);
@@ -606,10 +604,22 @@ impl Transform<'_> {
     /// `p1=patch_size`) is that many times a free size named after the one
     /// axis left: `h*patch_size`, so `h` comes out as `h`.
     fn name_composite_dims(&self, meta: &mut dyn Meta, left: &Side) {
-        let Some(dims) = meta.dims(self.x) else {
-            return;
+        let shape = self.x.shape.clone();
+        self.name_composite_dims_of(meta, left, &shape);
+    }
+
+    /// `name_composite_dims` of the known dims of `shape`, matched with
+    /// the pattern's groups from the end when its rank is unknown.
+    fn name_composite_dims_of(&self, meta: &mut dyn Meta, left: &Side, shape: &Shape) {
+        let (groups, dims): (&[Group], Vec<Dim>) = match meta.resolve_shape(shape) {
+            Shape::Known(dims) => (&left.groups, dims.as_ref().clone()),
+            Shape::Tail(_, suffix) if left.groups.len() > suffix.len() => (
+                &left.groups[left.groups.len() - suffix.len()..],
+                suffix.as_ref().clone(),
+            ),
+            _ => return,
         };
-        for (g, d) in left.groups.iter().zip(dims.iter()) {
+        for (g, d) in groups.iter().zip(dims.iter()) {
             let Group::Axes(axes) = g else { continue };
             if axes.len() < 2 {
                 continue;
@@ -820,4 +830,26 @@ fn output_dims(
         }
     }
     Some(out)
+}
+
+/// The name of each top-level group of a pattern side, as a dim of the
+/// input is named after it: an axis's name, a composite's names joined
+/// (`h_d` for `(h d)`), `one` for `()`; nothing for the ellipsis.
+fn group_names(side: &Side) -> Vec<String> {
+    side.groups
+        .iter()
+        .map(|g| match g {
+            Group::Axes(axes) => axes
+                .iter()
+                .map(|a| match a {
+                    Axis::Name(n) => n.clone(),
+                    Axis::Anon(k) => k.to_string(),
+                    Axis::Ellipsis => String::new(),
+                })
+                .collect::<Vec<_>>()
+                .join("_"),
+            Group::Ellipsis => String::new(),
+        })
+        .map(|n| if n.is_empty() { "one".to_string() } else { n })
+        .collect()
 }

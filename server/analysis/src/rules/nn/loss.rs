@@ -535,7 +535,14 @@ pub(super) fn pointwise_loss(
             return raise(Code::BroadcastShape, message);
         }
     };
-    if xd != td && !name.starts_with("binary") {
+    // Torch warns when the sizes differ: sizes that may be equal (two
+    // symbols the broadcast did not tell apart) are no warning.
+    let differ = xd.len() != td.len()
+        || xd
+            .iter()
+            .zip(&td)
+            .any(|(a, b)| meta.env().known_different(a, b));
+    if differ && !name.starts_with("binary") {
         let message = format!(
             "Using a target size ({}) that is different to the input size ({}). This will likely lead to incorrect results due to broadcasting.",
             meta.fmt_dims(&td),
