@@ -383,6 +383,12 @@ impl Recorder {
         self.muted == 0 && is_local(range) && self.in_own_run(range)
     }
 
+    /// Whether the lines at `range` record what runs now: a callee run in
+    /// another function's run of its own (see `own_only`) does not show.
+    pub fn shows_lines_at(&self, range: &TextRange) -> bool {
+        self.takes_site(range)
+    }
+
     /// Whether `range` is in the function whose own run is under way, if
     /// one is (see `own_only`).
     fn in_own_run(&self, range: &TextRange) -> bool {

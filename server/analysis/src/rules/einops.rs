@@ -567,21 +567,31 @@ impl Transform<'_> {
         let usable = left.has_ellipsis
             && leads(left)
             && !left.ellipsis_parenthesized
-            && !right.ellipsis_parenthesized
-            && (!right.has_ellipsis || leads(right))
+            && (!right.has_ellipsis || leads(right) || right.ellipsis_parenthesized)
             && n_fixed <= suffix.len();
         if !usable {
             return Ok(None);
         }
         let n_known = suffix.len() - n_fixed;
         let (sizes, known_ellipsis) = self.axis_sizes(meta, left, suffix, n_known)?;
-        let Some(out) = output_dims(right, &sizes, &known_ellipsis) else {
+        let Some(mut out) = output_dims(right, &sizes, &known_ellipsis) else {
             return Ok(Some(Value::Unknown));
         };
+        // `(v ...)` merges the unknown leading dims into one of unknown
+        // size: the result's rank is known.
+        let merged = right.groups.iter().position(|g| match g {
+            Group::Axes(axes) => axes.contains(&Axis::Ellipsis),
+            Group::Ellipsis => false,
+        });
+        if let Some(i) = merged
+            && i < out.len()
+        {
+            out[i] = meta.env_mut().anonymous();
+        }
         let reduced = left.names.iter().any(|n| !right.names.contains(n)) || !right.has_ellipsis;
         let dtype = self.dtype(reduced)?;
         let out: Vec<Dim> = out.into_iter().map(|d| meta.bounded(d)).collect();
-        let shape = if right.has_ellipsis {
+        let shape = if right.has_ellipsis && merged.is_none() {
             super::tail::suffix_shape(var, out)
         } else {
             Shape::known(out)
@@ -621,6 +631,13 @@ impl Transform<'_> {
         };
         for (g, d) in groups.iter().zip(dims.iter()) {
             let Group::Axes(axes) = g else { continue };
+            // A single axis given its length (`b=b`) is that length.
+            if let [Axis::Name(n)] = axes.as_slice() {
+                if let Some(len) = self.length_given(meta, n) {
+                    let _ = meta.env_mut().unify(d, &len);
+                }
+                continue;
+            }
             if axes.len() < 2 {
                 continue;
             }
@@ -639,6 +656,9 @@ impl Transform<'_> {
             if let [axis] = free.as_slice() {
                 let made = meta.env_mut().weak_symbol(axis).mul(&known);
                 let _ = meta.env_mut().unify(d, &made);
+            } else if free.is_empty() {
+                // Every length given: einops checks the dim is their product.
+                let _ = meta.env_mut().unify(d, &known);
             }
         }
     }

@@ -73,7 +73,12 @@ impl Interp<'_> {
         // lines show this call's shapes.
         let readable = readable_args && !matches!(receiver, Some(Value::Unknown));
         if readable_args {
-            self.reached.insert(key);
+            // Reached where its lines do not record (a callee of another
+            // function's run of its own), the body still needs a run that
+            // shows it.
+            if self.recorder.shows_lines_at(&f.def.range) {
+                self.reached.insert(key);
+            }
             self.across_reached(key);
         }
         if self.depth >= MAX_CALL_DEPTH
