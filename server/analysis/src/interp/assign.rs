@@ -217,6 +217,19 @@ impl Interp<'_> {
                 items.extend(suffix[lead..].iter().map(|d| Value::Int(d.clone())));
                 Some(items)
             }
+            // `*_, h, w = x.shape` of a tensor of unknown rank: its last
+            // sizes, as `h, w = x.shape[-2:]` reads them (nobody's yet: the
+            // names bound to them name them), and a sequence nobody can
+            // count before them.
+            Value::SizeOfVar(var, suffix) if suffix.is_empty() && star == Some(0) && n <= 9 => {
+                let mut items = vec![Value::Unknown];
+                items.extend(
+                    (1..n as i64)
+                        .rev()
+                        .map(|i| Value::Int(self.var_dim_unnamed(*var, -i))),
+                );
+                Some(items)
+            }
             // `b, v, *rest = x.shape` of a tensor of unknown rank: its first
             // sizes, as `x.shape[0]` reads them (a stated `[batch, view,
             // ...]` names them), and a sequence nobody can count for the rest.
