@@ -242,7 +242,12 @@ impl ShapeEnv {
     /// function gives sizes it reads: `B` for the caller's `b`).
     pub fn display_with(&self, dim: &Dim, rename: &dyn Fn(SymId) -> Option<String>) -> String {
         let resolved = self.resolve(dim);
-        if resolved.symbols().into_iter().any(|s| self.is_anonymous(s)) {
+        // A size nobody could read shows as `?`, unless the caller names it.
+        if resolved
+            .symbols()
+            .into_iter()
+            .any(|s| self.is_anonymous(s) && rename(s).is_none())
+        {
             return "?".to_string();
         }
         resolved.display(&|id| {

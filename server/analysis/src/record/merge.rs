@@ -216,11 +216,13 @@ impl<'a> Namer<'a> {
             {
                 continue;
             }
+            // A size nobody could read (`(...)` of dims of unknown count)
+            // is named by the pattern; an expression with one in it is not.
             let made_up = match resolved.as_sym() {
-                Some(id) => env.info(id).is_some_and(|i| i.weak && !i.anonymous),
-                None => !resolved.is_const(),
+                Some(id) => env.info(id).is_some_and(|i| i.weak || i.anonymous),
+                None => !resolved.is_const() && !env.has_anonymous(&resolved),
             };
-            if !made_up || env.has_anonymous(&resolved) {
+            if !made_up {
                 continue;
             }
             local[scope].entry(resolved).or_insert_with(|| name.clone());

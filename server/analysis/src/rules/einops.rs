@@ -517,7 +517,6 @@ impl Transform<'_> {
         if !self.layer {
             for name in left.names.iter().chain(&right.names) {
                 if let Some(d) = sizes.get(name.as_str()) {
-                    name_unread_size(meta, name, d);
                     meta.axis_named(self.at, name, d);
                 }
             }
@@ -873,18 +872,4 @@ fn group_names(side: &Side) -> Vec<String> {
         })
         .map(|n| if n.is_empty() { "one".to_string() } else { n })
         .collect()
-}
-
-/// A size nobody could read (`(...)` merged dims of unknown count) that a
-/// pattern names (`'n m -> n m 1'`) takes that name, as one a name is
-/// bound to does (`n = x.shape[0]`).
-fn name_unread_size(meta: &mut dyn Meta, name: &str, dim: &Dim) {
-    let resolved = meta.env().resolve(dim);
-    if resolved
-        .as_sym()
-        .is_some_and(|s| meta.env().is_anonymous(s))
-    {
-        let named = meta.env_mut().weak_symbol(name);
-        let _ = meta.env_mut().unify(&named, &resolved);
-    }
 }
