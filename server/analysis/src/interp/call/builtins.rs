@@ -567,24 +567,7 @@ fn is_callable(v: &Value) -> Option<bool> {
         Value::Instance(i) => (super::class::lookup_method(&i.class, "__call__").is_some()
             || super::class::lookup_method(&i.class, "forward").is_some())
         .then_some(true),
-        Value::None
-        | Value::Bool(_)
-        | Value::Int(_)
-        | Value::Float(_)
-        | Value::Complex
-        | Value::Str(_)
-        | Value::Text
-        | Value::Tuple(_)
-        | Value::OpenTuple(_)
-        | Value::List(_)
-        | Value::Many(..)
-        | Value::Dict(_)
-        | Value::SizeOfVar(..)
-        | Value::Tensor(_)
-        | Value::Device(_)
-        | Value::DType(_)
-        | Value::Range(..)
-        | Value::Slice(..) => Some(false),
+        Value::Unknown | Value::Opaque(_) | Value::Path(_) | Value::Super(..) => None,
         Value::Optional(inner) => match is_callable(inner) {
             Some(false) => Some(false),
             _ => None,
@@ -596,6 +579,7 @@ fn is_callable(v: &Value) -> Option<bool> {
                 .all(|i| is_callable(i) == Some(first))
                 .then_some(first)
         }
-        _ => None,
+        // Numbers, strings, containers, tensors, devices and the like.
+        _ => Some(false),
     }
 }
