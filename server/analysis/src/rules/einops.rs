@@ -499,6 +499,9 @@ impl Transform<'_> {
             self.pin_rank(meta, &left);
         }
         let Some(dims) = meta.dims(x) else {
+            if let Some(result) = self.apply_to_head(meta, &left, &right)? {
+                return Ok(result);
+            }
             if let Some(result) = self.apply_to_tail(meta, &left, &right, n_fixed)? {
                 return Ok(result);
             }
@@ -599,6 +602,81 @@ impl Transform<'_> {
         let op = format!("einops.{}", self.name);
         let device = self.x.device.clone();
         Ok(Some(out_shape(meta, self.x, shape, dtype, device, &op)))
+    }
+
+    /// An input of unknown rank under a pattern that names its first dims
+    /// and ends in the ellipsis (`b ... -> b`, `b ... -> b (...)`, the
+    /// per-sample losses of diffusion code): the named dims are its first
+    /// sizes, as `x.shape[0]` reads them, and `(...)` is one dim of unknown
+    /// size. `None` when the result keeps the ellipsis as dims of its own.
+    fn apply_to_head(
+        &self,
+        meta: &mut dyn Meta,
+        left: &Side,
+        right: &Side,
+    ) -> Result<Option<Value>, Stop> {
+        let Shape::Var(var) = meta.resolve_shape(&self.x.shape) else {
+            return Ok(None);
+        };
+        let Some((Group::Ellipsis, head)) = left.groups.split_last() else {
+            return Ok(None);
+        };
+        if right.has_ellipsis && !right.ellipsis_parenthesized {
+            return Ok(None);
+        }
+        let mut sizes: FxHashMap<String, Dim> = FxHashMap::default();
+        for (i, g) in head.iter().enumerate() {
+            let Group::Axes(axes) = g else {
+                return Ok(None);
+            };
+            let [Axis::Name(name)] = axes.as_slice() else {
+                return Ok(None);
+            };
+            let d = meta.var_dim(var, i as i64);
+            if let Some(len) = self.length_given(meta, name) {
+                let _ = meta.env_mut().unify(&d, &len);
+            }
+            sizes.insert(name.clone(), d);
+        }
+        let mut out = Vec::new();
+        for g in &right.groups {
+            let Group::Axes(axes) = g else {
+                return Ok(None);
+            };
+            let mut size = Dim::konst(1);
+            let mut unread = false;
+            for a in axes {
+                match a {
+                    Axis::Name(name) => {
+                        let Some(d) = sizes
+                            .get(name)
+                            .cloned()
+                            .or_else(|| self.length_given(meta, name))
+                        else {
+                            return Ok(None);
+                        };
+                        size = size.mul(&d);
+                    }
+                    Axis::Anon(k) => size = size.mul(&Dim::konst(*k)),
+                    Axis::Ellipsis => unread = true,
+                }
+            }
+            out.push(if unread {
+                meta.env_mut().anonymous()
+            } else {
+                size
+            });
+        }
+        if !self.layer {
+            for (name, d) in &sizes {
+                meta.axis_named(self.at, name, d);
+            }
+        }
+        let reduced = !right.has_ellipsis || left.names.iter().any(|n| !right.names.contains(n));
+        let dtype = self.dtype(reduced)?;
+        let op = format!("einops.{}", self.name);
+        let device = self.x.device.clone();
+        Ok(Some(out_known(meta, self.x, out, dtype, device, &op)))
     }
 
     /// The pattern spells out the rank of an input nobody knew the rank
