@@ -22,7 +22,7 @@ pub(crate) mod names;
 pub(crate) mod nn;
 mod ops;
 mod required_args;
-mod shape;
+pub(crate) mod shape;
 mod tail;
 
 use std::rc::Rc;

@@ -118,3 +118,17 @@ fn broadcast_dim(meta: &mut dyn Meta, x: &Dim, y: &Dim) -> Option<Dim> {
 pub(crate) fn numel(dims: &[Dim]) -> Dim {
     dims.iter().fold(Dim::konst(1), |acc, d| acc.mul(d))
 }
+
+/// Size `i` of a tensor of unknown rank whose shape is the rank variable
+/// `var`'s dims then `known` ones: one of those, or the variable's own
+/// size at that index (`x.size(-1)` and `x.shape[-1]` alike), or a size
+/// nobody can place (a first size before known last ones).
+pub(crate) fn unknown_rank_size(meta: &mut dyn Meta, var: u32, known: &[Dim], i: i64) -> Dim {
+    let n = known.len() as i64;
+    match i {
+        i if i < 0 && -i <= n => known[(n + i) as usize].clone(),
+        i if i < 0 => meta.var_dim(var, i + n),
+        i if n == 0 => meta.var_dim(var, i),
+        _ => meta.env_mut().anonymous(),
+    }
+}

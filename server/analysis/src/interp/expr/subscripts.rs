@@ -102,11 +102,8 @@ impl Interp<'_> {
             }
             Value::SizeOfVar(var, suffix) => match index.as_slice() {
                 [Value::Int(i)] => match i.as_const() {
-                    Some(i) if i < 0 && (-i) as usize <= suffix.len() => {
-                        Value::Int(suffix[suffix.len() - (-i) as usize].clone())
-                    }
-                    Some(i) if i >= 0 && suffix.is_empty() => Value::Int(self.var_dim(*var, i)),
-                    _ => Value::Int(self.env.anonymous()),
+                    Some(i) => Value::Int(rules::shape::unknown_rank_size(self, *var, suffix, i)),
+                    None => Value::Int(self.env.anonymous()),
                 },
                 // `x.shape[:-1]` of a tensor of unknown rank: the leading sizes.
                 [Value::Slice(lo, hi, step)]

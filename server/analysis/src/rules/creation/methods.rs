@@ -27,9 +27,11 @@ pub(crate) fn size(meta: &mut dyn Meta, call: &MethodCall<'_>) -> Value {
                     Value::Unknown
                 }
             },
-            (None, Some(i)) => match shape {
-                Shape::Var(v) => Value::Int(meta.var_dim(*v, i)),
-                _ => Value::Int(meta.env_mut().anonymous()),
+            (None, Some(i)) => match shape.tail() {
+                Some((v, known)) => {
+                    Value::Int(crate::rules::shape::unknown_rank_size(meta, v, known, i))
+                }
+                None => Value::Int(meta.env_mut().anonymous()),
             },
             _ => Value::Int(meta.env_mut().anonymous()),
         },
