@@ -8,7 +8,8 @@
 //! code after a tensor of unknown rank, which says less than torch knows.
 //! What the failing path would raise is still reported, as a possibility.
 
-use super::Interp;
+use super::{Interp, join_all};
+use crate::value::Value;
 
 /// One alternative being run: the count of undecided branches its own
 /// code runs under, and whether an op there certainly raised.
@@ -28,6 +29,23 @@ impl Interp<'_> {
         let out = run(self);
         let raised = self.alternatives.pop().is_some_and(|a| a.raised);
         (out, raised)
+    }
+
+    /// What one of several alternatives gives (`results`: each one's value
+    /// and whether torch refused it): the join of those torch did not
+    /// refuse. When it refused them all, every path raises here, and all
+    /// are joined, as code after a certain error runs on.
+    pub(crate) fn join_working(&mut self, results: Vec<(Value, bool)>) -> Value {
+        let all_raised = !results.is_empty() && results.iter().all(|(_, raised)| *raised);
+        if all_raised {
+            self.raise_on_path();
+        }
+        let given: Vec<Value> = results
+            .into_iter()
+            .filter(|(_, raised)| all_raised || !raised)
+            .map(|(v, _)| v)
+            .collect();
+        join_all(self, &given)
     }
 
     /// An op raised on the current path. Inside an alternative, that path

@@ -224,9 +224,9 @@ impl Interp<'_> {
             Value::SizeOfVar(var, suffix) if suffix.is_empty() && star == Some(0) && n <= 9 => {
                 let mut items = vec![Value::Unknown];
                 items.extend(
-                    (1..n as i64)
-                        .rev()
-                        .map(|i| Value::Int(self.var_dim_unnamed(*var, -i))),
+                    self.last_sizes_unnamed(*var, n - 1)
+                        .into_iter()
+                        .map(Value::Int),
                 );
                 Some(items)
             }

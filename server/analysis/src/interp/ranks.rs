@@ -236,6 +236,15 @@ impl Interp<'_> {
         d
     }
 
+    /// The last `k` sizes of a tensor of unknown rank, in order, as
+    /// `var_dim_unnamed` reads them (`h, w = x.shape[-2:]`).
+    pub fn last_sizes_unnamed(&mut self, var: u32, k: usize) -> Vec<Dim> {
+        (1..=k as i64)
+            .rev()
+            .map(|i| self.var_dim_unnamed(var, -i))
+            .collect()
+    }
+
     /// The size a rank variable's dim was read as before, or a new one of
     /// the conventional name (`C` for the last); a size read before and
     /// still nobody's takes that name.

@@ -580,17 +580,7 @@ impl Transform<'_> {
         let Some(mut out) = output_dims(right, &sizes, &known_ellipsis) else {
             return Ok(Some(Value::Unknown));
         };
-        // `(v ...)` merges the unknown leading dims into one of unknown
-        // size: the result's rank is known.
-        let merged = right.groups.iter().position(|g| match g {
-            Group::Axes(axes) => axes.contains(&Axis::Ellipsis),
-            Group::Ellipsis => false,
-        });
-        if let Some(i) = merged
-            && i < out.len()
-        {
-            out[i] = meta.env_mut().anonymous();
-        }
+        let merged = merge_unread_ellipsis(meta, right, &mut out);
         let reduced = left.names.iter().any(|n| !right.names.contains(n)) || !right.has_ellipsis;
         let dtype = self.dtype(reduced)?;
         let out: Vec<Dim> = out.into_iter().map(|d| meta.bounded(d)).collect();
@@ -638,35 +628,19 @@ impl Transform<'_> {
             }
             sizes.insert(name.clone(), d);
         }
-        let mut out = Vec::new();
-        for g in &right.groups {
-            let Group::Axes(axes) = g else {
-                return Ok(None);
-            };
-            let mut size = Dim::konst(1);
-            let mut unread = false;
-            for a in axes {
-                match a {
-                    Axis::Name(name) => {
-                        let Some(d) = sizes
-                            .get(name)
-                            .cloned()
-                            .or_else(|| self.length_given(meta, name))
-                        else {
-                            return Ok(None);
-                        };
-                        size = size.mul(&d);
-                    }
-                    Axis::Anon(k) => size = size.mul(&Dim::konst(*k)),
-                    Axis::Ellipsis => unread = true,
-                }
+        // Axes only the result has (`repeat`) are the lengths given.
+        for name in &right.names {
+            if !sizes.contains_key(name) {
+                let Some(len) = self.length_given(meta, name) else {
+                    return Ok(None);
+                };
+                sizes.insert(name.clone(), len);
             }
-            out.push(if unread {
-                meta.env_mut().anonymous()
-            } else {
-                size
-            });
         }
+        let Some(mut out) = output_dims(right, &sizes, &[]) else {
+            return Ok(None);
+        };
+        merge_unread_ellipsis(meta, right, &mut out);
         if !self.layer {
             for (name, d) in &sizes {
                 meta.axis_named(self.at, name, d);
@@ -928,6 +902,21 @@ fn output_dims(
         }
     }
     Some(out)
+}
+
+/// `(v ...)` of an input of unknown rank merges dims nobody can count
+/// into one: its size is unknown, and the result's rank is known. Returns
+/// the index of that dim in `out` (the result's dims), if the pattern has
+/// one.
+fn merge_unread_ellipsis(meta: &mut dyn Meta, right: &Side, out: &mut [Dim]) -> Option<usize> {
+    let merged = right.groups.iter().position(|g| match g {
+        Group::Axes(axes) => axes.contains(&Axis::Ellipsis),
+        Group::Ellipsis => false,
+    })?;
+    if let Some(d) = out.get_mut(merged) {
+        *d = meta.env_mut().anonymous();
+    }
+    Some(merged)
 }
 
 /// The name of each top-level group of a pattern side, as a dim of the

@@ -8,7 +8,6 @@
 
 use std::rc::Rc;
 
-use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::Args;
@@ -41,10 +40,6 @@ fn star_split(pattern: &str) -> Option<(usize, usize)> {
     Some((star, axes.len() - star - 1))
 }
 
-fn product(dims: &[Dim]) -> Dim {
-    dims.iter().fold(Dim::konst(1), |acc, d| acc.mul(d))
-}
-
 /// One tensor's packed form and the shape its `*` took.
 fn packed_one(
     meta: &mut dyn Meta,
@@ -62,7 +57,7 @@ fn packed_one(
         Shape::Known(dims) if dims.len() >= before + after => {
             let middle = &dims[before..dims.len() - after];
             let mut out = dims[..before].to_vec();
-            out.push(product(middle));
+            out.push(super::shape::numel(middle));
             out.extend(dims[dims.len() - after..].iter().cloned());
             let packed = out_known(meta, x, out, x.dtype, x.device.clone(), "pack");
             let sizes = Value::tuple(middle.iter().cloned().map(Value::Int).collect());

@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::{Arg, Expr, ExprKind, TextRange};
 
-use super::{Interp, join_all, join_values};
+use super::{Interp, join_values};
 use crate::report::BindingKind;
 use crate::rules;
 use crate::value::Value;
@@ -308,16 +308,7 @@ impl Interp<'_> {
             })
             .collect();
         self.uncertain -= 1;
-        let all_raised = results.iter().all(|(_, raised)| *raised);
-        if all_raised && !results.is_empty() {
-            self.raise_on_path();
-        }
-        let given: Vec<Value> = results
-            .into_iter()
-            .filter(|(_, raised)| all_raised || !raised)
-            .map(|(v, _)| v)
-            .collect();
-        join_all(self, &given)
+        self.join_working(results)
     }
 
     /// `call_value`, without noting module calls for a summary.

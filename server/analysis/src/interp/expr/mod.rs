@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::{self, Expr, ExprKind, FStringPart};
 
-use super::{Interp, MAX_EXPR_DEPTH, join_all, join_values};
+use super::{Interp, MAX_EXPR_DEPTH, join_all};
 use crate::mutation::Shared;
 use crate::report::BindingKind;
 use crate::rules::names::NameSet;
@@ -228,19 +228,11 @@ impl Interp<'_> {
                     // an undecided `if`.
                     None => {
                         self.uncertain += 1;
-                        let (a, raised_a) = self.run_alternative(|interp| interp.eval(body));
-                        let (b, raised_b) = self.run_alternative(|interp| interp.eval(orelse));
+                        let a = self.run_alternative(|interp| interp.eval(body));
+                        let b = self.run_alternative(|interp| interp.eval(orelse));
                         self.uncertain -= 1;
                         // A side torch refuses gives nothing (see `alternatives`).
-                        match (raised_a, raised_b) {
-                            (true, false) => b,
-                            (false, true) => a,
-                            (true, true) => {
-                                self.raise_on_path();
-                                join_values(self, &a, &b)
-                            }
-                            (false, false) => join_values(self, &a, &b),
-                        }
+                        self.join_working(vec![a, b])
                     }
                 }
             }

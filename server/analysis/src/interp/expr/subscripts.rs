@@ -160,9 +160,9 @@ impl Interp<'_> {
                                 .collect(),
                         ),
                         Some(k) if suffix.is_empty() && k <= 8 => Value::tuple(
-                            (1..=k as i64)
-                                .rev()
-                                .map(|i| Value::Int(self.var_dim_unnamed(*var, -i)))
+                            self.last_sizes_unnamed(*var, k)
+                                .into_iter()
+                                .map(Value::Int)
                                 .collect(),
                         ),
                         _ => Value::Unknown,
