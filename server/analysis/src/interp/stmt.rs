@@ -424,9 +424,17 @@ impl Interp<'_> {
                 }
                 return;
             }
+            // A size compared with a setting nobody passed (`assert
+            // x.shape[1] == self.channels` in a made-up object) is that
+            // setting: its name names the size.
             let (va, vb) = (self.eval(left), self.eval(&comparators[0]));
-            if let (Value::Int(da), Value::Int(db)) = (&va, &vb) {
-                let _ = self.env.unify(da, db);
+            if matches!(
+                (&va, &vb),
+                (Value::Int(_), Value::Int(_) | Value::Opaque(_))
+                    | (Value::Opaque(_), Value::Int(_))
+            ) && let (Some(da), Some(db)) = (self.as_dim(&va), self.as_dim(&vb))
+            {
+                let _ = self.env.unify(&da, &db);
             }
             return;
         }

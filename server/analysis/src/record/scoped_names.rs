@@ -89,22 +89,24 @@ pub(super) fn unsuffix(
             .cloned()
             .unwrap_or_else(|| name.to_string())
     };
-    let mut per_scope: FxHashMap<usize, FxHashSet<String>> = FxHashMap::default();
+    // Per function, the names shown, in the order they first show.
+    let mut per_scope: FxHashMap<usize, ScopeNames> = FxHashMap::default();
     for (scope, info) in infos.iter() {
         let names = per_scope.entry(*scope).or_default();
         for text in texts_of(info) {
-            names.extend(names_in(text).map(str::to_string));
+            for name in names_in(text) {
+                names.add(name);
+            }
         }
     }
     // A message counts only the suffixed names it shows: its other words
     // may be the user's own text (an annotation quoted as written, where
     // `b` is the very size the hints show as `b_2`), not sizes.
     for (scope, message) in messages.iter() {
-        per_scope.entry(*scope).or_default().extend(
-            names_in(message)
-                .filter(|name| suffixed.contains_key(*name))
-                .map(str::to_string),
-        );
+        let names = per_scope.entry(*scope).or_default();
+        for name in names_in(message).filter(|name| suffixed.contains_key(*name)) {
+            names.add(name);
+        }
     }
     let mut renames: FxHashMap<usize, FxHashMap<String, String>> = FxHashMap::default();
     // A parameter's name numbered (`in_channels2`) where another size of
@@ -119,7 +121,7 @@ pub(super) fn unsuffix(
                 loop {
                     next += 1;
                     let name = format!("s{next}");
-                    if !per_scope.values().any(|names| names.contains(&name)) {
+                    if !per_scope.values().any(|names| names.seen.contains(&name)) {
                         break name;
                     }
                 }
@@ -127,10 +129,15 @@ pub(super) fn unsuffix(
             .clone()
     };
     for (scope, names) in &per_scope {
-        let mut by_base: FxHashMap<String, Vec<&String>> = FxHashMap::default();
-        for name in names {
-            by_base.entry(base_of(name)).or_default().push(name);
+        let mut by_base: Vec<(String, Vec<&String>)> = Vec::new();
+        for name in &names.order {
+            let base = base_of(name);
+            match by_base.iter_mut().find(|(b, _)| *b == base) {
+                Some((_, namesakes)) => namesakes.push(name),
+                None => by_base.push((base, vec![name])),
+            }
         }
+        let taken = |name: &str| names.seen.contains(name);
         for (base, namesakes) in by_base {
             if let [only] = namesakes.as_slice()
                 && **only != base
@@ -139,12 +146,63 @@ pub(super) fn unsuffix(
                     .entry(*scope)
                     .or_default()
                     .insert((*only).clone(), base);
-            } else {
-                for name in namesakes.into_iter().filter(|n| from_params.contains(*n)) {
-                    renames
-                        .entry(*scope)
-                        .or_default()
-                        .insert(name.clone(), fresh(name));
+                continue;
+            }
+            let rename = renames.entry(*scope).or_default();
+            for name in namesakes.iter().filter(|n| from_params.contains(**n)) {
+                rename.insert((*name).clone(), fresh(name));
+            }
+            // Different sizes of one name in one function are told apart
+            // by numbers counted in that function (`N`, `N_2`), not in the
+            // whole file, where a function far away took `N_2` to `N_65`:
+            // the base name stays with the size that has it, or else goes
+            // to the first to show. The names of the group are all given
+            // anew, so only the function's other names are in the way.
+            let others: Vec<&String> = namesakes
+                .iter()
+                .copied()
+                .filter(|n| !from_params.contains(*n))
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            let in_group = |name: &str| others.iter().any(|n| n.as_str() == name);
+            let mut used: FxHashSet<String> = FxHashSet::default();
+            let holder = others
+                .iter()
+                .position(|n| **n == base)
+                .or_else(|| (!taken(&base) || in_group(&base)).then_some(0));
+            if let Some(i) = holder {
+                used.insert(base.clone());
+                if *others[i] != base {
+                    rename.insert(others[i].clone(), base.clone());
+                }
+            }
+            let mut k = 1;
+            for (i, name) in others.iter().enumerate() {
+                if Some(i) == holder {
+                    continue;
+                }
+                // Numbered as the file numbered it: `N_2`, or `n_ctx2` for
+                // a size that differs between runs.
+                let joint = if name
+                    .strip_prefix(base.as_str())
+                    .is_some_and(|rest| rest.starts_with('_'))
+                {
+                    "_"
+                } else {
+                    ""
+                };
+                let local = loop {
+                    k += 1;
+                    let local = format!("{base}{joint}{k}");
+                    if !used.contains(&local) && (!taken(&local) || in_group(&local)) {
+                        break local;
+                    }
+                };
+                used.insert(local.clone());
+                if local != **name {
+                    rename.insert((*name).clone(), local);
                 }
             }
         }
@@ -173,6 +231,22 @@ pub(super) fn unsuffix(
                 .map(|(a, b)| (a.as_str(), b.as_str()))
                 .collect();
             **message = renamed(message, &rename);
+        }
+    }
+}
+
+/// The names one function shows, in the order they first show.
+#[derive(Default)]
+struct ScopeNames {
+    order: Vec<String>,
+    seen: FxHashSet<String>,
+}
+
+impl ScopeNames {
+    fn add(&mut self, name: &str) {
+        if !self.seen.contains(name) {
+            self.seen.insert(name.to_string());
+            self.order.push(name.to_string());
         }
     }
 }
