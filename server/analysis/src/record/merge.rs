@@ -70,6 +70,9 @@ pub(super) struct Namer<'a> {
     pub tails: FxHashMap<u32, Vec<Dim>>,
     /// Names annotations gave rank variables (`*bs`), shown for them.
     pub variadic_names: FxHashMap<u32, std::rc::Rc<str>>,
+    /// Per function (as `local`), the rank variables shown as the leading
+    /// dims of shapes that end in known ones (`[*batch, C]`).
+    pub lead_vars: FxHashMap<usize, FxHashSet<u32>>,
     pub static_shapes: bool,
     /// Memoised resolution and display: one file shows the same sizes often.
     resolved_cache: FxHashMap<Dim, Dim>,
@@ -244,6 +247,7 @@ impl<'a> Namer<'a> {
             heads: FxHashMap::default(),
             tails: FxHashMap::default(),
             variadic_names: FxHashMap::default(),
+            lead_vars: FxHashMap::default(),
             static_shapes: false,
             guard_facts: env.guard_facts(),
             resolved_cache: FxHashMap::default(),
@@ -259,6 +263,15 @@ impl<'a> Namer<'a> {
     pub fn enter_site(&mut self, start: usize) {
         self.scope = scope_of(&self.scopes, start);
         self.site = start;
+    }
+
+    /// Whether `var` is the one rank variable the function of the site
+    /// being merged shows as the leading dims of its shapes: `[*batch]`
+    /// then says which dims a tensor of it has.
+    fn only_lead_var(&self, var: u32) -> bool {
+        self.lead_vars
+            .get(&self.scope)
+            .is_some_and(|vars| vars.len() == 1 && vars.contains(&var))
     }
 
     /// The function a site at `start` is in.
@@ -489,6 +502,9 @@ pub(super) fn merge(
     let mut shapes: Vec<Option<(Variadic, Vec<Dim>)>> = Vec::with_capacity(hits.len());
     // The names annotations gave the leading dims of the runs (`*bs`).
     let mut lead_names: Vec<Option<std::rc::Rc<str>>> = Vec::new();
+    // Whether every run is only the leading dims its function shows
+    // elsewhere (see `Namer::only_lead_var`).
+    let mut only_shared_lead = true;
     for (i, t) in hits.iter().enumerate() {
         // Runs of the same tensor (a repeated call) resolve alike.
         if i > 0 && Rc::ptr_eq(t, &hits[i - 1]) {
@@ -524,6 +540,12 @@ pub(super) fn merge(
                     // more: `[*bs]` says which, where `[*batch]` would not.
                     lead_names.push(name);
                     Some((Variadic::Lead, Vec::new()))
+                } else if head.is_empty() && namer.only_lead_var(v) {
+                    // The leading dims of the function's other shapes
+                    // (`loss = (x - y).sum(-1)` of `x: [*batch, C]`).
+                    lead_names.push(None);
+                    shapes.push(Some((Variadic::Lead, Vec::new())));
+                    continue;
                 } else if head.is_empty() {
                     None
                 } else {
@@ -534,6 +556,7 @@ pub(super) fn merge(
                 }
             }
         };
+        only_shared_lead = false;
         shapes.push(shape);
     }
     let shape = if shapes.iter().any(Option::is_none) || shapes.is_empty() {
@@ -579,7 +602,7 @@ pub(super) fn merge(
         };
         if shapes.is_empty()
             || shapes.iter().any(|s| s.len() != rank)
-            || (rank == 0 && variadic != Variadic::None && lead_name.is_none())
+            || (rank == 0 && variadic != Variadic::None && lead_name.is_none() && !only_shared_lead)
         {
             None
         } else {

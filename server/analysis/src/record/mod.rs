@@ -664,6 +664,19 @@ impl Recorder {
         namer.heads = heads;
         namer.tails = view.tails.clone();
         namer.variadic_names = variadic_names;
+        // Per function, the rank variables shown as the leading dims of a
+        // shape that ends in known ones (`x: [*batch, C]`): where one alone
+        // is, `[*batch]` says which dims a tensor has (`x.sum(-1)`).
+        for site in &self.sites {
+            let scope = namer.scope_at(site.range.start);
+            for t in &site.hits.tensors {
+                if let Shape::Tail(v, dims) = resolve(&t.shape)
+                    && !dims.is_empty()
+                {
+                    namer.lead_vars.entry(scope).or_default().insert(v);
+                }
+            }
+        }
         // Sites and expressions often saw the very same tensors (`x =
         // self.fc(x)` records one tensor for the name and the call): their
         // merge is the same, so it is done once.
