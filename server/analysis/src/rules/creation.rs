@@ -198,6 +198,14 @@ fn literal_shape(meta: &mut dyn Meta, data: &Value) -> Option<(Vec<Dim>, Option<
             dims.extend(inner.unwrap_or_default());
             Some((dims, dtype.or(Some(DType::Float32))))
         }
+        // A list of items alike whose number is not known (`[len(t) for t
+        // in texts]`): one dim of that many, then the items' own.
+        Value::Many(element, len) => {
+            let (inner, dtype) = literal_shape(meta, element)?;
+            let mut dims = vec![len.clone().unwrap_or_else(|| meta.env_mut().anonymous())];
+            dims.extend(inner);
+            Some((dims, dtype.or(Some(DType::Float32))))
+        }
         _ => None,
     }
 }

@@ -98,11 +98,13 @@ impl Interp<'_> {
                 Value::Str(s) => Value::int(s.chars().count() as i64),
                 Value::Dict(d) => Value::int(d.borrow().len() as i64),
                 Value::Many(_, Some(n)) => Value::Int(n.clone()),
-                Value::Layer(l) if l.unknown_children.get() => Value::Unknown,
+                // Whatever it is of, `len` gives an int: a count nobody
+                // knows (`torch.tensor([len(t) for t in texts])` is 1-D).
+                Value::Layer(l) if l.unknown_children.get() => Value::Int(self.env.anonymous()),
                 Value::Layer(l) => Value::int(l.children.borrow().len() as i64),
                 _ => match v.items() {
                     Some(items) => Value::int(items.len() as i64),
-                    None => Value::Unknown,
+                    None => Value::Int(self.env.anonymous()),
                 },
             },
             ("range", _) => {

@@ -368,7 +368,9 @@ pub(crate) fn legacy_typed(meta: &mut dyn Meta, call: &FactoryCall<'_>) -> Optio
         return None;
     }
     let dims = match args.pos.as_slice() {
-        [data @ (Value::List(_) | Value::Tuple(_))] => literal_shape(meta, data)?.0,
+        [data @ (Value::List(_) | Value::Tuple(_) | Value::Many(..))] => {
+            literal_shape(meta, data)?.0
+        }
         sizes if sizes.iter().all(|v| matches!(v, Value::Int(_))) => meta.size_dims(sizes),
         _ => return None,
     };
