@@ -261,6 +261,9 @@ pub(crate) struct Interp<'s> {
     /// Set while building a made-up dataclass config: its fields become
     /// symbols named `prefix.field`.
     pub dataclass_prefix: Option<Rc<str>>,
+    /// How many made-up dataclasses are being built inside one another
+    /// (a field of a dataclass type): bounded, as classes may nest.
+    pub dataclass_depth: u32,
     /// Nesting of joins of objects (bounded: objects can refer to themselves).
     pub join_depth: u32,
     /// How many loops of unknown trip count the current path is inside.
@@ -470,6 +473,7 @@ impl<'s> Interp<'s> {
             loop_appends: Vec::new(),
             join_depth: 0,
             dataclass_prefix: None,
+            dataclass_depth: 0,
             attr_journals: Vec::new(),
             list_journals: Vec::new(),
             rank_journals: Vec::new(),

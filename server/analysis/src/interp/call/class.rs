@@ -146,6 +146,34 @@ impl Interp<'_> {
                 }
                 (Some(_), Some(Value::Float(_))) => Some(Value::Float(None)),
                 (Some(_), Some(Value::Bool(_))) => Some(Value::Bool(None)),
+                // A field of another dataclass nobody gave (`frustums:
+                // Frustums` of a made-up `RaySamples`): one made up alike,
+                // its fields named after the path to them.
+                (Some(prefix), None)
+                    if let Some(class) = annotation
+                        .and_then(|range| field_class(self, class, self.text(&range).trim()))
+                        .and_then(|v| match v {
+                            Value::Class(c) if c.is_dataclass && !Rc::ptr_eq(&c, class) => Some(c),
+                            _ => None,
+                        })
+                        && self.dataclass_depth < 4 =>
+                {
+                    self.dataclass_prefix = Some(Rc::from(format!("{prefix}.{name}")));
+                    self.dataclass_depth += 1;
+                    let v = self.instantiate(&class, Vec::new(), Vec::new(), TextRange::new(0, 0));
+                    self.dataclass_depth -= 1;
+                    self.dataclass_prefix = None;
+                    Some(v)
+                }
+                // A field whose annotation states a shape is made a tensor
+                // of it below.
+                (Some(_), None)
+                    if annotation.is_some_and(|range| {
+                        crate::stated::annotation::read(self.text(&range)).is_some()
+                    }) =>
+                {
+                    None
+                }
                 (Some(prefix), None) => Some(Value::Opaque(Rc::from(format!("{prefix}.{name}")))),
                 (_, default) => default,
             };
@@ -188,6 +216,19 @@ impl Interp<'_> {
             self.set_attr(&Value::Instance(instance.clone()), &name, v);
         }
         self.stated_ranks = outer_ranks;
+    }
+}
+
+/// What a field's annotation names, looked up where the class is written
+/// (the module of its methods), or else where it is built.
+fn field_class(interp: &mut Interp<'_>, class: &Rc<Class>, annotation: &str) -> Option<Value> {
+    let module = class.attrs.borrow().values().find_map(|v| match v {
+        Value::Function(f) => f.module.upgrade(),
+        _ => None,
+    });
+    match module {
+        Some(module) => module.globals.borrow().get(annotation).cloned(),
+        None => interp.lookup(annotation),
     }
 }
 
