@@ -44,7 +44,26 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
                         .collect(),
                 ),
                 _ if sx == sy => sx.clone(),
-                _ => interp.fresh_rank_var(),
+                // The same leading dims on both paths, then as many known
+                // ones (`x[..., :1]` on one, `x[..., 1:2]` on the other):
+                // those agree where both paths do.
+                _ => match (&sx, &sy) {
+                    (Shape::Tail(v, dx), Shape::Tail(w, dy)) if v == w && dx.len() == dy.len() => {
+                        let dims = dx
+                            .iter()
+                            .zip(dy.iter())
+                            .map(|(p, q)| {
+                                if interp.env.known_equal(p, q) {
+                                    p.clone()
+                                } else {
+                                    interp.env.anonymous()
+                                }
+                            })
+                            .collect();
+                        Shape::Tail(*v, Rc::new(dims))
+                    }
+                    _ => interp.fresh_rank_var(),
+                },
             };
             let device = match (&x.device, &y.device) {
                 (Some(p), Some(q)) if p == q => Some(p.clone()),
