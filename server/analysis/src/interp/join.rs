@@ -62,6 +62,38 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
                             .collect();
                         Shape::Tail(*v, Rc::new(dims))
                     }
+                    // One tensor's dims on both paths, some of its first
+                    // ones changed on either (`x` on one, `torch.cat((c,
+                    // x), dim=1)` on the other): the rank is kept, and a
+                    // changed dim where the paths agree.
+                    (Shape::Var(a), Shape::Var(b)) => {
+                        let ((base_a, ca), (base_b, cb)) =
+                            (interp.sibling_base(*a), interp.sibling_base(*b));
+                        if base_a == base_b {
+                            let mut indices: Vec<usize> =
+                                ca.iter().chain(cb.iter()).map(|(i, _)| *i).collect();
+                            indices.sort_unstable();
+                            indices.dedup();
+                            let changes: Vec<(usize, shapels_shapes::Dim)> = indices
+                                .into_iter()
+                                .map(|i| {
+                                    let at = |c: &[(usize, shapels_shapes::Dim)]| {
+                                        c.iter().find(|(j, _)| *j == i).map(|(_, d)| d.clone())
+                                    };
+                                    let d = match (at(&ca), at(&cb)) {
+                                        (Some(p), Some(q)) if interp.env.known_equal(&p, &q) => p,
+                                        _ => interp.env.anonymous(),
+                                    };
+                                    (i, d)
+                                })
+                                .collect();
+                            interp
+                                .sibling_shape(&Shape::Var(base_a), &changes)
+                                .unwrap_or_else(|| interp.fresh_rank_var())
+                        } else {
+                            interp.fresh_rank_var()
+                        }
+                    }
                     _ => interp.fresh_rank_var(),
                 },
             };

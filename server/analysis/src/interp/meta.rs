@@ -60,6 +60,19 @@ impl Meta for Interp<'_> {
         Interp::resolve_shape(self, shape)
     }
 
+    fn var_dim_unnamed(&mut self, var: u32, index: i64) -> Dim {
+        Interp::var_dim_unnamed(self, var, index)
+    }
+
+    fn sibling_shape(&mut self, shape: &Shape, changes: &[(usize, Dim)]) -> Option<Shape> {
+        Interp::sibling_shape(self, shape, changes)
+    }
+
+    fn sibling_base(&self, var: u32) -> Option<(u32, Vec<(usize, Dim)>)> {
+        let (base, changes) = Interp::sibling_base(self, var);
+        Some((base, changes.as_ref().clone()))
+    }
+
     fn adopt_shape(&mut self, shape: &Shape, dims: &[Dim]) {
         Interp::adopt_shape(self, shape, dims)
     }

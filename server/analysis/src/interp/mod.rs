@@ -176,6 +176,11 @@ pub(crate) struct Interp<'s> {
     pub rank_vars: Vec<Option<Rc<Vec<Dim>>>>,
     /// Rank variables known to end in some dims: `v = [*inner, dims...]`.
     pub tail_vars: FxHashMap<u32, (u32, Rc<Vec<Dim>>)>,
+    /// Rank variables that are another's dims with some of its first dims
+    /// changed (see `Interp::sibling_shape`): `x[:, :k]` or `torch.cat((a,
+    /// x), dim=1)` of a tensor of unknown rank has its rank, and its dims
+    /// but the one changed.
+    pub sibling_vars: FxHashMap<u32, (u32, Rc<Vec<(usize, Dim)>>)>,
     /// Symbols for `x.size(i)` of unknown-rank tensors, by (rank variable, index).
     pub var_dims: FxHashMap<(u32, i64), Dim>,
     /// Symbols minted for `Opaque` values used as sizes, by name.
@@ -421,6 +426,7 @@ impl<'s> Interp<'s> {
             rank_vars: Vec::new(),
             var_dims: FxHashMap::default(),
             tail_vars: FxHashMap::default(),
+            sibling_vars: FxHashMap::default(),
             opaque_syms: FxHashMap::default(),
             opaque_numbers: FxHashSet::default(),
             mode_defaults: FxHashMap::default(),

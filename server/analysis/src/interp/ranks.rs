@@ -39,10 +39,82 @@ impl Interp<'_> {
                 None => break,
             }
         }
+        // Another's dims with some of its first ones changed, once that
+        // one's are known.
+        if let Some(dims) = self.sibling_dims(var) {
+            let mut all = dims;
+            all.extend(suffix);
+            return Shape::known(all);
+        }
         if suffix.is_empty() {
             Shape::Var(var)
         } else {
             Shape::Tail(var, Rc::new(suffix))
+        }
+    }
+
+    /// The dims of the sibling variable `var` (see `sibling_shape`) when
+    /// those of the variable it is made from are known.
+    fn sibling_dims(&self, var: u32) -> Option<Vec<Dim>> {
+        let (base, changes) = self.sibling_vars.get(&var)?;
+        let Shape::Known(dims) = self.resolve_shape(&Shape::Var(*base)) else {
+            return None;
+        };
+        let mut dims = dims.as_ref().clone();
+        for (i, d) in changes.iter() {
+            *dims.get_mut(*i)? = d.clone();
+        }
+        Some(dims)
+    }
+
+    /// A tensor of `shape`'s rank and dims but those at `changes`, first
+    /// dims counted from 0, which take the sizes given: `x[:, :k]` or
+    /// `torch.cat((a, x), dim=1)` of `x` of unknown rank. Of a known
+    /// shape, those dims are changed; of one of unknown rank, it is a new
+    /// rank variable that becomes that shape's dims, changed, once they
+    /// are known, and gives them its rank when its own are known first (a
+    /// convolution further on). `None` for a shape that ends in known dims
+    /// (`[*batch, C]`), where counting from the start is not possible.
+    pub fn sibling_shape(&mut self, shape: &Shape, changes: &[(usize, Dim)]) -> Option<Shape> {
+        match self.resolve_shape(shape) {
+            Shape::Known(dims) => {
+                let mut dims = dims.as_ref().clone();
+                for (i, d) in changes {
+                    *dims.get_mut(*i)? = d.clone();
+                }
+                Some(Shape::known(dims))
+            }
+            Shape::Tail(..) => None,
+            Shape::Var(v) => {
+                // Made from another's dims in turn: from those, with both
+                // changes (the later win).
+                let (base, mut all) = match self.sibling_vars.get(&v) {
+                    Some((base, earlier)) => (*base, earlier.as_ref().clone()),
+                    None => (v, Vec::new()),
+                };
+                for (i, d) in changes {
+                    all.retain(|(j, _)| j != i);
+                    all.push((*i, d.clone()));
+                }
+                all.sort_by_key(|(i, _)| *i);
+                if all.is_empty() {
+                    return Some(Shape::Var(base));
+                }
+                let Shape::Var(w) = self.fresh_rank_var() else {
+                    return None;
+                };
+                self.sibling_vars.insert(w, (base, Rc::new(all)));
+                Some(Shape::Var(w))
+            }
+        }
+    }
+
+    /// The variable a sibling variable is made from (itself for others),
+    /// with the dims it changes.
+    pub(crate) fn sibling_base(&self, var: u32) -> (u32, Rc<Vec<(usize, Dim)>>) {
+        match self.sibling_vars.get(&var) {
+            Some((base, changes)) => (*base, changes.clone()),
+            None => (var, Rc::new(Vec::new())),
         }
     }
 
@@ -200,6 +272,14 @@ impl Interp<'_> {
         if let Some(d) = self.var_dims.get(&(var, index)) {
             return d.clone();
         }
+        if index >= 0
+            && let Some((base, changes)) = self.sibling_vars.get(&var).cloned()
+        {
+            return match changes.iter().find(|(i, _)| *i as i64 == index) {
+                Some((_, d)) => d.clone(),
+                None => self.var_dim(base, index),
+            };
+        }
         // Counted from the end, dims are named as `demand_suffix` names
         // them (`x.size(-1)` is `C`): a name must be an identifier. A later
         // dim is named after the input it is of (`idx_1`); of a tensor no
@@ -230,6 +310,14 @@ impl Interp<'_> {
     pub fn var_dim_unnamed(&mut self, var: u32, index: i64) -> Dim {
         if let Some(d) = self.var_dims.get(&(var, index)) {
             return d.clone();
+        }
+        if index >= 0
+            && let Some((base, changes)) = self.sibling_vars.get(&var).cloned()
+        {
+            return match changes.iter().find(|(i, _)| *i as i64 == index) {
+                Some((_, d)) => d.clone(),
+                None => self.var_dim_unnamed(base, index),
+            };
         }
         let d = self.env.anonymous();
         self.var_dims.insert((var, index), d.clone());
@@ -364,9 +452,48 @@ impl Interp<'_> {
         if var as usize >= self.rank_vars.len() {
             return;
         }
+        let sibling = self
+            .sibling_vars
+            .get(&var)
+            .cloned()
+            .filter(|(_, changes)| changes.iter().all(|(i, _)| *i < dims.len()));
+        // A sibling variable's changed dims are what they were made: the
+        // names an op gives its new dims (`H` of a convolution's input)
+        // name nothing else.
+        if let Some((_, changes)) = &sibling {
+            for (i, d) in changes.iter() {
+                let _ = self.env.unify(&dims[*i], d);
+            }
+        }
         self.journal_rank(var);
-        self.rank_vars[var as usize] = Some(dims);
+        self.rank_vars[var as usize] = Some(dims.clone());
         self.epoch.bump();
+        // Its rank is that of the variable it is made from, whose dims are
+        // its own but the changed ones; sizes read of those before (`x[:,
+        // 1:]` read `x.size(1)`) are those dims.
+        if let Some((base, changes)) = sibling
+            && self.resolve_shape(&Shape::Var(base)) == Shape::Var(base)
+        {
+            let n = dims.len() as i64;
+            let mut base_dims = dims.as_ref().clone();
+            for (i, d) in base_dims.iter_mut().enumerate() {
+                let earlier = self
+                    .var_dims
+                    .get(&(base, i as i64))
+                    .or_else(|| self.var_dims.get(&(base, i as i64 - n)))
+                    .cloned();
+                let changed = changes.iter().any(|(j, _)| *j == i);
+                match (earlier, changed) {
+                    (Some(e), true) => *d = e,
+                    (None, true) => *d = self.env.anonymous(),
+                    (Some(e), false) => {
+                        let _ = self.env.unify(&e, d);
+                    }
+                    (None, false) => {}
+                }
+            }
+            self.set_rank(base, Rc::new(base_dims));
+        }
     }
 
     /// Note that a rank variable ends in `dims` after those of `inner`,

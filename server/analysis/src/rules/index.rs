@@ -28,6 +28,7 @@ pub(crate) fn index_tensor(
     };
     let Some(dims) = meta.dims(t) else {
         return index_trailing(meta, t, &entries, device.clone(), range)
+            .or_else(|| index_leading(meta, t, &entries, device.clone(), range))
             .or_else(|| mask_of_leading_dims(meta, t, &entries, device))
             .unwrap_or_else(|| of_unknown_rank(meta, t));
     };
@@ -285,6 +286,54 @@ fn gather_by_unknown_rank(
     let mut out = suffix;
     out.extend(dims[1..].iter().cloned());
     let shape = Shape::of_sizes(var, &Rc::new(out));
+    Some(out_shape(meta, t, shape, t.dtype, device, "index"))
+}
+
+/// `x[:, :k]` of a tensor of unknown rank: slices of its first dims, and
+/// nothing else, keep its rank and its other dims (see
+/// `Interp::sibling_shape`), whatever they turn out to be.
+fn index_leading(
+    meta: &mut dyn Meta,
+    t: &Rc<Tensor>,
+    entries: &[Value],
+    device: Option<Device>,
+    range: TextRange,
+) -> Option<Value> {
+    let Shape::Var(v) = meta.resolve_shape(&t.shape) else {
+        return None;
+    };
+    if entries.is_empty() {
+        return None;
+    }
+    let mut changes = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let Value::Slice(lo, hi, step) = entry else {
+            return None;
+        };
+        if [lo, hi, step].iter().all(|v| matches!(***v, Value::None)) {
+            continue;
+        }
+        // A step that is not a positive number is left to what reads the
+        // shape known: a tensor of unknown rank may be numpy's, which takes
+        // `[:, ::-1]`.
+        let positive = match &**step {
+            Value::None => true,
+            Value::Int(d) => d.as_const().is_some_and(|n| n > 0),
+            _ => false,
+        };
+        if !positive {
+            return None;
+        }
+        // The first size is the batch, named as `x.size(0)` names it;
+        // the others are nobody's until the code reads them.
+        let size = if i == 0 {
+            meta.var_dim(v, 0)
+        } else {
+            meta.var_dim_unnamed(v, i as i64)
+        };
+        changes.push((i, slice_len(meta, &size, lo, hi, step, range)?));
+    }
+    let shape = meta.sibling_shape(&Shape::Var(v), &changes)?;
     Some(out_shape(meta, t, shape, t.dtype, device, "index"))
 }
 

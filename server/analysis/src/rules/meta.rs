@@ -111,6 +111,24 @@ pub(crate) trait Meta {
     fn refine_rank(&mut self, var: u32, names: &[Option<String>]) -> Rc<Vec<Dim>>;
     /// `x.size(i)` of a tensor whose rank is unknown.
     fn var_dim(&mut self, var: u32, index: i64) -> Dim;
+    /// `var_dim`, but a size nobody named when it is new.
+    fn var_dim_unnamed(&mut self, var: u32, index: i64) -> Dim {
+        self.var_dim(var, index)
+    }
+    /// A tensor of `shape`'s rank and dims but those at `changes` (first
+    /// dims, counted from 0), see `Interp::sibling_shape`; `None` where the
+    /// analysis cannot say it.
+    fn sibling_shape(&mut self, shape: &Shape, changes: &[(usize, Dim)]) -> Option<Shape> {
+        let _ = (shape, changes);
+        None
+    }
+    /// The rank variable `var` is made from, with the first dims it
+    /// changes (itself and none for one made from no other); `None` where
+    /// the analysis does not say.
+    fn sibling_base(&self, var: u32) -> Option<(u32, Vec<(usize, Dim)>)> {
+        let _ = var;
+        None
+    }
 
     /// A dim from an int-like value (opaque values become named symbols).
     fn as_dim(&mut self, value: &Value) -> Option<Dim>;

@@ -299,6 +299,9 @@ pub(super) fn cat(meta: &mut dyn Meta, name: &str, args: &Args, range: TextRange
         if let Some(result) = join_trailing(meta, name, args, &inputs) {
             return result;
         }
+        if let Some(result) = join_leading(meta, name, args, &inputs) {
+            return Ok(result);
+        }
         return Ok(match partly_known(meta, name, args, &inputs) {
             Some(v) => v,
             None => out_var(meta, &inputs.tensors[0], inputs.dtype, inputs.device, name),
@@ -637,6 +640,70 @@ fn partly_known(
         }
         _ => None,
     }
+}
+
+/// `cat` along a first dim (`dim=1`) of inputs of unknown rank that are
+/// one tensor's dims, some of its first ones changed alike but in the
+/// joined dim (`torch.cat((c, x), dim=1)` with `c = torch.zeros_like(x)`):
+/// that rank, those dims, and the joined dim the sum of the inputs'.
+/// `None` for inputs of other ranks.
+fn join_leading(
+    meta: &mut dyn Meta,
+    name: &str,
+    args: &Args,
+    inputs: &JoinInputs,
+) -> Option<Value> {
+    if !matches!(name, "cat" | "concat" | "concatenate") {
+        return None;
+    }
+    let d = usize::try_from(args.int(1, dim_keyword(args))?).ok()?;
+    let vars: Vec<u32> = inputs
+        .tensors
+        .iter()
+        .map(|t| match meta.resolve_shape(&t.shape) {
+            Shape::Var(v) => Some(v),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let (base, changes) = meta.sibling_base(vars[0])?;
+    let others = |c: &[(usize, Dim)]| -> Vec<(usize, Dim)> {
+        c.iter().filter(|(i, _)| *i != d).cloned().collect()
+    };
+    let kept = others(&changes);
+    for v in &vars[1..] {
+        let (b, c) = meta.sibling_base(*v)?;
+        let theirs = others(&c);
+        if b != base
+            || theirs.len() != kept.len()
+            || theirs
+                .iter()
+                .zip(&kept)
+                .any(|((i, x), (j, y))| i != j || !meta.env().known_equal(x, y))
+        {
+            return None;
+        }
+    }
+    let joined = vars
+        .iter()
+        .map(|v| {
+            if d == 0 {
+                meta.var_dim(*v, 0)
+            } else {
+                meta.var_dim_unnamed(*v, d as i64)
+            }
+        })
+        .reduce(|a, b| a.add(&b))?;
+    let mut all = kept;
+    all.push((d, joined));
+    let shape = meta.sibling_shape(&Shape::Var(base), &all)?;
+    Some(out_shape(
+        meta,
+        &inputs.tensors[0],
+        shape,
+        inputs.dtype,
+        inputs.device.clone(),
+        name,
+    ))
 }
 
 /// `cat`/`stack` along a trailing dim (`dim=-1`) of inputs whose leading
