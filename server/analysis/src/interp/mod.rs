@@ -63,6 +63,10 @@ pub(crate) type ListJournal = Vec<(crate::value::ListRef, Vec<Value>)>;
 /// them (`rank_vars`), else maybe the dims it ends in (`tail_vars`).
 pub(crate) type RankState = (Option<Rc<Vec<Dim>>>, Option<(u32, Rc<Vec<Dim>>)>);
 
+/// Some first dims of a tensor, by index, changed to these sizes (see
+/// `Interp::sibling_shape`).
+pub(crate) type DimChanges = Rc<Vec<(usize, Dim)>>;
+
 /// Rank variables refined inside an undecided branch, with their state before.
 pub(crate) type RankJournal = Vec<(u32, RankState)>;
 
@@ -180,7 +184,7 @@ pub(crate) struct Interp<'s> {
     /// changed (see `Interp::sibling_shape`): `x[:, :k]` or `torch.cat((a,
     /// x), dim=1)` of a tensor of unknown rank has its rank, and its dims
     /// but the one changed.
-    pub sibling_vars: FxHashMap<u32, (u32, Rc<Vec<(usize, Dim)>>)>,
+    pub sibling_vars: FxHashMap<u32, (u32, DimChanges)>,
     /// Symbols for `x.size(i)` of unknown-rank tensors, by (rank variable, index).
     pub var_dims: FxHashMap<(u32, i64), Dim>,
     /// Symbols minted for `Opaque` values used as sizes, by name.

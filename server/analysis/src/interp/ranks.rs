@@ -111,7 +111,7 @@ impl Interp<'_> {
 
     /// The variable a sibling variable is made from (itself for others),
     /// with the dims it changes.
-    pub(crate) fn sibling_base(&self, var: u32) -> (u32, Rc<Vec<(usize, Dim)>>) {
+    pub(crate) fn sibling_base(&self, var: u32) -> (u32, super::DimChanges) {
         match self.sibling_vars.get(&var) {
             Some((base, changes)) => (*base, changes.clone()),
             None => (var, Rc::new(Vec::new())),
