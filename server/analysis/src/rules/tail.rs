@@ -47,6 +47,67 @@ fn suffix_index(v: Option<&Value>, suffix_len: usize) -> Option<usize> {
     }
 }
 
+/// A reduction along first dims that keeps them (`x.mean(dim=1,
+/// keepdim=True)`) of a tensor of unknown rank: its rank and its other
+/// dims, ones where it reduced (see `Interp::sibling_shape`).
+fn kept_first_dims(
+    meta: &mut dyn Meta,
+    name: &str,
+    shape: &Shape,
+    args: &Args,
+) -> Option<TailResult> {
+    if !matches!(
+        name,
+        "sum"
+            | "mean"
+            | "amax"
+            | "amin"
+            | "prod"
+            | "std"
+            | "var"
+            | "logsumexp"
+            | "norm"
+            | "argmax"
+            | "argmin"
+            | "max"
+            | "min"
+    ) || !matches!(shape, Shape::Var(_))
+    {
+        return None;
+    }
+    let dim_index = match name {
+        "norm" => 2,
+        _ => 1,
+    };
+    // `std` and `var` take `unbiased` before `keepdim`.
+    let keep_index = match name {
+        "std" | "var" => 3,
+        _ => dim_index + 1,
+    };
+    if args.flag(keep_index, "keepdim", false) != Some(true) {
+        return None;
+    }
+    let dims = args.get(dim_index, "dim")?;
+    let items = dims.items().unwrap_or_else(|| vec![dims.clone()]);
+    let mut changes = Vec::new();
+    for item in &items {
+        let Value::Int(d) = item else {
+            return None;
+        };
+        let d = usize::try_from(d.as_const()?).ok()?;
+        changes.push((d, Dim::konst(1)));
+    }
+    if changes.is_empty() {
+        return None;
+    }
+    let out = meta.sibling_shape(shape, &changes)?;
+    Some(if matches!(name, "max" | "min") {
+        TailResult::Pair(out)
+    } else {
+        TailResult::One(out)
+    })
+}
+
 pub(crate) fn unknown_rank_op(
     meta: &mut dyn Meta,
     name: &str,
@@ -80,6 +141,9 @@ pub(crate) fn unknown_rank_op(
     // (`x.softmax(dim=d)`): the shape stays, whichever dim it is.
     if def.is_some_and(|def| def.keeps_any_shape) {
         return Some(TailResult::One(shape.clone()));
+    }
+    if let Some(result) = kept_first_dims(meta, name, &shape, args) {
+        return Some(result);
     }
     let (var, suffix) = shape.tail()?;
     let suffix = suffix.to_vec();
@@ -328,8 +392,43 @@ pub(crate) fn broadcast(meta: &mut dyn Meta, a: &Rc<Tensor>, b: &Rc<Tensor>) -> 
         (Shape::Var(v), Shape::Known(y)) | (Shape::Known(y), Shape::Var(v)) if y.len() == 1 => {
             broadcast_apart(meta, &[], y, *v)
         }
+        (Shape::Var(a), Shape::Var(b)) => broadcast_siblings(meta, *a, *b),
         _ => None,
     }
+}
+
+/// Broadcasting two tensors of unknown rank made from one tensor's dims,
+/// some of its first ones changed (`x - x.mean(dim=1, keepdim=True)`):
+/// that rank, and its dims but where a side changed one to other than 1.
+fn broadcast_siblings(meta: &mut dyn Meta, a: u32, b: u32) -> Option<Shape> {
+    let (base, ca) = meta.sibling_base(a)?;
+    let (other, cb) = meta.sibling_base(b)?;
+    if base != other {
+        return None;
+    }
+    let at = |c: &[(usize, Dim)], i: usize| c.iter().find(|(j, _)| *j == i).map(|(_, d)| d.clone());
+    let mut indices: Vec<usize> = ca.iter().chain(cb.iter()).map(|(i, _)| *i).collect();
+    indices.sort_unstable();
+    indices.dedup();
+    let one = |d: &Dim| d.as_const() == Some(1);
+    let mut changes = Vec::new();
+    for i in indices {
+        match (at(&ca, i), at(&cb, i)) {
+            // Against the tensor's own dim: a 1 takes it, another size is
+            // what the dim must be.
+            (Some(x), None) | (None, Some(x)) => {
+                if !one(&x) {
+                    changes.push((i, x));
+                }
+            }
+            (Some(x), Some(y)) => {
+                let d = broadcast_dims(meta, &[x], &[y]).ok()?;
+                changes.push((i, d.into_iter().next()?));
+            }
+            (None, None) => {}
+        }
+    }
+    meta.sibling_shape(&Shape::Var(base), &changes)
 }
 
 /// Broadcasting two shapes whose ranks are not known to agree, one with
