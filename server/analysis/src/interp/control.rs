@@ -91,6 +91,7 @@ impl Interp<'_> {
         let facts_a = self.env.close_branch();
         // Undo the ranks the first branch fixed, keeping what it left.
         let ranks_a = self.rank_journals.pop().unwrap_or_default();
+        self.drop_branch_adoptions();
         let fixed_a: Vec<(super::RankState, Option<Rc<Vec<Dim>>>)> = ranks_a
             .iter()
             .map(|(v, _)| (self.rank_state(*v), self.rank_dims(*v)))
@@ -125,6 +126,7 @@ impl Interp<'_> {
         let journal_b = self.attr_journals.pop().unwrap_or_default();
         let lists_b = self.list_journals.pop().unwrap_or_default();
         let ranks_b = self.rank_journals.pop().unwrap_or_default();
+        self.drop_branch_adoptions();
         self.uncertain -= 1;
         // A branch where torch refused an op ends there, as one that
         // raises does. When both did, every path raises here; both still

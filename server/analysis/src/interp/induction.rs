@@ -250,6 +250,7 @@ impl Interp<'_> {
         let abandoned = std::mem::take(&mut self.abandoned);
         let learned = self.env.close_branch();
         let ranks = self.rank_journals.pop().unwrap_or_default();
+        self.drop_branch_adoptions();
         let entries = self.recorder.end_deferring(&deferred);
         self.memo_forget_journal_from(deferred.journal_len());
         let after_turn = self.snapshot_locals();

@@ -68,6 +68,10 @@ impl Meta for Interp<'_> {
         Interp::sibling_shape(self, shape, changes)
     }
 
+    fn adopt_sibling(&mut self, var: u32, base: u32, changes: Vec<(usize, Dim)>) -> bool {
+        Interp::adopt_sibling(self, var, base, changes)
+    }
+
     fn sibling_base(&self, var: u32) -> Option<(u32, Vec<(usize, Dim)>)> {
         let (base, changes) = Interp::sibling_base(self, var);
         Some((base, changes.as_ref().clone()))

@@ -185,6 +185,10 @@ pub(crate) struct Interp<'s> {
     /// x), dim=1)` of a tensor of unknown rank has its rank, and its dims
     /// but the one changed.
     pub sibling_vars: FxHashMap<u32, (u32, DimChanges)>,
+    /// Rank variables made siblings of another after they were made (see
+    /// `Interp::adopt_sibling`), with how many undecided branches were
+    /// open then: such a lesson holds in its branch only.
+    pub sibling_adoptions: Vec<(u32, usize)>,
     /// Symbols for `x.size(i)` of unknown-rank tensors, by (rank variable, index).
     pub var_dims: FxHashMap<(u32, i64), Dim>,
     /// Symbols minted for `Opaque` values used as sizes, by name.
@@ -431,6 +435,7 @@ impl<'s> Interp<'s> {
             var_dims: FxHashMap::default(),
             tail_vars: FxHashMap::default(),
             sibling_vars: FxHashMap::default(),
+            sibling_adoptions: Vec::new(),
             opaque_syms: FxHashMap::default(),
             opaque_numbers: FxHashSet::default(),
             mode_defaults: FxHashMap::default(),

@@ -109,6 +109,50 @@ impl Interp<'_> {
         }
     }
 
+    /// `var`, a tensor of unknown rank made from no other, is found to be
+    /// `base`'s dims changed at `changes`: `torch.cat((c, x), dim=1)`
+    /// needs `c` of `x`'s rank and dims but the joined one. Sizes read of
+    /// it before are `base`'s. False where `var` is no such variable.
+    pub fn adopt_sibling(&mut self, var: u32, base: u32, changes: Vec<(usize, Dim)>) -> bool {
+        if var == base
+            || self.sibling_vars.contains_key(&var)
+            || self.resolve_shape(&Shape::Var(var)) != Shape::Var(var)
+            || self.sibling_base(base).0 == var
+        {
+            return false;
+        }
+        let read: Vec<(i64, Dim)> = self
+            .var_dims
+            .iter()
+            .filter(|((v, i), _)| *v == var && *i >= 0)
+            .map(|((_, i), d)| (*i, d.clone()))
+            .collect();
+        for (i, d) in read {
+            if !changes.iter().any(|(j, _)| *j as i64 == i) {
+                let theirs = self.var_dim_unnamed(base, i);
+                let _ = self.env.unify(&d, &theirs);
+            }
+        }
+        self.sibling_vars.insert(var, (base, Rc::new(changes)));
+        self.sibling_adoptions.push((var, self.rank_journals.len()));
+        self.epoch.bump();
+        true
+    }
+
+    /// Takes back what the undecided branch just ended learned of which
+    /// variables are siblings (see `adopt_sibling`).
+    pub(crate) fn drop_branch_adoptions(&mut self) {
+        let depth = self.rank_journals.len();
+        while let Some(&(var, at)) = self.sibling_adoptions.last() {
+            if at <= depth {
+                break;
+            }
+            self.sibling_adoptions.pop();
+            self.sibling_vars.remove(&var);
+            self.epoch.bump();
+        }
+    }
+
     /// The variable a sibling variable is made from (itself for others),
     /// with the dims it changes.
     pub(crate) fn sibling_base(&self, var: u32) -> (u32, super::DimChanges) {

@@ -129,6 +129,11 @@ pub(crate) trait Meta {
         let _ = var;
         None
     }
+    /// See `Interp::adopt_sibling`.
+    fn adopt_sibling(&mut self, var: u32, base: u32, changes: Vec<(usize, Dim)>) -> bool {
+        let _ = (var, base, changes);
+        false
+    }
 
     /// A dim from an int-like value (opaque values become named symbols).
     fn as_dim(&mut self, value: &Value) -> Option<Dim>;

@@ -665,12 +665,33 @@ fn join_leading(
             _ => None,
         })
         .collect::<Option<_>>()?;
-    let (base, changes) = meta.sibling_base(vars[0])?;
+    // An input made from no other tensor (a made-up optional input, the
+    // caller's `x_self_cond`) is the others' rank and dims but the joined
+    // one, or torch refuses them: it is taken to be made from the oldest
+    // tensor among them (a parameter), whose dims last.
+    let bases: Vec<(u32, Vec<(usize, Dim)>)> = vars
+        .iter()
+        .map(|v| meta.sibling_base(*v))
+        .collect::<Option<_>>()?;
+    let (base, changes) = bases
+        .iter()
+        .min_by_key(|(b, _)| *b)
+        .cloned()
+        .unwrap_or((vars[0], Vec::new()));
     let others = |c: &[(usize, Dim)]| -> Vec<(usize, Dim)> {
         c.iter().filter(|(i, _)| *i != d).cloned().collect()
     };
     let kept = others(&changes);
-    for v in &vars[1..] {
+    for (v, (b, c)) in vars.iter().zip(&bases) {
+        if *b != base && b == v && c.is_empty() {
+            let own = meta.var_dim_unnamed(*v, d as i64);
+            let mut theirs = kept.clone();
+            theirs.push((d, own));
+            theirs.sort_by_key(|(i, _)| *i);
+            meta.adopt_sibling(*v, base, theirs);
+        }
+    }
+    for v in &vars {
         let (b, c) = meta.sibling_base(*v)?;
         let theirs = others(&c);
         if b != base
