@@ -6,8 +6,11 @@
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
+use shapels_shapes::Dim;
+
 use super::Interp;
 use crate::mutation::Shared;
+use crate::rules::shape::{changed_at, changed_indices};
 use crate::value::{Device, Instance, Layer, Shape, Tensor, Value};
 
 /// The join of all `values`: what any one of them may be. Unknown for none.
@@ -31,69 +34,18 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
                 interp.resolve_shape(&y.shape),
             );
             let shape = match (sx.dims(), sy.dims()) {
-                (Some(dx), Some(dy)) if dx.len() == dy.len() => Shape::known(
-                    dx.iter()
-                        .zip(dy)
-                        .map(|(p, q)| {
-                            if interp.env.known_equal(p, q) {
-                                p.clone()
-                            } else {
-                                interp.env.anonymous()
-                            }
-                        })
-                        .collect(),
-                ),
+                (Some(dx), Some(dy)) if dx.len() == dy.len() => {
+                    Shape::known(join_dims(interp, dx, dy))
+                }
                 _ if sx == sy => sx.clone(),
                 // The same leading dims on both paths, then as many known
                 // ones (`x[..., :1]` on one, `x[..., 1:2]` on the other):
                 // those agree where both paths do.
                 _ => match (&sx, &sy) {
                     (Shape::Tail(v, dx), Shape::Tail(w, dy)) if v == w && dx.len() == dy.len() => {
-                        let dims = dx
-                            .iter()
-                            .zip(dy.iter())
-                            .map(|(p, q)| {
-                                if interp.env.known_equal(p, q) {
-                                    p.clone()
-                                } else {
-                                    interp.env.anonymous()
-                                }
-                            })
-                            .collect();
-                        Shape::Tail(*v, Rc::new(dims))
+                        Shape::Tail(*v, Rc::new(join_dims(interp, dx, dy)))
                     }
-                    // One tensor's dims on both paths, some of its first
-                    // ones changed on either (`x` on one, `torch.cat((c,
-                    // x), dim=1)` on the other): the rank is kept, and a
-                    // changed dim where the paths agree.
-                    (Shape::Var(a), Shape::Var(b)) => {
-                        let ((base_a, ca), (base_b, cb)) =
-                            (interp.sibling_base(*a), interp.sibling_base(*b));
-                        if base_a == base_b {
-                            let mut indices: Vec<usize> =
-                                ca.iter().chain(cb.iter()).map(|(i, _)| *i).collect();
-                            indices.sort_unstable();
-                            indices.dedup();
-                            let changes: Vec<(usize, shapels_shapes::Dim)> = indices
-                                .into_iter()
-                                .map(|i| {
-                                    let at = |c: &[(usize, shapels_shapes::Dim)]| {
-                                        c.iter().find(|(j, _)| *j == i).map(|(_, d)| d.clone())
-                                    };
-                                    let d = match (at(&ca), at(&cb)) {
-                                        (Some(p), Some(q)) if interp.env.known_equal(&p, &q) => p,
-                                        _ => interp.env.anonymous(),
-                                    };
-                                    (i, d)
-                                })
-                                .collect();
-                            interp
-                                .sibling_shape(&Shape::Var(base_a), &changes)
-                                .unwrap_or_else(|| interp.fresh_rank_var())
-                        } else {
-                            interp.fresh_rank_var()
-                        }
-                    }
+                    (Shape::Var(a), Shape::Var(b)) => join_siblings(interp, *a, *b),
                     _ => interp.fresh_rank_var(),
                 },
             };
@@ -274,6 +226,44 @@ fn is_callable_object(v: &Value) -> bool {
 /// `conv_nd(dims, ...)` gives for an undecided `dims`): calling both on an
 /// input of unknown rank would give it the rank each demands, one after
 /// the other. Such alternatives are no object the analysis can follow.
+/// Dims of two paths, one by one: each where both agree, else unknown.
+fn join_dims(interp: &mut Interp<'_>, dx: &[Dim], dy: &[Dim]) -> Vec<Dim> {
+    dx.iter()
+        .zip(dy)
+        .map(|(p, q)| {
+            if interp.env.known_equal(p, q) {
+                p.clone()
+            } else {
+                interp.env.anonymous()
+            }
+        })
+        .collect()
+}
+
+/// Two tensors of unknown rank made from one tensor's dims, some of its
+/// first ones changed on either path (`x` on one, `torch.cat((c, x),
+/// dim=1)` on the other): that rank is kept, and a changed dim where both
+/// paths changed it alike (see `Interp::sibling_shape`).
+fn join_siblings(interp: &mut Interp<'_>, a: u32, b: u32) -> Shape {
+    let ((base, ca), (other, cb)) = (interp.sibling_base(a), interp.sibling_base(b));
+    if base != other {
+        return interp.fresh_rank_var();
+    }
+    let changes: Vec<(usize, Dim)> = changed_indices(&ca, &cb)
+        .into_iter()
+        .map(|i| {
+            let d = match (changed_at(&ca, i), changed_at(&cb, i)) {
+                (Some(p), Some(q)) if interp.env.known_equal(&p, &q) => p,
+                _ => interp.env.anonymous(),
+            };
+            (i, d)
+        })
+        .collect();
+    interp
+        .sibling_shape(&Shape::Var(base), &changes)
+        .unwrap_or_else(|| interp.fresh_rank_var())
+}
+
 fn different_ranks(x: &Value, y: &Value) -> bool {
     let ranks = |v: &Value| -> Vec<usize> {
         match v {

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 
 use super::Interp;
+use crate::rules::shape::changed_at;
 use crate::value::Shape;
 
 impl Interp<'_> {
@@ -316,13 +317,10 @@ impl Interp<'_> {
         if let Some(d) = self.var_dims.get(&(var, index)) {
             return d.clone();
         }
-        if index >= 0
+        if let Ok(at) = usize::try_from(index)
             && let Some((base, changes)) = self.sibling_vars.get(&var).cloned()
         {
-            return match changes.iter().find(|(i, _)| *i as i64 == index) {
-                Some((_, d)) => d.clone(),
-                None => self.var_dim(base, index),
-            };
+            return changed_at(&changes, at).unwrap_or_else(|| self.var_dim(base, index));
         }
         // Counted from the end, dims are named as `demand_suffix` names
         // them (`x.size(-1)` is `C`): a name must be an identifier. A later
@@ -355,13 +353,10 @@ impl Interp<'_> {
         if let Some(d) = self.var_dims.get(&(var, index)) {
             return d.clone();
         }
-        if index >= 0
+        if let Ok(at) = usize::try_from(index)
             && let Some((base, changes)) = self.sibling_vars.get(&var).cloned()
         {
-            return match changes.iter().find(|(i, _)| *i as i64 == index) {
-                Some((_, d)) => d.clone(),
-                None => self.var_dim_unnamed(base, index),
-            };
+            return changed_at(&changes, at).unwrap_or_else(|| self.var_dim_unnamed(base, index));
         }
         let d = self.env.anonymous();
         self.var_dims.insert((var, index), d.clone());

@@ -132,3 +132,20 @@ pub(crate) fn unknown_rank_size(meta: &mut dyn Meta, var: u32, known: &[Dim], i:
         _ => meta.env_mut().anonymous(),
     }
 }
+
+/// The size a sibling variable's changes give dim `index` (see
+/// `Interp::sibling_shape`), if they change it.
+pub(crate) fn changed_at(changes: &[(usize, Dim)], index: usize) -> Option<Dim> {
+    changes
+        .iter()
+        .find(|(i, _)| *i == index)
+        .map(|(_, d)| d.clone())
+}
+
+/// The dims either of two sibling variables changes, in order, each once.
+pub(crate) fn changed_indices(a: &[(usize, Dim)], b: &[(usize, Dim)]) -> Vec<usize> {
+    let mut indices: Vec<usize> = a.iter().chain(b).map(|(i, _)| *i).collect();
+    indices.sort_unstable();
+    indices.dedup();
+    indices
+}

@@ -14,6 +14,7 @@ use shapels_syntax::ast::TextRange;
 
 use super::Args;
 use super::shape::broadcast as broadcast_dims;
+use super::shape::{changed_at, changed_indices};
 use crate::code::Code;
 use crate::rules::meta::Meta;
 use crate::rules::ops::OpDef;
@@ -406,14 +407,10 @@ fn broadcast_siblings(meta: &mut dyn Meta, a: u32, b: u32) -> Option<Shape> {
     if base != other {
         return None;
     }
-    let at = |c: &[(usize, Dim)], i: usize| c.iter().find(|(j, _)| *j == i).map(|(_, d)| d.clone());
-    let mut indices: Vec<usize> = ca.iter().chain(cb.iter()).map(|(i, _)| *i).collect();
-    indices.sort_unstable();
-    indices.dedup();
     let one = |d: &Dim| d.as_const() == Some(1);
     let mut changes = Vec::new();
-    for i in indices {
-        match (at(&ca, i), at(&cb, i)) {
+    for i in changed_indices(&ca, &cb) {
+        match (changed_at(&ca, i), changed_at(&cb, i)) {
             // Against the tensor's own dim: a 1 takes it, another size is
             // what the dim must be.
             (Some(x), None) | (None, Some(x)) => {
