@@ -154,6 +154,15 @@ impl Interp<'_> {
         }
     }
 
+    /// Dim `index` (a first dim) of the sibling variable `var`: the variable
+    /// it is made from, and the size its changes give that dim, if they do.
+    /// `None` for other variables, or a dim counted from the end.
+    fn sibling_read(&self, var: u32, index: i64) -> Option<(u32, Option<Dim>)> {
+        let at = usize::try_from(index).ok()?;
+        let (base, changes) = self.sibling_vars.get(&var)?;
+        Some((*base, changed_at(changes, at)))
+    }
+
     /// The variable a sibling variable is made from (itself for others),
     /// with the dims it changes.
     pub(crate) fn sibling_base(&self, var: u32) -> (u32, super::DimChanges) {
@@ -317,10 +326,8 @@ impl Interp<'_> {
         if let Some(d) = self.var_dims.get(&(var, index)) {
             return d.clone();
         }
-        if let Ok(at) = usize::try_from(index)
-            && let Some((base, changes)) = self.sibling_vars.get(&var).cloned()
-        {
-            return changed_at(&changes, at).unwrap_or_else(|| self.var_dim(base, index));
+        if let Some((base, changed)) = self.sibling_read(var, index) {
+            return changed.unwrap_or_else(|| self.var_dim(base, index));
         }
         // Counted from the end, dims are named as `demand_suffix` names
         // them (`x.size(-1)` is `C`): a name must be an identifier. A later
@@ -353,10 +360,8 @@ impl Interp<'_> {
         if let Some(d) = self.var_dims.get(&(var, index)) {
             return d.clone();
         }
-        if let Ok(at) = usize::try_from(index)
-            && let Some((base, changes)) = self.sibling_vars.get(&var).cloned()
-        {
-            return changed_at(&changes, at).unwrap_or_else(|| self.var_dim_unnamed(base, index));
+        if let Some((base, changed)) = self.sibling_read(var, index) {
+            return changed.unwrap_or_else(|| self.var_dim_unnamed(base, index));
         }
         let d = self.env.anonymous();
         self.var_dims.insert((var, index), d.clone());

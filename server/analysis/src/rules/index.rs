@@ -324,13 +324,7 @@ fn index_leading(
         if !positive {
             return None;
         }
-        // The first size is the batch, named as `x.size(0)` names it;
-        // the others are nobody's until the code reads them.
-        let size = if i == 0 {
-            meta.var_dim(v, 0)
-        } else {
-            meta.var_dim_unnamed(v, i as i64)
-        };
+        let size = super::shape::first_dim_size(meta, v, i);
         changes.push((i, slice_len(meta, &size, lo, hi, step, range)?));
     }
     let shape = meta.sibling_shape(&Shape::Var(v), &changes)?;

@@ -149,3 +149,15 @@ pub(crate) fn changed_indices(a: &[(usize, Dim)], b: &[(usize, Dim)]) -> Vec<usi
     indices.dedup();
     indices
 }
+
+/// Dim `index` of a tensor of unknown rank, read for an op on its first
+/// dims (`x[:, 1:]`, `torch.cat(..., dim=1)`): the first size is the
+/// batch, named as `x.size(0)` names it; the others are nobody's until
+/// the code reads them.
+pub(crate) fn first_dim_size(meta: &mut dyn Meta, var: u32, index: usize) -> Dim {
+    if index == 0 {
+        meta.var_dim(var, 0)
+    } else {
+        meta.var_dim_unnamed(var, index as i64)
+    }
+}

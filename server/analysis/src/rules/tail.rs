@@ -57,34 +57,10 @@ fn kept_first_dims(
     shape: &Shape,
     args: &Args,
 ) -> Option<TailResult> {
-    if !matches!(
-        name,
-        "sum"
-            | "mean"
-            | "amax"
-            | "amin"
-            | "prod"
-            | "std"
-            | "var"
-            | "logsumexp"
-            | "norm"
-            | "argmax"
-            | "argmin"
-            | "max"
-            | "min"
-    ) || !matches!(shape, Shape::Var(_))
-    {
+    if !matches!(shape, Shape::Var(_)) {
         return None;
     }
-    let dim_index = match name {
-        "norm" => 2,
-        _ => 1,
-    };
-    // `std` and `var` take `unbiased` before `keepdim`.
-    let keep_index = match name {
-        "std" | "var" => 3,
-        _ => dim_index + 1,
-    };
+    let (dim_index, keep_index) = reduction_arguments(name)?;
     if args.flag(keep_index, "keepdim", false) != Some(true) {
         return None;
     }
@@ -101,12 +77,29 @@ fn kept_first_dims(
     if changes.is_empty() {
         return None;
     }
-    let out = meta.sibling_shape(shape, &changes)?;
-    Some(if matches!(name, "max" | "min") {
+    Some(reduced(name, meta.sibling_shape(shape, &changes)?))
+}
+
+/// Where a reduction takes its `dim` and its `keepdim`: `norm(p, dim,
+/// keepdim)`, `std(dim, unbiased, keepdim)`, `sum(dim, keepdim)`. `None`
+/// for an op that is no such reduction.
+fn reduction_arguments(name: &str) -> Option<(usize, usize)> {
+    match name {
+        "norm" => Some((2, 3)),
+        "std" | "var" => Some((1, 3)),
+        "sum" | "mean" | "amax" | "amin" | "prod" | "logsumexp" | "argmax" | "argmin" | "max"
+        | "min" => Some((1, 2)),
+        _ => None,
+    }
+}
+
+/// A reduction's result: values and indices for `max` and `min`.
+fn reduced(name: &str, out: Shape) -> TailResult {
+    if matches!(name, "max" | "min") {
         TailResult::Pair(out)
     } else {
         TailResult::One(out)
-    })
+    }
 }
 
 pub(crate) fn unknown_rank_op(
@@ -173,23 +166,16 @@ pub(crate) fn unknown_rank_op(
             s.push(Dim::konst(1));
             Some(TailResult::One(with_suffix(var, s)))
         }
-        "sum" | "mean" | "amax" | "amin" | "prod" | "std" | "var" | "logsumexp" | "norm"
-        | "argmax" | "argmin" | "max" | "min" => {
-            let dim_index = if name == "norm" { 2 } else { 1 };
+        _ if let Some((dim_index, keep_index)) = reduction_arguments(name) => {
             let d = suffix_index(args.get(dim_index, "dim"), suffix.len())?;
-            let keep = args.flag(dim_index + 1, "keepdim", false)?;
+            let keep = args.flag(keep_index, "keepdim", false)?;
             let mut s = suffix;
             if keep {
                 s[d] = Dim::konst(1);
             } else {
                 s.remove(d);
             }
-            let out = with_suffix(var, s);
-            Some(if matches!(name, "max" | "min") {
-                TailResult::Pair(out)
-            } else {
-                TailResult::One(out)
-            })
+            Some(reduced(name, with_suffix(var, s)))
         }
         // Batches of square matrices (`extrinsics.inverse()` of `[*batch,
         // 4, 4]`): the same shape, or one value per matrix.

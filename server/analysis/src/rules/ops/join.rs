@@ -684,7 +684,7 @@ fn join_leading(
     let kept = others(&changes);
     for (v, (b, c)) in vars.iter().zip(&bases) {
         if *b != base && b == v && c.is_empty() {
-            let own = meta.var_dim_unnamed(*v, d as i64);
+            let own = crate::rules::shape::first_dim_size(meta, *v, d);
             let mut theirs = kept.clone();
             theirs.push((d, own));
             theirs.sort_by_key(|(i, _)| *i);
@@ -706,13 +706,7 @@ fn join_leading(
     }
     let joined = vars
         .iter()
-        .map(|v| {
-            if d == 0 {
-                meta.var_dim(*v, 0)
-            } else {
-                meta.var_dim_unnamed(*v, d as i64)
-            }
-        })
+        .map(|v| crate::rules::shape::first_dim_size(meta, *v, d))
         .reduce(|a, b| a.add(&b))?;
     let mut all = kept;
     all.push((d, joined));
