@@ -257,6 +257,18 @@ impl Interp<'_> {
                 }
                 None => None,
             },
+            // A sequence of unknown length whose items are alike (the
+            // pieces of `unbind` along a dim of unknown size): `a, b = ...`
+            // holds as many, each that item.
+            Value::Many(element, len)
+                if star.is_none()
+                    && len
+                        .as_ref()
+                        .and_then(|l| self.env.value(l))
+                        .is_none_or(|l| l == n as i64) =>
+            {
+                Some(vec![(**element).clone(); n])
+            }
             _ => {
                 let items = self.iterate(value)?;
                 match star {

@@ -116,6 +116,61 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
             ))
         }
         (Value::List(x), Value::List(y)) if Rc::ptr_eq(x, y) => a.clone(),
+        // A dict that nothing wrote after it was built (`dd = {'device':
+        // device}` before an `if`) is the same on both paths. Writes to a
+        // dict are not undone at the end of a branch, as a list's and an
+        // object's are (`join_lists`, `join_attrs`), so one written since
+        // may hold a key only one path set: it stays unknown.
+        (Value::Dict(x), Value::Dict(y)) if x.writes() == 0 && y.writes() == 0 => {
+            if Rc::ptr_eq(x, y) {
+                a.clone()
+            } else {
+                // Built on each path with the same keys (`kw = {'dim': d}`
+                // or `{'dim': 2 * d}`): one dict of either path's values.
+                join_dicts(interp, x, y)
+            }
+        }
+        (Value::Module(x), Value::Module(y)) if Rc::ptr_eq(x, y) => a.clone(),
+        (Value::Partial(x), Value::Partial(y)) if Rc::ptr_eq(x, y) => a.clone(),
+        (Value::Distribution(x), Value::Distribution(y)) if Rc::ptr_eq(x, y) => a.clone(),
+        (Value::Complex, Value::Complex)
+        | (Value::Text, Value::Text)
+        | (Value::Ellipsis, Value::Ellipsis) => a.clone(),
+        (Value::SizeOfVar(v, x), Value::SizeOfVar(w, y)) if v == w && x.len() == y.len() => {
+            Value::SizeOfVar(*v, Rc::new(join_dims(interp, x, y)))
+        }
+        (Value::Range(a0, a1, a2), Value::Range(b0, b1, b2)) => {
+            let dims = join_dims(
+                interp,
+                &[a0.clone(), a1.clone(), a2.clone()],
+                &[b0.clone(), b1.clone(), b2.clone()],
+            );
+            Value::Range(dims[0].clone(), dims[1].clone(), dims[2].clone())
+        }
+        // A method of one object, or of objects that join (`self.f` in a
+        // class two paths made alike): the method of the joined object.
+        (Value::BoundMethod(x, f), Value::BoundMethod(y, g)) if Rc::ptr_eq(f, g) => {
+            match join_values(interp, x, y) {
+                Value::Unknown => Value::Unknown,
+                owner => Value::BoundMethod(Box::new(owner), f.clone()),
+            }
+        }
+        (Value::BuiltinMethod(x, f), Value::BuiltinMethod(y, g)) if f == g => {
+            match join_values(interp, x, y) {
+                Value::Unknown => Value::Unknown,
+                owner => Value::BuiltinMethod(Box::new(owner), f.clone()),
+            }
+        }
+        (
+            Value::FakeMode {
+                id: x,
+                allow_non_fake_inputs: p,
+            },
+            Value::FakeMode {
+                id: y,
+                allow_non_fake_inputs: q,
+            },
+        ) if x == y && p == q => a.clone(),
         (Value::Instance(x), Value::Instance(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Layer(x), Value::Layer(y)) if Rc::ptr_eq(x, y) => a.clone(),
         // Two objects of one class built on different paths (`self.conv =
@@ -164,6 +219,29 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         (x, y) if is_number_choice(x) && is_number_choice(y) => number_either(interp, x, y),
         _ => Value::Unknown,
     }
+}
+
+/// Two dicts with the same keys in the same order: a new dict whose values
+/// are the join of each key's. Dicts that differ in their keys are Unknown,
+/// because a key one path lacks would be a `KeyError` the analysis cannot
+/// place.
+fn join_dicts(
+    interp: &mut Interp<'_>,
+    x: &Shared<Vec<(Value, Value)>>,
+    y: &Shared<Vec<(Value, Value)>>,
+) -> Value {
+    let (ex, ey) = (x.borrow().clone(), y.borrow().clone());
+    if ex.len() != ey.len() {
+        return Value::Unknown;
+    }
+    let mut joined = Vec::with_capacity(ex.len());
+    for ((kx, vx), (ky, vy)) in ex.iter().zip(&ey) {
+        if interp.values_equal(kx, ky) != Some(true) {
+            return Value::Unknown;
+        }
+        joined.push((kx.clone(), join_values(interp, vx, vy)));
+    }
+    Value::Dict(Rc::new(Shared::new(joined)))
 }
 
 /// A number, or a choice between numbers of different kinds.

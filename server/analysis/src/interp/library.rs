@@ -81,10 +81,11 @@ impl Interp<'_> {
             // settings are the constructor's parameters, by name. Built from
             // parts (`ResNet(BasicBlock, …)`, `ResNet(Bottleneck, …)`), the
             // constructions say which layers exist: they run as built.
-            let from_settings_only = built.len() > 1
-                && !self
-                    .built_from_parts
-                    .contains(&(Rc::as_ptr(&class) as usize));
+            let class_at = Rc::as_ptr(&class) as usize;
+            // Built once by a made-up run from a setting nobody could read,
+            // it says less than its own parameters' names: the same.
+            let from_settings_only = (built.len() > 1 || self.built_unread.contains(&class_at))
+                && !self.built_from_parts.contains(&class_at);
             // A run of its own says what the class does for any settings:
             // the objects built ran already, in the runs that reached it.
             let instances = if built.is_empty() || from_settings_only || own_run {

@@ -313,6 +313,10 @@ pub(crate) struct Interp<'s> {
     /// Classes built at least once from arguments that are parts of the
     /// model (a block class, a layer, a function) rather than settings.
     pub built_from_parts: FxHashSet<usize>,
+    /// Classes a made-up run built from a setting nobody could read (a
+    /// made-up model's `num_heads[i]` in a loop over stages): such an
+    /// object says less than one built from the class's own parameters.
+    pub built_unread: FxHashSet<usize>,
     /// Where the current top-level call came from, for diagnostics that
     /// belong to a call site rather than to a library line.
     pub frames: Vec<Frame>,
@@ -478,6 +482,7 @@ impl<'s> Interp<'s> {
             unknown_names: FxHashMap::default(),
             loop_unknown: None,
             built_from_parts: FxHashSet::default(),
+            built_unread: FxHashSet::default(),
             forward_ran: FxHashSet::default(),
             any_input_results: FxHashMap::default(),
             made_for_any_input: Vec::new(),

@@ -678,19 +678,33 @@ fn move_module(
                             .write(&mut interp.epoch)
                             .insert(k, Value::Tensor(Rc::new(moved)));
                     }
-                    Value::Layer(_) | Value::Instance(_) => {
-                        move_module(interp, &v, device.clone(), dtype, depth + 1)
-                    }
-                    Value::List(_) | Value::Tuple(_) => {
-                        for item in v.items().unwrap_or_default() {
-                            move_module(interp, &item, device.clone(), dtype, depth + 1);
-                        }
-                    }
-                    _ => {}
+                    _ => move_module(interp, &v, device.clone(), dtype, depth + 1),
                 }
             }
         }
-        _ => {}
+        _ => {
+            for part in held_modules(module) {
+                move_module(interp, &part, device.clone(), dtype, depth + 1);
+            }
+        }
+    }
+}
+
+/// The modules a value that is not itself one holds: a list's or a
+/// tuple's items, a dict's values, each of the objects an attribute set on
+/// undecided paths may be (`self.pos_emb = always(0)` on one,
+/// `AbsolutePositionalEmbedding(...)` on another), what a maybe-None
+/// attribute holds, and the one element of a list of unknown length. A
+/// recursive `module.to(device)` or `module.eval()` reaches each, as torch
+/// reaches whichever the run made.
+fn held_modules(value: &Value) -> Vec<Value> {
+    match value {
+        Value::List(_) | Value::Tuple(_) => value.items().unwrap_or_default(),
+        Value::Dict(d) => d.borrow().iter().map(|(_, v)| v.clone()).collect(),
+        Value::Either(items) => items.as_ref().clone(),
+        Value::Optional(inner) => vec![(**inner).clone()],
+        Value::Many(element, _) => vec![(**element).clone()],
+        _ => Vec::new(),
     }
 }
 
@@ -714,8 +728,8 @@ fn set_training(interp: &mut Interp<'_>, module: &Value, mode: Option<bool>) {
                         .map(|(_, v)| v),
                 );
             }
-            Value::List(_) | Value::Tuple(_) => todo.extend(v.items().unwrap_or_default()),
-            _ => {}
+            Value::Layer(_) | Value::Instance(_) => {}
+            _ => todo.extend(held_modules(&v)),
         }
     }
 }

@@ -26,6 +26,9 @@ pub(crate) enum TailResult {
     /// Values and indices (`max(dim=-1)`), both of this shape.
     Pair(Shape),
     Many(Vec<Shape>),
+    /// Pieces of one shape, how many not known (`unbind` along a dim of
+    /// unknown size).
+    Alike(Shape),
 }
 
 fn with_suffix(var: u32, suffix: Vec<Dim>) -> Shape {
@@ -78,6 +81,76 @@ fn kept_first_dims(
         return None;
     }
     Some(reduced(name, meta.sibling_shape(shape, &changes)?))
+}
+
+/// `x.chunk(c, dim)` and `x.split([a, b], dim)` along a first dim of a
+/// tensor of unknown rank (`x_u, x_c = x.chunk(2)` of a guided batch): each
+/// piece is the input with that dim changed (see `Meta::sibling_shape`).
+/// A piece of `chunk` is the exact share where the size divides evenly, and
+/// an unknown size where it may not (`N` in two: torch's pieces are
+/// `ceil(N / 2)` and the rest).
+fn pieces_of_first_dim(
+    meta: &mut dyn Meta,
+    name: &str,
+    shape: &Shape,
+    args: &Args,
+) -> Option<TailResult> {
+    let Shape::Var(var) = shape else {
+        return None;
+    };
+    let d = match args.get(2, "dim") {
+        None => 0,
+        Some(Value::Int(d)) => usize::try_from(d.as_const()?).ok()?,
+        Some(_) => return None,
+    };
+    let pieces: Vec<Dim> = match (
+        name,
+        args.get(1, "split_size_or_sections")
+            .or(args.get(1, "chunks")),
+    ) {
+        ("chunk", Some(Value::Int(c))) => {
+            let c = c.as_const().filter(|c| (2..=64).contains(c))?;
+            let size = super::shape::first_dim_size(meta, *var, d);
+            let share = size.floordiv(&Dim::konst(c))?;
+            let exact = meta.env().resolve(&share.mul(&Dim::konst(c))) == meta.env().resolve(&size);
+            (0..c)
+                .map(|_| {
+                    if exact {
+                        share.clone()
+                    } else {
+                        meta.env_mut().anonymous()
+                    }
+                })
+                .collect()
+        }
+        ("split", Some(sections @ (Value::List(_) | Value::Tuple(_)))) => {
+            let items = sections.items()?;
+            if !(2..=64).contains(&items.len()) {
+                return None;
+            }
+            let sizes: Option<Vec<Dim>> = items
+                .iter()
+                .map(|v| match v {
+                    Value::Int(k) => Some(k.clone()),
+                    _ => None,
+                })
+                .collect();
+            let sizes = sizes?;
+            // The sections must add up to the dim, as torch checks.
+            let size = super::shape::first_dim_size(meta, *var, d);
+            let total = sizes.iter().skip(1).fold(sizes[0].clone(), |a, b| a.add(b));
+            if !meta.require_equal(&size, &total) {
+                return None;
+            }
+            sizes
+        }
+        _ => return None,
+    };
+    let shapes: Option<Vec<Shape>> = pieces
+        .into_iter()
+        .map(|p| meta.sibling_shape(shape, &[(d, p)]))
+        .collect();
+    Some(TailResult::Many(shapes?))
 }
 
 /// Where a reduction takes its `dim` and its `keepdim`: `norm(p, dim,
@@ -137,6 +210,9 @@ pub(crate) fn unknown_rank_op(
         return Some(TailResult::One(shape.clone()));
     }
     if let Some(result) = kept_first_dims(meta, name, &shape, args) {
+        return Some(result);
+    }
+    if let Some(result) = pieces_of_first_dim(meta, name, &shape, args) {
         return Some(result);
     }
     let (var, suffix) = shape.tail()?;
@@ -234,10 +310,13 @@ pub(crate) fn unknown_rank_op(
             let n = meta
                 .env()
                 .value(&suffix[d])
-                .filter(|n| (0..=1024).contains(n))?;
+                .filter(|n| (0..=1024).contains(n));
             let mut s = suffix;
             s.remove(d);
-            Some(TailResult::Many(vec![with_suffix(var, s); n as usize]))
+            Some(match n {
+                Some(n) => TailResult::Many(vec![with_suffix(var, s); n as usize]),
+                None => TailResult::Alike(with_suffix(var, s)),
+            })
         }
         // The last dim spread on a new diagonal (`offset=0, dim1=-2,
         // dim2=-1`, the defaults): `[*batch, n]` becomes `[*batch, n, n]`.
@@ -258,10 +337,32 @@ pub(crate) fn unknown_rank_op(
                 ("chunk", Some(Value::Int(c))) => {
                     let c = c.as_const().filter(|c| *c > 0 && *c <= 64)?;
                     let piece = size.floordiv(&Dim::konst(c))?;
-                    if meta.env().resolve(&piece.mul(&Dim::konst(c))) != meta.env().resolve(size) {
+                    if meta.env().resolve(&piece.mul(&Dim::konst(c))) == meta.env().resolve(size) {
+                        vec![piece; c as usize]
+                    } else {
+                        // A size that may not divide: torch's pieces are
+                        // `ceil(n / c)` and what is left, unknown here.
+                        (0..c).map(|_| meta.env_mut().anonymous()).collect()
+                    }
+                }
+                // Listed sections, which must add up to the dim.
+                ("split", Some(sections @ (Value::List(_) | Value::Tuple(_)))) => {
+                    let items = sections.items()?;
+                    if !(1..=64).contains(&items.len()) {
                         return None;
                     }
-                    vec![piece; c as usize]
+                    let sizes = items
+                        .iter()
+                        .map(|v| match v {
+                            Value::Int(k) => Some(k.clone()),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<Dim>>>()?;
+                    let total = sizes.iter().skip(1).fold(sizes[0].clone(), |a, b| a.add(b));
+                    if !meta.require_equal(size, &total) {
+                        return None;
+                    }
+                    sizes
                 }
                 ("split", Some(Value::Int(k))) => {
                     let q = meta

@@ -54,6 +54,14 @@ impl Interp<'_> {
         {
             self.built_from_parts.insert(Rc::as_ptr(class) as usize);
         }
+        if self.recorder.made_up
+            && args
+                .iter()
+                .chain(kwargs.iter().map(|(_, v)| v))
+                .any(|v| self.unread_setting(v))
+        {
+            self.built_unread.insert(Rc::as_ptr(class) as usize);
+        }
         if class.is_dataclass {
             self.init_dataclass(class, &instance, args, kwargs);
             // Fields computed from others (`self.head_dim = self.dim //
@@ -348,6 +356,18 @@ pub(crate) fn is_module_class(class: &Rc<Class>) -> bool {
 /// A constructor argument that sets a size or a flag (numbers, strings,
 /// `None`, tuples of them, a config object) rather than handing over a part
 /// of the model (a block class, a layer, a function).
+impl Interp<'_> {
+    /// A setting whose value nobody could read: unknown, or an int of no
+    /// name (an item of a made-up list of widths).
+    fn unread_setting(&self, v: &Value) -> bool {
+        match v {
+            Value::Unknown => true,
+            Value::Int(d) => self.env.has_anonymous(d),
+            _ => false,
+        }
+    }
+}
+
 fn is_setting(v: &Value) -> bool {
     match v {
         Value::Int(_)

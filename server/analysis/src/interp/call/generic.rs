@@ -344,6 +344,7 @@ impl Interp<'_> {
         let forward_ran = self.forward_ran.clone();
         let instances = self.instances.clone();
         let built_from_parts = self.built_from_parts.clone();
+        let built_unread = self.built_unread.clone();
         let diagnostics = self.diagnostics.len();
         let made_up = std::mem::replace(&mut self.recorder.made_up, true);
         // What `forward` writes on its module (a cache, the last attention
@@ -357,6 +358,7 @@ impl Interp<'_> {
         self.forward_ran = forward_ran;
         self.instances = instances;
         self.built_from_parts = built_from_parts;
+        self.built_unread = built_unread;
         self.made_for_any_input.push((
             symbols as u32..(self.env.generation() - self.env.facts()) as u32,
             vars as u32..self.rank_vars.len() as u32,

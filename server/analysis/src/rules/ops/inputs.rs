@@ -57,13 +57,18 @@ pub(crate) fn check_inputs(
                 }
                 let (a, b) = (c.clone(), dev.clone());
                 let either = a == Device::CudaOrCpu || b == Device::CudaOrCpu;
-                if either
-                    && (a == Device::Cpu
-                        || b == Device::Cpu
-                        || a == Device::Cuda(0)
-                        || b == Device::Cuda(0))
-                {
-                    // One side is cpu-or-cuda: it fails exactly when CUDA is there.
+                // Cpu-or-cuda meeting `cuda:0`: both are on `cuda:0` where
+                // CUDA is there, and without it the `cuda:0` tensor could not
+                // have been made. The ops run on `cuda:0`.
+                if either && (a == Device::Cuda(0) || b == Device::Cuda(0)) {
+                    common = Some(Device::Cuda(0));
+                    common_at = if a == Device::Cuda(0) { common_at } else { at };
+                    common_is_scalar = false;
+                    continue;
+                }
+                if either && (a == Device::Cpu || b == Device::Cpu) {
+                    // One side is cpu-or-cuda, the other cpu: it fails
+                    // exactly when CUDA is there.
                     let message = format!(
                         "Expected all tensors to be on the same device, but found at least two devices, {} and {}! (when CUDA is available)",
                         if a == Device::CudaOrCpu {

@@ -19,13 +19,15 @@ use crate::value::{DType, Device, Shape, Tensor, Value};
 pub(super) fn unbind(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (x, dims) = (&call.x, &call.dims);
     let d = call.dim_arg(meta, 1, "dim", Some(0))?;
-    let Some(n) = meta.env().value(&dims[d]) else {
-        return Ok(Value::Unknown);
-    };
     let mut shape = dims.clone();
     shape.remove(d);
     let item = call.output(meta, shape, x.dtype);
-    Ok(Value::tuple(vec![item; n.clamp(0, 1024) as usize]))
+    Ok(match meta.env().value(&dims[d]) {
+        Some(n) => Value::tuple(vec![item; n.clamp(0, 1024) as usize]),
+        // As many pieces as the dim's size, which is not known: each is
+        // the input without the dim, however many there are.
+        None => Value::Many(Rc::new(item), Some(dims[d].clone())),
+    })
 }
 
 /// `split`, `split_with_sizes`.

@@ -383,7 +383,9 @@ pub(super) static OPS: &[OpDef] = &[
     view("repeat_interleave", view::repeat_interleave),
     view("rot90", view::rot90),
     // One tensor into several.
-    split("unbind", join::unbind),
+    split("unbind", join::unbind)
+        .unranked_keeps_dtype()
+        .negative_dim_shows_rank(),
     split("split", join::split_sizes)
         .unranked_keeps_dtype()
         .negative_dim_shows_rank(),

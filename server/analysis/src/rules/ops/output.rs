@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use shapels_shapes::Dim;
 
-use super::registry::OpDef;
+use super::registry::{Family, OpDef};
 use crate::rules::Args;
 use crate::rules::meta::Meta;
 use crate::value::{DType, Device, Shape, Tensor, Value};
@@ -101,12 +101,47 @@ pub(super) fn unknown_rank_rule(
                 let i = out_shape(meta, x, shape, Some(DType::Int64), device, name);
                 Value::tuple(vec![v, i])
             }
+            crate::rules::tail::TailResult::Alike(shape) => Value::Many(
+                Rc::new(out_shape(meta, x, shape, x.dtype, device, name)),
+                None,
+            ),
             crate::rules::tail::TailResult::Many(shapes) => Value::tuple(
                 shapes
                     .into_iter()
                     .map(|s| out_shape(meta, x, s, x.dtype, device.clone(), name))
                     .collect(),
             ),
+        };
+    }
+    // The pieces of a tensor of unknown rank (`rgb, alpha = x.split(k,
+    // dim=1)`) are tensors each of its own unknown shape, as many as the
+    // sections when they are listed; otherwise how many is not known
+    // either. One tensor here would be unpacked into rows that share one
+    // shape, and a layer after the first piece would give that shape to
+    // the others. Only `unbind`'s pieces are alike.
+    if OpDef::of(name).is_some_and(|def| def.family == Family::Split) {
+        let count = match args.get(1, "split_size_or_sections") {
+            Some(sections @ (Value::List(_) | Value::Tuple(_))) => {
+                sections.items().map(|s| s.len())
+            }
+            _ => None,
+        };
+        return match count {
+            Some(n) if n <= 64 => Value::tuple(
+                (0..n)
+                    .map(|_| {
+                        let shape = meta.fresh_rank_var();
+                        out_shape(meta, x, shape, x.dtype, device.clone(), name)
+                    })
+                    .collect(),
+            ),
+            // Every piece `unbind` gives has the same shape, whichever it is.
+            _ if name == "unbind" => {
+                let shape = meta.fresh_rank_var();
+                let piece = out_shape(meta, x, shape, x.dtype, device, name);
+                Value::Many(Rc::new(piece), None)
+            }
+            _ => Value::Many(Rc::new(Value::Unknown), None),
         };
     }
     let known = OpDef::of(name).is_some_and(|def| def.unranked_keeps_dtype);
