@@ -85,6 +85,17 @@ impl Interp<'_> {
             } => {
                 let object_value = self.eval(object);
                 let index_values: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
+                // A list of unknown length is one value, not a shared list:
+                // `xs[i] = xs[i].view(...)` makes the name's items either
+                // what they were or the new value. Left alone, a later
+                // `xs[i]` read the old item.
+                if let (Value::Many(element, len), ExprKind::Name(name)) =
+                    (&object_value, &object.kind)
+                {
+                    let joined = super::join_values(self, element, &value);
+                    self.bind_name(name, Value::Many(Rc::new(joined), len.clone()));
+                    return;
+                }
                 self.set_item(&object_value, index_values, value, target.range);
             }
             ExprKind::Starred(inner) => self.assign(inner, value, kind),

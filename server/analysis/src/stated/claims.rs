@@ -228,19 +228,18 @@ pub(crate) fn check_comments(
             _ => by_line.push((line_start, vec![i])),
         }
     }
+    let groups: FxHashMap<usize, Vec<usize>> = by_line.iter().cloned().collect();
     for (line_start, group) in by_line {
-        let above = line_above(src, line_start).and_then(|(start, _)| claim_at(start));
+        let above = line_above(src, line_start)
+            .and_then(|(start, _)| claim_at(start))
+            // A comment between two assignments that agrees with the one
+            // above it describes that one (`x = self.avgpool(x)`, then `# N
+            // x 1024 x 1 x 1`, then `x = torch.flatten(x, 1)`, as
+            // torchvision writes): it says nothing of the line below.
+            .filter(|comment| !describes_line_above(src, comment, &groups, bindings, made_up));
         for comment in [claim_at(line_start), above].into_iter().flatten() {
             let claim = &comment.claim;
-            let targets: Vec<usize> = match claim.label.as_deref() {
-                Some("shape" | "shapes" | "size") | None if group.len() == 1 => group.clone(),
-                Some(label) => group
-                    .iter()
-                    .copied()
-                    .filter(|i| bindings[*i].name == label)
-                    .collect(),
-                None => Vec::new(),
-            };
+            let targets = claim_targets(claim, &group, bindings);
             if targets.is_empty() {
                 continue;
             }
@@ -266,6 +265,46 @@ pub(crate) fn check_comments(
             break;
         }
     }
+}
+
+/// The bindings of a line's `group` a comment speaks of: the one binding,
+/// or those its label names.
+fn claim_targets(claim: &CommentClaim, group: &[usize], bindings: &[Binding]) -> Vec<usize> {
+    match claim.label.as_deref() {
+        Some("shape" | "shapes" | "size") | None if group.len() == 1 => group.to_vec(),
+        Some(label) => group
+            .iter()
+            .copied()
+            .filter(|i| bindings[*i].name == label)
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Whether the code line right above a comment-only line binds what the
+/// comment states, without contradiction.
+fn describes_line_above(
+    src: &str,
+    comment: &CommentLine,
+    groups: &FxHashMap<usize, Vec<usize>>,
+    bindings: &[Binding],
+    made_up: &dyn Fn(&str) -> bool,
+) -> bool {
+    if comment.start == 0 {
+        return false;
+    }
+    let end = comment.start - 1;
+    let start = src[..end].rfind('\n').map_or(0, |i| i + 1);
+    let Some(group) = groups.get(&start) else {
+        return false;
+    };
+    claim_targets(&comment.claim, group, bindings)
+        .iter()
+        .any(|&i| {
+            bindings[i].tensor.shape.as_ref().is_some_and(|inferred| {
+                contradiction_in(&comment.claim.shape, inferred, false, made_up).is_none()
+            })
+        })
 }
 
 /// What an agreeing comment calls the sizes the inference derives, for

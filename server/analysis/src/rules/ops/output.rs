@@ -113,6 +113,23 @@ pub(super) fn unknown_rank_rule(
             ),
         };
     }
+    // Values and their indices (`_, idx = torch.topk(x, k)` with `k`
+    // unread, `x.max(dim)`): two tensors of one unknown shape, the indices
+    // int64. One tensor here would be unpacked into two rows of the input's
+    // dtype, and the indices taken for floats.
+    let pair = match name {
+        "topk" | "sort" | "kthvalue" | "mode" | "cummax" | "cummin" => true,
+        "max" | "min" | "median" | "nanmedian" => {
+            matches!(args.get(1, "dim"), Some(v) if !matches!(v, Value::Tensor(_)))
+        }
+        _ => false,
+    };
+    if pair {
+        let shape = meta.fresh_rank_var();
+        let values = out_shape(meta, x, shape.clone(), x.dtype, device.clone(), name);
+        let indices = out_shape(meta, x, shape, Some(DType::Int64), device, name);
+        return Value::tuple(vec![values, indices]);
+    }
     // The pieces of a tensor of unknown rank (`rgb, alpha = x.split(k,
     // dim=1)`) are tensors each of its own unknown shape, as many as the
     // sections when they are listed; otherwise how many is not known
