@@ -111,38 +111,11 @@ fn pieces_of_first_dim(
         ("chunk", Some(Value::Int(c))) => {
             let c = c.as_const().filter(|c| (2..=64).contains(c))?;
             let size = super::shape::first_dim_size(meta, *var, d);
-            let share = size.floordiv(&Dim::konst(c))?;
-            let exact = meta.env().resolve(&share.mul(&Dim::konst(c))) == meta.env().resolve(&size);
-            (0..c)
-                .map(|_| {
-                    if exact {
-                        share.clone()
-                    } else {
-                        meta.env_mut().anonymous()
-                    }
-                })
-                .collect()
+            chunk_pieces(meta, &size, c)
         }
         ("split", Some(sections @ (Value::List(_) | Value::Tuple(_)))) => {
-            let items = sections.items()?;
-            if !(2..=64).contains(&items.len()) {
-                return None;
-            }
-            let sizes: Option<Vec<Dim>> = items
-                .iter()
-                .map(|v| match v {
-                    Value::Int(k) => Some(k.clone()),
-                    _ => None,
-                })
-                .collect();
-            let sizes = sizes?;
-            // The sections must add up to the dim, as torch checks.
             let size = super::shape::first_dim_size(meta, *var, d);
-            let total = sizes.iter().skip(1).fold(sizes[0].clone(), |a, b| a.add(b));
-            if !meta.require_equal(&size, &total) {
-                return None;
-            }
-            sizes
+            listed_sections(meta, sections, &size).filter(|s| s.len() >= 2)?
         }
         _ => return None,
     };
@@ -151,6 +124,40 @@ fn pieces_of_first_dim(
         .map(|p| meta.sibling_shape(shape, &[(d, p)]))
         .collect();
     Some(TailResult::Many(shapes?))
+}
+
+/// The sizes of `c` pieces `chunk` cuts a dim of `size` into: the exact
+/// share where it divides evenly, else unknown sizes (torch's pieces are
+/// `ceil(size / c)` and what is left).
+fn chunk_pieces(meta: &mut dyn Meta, size: &Dim, c: i64) -> Vec<Dim> {
+    let share = size.floordiv(&Dim::konst(c));
+    match share {
+        Some(share)
+            if meta.env().resolve(&share.mul(&Dim::konst(c))) == meta.env().resolve(size) =>
+        {
+            vec![share; c as usize]
+        }
+        _ => (0..c).map(|_| meta.env_mut().anonymous()).collect(),
+    }
+}
+
+/// `split`'s listed sections of a dim of `size`: the sizes, which must add
+/// up to the dim, as torch checks. `None` when one is not an int, or when
+/// they cannot add up.
+fn listed_sections(meta: &mut dyn Meta, sections: &Value, size: &Dim) -> Option<Vec<Dim>> {
+    let items = sections.items()?;
+    if !(1..=64).contains(&items.len()) {
+        return None;
+    }
+    let sizes = items
+        .iter()
+        .map(|v| match v {
+            Value::Int(k) => Some(k.clone()),
+            _ => None,
+        })
+        .collect::<Option<Vec<Dim>>>()?;
+    let total = sizes.iter().skip(1).fold(sizes[0].clone(), |a, b| a.add(b));
+    meta.require_equal(size, &total).then_some(sizes)
 }
 
 /// Where a reduction takes its `dim` and its `keepdim`: `norm(p, dim,
@@ -336,33 +343,10 @@ pub(crate) fn unknown_rank_op(
             ) {
                 ("chunk", Some(Value::Int(c))) => {
                     let c = c.as_const().filter(|c| *c > 0 && *c <= 64)?;
-                    let piece = size.floordiv(&Dim::konst(c))?;
-                    if meta.env().resolve(&piece.mul(&Dim::konst(c))) == meta.env().resolve(size) {
-                        vec![piece; c as usize]
-                    } else {
-                        // A size that may not divide: torch's pieces are
-                        // `ceil(n / c)` and what is left, unknown here.
-                        (0..c).map(|_| meta.env_mut().anonymous()).collect()
-                    }
+                    chunk_pieces(meta, size, c)
                 }
-                // Listed sections, which must add up to the dim.
                 ("split", Some(sections @ (Value::List(_) | Value::Tuple(_)))) => {
-                    let items = sections.items()?;
-                    if !(1..=64).contains(&items.len()) {
-                        return None;
-                    }
-                    let sizes = items
-                        .iter()
-                        .map(|v| match v {
-                            Value::Int(k) => Some(k.clone()),
-                            _ => None,
-                        })
-                        .collect::<Option<Vec<Dim>>>()?;
-                    let total = sizes.iter().skip(1).fold(sizes[0].clone(), |a, b| a.add(b));
-                    if !meta.require_equal(size, &total) {
-                        return None;
-                    }
-                    sizes
+                    listed_sections(meta, sections, size)?
                 }
                 ("split", Some(Value::Int(k))) => {
                     let q = meta
