@@ -70,18 +70,14 @@ impl Interp<'_> {
                 continue;
             }
             self.begin_entry();
-            let built: Vec<Value> = self
-                .instances
-                .get(&(Rc::as_ptr(&class) as usize))
-                .cloned()
-                .unwrap_or_default();
+            let class_at = Rc::as_ptr(&class) as usize;
+            let built: Vec<Value> = self.instances.get(&class_at).cloned().unwrap_or_default();
             // Built several times from settings alone (`vit_tiny()` and
             // `vit_small()` with other widths and head counts): each
             // construction is one case, so forward runs on an instance whose
             // settings are the constructor's parameters, by name. Built from
             // parts (`ResNet(BasicBlock, …)`, `ResNet(Bottleneck, …)`), the
             // constructions say which layers exist: they run as built.
-            let class_at = Rc::as_ptr(&class) as usize;
             // Built once by a made-up run from a setting nobody could read,
             // it says less than its own parameters' names: the same.
             let from_settings_only = (built.len() > 1 || self.built_unread.contains(&class_at))

@@ -219,31 +219,35 @@ impl Interp<'_> {
                     items.write(&mut self.epoch).splice(at..at, new);
                 }
             }
-            Value::List(items) => match index.as_slice() {
-                [Value::Int(d)] if d.as_const().is_some() => {
-                    let i = d.as_const().unwrap_or_default();
-                    let mut items = items.write(&mut self.epoch);
-                    let n = items.len() as i64;
-                    let i = if i < 0 { i + n } else { i };
-                    if (0..n).contains(&i) {
-                        items[i as usize] = value;
+            Value::List(items) => {
+                let [Value::Int(d)] = index.as_slice() else {
+                    return;
+                };
+                match d.as_const() {
+                    Some(i) => {
+                        let mut items = items.write(&mut self.epoch);
+                        let n = items.len() as i64;
+                        let i = if i < 0 { i + n } else { i };
+                        if (0..n).contains(&i) {
+                            items[i as usize] = value;
+                        }
+                    }
+                    // `xs[i] = xs[i].view(...)` with an `i` the analysis
+                    // cannot read (a loop over a list of unknown length):
+                    // any item may be the one written, so each is what it
+                    // was or the new value. Left as it was, a later `xs[i]`
+                    // read the old item and its next op was reported
+                    // against the old shape.
+                    None => {
+                        let old = items.borrow().clone();
+                        let joined: Vec<Value> = old
+                            .iter()
+                            .map(|item| join_values(self, item, &value))
+                            .collect();
+                        *items.write(&mut self.epoch) = joined;
                     }
                 }
-                // `xs[i] = xs[i].view(...)` with an `i` the analysis cannot
-                // read (a loop over a list of unknown length): any item may
-                // be the one written, so each is what it was or the new
-                // value. Left as it was, a later `xs[i]` read the old item
-                // and its next op was reported against the old shape.
-                [Value::Int(_)] => {
-                    let old = items.borrow().clone();
-                    let joined: Vec<Value> = old
-                        .iter()
-                        .map(|item| join_values(self, item, &value))
-                        .collect();
-                    *items.write(&mut self.epoch) = joined;
-                }
-                _ => {}
-            },
+            }
             Value::Dict(d) => {
                 if let [key] = index.as_slice() {
                     let entries = d.borrow().clone();

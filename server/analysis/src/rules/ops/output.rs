@@ -7,6 +7,7 @@ use shapels_shapes::Dim;
 use super::registry::{Family, OpDef};
 use crate::rules::Args;
 use crate::rules::meta::Meta;
+use crate::rules::tail::TailResult;
 use crate::value::{DType, Device, Shape, Tensor, Value};
 
 /// The memory order of an op's result: reordering ops permute it, ops that
@@ -70,7 +71,9 @@ pub(super) fn unknown_rank_rule(
     args: &Args,
     device: Option<Device>,
 ) -> Value {
-    if let Some(shape) = crate::rules::tail::unknown_rank_op(meta, name, x, args) {
+    let result = crate::rules::tail::unknown_rank_op(meta, name, x, args)
+        .or_else(|| pieces_of_unknown_shape(meta, name, args));
+    if let Some(shape) = result {
         // bucket indices are int64 (int32 with out_int32=True)
         let dtype = match name {
             "bucketize" | "searchsorted" if args.flag(99, "out_int32", false) == Some(true) => {
@@ -93,19 +96,17 @@ pub(super) fn unknown_rank_rule(
             _ => x.dtype,
         };
         return match shape {
-            crate::rules::tail::TailResult::One(shape) => {
-                out_shape(meta, x, shape, dtype, device, name)
-            }
-            crate::rules::tail::TailResult::Pair(shape) => {
+            TailResult::One(shape) => out_shape(meta, x, shape, dtype, device, name),
+            TailResult::Pair(shape) => {
                 let v = out_shape(meta, x, shape.clone(), x.dtype, device.clone(), name);
                 let i = out_shape(meta, x, shape, Some(DType::Int64), device, name);
                 Value::tuple(vec![v, i])
             }
-            crate::rules::tail::TailResult::Alike(shape) => Value::Many(
+            TailResult::Alike(shape) => Value::Many(
                 Rc::new(out_shape(meta, x, shape, x.dtype, device, name)),
                 None,
             ),
-            crate::rules::tail::TailResult::Many(shapes) => Value::tuple(
+            TailResult::Many(shapes) => Value::tuple(
                 shapes
                     .into_iter()
                     .map(|s| out_shape(meta, x, s, x.dtype, device.clone(), name))
@@ -113,53 +114,12 @@ pub(super) fn unknown_rank_rule(
             ),
         };
     }
-    // Values and their indices (`_, idx = torch.topk(x, k)` with `k`
-    // unread, `x.max(dim)`): two tensors of one unknown shape, the indices
-    // int64. One tensor here would be unpacked into two rows of the input's
-    // dtype, and the indices taken for floats.
-    let pair = match name {
-        "topk" | "sort" | "kthvalue" | "mode" | "cummax" | "cummin" => true,
-        "max" | "min" | "median" | "nanmedian" => {
-            matches!(args.get(1, "dim"), Some(v) if !matches!(v, Value::Tensor(_)))
-        }
-        _ => false,
-    };
-    if pair {
-        let shape = meta.fresh_rank_var();
-        let values = out_shape(meta, x, shape.clone(), x.dtype, device.clone(), name);
-        let indices = out_shape(meta, x, shape, Some(DType::Int64), device, name);
-        return Value::tuple(vec![values, indices]);
-    }
-    // The pieces of a tensor of unknown rank (`rgb, alpha = x.split(k,
-    // dim=1)`) are tensors each of its own unknown shape, as many as the
-    // sections when they are listed; otherwise how many is not known
-    // either. One tensor here would be unpacked into rows that share one
-    // shape, and a layer after the first piece would give that shape to
-    // the others. Only `unbind`'s pieces are alike.
+    // Pieces nobody can count (`x.split(k, dim=1)` with `k` unread) are
+    // unknown, each of its own: one tensor here would be unpacked into rows
+    // that share one shape, and a layer after the first piece would give
+    // that shape to the others.
     if OpDef::of(name).is_some_and(|def| def.family == Family::Split) {
-        let count = match args.get(1, "split_size_or_sections") {
-            Some(sections @ (Value::List(_) | Value::Tuple(_))) => {
-                sections.items().map(|s| s.len())
-            }
-            _ => None,
-        };
-        return match count {
-            Some(n) if n <= 64 => Value::tuple(
-                (0..n)
-                    .map(|_| {
-                        let shape = meta.fresh_rank_var();
-                        out_shape(meta, x, shape, x.dtype, device.clone(), name)
-                    })
-                    .collect(),
-            ),
-            // Every piece `unbind` gives has the same shape, whichever it is.
-            _ if name == "unbind" => {
-                let shape = meta.fresh_rank_var();
-                let piece = out_shape(meta, x, shape, x.dtype, device, name);
-                Value::Many(Rc::new(piece), None)
-            }
-            _ => Value::Many(Rc::new(Value::Unknown), None),
-        };
+        return Value::Many(Rc::new(Value::Unknown), None);
     }
     let known = OpDef::of(name).is_some_and(|def| def.unranked_keeps_dtype);
     let shape = meta.fresh_rank_var();
@@ -173,6 +133,39 @@ pub(super) fn unknown_rank_rule(
         is_param: false,
         ..(**x).clone()
     }))
+}
+
+/// What an op with several results gives on a tensor whose shape nothing
+/// fixes, where `tail::unknown_rank_op` could say nothing: values and int64
+/// indices of one unknown shape (`_, idx = torch.topk(x, k)` with `k`
+/// unread, `x.max(dim)`), as many pieces as `split` lists, each of its own
+/// unknown shape, and `unbind`'s pieces, which share one shape however
+/// many there are. `None` for other ops, and for pieces nobody can count.
+fn pieces_of_unknown_shape(meta: &mut dyn Meta, name: &str, args: &Args) -> Option<TailResult> {
+    let pair = match name {
+        "topk" | "sort" | "kthvalue" | "mode" | "cummax" | "cummin" => true,
+        "max" | "min" | "median" | "nanmedian" => {
+            matches!(args.get(1, "dim"), Some(v) if !matches!(v, Value::Tensor(_)))
+        }
+        _ => false,
+    };
+    if pair {
+        return Some(TailResult::Pair(meta.fresh_rank_var()));
+    }
+    if !OpDef::of(name).is_some_and(|def| def.family == Family::Split) {
+        return None;
+    }
+    let count = match args.get(1, "split_size_or_sections") {
+        Some(sections @ (Value::List(_) | Value::Tuple(_))) => sections.items().map(|s| s.len()),
+        _ => None,
+    };
+    match count {
+        Some(n) if n <= 64 => Some(TailResult::Many(
+            (0..n).map(|_| meta.fresh_rank_var()).collect(),
+        )),
+        _ if name == "unbind" => Some(TailResult::Alike(meta.fresh_rank_var())),
+        _ => None,
+    }
 }
 
 /// The output tensor of an op on `x`: fake or real as the mode makes it.
