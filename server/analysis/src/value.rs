@@ -617,6 +617,16 @@ impl Value {
         matches!(self, Value::None)
     }
 
+    /// `None` on some paths and something else on others (`Optional`, or
+    /// one of several values that may be `None`).
+    pub fn maybe_none(&self) -> bool {
+        match self {
+            Value::Optional(_) => true,
+            Value::Either(options) => options.iter().any(Value::is_none),
+            _ => false,
+        }
+    }
+
     /// The items of a tuple or list, copied out.
     pub fn items(&self) -> Option<Vec<Value>> {
         match self {

@@ -152,6 +152,10 @@ impl Meta for Interp<'_> {
         self.written_call.as_ref()
     }
 
+    fn keyword_maybe_none(&self, name: &str) -> bool {
+        self.maybe_none_keywords.iter().any(|k| &**k == name)
+    }
+
     fn src(&self) -> &str {
         self.src
     }

@@ -294,6 +294,10 @@ pub(crate) struct Interp<'s> {
     /// Where the parts of the call being made were written (see
     /// `rules::fixes`); set as the call is made, after its arguments ran.
     pub(crate) written_call: Option<Rc<crate::rules::fixes::WrittenCall>>,
+    /// The keywords of the torch call being made whose values are `None`
+    /// on some paths (see `Meta::keyword_maybe_none`); set with
+    /// `written_call`.
+    pub(crate) maybe_none_keywords: Vec<Rc<str>>,
     /// Fixes offered for the next report of their code (`offer_fix`).
     pub(crate) offered_fixes: Vec<(Code, crate::report::Fix)>,
     /// The next user call may override any default (see `call_function`).
@@ -499,6 +503,7 @@ impl<'s> Interp<'s> {
             rank_journals: Vec::new(),
             call_sites: Vec::new(),
             written_call: None,
+            maybe_none_keywords: Vec::new(),
             offered_fixes: Vec::new(),
             frames: vec![Frame {
                 locals: globals,

@@ -634,6 +634,39 @@ pub(crate) fn with_own_settings(layer: &Rc<Layer>, inst: &crate::value::Instance
     })
 }
 
+/// The layer with its parameters of `dtype` (unknown for `None`): what a
+/// subclass's `_conv_forward` runs with the weight it cast.
+pub(crate) fn with_dtype(layer: &Rc<Layer>, dtype: Option<DType>) -> Rc<Layer> {
+    if *layer.dtype.borrow() == dtype {
+        return layer.clone();
+    }
+    let params: FxHashMap<Rc<str>, Value> = layer
+        .params
+        .borrow()
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Tensor(t) => Value::Tensor(Rc::new(Tensor {
+                    dtype,
+                    ..(**t).clone()
+                })),
+                other => other.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    Rc::new(Layer {
+        dtype: Shared::new(dtype),
+        params: Shared::new(params),
+        device: Shared::new(layer.device.borrow().clone()),
+        children: Shared::new(layer.children.borrow().clone()),
+        keys: Shared::new(layer.keys.borrow().clone()),
+        unknown_children: Shared::new(layer.unknown_children.get()),
+        training: Shared::new(layer.training.get()),
+        ..(**layer).clone()
+    })
+}
+
 /// `module.to(dev)` moves parameters in place, children included.
 fn move_module(
     interp: &mut Interp<'_>,

@@ -180,9 +180,17 @@ impl Interp<'_> {
             StmtKind::Raise(_) => Flow::Stop,
             StmtKind::Delete(targets) => {
                 for t in targets {
-                    if let ExprKind::Name(n) = &t.kind {
-                        self.touch_scope();
-                        self.frame().locals.borrow_mut().remove(n.as_str());
+                    match &t.kind {
+                        ExprKind::Name(n) => {
+                            self.touch_scope();
+                            self.frame().locals.borrow_mut().remove(n.as_str());
+                        }
+                        ExprKind::Subscript { value, index } => {
+                            let object = self.eval(value);
+                            let index: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
+                            self.delete_item(&object, index);
+                        }
+                        _ => {}
                     }
                 }
                 Flow::Normal
@@ -564,6 +572,7 @@ impl Interp<'_> {
             Value::Str(s) => Some(!s.is_empty()),
             Value::Tuple(items) => Some(!items.is_empty()),
             Value::List(items) => Some(!items.borrow().is_empty()),
+            Value::Dict(entries) => Some(!entries.borrow().is_empty()),
             Value::Layer(_)
             | Value::Instance(_)
             | Value::Either(_)

@@ -166,6 +166,14 @@ pub(crate) trait Meta {
     fn offered_fixes(&mut self) -> &mut Vec<(Code, Fix)>;
     /// The written parts of the call being made (see `rules::fixes`).
     fn call_being_made(&self) -> Option<&Rc<WrittenCall>>;
+    /// Whether the call being made passes keyword `name` a value that is
+    /// `None` on some of the paths that meet there (`size=size` after `if
+    /// fixed is not None: size = ...`). Rules see such a value as it is
+    /// when given; a check that torch makes only of a value that is not
+    /// `None` may not hold on every path.
+    fn keyword_maybe_none(&self, _name: &str) -> bool {
+        false
+    }
 
     /// The text of the analysed file.
     fn src(&self) -> &str;

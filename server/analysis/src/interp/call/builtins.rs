@@ -102,6 +102,17 @@ impl Interp<'_> {
                 // knows (`torch.tensor([len(t) for t in texts])` is 1-D).
                 Value::Layer(l) if l.unknown_children.get() => Value::Int(self.env.anonymous()),
                 Value::Layer(l) => Value::int(l.children.borrow().len() as i64),
+                // An object of the user's: its own `__len__`, else the
+                // children of the torch container it extends.
+                Value::Instance(i) => {
+                    if let Some(method) = super::class::lookup_method(&i.class, "__len__") {
+                        self.call_function(&method, Some(v.clone()), Vec::new(), Vec::new(), range)
+                    } else if let Some(layer) = crate::interp::modules::container_of(v) {
+                        self.call_builtin("len", vec![Value::Layer(layer)], Vec::new(), range)
+                    } else {
+                        Value::Int(self.env.anonymous())
+                    }
+                }
                 _ => match v.items() {
                     Some(items) => Value::int(items.len() as i64),
                     None => Value::Int(self.env.anonymous()),

@@ -53,6 +53,24 @@ impl Interp<'_> {
                             _ => Value::Unknown,
                         }
                     }
+                    // `super()._conv_forward(x, weight, bias)` of a
+                    // convolution subclass: the convolution with the
+                    // weight given, whose dtype may not be the layer's own
+                    // (`weight.to(x.dtype)`).
+                    "_conv_forward" => {
+                        let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
+                        match (layer, args.as_slice()) {
+                            (Some(Value::Layer(l)), [input, weight, ..]) => {
+                                let dtype = match weight {
+                                    Value::Tensor(w) => w.dtype,
+                                    _ => None,
+                                };
+                                let l = crate::interp::modules::with_dtype(&l, dtype);
+                                self.call_value(&Value::Layer(l), vec![input.clone()], kwargs, range)
+                            }
+                            _ => Value::Unknown,
+                        }
+                    }
                     _ => Value::Unknown,
                 }
             }
@@ -266,7 +284,7 @@ impl Interp<'_> {
     /// A list changed at a place the analysis cannot read (`xs.insert(k,
     /// v)` of an unknown `k`, a sort): it holds `len` items, each of which
     /// may be any of `all`, so every place holds their join. Gives the join.
-    fn scramble(&mut self, items: &Rc<Shared<Vec<Value>>>, all: &[Value], len: usize) -> Value {
+    pub(crate) fn scramble(&mut self, items: &Rc<Shared<Vec<Value>>>, all: &[Value], len: usize) -> Value {
         let joined = join_all(self, all);
         *items.write(&mut self.epoch) = vec![joined.clone(); len];
         joined

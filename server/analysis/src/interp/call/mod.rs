@@ -54,6 +54,7 @@ impl Interp<'_> {
         // The sizes `*x.shape[:-2]` spread into a torch call, while the
         // sizes after them (`x.view(*x.shape[:-2], -1)`) join them.
         let mut spread_sizes: Option<usize> = None;
+        let mut maybe_none_keywords: Vec<Rc<str>> = Vec::new();
         for arg in args {
             match arg {
                 Arg::Positional(e) if user_code => positional.push(self.eval_passed(e)),
@@ -104,10 +105,12 @@ impl Interp<'_> {
                     }
                 }
                 Arg::Keyword(name, e) => {
-                    let v = if user_code {
-                        self.eval_passed(e)
-                    } else {
-                        self.eval(e)
+                    let v = match self.eval_passed(e) {
+                        Value::Optional(inner) if !user_code => {
+                            maybe_none_keywords.push(Rc::from(name.id.as_str()));
+                            *inner
+                        }
+                        v => v,
                     };
                     keywords.push((Rc::from(name.id.as_str()), v));
                 }
@@ -180,6 +183,7 @@ impl Interp<'_> {
         self.offered_fixes.clear();
         // Only torch's rules propose fixes; a user function's call is not
         // worth the allocation.
+        self.maybe_none_keywords = maybe_none_keywords;
         self.written_call = if runs_user_code(&callee) {
             None
         } else {
@@ -365,6 +369,26 @@ impl Interp<'_> {
                         // A torch layer subclassed without its own forward.
                         let layer = inst.attrs.borrow().get("__torch_layer__").cloned();
                         match layer {
+                            // A convolution's forward is `self._conv_forward(
+                            // input, self.weight, self.bias)`: a subclass's own
+                            // (Whisper's, casting the weights to the input's
+                            // dtype) runs in its place.
+                            Some(Value::Layer(l))
+                                if l.kind.starts_with("Conv")
+                                    && let Some(own) =
+                                        lookup_method(&inst.class, "_conv_forward")
+                                    && let [input] = args.as_slice() =>
+                            {
+                                let weight = self.get_attr(callee, "weight", range);
+                                let bias = self.get_attr(callee, "bias", range);
+                                self.call_function(
+                                    &own,
+                                    Some(callee.clone()),
+                                    vec![input.clone(), weight, bias],
+                                    Vec::new(),
+                                    range,
+                                )
+                            }
                             Some(l @ Value::Layer(_)) => self.call_value(&l, args, kwargs, range),
                             _ => Value::Unknown,
                         }

@@ -340,6 +340,86 @@ impl Interp<'_> {
     /// `x.size()` gave): Python raises `IndexError`, so the path ends
     /// here. In a function shown for any input, sizes made up for it may
     /// have the wrong count, so the path ends unsaid.
+    /// `del object[index]`: the entry or item goes, as `dict.pop` and
+    /// `list.pop` take it. Left in place, a loop that deletes the keys it
+    /// has seen (`del return_layers[name]`, then `if not return_layers:
+    /// break`) never stopped, and took in layers the code leaves out.
+    pub(crate) fn delete_item(&mut self, object: &Value, index: Vec<Value>) {
+        match (object, index.as_slice()) {
+            (Value::Dict(d), [key]) => {
+                let entries = d.borrow().clone();
+                for (i, (k, _)) in entries.iter().enumerate() {
+                    match self.values_equal(k, key) {
+                        Some(true) => {
+                            d.write(&mut self.epoch).remove(i);
+                            return;
+                        }
+                        Some(false) => {}
+                        // An entry that may be the one deleted: which one
+                        // went is unknown, so nothing is taken away.
+                        None => return,
+                    }
+                }
+            }
+            (Value::List(items), [Value::Slice(lo, hi, step)]) => {
+                let len = items.borrow().len();
+                if let Some(taken) = slice_indices(len, lo, hi, step) {
+                    let mut items = items.write(&mut self.epoch);
+                    for i in taken.into_iter().rev() {
+                        if i < items.len() {
+                            items.remove(i);
+                        }
+                    }
+                }
+            }
+            (Value::List(items), [Value::Int(d)]) => {
+                let all = items.borrow().clone();
+                let n = all.len() as i64;
+                match d.as_const().map(|i| if i < 0 { i + n } else { i }) {
+                    Some(i) if (0..n).contains(&i) => {
+                        items.write(&mut self.epoch).remove(i as usize);
+                    }
+                    // Python raises IndexError: the list stays as it is.
+                    Some(_) => {}
+                    None if all.is_empty() => {}
+                    None => {
+                        self.scramble(items, &all, all.len() - 1);
+                    }
+                }
+            }
+            // `del model[-1]` of a Sequential, `del blocks[name]` of a
+            // ModuleDict.
+            (Value::Layer(layer), [key]) if rules::nn::is_container(&layer.kind) => {
+                let keys = layer.keys.borrow().clone();
+                let n = layer.children.borrow().len() as i64;
+                let at = match key {
+                    Value::Int(d) => d
+                        .as_const()
+                        .map(|i| if i < 0 { i + n } else { i })
+                        .filter(|i| (0..n).contains(i))
+                        .map(|i| i as usize),
+                    Value::Str(s) => keys.iter().position(|k| **k == **s),
+                    _ => None,
+                };
+                match at {
+                    Some(i) => {
+                        layer.children.write(&mut self.epoch).remove(i);
+                        if i < keys.len() {
+                            layer.keys.write(&mut self.epoch).remove(i);
+                        }
+                    }
+                    None => layer.unknown_children.set(true, &mut self.epoch),
+                }
+            }
+            (Value::Instance(_), _) => {
+                if let Some(layer) = crate::interp::modules::container_of(object) {
+                    self.delete_item(&Value::Layer(layer), index);
+                }
+            }
+            _ => {}
+        }
+    }
+
     pub(crate) fn check_size_index(&mut self, sizes: &Value, index: &[Value], range: TextRange) {
         let (Value::Tuple(items), [Value::Int(i)]) = (sizes, index) else {
             return;

@@ -107,6 +107,29 @@ pub(super) fn mha(
     ) {
         return raise(Code::LayerInput, message);
     }
+    // The keys are split into heads with the query's batch, so a call that
+    // goes through holds one batch: the context's `N` is the query's, not a
+    // second size (`N_2`) of its own.
+    if qd.len() == 3 && kd.len() == 3 {
+        let b = usize::from(!batch_first);
+        let _ = meta.require_equal(&kd[b], &qd[b]);
+    }
+    // The keys and values are projected from `kdim` and `vdim` features
+    // (the embedding's when not given): the context's last size is that.
+    for (index, name, setting) in [(1, "key", "kdim"), (2, "value", "vdim")] {
+        let width = layer
+            .setting(setting)
+            .filter(|v| !v.is_none())
+            .cloned()
+            .and_then(|v| meta.as_dim(&v))
+            .or_else(|| embed.clone());
+        if let (Some(width), Some(t)) = (width, args.tensor(index, name))
+            && let Some(last) = meta.dims(&t).and_then(|d| d.last().cloned())
+            && !meta.env().known_different(&last, &width)
+        {
+            let _ = meta.require_equal(&last, &width);
+        }
+    }
     let need_weights = args.flag(4, "need_weights", true);
     let average = args.flag(6, "average_attn_weights", true) == Some(true);
     let extra = extra_positions(layer);

@@ -256,6 +256,18 @@ fn check_output_request(
     };
     let n = spatial.len();
     let (message, asked) = match (size, scale) {
+        // A value that may be `None` (set on some paths only, or nothing the
+        // analysis can read) is no conflict: `size` where a fixed size is
+        // given and `scale_factor` where it is not meet here from paths
+        // whose pairing is not known.
+        (Some(a), Some(b))
+            if !certainly_set(a)
+                || !certainly_set(b)
+                || meta.keyword_maybe_none("size")
+                || meta.keyword_maybe_none("scale_factor") =>
+        {
+            return Ok(());
+        }
         (Some(_), Some(_)) => {
             return raise(
                 Code::InterpolateSize,
@@ -599,4 +611,10 @@ fn block_counts(
 /// Two sizes as torch prints a pair of settings: `(5, 5)`.
 fn pair(meta: &dyn Meta, v: &[Dim]) -> String {
     format!("({}, {})", meta.fmt_dim(&v[0]), meta.fmt_dim(&v[1]))
+}
+
+/// Whether an argument is set on every path: not `None` on some, and not a
+/// value nobody can read (which may be `None`).
+fn certainly_set(v: &Value) -> bool {
+    !v.maybe_none() && !matches!(v, Value::Unknown | Value::Opaque(_) | Value::None)
 }
