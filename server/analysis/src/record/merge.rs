@@ -432,7 +432,16 @@ impl<'a> Namer<'a> {
                 None => shown = Some(text),
             }
         }
-        shown
+        // A name the function gives another size (`N` of `B_, N, C =
+        // x.shape`) would show two sizes as one.
+        let own = |text: &String| {
+            self.local[self.scope].values().any(|name| name == text)
+                || self
+                    .local_varying
+                    .get(self.scope)
+                    .is_some_and(|names| names.values().any(|name| name == text))
+        };
+        shown.filter(|text| !own(text))
     }
 
     /// The number of the size as shown by the names of its symbols (the
@@ -611,6 +620,11 @@ pub(super) fn merge(
             });
             let trail =
                 (variadic == Variadic::Trail).then(|| DimView::Variadic("*rest".to_string()));
+            // The names `made_up_alike` gave columns of this shape, with
+            // the sizes they stand for: two columns of other sizes whose
+            // made-up names share a base (`N` and `N_2` of a `view(-1, k,
+            // C)`) are not both `N`.
+            let mut alike: Vec<(String, Vec<u32>)> = Vec::new();
             Some(
                 lead.into_iter()
                     .chain((0..rank).map(|i| {
@@ -641,8 +655,13 @@ pub(super) fn merge(
                             // With static shapes there are no symbols for
                             // sizes that vary between runs, as in torch.
                             DimView::Unknown
-                        } else if let Some(free) = namer.made_up_alike(shapes.iter().map(|s| &s[i]))
+                        } else if let Some(free) = namer
+                            .made_up_alike(shapes.iter().map(|s| &s[i]))
+                            .filter(|free| {
+                                !alike.iter().any(|(name, sizes)| name == free && *sizes != column)
+                            })
                         {
+                            alike.push((free.clone(), column));
                             DimView::Symbol(free)
                         } else {
                             DimView::Symbol(namer.name(column, calls))
