@@ -73,7 +73,7 @@ impl Interp<'_> {
         }
     }
 
-    pub(super) fn call_builtin(
+    pub(crate) fn call_builtin(
         &mut self,
         name: &str,
         args: Vec<Value>,
@@ -380,6 +380,23 @@ impl Interp<'_> {
                 );
                 Value::tuple(vec![q, r])
             }
+            // Over items the analysis can list and decide (`any([isinstance(v,
+            // (tuple, list)) for v in [k, s, d]])`), the answer; else open.
+            ("any" | "all", [items]) => {
+                let any = name == "any";
+                let Some(items) = self.iterate(items) else {
+                    return Value::Bool(None);
+                };
+                let mut decided = true;
+                for item in &items {
+                    match self.truth(item) {
+                        Some(t) if t == any => return Value::Bool(Some(any)),
+                        Some(_) => {}
+                        None => decided = false,
+                    }
+                }
+                Value::Bool(decided.then_some(!any))
+            }
             ("any" | "all", _) => Value::Bool(None),
             // An iterator over a list, tuple, dict or items of unknown number
             // goes through the same items (`next(iter(d.values()))`).
@@ -486,6 +503,35 @@ impl Interp<'_> {
                     Some(p.rsplit('.').next() == Some(&*l.kind) || p.ends_with("Module"))
                 }
                 (Value::Unknown | Value::Opaque(_), _) => None,
+                (Value::Dict(_), Value::Path(p)) => Some(&**p == "builtins.dict"),
+                (Value::Partial(_), Value::Path(p)) if &**p == "functools.partial" => Some(true),
+                // A class or a function (`nn.ReLU`, a factory of the user's)
+                // passed where a name or a class may go (timm's
+                // `get_act_layer(name)`): no string, number or container.
+                (Value::Path(_) | Value::Class(_) | Value::Function(_), Value::Path(c))
+                    if is_builtin_value_type(c) =>
+                {
+                    Some(false)
+                }
+                (Value::Class(_), Value::Path(c)) if &**c == "builtins.type" => Some(true),
+                (Value::Class(_), Value::Path(c))
+                    if &**c == "types.FunctionType" || &**c == "functools.partial" =>
+                {
+                    Some(false)
+                }
+                (Value::Function(_), Value::Path(c)) if &**c == "types.FunctionType" => Some(true),
+                (Value::Function(_), Value::Path(c))
+                    if &**c == "builtins.type" || &**c == "functools.partial" =>
+                {
+                    Some(false)
+                }
+                // A torch class (`torch.nn.BatchNorm2d`) is a type, and no
+                // function or partial.
+                (Value::Path(p), Value::Path(c)) if names_torch_class(p) => match &**c {
+                    "builtins.type" => Some(true),
+                    "types.FunctionType" | "functools.partial" => Some(false),
+                    _ => None,
+                },
                 (
                     Value::Int(_)
                     | Value::Float(_)
@@ -595,4 +641,33 @@ fn is_callable(v: &Value) -> Option<bool> {
         // Numbers, strings, containers, tensors, devices and the like.
         _ => Some(false),
     }
+}
+
+/// Python's own types of values (`str`, `int`, `tuple`, ...), which no
+/// class or function is an instance of.
+fn is_builtin_value_type(path: &str) -> bool {
+    matches!(
+        path,
+        "builtins.str"
+            | "builtins.int"
+            | "builtins.float"
+            | "builtins.bool"
+            | "builtins.complex"
+            | "builtins.tuple"
+            | "builtins.list"
+            | "builtins.dict"
+            | "builtins.set"
+            | "builtins.bytes"
+    )
+}
+
+/// Whether a module path names one of torch's classes (`torch.nn.ReLU`):
+/// a capitalized last part under `torch.nn`.
+fn names_torch_class(path: &str) -> bool {
+    path.starts_with("torch.nn.")
+        && path
+            .rsplit('.')
+            .next()
+            .and_then(|last| last.chars().next())
+            .is_some_and(char::is_uppercase)
 }

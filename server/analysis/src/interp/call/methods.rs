@@ -160,6 +160,15 @@ impl Interp<'_> {
                     }
                     Value::None
                 }
+                // Only a set (kept as the list of its distinct items) has
+                // it: Python refuses it on a list.
+                ("add", [v]) => {
+                    let all = items.borrow().clone();
+                    if !all.iter().any(|item| self.values_equal(item, v) == Some(true)) {
+                        items.write(&mut self.epoch).push(v.clone());
+                    }
+                    Value::None
+                }
                 ("reverse", []) => {
                     items.write(&mut self.epoch).reverse();
                     Value::None

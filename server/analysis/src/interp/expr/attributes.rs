@@ -18,6 +18,18 @@ impl Interp<'_> {
         {
             self.frame().lists_unsure = true;
         }
+        match (object, attr) {
+            // The name a class or function was defined with
+            // (`norm_layer.__name__.lower()` picks a layer by it).
+            (Value::Path(p), "__name__") if p.contains('.') => {
+                return Value::Str(Rc::from(p.rsplit('.').next().unwrap_or(p)));
+            }
+            (Value::Class(c), "__name__") => return Value::Str(c.name.clone()),
+            (Value::Function(f), "__name__") => {
+                return Value::Str(Rc::from(f.def.name.id.as_str()));
+            }
+            _ => {}
+        }
         match object {
             Value::Tensor(t) => rules::tensor_attr(self, object, t, attr, range),
             Value::Path(p) => path_attr(p, attr),

@@ -243,10 +243,12 @@ impl Interp<'_> {
             }
             ExprKind::Tuple(items) => self.eval_items(items).map_or(Value::Unknown, Value::tuple),
             ExprKind::List(items) => self.eval_items(items).map_or(Value::Unknown, Value::list),
-            ExprKind::Set(items) => {
-                let _ = self.eval_items(items);
-                Value::Unknown
-            }
+            // A set is kept as the list of its distinct items, as `set(...)`
+            // keeps it (`norm_layer in {BatchNormAct2d, GroupNormAct}`).
+            ExprKind::Set(items) => match self.eval_items(items) {
+                Some(items) => self.call_builtin("set", vec![Value::list(items)], Vec::new(), e.range),
+                None => Value::Unknown,
+            },
             ExprKind::Dict(entries) => {
                 let mut out = Vec::new();
                 for (k, v) in entries {
@@ -276,6 +278,9 @@ impl Interp<'_> {
                     items.push(v);
                 });
                 match (kind, ran) {
+                    (ast::ComprehensionKind::Set, Comprehended::All) => {
+                        self.call_builtin("set", vec![Value::list(items)], Vec::new(), e.range)
+                    }
                     (ast::ComprehensionKind::Set, _) => Value::Unknown,
                     (_, Comprehended::All) => Value::list(items),
                     // Run over an iterable of unknown length, the element was

@@ -20,9 +20,17 @@ impl Interp<'_> {
             let decided = match (op, t) {
                 (ast::BoolOp::Or, Some(true)) | (ast::BoolOp::And, Some(false)) => true,
                 (_, None) if !is_last => {
+                    // An undecided flag is the result only where it ends
+                    // the evaluation: true for `or`, false for `and`. So
+                    // `attn_last or layer is None` is true when the second
+                    // is.
+                    let picked = match &v {
+                        Value::Bool(None) => Value::Bool(Some(op == ast::BoolOp::Or)),
+                        v => v.clone(),
+                    };
                     undecided = Some(match undecided {
-                        Some(u) => join_values(self, &u, &v),
-                        None => v.clone(),
+                        Some(u) => join_values(self, &u, &picked),
+                        None => picked,
                     });
                     false
                 }
@@ -261,6 +269,16 @@ impl Interp<'_> {
                 }
                 all
             }
+            // Classes and functions compare by identity: the same class of
+            // the user's, the same torch class or function by its path
+            // (`norm_layer in _NORM_ACT_TYPES`, `act is nn.ReLU`).
+            (Value::Class(x), Value::Class(y)) => Some(Rc::ptr_eq(x, y)),
+            (Value::Function(x), Value::Function(y)) => Some(Rc::ptr_eq(x, y)),
+            (Value::Path(x), Value::Path(y)) => Some(x == y),
+            (Value::Class(_), Value::Path(_) | Value::Function(_) | Value::None)
+            | (Value::Path(_) | Value::Function(_) | Value::None, Value::Class(_))
+            | (Value::Function(_), Value::Path(_) | Value::None)
+            | (Value::Path(_) | Value::None, Value::Function(_)) => Some(false),
             _ => None,
         }
     }
