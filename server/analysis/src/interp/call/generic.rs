@@ -130,7 +130,14 @@ impl Interp<'_> {
                             _ => false,
                         }
                 });
-                if of_a_class {
+                // A callable whose default is `None` (`drop_layer: Callable =
+                // None`) is an optional part, absent unless given: made up as
+                // something nobody can call, every layer built with it, and
+                // every shape after those, would be unknown.
+                let optional_callable = param.annotation.as_ref().is_some_and(|a| {
+                    matches!(self.text(&a.range).rsplit('.').next(), Some("Callable"))
+                }) && matches!(f.defaults.get(i), Some(Some(Value::None)));
+                if of_a_class && !optional_callable {
                     break 'value Value::Opaque(Rc::from(param.name.id.as_str()));
                 }
                 // `messages: list[Message]`, `xs: List[Tensor]`: a container,
