@@ -37,13 +37,12 @@ pub(crate) fn layer_attr(
         ("MultiheadAttention", "embed_dim" | "num_heads") => layer.setting(attr).cloned(),
         // A pool's stride is the kernel size unless given (torch keeps it
         // so): a subclass passes `self.stride` on to `F.avg_pool2d`.
-        (
-            "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool2d" | "AvgPool3d",
-            "stride",
-        ) => match layer.setting("stride") {
-            Some(v) if !v.is_none() => Some(v.clone()),
-            _ => layer.setting("kernel_size").cloned(),
-        },
+        ("MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool2d" | "AvgPool3d", "stride") => {
+            match layer.setting("stride") {
+                Some(v) if !v.is_none() => Some(v.clone()),
+                _ => layer.setting("kernel_size").cloned(),
+            }
+        }
         _ => None,
     };
     if let Some(v) = named {

@@ -658,7 +658,9 @@ pub(super) fn merge(
                         } else if let Some(free) = namer
                             .made_up_alike(shapes.iter().map(|s| &s[i]))
                             .filter(|free| {
-                                !alike.iter().any(|(name, sizes)| name == free && *sizes != column)
+                                !alike
+                                    .iter()
+                                    .any(|(name, sizes)| name == free && *sizes != column)
                             })
                         {
                             alike.push((free.clone(), column));

@@ -66,7 +66,12 @@ impl Interp<'_> {
                                     _ => None,
                                 };
                                 let l = crate::interp::modules::with_dtype(&l, dtype);
-                                self.call_value(&Value::Layer(l), vec![input.clone()], kwargs, range)
+                                self.call_value(
+                                    &Value::Layer(l),
+                                    vec![input.clone()],
+                                    kwargs,
+                                    range,
+                                )
                             }
                             _ => Value::Unknown,
                         }
@@ -164,7 +169,10 @@ impl Interp<'_> {
                 // it: Python refuses it on a list.
                 ("add", [v]) => {
                     let all = items.borrow().clone();
-                    if !all.iter().any(|item| self.values_equal(item, v) == Some(true)) {
+                    if !all
+                        .iter()
+                        .any(|item| self.values_equal(item, v) == Some(true))
+                    {
                         items.write(&mut self.epoch).push(v.clone());
                     }
                     Value::None
@@ -293,7 +301,12 @@ impl Interp<'_> {
     /// A list changed at a place the analysis cannot read (`xs.insert(k,
     /// v)` of an unknown `k`, a sort): it holds `len` items, each of which
     /// may be any of `all`, so every place holds their join. Gives the join.
-    pub(crate) fn scramble(&mut self, items: &Rc<Shared<Vec<Value>>>, all: &[Value], len: usize) -> Value {
+    pub(crate) fn scramble(
+        &mut self,
+        items: &Rc<Shared<Vec<Value>>>,
+        all: &[Value],
+        len: usize,
+    ) -> Value {
         let joined = join_all(self, all);
         *items.write(&mut self.epoch) = vec![joined.clone(); len];
         joined

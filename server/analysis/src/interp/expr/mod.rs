@@ -246,7 +246,9 @@ impl Interp<'_> {
             // A set is kept as the list of its distinct items, as `set(...)`
             // keeps it (`norm_layer in {BatchNormAct2d, GroupNormAct}`).
             ExprKind::Set(items) => match self.eval_items(items) {
-                Some(items) => self.call_builtin("set", vec![Value::list(items)], Vec::new(), e.range),
+                Some(items) => {
+                    self.call_builtin("set", vec![Value::list(items)], Vec::new(), e.range)
+                }
                 None => Value::Unknown,
             },
             ExprKind::Dict(entries) => {
