@@ -46,6 +46,9 @@ pub(crate) use crate::value::Kwargs;
 impl Interp<'_> {
     pub(crate) fn eval_call(&mut self, call: &Expr, func: &Expr, args: &[Arg]) -> Value {
         let callee = self.eval(func);
+        if let Some(rounded) = self.rounded_quotient(&callee, args) {
+            return rounded;
+        }
         let mut positional = Vec::new();
         let mut keywords: Kwargs = Vec::new();
         let mut open = false;
@@ -418,6 +421,46 @@ impl Interp<'_> {
             }
             _ => Value::Unknown,
         }
+    }
+
+    /// `math.ceil(a / b)` and `math.floor(a / b)` of two sizes: the
+    /// quotient rounded, as an int (`(a + b - 1) // b` for the ceiling),
+    /// where the true division alone would give a float nobody can read.
+    /// TF-style "same" padding computes `math.ceil(ih / stride)`.
+    fn rounded_quotient(&mut self, callee: &Value, args: &[Arg]) -> Option<Value> {
+        let Value::Path(path) = callee else {
+            return None;
+        };
+        let ceil = match &**path {
+            "math.ceil" => true,
+            "math.floor" => false,
+            _ => return None,
+        };
+        let [Arg::Positional(e)] = args else {
+            return None;
+        };
+        let ExprKind::BinOp {
+            left,
+            op: shapels_syntax::ast::BinOp::Div,
+            right,
+        } = &e.kind
+        else {
+            return None;
+        };
+        let (Value::Int(a), Value::Int(b)) = (self.eval(left), self.eval(right)) else {
+            return None;
+        };
+        // A divisor that is a positive number, or a size (sizes are
+        // positive): floor division then rounds as Python's does.
+        if !(b.as_const().is_some_and(|k| k > 0) || b.as_sym().is_some()) {
+            return None;
+        }
+        let numerator = if ceil {
+            a.add(&b).sub(&shapels_shapes::Dim::konst(1))
+        } else {
+            a
+        };
+        numerator.floordiv(&b).map(Value::Int)
     }
 
     /// A user module's `forward` (or `__call__`) run on `args`. A batch the
