@@ -508,8 +508,14 @@ impl Interp<'_> {
                 // A class or a function (`nn.ReLU`, a factory of the user's)
                 // passed where a name or a class may go (timm's
                 // `get_act_layer(name)`): no string, number or container.
-                (Value::Path(_) | Value::Class(_) | Value::Function(_), Value::Path(c))
+                // Other paths may be any value of a library (`os.sep`).
+                (Value::Class(_) | Value::Function(_), Value::Path(c))
                     if is_builtin_value_type(c) =>
+                {
+                    Some(false)
+                }
+                (Value::Path(p), Value::Path(c))
+                    if names_torch_class(p) && is_builtin_value_type(c) =>
                 {
                     Some(false)
                 }
@@ -663,7 +669,7 @@ fn is_builtin_value_type(path: &str) -> bool {
 
 /// Whether a module path names one of torch's classes (`torch.nn.ReLU`):
 /// a capitalized last part under `torch.nn`.
-fn names_torch_class(path: &str) -> bool {
+pub(crate) fn names_torch_class(path: &str) -> bool {
     path.starts_with("torch.nn.")
         && path
             .rsplit('.')

@@ -23,6 +23,7 @@ use crate::rules;
 use crate::value::Value;
 
 use self::builtins::math_call;
+pub(crate) use self::builtins::names_torch_class;
 
 pub(crate) use class::{
     class_lookup, is_autograd_function, is_module_class, lookup_method, torch_layer_base,
@@ -447,20 +448,32 @@ impl Interp<'_> {
         else {
             return None;
         };
-        let (Value::Int(a), Value::Int(b)) = (self.eval(left), self.eval(right)) else {
-            return None;
-        };
+        let (x, y) = (self.eval(left), self.eval(right));
         // A divisor that is a positive number, or a size (sizes are
         // positive): floor division then rounds as Python's does.
-        if !(b.as_const().is_some_and(|k| k > 0) || b.as_sym().is_some()) {
-            return None;
+        if let (Value::Int(a), Value::Int(b)) = (&x, &y)
+            && (b.as_const().is_some_and(|k| k > 0) || b.as_sym().is_some())
+        {
+            let numerator = if ceil {
+                a.add(b).sub(&shapels_shapes::Dim::konst(1))
+            } else {
+                a.clone()
+            };
+            if let Some(q) = numerator.floordiv(b) {
+                return Some(Value::Int(q));
+            }
         }
-        let numerator = if ceil {
-            a.add(&b).sub(&shapels_shapes::Dim::konst(1))
-        } else {
-            a
-        };
-        numerator.floordiv(&b).map(Value::Int)
+        // Anything else rounds the quotient as `math` does, the operands
+        // read once.
+        let quotient = self.binop(
+            shapels_syntax::ast::BinOp::Div,
+            x,
+            y,
+            e.range,
+            left.range,
+            right.range,
+        );
+        Some(math_call(if ceil { "ceil" } else { "floor" }, &[quotient]))
     }
 
     /// A user module's `forward` (or `__call__`) run on `args`. A batch the

@@ -274,7 +274,18 @@ impl Interp<'_> {
             // (`norm_layer in _NORM_ACT_TYPES`, `act is nn.ReLU`).
             (Value::Class(x), Value::Class(y)) => Some(Rc::ptr_eq(x, y)),
             (Value::Function(x), Value::Function(y)) => Some(Rc::ptr_eq(x, y)),
-            (Value::Path(x), Value::Path(y)) => Some(x == y),
+            // Two paths may name one object (`torch.nn.modules.conv.Conv2d`
+            // is `torch.nn.Conv2d`); torch's classes by their public
+            // names are apart.
+            (Value::Path(x), Value::Path(y)) if x == y => Some(true),
+            (Value::Path(x), Value::Path(y))
+                if crate::interp::call::names_torch_class(x)
+                    && crate::interp::call::names_torch_class(y)
+                    && !x.contains(".modules.")
+                    && !y.contains(".modules.") =>
+            {
+                Some(false)
+            }
             (Value::Class(_), Value::Path(_) | Value::Function(_) | Value::None)
             | (Value::Path(_) | Value::Function(_) | Value::None, Value::Class(_))
             | (Value::Function(_), Value::Path(_) | Value::None)
