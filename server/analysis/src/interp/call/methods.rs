@@ -229,6 +229,22 @@ impl Interp<'_> {
                     d.write(&mut self.epoch).extend(extra);
                     Value::None
                 }
+                // The entry's value when the key is there, else the default,
+                // which goes in (`kwargs.setdefault('inplace', inplace)`).
+                ("setdefault", [key, rest @ ..]) => {
+                    let default = rest.first().cloned().unwrap_or(Value::None);
+                    let entries = d.borrow().clone();
+                    for (k, v) in entries {
+                        match self.values_equal(&k, key) {
+                            Some(true) => return v,
+                            None => return Value::Unknown,
+                            Some(false) => {}
+                        }
+                    }
+                    d.write(&mut self.epoch)
+                        .push((key.clone(), default.clone()));
+                    default
+                }
                 ("setdefault", _) | ("copy", _) => Value::Unknown,
                 _ => Value::Unknown,
             },
