@@ -509,7 +509,7 @@ impl Interp<'_> {
                 // passed where a name or a class may go (timm's
                 // `get_act_layer(name)`): no string, number or container.
                 // Other paths may be any value of a library (`os.sep`).
-                (Value::Class(_) | Value::Function(_), Value::Path(c))
+                (Value::Class(_) | Value::Function(_) | Value::Partial(_), Value::Path(c))
                     if is_builtin_value_type(c) =>
                 {
                     Some(false)
