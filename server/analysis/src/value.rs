@@ -330,6 +330,26 @@ pub struct Layer {
 }
 
 impl Layer {
+    /// A copy whose state (device, dtype, children, parameters, mode) is
+    /// its own: what happens to one afterwards leaves the other as it was.
+    pub(crate) fn detached(&self) -> Layer {
+        Layer {
+            kind: self.kind.clone(),
+            args: self.args.clone(),
+            kwargs: self.kwargs.clone(),
+            device: Shared::new(self.device.borrow().clone()),
+            dtype: Shared::new(*self.dtype.borrow()),
+            origin: self.origin,
+            mode: self.mode,
+            children: Shared::new(self.children.borrow().clone()),
+            keys: Shared::new(self.keys.borrow().clone()),
+            unknown_children: Shared::new(self.unknown_children.get()),
+            training: Shared::new(self.training.get()),
+            params: Shared::new(self.params.borrow().clone()),
+            written: self.written.clone(),
+        }
+    }
+
     /// Its class's entry in the layer registry, when the analysis knows it.
     pub(crate) fn def(&self) -> Option<&'static LayerDef> {
         LayerDef::of(&self.kind)

@@ -624,21 +624,11 @@ pub(crate) fn with_own_settings(layer: &Rc<Layer>, inst: &crate::value::Instance
         .cloned()
         .collect();
     kwargs.extend(own);
+    // The weights follow from the arguments these settings leave alone:
+    // they are kept.
     Rc::new(Layer {
-        kind: layer.kind.clone(),
-        args: layer.args.clone(),
         kwargs,
-        device: Shared::new(layer.device.borrow().clone()),
-        dtype: Shared::new(*layer.dtype.borrow()),
-        origin: layer.origin,
-        mode: layer.mode,
-        children: Shared::new(layer.children.borrow().clone()),
-        keys: Shared::new(layer.keys.borrow().clone()),
-        // The weights follow from the arguments these settings leave alone.
-        params: Shared::new(layer.params.borrow().clone()),
-        unknown_children: Shared::new(layer.unknown_children.get()),
-        training: Shared::new(layer.training.get()),
-        written: layer.written.clone(),
+        ..layer.detached()
     })
 }
 
@@ -652,26 +642,21 @@ pub(crate) fn with_dtype(layer: &Rc<Layer>, dtype: Option<DType>) -> Rc<Layer> {
         .params
         .borrow()
         .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                Value::Tensor(t) => Value::Tensor(Rc::new(Tensor {
+        .map(|(k, v)| match v {
+            Value::Tensor(t) => (
+                k.clone(),
+                Value::Tensor(Rc::new(Tensor {
                     dtype,
                     ..(**t).clone()
                 })),
-                other => other.clone(),
-            };
-            (k.clone(), v)
+            ),
+            other => (k.clone(), other.clone()),
         })
         .collect();
     Rc::new(Layer {
         dtype: Shared::new(dtype),
         params: Shared::new(params),
-        device: Shared::new(layer.device.borrow().clone()),
-        children: Shared::new(layer.children.borrow().clone()),
-        keys: Shared::new(layer.keys.borrow().clone()),
-        unknown_children: Shared::new(layer.unknown_children.get()),
-        training: Shared::new(layer.training.get()),
-        ..(**layer).clone()
+        ..layer.detached()
     })
 }
 

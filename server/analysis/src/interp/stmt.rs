@@ -188,7 +188,7 @@ impl Interp<'_> {
                         ExprKind::Subscript { value, index } => {
                             let object = self.eval(value);
                             let index: Vec<Value> = index.iter().map(|i| self.eval(i)).collect();
-                            self.delete_item(&object, index);
+                            self.delete_item(&object, index, t.range);
                         }
                         _ => {}
                     }

@@ -43,20 +43,10 @@ pub(crate) fn shallow_copy(value: &Value) -> Value {
 
 fn copy_layer(layer: &Layer, mut child: impl FnMut(&Value) -> Value) -> Layer {
     Layer {
-        kind: layer.kind.clone(),
-        args: layer.args.clone(),
-        kwargs: layer.kwargs.clone(),
-        device: Shared::new(layer.device.borrow().clone()),
-        dtype: Shared::new(*layer.dtype.borrow()),
-        origin: layer.origin,
-        mode: layer.mode,
         children: Shared::new(layer.children.borrow().iter().map(&mut child).collect()),
-        keys: Shared::new(layer.keys.borrow().clone()),
-        unknown_children: Shared::new(layer.unknown_children.get()),
-        training: Shared::new(layer.training.get()),
-        written: layer.written.clone(),
         // Parameters are made on first use; a copy makes its own.
         params: Shared::new(FxHashMap::default()),
+        ..layer.detached()
     }
 }
 

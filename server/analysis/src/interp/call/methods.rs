@@ -12,7 +12,7 @@ use crate::value::{Provenance, Value};
 use super::Kwargs;
 
 impl Interp<'_> {
-    pub(super) fn call_builtin_method(
+    pub(crate) fn call_builtin_method(
         &mut self,
         receiver: &Value,
         name: &str,

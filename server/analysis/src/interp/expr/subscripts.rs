@@ -336,30 +336,14 @@ pub(crate) fn slice_indices(
 }
 
 impl Interp<'_> {
-    /// `x.shape[4]` of a 4-D tensor (`sizes` is what `x.shape` or
-    /// `x.size()` gave): Python raises `IndexError`, so the path ends
-    /// here. In a function shown for any input, sizes made up for it may
-    /// have the wrong count, so the path ends unsaid.
-    /// `del object[index]`: the entry or item goes, as `dict.pop` and
-    /// `list.pop` take it. Left in place, a loop that deletes the keys it
+    /// `del object[index]`: the entry or item goes, as `d.pop(key)` and
+    /// `xs.pop(i)` take it. Left in place, a loop that deletes the keys it
     /// has seen (`del return_layers[name]`, then `if not return_layers:
     /// break`) never stopped, and took in layers the code leaves out.
-    pub(crate) fn delete_item(&mut self, object: &Value, index: Vec<Value>) {
+    pub(crate) fn delete_item(&mut self, object: &Value, index: Vec<Value>, range: TextRange) {
         match (object, index.as_slice()) {
-            (Value::Dict(d), [key]) => {
-                let entries = d.borrow().clone();
-                for (i, (k, _)) in entries.iter().enumerate() {
-                    match self.values_equal(k, key) {
-                        Some(true) => {
-                            d.write(&mut self.epoch).remove(i);
-                            return;
-                        }
-                        Some(false) => {}
-                        // An entry that may be the one deleted: which one
-                        // went is unknown, so nothing is taken away.
-                        None => return,
-                    }
-                }
+            (Value::Dict(_), [_]) | (Value::List(_), [Value::Int(_)]) => {
+                let _ = self.call_builtin_method(object, "pop", index, Vec::new(), range);
             }
             (Value::List(items), [Value::Slice(lo, hi, step)]) => {
                 let len = items.borrow().len();
@@ -369,21 +353,6 @@ impl Interp<'_> {
                         if i < items.len() {
                             items.remove(i);
                         }
-                    }
-                }
-            }
-            (Value::List(items), [Value::Int(d)]) => {
-                let all = items.borrow().clone();
-                let n = all.len() as i64;
-                match d.as_const().map(|i| if i < 0 { i + n } else { i }) {
-                    Some(i) if (0..n).contains(&i) => {
-                        items.write(&mut self.epoch).remove(i as usize);
-                    }
-                    // Python raises IndexError: the list stays as it is.
-                    Some(_) => {}
-                    None if all.is_empty() => {}
-                    None => {
-                        self.scramble(items, &all, all.len() - 1);
                     }
                 }
             }
@@ -413,13 +382,17 @@ impl Interp<'_> {
             }
             (Value::Instance(_), _) => {
                 if let Some(layer) = crate::interp::modules::container_of(object) {
-                    self.delete_item(&Value::Layer(layer), index);
+                    self.delete_item(&Value::Layer(layer), index, range);
                 }
             }
             _ => {}
         }
     }
 
+    /// `x.shape[4]` of a 4-D tensor (`sizes` is what `x.shape` or
+    /// `x.size()` gave): Python raises `IndexError`, so the path ends
+    /// here. In a function shown for any input, sizes made up for it may
+    /// have the wrong count, so the path ends unsaid.
     pub(crate) fn check_size_index(&mut self, sizes: &Value, index: &[Value], range: TextRange) {
         let (Value::Tuple(items), [Value::Int(i)]) = (sizes, index) else {
             return;
