@@ -287,28 +287,33 @@ fn adaptive_pool_rule(
         };
         return raise(Code::PoolInput, message);
     }
-    let sizes: Vec<Option<Dim>> = match output {
-        Some(Value::Int(d)) => vec![Some(d.clone()); n],
-        Some(v) => v
-            .items()
-            .unwrap_or_default()
-            .iter()
-            .map(|i| {
-                if let Value::Int(d) = i {
-                    Some(d.clone())
-                } else {
-                    None
-                }
-            })
-            .collect(),
-        None => vec![None; n],
+    // `None` in the output size keeps that input size; a size nobody can
+    // read (an unread setting, a loop's unknown item) is unknown, never
+    // the input's.
+    let size = |meta: &mut dyn Meta, v: &Value, i: usize| match v {
+        Value::None => dims[dims.len() - n + i].clone(),
+        Value::Opaque(name) => meta.opaque_symbol(name),
+        v => match meta.as_dim(v) {
+            Some(d) => d,
+            None => meta.env_mut().anonymous(),
+        },
+    };
+    let items = match output {
+        Some(v @ (Value::Tuple(_) | Value::List(_))) => v.items(),
+        _ => None,
     };
     let mut out = dims[..dims.len() - n].to_vec();
     for i in 0..n {
-        out.push(match sizes.get(i) {
-            Some(Some(d)) => d.clone(),
-            _ => dims[dims.len() - n + i].clone(),
-        });
+        let d = match (&items, output) {
+            (Some(items), _) => match items.get(i) {
+                Some(item) => size(meta, item, i),
+                None => meta.env_mut().anonymous(),
+            },
+            (None, Some(v @ (Value::Int(_) | Value::Opaque(_)))) => size(meta, v, i),
+            (None, None) => dims[dims.len() - n + i].clone(),
+            (None, Some(_)) => meta.env_mut().anonymous(),
+        };
+        out.push(d);
     }
     Ok(out_known(meta, x, out, x.dtype, device, "adaptive_pool"))
 }
