@@ -299,7 +299,7 @@ impl Interp<'_> {
 
     /// Whether the code running is a class's `__init__`, where values are
     /// configuration (sizes, flags), not data.
-    fn in_constructor(&mut self) -> bool {
+    pub(super) fn in_constructor(&mut self) -> bool {
         self.frame()
             .function
             .as_ref()

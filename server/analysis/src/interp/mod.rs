@@ -241,6 +241,9 @@ pub(crate) struct Interp<'s> {
     pub last_unknown: Option<(TextRange, Rc<str>)>,
     pub unknown_names: FxHashMap<Rc<str>, Rc<str>>,
     pub loop_unknown: Option<Rc<str>>,
+    /// The last call into a package outside the workspace that gave an
+    /// unknown value (see `stmt::process_setting`).
+    pub last_outside_unknown: Option<TextRange>,
     /// What a model summary needs, noted only when one is asked for.
     pub summary: Option<Box<crate::summary::log::SummaryLog>>,
     pub diagnostics: Vec<Diagnostic>,
@@ -485,6 +488,7 @@ impl<'s> Interp<'s> {
             last_unknown: None,
             unknown_names: FxHashMap::default(),
             loop_unknown: None,
+            last_outside_unknown: None,
             built_from_parts: FxHashSet::default(),
             built_unread: FxHashSet::default(),
             forward_ran: FxHashSet::default(),

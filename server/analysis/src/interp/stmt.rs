@@ -60,7 +60,9 @@ impl Interp<'_> {
                     None => return Flow::Normal,
                 };
                 let v = match (value, targets.as_slice()) {
-                    (Some(value), [target]) => parsed_arguments(value, target).unwrap_or(v),
+                    (Some(value), [target]) => parsed_arguments(value, target)
+                        .or_else(|| self.process_setting(value, target, &v))
+                        .unwrap_or(v),
                     _ => v,
                 };
                 if let (Some(annotation), [target]) = (annotation, targets.as_slice())
@@ -436,6 +438,9 @@ impl Interp<'_> {
             // x.shape[1] == self.channels` in a made-up object) is that
             // setting: its name names the size.
             let (va, vb) = (self.eval(left), self.eval(&comparators[0]));
+            if self.assume_sizes(&va, &vb) || self.assume_sizes(&vb, &va) {
+                return;
+            }
             if matches!(
                 (&va, &vb),
                 (Value::Int(_), Value::Int(_) | Value::Opaque(_))
@@ -447,6 +452,51 @@ impl Interp<'_> {
             return;
         }
         let _ = self.eval(test);
+    }
+
+    /// `assert freqs_cis.shape == (x.shape[1], x.shape[-1])`: the tensor
+    /// has those sizes, and a rank nobody knew is theirs. `false` when
+    /// `shape` is no tensor's sizes or `sizes` no tuple of sizes (a list
+    /// is never equal to a `torch.Size`).
+    fn assume_sizes(&mut self, shape: &Value, sizes: &Value) -> bool {
+        let Value::Tuple(wanted) = sizes else {
+            return false;
+        };
+        let Some(wanted) = wanted
+            .iter()
+            .map(|v| self.as_dim(v))
+            .collect::<Option<Vec<Dim>>>()
+        else {
+            return false;
+        };
+        let have: Vec<Dim> = match shape {
+            Value::Tuple(items) => {
+                let Some(dims) = items
+                    .iter()
+                    .map(|v| match v {
+                        Value::Int(d) => Some(d.clone()),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<Dim>>>()
+                else {
+                    return false;
+                };
+                dims
+            }
+            Value::SizeOfVar(var, tail) if wanted.len() >= tail.len() => {
+                let names = vec![None; wanted.len() - tail.len()];
+                let mut dims = self.refine_rank(*var, &names).as_ref().clone();
+                dims.extend(tail.iter().cloned());
+                dims
+            }
+            _ => return false,
+        };
+        if have.len() == wanted.len() {
+            for (a, b) in have.iter().zip(&wanted) {
+                let _ = self.env.unify(a, b);
+            }
+        }
+        true
     }
 
     pub(crate) fn make_function(
@@ -606,6 +656,32 @@ impl Interp<'_> {
         let d = self.env.symbol(name);
         self.opaque_syms.insert(name.clone(), d.clone());
         d
+    }
+}
+
+impl Interp<'_> {
+    /// `model_parallel_size = fs_init.get_model_parallel_world_size()` in a
+    /// constructor: a setting of the process that a package outside the
+    /// workspace gives, which the analysis cannot read but the code names.
+    /// The name stands for the size, as the constructor's own parameters
+    /// do (`n_heads // model_parallel_size` heads). Only a call without
+    /// arguments: its value is the same for every object built, so one
+    /// symbol may stand for it everywhere, where `lib.width(dim)` differs
+    /// from one object to the next. Not an unknown of the user's own code
+    /// either, which may be anything.
+    fn process_setting(&mut self, value: &Expr, target: &Expr, v: &Value) -> Option<Value> {
+        let ExprKind::Name(name) = &target.kind else {
+            return None;
+        };
+        let ExprKind::Call { args, .. } = &value.kind else {
+            return None;
+        };
+        (args.is_empty()
+            && matches!(v, Value::Unknown)
+            && self.last_outside_unknown == Some(value.range)
+            && name != "_"
+            && self.in_constructor())
+        .then(|| Value::Opaque(Rc::from(name.as_str())))
     }
 }
 

@@ -175,7 +175,9 @@ impl Interp<'_> {
             ("abs", [Value::Float(f)]) => Value::Float(f.map(f64::abs)),
             ("round", [Value::Float(f)]) => match f {
                 Some(f) if f.is_finite() => Value::int(f.round_ties_even() as i64),
-                _ => Value::Unknown,
+                Some(_) => Value::Unknown,
+                // Rounded, a float nobody can read is an int nobody can read.
+                None => Value::Int(self.env.anonymous()),
             },
             ("round", [Value::Int(_)]) => args[0].clone(),
             ("min" | "max", _) => {

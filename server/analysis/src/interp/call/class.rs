@@ -183,6 +183,20 @@ impl Interp<'_> {
                     None
                 }
                 (Some(prefix), None) => Some(Value::Opaque(Rc::from(format!("{prefix}.{name}")))),
+                // `n_kv_heads: Optional[int] = None` of a made-up config:
+                // None is the default, one case of many (Llama 2 70B sets
+                // it), so the field may be None or a setting of that name.
+                (Some(prefix), Some(Value::None))
+                    if annotation.is_some_and(|range| {
+                        let text = self.text(&range);
+                        (text.contains("Optional") || text.contains("None"))
+                            && crate::stated::annotation::read(text).is_none()
+                    }) =>
+                {
+                    Some(crate::interp::optional(Value::Opaque(Rc::from(format!(
+                        "{prefix}.{name}"
+                    )))))
+                }
                 (_, default) => default,
             };
             let v = positional

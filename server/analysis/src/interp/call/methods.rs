@@ -80,6 +80,17 @@ impl Interp<'_> {
                 }
             }
 
+            // Only a tensor takes `view` with sizes (an array's `view` takes
+            // a dtype), and `reshape` to sizes makes that shape of anything:
+            // what a layer of another package gave, reshaped so, is a tensor
+            // of those sizes, whatever it was before.
+            Value::Unknown if all_sizes(&args) && kwargs.is_empty() => {
+                let shape = self.fresh_rank_var();
+                let tensor = Value::Tensor(Rc::new(crate::rules::meta::Meta::new_tensor(
+                    self, shape, None, None, "unknown",
+                )));
+                self.call_builtin_method(&tensor, name, args, kwargs, range)
+            }
             Value::Tensor(t) => {
                 let operands: Vec<Value> = std::iter::once(receiver.clone())
                     .chain(args.iter().cloned())
@@ -335,4 +346,21 @@ fn list_index(at: &Value, len: usize) -> Option<i64> {
     let Value::Int(d) = at else { return None };
     let i = d.as_const()?;
     Some(if i < 0 { i + len as i64 } else { i })
+}
+
+/// Whether a call's arguments are sizes and nothing else: ints (`-1`
+/// among them), named settings, or one tuple or list of such. An unknown
+/// one would make the result say little, where a run for made-up inputs
+/// (taken when a call gives nothing) may say more.
+fn all_sizes(args: &[Value]) -> bool {
+    let size = |v: &Value| matches!(v, Value::Int(_) | Value::Opaque(_));
+    match args {
+        [] => false,
+        [Value::Tuple(items)] => !items.is_empty() && items.iter().all(size),
+        [Value::List(items)] => {
+            let items = items.borrow();
+            !items.is_empty() && items.iter().all(size)
+        }
+        _ => args.iter().all(size),
+    }
 }

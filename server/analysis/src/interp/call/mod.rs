@@ -413,6 +413,7 @@ impl Interp<'_> {
                 let at = range;
                 let result = self.call_path(path, args, kwargs, range);
                 if matches!(result, Value::Unknown) {
+                    self.last_outside_unknown = Some(at);
                     self.note_unknown_call(path, &at);
                 }
                 result
@@ -473,7 +474,20 @@ impl Interp<'_> {
             left.range,
             right.range,
         );
-        Some(math_call(if ceil { "ceil" } else { "floor" }, &[quotient]))
+        Some(self.math_call(if ceil { "ceil" } else { "floor" }, &[quotient]))
+    }
+
+    /// `math.floor(x)`, `math.ceil(x)`, `math.sqrt(x)`: what `math_call`
+    /// gives, and a rounding of a float nobody can read is an int nobody
+    /// can read (`math.floor(planes * (base_width / 64.))` channels), which
+    /// the name it is bound to names.
+    fn math_call(&mut self, name: &str, args: &[Value]) -> Value {
+        match (math_call(name, args), name, args) {
+            (Value::Unknown, "floor" | "ceil", [Value::Float(None)]) => {
+                Value::Int(self.env.anonymous())
+            }
+            (result, ..) => result,
+        }
     }
 
     /// A user module's `forward` (or `__call__`) run on `args`. A batch the
@@ -565,7 +579,7 @@ impl Interp<'_> {
             return self.call_value(function, rest.to_vec(), kwargs, range);
         }
         if let Some(name) = path.strip_prefix("math.") {
-            return math_call(name, &args);
+            return self.math_call(name, &args);
         }
         if let Some(items) = self.itertools_call(path, &args, &kwargs) {
             return items;

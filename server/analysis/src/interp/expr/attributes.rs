@@ -153,6 +153,11 @@ impl Interp<'_> {
             Value::Many(..) if matches!(attr, "append" | "extend") => {
                 Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
             }
+            // `x.view(B, T, n_head, hs)` of what a layer of another package
+            // gave: sizes alone say what it becomes (see `call_builtin_method`).
+            Value::Unknown if matches!(attr, "view" | "reshape") => {
+                Value::BuiltinMethod(Box::new(Value::Unknown), Rc::from(attr))
+            }
             _ => Value::Unknown,
         }
     }
