@@ -66,6 +66,9 @@ pub struct ShapeEnv {
     name_counts: FxHashMap<String, u32>,
     /// The shapes of the operands of the op being run (see `set_operands`).
     operands: Vec<std::rc::Rc<Vec<Dim>>>,
+    /// Sizes nobody named, or named only by convention, that the op being
+    /// run solved (see `named_apart`).
+    solved_by_op: Vec<SymId>,
     /// Equalities of two named sizes of one operand that ops needed, in
     /// the order met (see `take_assumptions`).
     assumptions: Vec<(Dim, Dim)>,
@@ -439,6 +442,7 @@ impl ShapeEnv {
         &mut self,
         operands: Vec<std::rc::Rc<Vec<Dim>>>,
     ) -> Vec<std::rc::Rc<Vec<Dim>>> {
+        self.solved_by_op.clear();
         std::mem::replace(&mut self.operands, operands)
     }
 
@@ -467,9 +471,30 @@ impl ShapeEnv {
         if !named(a) || !named(b) {
             return false;
         }
+        // A place whose size nobody named until this op solved it (`?`
+        // of `[B, H, T, ?] + mask[S, S]`, now `S`) does not keep `S` apart
+        // from the size beside it: the code named only one of them.
+        let named_before = |d: &Dim| !self.solved_by_op_through(d, RESOLVE_ROUNDS);
         self.operands.iter().any(|shape| {
-            let at = |x: &Dim| shape.iter().position(|d| self.resolve(d) == *x);
+            let at = |x: &Dim| {
+                shape
+                    .iter()
+                    .position(|d| named_before(d) && self.resolve(d) == *x)
+            };
             matches!((at(a), at(b)), (Some(i), Some(j)) if i != j)
+        })
+    }
+
+    /// Whether `d`, followed through what earlier ops learned, reaches a
+    /// size nobody named until the op being run solved it.
+    fn solved_by_op_through(&self, d: &Dim, rounds: usize) -> bool {
+        d.symbols().into_iter().any(|s| {
+            self.solved_by_op.contains(&s)
+                || (rounds > 0
+                    && self
+                        .replacements
+                        .get(&s)
+                        .is_some_and(|r| self.solved_by_op_through(r, rounds - 1)))
         })
     }
 
@@ -632,6 +657,9 @@ impl ShapeEnv {
         let named = |id: SymId| self.info(id).is_some_and(|i| !i.weak && !i.anonymous);
         if named(s) && solution.symbols().into_iter().any(named) {
             self.named_merges += 1;
+        }
+        if !self.operands.is_empty() && self.info(s).is_none_or(|i| i.weak) {
+            self.solved_by_op.push(s);
         }
         self.replacements.insert(s, solution);
     }

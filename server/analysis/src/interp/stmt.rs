@@ -446,12 +446,36 @@ impl Interp<'_> {
                 (Value::Int(_), Value::Int(_) | Value::Opaque(_))
                     | (Value::Opaque(_), Value::Int(_))
             ) && let (Some(da), Some(db)) = (self.as_dim(&va), self.as_dim(&vb))
+                && !self.assume_multiple(&da, &db)
+                && !self.assume_multiple(&db, &da)
             {
                 let _ = self.env.unify(&da, &db);
             }
             return;
         }
         let _ = self.eval(test);
+    }
+
+    /// `assert self.head_dim * num_heads == embed_dim` with `head_dim =
+    /// embed_dim // num_heads`: `embed_dim` is a multiple of `num_heads`,
+    /// which is what the check says (a reshape to `num_heads` heads of
+    /// `head_dim` then keeps every size). `true` when `product` is `whole`
+    /// rounded down to a multiple of one of its symbols.
+    fn assume_multiple(&mut self, product: &Dim, whole: &Dim) -> bool {
+        let product = self.env.resolve(product);
+        let whole = self.env.resolve(whole);
+        for s in product.symbols() {
+            let factor = Dim::sym(s);
+            if factor == whole {
+                continue;
+            }
+            let rounded = whole.floordiv(&factor).map(|q| q.mul(&factor));
+            if rounded.is_some_and(|r| self.env.resolve(&r) == product) {
+                self.env.assume_divisible(&whole, &factor);
+                return true;
+            }
+        }
+        false
     }
 
     /// `assert freqs_cis.shape == (x.shape[1], x.shape[-1])`: the tensor
