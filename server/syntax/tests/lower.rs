@@ -566,6 +566,42 @@ fn a_star_in_a_bare_tuple_takes_the_whole_chain() {
     assert_eq!(&source[shape.range], "x.shape");
 }
 
+/// In a display of one starred call (`[*default(h, [])]`) and in a call's
+/// arguments, tree-sitter-python reads the star as the callee's,
+/// `(*default)(h, [])`; the lowering stars the call, as Python does.
+#[test]
+fn a_star_before_a_call_stars_the_call() {
+    check(
+        "
+        a = [*default(h, [])]
+        b = (*f(x, y),)
+        c = {*f([1])}
+        g(*f(x, []))
+        d = [*f(x), 1]
+        ",
+        "
+        a = [*default(h, [])]
+        b = (*f(x, y),)
+        c = {*f([1])}
+        g(*f(x, []))
+        d = [*f(x), 1]
+        ",
+    );
+    let source = "a = [*default(h, [])]\n";
+    let file = parse(source);
+    let ExprKind::List(items) = &assigned_value(&file.module.body[0]).kind else {
+        panic!()
+    };
+    let ExprKind::Starred(inner) = &items[0].kind else {
+        panic!("{:?}", items[0].kind)
+    };
+    assert_eq!(&source[inner.range], "default(h, [])");
+    let ExprKind::Call { func, .. } = &inner.kind else {
+        panic!("{:?}", inner.kind)
+    };
+    assert_eq!(&source[func.range], "default");
+}
+
 #[test]
 fn ranges_are_bytes_in_non_ascii_source() {
     let source = "größe = \"日本語\"  # ü\nx = größe\n";

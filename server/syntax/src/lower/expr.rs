@@ -122,9 +122,11 @@ impl Lowerer<'_> {
                     .map(star_outermost)
                     .collect(),
             ),
-            "tuple" | "tuple_pattern" | "pattern_list" => ExprKind::Tuple(self.elements(node)),
-            "list" | "list_pattern" => ExprKind::List(self.elements(node)),
-            "set" => ExprKind::Set(self.elements(node)),
+            "tuple" | "tuple_pattern" | "pattern_list" => {
+                ExprKind::Tuple(self.starred_elements(node))
+            }
+            "list" | "list_pattern" => ExprKind::List(self.starred_elements(node)),
+            "set" => ExprKind::Set(self.starred_elements(node)),
             "dictionary" => self.dictionary(node),
             "list_comprehension" => self.comprehension(node, ComprehensionKind::List),
             "set_comprehension" => self.comprehension(node, ComprehensionKind::Set),
@@ -172,6 +174,16 @@ impl Lowerer<'_> {
         named_children(node)
             .into_iter()
             .map(|element| self.expr(element))
+            .collect()
+    }
+
+    /// The elements of a display, each star moved out to the item: in a
+    /// display of one starred call (`[*default(history, [])]`, `(*f(x),)`)
+    /// tree-sitter-python reads the star as the callee's, `(*f)(x)`.
+    fn starred_elements(&mut self, node: Node<'_>) -> Vec<Expr> {
+        self.elements(node)
+            .into_iter()
+            .map(star_outermost)
             .collect()
     }
 
@@ -325,7 +337,15 @@ impl Lowerer<'_> {
                     Some(name) => Arg::Keyword(self.name(name), self.field_expr(child, "value")),
                     None => Arg::Positional(unknown(child.byte_range().into())),
                 },
-                _ => Arg::Positional(self.expr(child)),
+                // `g(*f(x, []))` read as `g((*f)(x, []))` (see
+                // `star_outermost`): the argument is the call's, spread.
+                _ => match star_outermost(self.expr(child)) {
+                    Expr {
+                        kind: ExprKind::Starred(inner),
+                        ..
+                    } => Arg::Starred(*inner),
+                    item => Arg::Positional(item),
+                },
             };
             args.push(arg);
         }
@@ -513,8 +533,9 @@ impl Lowerer<'_> {
 
 /// tree-sitter-python reads `*x.shape` in a tuple without brackets (`b, c,
 /// device = *x.shape, x.device`) as `(*x).shape`, where Python reads
-/// `*(x.shape)`, as the grammar does in brackets. This moves the star out of
-/// the attribute, subscript or call chain to the item.
+/// `*(x.shape)`, and `[*f(x)]` (a display of one starred call) as
+/// `[(*f)(x)]`. This moves the star out of the attribute, subscript or call
+/// chain to the item.
 fn star_outermost(mut item: Expr) -> Expr {
     match unstar_base(&mut item) {
         Some(star) => Expr {
