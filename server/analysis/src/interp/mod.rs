@@ -6,6 +6,7 @@
 //! by a step budget and a depth limit, so no input can make it hang.
 
 mod alternatives;
+mod asserts;
 mod assign;
 mod assumptions;
 pub(crate) mod call;
@@ -191,6 +192,9 @@ pub(crate) struct Interp<'s> {
     pub sibling_adoptions: Vec<(u32, usize)>,
     /// Symbols for `x.size(i)` of unknown-rank tensors, by (rank variable, index).
     pub var_dims: FxHashMap<(u32, i64), Dim>,
+    /// Dims an `assert x.ndim == n` made, nobody's name yet: the first op
+    /// that knows their meaning names them (see `demand_rank`).
+    pub asserted_dims: FxHashSet<shapels_shapes::SymId>,
     /// Symbols minted for `Opaque` values used as sizes, by name.
     pub opaque_syms: FxHashMap<Rc<str>, Dim>,
     /// Opaque values a torch call took as a size (`torch.arange(0, dim, 2)`):
@@ -444,6 +448,7 @@ impl<'s> Interp<'s> {
             globals: globals.clone(),
             rank_vars: Vec::new(),
             var_dims: FxHashMap::default(),
+            asserted_dims: FxHashSet::default(),
             tail_vars: FxHashMap::default(),
             sibling_vars: FxHashMap::default(),
             sibling_adoptions: Vec::new(),

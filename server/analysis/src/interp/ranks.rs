@@ -404,6 +404,21 @@ impl Interp<'_> {
     pub fn demand_rank(&mut self, shape: &Shape, names: &[&str]) {
         let resolved = self.resolve_shape(shape);
         let v = match &resolved {
+            // Sizes only an assert of the rank made take the names the op
+            // gives them, as the dims of an unknown rank would.
+            Shape::Known(dims) if dims.len() == names.len() && !self.asserted_dims.is_empty() => {
+                for (d, name) in dims.iter().zip(names) {
+                    if self
+                        .env
+                        .resolve(d)
+                        .as_sym()
+                        .is_some_and(|s| self.asserted_dims.contains(&s))
+                    {
+                        let _ = self.conventional_or(Some(d.clone()), name);
+                    }
+                }
+                return;
+            }
             Shape::Known(_) => return,
             Shape::Tail(inner, known) => {
                 if names.len() >= known.len() {

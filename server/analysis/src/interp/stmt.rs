@@ -38,6 +38,7 @@ impl Interp<'_> {
             StmtKind::Expr(e) => {
                 // The receiver of an in-place view op, before the call.
                 let before = self.inplace_view_receiver(e);
+                self.assert_call(e);
                 let v = self.eval(e);
                 self.check_discarded(e, &v);
                 if let Some(old) = before {
@@ -408,119 +409,6 @@ impl Interp<'_> {
             last,
             "raises" | "assertRaises" | "assertRaisesRegex" | "assertRaisesRegexp"
         )
-    }
-
-    /// Learn from `assert` what the user states as fact.
-    fn assume(&mut self, test: &Expr) {
-        if let ExprKind::Compare {
-            left,
-            ops,
-            comparators,
-        } = &test.kind
-            && ops.len() == 1
-            && ops[0] == ast::CmpOp::Eq
-        {
-            // `assert a % b == 0` records divisibility; `assert a == b` unifies.
-            if let ExprKind::BinOp {
-                left: a,
-                op: ast::BinOp::Mod,
-                right: b,
-            } = &left.kind
-                && matches!(comparators[0].kind, ExprKind::Int(0))
-            {
-                let (va, vb) = (self.eval(a), self.eval(b));
-                if let (Some(da), Some(db)) = (self.as_dim(&va), self.as_dim(&vb)) {
-                    self.env.assume_divisible(&da, &db);
-                }
-                return;
-            }
-            // A size compared with a setting nobody passed (`assert
-            // x.shape[1] == self.channels` in a made-up object) is that
-            // setting: its name names the size.
-            let (va, vb) = (self.eval(left), self.eval(&comparators[0]));
-            if self.assume_sizes(&va, &vb) || self.assume_sizes(&vb, &va) {
-                return;
-            }
-            if matches!(
-                (&va, &vb),
-                (Value::Int(_), Value::Int(_) | Value::Opaque(_))
-                    | (Value::Opaque(_), Value::Int(_))
-            ) && let (Some(da), Some(db)) = (self.as_dim(&va), self.as_dim(&vb))
-                && !self.assume_multiple(&da, &db)
-                && !self.assume_multiple(&db, &da)
-            {
-                let _ = self.env.unify(&da, &db);
-            }
-            return;
-        }
-        let _ = self.eval(test);
-    }
-
-    /// `assert self.head_dim * num_heads == embed_dim` with `head_dim =
-    /// embed_dim // num_heads`: `embed_dim` is a multiple of `num_heads`,
-    /// which is what the check says (a reshape to `num_heads` heads of
-    /// `head_dim` then keeps every size). `true` when `product` is `whole`
-    /// rounded down to a multiple of one of its symbols.
-    fn assume_multiple(&mut self, product: &Dim, whole: &Dim) -> bool {
-        let product = self.env.resolve(product);
-        let whole = self.env.resolve(whole);
-        for s in product.symbols() {
-            let factor = Dim::sym(s);
-            if factor == whole {
-                continue;
-            }
-            let rounded = whole.floordiv(&factor).map(|q| q.mul(&factor));
-            if rounded.is_some_and(|r| self.env.resolve(&r) == product) {
-                self.env.assume_divisible(&whole, &factor);
-                return true;
-            }
-        }
-        false
-    }
-
-    /// `assert freqs_cis.shape == (x.shape[1], x.shape[-1])`: the tensor
-    /// has those sizes, and a rank nobody knew is theirs. `false` when
-    /// `shape` is no tensor's sizes or `sizes` no tuple of sizes (a list
-    /// is never equal to a `torch.Size`).
-    fn assume_sizes(&mut self, shape: &Value, sizes: &Value) -> bool {
-        let Value::Tuple(wanted) = sizes else {
-            return false;
-        };
-        let Some(wanted) = wanted
-            .iter()
-            .map(|v| self.as_dim(v))
-            .collect::<Option<Vec<Dim>>>()
-        else {
-            return false;
-        };
-        let have: Vec<Dim> = match shape {
-            Value::Tuple(items) => {
-                let Some(dims) = items
-                    .iter()
-                    .map(|v| match v {
-                        Value::Int(d) => Some(d.clone()),
-                        _ => None,
-                    })
-                    .collect::<Option<Vec<Dim>>>()
-                else {
-                    return false;
-                };
-                dims
-            }
-            Value::SizeOfVar(var, tail) if wanted.len() >= tail.len() => {
-                let names = vec![None; wanted.len() - tail.len()];
-                let mut dims = self.refine_rank(*var, &names).as_ref().clone();
-                dims.extend(tail.iter().cloned());
-                dims
-            }
-            _ => return false,
-        };
-        if have.len() == wanted.len() {
-            for (a, b) in have.iter().zip(&wanted) {
-                let _ = self.env.unify(a, b);
-            }
-        }
-        true
     }
 
     pub(crate) fn make_function(

@@ -84,10 +84,11 @@ pub(super) fn flatten(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
 pub(super) fn unflatten(meta: &mut dyn Meta, call: OpCall<'_>) -> RuleResult {
     let (args, x, dims) = (call.args, &call.x, &call.dims);
     let d = call.dim_arg(meta, 1, "dim", None)?;
-    let sizes = args
-        .get(2, "sizes")
-        .and_then(|v| v.items())
-        .unwrap_or_default();
+    // Sizes of unknown count (`sizes=timestep.shape` of a tensor of
+    // unknown rank) make a tensor of unknown rank, not one without dim `d`.
+    let Some(sizes) = args.get(2, "sizes").and_then(|v| v.items()) else {
+        return Ok(unknown_rank_rule(meta, call.name, x, args, call.device));
+    };
     let mut new = meta.size_dims(&sizes);
     let inferred: Vec<usize> = (0..new.len())
         .filter(|i| meta.env().value(&new[*i]) == Some(-1))
