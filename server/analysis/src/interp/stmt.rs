@@ -569,9 +569,7 @@ impl Interp<'_> {
         self.opaque_syms.insert(name.clone(), d.clone());
         d
     }
-}
 
-impl Interp<'_> {
     /// `model_parallel_size = fs_init.get_model_parallel_world_size()` in a
     /// constructor: a setting of the process that a package outside the
     /// workspace gives, which the analysis cannot read but the code names.
