@@ -12,15 +12,8 @@ use crate::value::Value;
 impl Interp<'_> {
     /// Learn from `assert` what the user states as fact.
     pub(super) fn assume(&mut self, test: &Expr) {
-        if let ExprKind::Compare {
-            left,
-            ops,
-            comparators,
-        } = &test.kind
-            && ops.len() == 1
-            && ops[0] == ast::CmpOp::Eq
-        {
-            if self.assume_rank(left, &comparators[0]) || self.assume_rank(&comparators[0], left) {
+        if let Some((left, right)) = super::control::equality(test) {
+            if self.assume_rank(left, right) || self.assume_rank(right, left) {
                 return;
             }
             // `assert a % b == 0` records divisibility; `assert a == b` unifies.
@@ -29,7 +22,7 @@ impl Interp<'_> {
                 op: ast::BinOp::Mod,
                 right: b,
             } = &left.kind
-                && matches!(comparators[0].kind, ExprKind::Int(0))
+                && matches!(right.kind, ExprKind::Int(0))
             {
                 let (va, vb) = (self.eval(a), self.eval(b));
                 if let (Some(da), Some(db)) = (self.as_dim(&va), self.as_dim(&vb)) {
@@ -40,7 +33,7 @@ impl Interp<'_> {
             // A size compared with a setting nobody passed (`assert
             // x.shape[1] == self.channels` in a made-up object) is that
             // setting: its name names the size.
-            let (va, vb) = (self.eval(left), self.eval(&comparators[0]));
+            let (va, vb) = (self.eval(left), self.eval(right));
             if self.assume_sizes(&va, &vb) || self.assume_sizes(&vb, &va) {
                 return;
             }

@@ -716,18 +716,22 @@ fn restore_attr(
 
 /// `if __name__ == "__main__":`
 pub(crate) fn is_main_guard(test: &Expr) -> bool {
-    if let ExprKind::Compare {
-        left,
-        ops,
-        comparators,
-    } = &test.kind
-        && ops.len() == 1
-        && ops[0] == ast::CmpOp::Eq
-    {
-        let is_name = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == "__name__");
-        let is_main = |e: &Expr| matches!(&e.kind, ExprKind::Str(s) if s == "__main__");
-        return (is_name(left) && is_main(&comparators[0]))
-            || (is_main(left) && is_name(&comparators[0]));
+    let Some((left, right)) = equality(test) else {
+        return false;
+    };
+    let is_name = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == "__name__");
+    let is_main = |e: &Expr| matches!(&e.kind, ExprKind::Str(s) if s == "__main__");
+    (is_name(left) && is_main(right)) || (is_main(left) && is_name(right))
+}
+
+/// The two sides of a test that is one `==` (`a == b`, not `a == b == c`).
+pub(crate) fn equality(test: &Expr) -> Option<(&Expr, &Expr)> {
+    match &test.kind {
+        ExprKind::Compare {
+            left,
+            ops,
+            comparators,
+        } if ops.len() == 1 && ops[0] == ast::CmpOp::Eq => Some((left, &comparators[0])),
+        _ => None,
     }
-    false
 }
