@@ -103,12 +103,10 @@ impl Interp<'_> {
                 };
                 dims
             }
-            Value::SizeOfVar(var, tail) if wanted.len() >= tail.len() => {
-                let names = vec![None; wanted.len() - tail.len()];
-                let mut dims = self.refine_rank(*var, &names).as_ref().clone();
-                dims.extend(tail.iter().cloned());
-                dims
-            }
+            Value::SizeOfVar(var, tail) => match self.sizes_of_rank(*var, tail, wanted.len()) {
+                Some(dims) => dims,
+                None => return true,
+            },
             _ => return false,
         };
         if have.len() == wanted.len() {
@@ -157,16 +155,11 @@ impl Interp<'_> {
         let Value::Tensor(t) = self.eval(tensor) else {
             return false;
         };
-        let known = match self.resolve_shape(&t.shape) {
-            crate::value::Shape::Var(v) => Some((v, 0)),
-            crate::value::Shape::Tail(v, known) => Some((v, known.len())),
-            crate::value::Shape::Known(_) => None,
-        };
-        if let Some((var, tail)) = known
-            && n >= tail
+        let shape = self.resolve_shape(&t.shape);
+        if let Value::SizeOfVar(var, tail) = crate::rules::size_value(&shape)
+            && let Some(dims) = self.sizes_of_rank(var, &tail, n)
         {
-            let dims = self.refine_rank(var, &vec![None; n - tail]);
-            for d in dims.iter() {
+            for d in &dims {
                 if let Some(s) = self.env.resolve(d).as_sym()
                     && self.env.is_anonymous(s)
                 {
@@ -177,20 +170,34 @@ impl Interp<'_> {
         true
     }
 
+    /// The sizes of a tensor of unknown rank (its rank variable's dims, then
+    /// the known `tail`) when it has `n` dims, which fixes the rank; `None`
+    /// when `n` is fewer than the known dims (the assert fails).
+    fn sizes_of_rank(&mut self, var: u32, tail: &[Dim], n: usize) -> Option<Vec<Dim>> {
+        let lead = n.checked_sub(tail.len())?;
+        let mut dims = self.refine_rank(var, &vec![None; lead]).as_ref().clone();
+        dims.extend(tail.iter().cloned());
+        Some(dims)
+    }
+
     /// `_assert(cond, message)`, `torch._assert(cond, message)`: an
     /// assert written as a call (timm's, for tracing), which states the
-    /// same as `assert cond`.
-    pub(super) fn assert_call(&mut self, e: &Expr) {
+    /// same as `assert cond`. `true` when `e` is one, learned from.
+    pub(super) fn assert_call(&mut self, e: &Expr) -> bool {
         let ExprKind::Call { func, args } = &e.kind else {
-            return;
+            return false;
         };
         let named = match &func.kind {
             ExprKind::Name(n) => n == "_assert",
             ExprKind::Attribute { attr, .. } => attr.id == "_assert",
             _ => false,
         };
-        if let (true, Some(ast::Arg::Positional(test))) = (named, args.first()) {
-            self.assume(test);
+        match (named, args.first()) {
+            (true, Some(ast::Arg::Positional(test))) => {
+                self.assume(test);
+                true
+            }
+            _ => false,
         }
     }
 }

@@ -37,8 +37,12 @@ impl Interp<'_> {
         match &stmt.kind {
             StmtKind::Expr(e) => {
                 // The receiver of an in-place view op, before the call.
+                // An assert written as a call (`_assert(cond, msg)`) is
+                // an assert: its message is never a tensor.
+                if self.assert_call(e) {
+                    return Flow::Normal;
+                }
                 let before = self.inplace_view_receiver(e);
-                self.assert_call(e);
                 let v = self.eval(e);
                 self.check_discarded(e, &v);
                 if let Some(old) = before {

@@ -116,12 +116,7 @@ impl Lowerer<'_> {
             "boolean_operator" => self.boolean(node),
             "comparison_operator" => self.comparison(node),
             "conditional_expression" => self.conditional(node),
-            "expression_list" => ExprKind::Tuple(
-                self.elements(node)
-                    .into_iter()
-                    .map(star_outermost)
-                    .collect(),
-            ),
+            "expression_list" => ExprKind::Tuple(self.starred_elements(node)),
             "tuple" | "tuple_pattern" | "pattern_list" => {
                 ExprKind::Tuple(self.starred_elements(node))
             }

@@ -292,7 +292,6 @@ fn adaptive_pool_rule(
     // the input's.
     let size = |meta: &mut dyn Meta, v: &Value, i: usize| match v {
         Value::None => dims[dims.len() - n + i].clone(),
-        Value::Opaque(name) => meta.opaque_symbol(name),
         v => match meta.as_dim(v) {
             Some(d) => d,
             None => meta.env_mut().anonymous(),
