@@ -208,6 +208,16 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         (Value::Class(x), Value::Class(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Path(x), Value::Path(y)) if x == y => a.clone(),
         (Value::Opaque(x), Value::Opaque(y)) if x == y => a.clone(),
+        // A setting nobody gave on one path and a size on the other
+        // (`args.n_heads if args.n_kv_heads is None else args.n_kv_heads`):
+        // on both paths a size, the same one wherever the result is used.
+        // Unknown, it gave each layer built with it a size of its own.
+        (Value::Opaque(_), Value::Int(_)) | (Value::Int(_), Value::Opaque(_)) => {
+            match (interp.as_dim(a), interp.as_dim(b)) {
+                (Some(x), Some(y)) => join_values(interp, &Value::Int(x), &Value::Int(y)),
+                _ => Value::Unknown,
+            }
+        }
         // Layers of different kinds, objects of different classes: one of
         // them, which a call calls each of.
         (x, y) if is_callable_object(x) && is_callable_object(y) && !different_ranks(x, y) => {

@@ -412,20 +412,32 @@ impl<'a> Namer<'a> {
     /// sizes differ only in which made-up sizes they are made of, they are
     /// one size for any input, shown by the names asked for (`2*H`).
     fn made_up_alike<'d>(&self, dims: impl Iterator<Item = &'d Dim>) -> Option<String> {
+        let dims: Vec<Dim> = dims.map(|d| self.env.resolve(d)).collect();
+        let symbols: Vec<Vec<shapels_shapes::SymId>> = dims.iter().map(Dim::symbols).collect();
+        // Sizes every run shares (`model_args.dim` of a config all runs
+        // read) are the same size in each. The ones that differ must have
+        // names: a made-up input's (`H`, `H_2`), or a made-up object's
+        // setting, which each object library mode builds names anew
+        // (`cfg.width`, `cfg.width_2`).
+        let shared = |s: &shapels_shapes::SymId| symbols.iter().all(|syms| syms.contains(s));
         let mut shown: Option<String> = None;
-        for d in dims {
-            let d = self.env.resolve(d);
-            let symbols = d.symbols();
-            if symbols.is_empty()
-                || !symbols
+        for (d, syms) in dims.iter().zip(&symbols) {
+            if syms.is_empty()
+                || !syms
                     .iter()
-                    .all(|s| self.env.info(*s).is_some_and(|i| i.weak && !i.anonymous))
+                    .all(|s| shared(s) || self.env.info(*s).is_some_and(|i| !i.anonymous))
             {
                 return None;
             }
-            let text = self
-                .env
-                .display_with(&d, &|id| self.env.info(id).map(|i| i.base.clone()));
+            let text = self.env.display_with(d, &|id| {
+                self.env.info(id).map(|i| {
+                    if shared(&id) {
+                        i.name.clone()
+                    } else {
+                        i.base.clone()
+                    }
+                })
+            });
             match &shown {
                 Some(before) if *before != text => return None,
                 Some(_) => {}

@@ -557,11 +557,11 @@ impl Interp<'_> {
             };
         }
         // Activation checkpointing recomputes in the backward pass; the
-        // forward pass is the function's own result.
-        if matches!(
-            &**path,
-            "torch.utils.checkpoint.checkpoint" | "torch.utils.checkpoint"
-        ) && let Some((function, rest)) = args.split_first()
+        // forward pass is the function's own result. Only the function:
+        // `torch.utils.checkpoint` itself is a module, and calling it
+        // raises (Pytorch-UNet's `use_checkpointing` does).
+        if &**path == "torch.utils.checkpoint.checkpoint"
+            && let Some((function, rest)) = args.split_first()
         {
             let kwargs = kwargs
                 .into_iter()

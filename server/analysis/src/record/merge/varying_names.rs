@@ -115,6 +115,24 @@ impl Namer<'_> {
         }
         match &names[id] {
             Naming::Plain(name) => name.clone(),
+            Naming::Related(base, Relation::Scaled(factor)) => {
+                // The factor is the same size in every run: shown by the
+                // names the function gives its sizes, as a shape there is.
+                let local = &self.local[scope.min(self.local.len() - 1)];
+                let factor = self
+                    .env
+                    .display_with(factor, &|s| local.get(&Dim::sym(s)).cloned());
+                let base = operand(&self.render(names, *base, scope));
+                // A batch-like factor leads, as people write it (`B*H`).
+                if factor
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                {
+                    format!("{factor}*{base}")
+                } else {
+                    format!("{base}*({factor})")
+                }
+            }
             Naming::Related(base, relation) => relation.render(&self.render(names, *base, scope)),
         }
     }
@@ -200,28 +218,37 @@ enum Naming {
 }
 
 /// How one size follows from another in every run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Relation {
     Plus(i64),
     Times(i64),
     FloorDiv(i64),
+    /// Times a size that is the same in every run: the key width
+    /// `n_kv_heads*head_dim` where the runs differ in the number of heads.
+    Scaled(Dim),
 }
 
 impl Relation {
-    fn render(self, name: &str) -> String {
-        let operand = if name
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-        {
-            name.to_string()
-        } else {
-            format!("({name})")
-        };
+    fn render(&self, name: &str) -> String {
         match self {
-            Relation::Plus(k) => plus_small_constant(name, &Dim::konst(k)).unwrap_or_default(),
-            Relation::Times(c) => format!("{c}*{operand}"),
-            Relation::FloorDiv(c) => format!("{operand} // {c}"),
+            Relation::Plus(k) => plus_small_constant(name, &Dim::konst(*k)).unwrap_or_default(),
+            Relation::Times(c) => format!("{c}*{}", operand(name)),
+            Relation::FloorDiv(c) => format!("{} // {c}", operand(name)),
+            // Rendered by the namer, which knows the function's names.
+            Relation::Scaled(_) => String::new(),
         }
+    }
+}
+
+/// A shown size as an operand of `*` or `//`: bracketed unless one name.
+fn operand(text: &str) -> String {
+    if text
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    {
+        text.to_string()
+    } else {
+        format!("({text})")
     }
 }
 
@@ -254,6 +281,15 @@ fn simple_relation(pairs: &[(&Dim, &Dim)]) -> Option<Relation> {
         if holds(&|d| d.floordiv(&factor)) {
             return Some(Relation::FloorDiv(c));
         }
+    }
+    // A symbolic factor must be one the runs share, and a size of its own
+    // (not a number, which the loop above tried, nor a size of the base).
+    if let Some(factor) = first.exact_div(base)
+        && !factor.is_const()
+        && pairs.iter().all(|(_, theirs)| !theirs.is_const())
+        && holds(&|d| Some(d.mul(&factor)))
+    {
+        return Some(Relation::Scaled(factor));
     }
     None
 }
