@@ -231,6 +231,23 @@ fn products_of_simple_factors_are_shown_factored() {
     assert_eq!(env.display(&h.mul(&w).add(&Dim::konst(1))), "H*W + 1");
 }
 
+/// Within a degree, added terms come before subtracted ones, as a person
+/// writes a convolution's size: `H + 2*(k // 2) - k + 1`, not `-k + H + …`.
+#[test]
+fn added_terms_come_before_subtracted_ones() {
+    let mut env = ShapeEnv::new();
+    let h = env.symbol("H");
+    let k = env.symbol("k");
+    let two = Dim::konst(2);
+    let padded = h
+        .add(&two.mul(&k.floordiv(&two).unwrap()))
+        .sub(&k)
+        .add(&Dim::konst(1));
+    assert_eq!(env.display(&padded), "H + 2*(k // 2) - k + 1");
+    // Nothing added: the first term keeps its sign.
+    assert_eq!(env.display(&h.neg().sub(&k)), "-H - k");
+}
+
 /// A size every term holds is written once in front (`w*(w + h)`, the
 /// Longformer diagonal), with a number all the rest share before it; a
 /// count (`display_count`) stays expanded, as people write parameters.

@@ -6,7 +6,8 @@ use super::{Atom, Dim, Monomial, Repr, SymId, gcd};
 
 impl Dim {
     /// The expression in Python syntax, with symbols spelled by `name`.
-    /// Terms of higher degree come first, the constant last: `2*T + 1`;
+    /// Terms of higher degree come first, the constant last: `2*T + 1`,
+    /// and within a degree the added terms before the subtracted ones;
     /// a polynomial that is a product of simple factors is written as one,
     /// the way a person would: `32*(H - 2)*(W - 2)`, not its expansion.
     pub fn display(&self, name: &dyn Fn(SymId) -> String) -> String {
@@ -63,7 +64,9 @@ impl Dim {
             return parts.join("*");
         }
         let mut terms: Vec<(&[Atom], i64)> = self.terms().collect();
-        terms.sort_by_key(|(m, _)| std::cmp::Reverse(m.len()));
+        // Within a degree, what is added comes before what is taken away,
+        // as a person writes it: `H + 2*(k // 2) - k + 1`, not `-k + H + …`.
+        terms.sort_by_key(|(m, c)| (std::cmp::Reverse(m.len()), *c < 0));
         let mut out = String::new();
         for (i, (mono, coeff)) in terms.iter().enumerate() {
             let coeff = *coeff;
