@@ -115,25 +115,16 @@ impl Namer<'_> {
         }
         match &names[id] {
             Naming::Plain(name) => name.clone(),
-            Naming::Related(base, Relation::Scaled(factor)) => {
-                // The factor is the same size in every run: shown by the
-                // names the function gives its sizes, as a shape there is.
-                let local = &self.local[scope.min(self.local.len() - 1)];
-                let factor = self
-                    .env
-                    .display_with(factor, &|s| local.get(&Dim::sym(s)).cloned());
-                let base = operand(&self.render(names, *base, scope));
-                // A batch-like factor leads, as people write it (`B*H`).
-                if factor
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-                {
-                    format!("{factor}*{base}")
-                } else {
-                    format!("{base}*({factor})")
-                }
+            Naming::Related(base, relation) => {
+                // A factor the runs share is shown by the names the
+                // function gives its sizes, as a shape there is.
+                let local = &self.local[scope];
+                let factor = |d: &Dim| {
+                    self.env
+                        .display_with(d, &|s| local.get(&Dim::sym(s)).cloned())
+                };
+                relation.render(&self.render(names, *base, scope), &factor)
             }
-            Naming::Related(base, relation) => relation.render(&self.render(names, *base, scope)),
         }
     }
 
@@ -223,19 +214,29 @@ enum Relation {
     Plus(i64),
     Times(i64),
     FloorDiv(i64),
-    /// Times a size that is the same in every run: the key width
-    /// `n_kv_heads*head_dim` where the runs differ in the number of heads.
+    /// Times a size that is the same in every run: the rows `B*H` of a
+    /// map's reshape where the runs differ in its height.
     Scaled(Dim),
 }
 
 impl Relation {
-    fn render(&self, name: &str) -> String {
+    /// The relation applied to the size shown as `name`; `factor` shows a
+    /// size every run shares.
+    fn render(&self, name: &str, factor: &dyn Fn(&Dim) -> String) -> String {
         match self {
             Relation::Plus(k) => plus_small_constant(name, &Dim::konst(*k)).unwrap_or_default(),
             Relation::Times(c) => format!("{c}*{}", operand(name)),
             Relation::FloorDiv(c) => format!("{} // {c}", operand(name)),
-            // Rendered by the namer, which knows the function's names.
-            Relation::Scaled(_) => String::new(),
+            Relation::Scaled(d) => {
+                let shown = factor(d);
+                // A factor of one name leads, as people write a batch
+                // (`B*H`); a compound one follows in brackets.
+                if operand(&shown) == shown {
+                    format!("{shown}*{}", operand(name))
+                } else {
+                    format!("{}*({shown})", operand(name))
+                }
+            }
         }
     }
 }
