@@ -310,10 +310,6 @@ fn is_callable_object(v: &Value) -> bool {
     )
 }
 
-/// Layers for inputs of different ranks (`Conv1d` or `Conv3d`, what
-/// `conv_nd(dims, ...)` gives for an undecided `dims`): calling both on an
-/// input of unknown rank would give it the rank each demands, one after
-/// the other. Such alternatives are no object the analysis can follow.
 /// Dims of two paths, one by one: each where both agree, else unknown.
 fn join_dims(interp: &mut Interp<'_>, dx: &[Dim], dy: &[Dim]) -> Vec<Dim> {
     dx.iter()
@@ -352,6 +348,10 @@ fn join_siblings(interp: &mut Interp<'_>, a: u32, b: u32) -> Shape {
         .unwrap_or_else(|| interp.fresh_rank_var())
 }
 
+/// Layers for inputs of different ranks (`Conv1d` or `Conv3d`, what
+/// `conv_nd(dims, ...)` gives for an undecided `dims`): calling both on an
+/// input of unknown rank would give it the rank each demands, one after
+/// the other. Such alternatives are no object the analysis can follow.
 fn different_ranks(x: &Value, y: &Value) -> bool {
     let ranks = |v: &Value| -> Vec<usize> {
         match v {
