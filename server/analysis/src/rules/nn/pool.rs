@@ -308,9 +308,9 @@ fn adaptive_pool_rule(
                 Some(item) => size(meta, item, i),
                 None => meta.env_mut().anonymous(),
             },
-            (None, Some(v @ (Value::Int(_) | Value::Opaque(_)))) => size(meta, v, i),
+            // One size for every spatial dim (`AdaptiveAvgPool2d(7)`).
+            (None, Some(v)) => size(meta, v, i),
             (None, None) => dims[dims.len() - n + i].clone(),
-            (None, Some(_)) => meta.env_mut().anonymous(),
         };
         out.push(d);
     }
