@@ -180,6 +180,66 @@ impl Interp<'_> {
         Shape::known(dims)
     }
 
+    /// A made-up input of unknown rank (a parameter of a function run for
+    /// any input, whose own code says nothing of its rank) passed where the
+    /// callee's annotation or docstring states a shape of fixed rank takes
+    /// that shape: the callee's words are all that is known of it, as they
+    /// would be had the callee itself been run for any input. A name the
+    /// call's other arguments already bound (`N` of `x: [N x C x ...]`) is
+    /// their size; any other is a new size of that name, which a name the
+    /// caller's code gives it outranks. A tensor some
+    /// code made is never reshaped by a claim: only where nothing at all is
+    /// known of the rank does documentation fill it in.
+    pub(super) fn settle_made_up_rank(
+        &mut self,
+        stated: &StatedShape,
+        tensor: &crate::value::Tensor,
+        memo: &mut super::Memo,
+    ) {
+        let Shape::Var(var) = self.resolve_shape(&tensor.shape) else {
+            return;
+        };
+        if !self.var_sources.contains_key(&var)
+            || stated
+                .dims
+                .iter()
+                .any(|d| matches!(d, StatedDim::Many(_) | StatedDim::Size(0)))
+        {
+            return;
+        }
+        let mut dims = Vec::with_capacity(stated.dims.len());
+        for d in &stated.dims {
+            let dim = match d {
+                // The callee's word for a size is weaker than a name the
+                // caller's own code gives it (`channels` of the layer the
+                // input meets first).
+                StatedDim::Name(n) if !memo.sizes.contains_key(n) => {
+                    let dim = self.env.weak_symbol(n);
+                    memo.sizes.insert(n.clone(), dim.clone());
+                    dim
+                }
+                d => self
+                    .stated_dim(d, &mut memo.sizes)
+                    .unwrap_or_else(|| self.env.anonymous()),
+            };
+            dims.push(dim);
+        }
+        // Sizes read of the input before (`emb.size(0)`) are these dims.
+        let n = dims.len() as i64;
+        for (i, dim) in dims.iter().enumerate() {
+            let i = i as i64;
+            if let Some(earlier) = self
+                .var_dims
+                .get(&(var, i))
+                .or_else(|| self.var_dims.get(&(var, i - n)))
+                .cloned()
+            {
+                let _ = self.env.unify(&earlier, dim);
+            }
+        }
+        self.set_rank(var, Rc::new(dims));
+    }
+
     fn stated_dim(&mut self, d: &StatedDim, symbols: &mut FxHashMap<String, Dim>) -> Option<Dim> {
         match d {
             StatedDim::Size(n) => Some(Dim::konst(*n)),

@@ -28,7 +28,7 @@ use crate::value::{Function, Shape, Tensor, Value};
 /// memo keeps them: single sizes, and the dims of each `*name`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Memo {
-    sizes: FxHashMap<String, Dim>,
+    pub(super) sizes: FxHashMap<String, Dim>,
     many: FxHashMap<String, Vec<Dim>>,
     /// The `*name`s some parameter wrote `*#name`: they broadcast wherever
     /// they recur (the return annotation's `*name` too).
@@ -337,6 +337,7 @@ impl Interp<'_> {
             } else {
                 &mut doc_memo
             };
+            self.settle_made_up_rank(&claim.shape, &tensor, memo);
             let Some(why) = self.stated_mismatch(&claim.shape, &tensor, memo) else {
                 continue;
             };
