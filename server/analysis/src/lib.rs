@@ -165,6 +165,7 @@ fn finish(
                 heads: view.var_heads(),
                 tails: view.var_tails(),
                 variadic_names: view.variadic_names(),
+                made_up: view.open_made_up_ranks(),
                 static_shapes: config.static_shapes,
                 place: &|offset| view.modules.place(offset),
                 scopes: scopes.clone(),

@@ -193,13 +193,13 @@ impl Interp<'_> {
     }
 
     /// Runs a method no call reached on each object built of its class
-    /// (`receivers`: what it is called on for each), all on the same
-    /// made-up input, so that their shapes relate. But what one object's
-    /// run learned of the input (its width, from a first layer) is not the
-    /// input of another built otherwise (`Proj(16, 32)` and `Proj(32, 8)`,
-    /// the huge and the large model of three factories): an object whose
-    /// run with the shared input fails runs again on an input of its own,
-    /// and only that run's errors count.
+    /// (`receivers`: what it is called on for each), each on a made-up
+    /// input of its own. What one object's run learns of its input (three
+    /// channels, from a first layer `Conv2d(3, ch, 3)`) is not the input of
+    /// another built otherwise (`Conv2d(ch, ch, 1)`): on one shared input,
+    /// the second run would learn that `ch` is 3, for the whole file. The
+    /// runs' names still line up where they are made alike (`N`, `N_2` are
+    /// shown as `N`; see `record::merge`).
     fn run_on_instances(
         &mut self,
         method: &Rc<Function>,
@@ -208,26 +208,15 @@ impl Interp<'_> {
         declared: bool,
         forward: bool,
     ) {
-        let (args, kwargs) = self.generic_args(method, forward);
-        for (i, (instance, receiver)) in instances.iter().zip(receivers).enumerate() {
+        for (instance, receiver) in instances.iter().zip(receivers) {
             if !matches!(instance, Value::Instance(_)) {
                 continue;
             }
-            let before = self.diagnostics.len();
+            let (args, kwargs) = self.generic_args(method, forward);
             self.recorder.declared = declared;
             self.open_call = true;
             let at = TextRange::new(0, 0);
-            let _ = self.call_function(method, receiver.clone(), args.clone(), kwargs.clone(), at);
-            let failed = self.diagnostics[before..]
-                .iter()
-                .any(|d| d.severity == crate::report::Severity::Error);
-            if i > 0 && failed {
-                self.diagnostics.truncate(before);
-                let (own, own_kwargs) = self.generic_args(method, forward);
-                self.recorder.declared = declared;
-                self.open_call = true;
-                let _ = self.call_function(method, receiver.clone(), own, own_kwargs, at);
-            }
+            let _ = self.call_function(method, receiver.clone(), args, kwargs, at);
         }
     }
 

@@ -282,6 +282,18 @@ impl Interp<'_> {
         out
     }
 
+    /// The rank variables of made-up inputs that nothing refined, by the
+    /// variable each now resolves to.
+    pub fn open_made_up_ranks(&self) -> rustc_hash::FxHashSet<u32> {
+        self.var_sources
+            .keys()
+            .filter_map(|&v| match self.resolve_shape(&Shape::Var(v)) {
+                Shape::Var(w) => Some(w),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn var_heads(&self) -> FxHashMap<u32, Vec<Dim>> {
         let mut out: FxHashMap<u32, Vec<Dim>> = FxHashMap::default();
         for &(v, _) in self.var_dims.keys() {

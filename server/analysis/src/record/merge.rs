@@ -20,8 +20,10 @@ use crate::workspace::is_local;
 use super::ScalarSite;
 use super::run_values::Values;
 
+mod ranks;
 mod varying_names;
 
+use ranks::{Variadic, line_up};
 use varying_names::Varying;
 pub(super) use varying_names::name_varying;
 
@@ -70,6 +72,10 @@ pub(super) struct Namer<'a> {
     pub tails: FxHashMap<u32, Vec<Dim>>,
     /// Names annotations gave rank variables (`*bs`), shown for them.
     pub variadic_names: FxHashMap<u32, std::rc::Rc<str>>,
+    /// The rank variables of made-up inputs whose rank nothing fixed: a
+    /// run on such an input, with nothing read of it, says nothing of the
+    /// shape (see `merge`).
+    pub made_up: FxHashSet<u32>,
     /// Per function (as `local`), the rank variables shown as the leading
     /// dims of shapes that end in known ones (`[*batch, C]`).
     pub lead_vars: FxHashMap<usize, FxHashSet<u32>>,
@@ -245,6 +251,7 @@ impl<'a> Namer<'a> {
             scope: 0,
             site: 0,
             heads: FxHashMap::default(),
+            made_up: FxHashSet::default(),
             tails: FxHashMap::default(),
             variadic_names: FxHashMap::default(),
             lead_vars: FxHashMap::default(),
@@ -495,14 +502,6 @@ fn scope_of(scopes: &[TextRange], start: usize) -> usize {
         .unwrap_or(scopes.len())
 }
 
-/// Where a shape of unknown rank has its unknown dims.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Variadic {
-    None,
-    Lead,
-    Trail,
-}
-
 pub(super) fn merge(
     hits: &[Rc<Tensor>],
     calls: &[u32],
@@ -526,13 +525,19 @@ pub(super) fn merge(
     // Whether every run is only the leading dims its function shows
     // elsewhere (see `Namer::only_lead_var`).
     let mut only_shared_lead = true;
+    // The runs on a made-up input that nothing in them said anything of
+    // (a block whose first layer is an `Identity` in one of the objects
+    // built): they leave the shape to the runs that know it.
+    let mut silent: Vec<bool> = Vec::with_capacity(hits.len());
     for (i, t) in hits.iter().enumerate() {
         // Runs of the same tensor (a repeated call) resolve alike.
         if i > 0 && Rc::ptr_eq(t, &hits[i - 1]) {
             let previous = shapes[i - 1].clone();
             shapes.push(previous);
+            silent.push(silent[i - 1]);
             continue;
         }
+        silent.push(false);
         let shape = match resolve(&t.shape) {
             Shape::Known(d) => Some((
                 Variadic::None,
@@ -568,6 +573,7 @@ pub(super) fn merge(
                     shapes.push(Some((Variadic::Lead, Vec::new())));
                     continue;
                 } else if head.is_empty() {
+                    silent[i] = tail.is_empty() && namer.made_up.contains(&v);
                     None
                 } else {
                     Some((
@@ -580,32 +586,24 @@ pub(super) fn merge(
         only_shared_lead = false;
         shapes.push(shape);
     }
+    let kept_calls: Vec<u32>;
+    let mut calls = calls;
+    if silent.iter().any(|s| *s) && !silent.iter().all(|s| *s) {
+        kept_calls = calls
+            .iter()
+            .zip(&silent)
+            .filter(|(_, s)| !**s)
+            .map(|(c, _)| *c)
+            .collect();
+        calls = &kept_calls;
+        let mut quiet = silent.iter();
+        shapes.retain(|_| !quiet.next().copied().unwrap_or(false));
+    }
     let shape = if shapes.iter().any(Option::is_none) || shapes.is_empty() {
         None
     } else {
         let mut shapes: Vec<(Variadic, Vec<Dim>)> = shapes.into_iter().flatten().collect();
-        // A function used on tensors of several ranks (a helper that works
-        // on the last dims, called on `[B, T, C]` and `[B, H, T, C]`): the
-        // dims all runs have at the end, after a variadic head. The
-        // shortest run's first dim goes into the head too, unless it is its
-        // only dim (a vector's features, `[C]` and `[B, C]`): the longer
-        // runs hold more dims before it, so it is a leading (batch-like)
-        // dim, and lining it up with a dim of theirs would show a
-        // coincidence (`[2, T, C]` and `[B, 2, T, C]`).
-        if shapes.iter().all(|(v, _)| *v == Variadic::None)
-            && shapes.iter().any(|(_, d)| d.len() != shapes[0].1.len())
-        {
-            let shortest = shapes.iter().map(|(_, d)| d.len()).min().unwrap_or(0);
-            let kept = if shortest == 1 {
-                1
-            } else {
-                shortest.saturating_sub(1)
-            };
-            for (variadic, dims) in &mut shapes {
-                *variadic = Variadic::Lead;
-                dims.drain(..dims.len() - kept);
-            }
-        }
+        line_up(&mut shapes);
         let variadic = shapes[0].0;
         let shapes: Vec<Vec<Dim>> = if shapes.iter().all(|(v, _)| *v == variadic) {
             shapes.into_iter().map(|(_, d)| d).collect()

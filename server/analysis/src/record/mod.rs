@@ -34,6 +34,8 @@ pub(crate) struct FinishView<'a> {
     pub tails: FxHashMap<u32, Vec<Dim>>,
     /// Names annotations gave rank variables (`*bs`).
     pub variadic_names: FxHashMap<u32, std::rc::Rc<str>>,
+    /// The rank variables of made-up inputs whose rank nothing fixed.
+    pub made_up: FxHashSet<u32>,
     pub static_shapes: bool,
     /// Where an offset of another file is (`enc.py:5`).
     pub place: &'a dyn Fn(usize) -> Option<String>,
@@ -664,6 +666,7 @@ impl Recorder {
         namer.heads = heads;
         namer.tails = view.tails.clone();
         namer.variadic_names = variadic_names;
+        namer.made_up = view.made_up.clone();
         // Per function, the rank variables shown as the leading dims of a
         // shape that ends in known ones (`x: [*batch, C]`): where one alone
         // is, `[*batch]` says which dims a tensor has (`x.sum(-1)`).
