@@ -208,6 +208,9 @@ pub(crate) struct Interp<'s> {
     /// The name of the made-up input each rank variable stands for, so
     /// that `src.shape[1]` is named `src_1` wherever it is read.
     pub var_sources: FxHashMap<u32, Rc<str>>,
+    /// The count of frames below the function each made-up input was made
+    /// for (see `settle_made_up_rank`), by its rank variable.
+    pub made_up_depth: FxHashMap<u32, usize>,
     pub steps: u64,
     /// Steps taken in imported files' code called from this file.
     pub foreign_steps: u64,
@@ -456,6 +459,7 @@ impl<'s> Interp<'s> {
             opaque_numbers: FxHashSet::default(),
             mode_defaults: FxHashMap::default(),
             var_sources: FxHashMap::default(),
+            made_up_depth: FxHashMap::default(),
             steps: 0,
             foreign_steps: 0,
             import_steps: 0,

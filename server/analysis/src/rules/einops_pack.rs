@@ -4,7 +4,8 @@
 //! `pack([x], 'b *')` of `[b, c, h, w]` is `[b, c*h*w]` with the packed
 //! shapes `[(c, h, w)]`; `unpack(y, ps, 'b *')` gives `[b, c, h, w]` back.
 //! A tensor of unknown rank packs along a `*` that takes its leading dims
-//! (`'* d'`), where the shape it had stays known as the rank variable.
+//! (`'* d'`), or the dims after its first ones (`'b * d'`), where the
+//! shape it had stays known as the rank variable.
 
 use std::rc::Rc;
 
@@ -50,7 +51,7 @@ fn packed_one(
     let mut shape = meta.resolve_shape(&x.shape);
     // einops needs the dims the pattern names after the `*`: a tensor of
     // unknown rank has them, named as the pattern names them.
-    if before == 0 && matches!(shape, Shape::Var(_)) {
+    if matches!(shape, Shape::Var(_)) && (before == 0 || after > 0) {
         shape = meta.demand_named_suffix(&shape, names_after);
     }
     match &shape {
@@ -77,6 +78,25 @@ fn packed_one(
             out.extend(known[known.len() - after..].iter().cloned());
             let packed = out_known(meta, x, out, x.dtype, x.device.clone(), "pack");
             Some((packed, Value::SizeOfVar(*var, Rc::new(kept.to_vec()))))
+        }
+        // `'b * d'` of `[*batch, d]`: the first sizes are the rank
+        // variable's own, and the `*` takes the dims after them. Its
+        // sizes stand for the variable's dims, those first sizes included
+        // (see `unpack`).
+        Shape::Var(var) | Shape::Tail(var, _) if before > 0 => {
+            let known = match &shape {
+                Shape::Tail(_, known) => known.as_ref().clone(),
+                _ => Vec::new(),
+            };
+            if known.len() < after {
+                return None;
+            }
+            let mut out: Vec<_> = (0..before).map(|i| meta.var_dim(*var, i as i64)).collect();
+            out.push(meta.env_mut().anonymous());
+            out.extend(known[known.len() - after..].iter().cloned());
+            let packed = out_known(meta, x, out, x.dtype, x.device.clone(), "pack");
+            let kept = known[..known.len() - after].to_vec();
+            Some((packed, Value::SizeOfVar(*var, Rc::new(kept))))
         }
         _ => None,
     }
@@ -144,6 +164,28 @@ fn unpack(meta: &mut dyn Meta, args: &Args) -> Value {
     let mut out = Vec::new();
     for shape in &shapes {
         let value = match shape {
+            // Packed with first sizes of its own (`'b * d'`): the unpacked
+            // tensor has the variable's dims again where the tensor unpacked
+            // keeps those first sizes.
+            Value::SizeOfVar(var, known) if before > 0 => {
+                let same_outer = outer.iter().enumerate().all(|(i, d)| {
+                    let own = meta.var_dim(*var, i as i64);
+                    meta.env().known_equal(&own, d)
+                });
+                if !same_outer {
+                    return Value::Unknown;
+                }
+                let mut tail = known.as_ref().clone();
+                tail.extend(inner.iter().cloned());
+                out_shape(
+                    meta,
+                    &x,
+                    Shape::of_sizes(*var, &Rc::new(tail)),
+                    x.dtype,
+                    x.device.clone(),
+                    "unpack",
+                )
+            }
             Value::SizeOfVar(var, known) if before == 0 => {
                 let mut tail = known.as_ref().clone();
                 tail.extend(inner.iter().cloned());

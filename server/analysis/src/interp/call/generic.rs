@@ -431,6 +431,7 @@ impl Interp<'_> {
         let shape = self.fresh_rank_var();
         if let crate::value::Shape::Var(v) = shape {
             self.var_sources.insert(v, Rc::from(name));
+            self.made_up_depth.insert(v, self.frames.len());
         }
         // Nothing says what dtype an argument has: unknown, so no dtype rule
         // can fire on a guess.

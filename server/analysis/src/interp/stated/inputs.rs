@@ -189,7 +189,9 @@ impl Interp<'_> {
     /// their size; any other is a new size of that name, which a name the
     /// caller's code gives it outranks. A tensor some
     /// code made is never reshaped by a claim: only where nothing at all is
-    /// known of the rank does documentation fill it in.
+    /// known of the rank does documentation fill it in. Only the function
+    /// the input was made up for hands it on so: what a callee deeper down
+    /// states is what the functions between pass it, not what the input is.
     pub(super) fn settle_made_up_rank(
         &mut self,
         stated: &StatedShape,
@@ -199,7 +201,7 @@ impl Interp<'_> {
         let Shape::Var(var) = self.resolve_shape(&tensor.shape) else {
             return;
         };
-        if !self.var_sources.contains_key(&var)
+        if self.made_up_depth.get(&var).map(|d| d + 1) != Some(self.frames.len())
             || stated
                 .dims
                 .iter()

@@ -337,7 +337,15 @@ impl Interp<'_> {
             } else {
                 &mut doc_memo
             };
-            self.settle_made_up_rank(&claim.shape, &tensor, memo);
+            // A module's `forward` documents what every caller passes it;
+            // a helper's docstring, the use it was written for (diffusers'
+            // sincos embedding documents `pos: (M,)` and is called with a
+            // 2-D `timestep` where diffusion forcing is on). An annotation
+            // is a contract either way.
+            let module_input = f.owner.is_some() && f.def.name.id == "forward";
+            if claim.annotation || module_input {
+                self.settle_made_up_rank(&claim.shape, &tensor, memo);
+            }
             let Some(why) = self.stated_mismatch(&claim.shape, &tensor, memo) else {
                 continue;
             };
