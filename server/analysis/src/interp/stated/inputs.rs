@@ -187,11 +187,11 @@ impl Interp<'_> {
     /// would be had the callee itself been run for any input. A name the
     /// call's other arguments already bound (`N` of `x: [N x C x ...]`) is
     /// their size; any other is a new size of that name, which a name the
-    /// caller's code gives it outranks. A tensor some
-    /// code made is never reshaped by a claim: only where nothing at all is
-    /// known of the rank does documentation fill it in. Only the function
-    /// the input was made up for hands it on so: what a callee deeper down
-    /// states is what the functions between pass it, not what the input is.
+    /// caller's code gives it outranks. A tensor some code made is never
+    /// reshaped by a claim: only where nothing at all is known of the rank
+    /// does documentation fill it in. Only the function the input was made
+    /// up for hands it on so: what a callee deeper down states is what the
+    /// functions between pass it, not what the input is.
     pub(super) fn settle_made_up_rank(
         &mut self,
         stated: &StatedShape,
