@@ -282,6 +282,16 @@ impl Interp<'_> {
         out
     }
 
+    /// The size read earlier at index `i` of a rank variable now found to
+    /// have `rank` dims: read from the front (`x.size(1)`) or, counted from
+    /// the end, from the back (`x.size(-1)`).
+    pub(crate) fn read_before(&self, var: u32, i: i64, rank: i64) -> Option<Dim> {
+        self.var_dims
+            .get(&(var, i))
+            .or_else(|| self.var_dims.get(&(var, i - rank)))
+            .cloned()
+    }
+
     /// The rank variables of made-up inputs that nothing refined, by the
     /// variable each now resolves to.
     pub fn open_made_up_ranks(&self) -> rustc_hash::FxHashSet<u32> {
@@ -447,11 +457,7 @@ impl Interp<'_> {
             .enumerate()
             .map(|(i, name)| {
                 let i = i as i64;
-                let earlier = self
-                    .var_dims
-                    .get(&(*v, i))
-                    .or_else(|| self.var_dims.get(&(*v, i - n)))
-                    .cloned();
+                let earlier = self.read_before(*v, i, n);
                 self.conventional_or(earlier, name)
             })
             .collect();
@@ -484,11 +490,7 @@ impl Interp<'_> {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let earlier = self
-                    .var_dims
-                    .get(&(var, i as i64))
-                    .or_else(|| self.var_dims.get(&(var, i as i64 - count)))
-                    .cloned();
+                let earlier = self.read_before(var, i as i64, count);
                 let fresh = match (n, &group) {
                     (Some(name), _) => self.env.symbol(name),
                     (None, Some(name)) => self.env.weak_symbol(name),
@@ -548,11 +550,7 @@ impl Interp<'_> {
             let n = dims.len() as i64;
             let mut base_dims = dims.as_ref().clone();
             for (i, d) in base_dims.iter_mut().enumerate() {
-                let earlier = self
-                    .var_dims
-                    .get(&(base, i as i64))
-                    .or_else(|| self.var_dims.get(&(base, i as i64 - n)))
-                    .cloned();
+                let earlier = self.read_before(base, i as i64, n);
                 let changed = changes.iter().any(|(j, _)| *j == i);
                 match (earlier, changed) {
                     (Some(e), true) => *d = e,

@@ -164,10 +164,10 @@ fn unpack(meta: &mut dyn Meta, args: &Args) -> Value {
     let mut out = Vec::new();
     for shape in &shapes {
         let value = match shape {
-            // Packed with first sizes of its own (`'b * d'`): the unpacked
-            // tensor has the variable's dims again where the tensor unpacked
-            // keeps those first sizes.
-            Value::SizeOfVar(var, known) if before > 0 => {
+            // The rank variable's dims, then the dims after the `*`. Packed
+            // with first sizes of its own (`'b * d'`), the variable holds
+            // those too: the tensor unpacked must keep them.
+            Value::SizeOfVar(var, known) => {
                 let same_outer = outer.iter().enumerate().all(|(i, d)| {
                     let own = meta.var_dim(*var, i as i64);
                     meta.env().known_equal(&own, d)
@@ -181,18 +181,6 @@ fn unpack(meta: &mut dyn Meta, args: &Args) -> Value {
                     meta,
                     &x,
                     Shape::of_sizes(*var, &Rc::new(tail)),
-                    x.dtype,
-                    x.device.clone(),
-                    "unpack",
-                )
-            }
-            Value::SizeOfVar(var, known) if before == 0 => {
-                let mut tail = known.as_ref().clone();
-                tail.extend(inner.iter().cloned());
-                out_shape(
-                    meta,
-                    &x,
-                    Shape::Tail(*var, Rc::new(tail)),
                     x.dtype,
                     x.device.clone(),
                     "unpack",

@@ -230,12 +230,7 @@ impl Interp<'_> {
         let n = dims.len() as i64;
         for (i, dim) in dims.iter().enumerate() {
             let i = i as i64;
-            if let Some(earlier) = self
-                .var_dims
-                .get(&(var, i))
-                .or_else(|| self.var_dims.get(&(var, i - n)))
-                .cloned()
-            {
+            if let Some(earlier) = self.read_before(var, i, n) {
                 let _ = self.env.unify(&earlier, dim);
             }
         }
