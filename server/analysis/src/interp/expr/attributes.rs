@@ -228,6 +228,13 @@ impl Interp<'_> {
                 if attr == "module" && crate::interp::call::is_module_class(&inst.class) {
                     return object.clone();
                 }
+                // A module's mode is a flag the analysis does not follow
+                // through `train()`/`eval()` of user modules: both paths
+                // of `if self.training:` run, and `self.training and
+                // not exists(topk)` is false wherever `topk` is given.
+                if attr == "training" && crate::interp::call::is_module_class(&inst.class) {
+                    return Value::Bool(None);
+                }
                 if crate::interp::call::is_module_class(&inst.class) {
                     Value::BuiltinMethod(Box::new(object.clone()), Rc::from(attr))
                 } else {
