@@ -272,7 +272,10 @@ impl Interp<'_> {
 
     /// A class or function library mode runs next starts in fake mode,
     /// and names its own unknowns: `hidden_dim` of one model is not
-    /// `hidden_dim` of another.
+    /// `hidden_dim` of another. It has its own share of steps in other
+    /// files' code: the blocks of a file are run one after another, and
+    /// the layers they build from a package (timm's `ConvNormAct`) would
+    /// otherwise leave nothing to the last ones, which showed nothing.
     fn begin_entry(&mut self) {
         self.mode = ModeState {
             fake: true,
@@ -280,6 +283,7 @@ impl Interp<'_> {
         };
         self.opaque_syms.clear();
         self.opaque_numbers.clear();
+        self.foreign_steps = 0;
     }
 
     fn run_functions(&mut self, functions: Vec<Rc<Function>>) {

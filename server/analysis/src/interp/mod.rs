@@ -119,6 +119,12 @@ const STEP_BUDGET: u64 = 400_000;
 /// base classes (`PreTrainedModel.post_init`) would otherwise take all of
 /// it, and the file's own code none.
 const FOREIGN_BUDGET: u64 = 20_000;
+/// The part of the file's budget all calls into imported files' code may
+/// take together (one in this many steps): each entry of library mode
+/// has `FOREIGN_BUDGET` of its own, and a file of many entries (a test
+/// file that builds a package's model in each test) must still keep most
+/// of its budget for its own code.
+const FOREIGN_SHARE: u64 = 4;
 /// The steps imported modules' top levels may take, apart from the file's
 /// budget: that work is shared with later analyses (see
 /// `workspace::executed`), so it must not change what is left for the
@@ -212,8 +218,11 @@ pub(crate) struct Interp<'s> {
     /// for (see `settle_made_up_rank`), by its rank variable.
     pub made_up_depth: FxHashMap<u32, usize>,
     pub steps: u64,
-    /// Steps taken in imported files' code called from this file.
+    /// Steps taken in imported files' code called from this file, since
+    /// the entry library mode runs now began (see `begin_entry`).
     pub foreign_steps: u64,
+    /// Steps taken in imported files' code called from this file, in all.
+    pub foreign_total: u64,
     /// Steps taken running imported modules' top levels.
     pub import_steps: u64,
     /// The modules whose top levels this analysis ran or was charged for,
@@ -462,6 +471,7 @@ impl<'s> Interp<'s> {
             made_up_depth: FxHashMap::default(),
             steps: 0,
             foreign_steps: 0,
+            foreign_total: 0,
             import_steps: 0,
             imports_paid: Vec::new(),
             imports_paid_set: FxHashSet::default(),
@@ -581,6 +591,7 @@ impl<'s> Interp<'s> {
         }
         if self.in_foreign_code() {
             self.foreign_steps += 1;
+            self.foreign_total += 1;
         }
         !self.out_of_budget()
     }
@@ -612,7 +623,7 @@ impl<'s> Interp<'s> {
         self.cancelled
             || self.abandoned
             || self.steps > self.budget
-            || (self.foreign_steps > FOREIGN_BUDGET && self.in_foreign_code())
+            || (!self.foreign_budget_left() && self.in_foreign_code())
     }
 
     /// Whether the code running now is another file's.
@@ -622,7 +633,9 @@ impl<'s> Interp<'s> {
 
     /// Whether a call into another file's function may still run.
     pub(crate) fn foreign_budget_left(&self) -> bool {
-        self.importing > 0 || self.foreign_steps <= FOREIGN_BUDGET
+        self.importing > 0
+            || (self.foreign_steps <= FOREIGN_BUDGET
+                && self.foreign_total <= self.budget / FOREIGN_SHARE)
     }
 
     /// Says where the analysis stopped, when the budget ran out: what
