@@ -88,6 +88,33 @@ impl Interp<'_> {
                     _ => Value::Unknown,
                 }
             }
+            // A character or a part of a known string (`key[len(prefix):]`
+            // of x-transformers' keyword groups, which name the settings
+            // of the layers built from them). Python counts characters.
+            Value::Str(text) => {
+                let chars: Vec<char> = text.chars().collect();
+                let picked = match index.as_slice() {
+                    [Value::Int(d)] => d.as_const().and_then(|i| {
+                        let i = if i < 0 { i + chars.len() as i64 } else { i };
+                        usize::try_from(i)
+                            .ok()
+                            .filter(|i| *i < chars.len())
+                            .map(|i| vec![i])
+                    }),
+                    [Value::Slice(lo, hi, step)] => slice_indices(chars.len(), lo, hi, step),
+                    _ => None,
+                };
+                match picked {
+                    Some(picked) => Value::Str(
+                        picked
+                            .into_iter()
+                            .map(|i| chars[i])
+                            .collect::<String>()
+                            .into(),
+                    ),
+                    None => Value::Text,
+                }
+            }
             Value::Dict(d) => {
                 let [key] = index.as_slice() else {
                     return Value::Unknown;
