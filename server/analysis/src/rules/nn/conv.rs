@@ -188,7 +188,8 @@ fn check_output_padding(meta: &dyn Meta, c: &ConvSpec) -> Result<(), Stop> {
 /// The output's spatial sizes from the input's: torch's
 /// `conv_output_size`, or for a transposed convolution the size whose
 /// convolution gives the input. A kernel larger than the padded input
-/// raises; padding it cannot read stops the rule with an unknown result.
+/// raises; padding it cannot read leaves the sizes unknown, as a stride
+/// it cannot read does: the batch and the channels are still known.
 fn output_sizes(meta: &mut dyn Meta, c: &ConvSpec, spatial_in: &[Dim]) -> Result<Vec<Dim>, Stop> {
     let n = c.n;
     let same = matches!(&c.padding, Some(Value::Str(s)) if &**s == "same");
@@ -197,7 +198,7 @@ fn output_sizes(meta: &mut dyn Meta, c: &ConvSpec, spatial_in: &[Dim]) -> Result
         p => spatial_or(p.as_ref(), n, 0),
     };
     if padding.len() != n {
-        return Err(Stop::Give(Value::Unknown));
+        return Ok((0..n).map(|_| meta.env_mut().anonymous()).collect());
     }
     let mut out_spatial = Vec::new();
     for i in 0..n {
