@@ -115,9 +115,10 @@ fn ranges_overlap(a: &TextRange, b: &TextRange) -> bool {
 /// The step budget of a small file: generous for real model files, small
 /// enough that a pathological file finishes in well under a second.
 const STEP_BUDGET: u64 = 400_000;
-/// Of that, what calls into imported files' code may take: a library's
-/// base classes (`PreTrainedModel.post_init`) would otherwise take all of
-/// it, and the file's own code none.
+/// Of that, what calls into imported files' code may take in the file's
+/// own run, and again in each entry library mode runs (see
+/// `begin_entry`): a library's base classes (`PreTrainedModel.post_init`)
+/// would otherwise take all of it, and the file's own code none.
 const FOREIGN_BUDGET: u64 = 20_000;
 /// The part of the file's budget all calls into imported files' code may
 /// take together (one in this many steps): each entry of library mode
