@@ -711,6 +711,32 @@ impl ShapeEnv {
         }
     }
 
+    /// Keep what every one of several paths learned alike (each path's
+    /// facts from `close_branch`); with one path, what it learned.
+    pub fn keep_common(&mut self, mut paths: Vec<BranchFacts>) {
+        if paths.len() <= 1 {
+            if let Some(only) = paths.pop() {
+                self.keep(only, None);
+            }
+            return;
+        }
+        let first = paths.remove(0);
+        let common: Vec<(SymId, Dim)> = first
+            .0
+            .into_iter()
+            .filter(|(s, d)| {
+                paths.iter().all(|other| {
+                    other.0.iter().any(|(t, e)| {
+                        (t == s && e == d)
+                            || (self.resolve(&Dim::sym(*t)) == self.resolve(&Dim::sym(*s))
+                                && self.resolve(e) == self.resolve(d))
+                    })
+                })
+            })
+            .collect();
+        self.keep(BranchFacts(common), None);
+    }
+
     pub fn symbol_count(&self) -> usize {
         self.symbols.len()
     }

@@ -10,6 +10,7 @@
 
 use super::{Interp, join_all};
 use crate::value::Value;
+use shapels_shapes::BranchFacts;
 
 /// One alternative being run: the count of undecided branches its own
 /// code runs under, and whether an op there certainly raised.
@@ -29,6 +30,40 @@ impl Interp<'_> {
         let out = run(self);
         let raised = self.alternatives.pop().is_some_and(|a| a.raised);
         (out, raised)
+    }
+
+    /// `run_alternative` in a branch of the size environment: what the
+    /// alternative learns of sizes holds on its path only. A joined object
+    /// that stands for a module list's first block and the others
+    /// (`Conv3d(in_ch, out_ch)` or `Identity()` as its shortcut) must not
+    /// fix `in_ch` for the others by running one of them.
+    pub(crate) fn run_alternative_apart<T>(
+        &mut self,
+        run: impl FnOnce(&mut Self) -> T,
+    ) -> (T, bool, BranchFacts) {
+        self.env.open_branch();
+        let (out, raised) = self.run_alternative(run);
+        let facts = self.env.close_branch();
+        (out, raised, facts)
+    }
+
+    /// After alternatives ran apart: what every one torch did not refuse
+    /// learned alike holds from here on (nothing, when it refused them
+    /// all, as after an `if` whose branches both raise).
+    pub(crate) fn keep_facts_of_working<T>(
+        &mut self,
+        results: Vec<(T, bool, BranchFacts)>,
+    ) -> Vec<(T, bool)> {
+        let mut working = Vec::new();
+        let mut out = Vec::with_capacity(results.len());
+        for (value, raised, facts) in results {
+            if !raised {
+                working.push(facts);
+            }
+            out.push((value, raised));
+        }
+        self.env.keep_common(working);
+        out
     }
 
     /// What one of several alternatives gives (`results`: each one's value

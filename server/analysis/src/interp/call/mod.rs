@@ -306,16 +306,37 @@ impl Interp<'_> {
         kwargs: &Kwargs,
         range: TextRange,
     ) -> Value {
+        // Objects of one kind among them (the `Conv3d(in_ch, out_ch)` of a
+        // module list's first block and the one of another block, joined
+        // as the list's item) each run apart: what one learns of sizes
+        // (`in_ch` is the input's channels) is not the others'. Objects of
+        // different kinds (an attention class chosen by a flag) share
+        // what they learn, as the names they give the input's sizes.
+        let apart = alternatives
+            .iter()
+            .enumerate()
+            .any(|(i, a)| alternatives[..i].iter().any(|b| same_kind_of_object(a, b)));
         self.uncertain += 1;
-        let results: Vec<(Value, bool)> = alternatives
+        let results: Vec<(Value, bool, _)> = alternatives
             .iter()
             .map(|alt| {
-                self.run_alternative(|interp| {
+                let call = |interp: &mut Self| {
                     interp.call_value(alt, args.to_vec(), kwargs.clone(), range)
-                })
+                };
+                if apart {
+                    self.run_alternative_apart(call)
+                } else {
+                    let (value, raised) = self.run_alternative(call);
+                    (value, raised, Default::default())
+                }
             })
             .collect();
         self.uncertain -= 1;
+        let results = if apart {
+            self.keep_facts_of_working(results)
+        } else {
+            results.into_iter().map(|(v, r, _)| (v, r)).collect()
+        };
         self.join_working(results)
     }
 
@@ -621,5 +642,14 @@ impl Interp<'_> {
         self.with_operands(&refs, &at, |interp| {
             rules::call_torch(interp, path, args, kwargs, range)
         })
+    }
+}
+
+/// Two layers of one kind, or two objects of one class.
+fn same_kind_of_object(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Layer(x), Value::Layer(y)) => x.kind == y.kind,
+        (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(&x.class, &y.class),
+        _ => false,
     }
 }
