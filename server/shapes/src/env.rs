@@ -689,17 +689,7 @@ impl ShapeEnv {
     /// both learned alike.
     pub fn keep(&mut self, a: BranchFacts, b: Option<BranchFacts>) {
         for (s, d) in a.0 {
-            // Alike as they stand now: each branch may have fixed a rank
-            // with sizes of its own, made one since (`C` of either branch
-            // found to be `channels`).
-            let agreed = match &b {
-                None => true,
-                Some(b) => b.0.iter().any(|(t, e)| {
-                    (*t == s && *e == d)
-                        || (self.resolve(&Dim::sym(*t)) == self.resolve(&Dim::sym(s))
-                            && self.resolve(e) == self.resolve(&d))
-                }),
-            };
+            let agreed = b.as_ref().is_none_or(|b| self.learned_alike(s, &d, b));
             // A replacement taken back may have been made moot by what
             // the other branch learned (a cycle must never form).
             if agreed
@@ -724,17 +714,20 @@ impl ShapeEnv {
         let common: Vec<(SymId, Dim)> = first
             .0
             .into_iter()
-            .filter(|(s, d)| {
-                paths.iter().all(|other| {
-                    other.0.iter().any(|(t, e)| {
-                        (t == s && e == d)
-                            || (self.resolve(&Dim::sym(*t)) == self.resolve(&Dim::sym(*s))
-                                && self.resolve(e) == self.resolve(d))
-                    })
-                })
-            })
+            .filter(|(s, d)| paths.iter().all(|other| self.learned_alike(*s, d, other)))
             .collect();
         self.keep(BranchFacts(common), None);
+    }
+
+    /// Whether `other` learned `s` as `d` too, alike as they stand now:
+    /// each path may have fixed a rank with sizes of its own, made one
+    /// since (`C` of either branch found to be `channels`).
+    fn learned_alike(&self, s: SymId, d: &Dim, other: &BranchFacts) -> bool {
+        other.0.iter().any(|(t, e)| {
+            (*t == s && e == d)
+                || (self.resolve(&Dim::sym(*t)) == self.resolve(&Dim::sym(s))
+                    && self.resolve(e) == self.resolve(d))
+        })
     }
 
     pub fn symbol_count(&self) -> usize {

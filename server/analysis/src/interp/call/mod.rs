@@ -316,27 +316,23 @@ impl Interp<'_> {
             .iter()
             .enumerate()
             .any(|(i, a)| alternatives[..i].iter().any(|b| same_kind_of_object(a, b)));
-        self.uncertain += 1;
-        let results: Vec<(Value, bool, _)> = alternatives
-            .iter()
-            .map(|alt| {
-                let call = |interp: &mut Self| {
-                    interp.call_value(alt, args.to_vec(), kwargs.clone(), range)
-                };
-                if apart {
-                    self.run_alternative_apart(call)
-                } else {
-                    let (value, raised) = self.run_alternative(call);
-                    (value, raised, Default::default())
-                }
-            })
-            .collect();
-        self.uncertain -= 1;
-        let results = if apart {
-            self.keep_facts_of_working(results)
-        } else {
-            results.into_iter().map(|(v, r, _)| (v, r)).collect()
+        let call = |interp: &mut Self, alt: &Value| {
+            interp.call_value(alt, args.to_vec(), kwargs.clone(), range)
         };
+        self.uncertain += 1;
+        let results = if apart {
+            let ran = alternatives
+                .iter()
+                .map(|alt| self.run_alternative_apart(|interp| call(interp, alt)))
+                .collect();
+            self.keep_facts_of_working(ran)
+        } else {
+            alternatives
+                .iter()
+                .map(|alt| self.run_alternative(|interp| call(interp, alt)))
+                .collect()
+        };
+        self.uncertain -= 1;
         self.join_working(results)
     }
 
