@@ -602,6 +602,12 @@ pub enum Value {
     /// them (`args[:length]`), and spread into a call of user code
     /// (`f(*args)`) as those items followed by unknown ones.
     OpenTuple(Rc<Vec<Value>>),
+    /// An iterable that holds each of these, in an order not known, and
+    /// perhaps more: the walk of a module tree the analysis knows in part
+    /// (`self.modules()` where a block count is not known). A loop visits
+    /// each of them, and then turns of unknown number; nothing is read
+    /// from it by position.
+    Members(Rc<Vec<Value>>),
     Ellipsis,
 }
 

@@ -19,6 +19,7 @@ mod imports;
 mod induction;
 mod join;
 mod library;
+mod loops;
 mod memo;
 mod meta;
 pub(crate) mod modules;
@@ -628,7 +629,7 @@ impl<'s> Interp<'s> {
     }
 
     /// Whether the code running now is another file's.
-    fn in_foreign_code(&self) -> bool {
+    pub(crate) fn in_foreign_code(&self) -> bool {
         self.frames.last().is_some_and(|f| f.module.file != Some(0))
     }
 

@@ -343,10 +343,14 @@ impl Walk<'_> {
                 None
             }
             Value::Optional(inner) => self.sanitized(inner, home).map(crate::interp::optional),
-            Value::Slice(..) | Value::Either(_) | Value::BoundMethod(..) | Value::Partial(_) => {
+            Value::Slice(..)
+            | Value::Either(_)
+            | Value::Members(_)
+            | Value::BoundMethod(..)
+            | Value::Partial(_) => {
                 let parts: Vec<Value> = match v {
                     Value::Slice(a, b, c) => vec![(**a).clone(), (**b).clone(), (**c).clone()],
-                    Value::Either(items) => items.as_ref().clone(),
+                    Value::Either(items) | Value::Members(items) => items.as_ref().clone(),
                     Value::BoundMethod(r, f) => vec![(**r).clone(), Value::Function(f.clone())],
                     Value::Partial(p) => std::iter::once(p.function.clone())
                         .chain(p.args.iter().cloned())

@@ -98,6 +98,7 @@ impl Interp<'_> {
                 Value::Str(s) => Value::int(s.chars().count() as i64),
                 Value::Dict(d) => Value::int(d.borrow().len() as i64),
                 Value::Many(_, Some(n)) => Value::Int(n.clone()),
+                Value::Members(_) => Value::Int(self.env.anonymous()),
                 // Whatever it is of, `len` gives an int: a count nobody
                 // knows (`torch.tensor([len(t) for t in texts])` is 1-D).
                 Value::Layer(l) if l.unknown_children.get() => Value::Int(self.env.anonymous()),
@@ -215,6 +216,8 @@ impl Interp<'_> {
             }
             // Still open at its end: its known items stay readable.
             ("list" | "tuple", [Value::OpenTuple(items)]) => Value::OpenTuple(items.clone()),
+            // A walk known in part stays one: its order is no better known.
+            ("list" | "tuple", [v @ Value::Members(_)]) => v.clone(),
             ("list" | "tuple" | "sorted" | "reversed", [v, ..]) => match self.iterate(v) {
                 Some(mut items) => {
                     if name == "reversed" {

@@ -454,6 +454,13 @@ impl KeyBuilder<'_> {
                     self.value(item)?;
                 }
             }
+            Value::Members(items) => {
+                self.push(Part::Tag(31));
+                self.push(Part::Len(items.len()));
+                for item in items.iter() {
+                    self.value(item)?;
+                }
+            }
             Value::Many(element, len) => {
                 self.push(Part::Tag(29));
                 self.value(element)?;

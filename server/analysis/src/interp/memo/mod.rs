@@ -542,6 +542,7 @@ pub(crate) fn is_plain(v: &Value, depth: u32) -> bool {
         | Value::Class(_)
         | Value::Module(_)
         | Value::Either(_)
+        | Value::Members(_)
         | Value::Function(_)
         | Value::BoundMethod(..)
         | Value::BuiltinMethod(..)
