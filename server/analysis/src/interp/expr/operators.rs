@@ -13,6 +13,10 @@ impl Interp<'_> {
     pub(super) fn eval_boolop(&mut self, op: ast::BoolOp, values: &[Expr]) -> Value {
         let mut last = Value::Unknown;
         let mut undecided: Option<Value> = None;
+        // Whether every undecided operand before the last was a flag or a
+        // value nothing is known of, named or not (`args.ema` of a parsed
+        // command line).
+        let mut only_flags = true;
         for (i, e) in values.iter().enumerate() {
             let v = self.eval(e);
             let t = self.truth(&v);
@@ -28,6 +32,7 @@ impl Interp<'_> {
                         Value::Bool(None) => Value::Bool(Some(op == ast::BoolOp::Or)),
                         v => v.clone(),
                     };
+                    only_flags &= matches!(v, Value::Bool(_) | Value::Unknown | Value::Opaque(_));
                     undecided = Some(match undecided {
                         Some(u) => join_values(self, &u, &picked),
                         None => picked,
@@ -42,6 +47,17 @@ impl Interp<'_> {
             }
         }
         match undecided {
+            // Where the evaluation stops at a flag that ends it (`False`
+            // for `and`), every path gives a value of that truth: an
+            // undecided operand is the result only where it ends the
+            // evaluation too. So `args.ema and not exists(topk)` is false
+            // wherever `topk` is given.
+            Some(_)
+                if only_flags
+                    && matches!(last, Value::Bool(Some(b)) if b == (op == ast::BoolOp::Or)) =>
+            {
+                last
+            }
             Some(u) => join_values(self, &u, &last),
             None => last,
         }
