@@ -107,6 +107,12 @@ fn loss_ce_rule(
                 .collect()
         };
         if td.len() != expected.len() {
+            // A target of the input's shape whose dtype is not known (moved
+            // with `.to(rank)`, where the rank could be a dtype) may hold
+            // class probabilities, which torch takes.
+            if cross_entropy && same_shape && t.dtype.is_none() {
+                return Ok(Value::Unknown);
+            }
             let message = if td.len() > 1 && xd.len() == 2 {
                 "0D or 1D target tensor expected, multi-target not supported".to_string()
             } else {
