@@ -476,6 +476,9 @@ pub(crate) fn object_entries(map: &Shared<FxHashMap<Rc<str>, Value>>) -> Vec<(Rc
 /// A Python list, shared by every name that holds it.
 pub(crate) type ListRef = Rc<Shared<Vec<Value>>>;
 
+/// A dict object: its entries in order, shared by every name holding it.
+pub(crate) type DictRef = Rc<Shared<Vec<(Value, Value)>>>;
+
 /// Keyword arguments of a call, in order.
 pub(crate) type Kwargs = Vec<(Rc<str>, Value)>;
 

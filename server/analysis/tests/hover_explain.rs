@@ -171,11 +171,11 @@ for xb, yb in loader:
     );
     assert_eq!(
         why("loader"),
-        "`torch.utils.data.DataLoader`: its batches are not modelled"
+        "`torch.utils.data.DataLoader`: its dataset's samples are not followed"
     );
     assert_eq!(
         why("xb"),
-        "an item of `loader`: `torch.utils.data.DataLoader`: its batches are not modelled"
+        "an item of `loader`: `torch.utils.data.DataLoader`: its dataset's samples are not followed"
     );
 }
 
@@ -226,7 +226,7 @@ train(loader)
         "`torchvision.models.resnet18`: from `torchvision`, outside the workspace (not analysed)"
     );
     assert!(
-        why("xb").contains("its batches are not modelled"),
+        why("xb").contains("its dataset's samples are not followed"),
         "{}",
         why("xb")
     );

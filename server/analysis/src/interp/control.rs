@@ -33,6 +33,16 @@ impl Interp<'_> {
         out
     }
 
+    /// A dict is about to be written: inside an undecided branch, remember
+    /// its entries before the branch's first write (see `exec_both`).
+    pub(crate) fn note_dict_write(&mut self, dict: &crate::value::DictRef) {
+        if let Some(journal) = self.dict_journals.last_mut()
+            && !journal.iter().any(|(d, _)| Rc::ptr_eq(d, dict))
+        {
+            journal.push((dict.clone(), dict.borrow().clone()));
+        }
+    }
+
     pub(super) fn exec_if(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt]) -> Flow {
         if is_main_guard(test) && self.frame().is_module && !self.in_main_module() {
             // An imported module's `__name__` is its own name.
@@ -79,6 +89,7 @@ impl Interp<'_> {
         self.uncertain += 1;
         self.attr_journals.push(Vec::new());
         self.list_journals.push(Vec::new());
+        self.dict_journals.push(Vec::new());
         self.rank_journals.push(Vec::new());
         self.env.open_branch();
         self.narrow(narrowed, true);
@@ -106,6 +117,14 @@ impl Interp<'_> {
             *list.write(&mut self.epoch) = old.clone();
         }
         self.list_journals.push(Vec::new());
+        // And its dict writes.
+        let dicts_a = self.dict_journals.pop().unwrap_or_default();
+        let left_a: Vec<Vec<(Value, Value)>> =
+            dicts_a.iter().map(|(d, _)| d.borrow().clone()).collect();
+        for (dict, old) in &dicts_a {
+            *dict.write(&mut self.epoch) = old.clone();
+        }
+        self.dict_journals.push(Vec::new());
         // Undo the first branch's attribute writes, keeping what it left.
         let journal_a = self.attr_journals.pop().unwrap_or_default();
         let attrs_a: Vec<Option<Value>> = journal_a
@@ -122,6 +141,7 @@ impl Interp<'_> {
         let facts_b = self.env.close_branch();
         let journal_b = self.attr_journals.pop().unwrap_or_default();
         let lists_b = self.list_journals.pop().unwrap_or_default();
+        let dicts_b = self.dict_journals.pop().unwrap_or_default();
         let ranks_b = self.rank_journals.pop().unwrap_or_default();
         self.drop_branch_adoptions();
         self.uncertain -= 1;
@@ -148,7 +168,26 @@ impl Interp<'_> {
         self.join_ranks(ranks_a, fixed_a, ranks_b, minted, only_a);
         self.join_attrs(journal_a, attrs_a, journal_b);
         self.join_lists(lists_a, grown_a, lists_b);
-        let after_b = self.snapshot_locals();
+        let mut after_a = after_a;
+        let mut after_b = self.snapshot_locals();
+        let both_go_on = matches!((&flow_a, &flow_b), (Flow::Normal, Flow::Normal));
+        let dicts = self.join_dicts_written(dicts_a, left_a, dicts_b, both_go_on);
+        for (dict, a, b) in &dicts {
+            // Keys on one path only: the names holding the dict hold
+            // either path's (`kwargs.update(accel)` under a condition).
+            for (locals, left) in [(&mut after_a, a), (&mut after_b, b)] {
+                for v in locals.values_mut() {
+                    if matches!(v, Value::Dict(x) if Rc::ptr_eq(x, dict)) {
+                        *v = Value::Dict(Rc::new(crate::mutation::Shared::new(left.clone())));
+                    }
+                }
+            }
+        }
+        if !both_go_on && let (Flow::Normal, _) = (&flow_a, &flow_b) {
+            for (dict, a, _) in &dicts {
+                *dict.write(&mut self.epoch) = a.clone();
+            }
+        }
         // What the code after the condition may rely on: what every path
         // that reaches it learned.
         match (
@@ -176,6 +215,7 @@ impl Interp<'_> {
                     (after_a.get(name).cloned(), after_b.get(name).cloned())
                 });
                 let joined = self.join_locals(after_a, after_b);
+                self.settled_dicts.clear();
                 self.restore_locals(joined);
                 if let Some((then, otherwise)) = narrowed_to {
                     self.widen_narrowed(narrowed, then.as_ref(), otherwise.as_ref());
@@ -341,6 +381,67 @@ impl Interp<'_> {
                 outer.push((list.clone(), old));
             }
         }
+    }
+
+    /// After both branches ran: a dict either branch wrote holds, where
+    /// both left the same keys, the join of their values at each key, and
+    /// is joined with itself as one dict (`settled_dicts`). Where the keys
+    /// differ it holds the second branch's entries, and the dicts each
+    /// branch left are returned, to stand for it on each path. With one
+    /// branch going on (`both_go_on` false), the dicts of keys that differ
+    /// are returned too.
+    #[allow(clippy::type_complexity)]
+    fn join_dicts_written(
+        &mut self,
+        dicts_a: super::DictJournal,
+        left_a: Vec<Vec<(Value, Value)>>,
+        dicts_b: super::DictJournal,
+        both_go_on: bool,
+    ) -> Vec<(
+        crate::value::DictRef,
+        Vec<(Value, Value)>,
+        Vec<(Value, Value)>,
+    )> {
+        let mut touched: Vec<(
+            crate::value::DictRef,
+            Vec<(Value, Value)>,
+            Option<Vec<(Value, Value)>>,
+        )> = Vec::new();
+        for ((dict, old), a) in dicts_a.into_iter().zip(left_a) {
+            touched.push((dict, old, Some(a)));
+        }
+        for (dict, old) in dicts_b {
+            if !touched.iter().any(|(d, ..)| Rc::ptr_eq(d, &dict)) {
+                touched.push((dict, old, None));
+            }
+        }
+        let mut split = Vec::new();
+        for (dict, old, a) in touched {
+            // An enclosing undecided branch keeps the entries from before it.
+            if let Some(outer) = self.dict_journals.last_mut()
+                && !outer.iter().any(|(d, _)| Rc::ptr_eq(d, &dict))
+            {
+                outer.push((dict.clone(), old.clone()));
+            }
+            let a = a.unwrap_or(old);
+            let b = dict.borrow().clone();
+            let same_keys = a.len() == b.len()
+                && a.iter()
+                    .zip(&b)
+                    .all(|((x, _), (y, _))| self.values_equal(x, y) == Some(true));
+            if same_keys && both_go_on {
+                let joined = a
+                    .iter()
+                    .zip(&b)
+                    .map(|((k, x), (_, y))| (k.clone(), join_values(self, x, y)))
+                    .collect();
+                *dict.write(&mut self.epoch) = joined;
+                self.settled_dicts.push(Rc::as_ptr(&dict) as usize);
+            } else {
+                split.push((dict, a, b));
+            }
+        }
+        split
     }
 
     /// After both branches ran: each attribute either branch wrote becomes

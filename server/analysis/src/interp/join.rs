@@ -121,13 +121,20 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         // dict are not undone at the end of a branch, as a list's and an
         // object's are (`join_lists`, `join_attrs`), so one written since
         // may hold a key only one path set: it stays unknown.
+        (Value::Dict(x), Value::Dict(y))
+            if Rc::ptr_eq(x, y) && interp.settled_dicts.contains(&(Rc::as_ptr(x) as usize)) =>
+        {
+            a.clone()
+        }
         (Value::Dict(x), Value::Dict(y)) if x.writes() == 0 && y.writes() == 0 => {
             if Rc::ptr_eq(x, y) {
                 a.clone()
             } else {
                 // Built on each path with the same keys (`kw = {'dim': d}`
                 // or `{'dim': 2 * d}`): one dict of either path's values.
+                // With other keys, either path's dict.
                 join_dicts(interp, x, y)
+                    .unwrap_or_else(|| Value::Either(Rc::new(vec![a.clone(), b.clone()])))
             }
         }
         (Value::Module(x), Value::Module(y)) if Rc::ptr_eq(x, y) => a.clone(),
@@ -239,19 +246,19 @@ fn join_dicts(
     interp: &mut Interp<'_>,
     x: &Shared<Vec<(Value, Value)>>,
     y: &Shared<Vec<(Value, Value)>>,
-) -> Value {
+) -> Option<Value> {
     let (ex, ey) = (x.borrow().clone(), y.borrow().clone());
     if ex.len() != ey.len() {
-        return Value::Unknown;
+        return None;
     }
     let mut joined = Vec::with_capacity(ex.len());
     for ((kx, vx), (ky, vy)) in ex.iter().zip(&ey) {
         if interp.values_equal(kx, ky) != Some(true) {
-            return Value::Unknown;
+            return None;
         }
         joined.push((kx.clone(), join_values(interp, vx, vy)));
     }
-    Value::Dict(Rc::new(Shared::new(joined)))
+    Some(Value::Dict(Rc::new(Shared::new(joined))))
 }
 
 /// A number, or a choice between numbers of different kinds.

@@ -61,6 +61,9 @@ pub(crate) type AttrJournal = Vec<(Rc<crate::value::Instance>, Rc<str>, Option<V
 /// Lists grown inside an undecided branch, with their items before it.
 pub(crate) type ListJournal = Vec<(crate::value::ListRef, Vec<Value>)>;
 
+/// Dicts written inside an undecided branch, with their entries before it.
+pub(crate) type DictJournal = Vec<(crate::value::DictRef, Vec<(Value, Value)>)>;
+
 /// What is known of a rank variable's dims: all of them once a use fixed
 /// them (`rank_vars`), else maybe the dims it ends in (`tail_vars`).
 pub(crate) type RankState = (Option<Rc<Vec<Dim>>>, Option<(u32, Rc<Vec<Dim>>)>);
@@ -288,6 +291,13 @@ pub(crate) struct Interp<'s> {
     /// Lists grown inside undecided branches, innermost last (see
     /// `exec_both`): both branches run on the same list objects.
     pub list_journals: Vec<ListJournal>,
+    /// Dicts written inside undecided branches, innermost last (see
+    /// `exec_both`): both branches run on the same dict objects.
+    pub dict_journals: Vec<DictJournal>,
+    /// Dicts both branches of an undecided condition left with the same
+    /// keys, whose entries were joined in place: joining the locals that
+    /// hold one gives it back (see `join_dicts_written`).
+    pub settled_dicts: Vec<usize>,
     /// Ranks fixed inside undecided branches, innermost last, with each
     /// rank variable's value before: a rank only one branch demands (`if
     /// self.dims == 3: ... x.shape[4]`) is no fact about the input.
@@ -525,6 +535,8 @@ impl<'s> Interp<'s> {
             dataclass_depth: 0,
             attr_journals: Vec::new(),
             list_journals: Vec::new(),
+            dict_journals: Vec::new(),
+            settled_dicts: Vec::new(),
             rank_journals: Vec::new(),
             call_sites: Vec::new(),
             written_call: None,

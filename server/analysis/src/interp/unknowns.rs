@@ -18,7 +18,7 @@ const MODELLED: &[&str] = &["torch", "builtins", "math", "numpy", "einops", "fun
 fn why_call_unknown(path: &str) -> String {
     let root = path.split('.').next().unwrap_or(path);
     if path.ends_with("DataLoader") {
-        format!("`{path}`: its batches are not modelled")
+        format!("`{path}`: its dataset's samples are not followed")
     } else if !MODELLED.contains(&root) {
         format!("`{path}`: from `{root}`, outside the workspace (not analysed)")
     } else {

@@ -4,10 +4,12 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::TextRange;
 
+use shapels_shapes::Dim;
+
 use super::args::Args;
 use super::meta::Meta;
 use crate::mutation::Shared;
-use crate::value::Value;
+use crate::value::{DType, Shape, Value};
 
 /// `default_collate(samples)`: tensors of one shape are stacked into a new
 /// first dim; dicts (pixelsplat collates projections kept as dicts) and
@@ -76,6 +78,57 @@ fn collate(meta: &mut dyn Meta, samples: &[Value], range: TextRange) -> Value {
                 })
                 .collect();
             Value::list(columns)
+        }
+        _ => Value::Unknown,
+    }
+}
+
+/// The batch a `DataLoader` makes of `batch` samples alike to `sample`
+/// with `default_collate`: a tensor gains a first dim of that size,
+/// numbers become a tensor of them (int64, float64, bool as torch makes
+/// them), tuples and lists a list of their places' batches, dicts a dict.
+/// What torch does not collate (`None`) or the analysis cannot follow is
+/// unknown.
+pub(crate) fn collate_alike(meta: &mut dyn Meta, sample: &Value, batch: &Dim) -> Value {
+    let numbers = |meta: &mut dyn Meta, dtype| {
+        let t = meta.new_tensor(
+            Shape::known(vec![batch.clone()]),
+            Some(dtype),
+            None,
+            "collate",
+        );
+        Value::Tensor(Rc::new(t))
+    };
+    match sample {
+        Value::Tensor(t) => match meta.dims(t) {
+            Some(dims) => {
+                let mut shape = vec![batch.clone()];
+                shape.extend(dims);
+                let made =
+                    meta.new_tensor(Shape::known(shape), t.dtype, t.device.clone(), "collate");
+                Value::Tensor(Rc::new(made))
+            }
+            None => Value::Unknown,
+        },
+        Value::Bool(_) => numbers(meta, DType::Bool),
+        Value::Int(_) => numbers(meta, DType::Int64),
+        Value::Float(_) => numbers(meta, DType::Float64),
+        Value::Tuple(_) | Value::List(_) => match sample.items() {
+            Some(places) => Value::list(
+                places
+                    .iter()
+                    .map(|p| collate_alike(meta, p, batch))
+                    .collect(),
+            ),
+            None => Value::Unknown,
+        },
+        Value::Dict(entries) => {
+            let entries: Vec<(Value, Value)> = entries.borrow().clone();
+            let out = entries
+                .iter()
+                .map(|(k, v)| (k.clone(), collate_alike(meta, v, batch)))
+                .collect();
+            Value::Dict(Rc::new(Shared::new(out)))
         }
         _ => Value::Unknown,
     }

@@ -7,6 +7,7 @@
 pub(crate) mod args;
 pub(crate) mod check;
 mod collate;
+pub(crate) use collate::collate_alike;
 pub(crate) mod creation;
 mod distributions;
 mod dtype;

@@ -229,6 +229,7 @@ impl Interp<'_> {
                     let entries = d.borrow().clone();
                     for (i, (k, v)) in entries.iter().enumerate() {
                         if self.values_equal(k, key) == Some(true) {
+                            self.note_dict_write(d);
                             d.write(&mut self.epoch).remove(i);
                             return v.clone();
                         }
@@ -237,6 +238,7 @@ impl Interp<'_> {
                 }
                 ("update", [Value::Dict(other)]) => {
                     let extra = other.borrow().clone();
+                    self.note_dict_write(d);
                     d.write(&mut self.epoch).extend(extra);
                     Value::None
                 }
@@ -252,6 +254,7 @@ impl Interp<'_> {
                             Some(false) => {}
                         }
                     }
+                    self.note_dict_write(d);
                     d.write(&mut self.epoch)
                         .push((key.clone(), default.clone()));
                     default

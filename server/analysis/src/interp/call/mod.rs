@@ -8,6 +8,7 @@
 mod builtins;
 mod class;
 mod copy;
+mod data;
 mod function;
 mod generic;
 mod methods;
@@ -17,7 +18,7 @@ use std::rc::Rc;
 
 use shapels_syntax::ast::{Arg, Expr, ExprKind, TextRange};
 
-use super::{Interp, join_values};
+use super::{Interp, join_all, join_values};
 use crate::report::BindingKind;
 use crate::rules;
 use crate::value::Value;
@@ -126,6 +127,17 @@ impl Interp<'_> {
                                 if let Value::Str(k) = k {
                                     keywords.push((k.clone(), v.clone()));
                                 }
+                            }
+                        }
+                        // One of a few dicts (keys added under a condition):
+                        // the keys of all, with any of their values; a key
+                        // only some have is given or not, a value nobody
+                        // knows (which the default is one of).
+                        Value::Either(options)
+                            if options.iter().all(|o| matches!(o, Value::Dict(_))) =>
+                        {
+                            for (k, v) in self.either_keywords(&options) {
+                                keywords.push((k, v));
                             }
                         }
                         // Unknown keywords: the callee's defaults are open.
@@ -632,6 +644,9 @@ impl Interp<'_> {
                 .map(|(_, v)| v.clone())
                 .unwrap_or(Value::Unknown);
         }
+        if let Some(v) = self.data_call(path, &args, &kwargs, range) {
+            return v;
+        }
         let operands = args.clone();
         let refs: Vec<&Value> = operands.iter().collect();
         let at = range;
@@ -647,5 +662,47 @@ fn same_kind_of_object(a: &Value, b: &Value) -> bool {
         (Value::Layer(x), Value::Layer(y)) => x.kind == y.kind,
         (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(&x.class, &y.class),
         _ => false,
+    }
+}
+
+impl Interp<'_> {
+    /// The keywords `**d` gives for `d` one of these dicts: a key all of
+    /// them have, with the join of their values; a key some have, with a
+    /// value nobody knows. Keys that are not strings are left out, as for
+    /// one dict.
+    fn either_keywords(&mut self, options: &[Value]) -> Vec<(Rc<str>, Value)> {
+        let dicts: Vec<Vec<(Value, Value)>> = options
+            .iter()
+            .filter_map(|o| match o {
+                Value::Dict(d) => Some(d.borrow().clone()),
+                _ => None,
+            })
+            .collect();
+        let mut out: Vec<(Rc<str>, Value)> = Vec::new();
+        for dict in &dicts {
+            for (k, _) in dict {
+                let Value::Str(name) = k else { continue };
+                if out.iter().any(|(n, _)| n == name) {
+                    continue;
+                }
+                let values: Vec<Option<Value>> = dicts
+                    .iter()
+                    .map(|d| {
+                        d.iter().find_map(|(k, v)| match k {
+                            Value::Str(k) if k == name => Some(v.clone()),
+                            _ => None,
+                        })
+                    })
+                    .collect();
+                let value = if values.iter().all(Option::is_some) {
+                    let values: Vec<Value> = values.into_iter().flatten().collect();
+                    join_all(self, &values)
+                } else {
+                    Value::Unknown
+                };
+                out.push((name.clone(), value));
+            }
+        }
+        out
     }
 }

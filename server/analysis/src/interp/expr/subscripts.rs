@@ -198,6 +198,11 @@ impl Interp<'_> {
                 _ => Value::Unknown,
             },
             Value::Layer(layer) => crate::interp::modules::container_item(self, layer, &index),
+            // A dataset of torch's is the call its indexing makes (see
+            // `call::data`).
+            Value::Partial(p) if matches!(&p.function, Value::Path(f) if f.ends_with(".__getitem__")) => {
+                self.call_value(object, index, Vec::new(), range)
+            }
             Value::Instance(_) => {
                 let method = self.get_attr(object, "__getitem__", range);
                 match (method, crate::interp::modules::container_of(object)) {
@@ -277,6 +282,7 @@ impl Interp<'_> {
             }
             Value::Dict(d) => {
                 if let [key] = index.as_slice() {
+                    self.note_dict_write(d);
                     let entries = d.borrow().clone();
                     for (i, (k, _)) in entries.iter().enumerate() {
                         if self.values_equal(k, key) == Some(true) {
