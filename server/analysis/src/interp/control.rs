@@ -10,7 +10,10 @@ use shapels_syntax::ast::{self, Expr, ExprKind, Stmt};
 
 use super::{Flow, Interp, ListJournal, ModeState, join_values};
 use crate::mutation::Epoch;
-use crate::value::{ListRef, Value};
+use crate::value::{DictRef, ListRef, Value};
+
+/// A dict's entries, in order.
+type Entries = Vec<(Value, Value)>;
 
 impl Interp<'_> {
     /// Merge two branch states name by name.
@@ -35,7 +38,7 @@ impl Interp<'_> {
 
     /// A dict is about to be written: inside an undecided branch, remember
     /// its entries before the branch's first write (see `exec_both`).
-    pub(crate) fn note_dict_write(&mut self, dict: &crate::value::DictRef) {
+    pub(crate) fn note_dict_write(&mut self, dict: &DictRef) {
         if let Some(journal) = self.dict_journals.last_mut()
             && !journal.iter().any(|(d, _)| Rc::ptr_eq(d, dict))
         {
@@ -119,8 +122,7 @@ impl Interp<'_> {
         self.list_journals.push(Vec::new());
         // And its dict writes.
         let dicts_a = self.dict_journals.pop().unwrap_or_default();
-        let left_a: Vec<Vec<(Value, Value)>> =
-            dicts_a.iter().map(|(d, _)| d.borrow().clone()).collect();
+        let left_a: Vec<Entries> = dicts_a.iter().map(|(d, _)| d.borrow().clone()).collect();
         for (dict, old) in &dicts_a {
             *dict.write(&mut self.epoch) = old.clone();
         }
@@ -172,18 +174,20 @@ impl Interp<'_> {
         let mut after_b = self.snapshot_locals();
         let both_go_on = matches!((&flow_a, &flow_b), (Flow::Normal, Flow::Normal));
         let dicts = self.join_dicts_written(dicts_a, left_a, dicts_b, both_go_on);
-        for (dict, a, b) in &dicts {
+        if both_go_on {
             // Keys on one path only: the names holding the dict hold
             // either path's (`kwargs.update(accel)` under a condition).
-            for (locals, left) in [(&mut after_a, a), (&mut after_b, b)] {
-                for v in locals.values_mut() {
-                    if matches!(v, Value::Dict(x) if Rc::ptr_eq(x, dict)) {
-                        *v = Value::Dict(Rc::new(crate::mutation::Shared::new(left.clone())));
+            for (dict, a, b) in &dicts {
+                for (locals, left) in [(&mut after_a, a), (&mut after_b, b)] {
+                    for v in locals.values_mut() {
+                        if matches!(v, Value::Dict(x) if Rc::ptr_eq(x, dict)) {
+                            *v = Value::Dict(Rc::new(crate::mutation::Shared::new(left.clone())));
+                        }
                     }
                 }
             }
-        }
-        if !both_go_on && let (Flow::Normal, _) = (&flow_a, &flow_b) {
+        } else if matches!(flow_a, Flow::Normal) {
+            // Only the first path goes on: the dict is as it left it.
             for (dict, a, _) in &dicts {
                 *dict.write(&mut self.epoch) = a.clone();
             }
@@ -388,25 +392,16 @@ impl Interp<'_> {
     /// is joined with itself as one dict (`settled_dicts`). Where the keys
     /// differ it holds the second branch's entries, and the dicts each
     /// branch left are returned, to stand for it on each path. With one
-    /// branch going on (`both_go_on` false), the dicts of keys that differ
-    /// are returned too.
-    #[allow(clippy::type_complexity)]
+    /// branch going on (`both_go_on` false), every dict either wrote is
+    /// returned, to take the entries that branch left.
     fn join_dicts_written(
         &mut self,
         dicts_a: super::DictJournal,
-        left_a: Vec<Vec<(Value, Value)>>,
+        left_a: Vec<Entries>,
         dicts_b: super::DictJournal,
         both_go_on: bool,
-    ) -> Vec<(
-        crate::value::DictRef,
-        Vec<(Value, Value)>,
-        Vec<(Value, Value)>,
-    )> {
-        let mut touched: Vec<(
-            crate::value::DictRef,
-            Vec<(Value, Value)>,
-            Option<Vec<(Value, Value)>>,
-        )> = Vec::new();
+    ) -> Vec<(DictRef, Entries, Entries)> {
+        let mut touched: Vec<(DictRef, Entries, Option<Entries>)> = Vec::new();
         for ((dict, old), a) in dicts_a.into_iter().zip(left_a) {
             touched.push((dict, old, Some(a)));
         }

@@ -346,24 +346,11 @@ fn appends_once(body: &[Stmt], list: &str) -> bool {
 /// Whether a block can leave the loop it is the body of (`break`,
 /// `return`, or a statement the analysis steps over).
 fn may_leave(body: &[Stmt]) -> bool {
-    body.iter().any(|s| match &s.kind {
-        StmtKind::Break | StmtKind::Return(_) | StmtKind::Other => true,
-        StmtKind::If { body, orelse, .. }
-        | StmtKind::For { body, orelse, .. }
-        | StmtKind::While { body, orelse, .. } => may_leave(body) || may_leave(orelse),
-        StmtKind::With { body, .. } => may_leave(body),
-        StmtKind::Try {
-            body,
-            handlers,
-            orelse,
-            finalbody,
-        } => {
-            may_leave(body)
-                || handlers.iter().any(|h| may_leave(&h.body))
-                || may_leave(orelse)
-                || may_leave(finalbody)
-        }
-        _ => false,
+    body.iter().any(|s| {
+        matches!(
+            s.kind,
+            StmtKind::Break | StmtKind::Return(_) | StmtKind::Other
+        ) || s.nested_blocks().into_iter().any(may_leave)
     })
 }
 
