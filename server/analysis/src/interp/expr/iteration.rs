@@ -4,6 +4,7 @@ use std::rc::Rc;
 
 use crate::interp::join_all;
 
+use shapels_shapes::Dim;
 use shapels_syntax::ast;
 
 use crate::interp::{Interp, MAX_LOOP_ITERATIONS};
@@ -12,14 +13,14 @@ use crate::rules;
 use crate::value::Value;
 
 /// How a comprehension's body ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) enum Comprehended {
     /// Once per element: what it made is every item.
     All,
     /// On elements standing for others (an iterable the analysis cannot
     /// enumerate or unroll, a condition it cannot decide): what it made
     /// stands for the items, `count` of them when that is known.
-    Partly { count: Option<usize> },
+    Partly { count: Option<Dim> },
 }
 
 impl Interp<'_> {
@@ -47,10 +48,16 @@ impl Interp<'_> {
         };
         let iterable = self.eval(&first.iter);
         let items = self.iterate(&iterable);
-        let too_many = items
-            .as_ref()
-            .map(Vec::len)
-            .filter(|n| *n > MAX_LOOP_ITERATIONS);
+        // A list of unknown length whose length is known (the samples a
+        // `DataLoader` hands its `collate_fn`) has as many.
+        let too_many = match &iterable {
+            Value::Many(_, Some(n)) => Some(n.clone()),
+            _ => items
+                .as_ref()
+                .map(Vec::len)
+                .filter(|n| *n > MAX_LOOP_ITERATIONS)
+                .map(|n| Dim::konst(n as i64)),
+        };
         // More items than the analysis unrolls: the comprehension is read as
         // over an iterable it cannot enumerate (its first items alone would
         // make a list too short), of a known length.

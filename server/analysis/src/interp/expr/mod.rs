@@ -19,7 +19,6 @@ use crate::report::BindingKind;
 use crate::rules::names::NameSet;
 use crate::value::Value;
 use iteration::Comprehended;
-use shapels_shapes::Dim;
 
 pub(crate) use iteration::range_len;
 pub(crate) use subscripts::slice_indices;
@@ -289,9 +288,7 @@ impl Interp<'_> {
                     // evaluated on a made-up item: it stands for all of them.
                     (_, Comprehended::Partly { count }) => match join_all(self, &items) {
                         Value::Unknown => Value::Unknown,
-                        element => {
-                            Value::Many(Rc::new(element), count.map(|n| Dim::konst(n as i64)))
-                        }
+                        element => Value::Many(Rc::new(element), count),
                     },
                 }
             }
