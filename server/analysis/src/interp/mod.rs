@@ -22,6 +22,7 @@ mod library;
 mod loops;
 mod memo;
 mod meta;
+mod module_tree;
 pub(crate) mod modules;
 mod narrowing;
 mod ranks;

@@ -15,6 +15,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
 use super::super::Interp;
+use crate::rules::Args;
 use crate::rules::meta::Meta;
 use crate::value::{DType, Kwargs, Partial, Shape, Value};
 
@@ -133,20 +134,6 @@ fn bound(path: String, args: Vec<Value>, kwargs: Kwargs) -> Value {
     }))
 }
 
-/// The argument at `place`, or given by `name`.
-fn argument<'a>(
-    args: &'a [Value],
-    kwargs: &'a Kwargs,
-    place: Option<usize>,
-    name: &str,
-) -> Option<&'a Value> {
-    kwargs
-        .iter()
-        .find(|(k, _)| &**k == name)
-        .map(|(_, v)| v)
-        .or_else(|| place.and_then(|i| args.get(i)))
-}
-
 /// A transform's name, for a path of torchvision's transforms (v1 or v2).
 fn transform_name(path: &str) -> Option<&str> {
     let rest = path
@@ -169,10 +156,11 @@ impl Interp<'_> {
         kwargs: &Kwargs,
         range: TextRange,
     ) -> Option<Value> {
+        let call = Args::new(args.to_vec(), kwargs.clone());
         if path.ends_with("utils.data.DataLoader")
             || path.ends_with("utils.data.dataloader.DataLoader")
         {
-            return Some(self.data_loader(args, kwargs, range));
+            return Some(self.data_loader(&call, range));
         }
         if matches!(
             path,
@@ -204,7 +192,7 @@ impl Interp<'_> {
             let (name, place) = (dataset.name, dataset.transform_place);
             let mut settings: Kwargs = Vec::new();
             for (i, key) in ["transform", "target_transform"].into_iter().enumerate() {
-                if let Some(v) = argument(args, kwargs, place.map(|p| p + i), key) {
+                if let Some(v) = place.map_or_else(|| call.kw(key), |p| call.get(p + i, key)) {
                     settings.push((Rc::from(key), v.clone()));
                 }
             }
@@ -218,7 +206,7 @@ impl Interp<'_> {
         let params = TRANSFORMS.iter().find(|(n, _)| *n == name)?.1;
         let mut settings: Kwargs = Vec::new();
         for (i, key) in params.iter().enumerate() {
-            if let Some(v) = argument(args, kwargs, Some(i), key) {
+            if let Some(v) = call.get(i, key) {
                 settings.push((Rc::from(*key), v.clone()));
             }
         }
@@ -234,32 +222,26 @@ impl Interp<'_> {
     /// like the dataset's. Its first dim is the batch size where every
     /// batch has it (`drop_last=True`, or one sample a batch); otherwise
     /// the last batch may be smaller, and the size is a name of its own.
-    fn data_loader(&mut self, args: &[Value], kwargs: &Kwargs, range: TextRange) -> Value {
-        let Some(dataset) = argument(args, kwargs, Some(0), "dataset") else {
+    fn data_loader(&mut self, call: &Args, range: TextRange) -> Value {
+        let Some(dataset) = call.get(0, "dataset") else {
             return Value::Unknown;
         };
         let sample = self.dataset_sample(dataset, range);
-        let batch_size = argument(args, kwargs, Some(1), "batch_size")
-            .cloned()
-            .unwrap_or(Value::int(1));
+        let batch_size = call.get(1, "batch_size").cloned().unwrap_or(Value::int(1));
         if batch_size.is_none() {
             return match sample {
                 Value::Unknown => Value::Unknown,
                 sample => Value::Many(Rc::new(sample), None),
             };
         }
-        let by_sampler =
-            argument(args, kwargs, Some(4), "batch_sampler").is_some_and(|v| !v.is_none());
-        let drop_last = matches!(
-            argument(args, kwargs, Some(8), "drop_last"),
-            Some(Value::Bool(Some(true)))
-        );
+        let by_sampler = call.get(4, "batch_sampler").is_some_and(|v| !v.is_none());
+        let drop_last = matches!(call.get(8, "drop_last"), Some(Value::Bool(Some(true))));
         let size = self.as_dim(&batch_size).filter(|_| !by_sampler);
         let batch = match size {
             Some(d) if d.as_const() == Some(1) || drop_last => d,
             _ => self.env.weak_symbol("N"),
         };
-        let collate_fn = argument(args, kwargs, Some(6), "collate_fn").filter(|v| !v.is_none());
+        let collate_fn = call.get(6, "collate_fn").filter(|v| !v.is_none());
         let made = match collate_fn {
             Some(f) => {
                 let samples = Value::Many(Rc::new(sample), Some(batch));
@@ -338,12 +320,13 @@ impl Interp<'_> {
             Some((h, w)) => (Dim::konst(h), Dim::konst(w)),
             None => (self.env.anonymous(), self.env.anonymous()),
         };
+        let settings = Args::new(Vec::new(), kwargs.clone());
         let mut item = Item::Pil {
             channels: Dim::konst(dataset.channels),
             height,
             width,
         };
-        if let Some(transform) = argument(&[], kwargs, None, "transform").filter(|t| !t.is_none()) {
+        if let Some(transform) = settings.kw("transform").filter(|t| !t.is_none()) {
             item = self.apply_transform(&transform.clone(), item, range);
         }
         // A PIL image: nothing the analysis follows, and a batch torch
@@ -353,7 +336,7 @@ impl Interp<'_> {
             Item::Pil { .. } => return Value::Unknown,
         };
         let mut target = Value::Int(self.env.anonymous());
-        if let Some(t) = argument(&[], kwargs, None, "target_transform").filter(|t| !t.is_none()) {
+        if let Some(t) = settings.kw("target_transform").filter(|t| !t.is_none()) {
             target = self.call_value(&t.clone(), vec![target], Vec::new(), range);
         }
         Value::tuple(vec![image, target])
@@ -379,7 +362,8 @@ impl Interp<'_> {
     /// torchvision's transform `name` with its `settings`, applied.
     fn transform(&mut self, name: &str, settings: &Kwargs, item: Item, range: TextRange) -> Item {
         let unknown = Item::Value(Value::Unknown);
-        let setting = |key: &str| argument(&[], settings, None, key).cloned();
+        let settings = Args::new(Vec::new(), settings.clone());
+        let setting = |key: &str| settings.kw(key).cloned();
         match name {
             "Compose" | "RandomApply" => {
                 let Some(list) = setting("transforms").and_then(|l| l.items()) else {
