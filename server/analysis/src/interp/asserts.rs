@@ -7,7 +7,7 @@ use shapels_shapes::Dim;
 use shapels_syntax::ast::{self, Expr, ExprKind};
 
 use super::Interp;
-use crate::value::Value;
+use crate::value::{Shape, Value};
 
 impl Interp<'_> {
     /// Learn from `assert` what the user states as fact.
@@ -34,7 +34,10 @@ impl Interp<'_> {
             // x.shape[1] == self.channels` in a made-up object) is that
             // setting: its name names the size.
             let (va, vb) = (self.eval(left), self.eval(right));
-            if self.assume_sizes(&va, &vb) || self.assume_sizes(&vb, &va) {
+            if self.assume_sizes(&va, &vb)
+                || self.assume_sizes(&vb, &va)
+                || self.assume_same_shape(&va, &vb)
+            {
                 return;
             }
             if matches!(
@@ -113,6 +116,49 @@ impl Interp<'_> {
             for (a, b) in have.iter().zip(&wanted) {
                 let _ = self.env.unify(a, b);
             }
+        }
+        true
+    }
+
+    /// `assert x_start.shape == x_t.shape` of two tensors of unknown rank:
+    /// they have one shape, so both are shown alike and broadcasting one
+    /// with the other keeps it. A shape of known dims gives the other its
+    /// dims. `false` when either value is no tensor's sizes.
+    fn assume_same_shape(&mut self, a: &Value, b: &Value) -> bool {
+        let shape_of = |interp: &Self, v: &Value| match v {
+            Value::SizeOfVar(var, tail) => Some(interp.resolve_shape(&Shape::of_sizes(*var, tail))),
+            _ => None,
+        };
+        let (Some(sa), Some(sb)) = (shape_of(self, a), shape_of(self, b)) else {
+            return false;
+        };
+        match (sa.tail(), sb.tail()) {
+            (Some((va, ta)), Some((vb, tb))) => {
+                // Only shapes that end in as many known dims line up dim
+                // for dim without a guess at either rank.
+                if ta.len() != tb.len() {
+                    return true;
+                }
+                for (x, y) in ta.iter().zip(tb) {
+                    let _ = self.env.unify(x, y);
+                }
+                if va != vb {
+                    self.same_rank_var(va, vb);
+                }
+            }
+            (None, Some(_)) => {
+                if let Some(dims) = sa.dims() {
+                    let dims = dims.to_vec();
+                    self.adopt_shape(&sb, &dims);
+                }
+            }
+            (Some(_), None) => {
+                if let Some(dims) = sb.dims() {
+                    let dims = dims.to_vec();
+                    self.adopt_shape(&sa, &dims);
+                }
+            }
+            (None, None) => {}
         }
         true
     }

@@ -265,6 +265,39 @@ impl Interp<'_> {
         true
     }
 
+    /// Makes two unrefined rank variables one, where the user stated that
+    /// their tensors have one shape: sizes read of either before are the
+    /// same sizes. Variables made from one another's dims (`sibling_shape`)
+    /// are left apart, as joining them would make one of its own parts.
+    pub(crate) fn same_rank_var(&mut self, a: u32, b: u32) {
+        let linked = |interp: &Self, x: u32, y: u32| {
+            interp.sibling_vars.contains_key(&x) || interp.sibling_base(y).0 == x
+        };
+        // The variable with an annotation's name, or else the older one,
+        // stays the root, so that its names are shown.
+        let (alias, kept) =
+            if self.rank_name_of(b).is_some() || (self.rank_name_of(a).is_none() && b < a) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+        if linked(self, alias, kept) || linked(self, kept, alias) {
+            return;
+        }
+        let read: Vec<(i64, Dim)> = self
+            .var_dims
+            .iter()
+            .filter(|((v, _), _)| *v == alias)
+            .map(|((_, i), d)| (*i, d.clone()))
+            .collect();
+        for (i, d) in read {
+            let theirs = self.var_dim_unnamed(kept, i);
+            let _ = self.env.unify(&theirs, &d);
+        }
+        self.set_tail(alias, kept, Rc::new(Vec::new()));
+        self.epoch.bump();
+    }
+
     /// For each rank variable never refined, the sizes read from its first
     /// dims (`x.size(0)`, `len(x)`), in order while they are contiguous.
     /// The names annotations gave rank variables, by the variable each

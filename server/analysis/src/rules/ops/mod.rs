@@ -212,15 +212,14 @@ fn dispatch(
         let shape = Shape::of_sizes(*var, suffix);
         return out_shape(meta, &x, shape, x.dtype, device, name);
     }
-    // `x.broadcast_to(torch.broadcast_shapes(x.shape, y.shape))` with `x`
-    // of unknown rank: sizes of the same rank variable with as many known
-    // dims are the result's.
+    // `x.broadcast_to(torch.broadcast_shapes(x.shape, y.shape))`, or
+    // `res.expand(x_start.shape)`: sizes of a tensor of unknown rank with
+    // no `-1` among the known ones are the result's, whatever the input's
+    // shape (torch refuses, and nothing is shown, only where the input has
+    // more dims or sizes other than 1 that differ).
     if matches!(name, "broadcast_to" | "expand")
         && let [_, Value::SizeOfVar(var, suffix)] = args.pos.as_slice()
         && !suffix.iter().any(|d| meta.env().value(d) == Some(-1))
-        && let Shape::Tail(v, known) = meta.resolve_shape(&x.shape)
-        && v == *var
-        && known.len() == suffix.len()
     {
         let shape = Shape::of_sizes(*var, suffix);
         return out_shape(meta, &x, shape, x.dtype, device, name);
