@@ -229,6 +229,20 @@ fn products_of_simple_factors_are_shown_factored() {
     );
     assert_eq!(env.display(&h.add(&w)), "H + W");
     assert_eq!(env.display(&h.mul(&w).add(&Dim::konst(1))), "H*W + 1");
+    // A discriminator's last map of a square image, flattened with the
+    // batch: a squared factor is written once.
+    let b = env.symbol("B");
+    let side = h.floordiv(&Dim::konst(16)).unwrap().sub(&Dim::konst(3));
+    assert_eq!(env.display(&b.mul(&side).mul(&side)), "B*(H // 16 - 3)**2");
+    assert_eq!(
+        env.display(&h.mul(&h).mul(&w.sub(&Dim::konst(1)))),
+        "H*H*(W - 1)"
+    );
+    // Not a square: the terms stay.
+    assert_eq!(
+        env.display(&h.mul(&h).sub(&Dim::konst(6).mul(&h)).add(&Dim::konst(8))),
+        "H*H - 6*H + 8"
+    );
 }
 
 /// Within a degree, added terms come before subtracted ones, as a person

@@ -139,6 +139,13 @@ pub(crate) fn join_values(interp: &mut Interp<'_>, a: &Value, b: &Value) -> Valu
         }
         (Value::Module(x), Value::Module(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Partial(x), Value::Partial(y)) if Rc::ptr_eq(x, y) => a.clone(),
+        // A dataset chosen by a setting (`if opt.dataset == 'mnist': ...
+        // elif opt.dataset == 'cifar10': ...`): its samples are any one's.
+        (Value::Partial(_) | Value::Either(_), Value::Partial(_) | Value::Either(_))
+            if super::call::is_dataset(a) && super::call::is_dataset(b) =>
+        {
+            either_of(a, b, MAX_DATASETS)
+        }
         (Value::Distribution(x), Value::Distribution(y)) if Rc::ptr_eq(x, y) => a.clone(),
         (Value::Complex, Value::Complex)
         | (Value::Text, Value::Text)
@@ -382,7 +389,15 @@ fn different_ranks(x: &Value, y: &Value) -> bool {
 /// More alternatives than this and the object is unknown.
 const MAX_ALTERNATIVES: usize = 4;
 
+/// More datasets than this to choose from and the dataset is unknown.
+const MAX_DATASETS: usize = 8;
+
 fn either(a: &Value, b: &Value) -> Value {
+    either_of(a, b, MAX_ALTERNATIVES)
+}
+
+/// Either value, with at most `cap` alternatives (else unknown).
+fn either_of(a: &Value, b: &Value, cap: usize) -> Value {
     let mut alternatives: Vec<Value> = Vec::new();
     for v in [a, b] {
         match v {
@@ -390,7 +405,7 @@ fn either(a: &Value, b: &Value) -> Value {
             v => alternatives.push(v.clone()),
         }
     }
-    if alternatives.len() > MAX_ALTERNATIVES {
+    if alternatives.len() > cap {
         return Value::Unknown;
     }
     Value::Either(Rc::new(alternatives))

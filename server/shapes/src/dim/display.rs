@@ -32,12 +32,19 @@ impl Dim {
             if scale != 1 {
                 parts.push(scale.to_string());
             }
-            for (atom, shift) in factors {
-                parts.push(match shift {
+            for (atom, shift, times) in factors {
+                let factor = match shift {
                     0 => atom.display(name, true),
                     s if s < 0 => format!("({} - {})", atom.display(name, false), s.unsigned_abs()),
                     s => format!("({} + {s})", atom.display(name, false)),
-                });
+                };
+                // A size squared is written as one: `(s // 16 - 3)**2`
+                // (a plain name as in a product of terms, `H*H`).
+                match (shift, times) {
+                    (_, 1) => parts.push(factor),
+                    (0, n) => parts.extend(std::iter::repeat_n(factor, n)),
+                    (_, n) => parts.push(format!("{factor}**{n}")),
+                }
             }
             return parts.join("*");
         }
@@ -128,24 +135,22 @@ impl Dim {
         (quotient.term_count() >= 2).then_some((common, quotient))
     }
 
-    /// The polynomial as `scale * (a1 + c1) * (a2 + c2) * ...`, each `a` a
-    /// distinct atom and each `c` a constant, when it is exactly that (and
-    /// more than a single `a + c`): `64*(H//2)*(W//2) - 128*(H//2) -
-    /// 128*(W//2) + 256` is `64*(H//2 - 2)*(W//2 - 2)`.
-    fn factors(&self) -> Option<(i64, Vec<(&Atom, i64)>)> {
+    /// The polynomial as `scale * (a1 + c1)**k1 * (a2 + c2)**k2 * ...`,
+    /// each `a` a distinct atom, each `c` a constant and each `k` how often
+    /// the atom is in the term of highest degree, when it is exactly that
+    /// (and more than a single `a + c`): `64*(H//2)*(W//2) - 128*(H//2) -
+    /// 128*(W//2) + 256` is `64*(H//2 - 2)*(W//2 - 2)`, `s*s - 6*s + 9`
+    /// is `(s - 3)**2`.
+    fn factors(&self) -> Option<(i64, Vec<(&Atom, i64, usize)>)> {
         if self.term_count() < 2 {
             return None;
         }
         let scale = self.terms().map(|(_, c)| c.unsigned_abs()).fold(0u64, gcd);
         let scale = i64::try_from(scale).ok().filter(|g| *g > 0)?;
-        // The factors are the atoms of the term of highest degree, which
-        // must hold each atom once, with coefficient `scale`.
+        // The factors are the atoms of the term of highest degree, with
+        // coefficient `scale`.
         let (top, top_coeff) = self.terms().max_by_key(|(m, _)| m.len())?;
-        if top_coeff != scale
-            || top.is_empty()
-            || top.len() > MAX_FACTORS
-            || top.windows(2).any(|w| w[0] == w[1])
-        {
+        if top_coeff != scale || top.is_empty() || top.len() > MAX_FACTORS {
             return None;
         }
         let coefficient = |mono: &[Atom]| -> i64 {
@@ -153,26 +158,43 @@ impl Dim {
                 .find(|(m, _)| *m == mono)
                 .map_or(0, |(_, c)| c / scale)
         };
-        let factors: Vec<(&Atom, i64)> = top
-            .iter()
-            .enumerate()
-            .map(|(i, atom)| {
-                let rest: Vec<Atom> = top
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .map(|(_, a)| a.clone())
-                    .collect();
-                (atom, coefficient(&rest))
-            })
-            .collect();
-        if factors.len() == 1 && scale == 1 {
+        // Each atom with how often the top term holds it; equal atoms sit
+        // side by side in a monomial.
+        let mut groups: Vec<(&Atom, usize)> = Vec::new();
+        for atom in top {
+            match groups.last_mut() {
+                Some((last, n)) if *last == atom => *n += 1,
+                _ => groups.push((atom, 1)),
+            }
+        }
+        // The term without one of an atom's `k` copies holds its shift `k`
+        // times (one for each copy whose constant was taken).
+        let mut factors: Vec<(&Atom, i64, usize)> = Vec::new();
+        for (atom, times) in groups {
+            let at = top.iter().position(|a| a == atom)?;
+            let rest: Vec<Atom> = top
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != at)
+                .map(|(_, a)| a.clone())
+                .collect();
+            let c = coefficient(&rest);
+            let k = i64::try_from(times).ok()?;
+            if c % k != 0 {
+                return None;
+            }
+            factors.push((atom, c / k, times));
+        }
+        if matches!(factors.as_slice(), [(_, _, 1)]) && scale == 1 {
             return None;
         }
         // Expanded, the product must give back every term exactly.
         let mut expanded = Dim::konst(scale);
-        for (atom, shift) in &factors {
-            expanded = expanded.mul(&Dim::atom((*atom).clone()).add(&Dim::konst(*shift)));
+        for (atom, shift, times) in &factors {
+            let factor = Dim::atom((*atom).clone()).add(&Dim::konst(*shift));
+            for _ in 0..*times {
+                expanded = expanded.mul(&factor);
+            }
         }
         (expanded == *self).then_some((scale, factors))
     }

@@ -61,6 +61,9 @@ const IMAGE_DATASETS: &[ImageDataset] = &[
     image_dataset("STL10", 3, Some((96, 96)), Some(3)),
     image_dataset("ImageFolder", 3, None, Some(1)),
     image_dataset("ImageNet", 3, None, None),
+    image_dataset("LSUN", 3, None, Some(2)),
+    // Its images are `image_size`, (3, 224, 224) unless given.
+    image_dataset("FakeData", 3, Some((224, 224)), Some(3)),
 ];
 
 /// torchvision's transforms the analysis follows, with the names of their
@@ -146,6 +149,25 @@ fn transform_name(path: &str) -> Option<&str> {
         .map(|(name, _)| *name)
 }
 
+/// Whether `v` is a dataset of torch's (kept as what indexing it runs),
+/// or a choice between such datasets.
+pub(crate) fn is_dataset(v: &Value) -> bool {
+    match v {
+        Value::Partial(p) => matches!(&p.function, Value::Path(f) if f.ends_with(GETITEM)),
+        Value::Either(items) => items.iter().all(is_dataset),
+        _ => false,
+    }
+}
+
+/// The name of `path` when it is one of `names` of `torch.utils.data`
+/// (as the package exports it, or from its `dataset` module).
+fn dataset_path<'a>(path: &str, names: &[&'a str]) -> Option<&'a str> {
+    let rest = path
+        .strip_prefix("torch.utils.data.dataset.")
+        .or_else(|| path.strip_prefix("torch.utils.data."))?;
+    names.iter().find(|n| **n == rest).copied()
+}
+
 impl Interp<'_> {
     /// A call of `torch.utils.data` or torchvision that this file
     /// follows; `None` for any other path.
@@ -172,6 +194,29 @@ impl Interp<'_> {
                 Vec::new(),
             ));
         }
+        // Datasets made of other datasets have their samples: a `Subset`
+        // (or each part of a `random_split`) some of them, a
+        // `ConcatDataset` any of its parts'.
+        if let Some(name) = dataset_path(path, &["Subset", "ConcatDataset"]) {
+            let Some(inner) = call.get(
+                0,
+                if name == "Subset" {
+                    "dataset"
+                } else {
+                    "datasets"
+                },
+            ) else {
+                return Some(Value::Unknown);
+            };
+            return Some(bound(
+                format!("torch.utils.data.{name}{GETITEM}"),
+                vec![inner.clone()],
+                Vec::new(),
+            ));
+        }
+        if dataset_path(path, &["random_split"]).is_some() {
+            return Some(self.random_split(&call));
+        }
         if let Some(name) = path.strip_suffix(GETITEM) {
             return Some(self.dataset_item(name, args, kwargs, range));
         }
@@ -191,6 +236,11 @@ impl Interp<'_> {
         {
             let (name, place) = (dataset.name, dataset.transform_place);
             let mut settings: Kwargs = Vec::new();
+            if name == "FakeData"
+                && let Some(v) = call.get(1, "image_size")
+            {
+                settings.push((Rc::from("image_size"), v.clone()));
+            }
             for (i, key) in ["transform", "target_transform"].into_iter().enumerate() {
                 if let Some(v) = place.map_or_else(|| call.kw(key), |p| call.get(p + i, key)) {
                     settings.push((Rc::from(key), v.clone()));
@@ -255,11 +305,37 @@ impl Interp<'_> {
         }
     }
 
+    /// `random_split(dataset, lengths)`: as many `Subset`s of the dataset
+    /// as `lengths` lists (fractions or counts), or a list of unknown
+    /// length of them.
+    fn random_split(&mut self, call: &Args) -> Value {
+        let Some(dataset) = call.get(0, "dataset") else {
+            return Value::Unknown;
+        };
+        let part = bound(
+            format!("torch.utils.data.Subset{GETITEM}"),
+            vec![dataset.clone()],
+            Vec::new(),
+        );
+        match call.get(1, "lengths").and_then(Value::items) {
+            Some(lengths) => Value::list(vec![part; lengths.len()]),
+            None => Value::Many(Rc::new(part), None),
+        }
+    }
+
     /// One sample of a dataset, as `dataset[i]` gives it for an index
     /// nobody knows.
     fn dataset_sample(&mut self, dataset: &Value, range: TextRange) -> Value {
         let index = Value::Int(self.env.anonymous());
         match dataset {
+            // One of several datasets (chosen by a setting): any one's.
+            Value::Either(parts) => {
+                let samples: Vec<Value> = parts
+                    .iter()
+                    .map(|d| self.dataset_sample(d, range))
+                    .collect();
+                crate::interp::join::join_all(self, &samples)
+            }
             Value::Partial(p) if matches!(&p.function, Value::Path(f) if f.ends_with(GETITEM)) => {
                 self.call_value(dataset, vec![index], Vec::new(), range)
             }
@@ -282,6 +358,24 @@ impl Interp<'_> {
         kwargs: &Kwargs,
         range: TextRange,
     ) -> Value {
+        // `Subset(dataset, indices)[i]`: a sample of the dataset;
+        // `ConcatDataset(datasets)[i]`: a sample of any one of them.
+        if name == "torch.utils.data.Subset" {
+            return match args.first() {
+                Some(dataset) => self.dataset_sample(&dataset.clone(), range),
+                None => Value::Unknown,
+            };
+        }
+        if name == "torch.utils.data.ConcatDataset" {
+            let Some(parts) = args.first().and_then(Value::items) else {
+                return Value::Unknown;
+            };
+            let samples: Vec<Value> = parts
+                .iter()
+                .map(|d| self.dataset_sample(d, range))
+                .collect();
+            return crate::interp::join::join_all(self, &samples);
+        }
         // `TensorDataset(*tensors)[i]`: the row `i` of each.
         if name == "torch.utils.data.TensorDataset" {
             let Some((index, tensors)) = args.split_last() else {
@@ -326,6 +420,27 @@ impl Interp<'_> {
             height,
             width,
         };
+        // `FakeData(image_size=(c, h, w))`: images of those sizes (a size
+        // nobody knows is one nobody names).
+        if let Some(sizes) = settings.kw("image_size") {
+            let dims: Option<Vec<Dim>> =
+                sizes.items().filter(|items| items.len() == 3).map(|items| {
+                    items
+                        .iter()
+                        .map(|v| self.as_dim(v).unwrap_or_else(|| self.env.anonymous()))
+                        .collect()
+                });
+            let Some([channels, height, width]) =
+                dims.map(<[Dim; 3]>::try_from).and_then(Result::ok)
+            else {
+                return Value::Unknown;
+            };
+            item = Item::Pil {
+                channels,
+                height,
+                width,
+            };
+        }
         if let Some(transform) = settings.kw("transform").filter(|t| !t.is_none()) {
             item = self.apply_transform(&transform.clone(), item, range);
         }
@@ -523,17 +638,11 @@ impl Interp<'_> {
     /// both sides are, or where they are equal).
     fn resize_to(&mut self, item: &Item, size: Option<Value>) -> Option<(Dim, Dim)> {
         let size = size?;
-        if let Some(pair) = self
-            .crop_sizes(&size)
-            .filter(|_| !matches!(size, Value::Int(_)))
-        {
-            return Some(pair);
-        }
-        let short = match &size {
-            Value::Int(d) => d.clone(),
-            _ => match size.items().as_deref() {
+        let short = match self.one_size(&size) {
+            Some(d) => d,
+            None => match size.items().as_deref() {
                 Some([one]) => self.as_dim(one)?,
-                _ => return None,
+                _ => return self.crop_sizes(&size),
             },
         };
         let (height, width) = self.item_sizes(item)?;
@@ -551,9 +660,23 @@ impl Interp<'_> {
     }
 
     /// A crop's `size`: a number for a square, or a height and a width.
+    /// A setting given as one number (`Resize(opt.imageSize)`, a name
+    /// the analysis cannot read standing for its size); `None` for a
+    /// sequence or anything else.
+    fn one_size(&mut self, v: &Value) -> Option<Dim> {
+        match v {
+            Value::Int(_) => self.as_dim(v),
+            Value::Opaque(_) => self
+                .sizes_from_opaque(vec![v.clone()])
+                .first()
+                .and_then(|d| self.as_dim(d)),
+            _ => None,
+        }
+    }
+
     fn crop_sizes(&mut self, size: &Value) -> Option<(Dim, Dim)> {
-        if let Value::Int(d) = size {
-            return Some((d.clone(), d.clone()));
+        if let Some(d) = self.one_size(size) {
+            return Some((d.clone(), d));
         }
         match size.items()?.as_slice() {
             [one] => {
@@ -567,8 +690,8 @@ impl Interp<'_> {
 
     /// `Pad(padding)`: left, top, right and bottom.
     fn pad_sizes(&mut self, padding: &Value) -> Option<(Dim, Dim, Dim, Dim)> {
-        if let Value::Int(d) = padding {
-            return Some((d.clone(), d.clone(), d.clone(), d.clone()));
+        if let Some(d) = self.one_size(padding) {
+            return Some((d.clone(), d.clone(), d.clone(), d));
         }
         let items = padding.items()?;
         let dims: Option<Vec<Dim>> = items.iter().map(|v| self.as_dim(v)).collect();

@@ -25,6 +25,7 @@ use crate::value::Value;
 
 use self::builtins::math_call;
 pub(crate) use self::builtins::names_torch_class;
+pub(crate) use self::data::is_dataset;
 
 pub(crate) use class::{
     class_lookup, is_autograd_function, is_module_class, lookup_method, torch_layer_base,
@@ -606,6 +607,37 @@ impl Interp<'_> {
                 })
                 .collect();
             return self.call_value(function, rest.to_vec(), kwargs, range);
+        }
+        // `nn.parallel.data_parallel(module, inputs, device_ids)` scatters
+        // the batch over devices and gathers the results along the same
+        // dim: the shapes are the module's own on the whole batch.
+        if matches!(
+            &**path,
+            "torch.nn.parallel.data_parallel" | "torch.nn.parallel.data_parallel.data_parallel"
+        ) {
+            let call = rules::Args::new(args.clone(), kwargs.clone());
+            let (Some(module), Some(inputs)) = (call.get(0, "module"), call.get(1, "inputs"))
+            else {
+                return Value::Unknown;
+            };
+            let inputs = match inputs {
+                Value::Tuple(items) => items.as_ref().clone(),
+                v => vec![v.clone()],
+            };
+            let module_kwargs: Vec<(Rc<str>, Value)> = match call.get(5, "module_kwargs") {
+                None | Some(Value::None) => Vec::new(),
+                Some(Value::Dict(d)) => d
+                    .borrow()
+                    .iter()
+                    .filter_map(|(k, v)| match k {
+                        Value::Str(k) => Some((k.clone(), v.clone())),
+                        _ => None,
+                    })
+                    .collect(),
+                Some(_) => return Value::Unknown,
+            };
+            let module = module.clone();
+            return self.call_value(&module, inputs, module_kwargs, range);
         }
         if let Some(name) = path.strip_prefix("math.") {
             return self.math_call(name, &args);
