@@ -32,7 +32,7 @@ impl Dim {
             if scale != 1 {
                 parts.push(scale.to_string());
             }
-            for (atom, shift, times) in factors {
+            for Factor { atom, shift, times } in factors {
                 let factor = match shift {
                     0 => atom.display(name, true),
                     s if s < 0 => format!("({} - {})", atom.display(name, false), s.unsigned_abs()),
@@ -105,6 +105,13 @@ impl Dim {
     }
 }
 
+/// One factor `(atom + shift)**times` of a product (see `Dim::factors`).
+struct Factor<'a> {
+    atom: &'a Atom,
+    shift: i64,
+    times: usize,
+}
+
 /// Most factors a product is looked for in (the check expands them all).
 const MAX_FACTORS: usize = 6;
 
@@ -141,7 +148,7 @@ impl Dim {
     /// (and more than a single `a + c`): `64*(H//2)*(W//2) - 128*(H//2) -
     /// 128*(W//2) + 256` is `64*(H//2 - 2)*(W//2 - 2)`, `s*s - 6*s + 9`
     /// is `(s - 3)**2`.
-    fn factors(&self) -> Option<(i64, Vec<(&Atom, i64, usize)>)> {
+    fn factors(&self) -> Option<(i64, Vec<Factor<'_>>)> {
         if self.term_count() < 2 {
             return None;
         }
@@ -169,7 +176,7 @@ impl Dim {
         }
         // The term without one of an atom's `k` copies holds its shift `k`
         // times (one for each copy whose constant was taken).
-        let mut factors: Vec<(&Atom, i64, usize)> = Vec::new();
+        let mut factors: Vec<Factor<'_>> = Vec::new();
         for (atom, times) in groups {
             let at = top.iter().position(|a| a == atom)?;
             let rest: Vec<Atom> = top
@@ -183,16 +190,20 @@ impl Dim {
             if c % k != 0 {
                 return None;
             }
-            factors.push((atom, c / k, times));
+            factors.push(Factor {
+                atom,
+                shift: c / k,
+                times,
+            });
         }
-        if matches!(factors.as_slice(), [(_, _, 1)]) && scale == 1 {
+        if matches!(factors.as_slice(), [Factor { times: 1, .. }]) && scale == 1 {
             return None;
         }
         // Expanded, the product must give back every term exactly.
         let mut expanded = Dim::konst(scale);
-        for (atom, shift, times) in &factors {
-            let factor = Dim::atom((*atom).clone()).add(&Dim::konst(*shift));
-            for _ in 0..*times {
+        for f in &factors {
+            let factor = Dim::atom(f.atom.clone()).add(&Dim::konst(f.shift));
+            for _ in 0..f.times {
                 expanded = expanded.mul(&factor);
             }
         }
