@@ -234,6 +234,9 @@ pub struct FunctionDef {
     pub body: Vec<Stmt>,
     pub decorators: Vec<Expr>,
     pub is_async: bool,
+    /// A `yield` in the body (not in a nested function): calling it makes
+    /// a generator.
+    pub is_generator: bool,
     pub range: TextRange,
 }
 
@@ -355,11 +358,16 @@ pub enum ExprKind {
     Starred(Box<Expr>),
     DoubleStarred(Box<Expr>),
     Await(Box<Expr>),
+    /// `yield value` or `yield from value`.
+    Yield {
+        value: Option<Box<Expr>>,
+        from: bool,
+    },
     NamedExpr {
         target: Name,
         value: Box<Expr>,
     },
-    /// Anything the lowering does not model (yield, syntax errors).
+    /// Anything the lowering does not model (syntax errors).
     Unknown,
 }
 

@@ -233,6 +233,7 @@ fn function(f: &FunctionDef, m: Move<'_>) -> FunctionDef {
         body: stmts(&f.body, m),
         decorators: exprs(&f.decorators, m),
         is_async: f.is_async,
+        is_generator: f.is_generator,
         range: range(&f.range, m),
     }
 }
@@ -397,6 +398,10 @@ fn expr_kind(kind: &ExprKind, m: Move<'_>) -> ExprKind {
         ExprKind::Starred(e) => ExprKind::Starred(boxed(e, m)),
         ExprKind::DoubleStarred(e) => ExprKind::DoubleStarred(boxed(e, m)),
         ExprKind::Await(e) => ExprKind::Await(boxed(e, m)),
+        ExprKind::Yield { value, from } => ExprKind::Yield {
+            value: value.as_ref().map(|v| boxed(v, m)),
+            from: *from,
+        },
         ExprKind::NamedExpr { target, value } => ExprKind::NamedExpr {
             target: name(target, m),
             value: boxed(value, m),

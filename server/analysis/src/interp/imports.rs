@@ -281,6 +281,7 @@ impl Interp<'_> {
             lists_unsure: false,
             raised: false,
             after_early_exits: 0,
+            yields: Vec::new(),
         });
         // An error while a module's top level runs is raised at the import
         // statement, as a traceback shows it.

@@ -183,7 +183,16 @@ impl Interp<'_> {
                 return Flow::Stop;
             }
             let cond = self.eval(test);
-            match self.truth(&cond) {
+            // A generator's endless loop (`while True: ... yield batch`)
+            // yields alike items every turn: one turn stands for all, as
+            // in a loop whose end nobody knows.
+            let endless = self
+                .frame()
+                .function
+                .as_ref()
+                .is_some_and(|f| f.def.is_generator)
+                && !may_leave(body);
+            match self.truth(&cond).filter(|go| !(*go && endless)) {
                 Some(false) => return self.exec_block(orelse),
                 Some(true) => match self.exec_block(body) {
                     Flow::Normal | Flow::Continue => {}

@@ -111,6 +111,8 @@ pub(crate) struct Frame {
     /// some paths only, so what it meets is reported for those paths. Each
     /// counts in `uncertain` until the function returns.
     pub after_early_exits: u32,
+    /// What a generator's `yield`s gave so far (see `Interp::call_function`).
+    pub yields: Vec<Value>,
 }
 
 fn ranges_overlap(a: &TextRange, b: &TextRange) -> bool {
@@ -553,6 +555,7 @@ impl<'s> Interp<'s> {
                 lists_unsure: false,
                 raised: false,
                 after_early_exits: 0,
+                yields: Vec::new(),
             }],
             epoch: crate::mutation::Epoch::default(),
             unseen: memo::UnseenWrites::default(),

@@ -611,22 +611,11 @@ fn move_module(
                 *inst.device.write(&mut interp.epoch) = d.clone();
             }
             for (k, v) in crate::value::object_entries(&inst.attrs) {
-                match &v {
-                    Value::Tensor(t) => {
-                        let moved = Tensor {
-                            device: device.clone().unwrap_or_else(|| t.device.clone()),
-                            dtype: if t.dtype.is_some_and(|d| d.is_floating()) {
-                                dtype.or(t.dtype)
-                            } else {
-                                t.dtype
-                            },
-                            ..(**t).clone()
-                        };
-                        inst.attrs
-                            .write(&mut interp.epoch)
-                            .insert(k, Value::Tensor(Rc::new(moved)));
+                match moved_tensor(&v, &device, dtype) {
+                    Some(moved) => {
+                        inst.attrs.write(&mut interp.epoch).insert(k, moved);
                     }
-                    _ => move_module(interp, &v, device.clone(), dtype, depth + 1),
+                    None => move_module(interp, &v, device.clone(), dtype, depth + 1),
                 }
             }
         }
@@ -635,6 +624,35 @@ fn move_module(
                 move_module(interp, &part, device.clone(), dtype, depth + 1);
             }
         }
+    }
+}
+
+/// A tensor attribute (a buffer, a parameter) as `module.to(...)` leaves
+/// it: on the device, and of the floating dtype, given. One set on some
+/// paths only (`if rot: self.register_buffer('r', r)`) moves alike where
+/// it is set. `None` for a value that holds no tensor.
+fn moved_tensor(v: &Value, device: &Option<Option<Device>>, dtype: Option<DType>) -> Option<Value> {
+    match v {
+        Value::Tensor(t) => Some(Value::Tensor(Rc::new(Tensor {
+            device: device.clone().unwrap_or_else(|| t.device.clone()),
+            dtype: if t.dtype.is_some_and(|d| d.is_floating()) {
+                dtype.or(t.dtype)
+            } else {
+                t.dtype
+            },
+            ..(**t).clone()
+        }))),
+        Value::Optional(inner) => {
+            moved_tensor(inner, device, dtype).map(|m| Value::Optional(Box::new(m)))
+        }
+        Value::Either(items) if items.iter().any(|i| matches!(i, Value::Tensor(_))) => {
+            let moved: Vec<Value> = items
+                .iter()
+                .map(|i| moved_tensor(i, device, dtype).unwrap_or_else(|| i.clone()))
+                .collect();
+            Some(Value::Either(Rc::new(moved)))
+        }
+        _ => None,
     }
 }
 

@@ -468,6 +468,7 @@ impl Interp<'_> {
             lists_unsure: false,
             raised: false,
             after_early_exits: 0,
+            yields: Vec::new(),
         });
         for stmt in &def.body {
             match &stmt.kind {

@@ -46,6 +46,7 @@ pub(super) fn is_expression_kind(kind: &str) -> bool {
             | "dictionary_comprehension"
             | "lambda"
             | "await"
+            | "yield"
             | "named_expression"
             | "parenthesized_expression"
     )
@@ -138,6 +139,15 @@ impl Lowerer<'_> {
                 ExprKind::DoubleStarred(Box::new(self.only_child(node)))
             }
             "await" => ExprKind::Await(Box::new(self.only_child(node))),
+            "yield" => {
+                self.yields += 1;
+                let from = all_children(node).iter().any(|c| kind(*c) == "from");
+                let value = named_children(node)
+                    .into_iter()
+                    .find(|c| !c.is_extra())
+                    .map(|c| Box::new(self.expr(c)));
+                ExprKind::Yield { value, from }
+            }
             "named_expression" => match field(node, "name") {
                 Some(name) => ExprKind::NamedExpr {
                     target: self.name(name),

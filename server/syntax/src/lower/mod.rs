@@ -30,7 +30,11 @@ pub const MAX_DEPTH: usize = 200;
 
 /// Lowers a whole file, given the root `module` node and the text it was parsed from.
 pub(crate) fn lower_module(root: Node<'_>, source: &str) -> Module {
-    let mut lowerer = Lowerer { source, depth: 0 };
+    let mut lowerer = Lowerer {
+        source,
+        depth: 0,
+        yields: 0,
+    };
     if root.is_error() {
         // When nothing fits, the root itself is the `ERROR` node.
         let mut body = Vec::new();
@@ -54,7 +58,11 @@ pub(crate) fn lower_module_between(
     span: TextRange,
     after: Vec<Stmt>,
 ) -> Module {
-    let mut lowerer = Lowerer { source, depth: 0 };
+    let mut lowerer = Lowerer {
+        source,
+        depth: 0,
+        yields: 0,
+    };
     let mut body = before;
     for child in named_children(root) {
         if span.contains(&child.start_byte()) {
@@ -70,6 +78,9 @@ pub(crate) fn lower_module_between(
 struct Lowerer<'s> {
     source: &'s str,
     depth: usize,
+    /// The `yield`s lowered in the function being lowered: a function
+    /// with one is a generator.
+    yields: usize,
 }
 
 impl Lowerer<'_> {

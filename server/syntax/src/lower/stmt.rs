@@ -411,13 +411,21 @@ impl Lowerer<'_> {
         let Some(name) = field(node, "name") else {
             return StmtKind::Other;
         };
+        let params = self.params(field(node, "parameters"));
+        let returns = field(node, "return_type").map(|returns| self.expr(returns));
+        // The body's own `yield`s (not a nested function's) make a generator.
+        let outer = std::mem::take(&mut self.yields);
+        let body = self.suite(node, "body");
+        let is_generator = self.yields > 0;
+        self.yields = outer;
         let def = FunctionDef {
             name: self.name(name),
-            params: self.params(field(node, "parameters")),
-            returns: field(node, "return_type").map(|returns| self.expr(returns)),
-            body: self.suite(node, "body"),
+            params,
+            returns,
+            body,
             decorators,
             is_async: node.child(0).is_some_and(|first| kind(first) == "async"),
+            is_generator,
             range: node.byte_range().into(),
         };
         StmtKind::FunctionDef(Rc::new(def))

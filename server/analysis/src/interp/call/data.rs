@@ -339,11 +339,19 @@ impl Interp<'_> {
             Value::Partial(p) if matches!(&p.function, Value::Path(f) if f.ends_with(GETITEM)) => {
                 self.call_value(dataset, vec![index], Vec::new(), range)
             }
+            // A map-style dataset is indexed; an iterable one (an
+            // `IterableDataset`, often a generator method) gives its items.
             Value::Instance(_) => match self.get_attr(dataset, "__getitem__", range) {
                 method @ Value::BoundMethod(..) => {
                     self.call_value(&method, vec![index], Vec::new(), range)
                 }
-                _ => Value::Unknown,
+                _ => match self.get_attr(dataset, "__iter__", range) {
+                    method @ Value::BoundMethod(..) => {
+                        let items = self.call_value(&method, Vec::new(), Vec::new(), range);
+                        self.element_of(&items)
+                    }
+                    _ => Value::Unknown,
+                },
             },
             Value::List(_) | Value::Tuple(_) | Value::Many(..) => self.element_of(dataset),
             _ => Value::Unknown,

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use shapels_syntax::ast::{ParamKind, TextRange};
 
 use crate::interp::memo::Lookup;
-use crate::interp::{Flow, Frame, Interp, MAX_CALL_DEPTH, join_values};
+use crate::interp::{Flow, Frame, Interp, MAX_CALL_DEPTH, join_all, join_values};
 use crate::report::BindingKind;
 use crate::value::{Function, Value};
 
@@ -234,6 +234,7 @@ impl Interp<'_> {
             // is no second bug.
             raised: refused,
             after_early_exits: 0,
+            yields: Vec::new(),
         });
         self.stack.push(key);
         self.depth += 1;
@@ -266,6 +267,14 @@ impl Interp<'_> {
                 Some(r) => join_values(self, &r, &early),
                 None => early,
             });
+        }
+        // A generator, run through at the call: its items are what its
+        // `yield`s gave (any one of them, as many as nobody knows); a body
+        // that loops for ever (`while True: ... yield batch`) is the usual
+        // kind.
+        if f.def.is_generator {
+            let item = join_all(self, &frame.yields);
+            result = Some(Value::Many(Rc::new(item), None));
         }
         self.recorder.leave_call(outer_call);
         self.env.set_operands(outer_operands);

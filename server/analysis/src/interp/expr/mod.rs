@@ -323,6 +323,7 @@ impl Interp<'_> {
                     }],
                     decorators: Vec::new(),
                     is_async: false,
+                    is_generator: false,
                     range: e.range,
                 };
                 let f = self.make_function(Rc::new(def), None);
@@ -330,6 +331,19 @@ impl Interp<'_> {
             }
             ExprKind::Starred(inner) | ExprKind::DoubleStarred(inner) | ExprKind::Await(inner) => {
                 self.eval(inner)
+            }
+            ExprKind::Yield { value, from } => {
+                let v = value.as_ref().map_or(Value::None, |e| self.eval(e));
+                // `yield from items` gives each of them; of an iterable the
+                // analysis cannot list, any element.
+                let given = match (from, v.items()) {
+                    (false, _) => vec![v],
+                    (true, Some(items)) => items,
+                    (true, None) => vec![self.element_of(&v)],
+                };
+                self.frame().yields.extend(given);
+                // What the consumer sends back is not followed.
+                Value::Unknown
             }
             ExprKind::NamedExpr { target, value } => {
                 let v = self.eval(value);

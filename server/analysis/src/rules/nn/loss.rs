@@ -39,6 +39,17 @@ fn loss_ce_rule(
         return Ok(reduced_whatever_the_target(meta, name, x, args, device));
     };
     let (Some(xd), Some(td)) = (meta.dims(x), meta.dims(&t)) else {
+        // Unreduced, the loss of class indices has the target's shape
+        // (`[N, d1, ...]` for logits `[N, C, d1, ...]`); that of class
+        // probabilities is nobody's to say without the input's rank.
+        if reduction.as_deref() == Some("none") {
+            return Ok(match meta.dims(&t) {
+                Some(td) if t.dtype.is_some_and(|d| !d.is_floating()) => {
+                    out_known(meta, x, td, x.dtype, device, name)
+                }
+                _ => Value::Unknown,
+            });
+        }
         return Ok(out_known(meta, x, Vec::new(), x.dtype, device, name));
     };
     let cross_entropy = name == "cross_entropy";
