@@ -55,7 +55,7 @@ fn assignment_values() {
         ",
         "
         a = (1, 2)
-        b = ?
+        b = (yield x)
         c = ?
         ",
     );
@@ -483,6 +483,38 @@ fn collections_and_comprehensions() {
     );
 }
 
+/// A function whose own body yields is a generator; one whose nested
+/// function yields is not.
+#[test]
+fn generators() {
+    check(
+        "
+        def batches(n):
+            while True:
+                yield x, y
+        def pieces(t):
+            yield from t.split(2)
+            yield
+        def outer():
+            def inner():
+                yield 1
+            return inner
+        ",
+        "
+        def batches(n):  # generator
+          while True:
+            (yield (x, y))
+        def pieces(t):  # generator
+          (yield from t.split(2))
+          (yield)
+        def outer():
+          def inner():  # generator
+            (yield 1)
+          return inner
+        ",
+    );
+}
+
 #[test]
 fn other_expressions() {
     check(
@@ -503,7 +535,7 @@ fn other_expressions() {
         (y := 3)
         f(*a, **b)
         print(*args, sep=\"\")
-        ?
+        (yield x)
         (True, False, None, ...)
         ",
     );

@@ -87,9 +87,14 @@ fn stmt_into(out: &mut String, stmt: &Stmt, depth: usize) {
                 out,
                 depth,
                 &format!(
-                    "{asyncness}def {}({}){returns}:",
+                    "{asyncness}def {}({}){returns}:{}",
                     def.name.id,
-                    params(&def.params)
+                    params(&def.params),
+                    if def.is_generator {
+                        "  # generator"
+                    } else {
+                        ""
+                    }
                 ),
             );
             stmts(out, &def.body, depth + 1);
@@ -417,6 +422,13 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Starred(value) => format!("*{}", expr(value)),
         ExprKind::DoubleStarred(value) => format!("**{}", expr(value)),
         ExprKind::Await(value) => format!("(await {})", expr(value)),
+        ExprKind::Yield { value, from } => {
+            let keyword = if *from { "yield from" } else { "yield" };
+            match value {
+                Some(v) => format!("({keyword} {})", expr(v)),
+                None => format!("({keyword})"),
+            }
+        }
         ExprKind::NamedExpr { target, value } => format!("({} := {})", target.id, expr(value)),
         ExprKind::Unknown => "?".to_string(),
     }
