@@ -32,6 +32,12 @@ impl Interp<'_> {
         kwargs: &Kwargs,
     ) -> Option<Value> {
         let name = path.strip_prefix("itertools.")?;
+        // `cycle(loader)`: its items again and again, as many as nobody
+        // knows.
+        if let ("cycle", [iterable]) = (name, args) {
+            let item = self.element_of(iterable);
+            return Some(Value::Many(std::rc::Rc::new(item), None));
+        }
         let lists: Vec<Vec<Value>> = args
             .iter()
             .map(|a| self.iterate(a))

@@ -608,6 +608,25 @@ impl Interp<'_> {
                 .collect();
             return self.call_value(function, rest.to_vec(), kwargs, range);
         }
+        // A progress bar over an iterable gives its items (`for x, y in
+        // tqdm(loader)`); `trange(n, ...)` is one over `range(n)`.
+        if let Some(name) = path
+            .strip_prefix("tqdm.")
+            .map(|rest| rest.rsplit('.').next().unwrap_or(rest))
+        {
+            match name {
+                "tqdm" => {
+                    let call = rules::Args::new(args.clone(), kwargs.clone());
+                    return call
+                        .get(0, "iterable")
+                        .filter(|v| !v.is_none())
+                        .cloned()
+                        .unwrap_or(Value::Unknown);
+                }
+                "trange" => return self.call_builtin("range", args, Vec::new(), range),
+                _ => {}
+            }
+        }
         // `nn.parallel.data_parallel(module, inputs, device_ids)` scatters
         // the batch over devices and gathers the results along the same
         // dim: the shapes are the module's own on the whole batch.
