@@ -179,12 +179,8 @@ impl Dim {
         let mut factors: Vec<Factor<'_>> = Vec::new();
         for (atom, times) in groups {
             let at = top.iter().position(|a| a == atom)?;
-            let rest: Vec<Atom> = top
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != at)
-                .map(|(_, a)| a.clone())
-                .collect();
+            let mut rest: Vec<Atom> = top.to_vec();
+            rest.remove(at);
             let c = coefficient(&rest);
             let k = i64::try_from(times).ok()?;
             if c % k != 0 {

@@ -1,7 +1,8 @@
 //! Data pipelines: a `DataLoader`'s batches, from the samples of its
-//! dataset (a user `Dataset`, a `TensorDataset`, a list, or one of
-//! torchvision's image datasets through its transforms), collated as
-//! `default_collate` or the loader's own `collate_fn` makes them.
+//! dataset (a user `Dataset`, map-style or iterable, a `TensorDataset`, a
+//! list, a `Subset`, a `ConcatDataset`, or one of torchvision's image
+//! datasets through its transforms), collated as `default_collate` or the
+//! loader's own `collate_fn` makes them.
 //!
 //! A dataset or a transform of torch's is kept as what it does when
 //! used: a `Partial` of a path of its own (`torchvision.transforms.
