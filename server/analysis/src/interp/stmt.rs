@@ -134,6 +134,7 @@ impl Interp<'_> {
                 orelse,
             } => {
                 let iterable = self.eval(iter);
+                let iterable = self.own_iterator(&iterable, iter.range).unwrap_or(iterable);
                 self.note_unknown_loop(iter);
                 self.exec_for(target, iterable, body, orelse)
             }

@@ -419,6 +419,9 @@ impl Interp<'_> {
             {
                 it.clone()
             }
+            ("iter", [it @ Value::Instance(_)]) => {
+                self.own_iterator(it, range).unwrap_or(Value::Unknown)
+            }
             // The first of items of unknown number is like any of them.
             ("next", [Value::Many(element, _), ..]) => (**element).clone(),
             ("next", [it, ..]) => match self.iterate(it) {

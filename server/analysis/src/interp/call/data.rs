@@ -346,12 +346,9 @@ impl Interp<'_> {
                 method @ Value::BoundMethod(..) => {
                     self.call_value(&method, vec![index], Vec::new(), range)
                 }
-                _ => match self.get_attr(dataset, "__iter__", range) {
-                    method @ Value::BoundMethod(..) => {
-                        let items = self.call_value(&method, Vec::new(), Vec::new(), range);
-                        self.element_of(&items)
-                    }
-                    _ => Value::Unknown,
+                _ => match self.own_iterator(dataset, range) {
+                    Some(items) => self.element_of(&items),
+                    None => Value::Unknown,
                 },
             },
             Value::List(_) | Value::Tuple(_) | Value::Many(..) => self.element_of(dataset),

@@ -160,6 +160,21 @@ impl Interp<'_> {
         }
     }
 
+    /// What `iter(v)` gives for an object of a user class with an
+    /// `__iter__` of its own (a hand-written loader, often a generator
+    /// method): that method's result. `None` for any other value, and for
+    /// a class built on a torch container, which iterates its layers.
+    pub(crate) fn own_iterator(&mut self, v: &Value, range: ast::TextRange) -> Option<Value> {
+        let Value::Instance(inst) = v else {
+            return None;
+        };
+        if inst.attrs.borrow().contains_key("__torch_layer__") {
+            return None;
+        }
+        let method = crate::interp::call::lookup_method(&inst.class, "__iter__")?;
+        Some(self.call_function(&method, Some(v.clone()), Vec::new(), Vec::new(), range))
+    }
+
     /// A value standing for any element of an iterable we cannot enumerate.
     pub(crate) fn element_of(&mut self, value: &Value) -> Value {
         match value {
