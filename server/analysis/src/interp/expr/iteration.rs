@@ -47,6 +47,9 @@ impl Interp<'_> {
             return Comprehended::All;
         };
         let iterable = self.eval(&first.iter);
+        let iterable = self
+            .own_iterator(&iterable, first.iter.range)
+            .unwrap_or(iterable);
         let items = self.iterate(&iterable);
         // A list of unknown length whose length is known (the samples a
         // `DataLoader` hands its `collate_fn`) has as many.
