@@ -214,6 +214,10 @@ pub(crate) struct Interp<'s> {
     /// Opaque values a torch call took as a size (`torch.arange(0, dim, 2)`):
     /// numbers, so a tensor meeting one in arithmetic keeps its shape.
     pub opaque_numbers: FxHashSet<Rc<str>>,
+    /// The dataset of each `DataLoader` made, by its batches' value (a
+    /// loader is its batches, `Value::Many`): `loader.dataset` reads it.
+    /// The batch is kept alive here, so its address names no other.
+    pub loader_datasets: Vec<(Rc<Value>, Value)>,
     /// Made-up parameters named for a spatial rank whose default is 1, 2
     /// or 3 (`dims=2`), by symbol: compared with 1, 2 or 3 they select 1-,
     /// 2- or 3-D code whose shapes cannot all be shown at once, and the
@@ -481,6 +485,7 @@ impl<'s> Interp<'s> {
             sibling_adoptions: Vec::new(),
             opaque_syms: FxHashMap::default(),
             opaque_numbers: FxHashSet::default(),
+            loader_datasets: Vec::new(),
             mode_defaults: FxHashMap::default(),
             var_sources: FxHashMap::default(),
             made_up_depth: FxHashMap::default(),

@@ -282,7 +282,7 @@ impl Interp<'_> {
         if batch_size.is_none() {
             return match sample {
                 Value::Unknown => Value::Unknown,
-                sample => Value::Many(Rc::new(sample), None),
+                sample => self.loader(sample, dataset),
             };
         }
         let by_sampler = call.get(4, "batch_sampler").is_some_and(|v| !v.is_none());
@@ -302,8 +302,15 @@ impl Interp<'_> {
         };
         match made {
             Value::Unknown => Value::Unknown,
-            made => Value::Many(Rc::new(made), None),
+            made => self.loader(made, dataset),
         }
+    }
+
+    /// A loader of these batches, noted with its dataset (`loader.dataset`).
+    fn loader(&mut self, batch: Value, dataset: &Value) -> Value {
+        let batch = Rc::new(batch);
+        self.loader_datasets.push((batch.clone(), dataset.clone()));
+        Value::Many(batch, None)
     }
 
     /// `random_split(dataset, lengths)`: as many `Subset`s of the dataset

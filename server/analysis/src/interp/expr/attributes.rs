@@ -19,6 +19,14 @@ impl Interp<'_> {
             self.frame().lists_unsure = true;
         }
         match (object, attr) {
+            // `loader.dataset` of a DataLoader the analysis made.
+            (Value::Many(batch, None), "dataset") => {
+                return self
+                    .loader_datasets
+                    .iter()
+                    .find(|(b, _)| Rc::ptr_eq(b, batch))
+                    .map_or(Value::Unknown, |(_, d)| d.clone());
+            }
             // The name a class or function was defined with
             // (`norm_layer.__name__.lower()` picks a layer by it).
             (Value::Path(p), "__name__") if p.contains('.') => {
