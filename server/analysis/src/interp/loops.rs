@@ -178,20 +178,20 @@ impl Interp<'_> {
     }
 
     pub(super) fn exec_while(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt]) -> Flow {
+        // A generator's endless loop (`while True: ... yield batch`) yields
+        // alike items every turn: one turn stands for all, as in a loop
+        // whose end nobody knows.
+        let endless = self
+            .frame()
+            .function
+            .as_ref()
+            .is_some_and(|f| f.def.is_generator)
+            && !may_leave(body);
         for _ in 0..MAX_LOOP_ITERATIONS {
             if self.out_of_budget() {
                 return Flow::Stop;
             }
             let cond = self.eval(test);
-            // A generator's endless loop (`while True: ... yield batch`)
-            // yields alike items every turn: one turn stands for all, as
-            // in a loop whose end nobody knows.
-            let endless = self
-                .frame()
-                .function
-                .as_ref()
-                .is_some_and(|f| f.def.is_generator)
-                && !may_leave(body);
             match self.truth(&cond).filter(|go| !(*go && endless)) {
                 Some(false) => return self.exec_block(orelse),
                 Some(true) => match self.exec_block(body) {

@@ -344,7 +344,7 @@ impl Interp<'_> {
                     .collect();
                 crate::interp::join::join_all(self, &samples)
             }
-            Value::Partial(p) if matches!(&p.function, Value::Path(f) if f.ends_with(GETITEM)) => {
+            Value::Partial(_) if is_dataset(dataset) => {
                 self.call_value(dataset, vec![index], Vec::new(), range)
             }
             // A map-style dataset is indexed; an iterable one (an

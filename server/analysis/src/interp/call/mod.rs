@@ -123,13 +123,7 @@ impl Interp<'_> {
                 Arg::DoubleStarred(e) => {
                     let v = self.eval(e);
                     match v {
-                        Value::Dict(d) => {
-                            for (k, v) in d.borrow().iter() {
-                                if let Value::Str(k) = k {
-                                    keywords.push((k.clone(), v.clone()));
-                                }
-                            }
-                        }
+                        Value::Dict(d) => keywords.extend(dict_keywords(&d)),
                         // One of a few dicts (keys added under a condition):
                         // the keys of all, with any of their values; a key
                         // only some have is given or not, a value nobody
@@ -645,14 +639,7 @@ impl Interp<'_> {
             };
             let module_kwargs: Vec<(Rc<str>, Value)> = match call.get(5, "module_kwargs") {
                 None | Some(Value::None) => Vec::new(),
-                Some(Value::Dict(d)) => d
-                    .borrow()
-                    .iter()
-                    .filter_map(|(k, v)| match k {
-                        Value::Str(k) => Some((k.clone(), v.clone())),
-                        _ => None,
-                    })
-                    .collect(),
+                Some(Value::Dict(d)) => dict_keywords(d),
                 Some(_) => return Value::Unknown,
             };
             let module = module.clone();
@@ -714,6 +701,17 @@ fn same_kind_of_object(a: &Value, b: &Value) -> bool {
         (Value::Instance(x), Value::Instance(y)) => Rc::ptr_eq(&x.class, &y.class),
         _ => false,
     }
+}
+
+/// The keywords `**d` gives for a dict: its entries whose keys are strings.
+fn dict_keywords(d: &crate::value::DictRef) -> Vec<(Rc<str>, Value)> {
+    d.borrow()
+        .iter()
+        .filter_map(|(k, v)| match k {
+            Value::Str(k) => Some((k.clone(), v.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 impl Interp<'_> {

@@ -200,7 +200,7 @@ impl Interp<'_> {
             Value::Layer(layer) => crate::interp::modules::container_item(self, layer, &index),
             // A dataset of torch's is the call its indexing makes (see
             // `call::data`).
-            Value::Partial(p) if matches!(&p.function, Value::Path(f) if f.ends_with(".__getitem__")) => {
+            Value::Partial(_) if crate::interp::call::is_dataset(object) => {
                 self.call_value(object, index, Vec::new(), range)
             }
             Value::Instance(_) => {
