@@ -6,7 +6,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
-use super::{CALL_KINDS, MAX_HITS, Recorder, takes_run};
+use super::runs::CALL_KINDS;
+use super::{MAX_HITS, Recorder, takes_run};
 use crate::report::BindingKind;
 use crate::value::Tensor;
 
@@ -50,7 +51,8 @@ pub(crate) enum Recorded {
     /// A name bound to an unknown value; whether the run could read its inputs.
     Unknown(Rc<str>, usize, bool),
     Expression(usize, usize, u32, Rc<Tensor>),
-    Scalar(usize, Dim),
+    /// A size bound to a name, with the kind of run (`CALL_KINDS` bits).
+    Scalar(usize, Dim, u32),
     /// Where the hint of an annotated name goes (`annotation`).
     Annotation(usize, usize),
     /// Why a name holds what the analysis cannot follow (`unknown_reason`).
@@ -58,6 +60,8 @@ pub(crate) enum Recorded {
     /// A call at the second offset reached the function starting at the
     /// first with inputs the analysis could read (`reached_from`).
     Reached(usize, usize),
+    /// The size an einops axis took (`pattern_name`).
+    Pattern(usize, Rc<str>, u32, Dim),
 }
 
 /// One thing recorded, with its site written out so that another run (of
@@ -73,11 +77,13 @@ pub(crate) enum Portable {
     },
     Unknown(Rc<str>, usize, bool),
     Expression(TextRange, u32, Rc<Tensor>),
-    /// The name, where it starts, its value and whether it is a parameter.
-    Scalar(String, usize, Dim, bool),
+    /// The name, where it starts, its value, whether it is a parameter and
+    /// the kind of run that bound it (`CALL_KINDS` bits).
+    Scalar(String, usize, Dim, bool, u32),
     Annotation(usize, usize),
     UnknownReason(Rc<str>, TextRange, Rc<str>),
     Reached(usize, usize),
+    Pattern(usize, Rc<str>, u32, Dim),
 }
 
 impl Recorder {
@@ -136,12 +142,13 @@ impl Recorder {
                 let call = renewal.call(call, &mut self.calls);
                 self.expression_at(start, end, call, tensor)
             }
-            Recorded::Scalar(site, value) => self.scalar_hit(site, value),
+            Recorded::Scalar(site, value, kind) => self.scalar_hit(site, value, kind),
             Recorded::Annotation(start, end) => self.annotation_at(start, end),
             Recorded::UnknownReason(name, range, why) => {
                 self.unknown_reason(&name, range, why.to_string())
             }
             Recorded::Reached(function, at) => self.reached_at(function, at),
+            Recorded::Pattern(at, name, kind, dim) => self.pattern_run(at, name, kind, dim),
         }
     }
 
@@ -213,7 +220,7 @@ impl Recorder {
                 .exprs
                 .get(&(*start, *end))
                 .is_some_and(|runs| runs.full(*call)),
-            Recorded::Scalar(site, _) => self.scalars[*site].hits.len() >= MAX_HITS,
+            Recorded::Scalar(site, ..) => self.scalars[*site].hits.len() >= MAX_HITS,
             _ => false,
         }
     }
@@ -242,16 +249,19 @@ impl Recorder {
                     Recorded::Expression(start, end, call, tensor) => {
                         Portable::Expression(TextRange::new(*start, *end), *call, tensor.clone())
                     }
-                    Recorded::Scalar(site, value) => {
+                    Recorded::Scalar(site, value, kind) => {
                         let start = self.scalar_starts[*site];
                         let site = &self.scalars[*site];
-                        Portable::Scalar(site.name.clone(), start, value.clone(), site.param)
+                        Portable::Scalar(site.name.clone(), start, value.clone(), site.param, *kind)
                     }
                     Recorded::Annotation(start, end) => Portable::Annotation(*start, *end),
                     Recorded::UnknownReason(name, range, why) => {
                         Portable::UnknownReason(name.clone(), *range, why.clone())
                     }
                     Recorded::Reached(function, at) => Portable::Reached(*function, *at),
+                    Recorded::Pattern(at, name, kind, dim) => {
+                        Portable::Pattern(*at, name.clone(), *kind, dim.clone())
+                    }
                 })
                 .collect(),
         )
@@ -279,14 +289,15 @@ impl Recorder {
                     let call = renewal.call(call, &mut self.calls);
                     self.expression_at(range.start, range.end, call, tensor);
                 }
-                Portable::Scalar(name, start, value, param) => {
-                    self.scalar(&name, TextRange::new(start, start), value, param)
+                Portable::Scalar(name, start, value, param, kind) => {
+                    self.scalar_of_kind(&name, TextRange::new(start, start), value, param, kind)
                 }
                 Portable::Annotation(start, end) => self.annotation_at(start, end),
                 Portable::UnknownReason(name, range, why) => {
                     self.unknown_reason(&name, range, why.to_string())
                 }
                 Portable::Reached(function, at) => self.reached_at(function, at),
+                Portable::Pattern(at, name, kind, dim) => self.pattern_run(at, name, kind, dim),
             }
         }
         self.call = outer;
@@ -304,7 +315,7 @@ impl Recorder {
                 .exprs
                 .get(&(*start, *end))
                 .is_none_or(|runs| runs.takes(self.only_new_sites, *call, self.new_sites_entry())),
-            Recorded::Scalar(site, _) => {
+            Recorded::Scalar(site, ..) => {
                 let site = &self.scalars[*site];
                 takes_run(
                     self.only_new_sites,
@@ -317,7 +328,10 @@ impl Recorder {
                 .reached
                 .get(function)
                 .is_none_or(|calls| calls.binary_search(at).is_err()),
-            Recorded::Unknown(..) | Recorded::Annotation(..) | Recorded::UnknownReason(..) => true,
+            Recorded::Unknown(..)
+            | Recorded::Annotation(..)
+            | Recorded::UnknownReason(..)
+            | Recorded::Pattern(..) => true,
         }
     }
 }

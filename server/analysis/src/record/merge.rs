@@ -20,9 +20,11 @@ use crate::workspace::is_local;
 use super::ScalarSite;
 use super::run_values::Values;
 
+mod axis_names;
 mod ranks;
 mod varying_names;
 
+use axis_names::{AxisRuns, axis_names_of_runs, of_telling_kind};
 use ranks::{Variadic, line_up};
 use varying_names::Varying;
 pub(super) use varying_names::name_varying;
@@ -46,6 +48,10 @@ pub(super) struct Namer<'a> {
     /// (`C` after `B, N, C = x.shape`), not by another function's name for
     /// the same values (`out_features` of the block's MLP).
     local_varying: Vec<FxHashMap<Vec<u32>, String>>,
+    /// Per function (as `local`), the einops axes written there by the
+    /// sizes they took, run after run, runs in a row of one size counted
+    /// once (see `axis_names_of_runs`).
+    axis_varying: Vec<Vec<AxisRuns>>,
     /// Sizes as shown anywhere (`shown_anywhere`), numbered: runs' values
     /// are compared by number, not by their text.
     values: Values,
@@ -108,6 +114,7 @@ impl<'a> Namer<'a> {
         starts: &[usize],
         declared: &[(usize, String, Dim)],
         patterns: &[(usize, String, Dim)],
+        pattern_runs: &super::PatternRuns,
         scopes: Vec<TextRange>,
     ) -> Namer<'a> {
         let mut candidates = FxHashMap::default();
@@ -122,10 +129,13 @@ impl<'a> Namer<'a> {
         let mut local_varying: Vec<FxHashMap<Vec<u32>, String>> =
             vec![FxHashMap::default(); scopes.len() + 1];
         for (s, start) in assigned_first() {
-            if s.hits.len() < 2 || !names_a_size(&s.name) {
+            // The runs the function's sites show: a variable's values in
+            // the calls, not those of a made-up run as well.
+            let hits = of_telling_kind(&s.hits, &s.kinds);
+            if hits.len() < 2 || !names_a_size(&s.name) {
                 continue;
             }
-            let key: Vec<String> = s.hits.iter().map(|d| env.display(d)).collect();
+            let key: Vec<String> = hits.iter().map(|d| env.display(d)).collect();
             if key.iter().any(|k| k == "?") || key.iter().all(|k| k == &key[0]) {
                 continue;
             }
@@ -237,12 +247,21 @@ impl<'a> Namer<'a> {
             local[scope].entry(resolved).or_insert_with(|| name.clone());
             bound_at.entry((scope, name.clone())).or_insert(*start);
         }
+        let axis_varying = axis_names_of_runs(
+            env,
+            pattern_runs,
+            &scopes,
+            &local,
+            &local_varying,
+            &mut values,
+        );
         Namer {
             env,
             chosen: FxHashMap::default(),
             varying: Vec::new(),
             candidates,
             local_varying,
+            axis_varying,
             values,
             taken,
             local,

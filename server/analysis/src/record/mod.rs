@@ -19,10 +19,15 @@ mod journal;
 mod merge;
 mod own_runs;
 mod run_values;
+mod runs;
 mod scoped_names;
 
 pub(crate) use journal::{Portable, Recorded};
 use merge::{Namer, merge, name_varying};
+use runs::{
+    CALL_KINDS, DECLARED_CALL, FOR_ANY_INPUT, FOR_DECLARED_INPUT, MADE_UP_CALL, RunKind, Runs,
+    UNREADABLE_CALL,
+};
 
 /// What merging the runs needs to know of the finished analysis.
 pub(crate) struct FinishView<'a> {
@@ -43,16 +48,17 @@ pub(crate) struct FinishView<'a> {
     pub scopes: Vec<TextRange>,
 }
 
-/// The hover note of a shape no readable call reaches (library mode).
-const FOR_ANY_INPUT: &str = "for any input: no call the analysis can read reaches this code";
-
-/// The hover note of a shape in a function whose annotations declare it
-/// generic: shown for any input they admit, not for the calls made.
-const FOR_DECLARED_INPUT: &str =
-    "for any input its annotations admit: the function is declared generic in its sizes";
-
 /// Runs kept per site: enough to see every context, bounded for memory.
-const MAX_HITS: usize = 48;
+pub(super) const MAX_HITS: usize = 48;
+
+/// Each einops axis, by where its pattern is written and its name, with
+/// the kind of run (`CALL_KINDS` bits) and the size of each of its runs.
+pub(super) type PatternRuns = FxHashMap<(usize, Rc<str>), Vec<(u32, Dim)>>;
+
+/// Sizes kept per einops axis (a pattern mapped over three tensors runs
+/// thrice a call), and axes kept per file.
+pub(super) const MAX_PATTERN_RUNS: usize = 3 * MAX_HITS;
+const MAX_PATTERN_AXES: usize = 4096;
 
 struct Site {
     name: Rc<str>,
@@ -61,171 +67,17 @@ struct Site {
     hits: Runs,
 }
 
-/// The tensors a site or an expression held, each with the call it was
-/// held in.
-#[derive(Default)]
-struct Runs {
-    tensors: Vec<Rc<Tensor>>,
-    calls: Vec<u32>,
-    /// How many runs of each kind (see `RunKind`) it holds.
-    counts: [usize; 3],
-    /// How many of them are runs on a generic function's declared shapes.
-    declared: usize,
-    /// In a function whose annotations declare it generic in its sizes
-    /// (`x: Float[Tensor, "b t d"]`): its run on inputs of the declared
-    /// shapes says what the lines hold, whatever the calls pass.
-    generic: bool,
-    /// The entry of library mode that recorded its first run while only
-    /// new sites recorded (0: another): that entry's further runs (a
-    /// loop's turns) are taken too.
-    entry: u32,
-}
-
-impl Runs {
-    fn push(&mut self, tensor: Rc<Tensor>, call: u32, entry: u32) {
-        if self.counts[RunKind::Read as usize] + self.counts[RunKind::MadeUp as usize] == 0 {
-            self.entry = entry;
-        }
-        self.counts[RunKind::of(call) as usize] += 1;
-        self.declared += usize::from(call & DECLARED_CALL != 0);
-        self.tensors.push(tensor);
-        self.calls.push(call);
-    }
-
-    /// Whether it holds `MAX_HITS` runs of `call`'s kind.
-    fn full(&self, call: u32) -> bool {
-        self.counts[RunKind::of(call) as usize] >= MAX_HITS
-    }
-
-    /// Whether it takes one more run of `call`'s kind: up to `MAX_HITS` of
-    /// each kind, and while only new sites record, only when no run that
-    /// could read its inputs recorded here yet, or the runs here are the
-    /// `entry`'s own (see `Recorder::begin_entry_of_new_sites`).
-    fn takes(&self, only_new_sites: bool, call: u32, entry: u32) -> bool {
-        if self.full(call) {
-            return false;
-        }
-        if !only_new_sites {
-            return true;
-        }
-        // A declared-generic function's run on its declared shapes is what
-        // it shows, even where the calls that reached it recorded first.
-        if self.generic && call & DECLARED_CALL != 0 {
-            return self.declared == 0;
-        }
-        self.counts[RunKind::Read as usize] + self.counts[RunKind::MadeUp as usize] == 0
-            || (entry != 0 && self.entry == entry)
-    }
-
-    /// The runs that say what the site holds (see `RunKind`), as
-    /// (tensors, calls), and the hover note they need: none for the calls
-    /// made, one saying the shape holds for any input for made-up runs.
-    fn telling(&self, read_unknown: bool) -> (Vec<Rc<Tensor>>, Vec<u32>, Option<&'static str>) {
-        let read = self.counts[RunKind::Read as usize] > 0 || read_unknown;
-        let others =
-            self.counts[RunKind::Unreadable as usize] + self.counts[RunKind::MadeUp as usize];
-        // A function whose annotations declare it generic: the runs on the
-        // declared shapes are what it means.
-        if self.generic && self.declared > 0 {
-            let (mut tensors, mut calls) = (Vec::new(), Vec::new());
-            for (t, c) in self.tensors.iter().zip(&self.calls) {
-                if c & DECLARED_CALL != 0 {
-                    tensors.push(t.clone());
-                    calls.push(*c);
-                }
-            }
-            return (tensors, calls, Some(FOR_DECLARED_INPUT));
-        }
-        // A function's own run that `own_runs` found to show less than the
-        // runs that reached it is not shown.
-        // Where only that run went, it is all there is to show.
-        if self.declared > 0 {
-            if self.declared == self.tensors.len() {
-                return (
-                    self.tensors.clone(),
-                    self.calls.clone(),
-                    Some(FOR_ANY_INPUT),
-                );
-            }
-            let mut rest = Runs::default();
-            for (t, c) in self.tensors.iter().zip(&self.calls) {
-                if c & DECLARED_CALL == 0 {
-                    rest.push(t.clone(), *c, 0);
-                }
-            }
-            return rest.telling(read_unknown);
-        }
-        // Calls with inputs the analysis can read say what the lines hold;
-        // runs on made-up inputs (a caller that no readable call reaches)
-        // would only blur them into sizes nobody named.
-        let keep: Option<RunKind> = if read && self.counts[RunKind::Read as usize] > 0 && others > 0
-        {
-            Some(RunKind::Read)
-        } else if read || self.counts[RunKind::MadeUp as usize] == 0 {
-            None
-        } else {
-            Some(RunKind::MadeUp)
-        };
-        let note = |kind: RunKind| (kind == RunKind::MadeUp).then_some(FOR_ANY_INPUT);
-        match keep {
-            None => (self.tensors.clone(), self.calls.clone(), None),
-            Some(kind) => {
-                let (mut tensors, mut calls) = (Vec::new(), Vec::new());
-                for (t, c) in self.tensors.iter().zip(&self.calls) {
-                    if RunKind::of(*c) == kind {
-                        tensors.push(t.clone());
-                        calls.push(*c);
-                    }
-                }
-                (tensors, calls, note(kind))
-            }
-        }
-    }
-}
-
-/// How a run of a function came about, which decides whose runs say what
-/// its lines hold. A function reached by calls the analysis can read (the
-/// module's own code, a call with known arguments) is shown for those
-/// calls; one reached only by calls with inputs it cannot read (a batch of
-/// a `DataLoader`, an argparse value) is shown for any input, as library
-/// mode runs it with made-up inputs: the unreadable runs say nothing then.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RunKind {
-    Read = 0,
-    /// A call given a value the analysis could not follow.
-    Unreadable = 1,
-    /// A library-mode run on made-up inputs.
-    MadeUp = 2,
-}
-
-/// Call numbers carry their run's kind in their top bits, so that a record
-/// says it wherever it travels (memo replays, calls carried to the next
-/// version of the file).
-const UNREADABLE_CALL: u32 = 1 << 31;
-const MADE_UP_CALL: u32 = 1 << 30;
-/// The made-up run of a function declared generic, on its declared shapes
-/// (not the calls it makes): what the function's own lines show.
-const DECLARED_CALL: u32 = 1 << 29;
-const CALL_KINDS: u32 = UNREADABLE_CALL | MADE_UP_CALL | DECLARED_CALL;
-
-impl RunKind {
-    fn of(call: u32) -> RunKind {
-        if call & UNREADABLE_CALL != 0 {
-            RunKind::Unreadable
-        } else if call & MADE_UP_CALL != 0 {
-            RunKind::MadeUp
-        } else {
-            RunKind::Read
-        }
-    }
-}
-
 struct ScalarSite {
     name: String,
     hits: Vec<Dim>,
     /// Per hit, whether a function's run of its own made it (see
     /// `own_runs`), which decides whether it counts.
     own: Vec<bool>,
+    /// Per hit, the kind of run that made it (`RunKind`'s bits of its
+    /// call): the sites of a function keep the runs of one kind where
+    /// calls and made-up runs both reached it, and so does a variable's
+    /// naming of their sizes (see `telling_kind`).
+    kinds: Vec<u32>,
     /// A function's parameter, not an assignment: a name the code chose for
     /// a size it computes is the better name where both fit.
     param: bool,
@@ -303,6 +155,11 @@ pub(crate) struct Recorder {
     /// each pattern is written, in the order met, each once.
     pattern_names: Vec<(usize, String, Dim)>,
     pattern_names_seen: FxHashSet<(usize, String, Dim)>,
+    /// Each einops axis (by where its pattern is written and its name)
+    /// with the size it took in each run, in the order the runs came: the
+    /// name of a size that differs between calls (`b` of `'b n d'`), as a
+    /// variable's values are (see `ScalarSite`).
+    pattern_runs: PatternRuns,
     /// Per function (by where it starts), where the calls that ran it on
     /// inputs the analysis could read are, sorted (see `reached_from`).
     reached: FxHashMap<usize, Vec<usize>>,
@@ -345,7 +202,26 @@ impl Recorder {
                 .pattern_names_seen
                 .insert((at, name.to_string(), dim.clone()))
         {
-            self.pattern_names.push((at, name.to_string(), dim));
+            self.pattern_names.push((at, name.to_string(), dim.clone()));
+        }
+        if self.takes_site(&TextRange::new(at, at)) {
+            self.pattern_run(at, Rc::from(name), self.call & CALL_KINDS, dim);
+        }
+    }
+
+    fn pattern_run(&mut self, at: usize, name: Rc<str>, kind: u32, dim: Dim) {
+        self.journal(|| Recorded::Pattern(at, name.clone(), kind, dim.clone()));
+        if self.deferring > 0 {
+            return;
+        }
+        let runs = self.pattern_runs.len();
+        match self.pattern_runs.get_mut(&(at, name.clone())) {
+            Some(hits) if hits.len() < MAX_PATTERN_RUNS => hits.push((kind, dim)),
+            Some(_) => {}
+            None if runs < MAX_PATTERN_AXES => {
+                self.pattern_runs.insert((at, name), vec![(kind, dim)]);
+            }
+            None => {}
         }
     }
 
@@ -564,6 +440,11 @@ impl Recorder {
     }
 
     pub fn scalar(&mut self, name: &str, range: TextRange, value: Dim, param: bool) {
+        self.scalar_of_kind(name, range, value, param, self.call & CALL_KINDS);
+    }
+
+    /// `scalar`, bound in a run of the kind `kind` (`CALL_KINDS` bits).
+    fn scalar_of_kind(&mut self, name: &str, range: TextRange, value: Dim, param: bool, kind: u32) {
         // Another file's names do not name this file's sizes.
         if !self.takes_site(&range) {
             return;
@@ -578,17 +459,18 @@ impl Recorder {
                     name: name.to_string(),
                     hits: Vec::new(),
                     own: Vec::new(),
+                    kinds: Vec::new(),
                     param,
                     entry: 0,
                 });
                 self.scalars.len() - 1
             }
         };
-        self.scalar_hit(site, value);
+        self.scalar_hit(site, value, kind);
     }
 
-    fn scalar_hit(&mut self, site: usize, value: Dim) {
-        self.journal(|| Recorded::Scalar(site, value.clone()));
+    fn scalar_hit(&mut self, site: usize, value: Dim, kind: u32) {
+        self.journal(|| Recorded::Scalar(site, value.clone(), kind));
         if self.deferring > 0 {
             return;
         }
@@ -600,6 +482,7 @@ impl Recorder {
             }
             site.hits.push(value);
             site.own.push(self.own_only.is_some());
+            site.kinds.push(kind);
         }
     }
 
@@ -659,6 +542,7 @@ impl Recorder {
             &self.scalar_starts,
             &self.declared_names,
             &self.pattern_names,
+            &self.pattern_runs,
             scopes,
         );
 

@@ -18,7 +18,8 @@ use std::rc::Rc;
 use shapels_shapes::{Dim, ShapeEnv, SymId};
 use shapels_syntax::ast::TextRange;
 
-use super::{BindingKind, DECLARED_CALL, MADE_UP_CALL, Recorder, Runs};
+use super::runs::{DECLARED_CALL, MADE_UP_CALL, Runs};
+use super::{BindingKind, Recorder};
 use crate::value::{Shape, Tensor};
 use crate::workspace::is_local;
 
@@ -119,6 +120,8 @@ impl Recorder {
                 if inside(*start) && site.own.contains(&keep) {
                     let mut own = site.own.iter();
                     site.hits.retain(|_| own.next() == Some(&keep));
+                    let mut own = site.own.iter();
+                    site.kinds.retain(|_| own.next() == Some(&keep));
                     site.own.retain(|o| *o == keep);
                 }
             }

@@ -463,7 +463,7 @@ impl Renaming {
         };
         match r {
             Recorded::Binding(_, _, t) | Recorded::Expression(_, _, _, t) => dims(t),
-            Recorded::Scalar(_, d) => hit(d),
+            Recorded::Scalar(_, d, _) | Recorded::Pattern(_, _, _, d) => hit(d),
             _ => false,
         }
     }
@@ -497,7 +497,8 @@ impl Renaming {
             Recorded::Expression(start, end, call, t) => {
                 Recorded::Expression(start, end, call, self.tensor(&t))
             }
-            Recorded::Scalar(site, d) => Recorded::Scalar(site, self.dim(&d)),
+            Recorded::Scalar(site, d, kind) => Recorded::Scalar(site, self.dim(&d), kind),
+            Recorded::Pattern(at, name, kind, d) => Recorded::Pattern(at, name, kind, self.dim(&d)),
             other @ (Recorded::Unknown(..)
             | Recorded::Annotation(..)
             | Recorded::UnknownReason(..)

@@ -113,6 +113,17 @@ impl Namer<'_> {
         {
             return own.clone();
         }
+        if let Some(axis) = self.axis_varying.get(scope).and_then(|axes| {
+            let values = &self.varying[id].values;
+            let capped = values.len() >= super::super::MAX_HITS;
+            let mut runs = values.clone();
+            runs.dedup();
+            // Two axes that went the same way name neither.
+            let mut naming = axes.iter().filter(|a| a.names(&runs, capped));
+            naming.next().filter(|_| naming.next().is_none())
+        }) {
+            return axis.name.clone();
+        }
         match &names[id] {
             Naming::Plain(name) => name.clone(),
             Naming::Related(base, relation) => {
@@ -125,6 +136,11 @@ impl Namer<'_> {
                 };
                 relation.render(&self.render(names, *base, scope), &factor)
             }
+            Naming::Product(a, b) => format!(
+                "{}*{}",
+                operand(&self.render(names, *a, scope)),
+                operand(&self.render(names, *b, scope))
+            ),
         }
     }
 
@@ -156,6 +172,51 @@ impl Namer<'_> {
                         .collect();
                     if let Some(relation) = pairs.and_then(|p| simple_relation(&p)) {
                         return Some(Naming::Related(u, relation));
+                    }
+                }
+            }
+        }
+        self.product_of_named(v, names)
+    }
+
+    /// The varying dim `v` as the product of two named ones, when in every
+    /// call that ran all three it was their product: the `h*w` positions of
+    /// an attention over a feature map whose height and width differ
+    /// between calls. A product that holds only where a factor is 1 says
+    /// nothing: in some call, neither factor may be 1.
+    fn product_of_named(&self, v: usize, names: &[Option<Naming>]) -> Option<Naming> {
+        let runs_of = |id: usize| self.varying[id].by_call.iter().filter(|r| r.len() >= 2);
+        let one = Dim::konst(1);
+        for mine in runs_of(v) {
+            let same_calls = |r: &&Vec<(u32, u32)>| {
+                r.len() == mine.len() && r.iter().zip(mine).all(|(a, b)| a.0 == b.0)
+            };
+            // The named dims seen in exactly the calls `mine` was, with
+            // their values in those calls.
+            let mut factors: Vec<(usize, Vec<&Dim>)> = Vec::new();
+            for (u, name) in names.iter().enumerate() {
+                if u == v || name.is_none() || factors.len() >= MAX_FACTORS {
+                    continue;
+                }
+                if let Some(theirs) = runs_of(u).find(same_calls) {
+                    let values: Option<Vec<&Dim>> =
+                        theirs.iter().map(|(_, n)| self.values.dim(*n)).collect();
+                    if let Some(values) = values {
+                        factors.push((u, values));
+                    }
+                }
+            }
+            let wanted: Option<Vec<&Dim>> = mine.iter().map(|(_, n)| self.values.dim(*n)).collect();
+            let wanted = wanted?;
+            for (i, (a, of_a)) in factors.iter().enumerate() {
+                for (b, of_b) in &factors[i..] {
+                    let holds = wanted
+                        .iter()
+                        .zip(of_a.iter().zip(of_b))
+                        .all(|(w, (x, y))| x.mul(y) == **w)
+                        && of_a.iter().zip(of_b).any(|(x, y)| **x != one && **y != one);
+                    if holds {
+                        return Some(Naming::Product(*a, *b));
                     }
                 }
             }
@@ -206,6 +267,8 @@ enum Naming {
     Plain(String),
     /// A simple function of another varying dim's value (by its number).
     Related(usize, Relation),
+    /// The product of two other varying dims' values (by their numbers).
+    Product(usize, usize),
 }
 
 /// How one size follows from another in every run.
@@ -297,6 +360,10 @@ fn simple_relation(pairs: &[(&Dim, &Dim)]) -> Option<Relation> {
 
 /// Varying dims compared for shared names at most.
 const MAX_LINKED: usize = 256;
+
+/// Named dims tried as factors of a product at most: the pairs are
+/// quadratic in them.
+const MAX_FACTORS: usize = 32;
 
 /// A dim that differed between runs.
 pub(super) struct Varying {

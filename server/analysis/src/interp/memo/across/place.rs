@@ -152,9 +152,9 @@ pub(super) fn placed_record(r: &Portable, place: &Placer<'_>) -> Option<Portable
         Portable::Expression(range, call, tensor) => {
             Portable::Expression((place.range)(range)?, *call, placed_tensor(tensor, place)?)
         }
-        Portable::Scalar(name, start, value, param) => {
+        Portable::Scalar(name, start, value, param, kind) => {
             value.as_const()?;
-            Portable::Scalar(name.clone(), at(*start)?, value.clone(), *param)
+            Portable::Scalar(name.clone(), at(*start)?, value.clone(), *param, *kind)
         }
         Portable::Annotation(start, end) => {
             let r = (place.range)(&TextRange::new(*start, *end))?;
@@ -164,5 +164,9 @@ pub(super) fn placed_record(r: &Portable, place: &Placer<'_>) -> Option<Portable
             Portable::UnknownReason(name.clone(), (place.range)(range)?, why.clone())
         }
         Portable::Reached(function, call) => Portable::Reached(at(*function)?, at(*call)?),
+        Portable::Pattern(start, name, kind, value) => {
+            value.as_const()?;
+            Portable::Pattern(at(*start)?, name.clone(), *kind, value.clone())
+        }
     })
 }
