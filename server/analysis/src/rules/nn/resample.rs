@@ -400,8 +400,10 @@ pub(super) fn unfold_rule(
     (x, args): (&Rc<Tensor>, &Args),
     device: Option<Device>,
 ) -> RuleResult {
+    // An input of unknown rank gives blocks of unknown rank (two dims
+    // without a batch, three with one), still a tensor.
     let Some(dims) = meta.dims(x) else {
-        return Ok(Value::Unknown);
+        return Ok(out_var(meta, x, x.dtype, device, name));
     };
     // A batch of images, or one image without a batch dim.
     let batched = match dims.len() {
