@@ -5,9 +5,9 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
-use super::OpCall;
 use super::inputs::check_inputs;
 use super::output::{out_known, out_shape, out_var};
+use super::{OpCall, give_rank};
 use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, ShapeError, Stop, check, raise};
@@ -353,17 +353,11 @@ fn give_inputs_the_known_rank(meta: &mut dyn Meta, tensors: &[Rc<Tensor>], dim: 
         return;
     };
     for t in tensors {
-        let (var, tail) = match meta.resolve_shape(&t.shape) {
-            Shape::Known(_) => continue,
-            Shape::Var(v) => (v, 0),
-            Shape::Tail(v, suffix) => (v, suffix.len()),
-        };
-        // A tail longer than the rank is a mismatch the join reports.
-        if tail > rank {
+        if matches!(meta.resolve_shape(&t.shape), Shape::Known(_)) {
             continue;
         }
-        meta.refine_rank(var, &vec![None; rank - tail]);
-        let Some(dims) = meta.dims(t) else {
+        // A tail longer than the rank is a mismatch the join reports.
+        let Some(dims) = give_rank(meta, t, rank) else {
             continue;
         };
         for (i, (mine, theirs)) in dims.iter().zip(&known).enumerate() {

@@ -5,8 +5,8 @@ use std::rc::Rc;
 use shapels_shapes::Dim;
 use shapels_syntax::ast::TextRange;
 
-use super::OpCall;
 use super::output::{out_known, out_shape, out_var};
+use super::{OpCall, give_rank};
 use crate::code::Code;
 use crate::rules::Args;
 use crate::rules::check::{RuleResult, ShapeError, check, raise};
@@ -401,6 +401,19 @@ pub(crate) fn matmul(
     let Some(dtype) = product_dtype(meta, name, x, y, range) else {
         return Value::Unknown;
     };
+    // `mm`, `bmm`, `mv` and `dot` take operands of one rank each: an
+    // operand of unknown rank has it (`torch.mm(h, W)` makes `h` a matrix).
+    let fixed = match name {
+        "mm" => Some((2, 2)),
+        "bmm" => Some((3, 3)),
+        "mv" => Some((2, 1)),
+        "dot" => Some((1, 1)),
+        _ => None,
+    };
+    if let Some((rank_x, rank_y)) = fixed {
+        give_rank(meta, x, rank_x);
+        give_rank(meta, y, rank_y);
+    }
     let (Some(a), Some(b)) = (meta.dims(x), meta.dims(y)) else {
         if let Some(shape) = crate::rules::tail::matmul(meta, x, y, range) {
             return out_shape(meta, x, shape, dtype, device, name);

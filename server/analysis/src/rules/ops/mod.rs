@@ -449,13 +449,31 @@ fn unranked(
         }
     }
     // `x @ w` of `[*batch, n, k]` and a matrix, or of two operands that
-    // share their leading dims.
-    if name == "matmul"
+    // share their leading dims; `mm` and the other products of fixed
+    // ranks give the operand its rank.
+    if matches!(name, "matmul" | "mm" | "bmm" | "mv" | "dot")
         && let Some(y) = args.tensor(1, "other")
     {
         return matmul(meta, name, x, &Value::Tensor(y), args, device, range);
     }
     unknown_rank_rule(meta, name, x, args, device)
+}
+
+/// A tensor of unknown rank that an op takes only at `rank` dims has that
+/// many (torch raises otherwise): a tail already known stays, the dims
+/// before it are new, tied to sizes read before (`x.size(0)`). Returns its
+/// dims, `None` when its known tail is longer than the rank.
+pub(crate) fn give_rank(meta: &mut dyn Meta, t: &Tensor, rank: usize) -> Option<Vec<Dim>> {
+    let (var, tail) = match meta.resolve_shape(&t.shape) {
+        Shape::Known(dims) => return Some(dims.as_ref().clone()),
+        Shape::Var(v) => (v, 0),
+        Shape::Tail(v, suffix) => (v, suffix.len()),
+    };
+    if tail > rank {
+        return None;
+    }
+    meta.refine_rank(var, &vec![None; rank - tail]);
+    meta.dims(t)
 }
 
 /// `x.permute(0, 2, 1, 3)` on a tensor of unknown rank: the permutation
