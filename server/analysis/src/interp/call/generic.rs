@@ -202,6 +202,16 @@ impl Interp<'_> {
                     .annotation
                     .as_ref()
                     .map(|a| self.text(&a.range).to_string());
+                // `a: torch.Tensor` (or `Tensor`, `th.FloatTensor`) is a
+                // tensor, however the body uses it: made up as an opaque
+                // value, `a + b` was taken for a sum of sizes.
+                if annotation
+                    .as_deref()
+                    .and_then(|a| self.annotation_path(a))
+                    .is_some_and(|p| names_a_tensor_type(&p))
+                {
+                    break 'value self.generic_tensor(&param.name.id);
+                }
                 // `size: tuple[int, int]`, `x: Tuple[Tensor, Tensor]`: a tuple of
                 // as many made-up items, named after the parameter.
                 let items = annotation.as_deref().and_then(tuple_items);
@@ -551,4 +561,27 @@ fn names_foreign_array(annotation: &str) -> bool {
         "Image.Image",
     ];
     foreign.iter().any(|f| annotation.contains(f)) && !annotation.contains("Tensor")
+}
+
+impl Interp<'_> {
+    /// The path an annotation names (`torch.Tensor` for `Tensor` imported
+    /// from torch, or for `th.Tensor` with `import torch as th`).
+    fn annotation_path(&mut self, text: &str) -> Option<String> {
+        let (head, rest) = match text.split_once('.') {
+            Some((head, rest)) => (head, Some(rest)),
+            None => (text, None),
+        };
+        match (self.lookup(head), rest) {
+            (Some(Value::Path(p)), None) => Some(p.to_string()),
+            (Some(Value::Path(p)), Some(rest)) => Some(format!("{p}.{rest}")),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a path names torch's tensor type (`torch.Tensor`, or a typed
+/// one of old, `torch.FloatTensor`).
+fn names_a_tensor_type(path: &str) -> bool {
+    path.strip_prefix("torch.")
+        .is_some_and(|name| name.ends_with("Tensor") && !name.contains('.'))
 }
