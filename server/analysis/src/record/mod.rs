@@ -55,9 +55,11 @@ pub(super) const MAX_HITS: usize = 48;
 /// the kind of run (`CALL_KINDS` bits) and the size of each of its runs.
 pub(super) type PatternRuns = FxHashMap<(usize, Rc<str>), Vec<(u32, Dim)>>;
 
-/// Sizes kept per einops axis (a pattern mapped over three tensors runs
-/// thrice a call), and axes kept per file.
+/// Sizes kept per einops axis: a pattern mapped over three tensors runs
+/// thrice a call.
 pub(super) const MAX_PATTERN_RUNS: usize = 3 * MAX_HITS;
+
+/// Einops axes kept per file.
 const MAX_PATTERN_AXES: usize = 4096;
 
 struct Site {

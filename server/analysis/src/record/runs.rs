@@ -157,8 +157,11 @@ pub(super) enum RunKind {
 }
 
 /// Which of a function's runs its sites show, by the kinds of the runs
-/// that reached it (as `Runs::telling` chooses, a variable's or an axis's
-/// runs alike): `Some(kind)` keeps that kind's runs alone, `None` all.
+/// that reached it, as `Runs::telling` chooses between calls and made-up
+/// runs, for a variable's or an axis's runs: `Some(kind)` keeps that
+/// kind's runs alone, `None` all. (The lines of a function declared
+/// generic show its run on its declared shapes, named by its annotations;
+/// that run is not told apart here.)
 pub(super) fn telling_kind(kinds: &[u32]) -> Option<RunKind> {
     let count = |kind: RunKind| kinds.iter().filter(|k| RunKind::of(**k) == kind).count();
     let (read, made_up) = (count(RunKind::Read), count(RunKind::MadeUp));
