@@ -59,7 +59,7 @@ pub(super) type PatternRuns = FxHashMap<(usize, Rc<str>), Vec<(u32, Dim)>>;
 /// thrice a call.
 pub(super) const MAX_PATTERN_RUNS: usize = 3 * MAX_HITS;
 
-/// Einops axes kept per file.
+/// Einops axes (and their sizes, see `pattern_names`) kept per file.
 const MAX_PATTERN_AXES: usize = 4096;
 
 struct Site {
@@ -85,6 +85,18 @@ struct ScalarSite {
     param: bool,
     /// As `Runs::entry`.
     entry: u32,
+}
+
+impl ScalarSite {
+    /// Keep only the hits of a function's own run (`own`), or only the
+    /// others: what `own_runs` decided its lines show.
+    fn keep_own(&mut self, own: bool) {
+        let mut of = self.own.iter();
+        self.hits.retain(|_| of.next() == Some(&own));
+        let mut of = self.own.iter();
+        self.kinds.retain(|_| of.next() == Some(&own));
+        self.own.retain(|o| *o == own);
+    }
 }
 
 #[derive(Default)]
@@ -198,17 +210,17 @@ impl Recorder {
 
     /// A size an einops pattern written at `at` names (see `Meta::axis_named`).
     pub fn pattern_name(&mut self, at: usize, name: &str, dim: Dim) {
-        if self.takes_site(&TextRange::new(at, at))
-            && self.pattern_names.len() < 4096
+        if !self.takes_site(&TextRange::new(at, at)) {
+            return;
+        }
+        if self.pattern_names.len() < MAX_PATTERN_AXES
             && self
                 .pattern_names_seen
                 .insert((at, name.to_string(), dim.clone()))
         {
             self.pattern_names.push((at, name.to_string(), dim.clone()));
         }
-        if self.takes_site(&TextRange::new(at, at)) {
-            self.pattern_run(at, Rc::from(name), self.call & CALL_KINDS, dim);
-        }
+        self.pattern_run(at, Rc::from(name), self.call & CALL_KINDS, dim);
     }
 
     fn pattern_run(&mut self, at: usize, name: Rc<str>, kind: u32, dim: Dim) {

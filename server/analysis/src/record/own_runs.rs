@@ -118,11 +118,7 @@ impl Recorder {
             // The sizes the code names there count for the runs shown.
             for (site, start) in self.scalars.iter_mut().zip(&self.scalar_starts) {
                 if inside(*start) && site.own.contains(&keep) {
-                    let mut own = site.own.iter();
-                    site.hits.retain(|_| own.next() == Some(&keep));
-                    let mut own = site.own.iter();
-                    site.kinds.retain(|_| own.next() == Some(&keep));
-                    site.own.retain(|o| *o == keep);
+                    site.keep_own(keep);
                 }
             }
             if keep {
